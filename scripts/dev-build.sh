@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Developer build: compile the extension in build/<name> (default "dev") and
+# copy it into src/numba_vulkan, so that PYTHONPATH=src imports this tree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build/${1:-dev}
+if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -Dnanobind_DIR="$(python3 -m nanobind --cmake_dir)" >/dev/null
+fi
+cmake --build "$dir"
+cp "$dir"/src/core/bind/_core*.so src/numba_vulkan/

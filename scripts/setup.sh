@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian 12 machine (as root) or a prepared one (as anyone) for
+# numba_vulkan: system packages, Python packages, then build and install the
+# project. Idempotent: what is already there is not installed again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(build-essential cmake ninja-build pkg-config libvulkan-dev libvulkan1 mesa-vulkan-drivers
+      vulkan-validationlayers vulkan-tools spirv-tools spirv-headers libgtest-dev)
+missing=()
+for d in "${debs[@]}"; do
+    dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "setup: missing Debian packages: ${missing[*]} (run this script as root once)" >&2
+        exit 1
+    fi
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+"$PY" -m pip install -q --upgrade "pip>=23" >/dev/null
+"$PY" -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.4" "numba>=0.60,<0.70" "numpy>=1.24" pytest
+echo "setup: building numba_vulkan"
+"$PY" -m pip install -q --no-build-isolation --no-deps .
+"$PY" -c "import numba_vulkan; print('setup: numba_vulkan', numba_vulkan.__version__, 'installed')"

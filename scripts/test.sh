@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Run every test tier: the C++ unit tests (CTest), then the Python tests
+# (compile-only and on the default Vulkan device, lavapipe without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+cmake -S . -B build/tests -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVK_BUILD_PYTHON=OFF >/dev/null
+cmake --build build/tests
+ctest --test-dir build/tests --output-on-failure
+
+# Run from tests/ so that the installed package is imported, not src/.
+cd tests
+"$PY" -m pytest -q "$@"

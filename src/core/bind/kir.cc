@@ -1,0 +1,9 @@
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+namespace nvk::bind {
+
+void InitKir(nb::module_& m) {}
+
+}  // namespace nvk::bind

@@ -1,0 +1,39 @@
+// The pipeline, step by step. Each step returns a Status; the first failure
+// ends the compilation and is reported as it is (never downgraded to a warning).
+#include "compile.h"
+
+#include "kir/printer.h"
+#include "kir/verifier.h"
+#include "spirv/emit.h"
+#include "spirv/tools.h"
+#include "structurize/structurize.h"
+
+namespace nvk {
+
+util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options) {
+    CompiledKernel out;
+    out.kir = kir::Print(module);
+    out.param_size = module.ParamBlockSize();
+    out.params_in_buffer = out.param_size > options.max_push_bytes;
+    out.push_size = out.params_in_buffer ? 8 : out.param_size;
+
+    // 1. The front end's CFG must satisfy KIR's invariants before any pass relies on them.
+    NVK_RETURN_IF_ERROR(kir::Verify(module));
+    // 2. Structured control flow; the emitter accepts only this form.
+    NVK_RETURN_IF_ERROR(structurize::Structurize(module));
+    NVK_RETURN_IF_ERROR(kir::Verify(module));
+    // 3. SPIR-V, validated before and after optimisation: a failure before
+    //    points at the emitter, a failure after at the optimiser.
+    spirv::EmitOptions emit_options;
+    emit_options.params_in_buffer = out.params_in_buffer;
+    emit_options.fastmath = options.fastmath;
+    NVK_ASSIGN_OR_RETURN(out.words, spirv::Emit(module, emit_options));
+    NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
+    if (options.optimize) {
+        NVK_ASSIGN_OR_RETURN(out.words, spirv::Optimize(out.words));
+        NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
+    }
+    return out;
+}
+
+}  // namespace nvk

@@ -1,0 +1,33 @@
+// Compile: the C++ half of the pipeline, KIR (CFG form) in, SPIR-V out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kir/kir.h"
+#include "util/status.h"
+
+namespace nvk {
+
+struct CompileOptions {
+    bool optimize = true;          // run the SPIRV-Tools optimiser
+    bool fastmath = false;
+    uint32_t max_push_bytes = 128;  // the device's push-constant limit
+};
+
+// What the runtime needs to run a kernel, and what users inspect.
+struct CompiledKernel {
+    std::vector<uint32_t> words;  // the SPIR-V module
+    std::string entry = "main";
+    uint32_t param_size = 0;        // bytes of the parameter block
+    bool params_in_buffer = false;  // true: push constants hold only the block's address
+    uint32_t push_size = 0;         // bytes of push constants the pipeline declares
+    std::vector<std::string> capabilities;  // "float64", "int64", "int16", "int8", ...
+    uint32_t shared_bytes = 0;
+    std::string kir;                // the KIR the front end built, printed
+};
+
+util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options);
+
+}  // namespace nvk

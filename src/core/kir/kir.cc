@@ -1,0 +1,217 @@
+#include "kir/kir.h"
+
+#include <algorithm>
+
+namespace nvk::kir {
+
+bool IsInteger(ScalarKind k) { return k != ScalarKind::kBool && !IsFloat(k); }
+bool IsSigned(ScalarKind k) {
+    return k == ScalarKind::kI8 || k == ScalarKind::kI16 || k == ScalarKind::kI32 ||
+           k == ScalarKind::kI64;
+}
+bool IsFloat(ScalarKind k) {
+    return k == ScalarKind::kF16 || k == ScalarKind::kF32 || k == ScalarKind::kF64;
+}
+
+int BitWidth(ScalarKind k) {
+    switch (k) {
+        case ScalarKind::kBool: return 1;
+        case ScalarKind::kI8: case ScalarKind::kU8: return 8;
+        case ScalarKind::kI16: case ScalarKind::kU16: case ScalarKind::kF16: return 16;
+        case ScalarKind::kI32: case ScalarKind::kU32: case ScalarKind::kF32: return 32;
+        case ScalarKind::kI64: case ScalarKind::kU64: case ScalarKind::kF64: return 64;
+    }
+    return 0;
+}
+
+const char* ScalarName(ScalarKind k) {
+    switch (k) {
+        case ScalarKind::kBool: return "bool";
+        case ScalarKind::kI8: return "i8";
+        case ScalarKind::kI16: return "i16";
+        case ScalarKind::kI32: return "i32";
+        case ScalarKind::kI64: return "i64";
+        case ScalarKind::kU8: return "u8";
+        case ScalarKind::kU16: return "u16";
+        case ScalarKind::kU32: return "u32";
+        case ScalarKind::kU64: return "u64";
+        case ScalarKind::kF16: return "f16";
+        case ScalarKind::kF32: return "f32";
+        case ScalarKind::kF64: return "f64";
+    }
+    return "?";
+}
+
+bool IsTerminator(Op op) {
+    return op == Op::kBr || op == Op::kCondBr || op == Op::kRet || op == Op::kUnreachable;
+}
+
+const char* OpName(Op op) {
+    switch (op) {
+        case Op::kConst: return "const";
+        case Op::kParam: return "param";
+        case Op::kBuiltin: return "builtin";
+        case Op::kVar: return "var";
+        case Op::kLoad: return "load";
+        case Op::kStore: return "store";
+        case Op::kElemPtr: return "elemptr";
+        case Op::kAdd: return "add";
+        case Op::kSub: return "sub";
+        case Op::kMul: return "mul";
+        case Op::kDiv: return "div";
+        case Op::kRem: return "rem";
+        case Op::kNeg: return "neg";
+        case Op::kAnd: return "and";
+        case Op::kOr: return "or";
+        case Op::kXor: return "xor";
+        case Op::kNot: return "not";
+        case Op::kShl: return "shl";
+        case Op::kShr: return "shr";
+        case Op::kEq: return "eq";
+        case Op::kNe: return "ne";
+        case Op::kLt: return "lt";
+        case Op::kLe: return "le";
+        case Op::kGt: return "gt";
+        case Op::kGe: return "ge";
+        case Op::kConvert: return "convert";
+        case Op::kBitcast: return "bitcast";
+        case Op::kSelect: return "select";
+        case Op::kMath: return "math";
+        case Op::kBr: return "br";
+        case Op::kCondBr: return "condbr";
+        case Op::kRet: return "ret";
+        case Op::kUnreachable: return "unreachable";
+    }
+    return "?";
+}
+
+const char* BuiltinName(Builtin b) {
+    switch (b) {
+        case Builtin::kGlobalId: return "global_id";
+        case Builtin::kLocalId: return "local_id";
+        case Builtin::kGroupId: return "group_id";
+        case Builtin::kLocalSize: return "local_size";
+        case Builtin::kNumGroups: return "num_groups";
+    }
+    return "?";
+}
+
+const char* MathFnName(MathFn f) {
+    switch (f) {
+        case MathFn::kFloor: return "floor";
+        case MathFn::kCeil: return "ceil";
+        case MathFn::kTrunc: return "trunc";
+        case MathFn::kAbs: return "abs";
+        case MathFn::kMin: return "min";
+        case MathFn::kMax: return "max";
+        case MathFn::kSqrt: return "sqrt";
+        case MathFn::kFma: return "fma";
+        case MathFn::kExp: return "exp";
+        case MathFn::kLog: return "log";
+        case MathFn::kPow: return "pow";
+        case MathFn::kSin: return "sin";
+        case MathFn::kCos: return "cos";
+        case MathFn::kTan: return "tan";
+        case MathFn::kAtan2: return "atan2";
+        case MathFn::kTanh: return "tanh";
+        case MathFn::kIsNan: return "isnan";
+        case MathFn::kIsInf: return "isinf";
+    }
+    return "?";
+}
+
+std::vector<BlockId> Block::Successors() const {
+    std::vector<BlockId> out;
+    if (insts.empty()) return out;
+    const Inst& t = insts.back();
+    if (t.op == Op::kBr) out.push_back(t.targets[0]);
+    if (t.op == Op::kCondBr) {
+        out.push_back(t.targets[0]);
+        out.push_back(t.targets[1]);
+    }
+    return out;
+}
+
+uint32_t Function::BlockIndex(BlockId id) const {
+    for (uint32_t i = 0; i < blocks.size(); ++i)
+        if (blocks[i].id == id) return i;
+    return kNone;
+}
+
+Block* Function::FindBlock(BlockId id) {
+    uint32_t i = BlockIndex(id);
+    return i == kNone ? nullptr : &blocks[i];
+}
+
+const Block* Function::FindBlock(BlockId id) const {
+    uint32_t i = BlockIndex(id);
+    return i == kNone ? nullptr : &blocks[i];
+}
+
+BlockId Function::NextBlockId() const {
+    BlockId next = 0;
+    for (const Block& b : blocks) next = std::max(next, b.id + 1);
+    return next;
+}
+
+ValueId Function::NewValue(TypeId type, BlockId block) {
+    values.push_back({type, block});
+    return static_cast<ValueId>(values.size() - 1);
+}
+
+static TypeId Intern(std::vector<Type>& types, const Type& t) {
+    for (TypeId i = 0; i < types.size(); ++i)
+        if (types[i] == t) return i;
+    types.push_back(t);
+    return static_cast<TypeId>(types.size() - 1);
+}
+
+TypeId Module::GetVoid() { return Intern(types, Type{}); }
+
+TypeId Module::GetScalar(ScalarKind k) {
+    Type t;
+    t.kind = Type::Kind::kScalar;
+    t.scalar = k;
+    return Intern(types, t);
+}
+
+TypeId Module::GetPointer(AddressSpace space, TypeId pointee) {
+    Type t;
+    t.kind = Type::Kind::kPointer;
+    t.space = space;
+    t.pointee = pointee;
+    return Intern(types, t);
+}
+
+uint32_t Module::AddParam(std::string name, ScalarKind k) {
+    uint32_t size = std::max(1, BitWidth(k) / 8);
+    if (k == ScalarKind::kBool) size = 4;  // bools travel as 32-bit ints
+    uint32_t offset = 0;
+    for (const ParamDecl& p : params) {
+        const Type& t = type(p.type);
+        uint32_t psize = t.scalar == ScalarKind::kBool ? 4 : std::max(1, BitWidth(t.scalar) / 8);
+        offset = std::max(offset, p.offset + psize);
+    }
+    offset = (offset + size - 1) / size * size;
+    params.push_back({std::move(name), GetScalar(k), offset});
+    return static_cast<uint32_t>(params.size() - 1);
+}
+
+uint32_t Module::ParamBlockSize() const {
+    uint32_t end = 0;
+    for (const ParamDecl& p : params) {
+        const Type& t = type(p.type);
+        uint32_t psize = t.scalar == ScalarKind::kBool ? 4 : std::max(1, BitWidth(t.scalar) / 8);
+        end = std::max(end, p.offset + psize);
+    }
+    return (end + 7) / 8 * 8;
+}
+
+uint32_t Module::AddFile(const std::string& path) {
+    for (uint32_t i = 0; i < files.size(); ++i)
+        if (files[i] == path) return i;
+    files.push_back(path);
+    return static_cast<uint32_t>(files.size() - 1);
+}
+
+}  // namespace nvk::kir

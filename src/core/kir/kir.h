@@ -1,0 +1,215 @@
+// KIR: the kernel IR of numba_vulkan.
+//
+// KIR is small, typed and target-neutral. A Module holds a type table, the
+// kernel's parameter block and one Function. A Function is a list of basic
+// blocks; each block is a list of instructions ending in one terminator.
+//
+// Two forms share these data structures:
+//
+//   CFG form         what the front end builds: blocks and branches, any shape
+//                    a reducible control-flow graph can take.
+//   structured form  what the structurizer produces and the SPIR-V emitter
+//                    accepts: every block that ends in a conditional branch,
+//                    and every loop header, carries a Merge annotation (the
+//                    merge block and, for loops, the continue target), and
+//                    the blocks are ordered so that each block comes after
+//                    its dominators. This maps one to one onto SPIR-V's
+//                    OpSelectionMerge / OpLoopMerge rules.
+//
+// Invariants (checked by the verifier, relied on by every pass):
+//   - Block 0 is the entry block. It has no predecessors.
+//   - Values are defined once. A value defined in the entry block may be used
+//     in any block; any other value is used only in the block that defines it,
+//     after its definition. Python variables are KIR local variables (Var,
+//     Load, Store), so the front end never needs values across blocks, and a
+//     pass may copy or move a non-entry block by renaming only its own values.
+//   - Every block ends in exactly one terminator (Br, CondBr, Ret,
+//     Unreachable) and has no other terminator.
+//   - Var, Param and Builtin instructions appear only in the entry block.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace nvk::kir {
+
+using TypeId = uint32_t;
+using ValueId = uint32_t;
+using BlockId = uint32_t;
+inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// ---------------------------------------------------------------- types
+
+enum class ScalarKind : uint8_t { kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF16, kF32, kF64 };
+
+enum class AddressSpace : uint8_t {
+    kFunction,   // a local variable of one invocation
+    kGlobal,     // device memory reached through a buffer device address (PhysicalStorageBuffer)
+    kWorkgroup,  // memory shared by a workgroup
+};
+
+struct Type {
+    enum class Kind : uint8_t { kVoid, kScalar, kPointer };
+    Kind kind = Kind::kVoid;
+    ScalarKind scalar = ScalarKind::kI32;      // kScalar
+    AddressSpace space = AddressSpace::kFunction;  // kPointer
+    TypeId pointee = kNone;                    // kPointer
+
+    bool operator==(const Type&) const = default;
+};
+
+bool IsInteger(ScalarKind k);
+bool IsSigned(ScalarKind k);
+bool IsFloat(ScalarKind k);
+int BitWidth(ScalarKind k);  // kBool: 1
+const char* ScalarName(ScalarKind k);  // "bool", "i32", "u64", "f32", ...
+
+// ---------------------------------------------------------------- instructions
+
+enum class Op : uint16_t {
+    // Values with no operands. Only Const may appear outside the entry block.
+    kConst,    // imm: the constant's bits (ints sign/zero-extended to 64, floats as their bit pattern)
+    kParam,    // imm: index into Module::params
+    kBuiltin,  // imm: Builtin; aux: axis 0..2. Result u32.
+    kVar,      // result: pointer<function, T>; no initial value
+
+    // Memory.
+    kLoad,     // (ptr) -> pointee
+    kStore,    // (ptr, value) -> no result
+    kElemPtr,  // (base: u64 address, index: integer) -> pointer<global, T> to element `index`
+               // of an array of T starting at `base`; T = the result's pointee
+
+    // Arithmetic on scalars of one type. Integer ops wrap. kDiv and kRem on
+    // integers truncate toward zero (C semantics); the front end builds
+    // Python's floor semantics from them. kRem on floats is C fmod.
+    kAdd, kSub, kMul, kDiv, kRem,
+    kNeg,                    // (a)
+    kAnd, kOr, kXor, kNot,   // bitwise on integers, logical on bool; kNot is unary
+    kShl, kShr,              // kShr: arithmetic for signed, logical for unsigned; shift < width
+    // Comparisons: result bool. On floats all are ordered except kNe, which
+    // is true when either operand is NaN (as in Python and NumPy).
+    kEq, kNe, kLt, kLe, kGt, kGe,
+    kConvert,  // (a) -> result type: between any two scalar kinds (float->int truncates)
+    kBitcast,  // (a) -> result type of the same width
+    kSelect,   // (cond: bool, a, b) -> a if cond else b
+    kMath,     // imm: MathFn; operands per MathFn; result of the operands' type
+
+    // Terminators.
+    kBr,           // targets[0]
+    kCondBr,       // (cond: bool) targets[0] if true, targets[1] if false
+    kRet,          // kernels return nothing
+    kUnreachable,
+};
+
+enum class Builtin : uint8_t {
+    kGlobalId,   // invocation index in the grid
+    kLocalId,    // invocation index in the workgroup
+    kGroupId,    // workgroup index
+    kLocalSize,  // workgroup extent
+    kNumGroups,  // grid extent in workgroups
+};
+
+// Math functions the backend maps to SPIR-V (GLSL.std.450 where a width allows).
+enum class MathFn : uint8_t {
+    kFloor, kCeil, kTrunc, kAbs, kMin, kMax,  // kAbs/kMin/kMax: ints (by signedness) and floats
+    kSqrt, kFma,
+    // float32 only in SPIR-V's extended set; the front end uses them only
+    // where it knows the precision is acceptable (fastmath) or the type is f32.
+    kExp, kLog, kPow, kSin, kCos, kTan, kAtan2, kTanh,
+    kIsNan, kIsInf,  // result bool
+};
+
+struct Loc {  // a source position, for error messages
+    uint32_t file = kNone;  // index into Module::files
+    uint32_t line = 0;
+};
+
+struct Inst {
+    Op op = Op::kUnreachable;
+    TypeId type = kNone;        // result type; kNone for no result
+    ValueId result = kNone;     // kNone for no result
+    std::vector<ValueId> operands;
+    uint64_t imm = 0;           // see Op
+    uint32_t aux = 0;           // see Op
+    BlockId targets[2] = {kNone, kNone};
+    Loc loc;
+};
+
+bool IsTerminator(Op op);
+const char* OpName(Op op);        // "add", "condbr", ...
+const char* BuiltinName(Builtin b);
+const char* MathFnName(MathFn f);
+
+// ---------------------------------------------------------------- blocks, functions, module
+
+// Structured-form annotation of a header block (SPIR-V's merge instructions).
+struct Merge {
+    enum class Kind : uint8_t { kNone, kSelection, kLoop };
+    Kind kind = Kind::kNone;
+    BlockId merge = kNone;
+    BlockId cont = kNone;  // kLoop only: the continue target
+};
+
+struct Block {
+    BlockId id = kNone;
+    std::string name;  // for printing; unique within the function, may be empty
+    std::vector<Inst> insts;  // the last one is the terminator
+    Merge merge;
+
+    const Inst& terminator() const { return insts.back(); }
+    Inst& terminator() { return insts.back(); }
+    // Successors in order (targets[0], then targets[1] for kCondBr).
+    std::vector<BlockId> Successors() const;
+};
+
+struct ValueInfo {
+    TypeId type = kNone;
+    BlockId block = kNone;  // where it is defined
+};
+
+struct Function {
+    std::string name;
+    // blocks[i].id need not equal i after passes reorder blocks; use BlockIndex().
+    std::vector<Block> blocks;
+    std::vector<ValueInfo> values;  // indexed by ValueId
+    bool structured = false;
+
+    Block& entry() { return blocks.front(); }
+    const Block& entry() const { return blocks.front(); }
+    // Position of the block with this id in `blocks`, or kNone.
+    uint32_t BlockIndex(BlockId id) const;
+    Block* FindBlock(BlockId id);
+    const Block* FindBlock(BlockId id) const;
+    BlockId NextBlockId() const;  // one past the largest id in use
+    ValueId NewValue(TypeId type, BlockId block);
+};
+
+// One scalar of the kernel's parameter block (push constants or a parameter buffer).
+// Array arguments are flattened by the front end into an address (u64), extents
+// and strides (in elements).
+struct ParamDecl {
+    std::string name;
+    TypeId type = kNone;  // a scalar type
+    uint32_t offset = 0;  // byte offset in the block, aligned to the type's size
+};
+
+struct Module {
+    std::vector<Type> types;  // interned: use the Get* functions
+    std::vector<ParamDecl> params;
+    std::vector<std::string> files;  // source files named by Loc
+    Function function;               // the kernel
+
+    TypeId GetVoid();
+    TypeId GetScalar(ScalarKind k);
+    TypeId GetPointer(AddressSpace space, TypeId pointee);
+    const Type& type(TypeId id) const { return types.at(id); }
+
+    // Append a parameter at the next offset aligned to its size; returns its index.
+    uint32_t AddParam(std::string name, ScalarKind k);
+    uint32_t ParamBlockSize() const;  // bytes, rounded up to 8
+    uint32_t AddFile(const std::string& path);  // index of the path, added once
+};
+
+}  // namespace nvk::kir

@@ -1,0 +1,24 @@
+// Emit: SPIR-V words from a structured KIR module.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kir/kir.h"
+#include "util/status.h"
+
+namespace nvk::spirv {
+
+struct EmitOptions {
+    // Parameters travel as push constants when they fit; otherwise the only
+    // push constant is the 64-bit device address of a parameter buffer.
+    bool params_in_buffer = false;
+    bool fastmath = false;  // allow contraction/reassociation; no NaN/Inf preservation
+};
+
+// The module has one GLCompute entry point "main". Its workgroup size comes
+// from specialization constants 0, 1, 2 (x, y, z; default 1), so one module
+// serves every local size.
+util::Result<std::vector<uint32_t>> Emit(const kir::Module& module, const EmitOptions& options);
+
+}  // namespace nvk::spirv

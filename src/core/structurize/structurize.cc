@@ -1,0 +1,7 @@
+#include "structurize/structurize.h"
+
+namespace nvk::structurize {
+
+util::Status Structurize(kir::Module& module) { return util::Internal("TODO: structurizer"); }
+
+}  // namespace nvk::structurize

@@ -1,0 +1,1 @@
+// TODO(runtime): open libvulkan.so.1 at run time.

@@ -1,0 +1,39 @@
+"""Errors and warnings of numba_vulkan (API.md section 4)."""
+
+from numba.core.errors import NumbaError
+
+
+class VulkanUnsupportedError(NumbaError):
+    """A construct that kernels cannot express; raised at compile time with its source location."""
+
+
+class SpirvCodegenError(NumbaError):
+    """The generated SPIR-V failed validation: a bug of numba_vulkan, with the validator's message."""
+
+
+class InternalCompilerError(NumbaError):
+    """A broken invariant inside the compiler (a bug of numba_vulkan); names the stage."""
+
+
+class VulkanSupportError(RuntimeError):
+    """The device lacks a capability, or a launch asks for more than it allows."""
+
+
+class VulkanError(RuntimeError):
+    """A Vulkan call failed; the message names the VkResult."""
+
+
+class VulkanLoaderError(RuntimeError):
+    """No Vulkan loader or driver was found; the message carries ``runtime.hint``."""
+
+
+class VulkanPrecisionWarning(UserWarning):
+    """A kernel computes in float32 where the code says float64."""
+
+
+class VulkanPerformanceWarning(UserWarning):
+    """A kernel computes in float64 on a device where that is slow."""
+
+
+class VulkanValidationWarning(UserWarning):
+    """A message of the Vulkan validation layer (NUMBA_VULKAN_DEBUG)."""
