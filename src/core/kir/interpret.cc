@@ -1,0 +1,1 @@
+#include "kir/interpret.h"
