@@ -1,0 +1,43 @@
+"""Shared pytest fixtures and markers for numba_vulkan's tests.
+
+Tiers: tests/nodevice (no Vulkan device needed), tests/device (a real device:
+lavapipe in CI), tests/fuzz (random programs against CPython).
+"""
+
+import os
+
+import pytest
+
+
+def _device_available():
+    try:
+        from numba_vulkan import runtime
+
+        return bool(runtime.list_devices())
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def device():
+    """The default Vulkan device; skips the test where there is none."""
+    if not _device_available():
+        pytest.skip("no Vulkan device")
+    from numba_vulkan import runtime
+
+    return runtime.get_device()
+
+
+def requires_feature(name):
+    """Skip marker for tests that need a DeviceInfo feature, e.g. requires_feature("float64")."""
+    try:
+        from numba_vulkan import runtime
+
+        infos = runtime.list_devices()
+        ok = bool(infos) and bool(getattr(runtime.get_device().info, name, False))
+    except Exception:
+        ok = False
+    return pytest.mark.skipif(not ok, reason=f"the device lacks {name}")
+
+
+os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
