@@ -33,7 +33,11 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_ASSIGN_OR_RETURN(out.words, spirv::Optimize(out.words));
         NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     }
+    // 4. What the device must support, read from the final module.
+    out.capabilities = spirv::CapabilityNames(out.words);
     return out;
 }
+
+std::string DisassembleKernel(const CompiledKernel& kernel) { return spirv::Disassemble(kernel.words); }
 
 }  // namespace nvk

@@ -23,11 +23,17 @@ struct CompiledKernel {
     uint32_t param_size = 0;        // bytes of the parameter block
     bool params_in_buffer = false;  // true: push constants hold only the block's address
     uint32_t push_size = 0;         // bytes of push constants the pipeline declares
-    std::vector<std::string> capabilities;  // "float64", "int64", "int16", "int8", ...
+    // What a device must support beyond Vulkan 1.2 compute with buffer device
+    // addresses: "int64", "float64", "int16", "int8", "float16", "storage8",
+    // "storage16", "push_constant8", "push_constant16" (see spirv/tools.h).
+    std::vector<std::string> capabilities;
     uint32_t shared_bytes = 0;
     std::string kir;                // the KIR the front end built, printed
 };
 
 util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options);
+
+// The kernel's SPIR-V as text (friendly names, indented), for inspect_spirv.
+std::string DisassembleKernel(const CompiledKernel& kernel);
 
 }  // namespace nvk

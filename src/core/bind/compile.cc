@@ -1,9 +1,97 @@
+// Bindings of the C++ half of the pipeline (interface B of the project):
+//
+//   ck = _core.compile(module, optimize=True, fastmath=False, max_push_bytes=128)
+//   _core.disassemble(words) -> str
+//   _core.validate(words)          raises SpirvCodegenError
+//
+// `module` is the _core.KirModule the front end built (its class is declared in
+// bind/kir.cc). Compile consumes its argument, so the binding copies the module:
+// the caller keeps an intact CFG-form module it can print or compile again.
+// Failures become Python exceptions only here, through bind/errors.h.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "bind/errors.h"
+#include "../compile.h"  // not "compile.h": Python ships a header of that name
+#include "spirv/tools.h"
 
 namespace nb = nanobind;
 
 namespace nvk::bind {
 
-void InitCompile(nb::module_& m) {}
+namespace {
+
+using WordsIn = nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// A NumPy uint32 array that owns a copy of `words`.
+nb::ndarray<nb::numpy, uint32_t, nb::ndim<1>> WordsToNumpy(const std::vector<uint32_t>& words) {
+    auto* data = new uint32_t[words.size() > 0 ? words.size() : 1];
+    if (!words.empty()) std::memcpy(data, words.data(), words.size() * sizeof(uint32_t));
+    nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<uint32_t*>(p); });
+    size_t shape[1] = {words.size()};
+    return nb::ndarray<nb::numpy, uint32_t, nb::ndim<1>>(data, 1, shape, owner);
+}
+
+std::vector<uint32_t> WordsFromNumpy(const WordsIn& words) {
+    const uint32_t* p = words.data();
+    return std::vector<uint32_t>(p, p + words.shape(0));
+}
+
+}  // namespace
+
+void InitCompile(nb::module_& m) {
+    nb::class_<CompiledKernel>(m, "CompiledKernel",
+                               "The result of _core.compile: SPIR-V words and parameter layout.")
+        .def_prop_ro("words",
+                     [](const CompiledKernel& k) {
+                         // An array owning a copy: nanobind's default for properties
+                         // (reference_internal) cannot apply to an array with an owner.
+                         return nb::cast(WordsToNumpy(k.words), nb::rv_policy::move);
+                     },
+                     "The SPIR-V module as a NumPy uint32 array (a copy).")
+        .def_ro("entry", &CompiledKernel::entry)
+        .def_ro("param_size", &CompiledKernel::param_size)
+        .def_ro("params_in_buffer", &CompiledKernel::params_in_buffer)
+        .def_ro("push_size", &CompiledKernel::push_size)
+        .def_ro("capabilities", &CompiledKernel::capabilities)
+        .def_ro("shared_bytes", &CompiledKernel::shared_bytes)
+        .def_ro("kir", &CompiledKernel::kir)
+        .def("__repr__", [](const CompiledKernel& k) {
+            return "<_core.CompiledKernel " + std::to_string(k.words.size()) + " words, " +
+                   std::to_string(k.param_size) + " parameter bytes>";
+        });
+
+    m.def(
+        "compile",
+        [](const kir::Module& module, bool optimize, bool fastmath, uint32_t max_push_bytes) {
+            CompileOptions options;
+            options.optimize = optimize;
+            options.fastmath = fastmath;
+            options.max_push_bytes = max_push_bytes;
+            kir::Module copy = module;
+            util::Result<CompiledKernel> result = [&] {
+                nb::gil_scoped_release release;
+                return Compile(std::move(copy), options);
+            }();
+            return Unwrap(std::move(result));
+        },
+        nb::arg("module"), nb::kw_only(), nb::arg("optimize") = true,
+        nb::arg("fastmath") = false, nb::arg("max_push_bytes") = 128,
+        "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel.");
+
+    m.def(
+        "disassemble",
+        [](WordsIn words) { return spirv::Disassemble(WordsFromNumpy(words)); },
+        nb::arg("words"), "The SPIR-V assembly text of a module given as uint32 words.");
+
+    m.def(
+        "validate",
+        [](WordsIn words) { ThrowIfError(spirv::Validate(WordsFromNumpy(words))); },
+        nb::arg("words"), "Run the SPIR-V validator; raises SpirvCodegenError on failure.");
+}
 
 }  // namespace nvk::bind

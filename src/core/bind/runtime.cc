@@ -1,9 +1,157 @@
-#include <nanobind/nanobind.h>
+// numba_vulkan._core's runtime half: instance, devices, validation messages.
+// Arrays and buffers are in runtime_array.cc, kernels and the launcher in
+// runtime_launch.cc. The Python API (numba_vulkan.runtime) is built on these.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
-namespace nb = nanobind;
+#include <map>
+
+#include "bind/errors.h"
+#include "bind/runtime_types.h"
+#include "vk/instance.h"
 
 namespace nvk::bind {
 
-void InitRuntime(nb::module_& m) {}
+namespace {
+
+vk::Instance* GetInstance(int debug_level) { return Unwrap(vk::Instance::Get(debug_level)); }
+
+nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
+    nb::dict r;
+    auto tuple3 = [](const std::array<uint32_t, 3>& a) { return nb::make_tuple(a[0], a[1], a[2]); };
+    nb::list nan;
+    for (int w : d.nan_preserve) nan.append(w);
+    r["index"] = d.index;
+    r["name"] = d.name;
+    r["kind"] = d.kind;
+    r["handle"] = reinterpret_cast<uintptr_t>(d.handle);
+    r["api_version"] = nb::make_tuple(VK_API_VERSION_MAJOR(d.api_version),
+                                      VK_API_VERSION_MINOR(d.api_version),
+                                      VK_API_VERSION_PATCH(d.api_version));
+    r["vendor_id"] = d.vendor_id;
+    r["device_id"] = d.device_id;
+    r["driver_name"] = d.driver_name;
+    r["driver_info"] = d.driver_info;
+    r["float64"] = d.float64;
+    r["int64"] = d.int64;
+    r["int16"] = d.int16;
+    r["int8"] = d.int8;
+    r["int64_atomics"] = d.int64_atomics;
+    r["float16"] = d.float16;
+    r["storage16"] = d.storage16;
+    r["storage8"] = d.storage8;
+    r["float32_atomic_add"] = d.float32_atomic_add;
+    r["max_local_size"] = tuple3(d.max_local_size);
+    r["max_local_invocations"] = d.max_local_invocations;
+    r["max_groups"] = tuple3(d.max_groups);
+    r["max_shared_memory"] = d.max_shared_memory;
+    r["max_push_constants"] = d.max_push_constants;
+    r["nan_preserve"] = nb::tuple(nan);
+    r["timestamp_bits"] = d.timestamp_bits;
+    r["timestamp_period"] = d.timestamp_period;
+    r["subgroup_size"] = d.subgroup_size;
+    r["subgroup_basic"] = d.subgroup_basic;
+    r["subgroup_vote"] = d.subgroup_vote;
+    r["subgroup_arithmetic"] = d.subgroup_arithmetic;
+    r["subgroup_ballot"] = d.subgroup_ballot;
+    r["subgroup_shuffle"] = d.subgroup_shuffle;
+    r["subgroup_shuffle_relative"] = d.subgroup_shuffle_relative;
+    r["vulkan_memory_model"] = d.vulkan_memory_model;
+    r["device_local_bytes"] = d.device_local_bytes;
+    r["compute_family"] = d.compute_family;
+    r["transfer_family"] = d.transfer_family;
+    return r;
+}
+
+nb::dict Stats(const vk::PoolStats& s) {
+    nb::dict r;
+    r["pooled_bytes"] = s.pooled_bytes;
+    r["pooled_buffers"] = s.pooled_buffers;
+    r["live_bytes"] = s.live_bytes;
+    r["hits"] = s.hits;
+    r["misses"] = s.misses;
+    return r;
+}
+
+}  // namespace
+
+nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
+    m.def("vk_list_devices",
+          [](int debug_level, bool refresh) {
+              vk::Instance* instance = GetInstance(debug_level);
+              auto devices = Unwrap(instance->Devices(refresh));
+              nb::list out;
+              for (const auto& d : devices) out.append(InfoDict(d));
+              return out;
+          },
+          nb::arg("debug_level"), nb::arg("refresh") = false,
+          "Facts of every Vulkan 1.2+ device with a compute queue, as dicts.");
+    m.def("vk_validation_messages",
+          [](bool clear) {
+              nb::list out;
+              auto instance = vk::Instance::Get(0);
+              if (!instance.ok()) return out;
+              for (auto& msg : (*instance)->Messages(clear)) {
+                  out.append(nb::make_tuple(msg.severity, msg.message));
+              }
+              return out;
+          },
+          nb::arg("clear") = false);
+    m.def("vk_instance_debug_level", [](int debug_level) {
+        return GetInstance(debug_level)->debug_level();
+    });
+
+    nb::class_<vk::Device> cls(m, "Device", "A Vulkan logical device (one per physical device).");
+    cls
+        .def_static(
+            "open",
+            [](int index, int debug_level) {
+                static std::map<int, vk::Device*> open;
+                auto it = open.find(index);
+                if (it != open.end()) return it->second;
+                vk::Instance* instance = GetInstance(debug_level);
+                auto devices = Unwrap(instance->Devices(false));
+                if (index < 0 || index >= static_cast<int>(devices.size())) {
+                    Throw(util::InvalidArgument("no Vulkan device " + std::to_string(index)));
+                }
+                vk::Device* device = Unwrap(vk::Device::Create(*instance, devices[index]));
+                open[index] = device;
+                return device;
+            },
+            nb::rv_policy::reference, nb::arg("index"), nb::arg("debug_level"))
+        .def_prop_ro("handle", [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.handle()); })
+        .def_prop_ro("queue", [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.queue()); })
+        .def_prop_ro("command_pool",
+                     [](vk::Device& d) { return reinterpret_cast<uint64_t>(d.command_pool()); })
+        .def_prop_ro("family", [](vk::Device& d) { return d.info().compute_family; })
+        .def_prop_ro("transfer_family", [](vk::Device& d) { return d.info().transfer_family; })
+        .def_prop_ro("arrays_mapped", &vk::Device::arrays_mapped)
+        .def_prop_rw("pool_limit", &vk::Device::pool_limit, &vk::Device::set_pool_limit)
+        .def_rw("sync_launches", &vk::Device::sync_launches)
+        .def("pool_stats", [](vk::Device& d) { return Stats(d.pool_stats()); })
+        .def("trim", [](vk::Device& d, uint64_t limit) { ThrowIfError(d.Trim(limit)); },
+             nb::arg("limit") = 0)
+        .def("synchronize",
+             [](vk::Device& d) {
+                 util::Status s;
+                 {
+                     nb::gil_scoped_release release;
+                     s = d.Synchronize();
+                 }
+                 ThrowIfError(s);
+             })
+        .def("flush", [](vk::Device& d) { ThrowIfError(d.Flush()); })
+        .def("idle", &vk::Device::Idle);
+    return cls;
+}
+
+void InitRuntime(nb::module_& m) {
+    // Devices, their buffers and kernels live until the process ends; arrays held
+    // by module globals at exit are not leaks worth reporting.
+    nb::set_leak_warnings(false);
+    nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
+    InitRuntimeArrays(m);
+    InitRuntimeLaunch(m, device_class);
+}
 
 }  // namespace nvk::bind

@@ -1,4 +1,5 @@
-// SPIRV-Tools glue: optimise, validate and disassemble a module.
+// SPIRV-Tools glue: validate, optimise and disassemble a module, and read the
+// capabilities it declares.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,25 @@
 
 namespace nvk::spirv {
 
-// Validation failure: kCodegen with the validator's message and the disassembly.
+// Validates for the Vulkan 1.2 environment (SPIR-V 1.5). A failure is
+// kCodegen with the validator's messages followed by the disassembly.
 util::Status Validate(const std::vector<uint32_t>& words);
+
+// Runs SPIRV-Tools' performance passes (SSA rewrite of function variables,
+// constant propagation and folding, dead-code elimination, CFG cleanup, ...).
+// The result is not validated here; the caller validates it. A failure of the
+// optimiser is kCodegen with its messages, never a warning.
 util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words);
+
+// Text with friendly names (%main, %uint, block names) and indentation; on a
+// malformed binary, a line that says why.
 std::string Disassemble(const std::vector<uint32_t>& words);
+
+// The capabilities the module declares that a device may lack, by their
+// numba_vulkan names: "int64", "float64", "int16", "int8", "float16",
+// "storage8", "storage16" (8/16-bit loads and stores through buffer device
+// addresses), "push_constant8", "push_constant16" (8/16-bit push constants).
+// Shader and PhysicalStorageBufferAddresses are always declared and not listed.
+std::vector<std::string> CapabilityNames(const std::vector<uint32_t>& words);
 
 }  // namespace nvk::spirv

@@ -6,6 +6,14 @@
 
 namespace nvk::structurize {
 
+// Rewrites module.function in place and sets function.structured. Fails with
+// kUnsupported on irreducible control flow and kInvalidArgument on a
+// malformed CFG (a block without terminator, a branch to a missing block).
+// A function already marked structured is left alone.
 util::Status Structurize(kir::Module& module);
+
+// Check the structured-form rules (SPIR-V 2.11, conservatively) on any module
+// marked structured; a failure is kInternal and names the offending blocks.
+util::Status CheckStructured(const kir::Module& module);
 
 }  // namespace nvk::structurize

@@ -1,0 +1,53 @@
+// The C++ objects behind numba_vulkan.runtime, shared by the runtime_*.cc
+// binding files.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "vk/device.h"
+#include "vk/pipeline.h"
+
+namespace nvk::bind {
+
+namespace nb = nanobind;
+
+inline constexpr int kMaxDims = 16;
+
+// _core.Buffer: shared ownership of one pooled buffer.
+struct PyBuffer {
+    vk::BufferRef ref;
+};
+
+// _core.Kernel: a SPIR-V module loaded on one device.
+struct PyKernel {
+    std::unique_ptr<vk::Kernel> kernel;
+};
+
+// _core.DeviceArrayBase: what the launcher reads of a runtime.DeviceArray
+// without Python attribute lookups. Strides are in bytes of the device's
+// element type (bool is stored as int32, so its device itemsize is 4).
+struct DeviceArrayBase {
+    vk::Device* device = nullptr;
+    vk::BufferRef buffer;
+    uint64_t offset = 0;  // bytes from the buffer's start to element 0
+    int ndim = 0;
+    std::array<int64_t, kMaxDims> shape{};
+    std::array<int64_t, kMaxDims> strides{};
+    uint32_t code = 0;      // (ord(numpy kind) << 8) | host itemsize
+    uint32_t itemsize = 0;  // bytes per element on the device
+};
+
+// (ord(kind) << 8) | itemsize, the element-type code the launcher compares.
+inline uint32_t DtypeCode(char kind, uint32_t itemsize) {
+    return (static_cast<uint32_t>(static_cast<unsigned char>(kind)) << 8) | itemsize;
+}
+
+nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);
+void InitRuntimeArrays(nb::module_& m);
+void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class);
+
+}  // namespace nvk::bind

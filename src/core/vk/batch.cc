@@ -1,0 +1,149 @@
+// Batches: how launches become submissions.
+//
+//   launch ──▶ open command buffer (slot k) ──submit──▶ queue ──▶ timeline = v
+//
+// There are kMaxInFlight + 1 slots, each a command buffer plus a host-mapped
+// parameter ring. At most one slot is open (recording); the others are
+// submitted or idle. The open batch is submitted
+//   - at once after a launch if the device is idle (nothing would overlap it),
+//   - when it holds kMaxBatch launches,
+//   - when someone waits for it (WaitValue / Synchronize / a copy of a buffer it uses),
+//   - when its parameter ring is full.
+// Submission n signals the timeline value n, so "the value of the open batch"
+// is always submitted_ + 1. Opening a slot first waits for the value of its
+// previous submission: that bounds the submissions in flight to kMaxInFlight.
+//
+// Each dispatch is preceded by a global memory barrier (compute and transfer
+// writes before compute and transfer reads and writes), which orders it after
+// everything earlier on the queue, in this batch and in earlier submissions.
+#include <algorithm>
+#include <cstring>
+
+#include "vk/device.h"
+#include "vk/pipeline.h"
+#include "vk/result.h"
+
+namespace nvk::vk {
+
+util::Status Device::BeginBatch() {
+    if (open_slot_ >= 0) return util::Status::Ok();
+    Slot& slot = slots_[next_slot_];
+    NVK_RETURN_IF_ERROR(WaitValue(slot.value));
+    NVK_VK_CHECK("vkResetCommandBuffer", fns_.vkResetCommandBuffer(slot.cb, 0));
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    NVK_VK_CHECK("vkBeginCommandBuffer", fns_.vkBeginCommandBuffer(slot.cb, &begin));
+    slot.params_used = 0;
+    open_slot_ = next_slot_;
+    next_slot_ = (next_slot_ + 1) % static_cast<int>(slots_.size());
+    open_count_ = 0;
+    bound_pipeline_ = VK_NULL_HANDLE;
+    return util::Status::Ok();
+}
+
+void Device::RecordBarrier() {
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    const VkPipelineStageFlags stages =
+        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    fns_.vkCmdPipelineBarrier(slots_[open_slot_].cb, stages, stages, 0, 1, &barrier, 0, nullptr,
+                              0, nullptr);
+}
+
+util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
+                                              const uint32_t groups[3], const void* params,
+                                              uint32_t size, bool in_buffer) {
+    const uint32_t aligned = (size + 15u) & ~15u;
+    if (in_buffer) {
+        if (aligned > kParamArenaBytes) {
+            return util::Unsupported("a kernel's parameter block of " + std::to_string(size) +
+                                     " bytes exceeds the limit of " +
+                                     std::to_string(kParamArenaBytes));
+        }
+        if (open_slot_ >= 0 && slots_[open_slot_].params_used + aligned > kParamArenaBytes) {
+            NVK_RETURN_IF_ERROR(Flush());
+        }
+    }
+    NVK_RETURN_IF_ERROR(BeginBatch());
+    Slot& slot = slots_[open_slot_];
+    VkCommandBuffer cb = slot.cb;
+    RecordBarrier();
+    if (pipeline != bound_pipeline_) {
+        fns_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+        bound_pipeline_ = pipeline;
+    }
+    const uint32_t push_size = kernel.push_size();
+    if (in_buffer) {
+        std::memcpy(slot.params->mapped + slot.params_used, params, size);
+        uint64_t address = slot.params->address + slot.params_used;
+        slot.params_used += aligned;
+        if (push_size >= 8) {
+            fns_.vkCmdPushConstants(cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, 8,
+                                    &address);
+        }
+    } else if (push_size > 0 && size > 0) {
+        uint32_t n = std::min(push_size, (size + 3u) & ~3u);
+        fns_.vkCmdPushConstants(cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, n, params);
+    }
+    fns_.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    ++open_count_;
+    const uint64_t value = open_value();
+    if (sync_launches) {
+        NVK_RETURN_IF_ERROR(WaitValue(value));
+    } else if (open_count_ >= kMaxBatch || Idle()) {
+        NVK_RETURN_IF_ERROR(Flush());
+    }
+    return value;
+}
+
+util::Status Device::Flush() {
+    if (open_slot_ < 0) return util::Status::Ok();
+    Slot& slot = slots_[open_slot_];
+    open_slot_ = -1;
+    NVK_VK_CHECK("vkEndCommandBuffer", fns_.vkEndCommandBuffer(slot.cb));
+    const uint64_t value = submitted_ + 1;
+    VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    timeline.signalSemaphoreValueCount = 1;
+    timeline.pSignalSemaphoreValues = &value;
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.pNext = &timeline;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &slot.cb;
+    submit.signalSemaphoreCount = 1;
+    submit.pSignalSemaphores = &timeline_;
+    NVK_VK_CHECK("vkQueueSubmit", fns_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE));
+    submitted_ = value;
+    slot.value = value;
+    return util::Status::Ok();
+}
+
+bool Device::Idle() {
+    if (completed_ >= submitted_) return true;
+    uint64_t value = 0;
+    if (fns_.vkGetSemaphoreCounterValue(device_, timeline_, &value) == VK_SUCCESS) {
+        completed_ = std::max(completed_, value);
+    }
+    return completed_ >= submitted_;
+}
+
+util::Status Device::WaitValue(uint64_t value) {
+    if (value <= completed_) return util::Status::Ok();
+    if (value > submitted_) NVK_RETURN_IF_ERROR(Flush());
+    if (value > submitted_) return util::Internal("waiting for a batch that was never recorded");
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &timeline_;
+    wait.pValues = &value;
+    NVK_VK_CHECK("vkWaitSemaphores", fns_.vkWaitSemaphores(device_, &wait, UINT64_MAX));
+    completed_ = std::max(completed_, value);
+    return util::Status::Ok();
+}
+
+util::Status Device::Synchronize() {
+    NVK_RETURN_IF_ERROR(Flush());
+    return WaitValue(submitted_);
+}
+
+}  // namespace nvk::vk

@@ -1,0 +1,189 @@
+#include "vk/device.h"
+
+#include <cstring>
+#include <string>
+
+#include "vk/instance.h"
+#include "vk/result.h"
+
+namespace nvk::vk {
+
+namespace {
+
+bool HasExtension(const InstanceFns& fns, VkPhysicalDevice handle, const char* name) {
+    uint32_t count = 0;
+    fns.vkEnumerateDeviceExtensionProperties(handle, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> list(count);
+    fns.vkEnumerateDeviceExtensionProperties(handle, nullptr, &count, list.data());
+    for (const auto& e : list) {
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    }
+    return false;
+}
+
+// The first memory type whose flags include `required`, preferring those that also
+// have `preferred`; -1 if none.
+int FindType(const VkPhysicalDeviceMemoryProperties& mem, VkMemoryPropertyFlags required,
+             VkMemoryPropertyFlags preferred) {
+    int fallback = -1;
+    for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+        VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
+        if ((f & required) != required) continue;
+        if ((f & preferred) == preferred) return static_cast<int>(i);
+        if (fallback < 0) fallback = static_cast<int>(i);
+    }
+    return fallback;
+}
+
+}  // namespace
+
+util::Result<Device*> Device::Create(Instance& instance, const PhysicalDeviceInfo& info) {
+    auto* device = new Device();  // lives until the process ends (see device.h)
+    device->info_ = info;
+    util::Status status = device->Init(instance);
+    if (!status.ok()) {
+        delete device;  // leaks the partial Vulkan objects; acceptable on a failed open
+        return status;
+    }
+    return device;
+}
+
+util::Status Device::Init(Instance& instance) {
+    const InstanceFns& ifns = instance.fns();
+    if (!info_.buffer_device_address || !info_.timeline_semaphore) {
+        return util::Unsupported("Vulkan device '" + info_.name +
+                                 "' lacks bufferDeviceAddress or timelineSemaphore, which "
+                                 "numba_vulkan needs");
+    }
+
+    // Features: the required ones, and every optional one the kernels may use.
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    supported.pNext = &f11;
+    f11.pNext = &f12;
+    if (info_.has_atomic_float_ext) f12.pNext = &atomic_float;
+    ifns.vkGetPhysicalDeviceFeatures2(info_.handle, &supported);
+
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT e_atomic{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    enabled.pNext = &e11;
+    e11.pNext = &e12;
+    const VkPhysicalDeviceFeatures& s = supported.features;
+    enabled.features.shaderInt64 = s.shaderInt64;
+    enabled.features.shaderFloat64 = s.shaderFloat64;
+    enabled.features.shaderInt16 = s.shaderInt16;
+    e11.storageBuffer16BitAccess = f11.storageBuffer16BitAccess;
+    e11.uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess;
+    e11.storagePushConstant16 = f11.storagePushConstant16;
+    e12.bufferDeviceAddress = VK_TRUE;
+    e12.timelineSemaphore = VK_TRUE;
+    e12.shaderInt8 = f12.shaderInt8;
+    e12.shaderFloat16 = f12.shaderFloat16;
+    e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
+    e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
+    e12.storagePushConstant8 = f12.storagePushConstant8;
+    e12.shaderBufferInt64Atomics = f12.shaderBufferInt64Atomics;
+    e12.shaderSharedInt64Atomics = f12.shaderSharedInt64Atomics;
+    e12.scalarBlockLayout = f12.scalarBlockLayout;
+    e12.vulkanMemoryModel = f12.vulkanMemoryModel;
+    e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
+    e12.shaderFloat16 = f12.shaderFloat16;
+    std::vector<const char*> extensions;
+    if (info_.has_atomic_float_ext) {
+        extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+        e_atomic.shaderBufferFloat32AtomicAdd = atomic_float.shaderBufferFloat32AtomicAdd;
+        e_atomic.shaderSharedFloat32AtomicAdd = atomic_float.shaderSharedFloat32AtomicAdd;
+        e_atomic.shaderBufferFloat32Atomics = atomic_float.shaderBufferFloat32Atomics;
+        e_atomic.shaderSharedFloat32Atomics = atomic_float.shaderSharedFloat32Atomics;
+        e_atomic.shaderBufferFloat64AtomicAdd = atomic_float.shaderBufferFloat64AtomicAdd;
+        e_atomic.shaderBufferFloat64Atomics = atomic_float.shaderBufferFloat64Atomics;
+        e12.pNext = &e_atomic;
+    }
+    // MoltenVK and other portability drivers require this extension to be enabled.
+    if (HasExtension(ifns, info_.handle, "VK_KHR_portability_subset")) {
+        extensions.push_back("VK_KHR_portability_subset");
+    }
+
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_info.queueFamilyIndex = static_cast<uint32_t>(info_.compute_family);
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+
+    VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    create.pNext = &enabled;
+    create.queueCreateInfoCount = 1;
+    create.pQueueCreateInfos = &queue_info;
+    create.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    create.ppEnabledExtensionNames = extensions.data();
+    NVK_VK_CHECK("vkCreateDevice",
+                 ifns.vkCreateDevice(info_.handle, &create, nullptr, &device_));
+    NVK_RETURN_IF_ERROR(LoadDeviceFns(ifns, device_, fns_));
+    fns_.vkGetDeviceQueue(device_, queue_info.queueFamilyIndex, 0, &queue_);
+
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool_info.queueFamilyIndex = queue_info.queueFamilyIndex;
+    NVK_VK_CHECK("vkCreateCommandPool",
+                 fns_.vkCreateCommandPool(device_, &pool_info, nullptr, &command_pool_));
+
+    VkPipelineCacheCreateInfo cache_info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    NVK_VK_CHECK("vkCreatePipelineCache",
+                 fns_.vkCreatePipelineCache(device_, &cache_info, nullptr, &pipeline_cache_));
+
+    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type_info.initialValue = 0;
+    VkSemaphoreCreateInfo sem_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    sem_info.pNext = &type_info;
+    NVK_VK_CHECK("vkCreateSemaphore",
+                 fns_.vkCreateSemaphore(device_, &sem_info, nullptr, &timeline_));
+
+    // Memory types. Arrays live in device-local memory; where that memory is also
+    // host-visible and the device is a CPU or an integrated GPU (one memory), arrays
+    // are mapped and copies are plain memcpy. Otherwise copies go through staging.
+    VkPhysicalDeviceMemoryProperties mem{};
+    ifns.vkGetPhysicalDeviceMemoryProperties(info_.handle, &mem);
+    const VkMemoryPropertyFlags host_flags =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int host = FindType(mem, host_flags, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (host < 0) return util::Unsupported("Vulkan device '" + info_.name +
+                                           "' has no host-visible coherent memory");
+    host_type_ = static_cast<uint32_t>(host);
+    int array = -1;
+    bool unified = info_.kind == "cpu" || info_.kind == "integrated";
+    if (unified) {
+        array = FindType(mem, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host_flags,
+                         VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    }
+    if (array >= 0) {
+        arrays_mapped_ = true;
+    } else {
+        array = FindType(mem, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+        if (array < 0) array = host;
+        arrays_mapped_ = (mem.memoryTypes[array].propertyFlags & host_flags) == host_flags;
+    }
+    array_type_ = static_cast<uint32_t>(array);
+
+    // Command buffers and parameter rings, one per batch slot.
+    std::array<VkCommandBuffer, kMaxInFlight + 1> cbs{};
+    VkCommandBufferAllocateInfo cb_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cb_info.commandPool = command_pool_;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = static_cast<uint32_t>(cbs.size());
+    NVK_VK_CHECK("vkAllocateCommandBuffers",
+                 fns_.vkAllocateCommandBuffers(device_, &cb_info, cbs.data()));
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        slots_[i].cb = cbs[i];
+        NVK_ASSIGN_OR_RETURN(slots_[i].params, AllocateHost(kParamArenaBytes));
+    }
+    return util::Status::Ok();
+}
+
+}  // namespace nvk::vk

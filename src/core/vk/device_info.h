@@ -1,0 +1,53 @@
+// What a physical device offers: the facts behind runtime.DeviceInfo, read
+// from its properties, features and queue families.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vk/loader.h"
+
+namespace nvk::vk {
+
+struct PhysicalDeviceInfo {
+    int index = -1;
+    VkPhysicalDevice handle = VK_NULL_HANDLE;
+    std::string name;
+    std::string kind;  // "discrete", "integrated", "virtual", "cpu", "other"
+    uint32_t api_version = 0;
+    uint32_t driver_version = 0;
+    uint32_t vendor_id = 0;
+    uint32_t device_id = 0;
+    std::string driver_name;
+    std::string driver_info;
+    int compute_family = -1;   // the first family with compute
+    int transfer_family = -1;  // a transfer-only family, or -1
+
+    bool float64 = false, int64 = false, int16 = false, int8 = false;
+    bool int64_atomics = false, float16 = false, storage16 = false, storage8 = false;
+    bool float32_atomic_add = false;
+    bool buffer_device_address = false, timeline_semaphore = false;
+    bool vulkan_memory_model = false;
+    bool has_atomic_float_ext = false;
+
+    std::array<uint32_t, 3> max_local_size{};
+    uint32_t max_local_invocations = 0;
+    std::array<uint32_t, 3> max_groups{};
+    uint32_t max_shared_memory = 0;
+    uint32_t max_push_constants = 0;
+    std::vector<int> nan_preserve;  // 16, 32, 64
+    uint32_t timestamp_bits = 0;
+    float timestamp_period = 1.0f;
+
+    uint32_t subgroup_size = 1;
+    bool subgroup_basic = false, subgroup_vote = false, subgroup_arithmetic = false;
+    bool subgroup_ballot = false, subgroup_shuffle = false, subgroup_shuffle_relative = false;
+
+    uint64_t device_local_bytes = 0;  // the largest device-local heap
+};
+
+PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice handle);
+
+}  // namespace nvk::vk

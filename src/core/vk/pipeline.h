@@ -1,0 +1,57 @@
+// Kernel: a SPIR-V compute module on one device, and its pipelines.
+//
+// Kernels take no descriptor sets: arrays are device addresses inside the
+// parameter block (ARCHITECTURE.md decision 3), so the pipeline layout holds
+// only a push-constant range of push_size bytes. The workgroup size is given by
+// specialization constants 0, 1, 2 (x, y, z), so one module serves every local
+// size: a pipeline is created on first use of a local size and kept.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "vk/device.h"
+
+namespace nvk::vk {
+
+class Kernel {
+  public:
+    // `words`: the SPIR-V module, entry point "main". `push_size`: bytes of push
+    // constants the module declares (0: none).
+    static util::Result<std::unique_ptr<Kernel>> Create(Device& device, const uint32_t* words,
+                                                        size_t count, uint32_t push_size);
+    ~Kernel();
+    Kernel(const Kernel&) = delete;
+    Kernel& operator=(const Kernel&) = delete;
+
+    Device& device() const { return *device_; }
+    uint32_t push_size() const { return push_size_; }
+    VkPipelineLayout layout() const { return layout_; }
+    size_t pipeline_count() const { return pipelines_.size(); }
+
+    // The pipeline for workgroup size `local`; fails with kUnsupported when the
+    // device does not allow that size.
+    util::Result<VkPipeline> Pipeline(const uint32_t local[3]) {
+        if (last_ != VK_NULL_HANDLE && local[0] == last_local_[0] && local[1] == last_local_[1] &&
+            local[2] == last_local_[2]) {
+            return last_;
+        }
+        return FindOrCreate(local);
+    }
+
+  private:
+    explicit Kernel(Device& device) : device_(&device) {}
+    util::Result<VkPipeline> FindOrCreate(const uint32_t local[3]);
+
+    Device* device_;
+    uint32_t push_size_ = 0;
+    VkShaderModule module_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    std::vector<std::pair<std::array<uint32_t, 3>, VkPipeline>> pipelines_;
+    std::array<uint32_t, 3> last_local_{};
+    VkPipeline last_ = VK_NULL_HANDLE;
+};
+
+}  // namespace nvk::vk

@@ -1,0 +1,94 @@
+"""CompiledKernel: what compiling a kernel produces (API.md section 1).
+
+A CompiledKernel is everything the runtime needs to run one specialisation of
+a kernel on any device: the SPIR-V words, the layout of its parameter block
+and what it requires of the device. It does not depend on a device; the
+runtime creates pipelines from it per device.
+"""
+
+import numpy as np
+
+
+class CompiledKernel:
+    """One compiled specialisation of a kernel.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's Python name.
+    words : numpy.ndarray
+        The SPIR-V module, uint32 words.
+    entry : str
+        Name of the GLCompute entry point.
+    param_size : int
+        Bytes of the parameter block (array addresses, extents, strides, scalars).
+    params_in_buffer : bool
+        True when the block is larger than the push-constant limit: the only
+        push constant is then the 64-bit address of a parameter buffer.
+    push_size : int
+        Bytes of push constants the module declares.
+    capabilities : tuple of str
+        What the device must support ("float64", "int64", "int8", "storage8", ...).
+    shared_bytes : int
+        Bytes of workgroup-shared memory the kernel uses.
+    local_size : tuple of int or None
+        A workgroup size fixed by the kernel, or None (chosen at launch).
+    argtypes : tuple
+        Numba types of the arguments this specialisation was compiled for.
+    argspecs : list of tuple
+        Per argument, how the runtime writes it into the parameter block
+        (the launcher's argspecs).
+    writes : tuple of bool
+        Per argument, whether the kernel may store into that array.
+    mode : numba_vulkan.narrowing.Mode
+        How 64-bit types were narrowed.
+    kir : str
+        The KIR text the front end built (CFG form).
+    unbound : list
+        Descriptor bindings the kernel does not use. Always empty: arrays are
+        passed as buffer device addresses, so kernels have no bindings.
+    """
+
+    def __init__(self, *, name, core, argtypes, argspecs, writes, mode, typed=None):
+        self.name = name
+        self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
+        self.entry = core.entry
+        self.param_size = int(core.param_size)
+        self.params_in_buffer = bool(core.params_in_buffer)
+        self.push_size = int(core.push_size)
+        self.capabilities = tuple(core.capabilities)
+        self.shared_bytes = int(core.shared_bytes)
+        self.local_size = None
+        self.argtypes = tuple(argtypes)
+        self.argspecs = list(argspecs)
+        self.writes = tuple(bool(w) for w in writes)
+        self.mode = mode
+        self.kir = core.kir
+        self.unbound = []
+        self.typed = typed  # the Numba typing result (for inspect_types)
+        self._spirv = None
+
+    def disassemble(self):
+        """The SPIR-V module as assembly text.
+
+        Returns
+        -------
+        str
+        """
+        if self._spirv is None:
+            from . import _core
+
+            self._spirv = _core.disassemble(self.words)
+        return self._spirv
+
+    @property
+    def spirv(self):
+        """The SPIR-V assembly text (same as ``disassemble()``)."""
+        return self.disassemble()
+
+    def __repr__(self):
+        args = ", ".join(str(t) for t in self.argtypes)
+        return (
+            f"<CompiledKernel {self.name}({args}): {len(self.words)} words, "
+            f"{self.param_size} parameter bytes>"
+        )

@@ -1,0 +1,232 @@
+"""The Python half of the pipeline: a Python function in, a CompiledKernel out.
+
+    compile_kernel
+      1. type_kernel   Numba's front half with our typing context: bytecode ->
+                       IR -> untyped passes -> type inference. No SSA: the
+                       front end maps Numba variables to KIR local variables,
+                       so phi nodes would only get in its way.
+      2. lower_kernel  numba_vulkan.frontend: typed IR -> KIR (CFG form).
+      3. _core.compile the C++ half: verify, structurize, emit SPIR-V,
+                       optimise, validate.
+    Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
+"""
+
+import itertools
+import os
+from dataclasses import dataclass, field
+
+from numba.core import compiler, types
+from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
+from numba.core.target_extension import target_override
+from numba.core.typed_passes import NopythonTypeInference
+from numba.core.untyped_passes import (
+    DeadBranchPrune,
+    FindLiterallyCalls,
+    FixupArgs,
+    GenericRewrites,
+    InlineClosureLikes,
+    InlineInlinables,
+    IRProcessing,
+    LiteralPropagationSubPipelinePass,
+    LiteralUnroll,
+    MakeFunctionToJitFunction,
+    RewriteDynamicRaises,
+    RewriteSemanticConstants,
+    TranslateByteCode,
+)
+
+from . import config, target
+
+
+@dataclass(frozen=True)
+class Options:
+    """The compilation options of ``@nv.jit`` that change generated code."""
+
+    fastmath: bool = False
+    boundscheck: bool = False
+    error_model: str = "numpy"
+    optimize: bool = True
+    debug: bool = False
+
+
+@dataclass
+class TypedKernel:
+    """What Numba's front half leaves: typed IR of one specialisation."""
+
+    func_ir: object
+    typemap: dict
+    calltypes: dict
+    argtypes: tuple
+    return_type: object
+    annotation: object = field(default=None, repr=False)
+
+
+def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128):
+    """Compile one specialisation of a kernel.
+
+    Parameters
+    ----------
+    pyfunc : function
+        The kernel's Python function.
+    argtypes : tuple of numba.core.types.Type
+        Types of the arguments.
+    options : Options
+        Code generation options.
+    mode : numba_vulkan.narrowing.Mode
+        How 64-bit types are narrowed (depends on the device).
+    max_push_bytes : int
+        The push-constant limit; larger parameter blocks go in a buffer.
+
+    Returns
+    -------
+    numba_vulkan.codegen.CompiledKernel
+    """
+    from . import _core, codegen, frontend
+
+    name = pyfunc.__name__
+    typed = type_kernel(pyfunc, argtypes, options)
+    lowered = frontend.lower_kernel(
+        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name
+    )
+    # _core.compile copies the module, so this is the KIR exactly as the front end built it.
+    core = _core.compile(
+        lowered.module,
+        optimize=options.optimize,
+        fastmath=options.fastmath,
+        max_push_bytes=max_push_bytes,
+    )
+    kernel = codegen.CompiledKernel(
+        name=name,
+        core=core,
+        argtypes=argtypes,
+        argspecs=lowered.argspecs,
+        writes=lowered.writes,
+        mode=mode,
+        typed=typed,
+    )
+    dump(kernel)
+    return kernel
+
+
+# ---------------------------------------------------------------- Numba's front half
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class VulkanTypingDone(AnalysisPass):
+    """The last pass: hand the typed IR over, without any of Numba's lowering."""
+
+    _name = "numba_vulkan_typing_done"
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        state.cr = TypedKernel(
+            func_ir=state.func_ir,
+            typemap=state.typemap,
+            calltypes=state.calltypes,
+            argtypes=tuple(state.args),
+            return_type=state.return_type,
+        )
+        return False
+
+
+class VulkanCompiler(compiler.CompilerBase):
+    """Numba's untyped passes (without ReconstructSSA) and type inference, then stop."""
+
+    def define_pipelines(self):
+        pm = PassManager("numba_vulkan")
+        pm.add_pass(TranslateByteCode, "analyzing bytecode")
+        pm.add_pass(FixupArgs, "fix up args")
+        pm.add_pass(IRProcessing, "processing IR")
+        # Closures first, in case they use nonlocals (as Numba orders it).
+        pm.add_pass(InlineClosureLikes, "inline calls to locally defined closures")
+        pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
+        pm.add_pass(DeadBranchPrune, "dead branch pruning")
+        pm.add_pass(GenericRewrites, "nopython rewrites")
+        pm.add_pass(RewriteDynamicRaises, "rewrite dynamic raises")
+        pm.add_pass(MakeFunctionToJitFunction, "convert make_function into JIT functions")
+        pm.add_pass(InlineInlinables, "inline inlinable functions")
+        pm.add_pass(DeadBranchPrune, "dead branch pruning")
+        pm.add_pass(FindLiterallyCalls, "find literally calls")
+        pm.add_pass(LiteralUnroll, "handles literal_unroll")
+        pm.add_pass(DeadBranchPrune, "dead branch pruning")
+        pm.add_pass(LiteralPropagationSubPipelinePass, "literal propagation")
+        pm.add_pass(NopythonTypeInference, "nopython frontend")
+        pm.add_pass(VulkanTypingDone, "numba_vulkan: stop after typing")
+        pm.finalize()
+        return [pm]
+
+
+def type_kernel(pyfunc, argtypes, options):
+    """Run Numba's front half on ``pyfunc`` for ``argtypes``; raises Numba's TypingError."""
+    typing_context, target_context = target.contexts()
+    flags = compiler.Flags()
+    flags.no_cpython_wrapper = True
+    flags.no_cfunc_wrapper = True
+    flags.nrt = False
+    flags.enable_ssa = False
+    flags.error_model = options.error_model
+    flags.boundscheck = options.boundscheck
+    if options.fastmath:
+        flags.fastmath = True
+    with target_override(target.TARGET_NAME):
+        pipeline = VulkanCompiler(
+            typing_context, target_context, None, tuple(argtypes), None, flags, {}
+        )
+        typed = pipeline.compile_extra(pyfunc)
+    if typed.return_type not in (types.none, None):
+        # Kernels return nothing; the front end reports it with the location.
+        pass
+    return typed
+
+
+def annotate(typed):
+    """Numba's type annotation (source lines with the types of their variables) as text."""
+    from numba.core.annotations.type_annotations import TypeAnnotation
+
+    try:
+        annotation = TypeAnnotation(
+            func_ir=typed.func_ir,
+            typemap=typed.typemap,
+            calltypes=typed.calltypes,
+            lifted=(),
+            lifted_from=None,
+            args=typed.argtypes,
+            return_type=typed.return_type,
+        )
+        return str(annotation)
+    except Exception:  # no source available (exec'd code): the IR itself, typed
+        lines = [f"{typed.func_ir.func_id.func_qualname} {typed.argtypes} -> {typed.return_type}"]
+        for label, block in sorted(typed.func_ir.blocks.items()):
+            lines.append(f"label {label}:")
+            for stmt in block.body:
+                targets = [v.name for v in stmt.list_vars()]
+                known = ", ".join(f"{n}: {typed.typemap[n]}" for n in targets if n in typed.typemap)
+                lines.append(f"    {stmt}" + (f"    # {known}" if known else ""))
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- dumps
+
+_dump_counter = itertools.count()
+
+
+def dump(kernel):
+    """Write the stages NUMBA_VULKAN_DUMP asks for into nvk_dump/<kernel>.<n>.<stage>."""
+    stages = {s.strip() for s in config.DUMP.split(",") if s.strip()}
+    if not stages:
+        return
+    root = config.CACHE_DIR or os.getcwd()
+    folder = os.path.join(root, "nvk_dump")
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, f"{kernel.name}.{next(_dump_counter)}")
+    if "kir" in stages or "all" in stages:
+        with open(stem + ".kir", "w") as f:
+            f.write(kernel.kir)
+    if "spirv" in stages or "all" in stages:
+        with open(stem + ".spvasm", "w") as f:
+            f.write(kernel.disassemble())
+    if "types" in stages or "all" in stages:
+        with open(stem + ".types", "w") as f:
+            f.write(annotate(kernel.typed))

@@ -1,0 +1,129 @@
+"""Array arguments: their slots in the parameter block, and element access.
+
+An array argument is flattened into parameters, in this order: its buffer
+device address (u64, the address of element 0 of the view), its extents and
+its strides in elements (i32 under mode.ints, else i64). Element access is
+pointer arithmetic: wrap negative indices around (idx < 0 -> idx + extent),
+linear = sum(idx_k * stride_k), then elemptr + load/store in the storage kind,
+converting to and from the compute kind.
+"""
+
+from numba.core import types
+
+from .. import _core
+from . import arith
+from .errors import unsupported
+from .types import compute_kind, host_dtype, index_kind, is_signed, nbytes, storage_kind
+
+Op = _core.Op
+
+
+class ArrayArg:
+    """One array argument of the kernel: its parameters as KIR values (entry block)."""
+
+    def __init__(self, lowerer, name, ty, loc):
+        b, module, mode = lowerer.b, lowerer.module, lowerer.mode
+        if not isinstance(ty, types.Array):
+            raise unsupported(f"arguments of type {ty}", loc)
+        if ty.ndim < 1 or ty.ndim > 3:
+            raise unsupported(f"{ty.ndim}-d array arguments (1 to 3 dimensions)", loc)
+        self.name = name
+        self.ty = ty
+        self.ndim = ty.ndim
+        self.storage = storage_kind(ty.dtype, mode, loc)
+        self.compute = compute_kind(ty.dtype, mode, loc)
+        self.index_kind = index_kind(mode)
+        self.written = False
+        ik = self.index_kind
+        addr_param = module.add_param(f"{name}.addr", _core.Kind.u64)
+        ext_params = [module.add_param(f"{name}.shape[{k}]", ik) for k in range(ty.ndim)]
+        str_params = [module.add_param(f"{name}.strides[{k}]", ik) for k in range(ty.ndim)]
+        self.addr = b.param(addr_param)
+        self.extents = [b.param(p) for p in ext_params]
+        self.strides = [b.param(p) for p in str_params]
+        self.argspec = (
+            "array",
+            host_dtype(ty.dtype),
+            ty.ndim,
+            module.param_offset(addr_param),
+            tuple(module.param_offset(p) for p in ext_params),
+            tuple(module.param_offset(p) for p in str_params),
+            nbytes(ik),
+        )
+
+    def element_ptr(self, b, indices, loc):
+        """Pointer to the element at `indices` (KIR integer values, one per dimension)."""
+        if len(indices) != self.ndim:
+            raise unsupported(
+                f"indexing a {self.ndim}-d array with {len(indices)} indices (array views)", loc
+            )
+        ik = self.index_kind
+        linear = None
+        for idx, extent, stride in zip(indices, self.extents, self.strides):
+            signed = is_signed(b.kind(idx))
+            idx = arith.convert(b, idx, ik)
+            if signed:
+                negative = b.compare(Op.lt, idx, arith.const(b, ik, 0))
+                idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
+            term = b.binary(Op.mul, idx, stride)
+            linear = term if linear is None else b.binary(Op.add, linear, term)
+        return b.elemptr(self.storage, self.addr, linear)
+
+    def load(self, b, indices, loc):
+        value = b.load(self.element_ptr(b, indices, loc))
+        return arith.convert(b, value, self.compute)
+
+    def store(self, b, indices, value, loc):
+        ptr = self.element_ptr(b, indices, loc)
+        b.store(ptr, arith.convert(b, value, self.storage))
+        self.written = True
+
+    def size(self, b):
+        total = self.extents[0]
+        for e in self.extents[1:]:
+            total = b.binary(Op.mul, total, e)
+        return total
+
+    def strides_in_bytes(self, b):
+        itemsize = arith.const(b, self.index_kind, host_dtype(self.ty.dtype).itemsize)
+        return tuple(b.binary(Op.mul, s, itemsize) for s in self.strides)
+
+
+def index_values(lowerer, arr, index_var, index_ty, loc):
+    """The KIR index values of `arr[index]` for a Numba index variable of type `index_ty`."""
+    if isinstance(index_ty, types.Integer):
+        return [lowerer.load_var(index_var.name)]
+    if isinstance(index_ty, types.BaseTuple):
+        for t in index_ty.types:
+            _check_index_type(t, loc)
+        return list(lowerer.load_var(index_var.name))
+    _check_index_type(index_ty, loc)
+    raise unsupported(f"indexing arrays with {index_ty}", loc)
+
+
+def static_index_values(lowerer, index, loc):
+    """KIR index values for a constant index (int or tuple of ints)."""
+    b = lowerer.b
+    ik = index_kind(lowerer.mode)
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for item in items:
+        if isinstance(item, slice):
+            raise unsupported("slicing arrays", loc)
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise unsupported(f"indexing arrays with {item!r}", loc)
+        out.append(arith.const(b, ik, item))
+    return out
+
+
+def _check_index_type(t, loc):
+    if isinstance(t, types.SliceType):
+        raise unsupported("slicing arrays", loc)
+    if isinstance(t, types.EllipsisType):
+        raise unsupported("'...' in array indices", loc)
+    if isinstance(t, types.NoneType):
+        raise unsupported("'None' (newaxis) in array indices", loc)
+    if isinstance(t, types.Array):
+        raise unsupported("indexing arrays with arrays (fancy indexing)", loc)
+    if not isinstance(t, types.Integer):
+        raise unsupported(f"indexing arrays with {t}", loc)

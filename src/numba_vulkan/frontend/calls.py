@@ -1,0 +1,170 @@
+"""Calls: kernel intrinsics, Python builtins and NumPy scalar constructors.
+
+The callee of a call is a compile-time object (a global or an attribute of
+one); the front end dispatches on its identity. Anything it does not know is
+rejected with the callee's name.
+"""
+
+import builtins
+
+from numba.core import types
+
+from .. import _core, stubs
+from . import arith, loops
+from .errors import unsupported
+from .types import compute_kind, is_float, is_signed, is_scalar_type
+
+Op = _core.Op
+K = _core.Kind
+
+_BUILTIN_IDS = {
+    "global_id": _core.Builtin.global_id,
+    "local_id": _core.Builtin.local_id,
+    "group_id": _core.Builtin.group_id,
+    "local_size": _core.Builtin.local_size,
+    "num_groups": _core.Builtin.num_groups,
+}
+
+#: Stub object -> KIR builtin. Tests may register stand-ins with register_intrinsic.
+INTRINSICS = {s: _BUILTIN_IDS[s.__name__] for s in stubs.AXIS_INTRINSICS}
+
+
+def register_intrinsic(obj, name):
+    """Make `obj` lower as the axis intrinsic `name` (e.g. "global_id")."""
+    INTRINSICS[obj] = _BUILTIN_IDS[name]
+
+
+def callee_name(fn):
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    module = getattr(fn, "__module__", None)
+    if module and module != "builtins" and not module.startswith("numba_vulkan"):
+        if module.startswith("numpy"):
+            module = "numpy"
+        return f"{module}.{name}"
+    return name
+
+
+def lower_call(lowerer, expr, target):
+    """Lower `expr` (an ir.Expr call); returns (value, Numba type)."""
+    loc = expr.loc
+    fn_var = expr.func.name
+    fn_ty = lowerer.typemap[fn_var]
+    if fn_var not in lowerer.statics:
+        raise unsupported(f"calling a value of type {fn_ty}", loc)
+    fn = lowerer.statics[fn_var]
+    sig = lowerer.calltypes.get(expr)
+    if sig is None:
+        raise unsupported(f"calling '{callee_name(fn)}'", loc)
+    if expr.kws or expr.vararg:
+        raise unsupported(f"keyword or star arguments in calls to '{callee_name(fn)}'", loc)
+
+    if fn in INTRINSICS if _hashable(fn) else False:
+        return _intrinsic(lowerer, expr, sig, INTRINSICS[fn]), sig.return_type
+    if fn is builtins.range:
+        return loops.lower_range(lowerer, expr, sig, target), sig.return_type
+    if fn is builtins.len:
+        return _len(lowerer, expr, sig), sig.return_type
+    if fn in (builtins.int, builtins.float, builtins.bool) or isinstance(fn_ty, types.NumberClass):
+        if len(expr.args) != 1:
+            raise unsupported(f"calling '{callee_name(fn)}' with {len(expr.args)} arguments", loc)
+        (arg,) = expr.args
+        return lowerer.cast(lowerer.load_var(arg.name), lowerer.typemap[arg.name],
+                            sig.return_type, loc), sig.return_type  # fmt: skip
+    if fn is builtins.abs:
+        return _abs(lowerer, expr, sig), sig.return_type
+    if fn in (builtins.min, builtins.max):
+        return _minmax(lowerer, expr, sig, fn is builtins.max), sig.return_type
+    if fn is builtins.divmod:
+        return _divmod(lowerer, expr, sig), sig.return_type
+    if fn is builtins.print:
+        raise unsupported("calling 'print'", loc)
+    raise unsupported(f"calling '{callee_name(fn)}'", loc)
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _intrinsic(lowerer, expr, sig, builtin):
+    b = lowerer.b
+    axis = lowerer.static_int(expr.args[0]) if len(expr.args) == 1 else None
+    if axis not in (0, 1, 2):
+        raise unsupported(f"'{builtin.name}' with an axis that is not a literal 0, 1 or 2", expr.loc)
+    value = b.builtin(builtin, axis)
+    return arith.convert(b, value, compute_kind(sig.return_type, lowerer.mode, expr.loc))
+
+
+def _len(lowerer, expr, sig):
+    (arg,) = expr.args
+    ty = lowerer.typemap[arg.name]
+    k = compute_kind(sig.return_type, lowerer.mode, expr.loc)
+    if isinstance(ty, types.Array):
+        return arith.convert(lowerer.b, lowerer.statics[arg.name].extents[0], k)
+    if isinstance(ty, types.BaseTuple):
+        return arith.const(lowerer.b, k, len(ty.types))
+    raise unsupported(f"len() of {ty}", expr.loc)
+
+
+def _scalar_args(lowerer, expr, sig, name):
+    """The scalar operands of a builtin call, cast to the signature's types.
+
+    Numba types min/max of several arguments as one star-args tuple, and
+    min/max of one tuple as that tuple: both give the tuple's elements here.
+    """
+    args, sig_args = expr.args, sig.args
+    if len(args) == 1 and isinstance(lowerer.typemap[args[0].name], types.BaseTuple):
+        tup = lowerer.load_cast(args[0], sig_args[0])
+        tys = sig_args[0].types
+    elif len(sig_args) == 1 and isinstance(sig_args[0], types.BaseTuple) and len(args) > 1:
+        tys = sig_args[0].types
+        tup = [lowerer.load_cast(a, t) for a, t in zip(args, tys)]
+    else:
+        tys = sig_args
+        tup = [lowerer.load_cast(a, t) for a, t in zip(args, tys)]
+    for t in tys:
+        if not is_scalar_type(t):
+            raise unsupported(f"'{name}' of {t}", expr.loc)
+    return list(tup)
+
+
+def _abs(lowerer, expr, sig):
+    b = lowerer.b
+    (x,) = _scalar_args(lowerer, expr, sig, "abs")
+    k = compute_kind(sig.return_type, lowerer.mode, expr.loc)
+    x = arith.convert(b, x, k)
+    if is_float(k):
+        return b.math(_core.MathFn.abs, [x])
+    if is_signed(k):
+        return b.select(b.compare(Op.lt, x, arith.const(b, k, 0)), b.unary(Op.neg, x), x)
+    return x
+
+
+def _minmax(lowerer, expr, sig, is_max):
+    """CPython's min/max: the first extreme argument wins (NaN as Python compares it)."""
+    b = lowerer.b
+    name = "max" if is_max else "min"
+    values = _scalar_args(lowerer, expr, sig, name)
+    if not values:
+        raise unsupported(f"'{name}' of an empty sequence", expr.loc)
+    k = compute_kind(sig.return_type, lowerer.mode, expr.loc)
+    values = [arith.convert(b, v, k) for v in values]
+    if k == K.bool:
+        values = [arith.convert(b, v, K.i32) for v in values]
+    result = values[0]
+    for v in values[1:]:
+        better = b.compare(Op.gt if is_max else Op.lt, v, result)
+        result = b.select(better, v, result)
+    return arith.convert(b, result, k)
+
+
+def _divmod(lowerer, expr, sig):
+    b = lowerer.b
+    x, y = _scalar_args(lowerer, expr, sig, "divmod")
+    q_ty, r_ty = sig.return_type.types
+    k = compute_kind(q_ty, lowerer.mode, expr.loc)
+    x, y = arith.convert(b, x, k), arith.convert(b, y, k)
+    return (arith.floordiv(b, x, y), arith.mod(b, x, y))

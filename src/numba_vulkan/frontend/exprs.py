@@ -1,0 +1,268 @@
+"""Expressions of Numba's IR (ir.Expr), one handler per op.
+
+Every handler takes (lowerer, expr, target variable name) and returns
+(value, Numba type of that value); the lowerer then casts the value to the
+target variable's type. Operators take their operand types from the call's
+signature in calltypes, as Numba's own lowering does.
+"""
+
+import operator
+
+from numba.core import types
+
+from .. import _core
+from . import arith, calls, loops
+from .arrays import ArrayArg
+from .errors import unsupported
+from .types import compute_kind, index_kind, is_float, is_int, is_scalar_type
+
+Op = _core.Op
+K = _core.Kind
+M = _core.MathFn
+
+
+def _op_name(fn):
+    return arith.OPERATOR_NAMES.get(fn, getattr(fn, "__name__", str(fn)))
+
+
+def _unify(b, x, y):
+    """Bring two scalars to one kind (the signature normally does this already)."""
+    kx, ky = b.kind(x), b.kind(y)
+    if kx == ky:
+        return x, y
+    if is_float(kx) or is_float(ky):
+        k = K.f64 if K.f64 in (kx, ky) else K.f32
+    else:
+        k = kx if arith.BITS[kx] >= arith.BITS[ky] else ky
+    return arith.convert(b, x, k), arith.convert(b, y, k)
+
+
+def binop(lo, expr, target):
+    b, loc = lo.b, expr.loc
+    fn = expr.fn
+    lhs_ty, rhs_ty = lo.typemap[expr.lhs.name], lo.typemap[expr.rhs.name]
+    sym = _op_name(expr.immutable_fn if expr.op == "inplace_binop" else fn)
+    sig = lo.calltypes.get(expr)
+    if sig is None or not (is_scalar_type(lhs_ty) and is_scalar_type(rhs_ty)):
+        raise unsupported(f"'{sym}' on {lhs_ty} and {rhs_ty}", loc)
+    if not is_scalar_type(sig.return_type):
+        raise unsupported(f"'{sym}' giving {sig.return_type}", loc)
+    x = lo.load_cast(expr.lhs, sig.args[0])
+    y = lo.load_cast(expr.rhs, sig.args[1])
+    rk = compute_kind(sig.return_type, lo.mode, loc)
+    if expr.op == "inplace_binop":
+        fn = expr.immutable_fn
+
+    if fn in arith.COMPARE:
+        x, y = _unify(b, x, y)
+        op = arith.COMPARE[fn]
+        if b.kind(x) == K.bool and op not in (Op.eq, Op.ne):
+            x, y = arith.convert(b, x, K.i32), arith.convert(b, y, K.i32)
+        r = b.compare(op, x, y)
+    elif fn in arith.SIMPLE_BINARY:
+        x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
+        r = b.binary(arith.SIMPLE_BINARY[fn], x, y)
+    elif fn in arith.TRUEDIV:
+        if not is_float(rk):
+            raise unsupported(f"'/' giving {sig.return_type}", loc)
+        r = b.binary(Op.div, arith.convert(b, x, rk), arith.convert(b, y, rk))
+    elif fn in arith.FLOORDIV or fn in arith.MOD:
+        x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
+        if rk == K.bool:
+            raise unsupported(f"'{sym}' on booleans", loc)
+        r = arith.floordiv(b, x, y) if fn in arith.FLOORDIV else arith.mod(b, x, y)
+    elif fn in arith.POW:
+        r = _power(lo, expr, x, y, rk, sig)
+    elif fn in arith.BITWISE:
+        if is_float(rk):
+            raise unsupported(f"'{sym}' on floats", loc)
+        x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
+        r = b.binary(arith.BITWISE[fn], x, y)
+    elif fn in arith.SHIFTS:
+        if not is_int(rk):
+            raise unsupported(f"'{sym}' on {sig.return_type}", loc)
+        r = arith.shift(b, arith.SHIFTS[fn], arith.convert(b, x, rk), arith.convert(b, y, rk))
+    else:
+        raise unsupported(f"the operator '{sym}'", loc)
+    return arith.convert(b, r, rk), sig.return_type
+
+
+def _power(lo, expr, x, y, rk, sig):
+    b, loc = lo.b, expr.loc
+    yk = b.kind(y)
+    if is_int(yk) or yk == K.bool:
+        if yk == K.bool:
+            y = arith.convert(b, y, K.i32)
+        base = arith.convert(b, x, rk)
+        return arith.power(b, base, y, lo.static_int(expr.rhs))
+    if rk == K.f32:
+        return b.math(M.pow, [arith.convert(b, x, rk), arith.convert(b, y, rk)])
+    raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]} (float exponents on float64)", loc)
+
+
+def unary(lo, expr, target):
+    b, loc = lo.b, expr.loc
+    fn = expr.fn
+    ty = lo.typemap[expr.value.name]
+    sig = lo.calltypes.get(expr)
+    if sig is None or not is_scalar_type(ty) or not is_scalar_type(sig.return_type):
+        raise unsupported(f"'{_op_name(fn)}' on {ty}", loc)
+    x = lo.load_cast(expr.value, sig.args[0])
+    rk = compute_kind(sig.return_type, lo.mode, loc)
+    if fn is operator.not_:
+        r = arith.logical_not(b, arith.truth(b, x))
+    elif fn is operator.pos:
+        r = x
+    elif fn is operator.neg:
+        x = arith.convert(b, x, rk)
+        r = b.unary(Op.neg, x)
+    elif fn is operator.invert:
+        if is_float(b.kind(x)):
+            raise unsupported("'~' on floats", loc)
+        r = arith.logical_not(b, x) if b.kind(x) == K.bool else b.unary(Op.not_, x)
+    else:
+        raise unsupported(f"the operator '{_op_name(fn)}'", loc)
+    return arith.convert(b, r, rk), sig.return_type
+
+
+def call(lo, expr, target):
+    return calls.lower_call(lo, expr, target)
+
+
+def getattr_(lo, expr, target):
+    b, loc = lo.b, expr.loc
+    ty = lo.typemap[expr.value.name]
+    attr = expr.attr
+    value = lo.load_var(expr.value.name)
+    target_ty = lo.typemap[target]
+    if isinstance(value, ArrayArg):
+        ik = index_kind(lo.mode)
+        if attr == "shape":
+            return tuple(value.extents), types.UniTuple(types.intp, value.ndim)
+        if attr == "strides":
+            return value.strides_in_bytes(b), types.UniTuple(types.intp, value.ndim)
+        if attr == "size":
+            return value.size(b), types.intp
+        if attr == "ndim":
+            return arith.const(b, ik, value.ndim), types.intp
+        if attr == "itemsize":
+            return arith.const(b, ik, value.ty.dtype.bitwidth // 8), types.intp
+        raise unsupported(f"the array attribute '.{attr}'", loc)
+    if expr.value.name in lo.statics and not isinstance(ty, types.Array):
+        try:
+            obj = getattr(value, attr)
+        except AttributeError:
+            raise unsupported(f"the attribute '.{attr}' of {ty}", loc) from None
+        return lo.constant(obj, target_ty, loc), target_ty
+    raise unsupported(f"the attribute '.{attr}' of {ty}", loc)
+
+
+def getitem(lo, expr, target):
+    loc = expr.loc
+    ty = lo.typemap[expr.value.name]
+    if isinstance(ty, types.Array):
+        arr = lo.statics[expr.value.name]
+        if expr.op == "static_getitem" and expr.index_var is None and isinstance(expr.index, slice):
+            raise unsupported("slicing arrays", loc)
+        indices = lo._indices(expr, arr, loc)
+        return arr.load(lo.b, indices, loc), ty.dtype
+    if isinstance(ty, types.BaseTuple):
+        value = lo.load_var(expr.value.name)
+        if expr.op == "static_getitem" and isinstance(expr.index, (int, slice)):
+            if isinstance(expr.index, slice):
+                return value[expr.index], types.BaseTuple.from_types(ty.types[expr.index])
+            return value[expr.index], ty.types[expr.index]
+        return _dynamic_tuple_item(lo, expr, ty, value)
+    raise unsupported(f"indexing {ty}", loc)
+
+
+def _dynamic_tuple_item(lo, expr, ty, value):
+    b, loc = lo.b, expr.loc
+    if not isinstance(ty, types.UniTuple) or not is_scalar_type(ty.dtype):
+        raise unsupported(f"indexing {ty} with a run-time index", loc)
+    index_var = expr.index_var if expr.op == "static_getitem" else expr.index
+    if index_var is None or not isinstance(lo.typemap[index_var.name], types.Integer):
+        raise unsupported(f"indexing {ty} with {expr.index!r}", loc)
+    idx = lo.load_var(index_var.name)
+    k = b.kind(idx)
+    n = len(value)
+    if arith.is_signed(k):
+        negative = b.compare(Op.lt, idx, arith.const(b, k, 0))
+        idx = b.select(negative, b.binary(Op.add, idx, arith.const(b, k, n)), idx)
+    result = value[0]
+    for i in range(1, n):
+        result = b.select(b.compare(Op.eq, idx, arith.const(b, k, i)), value[i], result)
+    return result, ty.dtype
+
+
+def build_tuple(lo, expr, target):
+    values = tuple(lo.load_var(v.name) for v in expr.items)
+    ty = types.BaseTuple.from_types([lo.typemap[v.name] for v in expr.items])
+    return values, ty
+
+
+def exhaust_iter(lo, expr, target):
+    ty = lo.typemap[expr.value.name]
+    if isinstance(ty, types.BaseTuple) and len(ty.types) == expr.count:
+        return lo.load_var(expr.value.name), ty
+    raise unsupported(f"unpacking {ty}", expr.loc)
+
+
+def getiter(lo, expr, target):
+    ty = lo.typemap[expr.value.name]
+    if isinstance(ty, types.RangeType):
+        return loops.lower_getiter(lo, expr, target), lo.typemap[target]
+    if isinstance(ty, types.Array):
+        raise unsupported("iterating over arrays", expr.loc)
+    if isinstance(ty, types.BaseTuple):
+        raise unsupported("iterating over tuples", expr.loc)
+    raise unsupported(f"iterating over {ty}", expr.loc)
+
+
+def iternext(lo, expr, target):
+    ty = lo.typemap[expr.value.name]
+    if not isinstance(ty, types.RangeIteratorType):
+        raise unsupported(f"iterating over {ty}", expr.loc)
+    return loops.lower_iternext(lo, expr), lo.typemap[target]
+
+
+def pair_first(lo, expr, target):
+    ty = lo.typemap[expr.value.name]
+    return lo.load_var(expr.value.name)[0], ty.first_type
+
+
+def pair_second(lo, expr, target):
+    ty = lo.typemap[expr.value.name]
+    return lo.load_var(expr.value.name)[1], ty.second_type
+
+
+def cast(lo, expr, target):
+    return lo.load_var(expr.value.name), lo.typemap[expr.value.name]
+
+
+HANDLERS = {
+    "binop": binop,
+    "inplace_binop": binop,
+    "unary": unary,
+    "call": call,
+    "getattr": getattr_,
+    "getitem": getitem,
+    "static_getitem": getitem,
+    "build_tuple": build_tuple,
+    "exhaust_iter": exhaust_iter,
+    "getiter": getiter,
+    "iternext": iternext,
+    "pair_first": pair_first,
+    "pair_second": pair_second,
+    "cast": cast,
+}
+
+UNSUPPORTED_EXPRS = {
+    "build_list": "lists",
+    "build_set": "sets",
+    "build_map": "dicts",
+    "make_function": "inner functions (closures)",
+    "list_comprehension": "list comprehensions",
+    "typed_getitem": "typed getitem",
+    "phi": "phi nodes (the IR must not be in SSA form)",
+}

@@ -1,0 +1,329 @@
+"""The front end's driver: Numba typed IR (no phis) -> KIR in CFG form.
+
+Each Numba block becomes a KIR block, after a fresh entry block that holds
+the parameters and local variables and branches to Numba's first block.
+Values never cross blocks: every Numba variable of a value type lives in KIR
+local variables (one per scalar; a tuple, range, iterator or iternext pair is
+a tree of them), stored at each definition and loaded at each use.
+Variables of compile-time types (arrays, functions, modules, classes, None)
+are kept here in Python (`statics`) and produce no KIR at all.
+
+Casts follow Numba's lowering: a value is converted from its own type to the
+type of the variable it is assigned to, and operands to the argument types of
+the call's signature (calltypes).
+"""
+
+from numba.core import ir, types
+
+from .. import _core
+from . import arith, calls, loops
+from .arrays import ArrayArg, index_values, static_index_values
+from .errors import internal, unsupported
+from .types import K, compute_kind, is_scalar_type, nbytes, param_kind, scalar_code
+
+Op = _core.Op
+
+
+def layout(ty, mode, loc=None):
+    """The tree of KIR kinds that holds a value of Numba type `ty`, or None for compile-time types."""
+    if is_scalar_type(ty):
+        return compute_kind(ty, mode, loc)
+    if isinstance(ty, types.BaseTuple):
+        parts = tuple(layout(t, mode, loc) for t in ty.types)
+        if any(p is None for p in parts):
+            raise unsupported(f"tuples holding {ty}", loc)
+        return parts
+    if isinstance(ty, types.RangeType):
+        k = compute_kind(ty.dtype, mode, loc)
+        return (k, k, k)
+    if isinstance(ty, types.RangeIteratorType):
+        k = compute_kind(ty.yield_type, mode, loc)
+        return (k, k, k)
+    if isinstance(ty, types.Pair):
+        return (layout(ty.first_type, mode, loc), layout(ty.second_type, mode, loc))
+    return None
+
+
+class Lowerer:
+    def __init__(self, func_ir, typemap, calltypes, argtypes, mode, name):
+        self.func_ir = func_ir
+        self.typemap = typemap
+        self.calltypes = calltypes
+        self.argtypes = tuple(argtypes)
+        self.mode = mode
+        self.module = _core.KirModule(name)
+        self.b = _core.KirBuilder(self.module)
+        self.slots = {}  # Numba variable -> tree of KIR variable pointers
+        self.statics = {}  # Numba variable -> compile-time object (ArrayArg, function, module...)
+        self.step_sign = {}  # range / iterator variable -> sign of a literal step, or None
+        self.params = []  # per argument: ArrayArg, or (param value, Numba type)
+        self.argspecs = []
+        self.files = {}
+        self.loc = None
+
+    # ------------------------------------------------------------ driver
+
+    def run(self):
+        b = self.b
+        b.create_block("entry")
+        self.declare_arguments()
+        blocks = self.func_ir.blocks
+        first = min(blocks)
+        order = sorted(self.reachable(first))
+        kir_blocks = {label: b.create_block(f"L{label}") for label in order}
+        self.kir_blocks = kir_blocks
+        b.br(kir_blocks[first])
+        for label in order:
+            b.set_block(kir_blocks[label])
+            for stmt in blocks[label].body:
+                self.set_loc(stmt.loc)
+                self.lower_stmt(stmt)
+            if not b.is_terminated(kir_blocks[label]):
+                raise internal(f"block {label} has no terminator", self.loc)
+
+    def reachable(self, first):
+        seen, stack = set(), [first]
+        while stack:
+            label = stack.pop()
+            if label in seen:
+                continue
+            seen.add(label)
+            term = self.func_ir.blocks[label].terminator
+            if isinstance(term, ir.Jump):
+                stack.append(term.target)
+            elif isinstance(term, ir.Branch):
+                stack.extend((term.truebr, term.falsebr))
+        return seen
+
+    def set_loc(self, loc):
+        self.loc = loc
+        if loc is None or loc.filename is None:
+            return
+        index = self.files.get(loc.filename)
+        if index is None:
+            index = self.files[loc.filename] = self.module.add_file(loc.filename)
+        self.b.set_loc(index, loc.line or 0)
+
+    def declare_arguments(self):
+        loc = self.func_ir.loc
+        names = list(self.func_ir.arg_names)
+        for i, ty in enumerate(self.argtypes):
+            name = names[i] if i < len(names) else f"arg{i}"
+            if isinstance(ty, types.Array):
+                arr = ArrayArg(self, name, ty, loc)
+                self.params.append(arr)
+                self.argspecs.append(arr.argspec)
+            elif is_scalar_type(ty):
+                pk = param_kind(ty, self.mode, loc)
+                index = self.module.add_param(name, pk)
+                self.params.append((self.b.param(index), ty))
+                code = "b" if isinstance(types.unliteral(ty), types.Boolean) else scalar_code(pk)
+                self.argspecs.append(("scalar", code, nbytes(pk), self.module.param_offset(index)))
+            else:
+                raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
+
+    # ------------------------------------------------------------ variables
+
+    def load_var(self, name):
+        if name in self.statics:
+            return self.statics[name]
+        if name not in self.slots:
+            self.slots[name] = self._alloc(self._layout_of(name))
+        return self._load_tree(self.slots[name])
+
+    def store_var(self, name, value):
+        ty = self.typemap[name]
+        lay = layout(ty, self.mode, self.loc)
+        if lay is None:
+            old = self.statics.get(name, value)
+            if isinstance(old, ArrayArg) and old is not value:
+                raise unsupported(f"assigning different arrays to one variable ('{name}')", self.loc)
+            self.statics[name] = value
+            return
+        if name not in self.slots:
+            self.slots[name] = self._alloc(lay)
+        self._store_tree(self.slots[name], value)
+
+    def load_cast(self, var, to_ty):
+        """Load Numba variable `var` and cast it to `to_ty`."""
+        return self.cast(self.load_var(var.name), self.typemap[var.name], to_ty, self.loc)
+
+    def _layout_of(self, name):
+        lay = layout(self.typemap[name], self.mode, self.loc)
+        if lay is None:
+            raise internal(f"variable '{name}' used before its definition", self.loc)
+        return lay
+
+    def _alloc(self, lay):
+        if isinstance(lay, tuple):
+            return tuple(self._alloc(x) for x in lay)
+        return self.b.var(lay)
+
+    def _load_tree(self, slot):
+        if isinstance(slot, tuple):
+            return tuple(self._load_tree(s) for s in slot)
+        return self.b.load(slot)
+
+    def _store_tree(self, slot, value):
+        if isinstance(slot, tuple):
+            if not isinstance(value, tuple) or len(value) != len(slot):
+                raise internal("a value does not match its variable's layout", self.loc)
+            for s, v in zip(slot, value):
+                self._store_tree(s, v)
+        else:
+            self.b.store(slot, value)
+
+    def cast(self, value, from_ty, to_ty, loc):
+        """Convert `value` of Numba type `from_ty` to Numba type `to_ty`."""
+        if from_ty == to_ty:
+            return value
+        if is_scalar_type(to_ty):
+            if not is_scalar_type(from_ty):
+                raise unsupported(f"converting {from_ty} to {to_ty}", loc)
+            return arith.convert(self.b, value, compute_kind(to_ty, self.mode, loc))
+        if isinstance(to_ty, types.BaseTuple) and isinstance(from_ty, types.BaseTuple):
+            if len(to_ty.types) != len(from_ty.types):
+                raise unsupported(f"converting {from_ty} to {to_ty}", loc)
+            return tuple(
+                self.cast(v, f, t, loc) for v, f, t in zip(value, from_ty.types, to_ty.types)
+            )
+        if layout(to_ty, self.mode, loc) is None or type(from_ty) is type(to_ty):
+            return value
+        raise unsupported(f"converting {from_ty} to {to_ty}", loc)
+
+    def static_int(self, var):
+        """The compile-time int value of variable `var` (a literal or a constant), or None."""
+        ty = self.typemap.get(var.name)
+        if isinstance(ty, types.IntegerLiteral):
+            return ty.literal_value
+        try:
+            defn = self.func_ir.get_definition(var)
+        except Exception:
+            return None
+        if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)):
+            v = defn.value
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
+        return None
+
+    def constant(self, value, ty, loc):
+        """A KIR value (tree) for the Python constant `value` of Numba type `ty`."""
+        if is_scalar_type(ty):
+            return arith.const(self.b, compute_kind(ty, self.mode, loc), value)
+        if isinstance(ty, types.BaseTuple):
+            return tuple(self.constant(v, t, loc) for v, t in zip(value, ty.types))
+        if isinstance(ty, types.Array):
+            raise unsupported("global NumPy arrays", loc)
+        if layout(ty, self.mode, loc) is None:
+            return value
+        raise unsupported(f"constants of type {ty}", loc)
+
+    # ------------------------------------------------------------ statements
+
+    def lower_stmt(self, stmt):
+        b = self.b
+        loc = stmt.loc
+        if isinstance(stmt, ir.Assign):
+            self.lower_assign(stmt)
+        elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            self.lower_setitem(stmt)
+        elif isinstance(stmt, ir.Branch):
+            cond_ty = self.typemap[stmt.cond.name]
+            cond = self.load_var(stmt.cond.name)
+            if not isinstance(cond_ty, types.Boolean):
+                if not is_scalar_type(cond_ty):
+                    raise unsupported(f"the truth value of {cond_ty}", loc)
+                cond = arith.truth(b, cond)
+            b.condbr(cond, self.kir_blocks[stmt.truebr], self.kir_blocks[stmt.falsebr])
+        elif isinstance(stmt, ir.Jump):
+            b.br(self.kir_blocks[stmt.target])
+        elif isinstance(stmt, ir.Return):
+            ty = self.typemap.get(stmt.value.name)
+            if not isinstance(ty, (types.NoneType, types.Omitted)) and ty is not None:
+                raise unsupported("returning a value from a kernel", loc)
+            b.ret()
+        elif isinstance(stmt, ir.Del):
+            pass
+        elif isinstance(stmt, ir.StaticRaise) and stmt.exc_class is AssertionError:
+            raise unsupported("assert statements", loc)
+        elif isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):
+            raise unsupported("raise statements", loc)
+        elif isinstance(stmt, (ir.TryRaise, ir.StaticTryRaise, ir.DynamicTryRaise)):
+            raise unsupported("try/except", loc)
+        elif isinstance(stmt, ir.Print):
+            raise unsupported("calling 'print'", loc)
+        elif isinstance(stmt, (ir.EnterWith, ir.PopBlock)):
+            raise unsupported("with statements", loc)
+        elif isinstance(stmt, ir.SetAttr):
+            raise unsupported(f"setting attribute '{stmt.attr}'", loc)
+        elif isinstance(stmt, ir.DelItem):
+            raise unsupported("del statements", loc)
+        else:
+            raise unsupported(f"the statement '{type(stmt).__name__}'", loc)
+
+    def lower_assign(self, stmt):
+        target, value, loc = stmt.target.name, stmt.value, stmt.loc
+        ty = self.typemap[target]
+        if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
+            val = self.constant(value.value, ty, loc)
+        elif isinstance(value, ir.Arg):
+            val = self.lower_arg(value, ty, loc)
+        elif isinstance(value, ir.Var):
+            val = self.cast(self.load_var(value.name), self.typemap[value.name], ty, loc)
+        elif isinstance(value, ir.Expr):
+            val, val_ty = self.lower_expr(value, target)
+            val = self.cast(val, val_ty, ty, loc)
+        else:
+            raise unsupported(f"assigning {type(value).__name__}", loc)
+        self.store_var(target, val)
+
+    def lower_arg(self, arg, ty, loc):
+        param = self.params[arg.index]
+        if isinstance(param, ArrayArg):
+            return param
+        value, arg_ty = param
+        value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
+        return self.cast(value, arg_ty, ty, loc)
+
+    def lower_setitem(self, stmt):
+        loc = stmt.loc
+        arr_ty = self.typemap[stmt.target.name]
+        if not isinstance(arr_ty, types.Array):
+            raise unsupported(f"item assignment on {arr_ty}", loc)
+        arr = self.statics[stmt.target.name]
+        sig = self.calltypes.get(stmt)
+        value_ty = self.typemap[stmt.value.name]
+        if not is_scalar_type(value_ty):
+            raise unsupported(f"storing {value_ty} into an array element (slices, arrays)", loc)
+        value = self.load_var(stmt.value.name)
+        if sig is not None and is_scalar_type(sig.args[2]):
+            value = self.cast(value, value_ty, sig.args[2], loc)
+            value_ty = sig.args[2]
+        value = self.cast(value, value_ty, arr_ty.dtype, loc)
+        indices = self._indices(stmt, arr, loc)
+        arr.store(self.b, indices, value, loc)
+
+    def _indices(self, node, arr, loc):
+        """Index values of a getitem/setitem node (static or not) on ArrayArg `arr`."""
+        if isinstance(node, ir.StaticSetItem) or (
+            isinstance(node, ir.Expr) and node.op == "static_getitem"
+        ):
+            if node.index_var is not None:
+                return index_values(self, arr, node.index_var, self.typemap[node.index_var.name], loc)
+            return static_index_values(self, node.index, loc)
+        return index_values(self, arr, node.index, self.typemap[node.index.name], loc)
+
+    # ------------------------------------------------------------ expressions
+
+    def lower_expr(self, expr, target):
+        """Lower an ir.Expr; returns (value, Numba type of the value)."""
+        from . import exprs
+
+        handler = exprs.HANDLERS.get(expr.op)
+        if handler is None:
+            what = exprs.UNSUPPORTED_EXPRS.get(expr.op, f"the expression '{expr.op}'")
+            raise unsupported(what, expr.loc)
+        return handler(self, expr, target)
+
+
+__all__ = ["Lowerer", "layout", "calls", "loops", "K", "Op"]

@@ -1,0 +1,445 @@
+"""DeviceArray: arrays in device memory, their views and their copies.
+
+A DeviceArray is a view (byte offset, shape, strides) of a pooled device
+buffer. The fields the launcher needs live in the C++ base class
+``_core.DeviceArrayBase``; strides there are in bytes of the *stored* element
+type, which differs from the host type for bool (stored as int32) and, on
+devices that lack them, 64-bit types (stored as their 32-bit counterparts).
+
+Views are computed with NumPy itself: a dummy array with the same shape and
+strides over one element of memory (never read) is indexed, transposed or
+reshaped, and the result's strides and data-pointer offset give the view.
+"""
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import devices as _devices
+
+
+def _core():
+    from .. import _core as core
+
+    return core
+
+
+def storage_dtype(dtype, info):
+    """The element type an array of `dtype` is stored as on a device (DeviceInfo)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return np.dtype(np.int32)
+    if dtype.kind == "f" and dtype.itemsize == 8 and not info.float64:
+        return np.dtype(np.float32)
+    if dtype.kind in "iu" and dtype.itemsize == 8 and not info.int64:
+        return np.dtype(f"{dtype.kind}4")
+    if dtype.kind not in "iuf" or dtype.itemsize > 8:
+        raise TypeError(f"device arrays of {dtype} are not supported")
+    return dtype
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(int(n), 1)
+    return tuple(reversed(strides))
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    shape = tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+class DeviceArray(_core().DeviceArrayBase):
+    """An array that lives on a Vulkan device.
+
+    Kernels use device arrays in place, without the copies that NumPy arguments
+    need on every call. Create them with :func:`to_device`, :func:`device_array`
+    or :func:`device_array_like`.
+
+    Indexing works as on NumPy arrays, without advanced indexing: an integer for
+    every axis reads or writes one element; slices, integers for some axes,
+    ``...`` and ``None`` give views sharing the memory. ``.T``, ``transpose``
+    and ``reshape`` give views too.
+
+    Parameters
+    ----------
+    device : Device
+        The device that holds the array.
+    shape : tuple of int
+        Shape of the array.
+    dtype : numpy.dtype
+        Element type. Bool arrays are stored as int32 on the device (``dtype``
+        still says bool); 64-bit types are stored as 32-bit ones on devices that
+        lack them.
+    _stored : tuple, optional
+        Internal: ``(buffer, byte_offset, strides_in_stored_bytes)`` of a view.
+
+    Attributes
+    ----------
+    device : Device
+    shape : tuple of int
+    dtype : numpy.dtype
+    """
+
+    def __init__(self, device, shape, dtype, _stored=None):
+        device = _devices.get_device(device)
+        dtype = np.dtype(dtype)
+        stored = storage_dtype(dtype, device.info)
+        shape = _shape_tuple(shape)
+        if _stored is None:
+            nbytes = int(np.prod(shape, dtype=np.int64)) * stored.itemsize
+            buffer = _core().vk_allocate(device._core, nbytes)
+            offset, strides = 0, _c_strides(shape, stored.itemsize)
+        else:
+            buffer, offset, strides = _stored
+        code = (ord(dtype.kind) << 8) | dtype.itemsize
+        super().__init__(device._core, buffer, offset, shape, tuple(strides), code, stored.itemsize)
+        self.device = device
+        self.dtype = dtype
+        self._stored_dtype = stored
+
+    # ---- facts -------------------------------------------------------------------
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self):
+        """Size of the elements in bytes, as they are stored on the host."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self):
+        """Steps between elements along each axis in bytes, as in NumPy (host itemsize)."""
+        k = self._itemsize
+        return tuple(s // k * self.dtype.itemsize for s in self._dev_strides)
+
+    @property
+    def is_contiguous(self):
+        """Whether the elements lie one after the other in C order (bool)."""
+        expected = _c_strides(self.shape, self._itemsize)
+        return all(
+            n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected)
+        )
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<DeviceArray shape={self.shape} dtype={self.dtype} on {self.device.info.name!r}>"
+
+    # ---- views -------------------------------------------------------------------
+    def _dummy(self):
+        return as_strided(np.zeros(1, self._stored_dtype), self.shape, self._dev_strides)
+
+    def _view_from(self, dummy, view):
+        base = dummy.__array_interface__["data"][0]
+        delta = view.__array_interface__["data"][0] - base
+        stored = (self._buffer, self._offset + delta, view.strides)
+        return DeviceArray(self.device, view.shape, self.dtype, _stored=stored)
+
+    def _element_offset(self, key):
+        """Byte offset of one element if `key` indexes every axis with an int, else None."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) != self.ndim or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key
+        ):
+            return None
+        offset = self._offset
+        for axis, (k, n, s) in enumerate(zip(key, self.shape, self._dev_strides)):
+            k = int(k)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            offset += (k + n if k < 0 else k) * s
+        return offset
+
+    def _check_key(self, key):
+        for k in key if isinstance(key, tuple) else (key,):
+            if isinstance(k, bool) or not (
+                k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
+            ):
+                raise IndexError(
+                    "device arrays support integers, slices, ... and None as indices, "
+                    f"not {type(k).__name__} (no advanced indexing)"
+                )
+
+    def __getitem__(self, key):
+        self._check_key(key)
+        offset = self._element_offset(key)
+        if offset is not None:
+            host = np.empty((), self._stored_dtype)
+            self._buffer.read(offset, host.reshape(1))
+            return host.astype(self.dtype)[()]
+        dummy = self._dummy()
+        return self._view_from(dummy, dummy[key])
+
+    def __setitem__(self, key, value):
+        self._check_key(key)
+        offset = self._element_offset(key)
+        if offset is not None:
+            host = np.asarray(value, dtype=self.dtype).astype(self._stored_dtype).reshape(1)
+            self._buffer.write(offset, host)
+            return
+        view = self[key]
+        view.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
+
+    @property
+    def T(self):
+        """The array with its axes reversed, as a view."""
+        return self.transpose()
+
+    def transpose(self, *axes):
+        """Permute the axes, as a view.
+
+        Parameters
+        ----------
+        *axes : int or tuple of int
+            The new order of the axes; reversed by default.
+
+        Returns
+        -------
+        DeviceArray
+        """
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        dummy = self._dummy()
+        return self._view_from(dummy, dummy.transpose(axes or None))
+
+    def reshape(self, *shape):
+        """Give the array a new shape without copying.
+
+        Parameters
+        ----------
+        *shape : int or tuple of int
+            The new shape; one extent may be -1.
+
+        Returns
+        -------
+        DeviceArray
+            A view sharing the data.
+
+        Raises
+        ------
+        ValueError
+            If the element count differs or the strides do not allow the shape
+            without a copy (copy first).
+        """
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        dummy = self._dummy()
+        try:
+            view = np.reshape(dummy, shape, copy=False)
+        except ValueError as e:
+            raise ValueError(f"cannot reshape {self.shape} to {shape} without copying: {e}")
+        return self._view_from(dummy, view)
+
+    def ravel(self):
+        """The array as one dimension, a view where the layout allows it."""
+        try:
+            return self.reshape(-1)
+        except ValueError:
+            return self.copy().reshape(-1)
+
+    def copy(self):
+        """A contiguous copy on the same device (DeviceArray)."""
+        out = DeviceArray(self.device, self.shape, self.dtype)
+        if self.is_contiguous:
+            nbytes = self.size * self._itemsize
+            _core().vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
+        else:  # this round: through the host
+            out.copy_to_device(self.copy_to_host())
+        return out
+
+    # ---- copies ------------------------------------------------------------------
+    def _span(self):
+        """(first byte, byte count) of the memory the view touches."""
+        lo = hi = self._offset
+        for n, s in zip(self.shape, self._dev_strides):
+            if n == 0:
+                return self._offset, 0
+            if s < 0:
+                lo += (n - 1) * s
+            else:
+                hi += (n - 1) * s
+        return lo, hi - lo + self._itemsize
+
+    def _read_stored(self):
+        """The elements as a C-contiguous host array of the stored type."""
+        if self.size == 0:
+            return np.empty(self.shape, self._stored_dtype)
+        if self.is_contiguous:
+            host = np.empty(self.shape, self._stored_dtype)
+            self._buffer.read(self._offset, host)
+            return host
+        lo, n = self._span()
+        raw = np.empty(n, np.uint8)
+        self._buffer.read(lo, raw)
+        return np.ascontiguousarray(self._span_view(raw, lo))
+
+    def _span_view(self, raw, lo):
+        """The view's elements inside `raw`, the bytes of its span starting at `lo`."""
+        start = self._offset - lo  # strides are multiples of the itemsize, so is the rest
+        first = raw[start:].view(self._stored_dtype)
+        return as_strided(first, self.shape, self._dev_strides, writeable=True)
+
+    def copy_to_host(self, out=None, stream=None):
+        """Copy the contents to a NumPy array.
+
+        Waits for the launches that still use the array's buffer (not for the
+        others). `stream` is accepted; the copy is done at once this round.
+
+        Parameters
+        ----------
+        out : numpy.ndarray, optional
+            C-contiguous array of the same shape and dtype to fill.
+        stream : Stream, optional
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        values = self._read_stored()
+        if self.dtype.kind == "b":
+            values = values != 0
+        elif values.dtype != self.dtype:
+            values = values.astype(self.dtype)
+        if out is None:
+            return values
+        if not isinstance(out, np.ndarray) or out.shape != self.shape or out.dtype != self.dtype:
+            raise ValueError(
+                f"out must be a NumPy array of shape {self.shape} and dtype {self.dtype}"
+            )
+        if not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous")
+        np.copyto(out, values)
+        return out
+
+    def copy_to_device(self, array, stream=None):
+        """Overwrite the contents with those of a host array.
+
+        Parameters
+        ----------
+        array : array_like
+            Values of the same shape; converted to the element type.
+        stream : Stream, optional
+            Accepted; the copy is done at once this round.
+
+        Returns
+        -------
+        DeviceArray
+            The array itself.
+
+        Raises
+        ------
+        ValueError
+            If the shapes differ.
+        """
+        if isinstance(array, DeviceArray):
+            array = array.copy_to_host()
+        host = np.asarray(array)
+        if host.shape != self.shape:
+            raise ValueError(f"cannot copy an array of shape {host.shape} into one of {self.shape}")
+        stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
+        if self.size == 0:
+            return self
+        if self.is_contiguous:
+            self._buffer.write(self._offset, stored)
+            return self
+        # A view with gaps: read the span it touches, scatter into it, write it back.
+        lo, n = self._span()
+        raw = np.empty(n, np.uint8)
+        self._buffer.read(lo, raw)
+        view = self._span_view(raw, lo)
+        view[...] = stored
+        self._buffer.write(lo, raw)
+        return self
+
+    # ---- reductions (through the host this round) --------------------------------
+    def sum(self):
+        """Sum of all elements (computed on the host this round)."""
+        return self.copy_to_host().sum()
+
+    def min(self):
+        """Smallest element (computed on the host this round)."""
+        return self.copy_to_host().min()
+
+    def max(self):
+        """Largest element (computed on the host this round)."""
+        return self.copy_to_host().max()
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.copy_to_host()
+        return values if dtype is None else values.astype(dtype)
+
+
+def to_device(array, device=None, stream=None):
+    """Copy a NumPy array to a device.
+
+    Parameters
+    ----------
+    array : array_like
+        The values.
+    device : int, str, DeviceInfo, Device or None
+        The device (see :func:`get_device`); the selected one by default, or
+        that of `stream`.
+    stream : Stream, optional
+        Accepted; the copy is done at once this round.
+
+    Returns
+    -------
+    DeviceArray
+    """
+    if device is None and stream is not None:
+        device = stream.device
+    host = np.asarray(array)
+    out = DeviceArray(device, host.shape, host.dtype)
+    return out.copy_to_device(host)
+
+
+def device_array(shape, dtype=np.float64, device=None):
+    """Create an array on a device without initialising it.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : numpy.dtype
+    device : int, str, DeviceInfo, Device or None
+
+    Returns
+    -------
+    DeviceArray
+    """
+    return DeviceArray(device, shape, dtype)
+
+
+def device_array_like(array, device=None):
+    """Create an uninitialised device array with the shape and dtype of another.
+
+    Parameters
+    ----------
+    array : numpy.ndarray or DeviceArray
+    device : int, str, DeviceInfo, Device or None
+        Defaults to the device of `array` if it is a device array, else the
+        selected device.
+
+    Returns
+    -------
+    DeviceArray
+    """
+    if device is None and isinstance(array, DeviceArray):
+        device = array.device
+    return DeviceArray(device, array.shape, array.dtype)

@@ -1,0 +1,525 @@
+"""Devices: what list_devices finds, how get_device chooses, and Device itself."""
+
+import dataclasses
+import threading
+
+import numpy as np
+
+from .. import config
+from ..errors import VulkanSupportError
+from . import debug
+
+hint = " Install your distribution's Vulkan loader (libvulkan1 on Debian and Ubuntu) and a driver."
+
+
+def _core():
+    from .. import _core as core
+
+    return core
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DeviceInfo:
+    """A Vulkan physical device: what kernels may use on it.
+
+    Attributes
+    ----------
+    index : int
+        Position in :func:`list_devices`.
+    name : str
+        Device name reported by the driver.
+    kind : {'discrete', 'integrated', 'virtual', 'cpu', 'other'}
+        Device type.
+    float64, int64, int16, int8 : bool
+        Whether shaders may use the respective type.
+    handle : int
+        The VkPhysicalDevice handle, as an integer.
+    int64_atomics : bool
+        Atomic operations on 64-bit integers in buffers.
+    float16 : bool
+        Arithmetic on float16 values.
+    storage16, storage8 : bool
+        Buffers may hold 16-bit (float16, int16) or 8-bit values.
+    float32_atomic_add : bool
+        Atomic float32 addition in buffers and shared memory (VK_EXT_shader_atomic_float).
+    max_local_size : tuple of int
+        Largest workgroup extent along each axis.
+    max_local_invocations : int
+        Largest number of invocations in one workgroup.
+    max_groups : tuple of int
+        Largest number of workgroups along each axis of a dispatch.
+    max_shared_memory : int
+        Bytes of workgroup-shared memory per workgroup.
+    nan_preserve : tuple of int
+        Float widths for which shaders can keep NaN, infinity and signed zero.
+    timestamp_bits : int
+        Valid bits of the compute queue's timestamps (0: none).
+    timestamp_period : float
+        Nanoseconds per timestamp tick.
+    subgroup_size : int
+        Invocations per subgroup.
+    subgroup_basic, subgroup_vote, subgroup_arithmetic, subgroup_ballot, \
+subgroup_shuffle, subgroup_shuffle_relative : bool
+        Which classes of subgroup operations compute shaders may use.
+    api_version : tuple of int
+        The device's Vulkan version (major, minor, patch).
+    driver_name, driver_info : str
+        What the driver says of itself.
+    """
+
+    index: int
+    name: str
+    kind: str
+    float64: bool
+    int64: bool
+    int16: bool
+    int8: bool
+    handle: object
+    int64_atomics: bool = False
+    float16: bool = False
+    storage16: bool = False
+    storage8: bool = False
+    float32_atomic_add: bool = False
+    max_local_size: tuple = (128, 128, 64)
+    max_local_invocations: int = 128
+    max_groups: tuple = (65535, 65535, 65535)
+    max_shared_memory: int = 16384
+    nan_preserve: tuple = ()
+    timestamp_bits: int = 0
+    timestamp_period: float = 1.0
+    subgroup_size: int = 1
+    subgroup_basic: bool = False
+    subgroup_vote: bool = False
+    subgroup_arithmetic: bool = False
+    subgroup_ballot: bool = False
+    subgroup_shuffle: bool = False
+    subgroup_shuffle_relative: bool = False
+    # Beyond the spec: facts the runtime and `python -m numba_vulkan` use.
+    api_version: tuple = (1, 2, 0)
+    driver_name: str = ""
+    driver_info: str = ""
+    vendor_id: int = 0
+    device_id: int = 0
+    vulkan_memory_model: bool = False
+    max_push_constants: int = 128
+    device_local_bytes: int = 0
+
+    def __repr__(self):
+        v = ".".join(map(str, self.api_version[:2]))
+        return f"<DeviceInfo {self.index}: {self.name!r} ({self.kind}, Vulkan {v})>"
+
+
+_FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
+_infos = None
+_lock = threading.RLock()
+
+
+def list_devices(refresh=False):
+    """All Vulkan 1.2+ devices that expose a compute queue.
+
+    Parameters
+    ----------
+    refresh : bool
+        Ask the Vulkan loader again instead of returning the devices found by
+        the first call.
+
+    Returns
+    -------
+    list of DeviceInfo
+
+    Raises
+    ------
+    numba_vulkan.errors.VulkanLoaderError
+        If there is no Vulkan loader; the message contains :data:`hint`.
+    """
+    global _infos
+    with _lock:
+        if _infos is None or refresh:
+            raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
+            _infos = [DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}) for d in raw]
+        return list(_infos)
+
+
+class Device:
+    """A logical device with one compute queue and a pipeline cache.
+
+    Parameters
+    ----------
+    info : DeviceInfo
+        The physical device to open. ``Device(info)`` returns the device already
+        opened for it, if any: there is one Device per physical device.
+
+    Attributes
+    ----------
+    info : DeviceInfo
+        The physical device.
+    handle : int
+        The VkDevice handle.
+    queue : int
+        The compute queue (VkQueue handle).
+    mode : numba_vulkan.narrowing.Mode
+        How kernels are compiled for the device by default.
+    pool_limit : int
+        Bytes of released buffers kept for reuse (``NUMBA_VULKAN_POOL_MB``, default 1024 MiB).
+
+    Notes
+    -----
+    A device is not thread-safe: launch kernels and transfer arrays from one
+    thread at a time. Devices stay open until the process ends.
+    """
+
+    MAX_BATCH = 16
+    MAX_IN_FLIGHT = 4
+    MAX_SLOTS = 32
+
+    _open = {}
+
+    def __new__(cls, info):
+        with _lock:
+            dev = cls._open.get(info.index)
+            if dev is None:
+                dev = super().__new__(cls)
+                dev._init(info)
+                cls._open[info.index] = dev
+            return dev
+
+    def __init__(self, info):
+        pass  # all done once, in _init
+
+    def _init(self, info):
+        from ..narrowing import Mode
+
+        self.info = info
+        self._core = _core().Device.open(info.index, debug.debug_level())
+        self._core.pool_limit = int(config.POOL_MB) << 20
+        self._core.sync_launches = bool(config.SYNC)
+        self.mode = Mode.for_device(info)
+        self._kernels = {}
+
+    def __repr__(self):
+        return f"<Device {self.info.index}: {self.info.name!r}>"
+
+    # Facts of the logical device.
+    handle = property(lambda self: self._core.handle, doc="The VkDevice handle.")
+    queue = property(lambda self: self._core.queue, doc="The compute queue's VkQueue handle.")
+    stream_queue = queue
+    family = property(lambda self: self._core.family, doc="Queue family of the compute queue.")
+    transfer_family = property(
+        lambda self: self._core.transfer_family,
+        doc="A transfer-only queue family, or -1 (unused this round).",
+    )
+    command_pool = property(lambda self: self._core.command_pool, doc="The VkCommandPool.")
+    memory = property(
+        lambda self: self.pool_stats(), doc="The buffer pool's statistics (see pool_stats)."
+    )
+
+    @property
+    def pool_limit(self):
+        return self._core.pool_limit
+
+    @pool_limit.setter
+    def pool_limit(self, nbytes):
+        self._core.pool_limit = int(nbytes)
+        self._core.trim(int(nbytes))
+
+    def pool_stats(self):
+        """Statistics of the buffer pool.
+
+        Returns
+        -------
+        dict
+            ``pooled_bytes``, ``pooled_buffers`` (released buffers kept for
+            reuse), ``live_bytes`` (buffers in use), ``hits`` (allocations
+            served from the pool) and ``misses`` (allocations that made a new
+            buffer).
+        """
+        return self._core.pool_stats()
+
+    def trim(self, limit=0):
+        """Free pooled buffers until at most `limit` bytes stay pooled.
+
+        Parameters
+        ----------
+        limit : int
+            Number of bytes that may remain pooled.
+        """
+        self._core.trim(int(limit))
+
+    def synchronize(self, report=True):
+        """Wait until every kernel launched on this device has finished.
+
+        Parameters
+        ----------
+        report : bool
+            Whether to report what happened since the last synchronisation
+            (validation messages as warnings under ``NUMBA_VULKAN_DEBUG``).
+        """
+        self._core.synchronize()
+        if report:
+            debug.report_new_messages()
+
+    def wait_for(self, buffer):
+        """Wait until no launch uses `buffer` (a ``_core.Buffer``) any more."""
+        buffer.wait()
+
+    def check_support(self, kernel):
+        """Check that this device can run a kernel.
+
+        Parameters
+        ----------
+        kernel : object
+            Anything with ``capabilities`` (names such as ``"float64"``,
+            ``"storage8"``, ``"subgroup_ballot"``), and optionally
+            ``shared_bytes`` and ``local_size``: usually a CompiledKernel.
+
+        Raises
+        ------
+        VulkanSupportError
+            Naming the first capability the device lacks, and the device.
+        """
+        info = self.info
+        for cap in getattr(kernel, "capabilities", ()) or ():
+            if cap in _FIELDS and isinstance(getattr(info, cap), bool) and not getattr(info, cap):
+                raise VulkanSupportError(
+                    f"the kernel needs {cap}, which Vulkan device {info.index} "
+                    f"'{info.name}' does not support"
+                )
+        shared = getattr(kernel, "shared_bytes", 0) or 0
+        if shared > info.max_shared_memory:
+            raise VulkanSupportError(
+                f"the kernel uses {shared} bytes of shared memory; Vulkan device "
+                f"'{info.name}' allows {info.max_shared_memory}"
+            )
+
+    def load_kernel(self, words, push_size):
+        """Load a SPIR-V module (entry point ``main``) on this device.
+
+        Parameters
+        ----------
+        words : array_like of uint32 or bytes
+            The module.
+        push_size : int
+            Bytes of push constants the module declares (0: none).
+
+        Returns
+        -------
+        numba_vulkan._core.Kernel
+            Pipelines are created from it per local size, on first use.
+        """
+        if isinstance(words, (bytes, bytearray, memoryview)):
+            words = np.frombuffer(bytes(words), dtype=np.uint32)
+        words = np.ascontiguousarray(words, dtype=np.uint32).reshape(-1)
+        return self._core.load_kernel(words, int(push_size))
+
+    def _kernel_for(self, kernel):
+        from .. import _core as core
+
+        if isinstance(kernel, core.Kernel):
+            return kernel
+        key = id(kernel)
+        entry = self._kernels.get(key)
+        if entry is None or entry[0] is not kernel:
+            self.check_support(kernel)
+            loaded = self.load_kernel(kernel.words, getattr(kernel, "push_size", 0))
+            entry = (kernel, loaded)
+            self._kernels[key] = entry
+        return entry[1]
+
+    def launch(self, kernel, groups, arrays, push=b"", local_size=None):
+        """Start `kernel` over `groups` workgroups without waiting for it.
+
+        Our kernels take no descriptor bindings: arrays are device addresses in
+        the parameter block (push constants). So `push` is the whole parameter
+        block, addresses included, and `arrays` lists the device arrays the
+        kernel uses, in argument order: they are marked as used by the launch,
+        so that copies of them wait for it. Launches are batched as described in
+        the module documentation (MAX_BATCH, MAX_IN_FLIGHT).
+
+        Parameters
+        ----------
+        kernel : numba_vulkan._core.Kernel or CompiledKernel
+            A loaded kernel, or an object with ``words`` and ``push_size``
+            (loaded once per device and cached).
+        groups : tuple of int
+            Workgroup counts along x, y and z.
+        arrays : list of DeviceArray or None
+            The device arrays the kernel uses (None entries are skipped).
+        push : bytes or callable, optional
+            The parameter block; a callable is called with `arrays` and returns it.
+        local_size : tuple of int, optional
+            Workgroup size; defaults to ``kernel.local_size`` or (1, 1, 1).
+
+        Raises
+        ------
+        ValueError
+            If a device array belongs to another device, or an array is not a
+            DeviceArray.
+        """
+        from .array import DeviceArray
+
+        buffers = []
+        for a in arrays:
+            if a is None:
+                continue
+            if not isinstance(a, DeviceArray):
+                raise ValueError("Device.launch takes device arrays only; use Device.run")
+            if a.device is not self:
+                raise ValueError(f"a device array of {a.device} was passed to {self}")
+            buffers.append(a._buffer)
+        if callable(push):
+            push = push(list(arrays))
+        if local_size is None:
+            local_size = getattr(kernel, "local_size", None) or (1, 1, 1)
+        loaded = self._kernel_for(kernel)
+        self._core.dispatch(loaded, _triple(groups), _triple(local_size), bytes(push), buffers)
+
+    def launch_stream(self, stream, kernel, groups, arrays, push=b""):
+        """Enqueue `kernel` on a Stream; streams run on the device's one queue this round."""
+        if stream.device is not self:
+            raise ValueError("the stream belongs to another device")
+        self.launch(kernel, groups, arrays, push)
+
+    def run(self, kernel, groups, arrays, push=b"", local_size=None):
+        """Dispatch `kernel` over `groups` workgroups and wait for it.
+
+        Like :meth:`launch`, but `arrays` may hold NumPy arrays: they are copied
+        to temporary device arrays before the launch and back afterwards. Give
+        `push` as a callable to build the parameter block from the device arrays
+        (it receives the list with NumPy arrays replaced by their device copies).
+        """
+        from .array import DeviceArray, to_device
+
+        device_arrays, back = [], []
+        for a in arrays:
+            if a is None or isinstance(a, DeviceArray):
+                device_arrays.append(a)
+            else:
+                host = np.asarray(a)
+                d = to_device(host, device=self)
+                device_arrays.append(d)
+                back.append((host, d))
+        self.launch(kernel, groups, device_arrays, push, local_size)
+        self.synchronize()
+        for host, d in back:
+            if host.flags.writeable:
+                d.copy_to_host(out=host) if host.flags.c_contiguous else np.copyto(
+                    host, d.copy_to_host()
+                )
+
+
+def _triple(v):
+    if isinstance(v, (int, np.integer)):
+        return (int(v), 1, 1)
+    t = tuple(int(x) for x in v)
+    if not 1 <= len(t) <= 3:
+        raise ValueError(f"expected 1 to 3 extents, got {v!r}")
+    return t + (1,) * (3 - len(t))
+
+
+_selected = None
+
+_KIND_ORDER = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
+
+
+def _describe(infos):
+    if not infos:
+        return "no Vulkan device was found"
+    return "available devices: " + ", ".join(f"{i.index}: {i.name!r} ({i.kind})" for i in infos)
+
+
+def _resolve(which, infos):
+    if isinstance(which, Device):
+        return which.info
+    if isinstance(which, DeviceInfo):
+        return which
+    if isinstance(which, bool):
+        raise TypeError(f"a device is chosen by index, name, DeviceInfo or Device, not {which!r}")
+    if isinstance(which, (int, np.integer)):
+        index = int(which)
+        if not 0 <= index < len(infos):
+            raise ValueError(f"no Vulkan device {index}; {_describe(infos)}")
+        return infos[index]
+    if isinstance(which, str):
+        text = which.strip()
+        if text.lstrip("-").isdigit():
+            return _resolve(int(text), infos)
+        for info in infos:
+            if text.lower() in info.name.lower():
+                return info
+        raise ValueError(f"no Vulkan device's name contains {which!r}; {_describe(infos)}")
+    raise TypeError(
+        "a device is chosen by index, name substring, DeviceInfo or Device, not "
+        f"{type(which).__name__}; {_describe(infos)}"
+    )
+
+
+def get_device(which=None):
+    """Return a :class:`Device`.
+
+    Parameters
+    ----------
+    which : int, str, DeviceInfo, Device or None
+        Index into :func:`list_devices`, a case-insensitive substring of the
+        device name, or None for the current default: the device chosen by
+        :func:`select_device`, else ``NUMBA_VULKAN_DEVICE``, else the first
+        discrete GPU, integrated GPU, virtual GPU or CPU device, in that order.
+
+    Returns
+    -------
+    Device
+
+    Raises
+    ------
+    ValueError, TypeError
+        If `which` names no device; the message lists the devices.
+    VulkanSupportError
+        If there is no Vulkan 1.2 device with a compute queue at all.
+    """
+    if isinstance(which, Device):
+        return which
+    infos = list_devices()
+    if which is None:
+        if _selected is not None:
+            return _selected
+        if config.DEVICE:
+            which = config.DEVICE
+        else:
+            if not infos:
+                raise VulkanSupportError(
+                    "no Vulkan 1.2 device with a compute queue was found." + hint
+                )
+            which = min(infos, key=lambda i: (_KIND_ORDER.get(i.kind, 9), i.index))
+    return Device(_resolve(which, infos))
+
+
+def select_device(which):
+    """Make `which` the default device for later kernel calls and allocations.
+
+    Parameters
+    ----------
+    which : int, str, DeviceInfo or Device
+        See :func:`get_device`.
+
+    Returns
+    -------
+    Device
+    """
+    global _selected
+    device = get_device(which)
+    _selected = device
+    return device
+
+
+def synchronize(device=None):
+    """Wait until launched kernels have finished.
+
+    Parameters
+    ----------
+    device : int, str, DeviceInfo, Device or None
+        The device to wait for; every device opened so far if None.
+    """
+    if device is None:
+        for dev in list(Device._open.values()):
+            dev.synchronize()
+    else:
+        get_device(device).synchronize()

@@ -1,0 +1,123 @@
+"""numba_vulkan as a Numba target: the hardware target, typing and target contexts.
+
+Numba decides which typing templates and overloads apply by the *target* of
+the compilation (``numba.core.target_extension``). We register ``Vulkan``, a
+GPU target named "vulkan", so that registrations made with
+``target="vulkan"`` (and the generic ones) apply to kernels while CPU-only
+ones do not.
+
+Only Numba's front half runs for our kernels (bytecode, untyped passes, type
+inference); lowering is ours (``numba_vulkan.frontend``). The target context
+below therefore exists only because Numba's pipeline and type inference ask
+for one: it carries the target class and the error model, and never
+generates code.
+"""
+
+import functools
+
+from numba.core import imputils, types
+from numba.core.base import BaseContext
+from numba.core.target_extension import GPU, jit_registry, target_override, target_registry
+from numba.core.typing import Context as NumbaTypingContext
+from numba.extending import typeof_impl
+from numba.np import numpy_support
+
+
+class Vulkan(GPU):
+    """The Vulkan hardware target: any Vulkan 1.2+ compute device."""
+
+
+target_registry["vulkan"] = Vulkan
+TARGET_NAME = "vulkan"
+
+
+class VulkanTypingContext(NumbaTypingContext):
+    """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
+
+    def load_additional_registries(self):
+        from .typing import vkdecl
+
+        super().load_additional_registries()
+        self.install_registry(vkdecl.registry)
+
+
+_unused_lowering = imputils.Registry("numba_vulkan.unused_lowering")
+
+
+class VulkanTargetContext(BaseContext):
+    """The target context Numba's passes require; it never lowers anything."""
+
+    def __init__(self, typing_context):
+        super().__init__(typing_context, TARGET_NAME)
+
+    def refresh(self):
+        # No lowering: numba_vulkan.frontend lowers Numba's typed IR itself. The one
+        # (empty) registry only gives @overload_method/@intrinsic templates, which
+        # register their lowering in the target's first registry, a place to do so.
+        self.install_registry(_unused_lowering)
+
+    def codegen(self):
+        return None
+
+    @property
+    def call_conv(self):
+        return None
+
+
+class TargetDescriptor:
+    """What Numba's templates look up through ``dispatcher_registry[Vulkan].targetdescr``."""
+
+    @property
+    def typing_context(self):
+        return contexts()[0]
+
+    @property
+    def target_context(self):
+        return contexts()[1]
+
+
+@functools.cache
+def contexts():
+    """The (typing context, target context) pair, created once per process."""
+    with target_override(TARGET_NAME):
+        typing_context = VulkanTypingContext()
+        target_context = VulkanTargetContext(typing_context)
+    return typing_context, target_context
+
+
+# ---------------------------------------------------------------- typeof of device arrays
+
+
+def device_array_type(array):
+    """The Numba type of a ``runtime.DeviceArray``: an Array of its (host) dtype."""
+    dtype = numpy_support.from_dtype(array.dtype)
+    layout = "C" if array.is_contiguous else "A"
+    return types.Array(dtype, array.ndim, layout)
+
+
+@functools.cache
+def register_device_array_typeof():
+    """Teach ``numba.typeof`` about DeviceArray (once the runtime package provides it)."""
+    try:
+        from .runtime import DeviceArray
+    except ImportError:
+        return False
+
+    @typeof_impl.register(DeviceArray)
+    def _typeof_device_array(value, c):
+        return device_array_type(value)
+
+    return True
+
+
+# ---------------------------------------------------------------- @overload implementations
+
+
+def _overload_jit(**jit_options):
+    """The jit decorator Numba uses for ``@overload`` implementations typed for Vulkan."""
+    from .typing.overloads import OverloadDispatcher
+
+    return lambda pyfunc: OverloadDispatcher(pyfunc, jit_options)
+
+
+jit_registry[Vulkan] = _overload_jit

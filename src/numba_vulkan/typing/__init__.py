@@ -1,0 +1,1 @@
+"""Typing of numba_vulkan's kernel intrinsics (Numba typing templates)."""

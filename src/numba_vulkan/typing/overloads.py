@@ -1,0 +1,74 @@
+"""Typing of ``@overload`` implementations for the Vulkan target.
+
+Numba types a call to an overloaded function (``min``, ``max``, NumPy
+functions, user ``@overload(f, target="vulkan")`` ...) by compiling the
+implementation its overload returns with the target's jit decorator and asking
+the resulting dispatcher for a call template. For Vulkan that dispatcher only
+*types* the implementation with our pipeline (Numba's front half, no code):
+the front end lowers the call itself, or (later) lowers the implementation's
+typed IR kept here as a device function.
+"""
+
+from numba.core import typing, utils
+from numba.core.typing.templates import fold_arguments
+
+
+class OverloadDispatcher:
+    """A typing-only dispatcher for one ``@overload`` implementation."""
+
+    _can_compile = True
+
+    def __init__(self, py_func, jit_options):
+        self.py_func = py_func
+        self.jit_options = dict(jit_options)
+        self._pysig = utils.pysignature(py_func)
+        self.overloads = {}  # argument types -> compiler.TypedKernel
+
+    def __repr__(self):
+        return f"<numba_vulkan overload {getattr(self.py_func, '__qualname__', self.py_func)}>"
+
+    @property
+    def nopython_signatures(self):
+        return [
+            typing.signature(t.return_type, *args) for args, t in self.overloads.items()
+        ]
+
+    def _fold(self, args, kws):
+        def normal(index, param, value):
+            return value
+
+        def default(index, param, default):
+            from numba.core import types
+
+            return types.Omitted(default)
+
+        def stararg(index, param, values):
+            from numba.core import types
+
+            return types.StarArgTuple(values)
+
+        return fold_arguments(self._pysig, args, kws, normal, default, stararg)
+
+    def compile(self, argtypes):
+        """Type the implementation for ``argtypes`` (once); returns its TypedKernel."""
+        argtypes = tuple(argtypes)
+        typed = self.overloads.get(argtypes)
+        if typed is None:
+            from .. import compiler
+
+            typed = compiler.type_kernel(self.py_func, argtypes, compiler.Options())
+            self.overloads[argtypes] = typed
+        return typed
+
+    def get_call_template(self, args, kws):
+        args = tuple(self._fold(tuple(args), kws))
+        self.compile(args)
+        template = typing.make_concrete_template(
+            f"CallTemplate({self.py_func.__name__})",
+            key=self.py_func.__name__,
+            signatures=self.nopython_signatures,
+        )
+        return template, self._pysig, args, {}
+
+    def get_overload(self, argtypes):
+        return self.overloads[tuple(argtypes)]

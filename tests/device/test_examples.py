@@ -1,0 +1,53 @@
+"""The programs in examples/ run as a new user would run them, in subprocesses."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_example(name, *args):
+    env = dict(os.environ)
+    # Import the tree under test when it is not installed (PYTHONPATH=src in development).
+    src = str(ROOT / "src")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / name), *map(str, args)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def device_name():
+    from numba_vulkan import runtime
+
+    return runtime.get_device().info.name
+
+
+def test_demo():
+    out = run_example("demo.py")
+    assert device_name() in out
+    assert "output: [0, 1, -2, 9, -4, 25, -6, 49, -8, 81]" in out
+    assert "matches NumPy: True" in out
+
+
+def test_saxpy():
+    out = run_example("saxpy.py", 10000)
+    assert "matches NumPy: True" in out
+    assert device_name() in out
+
+
+def test_mandelbrot_prints_picture_and_device():
+    out = run_example("mandelbrot.py", 60, 24, 80)
+    lines = out.splitlines()
+    picture = lines[:24]
+    assert all(len(line) == 60 for line in picture)
+    # The main cardioid is inside the set; the far left column is outside.
+    assert picture[12][42] == "@"
+    assert all(line[0] == " " for line in picture)
+    assert device_name() in lines[24]

@@ -1,0 +1,178 @@
+"""Launching kernels on a real device (lavapipe in CI): launch forms, copies, fast path, limits."""
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+from numba_vulkan import config
+
+
+@nv.jit
+def saxpy(a, x, y, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+@nv.jit
+def fill_2d(out):
+    i = nv.global_id(0)
+    j = nv.global_id(1)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = i * 100 + j
+
+
+@nv.jit
+def ids(out):
+    i = nv.global_id(0)
+    if i < out.shape[0]:
+        out[i, 0] = nv.local_id(0)
+        out[i, 1] = nv.group_id(0)
+        out[i, 2] = nv.local_size(0)
+        out[i, 3] = nv.num_groups(0)
+
+
+def _inputs(n, dtype=np.float32):
+    rng = np.random.default_rng(1)
+    return rng.random(n).astype(dtype), rng.random(n).astype(dtype)
+
+
+def test_saxpy_numpy_arguments_are_copied_back(device):
+    n = 1000
+    x, y = _inputs(n)
+    out = np.zeros(n, np.float32)
+    saxpy.forall(n)(np.float32(2.0), x, y, out)
+    np.testing.assert_array_equal(out, np.float32(2.0) * x + y)
+    # Inputs the kernel does not write are not touched.
+    np.testing.assert_array_equal(x, _inputs(n)[0])
+
+
+def test_saxpy_device_arguments(device):
+    n = 777
+    x, y = _inputs(n)
+    dx, dy = nv.to_device(x), nv.to_device(y)
+    dout = nv.device_array(n, np.float32)
+    saxpy[(n + 63) // 64, 64](np.float32(3.0), dx, dy, dout)
+    np.testing.assert_array_equal(dout.copy_to_host(), np.float32(3.0) * x + y)
+
+
+def test_cuda_style_launch_with_tuples_and_device(device):
+    n = 256
+    x, y = _inputs(n)
+    out = np.zeros(n, np.float32)
+    saxpy[(4, 1, 1), (64,), device](np.float32(1.5), x, y, out)
+    np.testing.assert_array_equal(out, np.float32(1.5) * x + y)
+
+
+def test_non_contiguous_numpy_output_written_through_a_temporary(device):
+    n = 64
+    x, y = _inputs(n)
+    base = np.zeros((n, 2), np.float32)
+    out = base[:, 1]  # a strided view
+    saxpy.forall(n)(np.float32(2.0), x, y, out)
+    np.testing.assert_array_equal(base[:, 1], np.float32(2.0) * x + y)
+    assert not base[:, 0].any()
+
+
+def test_forall_2d(device):
+    out = np.zeros((19, 13), np.int64)
+    fill_2d.forall(out.shape)(out)
+    i, j = np.indices(out.shape)
+    np.testing.assert_array_equal(out, i * 100 + j)
+
+
+def test_ids_and_sizes(device):
+    out = np.zeros((96, 4), np.int32)
+    ids[3, 32](out)
+    i = np.arange(96)
+    np.testing.assert_array_equal(out[:, 0], i % 32)
+    np.testing.assert_array_equal(out[:, 1], i // 32)
+    np.testing.assert_array_equal(out[:, 2], 32)
+    np.testing.assert_array_equal(out[:, 3], 3)
+
+
+def test_fast_path_taken_on_the_second_launch(device):
+    @nv.jit
+    def scale(x, s):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = x[i] * s
+
+    data = nv.to_device(np.arange(128, dtype=np.float32))
+    launch = scale[2, 64]
+    launch(data, np.float32(2.0))
+    assert scale.slow_path_count == 1
+    for _ in range(5):
+        launch(data, np.float32(2.0))
+    scale[2, 64](data, np.float32(2.0))
+    scale.forall(128)(data, np.float32(2.0))
+    assert scale.slow_path_count == 1  # every later launch took the fast path
+    np.testing.assert_array_equal(data.copy_to_host(), np.arange(128) * 2.0**8)
+    # A NumPy array does not match the device-array launcher: slow path again.
+    host = np.ones(128, np.float32)
+    launch(host, np.float32(4.0))
+    assert scale.slow_path_count == 2
+    np.testing.assert_array_equal(host, 4.0)
+
+
+def test_new_argument_types_make_a_new_specialisation(device):
+    n = 100
+    for dtype in (np.float32, np.float64):
+        x, y = _inputs(n, dtype)
+        out = np.zeros(n, dtype)
+        saxpy.forall(n)(dtype(2), x, y, out)
+        np.testing.assert_allclose(out, dtype(2) * x + y, rtol=1e-6)
+    kinds = {args[1].dtype.name for (args, mode) in saxpy.specialisations}
+    assert {"float32", "float64"} <= kinds
+
+
+def test_device_array_of_another_device_is_rejected(device):
+    # A second logical device on the same physical device is another device.
+    other_device = nv.Device(device.info)
+    assert other_device is not device
+    other = nv.to_device(np.zeros(4, np.float32), device=other_device)
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="argument 3 .*device array of device"):
+        saxpy[1, 4, device](np.float32(1), x, x, other)
+
+
+def test_workgroup_too_large(device):
+    limit = device.info.max_local_invocations
+    out = np.zeros(4, np.float32)
+    with pytest.raises(nv.VulkanSupportError, match="max_local_invocations"):
+        saxpy[1, limit * 2](np.float32(1), out, out, out)
+    too_wide = device.info.max_local_size[0] + 1
+    with pytest.raises(nv.VulkanSupportError, match="max_local_size"):
+        saxpy[1, (too_wide, 1, 1)](np.float32(1), out, out, out)
+
+
+def test_too_many_groups(device):
+    out = np.zeros(4, np.float32)
+    with pytest.raises(nv.VulkanSupportError, match="max_groups"):
+        saxpy[device.info.max_groups[0] + 1, 1](np.float32(1), out, out, out)
+
+
+def test_unsupported_argument_type_at_launch(device):
+    with pytest.raises(TypeError, match="argument 1 has type list"):
+        saxpy.forall(3)(np.float32(1), [1.0, 2.0, 3.0], np.zeros(3), np.zeros(3))
+
+
+def test_inspect_kir_and_spirv(device):
+    n = 16
+    x, y = _inputs(n)
+    kir = saxpy.inspect_kir(np.float32(1), x, y, x)
+    assert "saxpy" in kir or "elemptr" in kir
+    spirv = saxpy.inspect_spirv(np.float32(1), x, y, x)
+    assert "OpEntryPoint GLCompute" in spirv
+    everything = saxpy.inspect_spirv()
+    assert isinstance(everything, dict) and everything
+
+
+def test_sync_mode(device, monkeypatch):
+    monkeypatch.setattr(config, "SYNC", 1)
+    n = 64
+    x, y = _inputs(n)
+    dx, dy, dout = nv.to_device(x), nv.to_device(y), nv.device_array(n, np.float32)
+    saxpy.forall(n)(np.float32(2), dx, dy, dout)
+    saxpy.forall(n)(np.float32(2), dx, dy, dout)
+    np.testing.assert_array_equal(dout.copy_to_host(), np.float32(2) * x + y)
