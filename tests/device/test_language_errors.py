@@ -37,10 +37,11 @@ def uses_dict(out):
 
 def uses_try(out):
     i = nv.global_id(0)
-    try:  # MARK
-        out[i] = 1
-    except Exception:
-        out[i] = 2
+    if i < out.size:
+        try:  # MARK
+            out[i] = 1
+        except Exception:
+            out[i] = 2
 
 
 def uses_string(out):

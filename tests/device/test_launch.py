@@ -127,8 +127,10 @@ def test_new_argument_types_make_a_new_specialisation(device):
 
 
 def test_device_array_of_another_device_is_rejected(device):
-    # A second logical device on the same physical device is another device.
-    other_device = nv.Device(device.info)
+    # nv.Device(info) keeps one Device per physical device; lavapipe is one physical
+    # device, so open a second logical device on it by hand: a genuinely other device.
+    other_device = object.__new__(nv.Device)
+    other_device._init(device.info)
     assert other_device is not device
     other = nv.to_device(np.zeros(4, np.float32), device=other_device)
     x = np.zeros(4, np.float32)
@@ -139,8 +141,12 @@ def test_device_array_of_another_device_is_rejected(device):
 def test_workgroup_too_large(device):
     limit = device.info.max_local_invocations
     out = np.zeros(4, np.float32)
+    # Within the per-axis limits, but more invocations than a workgroup may have.
+    x = min(device.info.max_local_size[0], limit)
+    y = limit // x + 1
+    assert y <= device.info.max_local_size[1]
     with pytest.raises(nv.VulkanSupportError, match="max_local_invocations"):
-        saxpy[1, limit * 2](np.float32(1), out, out, out)
+        saxpy[1, (x, y)](np.float32(1), out, out, out)
     too_wide = device.info.max_local_size[0] + 1
     with pytest.raises(nv.VulkanSupportError, match="max_local_size"):
         saxpy[1, (too_wide, 1, 1)](np.float32(1), out, out, out)

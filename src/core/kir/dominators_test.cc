@@ -107,5 +107,29 @@ TEST(Dominators, InfiniteLoopHasNoPostDominator) {
     EXPECT_EQ(p.rpo.size(), 1u);
 }
 
+TEST(Dominators, StructuredDominatorsCountMergeEdges) {
+    // entry (selection, merge %3) -> then | else, both return; %3 is reached
+    // only through the merge annotation.
+    Module m;
+    Builder b(m);
+    BlockId entry = b.CreateBlock("entry");
+    BlockId then = b.CreateBlock("then");
+    BlockId els = b.CreateBlock("else");
+    BlockId merge = b.CreateBlock("merge");
+    b.SetBlock(entry);
+    b.CondBr(b.ConstInt(b.Scalar(ScalarKind::kBool), 1), then, els);
+    b.SetBlock(then);
+    b.Ret();
+    b.SetBlock(els);
+    b.Ret();
+    b.SetBlock(merge);
+    b.Unreachable();
+    m.function.entry().merge = {Merge::Kind::kSelection, merge, kNone};
+    EXPECT_FALSE(Dominators(m.function).Contains(merge));
+    DomTree s = StructuredDominators(m.function);
+    EXPECT_TRUE(s.Contains(merge));
+    EXPECT_EQ(s.Idom(merge), entry);
+}
+
 }  // namespace
 }  // namespace nvk::kir

@@ -78,6 +78,10 @@ def lower_call(lowerer, expr, target):
         return _divmod(lowerer, expr, sig), sig.return_type
     if fn is builtins.print:
         raise unsupported("calling 'print'", loc)
+    if fn is builtins.slice:
+        raise unsupported("slicing arrays", loc)
+    if isinstance(fn, type) and issubclass(fn, BaseException):
+        raise unsupported("raise statements", loc)
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
 
 
@@ -117,8 +121,11 @@ def _scalar_args(lowerer, expr, sig, name):
     """
     args, sig_args = expr.args, sig.args
     if len(args) == 1 and isinstance(lowerer.typemap[args[0].name], types.BaseTuple):
-        tup = lowerer.load_cast(args[0], sig_args[0])
-        tys = sig_args[0].types
+        tuple_ty = sig_args[0]
+        if len(tuple_ty.types) == 1 and isinstance(tuple_ty.types[0], types.BaseTuple):
+            tuple_ty = tuple_ty.types[0]  # max(t) is typed as max(*(t,))
+        tup = lowerer.load_cast(args[0], tuple_ty)
+        tys = tuple_ty.types
     elif len(sig_args) == 1 and isinstance(sig_args[0], types.BaseTuple) and len(args) > 1:
         tys = sig_args[0].types
         tup = [lowerer.load_cast(a, t) for a, t in zip(args, tys)]

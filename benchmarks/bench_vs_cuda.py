@@ -1,0 +1,362 @@
+"""numba_vulkan against numba.cuda, side by side in one run.
+
+Figures (see benchmarks/README.md for what each one means):
+
+1. launch: host time per asynchronous launch of a small kernel with three
+   device arrays and a scalar (median over repeats of a loop of launches;
+   the final synchronisation is outside the timed loop).
+2. triad: STREAM triad a[i] = b[i] + s * c[i] on float32 arrays, GB/s
+   counting 3 arrays x 4 bytes x n per launch; synchronised around N launches.
+3. first_call: time of the first call of a kernel never seen before
+   (typing + compile + pipeline creation + launch + synchronise), with disk
+   caches off and a fresh function each time.
+
+numba.cuda is measured where it imports and finds a GPU; otherwise its
+columns say why it is missing.
+
+    python3 benchmarks/bench_vs_cuda.py                    # full sizes (GPU machine)
+    python3 benchmarks/bench_vs_cuda.py --size 20 --launches 200 --repeats 3   # quick (lavapipe)
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")  # first_call must compile from scratch
+os.environ.setdefault("NUMBA_CACHE_DIR", "/nonexistent-numba-cache")
+
+import numpy as np  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+# ------------------------------------------------------------------ backends
+
+
+class Backend:
+    """What one figure needs from a GPU programming model."""
+
+    name = "?"
+
+    def jit(self, func):
+        raise NotImplementedError
+
+    def to_device(self, array):
+        raise NotImplementedError
+
+    def launch(self, kernel, n, args):
+        raise NotImplementedError
+
+    def synchronize(self):
+        raise NotImplementedError
+
+    def kernel_namespace(self):
+        raise NotImplementedError
+
+
+class VulkanBackend(Backend):
+    name = "numba_vulkan"
+
+    def __init__(self):
+        import numba_vulkan as nv
+
+        self.nv = nv
+        self.device = nv.get_device()
+
+    def jit(self, func):
+        return self.nv.jit(func)
+
+    def to_device(self, array):
+        return self.nv.to_device(array)
+
+    def launch(self, kernel, n, args, local=256):
+        kernel[(n + local - 1) // local, local](*args)
+
+    def synchronize(self):
+        self.nv.synchronize()
+
+    def index_source(self):
+        return "nv.global_id(0)"
+
+    def kernel_namespace(self):
+        return {"nv": self.nv}
+
+    def describe(self):
+        info = self.device.info
+        return {"gpu": info.name, "kind": info.kind, "driver": driver_version()}
+
+
+class CudaBackend(Backend):
+    name = "numba.cuda"
+
+    def __init__(self):
+        if not hasattr(np, "row_stack"):
+            np.row_stack = np.vstack  # numba-cuda 0.30.4 still refers to it
+        from numba import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError("numba.cuda finds no GPU")
+        self.cuda = cuda
+        self.device = cuda.get_current_device()
+
+    def jit(self, func):
+        return self.cuda.jit(func)
+
+    def to_device(self, array):
+        return self.cuda.to_device(array)
+
+    def launch(self, kernel, n, args, local=256):
+        kernel[(n + local - 1) // local, local](*args)
+
+    def synchronize(self):
+        self.cuda.synchronize()
+
+    def index_source(self):
+        return "cuda.grid(1)"
+
+    def kernel_namespace(self):
+        return {"cuda": self.cuda}
+
+    def describe(self):
+        name = self.device.name
+        return {"gpu": name.decode() if isinstance(name, bytes) else name,
+                "compute_capability": list(self.device.compute_capability),
+                "driver": driver_version()}
+
+
+# ------------------------------------------------------------------- kernels
+
+KERNEL_SOURCE = """
+def {name}(a, b, c, s):
+    i = {index}
+    if i < a.size:
+        a[i] = b[i] + s * c[i]
+"""
+
+
+def make_kernel(backend, name):
+    """A brand-new Python function (new code object) compiled by `backend`."""
+    src = KERNEL_SOURCE.format(name=name, index=backend.index_source())
+    namespace = dict(backend.kernel_namespace())
+    exec(compile(src, f"<bench {name}>", "exec"), namespace)
+    return backend.jit(namespace[name])
+
+
+def arrays(backend, n):
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal(n, dtype=np.float32)
+    c = rng.standard_normal(n, dtype=np.float32)
+    return backend.to_device(np.zeros(n, np.float32)), backend.to_device(b), backend.to_device(c)
+
+
+def bench_launch(backend, launches, repeats, n=1024):
+    """Median host microseconds per asynchronous launch (small kernel, 3 arrays + scalar)."""
+    kernel = make_kernel(backend, "launch_kernel")
+    a, b, c = arrays(backend, n)
+    s = np.float32(2.0)
+    backend.launch(kernel, n, (a, b, c, s))  # compile and warm up
+    backend.synchronize()
+    per_launch = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(launches):
+            backend.launch(kernel, n, (a, b, c, s))
+        per_launch.append((time.perf_counter() - start) / launches)
+        backend.synchronize()  # not timed
+    return {"us_per_launch": statistics.median(per_launch) * 1e6,
+            "all_us": [t * 1e6 for t in per_launch], "launches": launches}
+
+
+def bench_triad(backend, log2_n, launches, repeats):
+    """STREAM triad bandwidth in GB/s (10^9 bytes/s), 12 bytes moved per element."""
+    n = 1 << log2_n
+    kernel = make_kernel(backend, "triad_kernel")
+    a, b, c = arrays(backend, n)
+    s = np.float32(3.0)
+    backend.launch(kernel, n, (a, b, c, s))
+    backend.synchronize()
+    seconds = []
+    for _ in range(repeats):
+        backend.synchronize()
+        start = time.perf_counter()
+        for _ in range(launches):
+            backend.launch(kernel, n, (a, b, c, s))
+        backend.synchronize()
+        seconds.append((time.perf_counter() - start) / launches)
+    # Check the result once, so a broken kernel cannot report a bandwidth.
+    host = a.copy_to_host()
+    bh, ch = b.copy_to_host(), c.copy_to_host()
+    sample = slice(0, min(n, 1 << 16))
+    # Tolerance: numba.cuda contracts b + s * c into a fused multiply-add by default.
+    if not np.allclose(host[sample], bh[sample] + s * ch[sample], rtol=1e-6, atol=1e-6):
+        raise AssertionError(f"{backend.name}: triad computed wrong values")
+    best = min(seconds)
+    moved = 3 * 4 * n
+    return {"n": n, "bytes_per_launch": moved, "GBps_best": moved / best / 1e9,
+            "GBps_median": moved / statistics.median(seconds) / 1e9,
+            "ms_per_launch_median": statistics.median(seconds) * 1e3, "launches": launches}
+
+
+def bench_first_call(backend, repeats, n=1024):
+    """Seconds from a new kernel function to its first result (compile + load + run)."""
+    a, b, c = arrays(backend, n)
+    s = np.float32(1.5)
+    times = []
+    for k in range(repeats):
+        kernel = make_kernel(backend, f"fresh_kernel_{os.getpid()}_{k}_{time.monotonic_ns()}")
+        start = time.perf_counter()
+        backend.launch(kernel, n, (a, b, c, s))
+        backend.synchronize()
+        times.append(time.perf_counter() - start)
+    return {"ms_median": statistics.median(times) * 1e3, "all_ms": [t * 1e3 for t in times]}
+
+
+# ------------------------------------------------------------------ metadata
+
+
+def driver_version():
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=30)
+            return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return None
+
+
+def cpu_name():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def versions():
+    from importlib import metadata
+
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for dist in ("numba", "numba-cuda", "numba_vulkan"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    if out["numba_vulkan"] is None:
+        try:
+            import numba_vulkan
+
+            out["numba_vulkan"] = numba_vulkan.__version__ + " (source tree)"
+        except Exception:
+            pass
+    return out
+
+
+# ---------------------------------------------------------------------- main
+
+
+def run_backend(cls, args):
+    try:
+        backend = cls()
+    except Exception as e:  # missing package or no device: report, do not fail
+        return {"available": False, "reason": f"{type(e).__name__}: {e}"}
+    result = {"available": True, "device": backend.describe()}
+    for name, fn in (("launch", lambda: bench_launch(backend, args.launches, args.repeats)),
+                     ("triad", lambda: bench_triad(backend, args.size, args.triad_launches,
+                                                   args.repeats)),
+                     ("first_call", lambda: bench_first_call(backend, args.first_calls))):
+        if name not in args.only:
+            continue
+        try:
+            result[name] = fn()
+        except Exception as e:
+            result[name] = {"error": f"{type(e).__name__}: {e}"}
+        print(f"  {cls.name:13s} {name:10s} done", file=sys.stderr, flush=True)
+    return result
+
+
+def table(results):
+    rows = [("figure", "numba_vulkan", "numba.cuda")]
+
+    def cell(r, figure, key, fmt):
+        if not r.get("available"):
+            return "n/a"
+        value = r.get(figure, {})
+        if "error" in value:
+            return "error"
+        return fmt.format(value[key]) if key in value else "-"
+
+    v, c = results["numba_vulkan"], results["numba.cuda"]
+    rows.append(("launch (us/launch, host)", cell(v, "launch", "us_per_launch", "{:.2f}"),
+                 cell(c, "launch", "us_per_launch", "{:.2f}")))
+    rows.append(("triad (GB/s, best)", cell(v, "triad", "GBps_best", "{:.1f}"),
+                 cell(c, "triad", "GBps_best", "{:.1f}")))
+    rows.append(("triad (GB/s, median)", cell(v, "triad", "GBps_median", "{:.1f}"),
+                 cell(c, "triad", "GBps_median", "{:.1f}")))
+    rows.append(("first call (ms)", cell(v, "first_call", "ms_median", "{:.1f}"),
+                 cell(c, "first_call", "ms_median", "{:.1f}")))
+    widths = [max(len(r[k]) for r in rows) for k in range(3)]
+    lines = ["  ".join(text.ljust(w) for text, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="numba_vulkan vs numba.cuda")
+    parser.add_argument("--size", type=int, default=28, help="log2 of the triad's element count")
+    parser.add_argument("--launches", type=int, default=2000, help="launches per launch-timing loop")
+    parser.add_argument("--triad-launches", type=int, default=20, help="launches per triad timing")
+    parser.add_argument("--repeats", type=int, default=7, help="repeats (median is reported)")
+    parser.add_argument("--first-calls", type=int, default=5, help="fresh kernels for first_call")
+    parser.add_argument("--only", default="launch,triad,first_call", help="comma-separated figures")
+    parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
+    parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/...)")
+    args = parser.parse_args(argv)
+    args.only = set(args.only.split(","))
+
+    wanted = set(args.backends.split(","))
+    results = {}
+    for cls in (VulkanBackend, CudaBackend):
+        results[cls.name] = (run_backend(cls, args) if cls.name in wanted
+                             else {"available": False, "reason": "not requested"})
+
+    record = {
+        "benchmark": "bench_vs_cuda",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpu": cpu_name(), "host": platform.node(), "os": platform.platform(),
+                    "gpu": next((r["device"]["gpu"] for r in results.values()
+                                 if r.get("available")), None),
+                    "driver": driver_version()},
+        "versions": versions(),
+        "parameters": {"triad_n": 1 << args.size, "launches": args.launches,
+                       "triad_launches": args.triad_launches, "repeats": args.repeats,
+                       "first_calls": args.first_calls},
+        "results": results,
+    }
+    out = Path(args.out) if args.out else RESULTS / (
+        f"bench_vs_cuda_{datetime.datetime.now():%Y%m%d_%H%M%S}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(table(results))
+    for name, r in results.items():
+        if not r.get("available"):
+            print(f"{name}: not measured ({r['reason']})")
+        for figure in ("launch", "triad", "first_call"):
+            if isinstance(r.get(figure), dict) and "error" in r[figure]:
+                print(f"{name} {figure}: {r[figure]['error']}")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
