@@ -11,9 +11,9 @@
 
 __version__ = "0.1.0"
 
-from . import errors, runtime  # noqa: E402  (runtime imports without a Vulkan loader)
-from .dispatcher import jit  # noqa: E402
-from .errors import (  # noqa: E402
+from . import errors, runtime
+from .dispatcher import jit
+from .errors import (
     SpirvCodegenError,
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
@@ -21,47 +21,58 @@ from .errors import (  # noqa: E402
     VulkanUnsupportedError,
     VulkanValidationWarning,
 )
-from .stubs import global_id, group_id, local_id, local_size, num_groups  # noqa: E402
 
 # The runtime's public names (numba_vulkan.runtime), re-exported as nv.*.
-RUNTIME_NAMES = (
+from .runtime import (
+    Device,
+    DeviceArray,
+    DeviceInfo,
+    Event,
+    Stream,
+    device_array,
+    device_array_like,
+    event,
+    event_elapsed_time,
+    get_device,
+    list_devices,
+    pinned_array,
+    select_device,
+    stream,
+    synchronize,
+    to_device,
+)
+from .stubs import global_id, group_id, local_id, local_size, num_groups
+
+__all__ = [
     "Device",
     "DeviceArray",
     "DeviceInfo",
     "Event",
-    "Stream",
-    "device_array",
-    "device_array_like",
-    "event",
-    "event_elapsed_time",
-    "get_device",
-    "list_devices",
-    "pinned_array",
-    "select_device",
-    "stream",
-    "synchronize",
-    "to_device",
-)
-for _name in RUNTIME_NAMES:
-    if hasattr(runtime, _name):
-        globals()[_name] = getattr(runtime, _name)
-del _name
-
-__all__ = [
-    "__version__",
-    "jit",
-    "runtime",
-    "errors",
-    "global_id",
-    "local_id",
-    "group_id",
-    "local_size",
-    "num_groups",
     "SpirvCodegenError",
+    "Stream",
     "VulkanPerformanceWarning",
     "VulkanPrecisionWarning",
     "VulkanSupportError",
     "VulkanUnsupportedError",
     "VulkanValidationWarning",
-    *RUNTIME_NAMES,
+    "__version__",
+    "device_array",
+    "device_array_like",
+    "errors",
+    "event",
+    "event_elapsed_time",
+    "get_device",
+    "global_id",
+    "group_id",
+    "jit",
+    "list_devices",
+    "local_id",
+    "local_size",
+    "num_groups",
+    "pinned_array",
+    "runtime",
+    "select_device",
+    "stream",
+    "synchronize",
+    "to_device",
 ]

@@ -1,21 +1,21 @@
 """The Python half of the pipeline: a Python function in, a CompiledKernel out.
 
-    compile_kernel
-      1. type_kernel   Numba's front half with our typing context: bytecode ->
-                       IR -> untyped passes -> type inference. No SSA: the
-                       front end maps Numba variables to KIR local variables,
-                       so phi nodes would only get in its way.
-      2. lower_kernel  numba_vulkan.frontend: typed IR -> KIR (CFG form).
-      3. _core.compile the C++ half: verify, structurize, emit SPIR-V,
-                       optimise, validate.
-    Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
+compile_kernel
+  1. type_kernel   Numba's front half with our typing context: bytecode ->
+                   IR -> untyped passes -> type inference. No SSA: the
+                   front end maps Numba variables to KIR local variables,
+                   so phi nodes would only get in its way.
+  2. lower_kernel  numba_vulkan.frontend: typed IR -> KIR (CFG form).
+  3. _core.compile the C++ half: verify, structurize, emit SPIR-V,
+                   optimise, validate.
+Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
 """
 
 import itertools
 import os
 from dataclasses import dataclass, field
 
-from numba.core import compiler, types
+from numba.core import compiler
 from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
 from numba.core.target_extension import target_override
 from numba.core.typed_passes import NopythonTypeInference
@@ -175,9 +175,7 @@ def type_kernel(pyfunc, argtypes, options):
             typing_context, target_context, None, tuple(argtypes), None, flags, {}
         )
         typed = pipeline.compile_extra(pyfunc)
-    if typed.return_type not in (types.none, None):
-        # Kernels return nothing; the front end reports it with the location.
-        pass
+    # A kernel returning a value is reported by the front end, with its location.
     return typed
 
 
@@ -196,7 +194,7 @@ def annotate(typed):
             return_type=typed.return_type,
         )
         return str(annotation)
-    except Exception:  # no source available (exec'd code): the IR itself, typed
+    except (OSError, TypeError, ValueError):  # no usable source: the IR itself, typed
         lines = [f"{typed.func_ir.func_id.func_qualname} {typed.argtypes} -> {typed.return_type}"]
         for label, block in sorted(typed.func_ir.blocks.items()):
             lines.append(f"label {label}:")

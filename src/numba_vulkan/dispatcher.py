@@ -22,6 +22,7 @@ import threading
 import numpy as np
 from numba import typeof
 from numba.core import sigutils, types
+from numba.core.errors import NumbaError
 from numba.core.target_extension import dispatcher_registry
 from numba.np import numpy_support
 
@@ -384,7 +385,6 @@ class Dispatcher:
                 host[...] = on_device.copy_to_host()
         if config.SYNC and not copy_back:
             device.synchronize()
-        return None
 
 
 dispatcher_registry[target.Vulkan] = Dispatcher
@@ -404,7 +404,7 @@ class LaunchConfig:
     stream : Stream or None
     """
 
-    __slots__ = ("dispatcher", "groups", "local_size", "device", "stream", "_checked")
+    __slots__ = ("_checked", "device", "dispatcher", "groups", "local_size", "stream")
 
     def __init__(self, dispatcher, groups, local_size, device=None, stream=None):
         self.dispatcher = dispatcher
@@ -564,10 +564,12 @@ def typeof_argument(value, position):
     if isinstance(value, _device_array_class()):
         return target.device_array_type(value)
     if isinstance(value, np.ndarray):
-        try:
-            dtype = numpy_support.from_dtype(value.dtype)
-        except Exception:
-            dtype = None
+        dtype = None
+        if value.dtype.kind in "biufc":  # bool, integers, floats, complex
+            try:
+                dtype = numpy_support.from_dtype(value.dtype)
+            except NumbaError:
+                pass
         if dtype is None or value.ndim == 0:
             raise TypeError(
                 f"argument {position}: NumPy arrays of dtype {value.dtype} and ndim {value.ndim} "

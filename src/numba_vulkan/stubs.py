@@ -6,7 +6,7 @@ SPIR-V built-ins. Their typing lives in ``numba_vulkan.typing.vkdecl``. Called
 from ordinary Python code they raise ``NotImplementedError``.
 """
 
-__all__ = ["global_id", "local_id", "group_id", "local_size", "num_groups"]
+__all__ = ["global_id", "group_id", "local_id", "local_size", "num_groups"]
 
 
 class Stub:
@@ -51,7 +51,8 @@ int
 """
 
 global_id = Stub(
-    "global_id", "Index of the calling invocation in the whole grid along `axis` (cuda.grid)." + _AXIS
+    "global_id",
+    "Index of the calling invocation in the whole grid along `axis` (cuda.grid)." + _AXIS,
 )
 local_id = Stub(
     "local_id", "Index of the calling invocation inside its workgroup (threadIdx)." + _AXIS

@@ -155,6 +155,12 @@ def test_unsupported_argument_names_position_and_type(value, name):
         dispatcher.typeof_argument(value, 2)
 
 
+@pytest.mark.parametrize("array", [np.array(["a"]), np.array([object()]), np.array(1.0)])
+def test_unsupported_numpy_arrays(array):
+    with pytest.raises(TypeError, match="argument 1: NumPy arrays of dtype"):
+        dispatcher.typeof_argument(array, 1)
+
+
 def test_parse_signature_string():
     kernel = nv.jit(saxpy)
     parsed = dispatcher._parse_argtypes("void(float32, float32[::1], float32[::1], float32[::1])")
@@ -179,9 +185,7 @@ def test_intrinsics_typed_as_intp():
         out[0] = nv.global_id(0) + nv.local_id(1) + nv.group_id(2)
         out[1] = nv.local_size(0) * nv.num_groups(1)
 
-    typed = compiler.type_kernel(
-        kernel, (types.Array(types.int64, 1, "C"),), compiler.Options()
-    )
+    typed = compiler.type_kernel(kernel, (types.Array(types.int64, 1, "C"),), compiler.Options())
     calls = {
         str(sig.return_type) for sig in typed.calltypes.values() if hasattr(sig, "return_type")
     }
@@ -256,8 +260,32 @@ def test_vulkan_target_registered():
 
 
 def test_public_names():
-    for name in ("jit", "global_id", "local_id", "group_id", "local_size", "num_groups",
-                 "VulkanUnsupportedError", "SpirvCodegenError", "VulkanSupportError",
-                 "VulkanPrecisionWarning", "runtime", "__version__"):
+    for name in (
+        "jit",
+        "global_id",
+        "local_id",
+        "group_id",
+        "local_size",
+        "num_groups",
+        "VulkanUnsupportedError",
+        "SpirvCodegenError",
+        "VulkanSupportError",
+        "VulkanPrecisionWarning",
+        "runtime",
+        "__version__",
+        "to_device",
+        "device_array",
+        "device_array_like",
+        "synchronize",
+        "get_device",
+        "select_device",
+        "list_devices",
+        "DeviceArray",
+        "Device",
+        "stream",
+        "event",
+        "pinned_array",
+    ):
         assert hasattr(nv, name), name
     assert nv.__version__ == "0.1.0"
+    assert set(nv.__all__) <= set(dir(nv))

@@ -122,6 +122,8 @@ class DeviceArray(_core().DeviceArrayBase):
     @property
     def strides(self):
         """Steps between elements along each axis in bytes, as in NumPy (host itemsize)."""
+        if self.size == 0:  # whatever NumPy uses for empty arrays
+            return np.empty(self.shape, self.dtype).strides
         k = self._itemsize
         return tuple(s // k * self.dtype.itemsize for s in self._dev_strides)
 

@@ -29,9 +29,7 @@ class OverloadDispatcher:
 
     @property
     def nopython_signatures(self):
-        return [
-            typing.signature(t.return_type, *args) for args, t in self.overloads.items()
-        ]
+        return [typing.signature(t.return_type, *args) for args, t in self.overloads.items()]
 
     def _fold(self, args, kws):
         def normal(index, param, value):

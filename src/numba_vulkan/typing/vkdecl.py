@@ -25,9 +25,7 @@ class AxisIntrinsic(AbstractTemplate):
         if isinstance(axis, types.IntegerLiteral) and axis.literal_value in (0, 1, 2):
             return signature(types.intp, axis)
         if isinstance(axis, (types.Integer, types.IntegerLiteral)):
-            raise TypingError(
-                f"{self.key.__name__}() takes a constant axis 0, 1 or 2, not {axis}"
-            )
+            raise TypingError(f"{self.key.__name__}() takes a constant axis 0, 1 or 2, not {axis}")
         return None
 
 

@@ -1,0 +1,62 @@
+"""``python -m numba_vulkan``: report the Vulkan devices found, like ``numba -s``."""
+
+import sys
+
+
+def _yes(flag):
+    return "yes" if flag else "no"
+
+
+def main():
+    import numba_vulkan
+    from numba_vulkan import config, runtime
+    from numba_vulkan.errors import VulkanLoaderError
+
+    print(f"numba_vulkan {numba_vulkan.__version__}")
+    try:
+        infos = runtime.list_devices()
+    except VulkanLoaderError as e:
+        print(f"No Vulkan loader: {e}")
+        return 1
+    if not infos:
+        print("The Vulkan loader found no Vulkan 1.2 device with a compute queue." + runtime.hint)
+        return 1
+    try:
+        default = runtime.get_device().info.index
+    except Exception as e:  # a bad NUMBA_VULKAN_DEVICE, say
+        print(f"No default device: {e}")
+        default = None
+    print(f"{len(infos)} Vulkan device(s):")
+    for info in infos:
+        mark = " (default)" if info.index == default else ""
+        version = ".".join(map(str, info.api_version))
+        print(f"\n[{info.index}] {info.name}{mark}")
+        facts = [
+            ("kind", info.kind),
+            ("Vulkan", version),
+            ("driver", f"{info.driver_name} {info.driver_info}".strip()),
+            ("float64 / int64", f"{_yes(info.float64)} / {_yes(info.int64)}"),
+            ("float16 / int16 / int8", f"{_yes(info.float16)} / {_yes(info.int16)} / "
+             f"{_yes(info.int8)}"),
+            ("8/16-bit storage", f"{_yes(info.storage8)} / {_yes(info.storage16)}"),
+            ("float32 atomic add", _yes(info.float32_atomic_add)),
+            ("int64 atomics", _yes(info.int64_atomics)),
+            ("subgroup size", info.subgroup_size),
+            ("subgroup operations", ", ".join(
+                name for name in ("basic", "vote", "arithmetic", "ballot", "shuffle",
+                                  "shuffle_relative")
+                if getattr(info, "subgroup_" + name)) or "none"),
+            ("shared memory", f"{info.max_shared_memory // 1024} KiB"),
+            ("max workgroup", f"{info.max_local_size}, {info.max_local_invocations} invocations"),
+            ("max groups", info.max_groups),
+            ("device memory", f"{info.device_local_bytes / 2**30:.1f} GiB"),
+            ("timestamps", f"{info.timestamp_bits} bits, {info.timestamp_period} ns/tick"),
+        ]
+        for key, value in facts:
+            print(f"  {key:<24}{value}")
+    print(f"\nNUMBA_VULKAN_DEVICE={config.DEVICE!r} NUMBA_VULKAN_DEBUG={config.DEBUG}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,467 @@
+"""The Vulkan runtime on a real device (lavapipe in CI)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from numba_vulkan import runtime as rt
+from numba_vulkan.errors import VulkanSupportError
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+ALL_DTYPES = [
+    np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+    np.int64, np.uint64, np.float16, np.float32, np.float64,
+]
+
+
+def _values(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -1000), min(info.max, 1000), shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# ---- devices ---------------------------------------------------------------------------
+
+
+def test_list_devices_and_info_fields(device):
+    infos = rt.list_devices()
+    assert infos and all(isinstance(i, rt.DeviceInfo) for i in infos)
+    assert [i.index for i in infos] == list(range(len(infos)))
+    assert rt.list_devices(refresh=True)[0].name == infos[0].name
+    info = device.info
+    assert info.kind in {"discrete", "integrated", "virtual", "cpu", "other"}
+    assert isinstance(info.handle, int) and info.handle != 0
+    assert len(info.max_local_size) == 3 and len(info.max_groups) == 3
+    assert info.max_local_invocations >= 128
+    assert info.max_shared_memory >= 16384
+    assert info.subgroup_size >= 1
+    assert info.api_version >= (1, 2, 0)
+    if "llvmpipe" in info.name:  # lavapipe's known facts
+        assert info.kind == "cpu"
+        assert info.float64 and info.int64 and info.int16 and info.int8
+        assert info.storage8 and info.storage16 and info.float16
+        assert info.subgroup_size == 8
+        assert info.subgroup_basic and info.subgroup_ballot and info.subgroup_arithmetic
+        assert 32 in info.nan_preserve
+        assert info.timestamp_bits > 0
+
+
+def test_get_device_forms(device):
+    info = device.info
+    assert rt.get_device() is device
+    assert rt.get_device(info.index) is device
+    assert rt.get_device(str(info.index)) is device
+    assert rt.get_device(info) is device
+    assert rt.get_device(device) is device
+    assert rt.get_device(info.name[:4].upper()) is device
+    assert device.mode.ints is True
+    assert device.mode.floats is (not info.float64)
+    assert device.handle and device.queue
+
+
+def test_get_device_errors_list_the_devices(device):
+    with pytest.raises(ValueError, match="available devices: 0:"):
+        rt.get_device(99)
+    with pytest.raises(ValueError, match="no Vulkan device's name contains"):
+        rt.get_device("no-such-gpu-xyz")
+    with pytest.raises(TypeError, match="available devices"):
+        rt.get_device(1.5)
+    with pytest.raises(TypeError):
+        rt.get_device(True)
+
+
+def test_select_device(device):
+    assert rt.select_device(0) is rt.get_device(0)
+    assert rt.get_device() is rt.get_device(0)
+
+
+def test_check_support(device):
+    class K:
+        capabilities = ["int8", "subgroup_basic"]
+        shared_bytes = 0
+
+    device.check_support(K())
+
+    class Big:
+        capabilities = []
+        shared_bytes = device.info.max_shared_memory + 1
+
+    with pytest.raises(VulkanSupportError, match="shared memory"):
+        device.check_support(Big())
+
+
+def test_check_support_names_missing_capability(device, monkeypatch):
+    import dataclasses
+
+    lacking = dataclasses.replace(device.info, float64=False)
+    monkeypatch.setattr(device, "info", lacking)
+
+    class K:
+        capabilities = ["float64"]
+
+    with pytest.raises(VulkanSupportError, match="float64.*llvmpipe|float64"):
+        device.check_support(K())
+
+
+# ---- arrays ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(0,), (7,), (3, 5), (2, 3, 4)])
+def test_round_trip_every_dtype(device, dtype, shape):
+    host = _values(shape, dtype)
+    d = rt.to_device(host)
+    assert d.shape == shape and d.dtype == np.dtype(dtype) and d.ndim == len(shape)
+    assert d.size == host.size and d.nbytes == host.nbytes
+    assert d.strides == np.empty(shape, dtype).strides
+    assert d.is_contiguous
+    back = d.copy_to_host()
+    assert back.dtype == host.dtype
+    np.testing.assert_array_equal(back, host)
+
+
+def test_bool_is_stored_as_int32(device):
+    d = rt.to_device(np.array([True, False, True]))
+    assert d._itemsize == 4 and d.dtype == np.bool_ and d.strides == (1,)
+    raw = np.empty(3, np.int32)
+    d._buffer.read(d._offset, raw)
+    np.testing.assert_array_equal(raw, [1, 0, 1])
+    assert d[0] is np.True_ or d[0] == True  # noqa: E712
+    d[1] = True
+    np.testing.assert_array_equal(d.copy_to_host(), [True, True, True])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        np.s_[1:],
+        np.s_[::2],
+        np.s_[::-1],
+        np.s_[1, :],
+        np.s_[:, 2],
+        np.s_[..., 1],
+        np.s_[None, 1:3],
+        np.s_[-1, ::-2],
+        np.s_[1:3, 1:4],
+    ],
+)
+def test_views_read_and_write(device, key):
+    host = np.arange(24, dtype=np.float64).reshape(4, 6)
+    d = rt.to_device(host)
+    view = d[key]
+    assert view.shape == host[key].shape
+    np.testing.assert_array_equal(view.copy_to_host(), host[key])
+    new = -np.arange(host[key].size, dtype=np.float64).reshape(host[key].shape) - 1
+    view.copy_to_device(new)
+    host[key] = new
+    np.testing.assert_array_equal(d.copy_to_host(), host)
+
+
+def test_element_access_and_broadcast_assignment(device):
+    host = np.arange(12, dtype=np.int32).reshape(3, 4)
+    d = rt.to_device(host)
+    assert d[2, 3] == 11 and d[-1, -4] == 8
+    d[0, 0] = 42
+    d[1] = 7
+    d[:, 3] = [100, 200, 300]
+    host[0, 0] = 42
+    host[1] = 7
+    host[:, 3] = [100, 200, 300]
+    np.testing.assert_array_equal(d.copy_to_host(), host)
+    with pytest.raises(IndexError):
+        d[3, 0]
+    with pytest.raises(IndexError):
+        d[np.array([0, 1])]
+
+
+def test_transpose_reshape_ravel_copy(device):
+    host = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    d = rt.to_device(host)
+    np.testing.assert_array_equal(d.T.copy_to_host(), host.T)
+    np.testing.assert_array_equal(d.transpose(1, 0, 2).copy_to_host(), host.transpose(1, 0, 2))
+    np.testing.assert_array_equal(d.reshape(6, 4).copy_to_host(), host.reshape(6, 4))
+    np.testing.assert_array_equal(d.reshape(-1).copy_to_host(), host.ravel())
+    assert not d.T.is_contiguous
+    with pytest.raises(ValueError, match="without copying"):
+        d.T.reshape(24)
+    np.testing.assert_array_equal(d.T.ravel().copy_to_host(), host.T.ravel())
+    c = d.T.copy()
+    assert c.is_contiguous
+    np.testing.assert_array_equal(c.copy_to_host(), host.T)
+    c2 = d.copy()
+    c2[0, 0, 0] = -5
+    assert d[0, 0, 0] == 0  # a real copy
+    assert d.sum() == host.sum() and d.min() == 0 and d.max() == 23
+
+
+def test_copy_to_host_out_and_errors(device):
+    host = _values((4, 5), np.float32)
+    d = rt.to_device(host)
+    out = np.empty((4, 5), np.float32)
+    assert d.copy_to_host(out=out) is out
+    np.testing.assert_array_equal(out, host)
+    with pytest.raises(ValueError):
+        d.copy_to_host(out=np.empty((5, 4), np.float32))
+    with pytest.raises(ValueError):
+        d.copy_to_host(out=np.empty((4, 5), np.float64))
+    with pytest.raises(ValueError, match="shape"):
+        d.copy_to_device(np.zeros((5, 4)))
+    d.copy_to_device(np.ones((4, 5)))  # converted to the element type
+    np.testing.assert_array_equal(d.copy_to_host(), np.ones((4, 5), np.float32))
+
+
+def test_device_array_and_like(device):
+    a = rt.device_array((3, 4), np.int16)
+    assert a.shape == (3, 4) and a.dtype == np.int16 and a.device is device
+    b = rt.device_array_like(a)
+    assert b.shape == a.shape and b.dtype == a.dtype
+    c = rt.device_array_like(np.zeros((2, 2), np.uint8))
+    assert c.shape == (2, 2) and c.dtype == np.uint8
+    assert rt.device_array(5).dtype == np.float64
+
+
+# ---- the pool --------------------------------------------------------------------------
+
+
+def test_pool_reuses_released_buffers_and_trims(device):
+    device.trim(0)
+    before = device.pool_stats()
+    a = rt.device_array(1000, np.float32)
+    addr = a._buffer.address
+    del a
+    mid = device.pool_stats()
+    assert mid["pooled_buffers"] == before["pooled_buffers"] + 1
+    b = rt.device_array(1000, np.float32)  # same size: served from the pool
+    after = device.pool_stats()
+    assert after["hits"] == before["hits"] + 1
+    assert b._buffer.address == addr
+    del b
+    assert device.pool_stats()["pooled_bytes"] > 0
+    device.trim(0)
+    assert device.pool_stats()["pooled_bytes"] == 0
+    assert device.pool_stats()["pooled_buffers"] == 0
+
+
+def test_pool_limit(device):
+    old = device.pool_limit
+    try:
+        device.pool_limit = 0
+        a = rt.device_array(1000, np.float32)
+        del a
+        assert device.pool_stats()["pooled_bytes"] == 0
+    finally:
+        device.pool_limit = old
+
+
+def test_views_keep_the_buffer_alive(device):
+    d = rt.to_device(np.arange(10, dtype=np.int32))
+    view = d[2:5]
+    del d
+    np.testing.assert_array_equal(view.copy_to_host(), [2, 3, 4])
+
+
+# ---- launches --------------------------------------------------------------------------
+
+
+
+def _kernels():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import _spirv_kernels
+
+    if not _spirv_kernels.have_spirv_as():
+        pytest.skip("spirv-as (Debian spirv-tools) is not installed")
+    return _spirv_kernels
+
+
+@pytest.mark.parametrize("in_buffer", [False, True], ids=["push", "params_in_buffer"])
+def test_launcher(device, tmp_path, in_buffer):
+    from numba_vulkan import _core
+
+    K = _kernels()
+    words, push_size = K.scale_index(tmp_path, in_buffer)
+    kernel = device.load_kernel(words, push_size)
+    launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, in_buffer)
+    n = 1000
+    out = rt.to_device(np.zeros(n, np.uint32))
+    assert launcher.launch(((n + 63) // 64, 1, 1), (64, 1, 1), (out, 2)) is True
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(n, dtype=np.uint32) * 2)
+
+    # The parameter block holds the address, extent, stride (elements) and scalar.
+    view = out[::-3]
+    assert launcher.launch((6, 1, 1), (64, 1, 1), (view, np.uint32(5))) is True
+    block = np.frombuffer(launcher.last_block(), dtype=np.uint8)
+    assert block[:8].view(np.uint64)[0] == out._buffer.address + view._offset
+    assert block[8:16].view(np.int32).tolist() == [len(view), -3]
+    assert block[16:20].view(np.uint32)[0] == 5
+    expected = np.arange(n, dtype=np.uint32) * 2
+    expected[::-3] = np.arange(len(view), dtype=np.uint32) * 5
+    np.testing.assert_array_equal(out.copy_to_host(), expected)
+
+    # Many launches back to back: batches of MAX_BATCH, at most MAX_IN_FLIGHT in flight.
+    outs = [rt.device_array(n, np.uint32) for _ in range(5)]
+    for rep in range(200):
+        assert launcher.launch((16, 1, 1), (64, 1, 1), (outs[rep % 5], rep))
+    for j, o in enumerate(outs):
+        rep = 195 + j
+        np.testing.assert_array_equal(o.copy_to_host(), np.arange(n, dtype=np.uint32) * rep)
+    rt.synchronize()
+
+
+def test_launcher_rejects_mismatched_arguments(device, tmp_path):
+    from numba_vulkan import _core
+
+    K = _kernels()
+    words, push_size = K.scale_index(tmp_path, False)
+    kernel = device.load_kernel(words, push_size)
+    launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, False)
+    good = rt.device_array(10, np.uint32)
+    g, l = (1, 1, 1), (64, 1, 1)
+    assert launcher.launch(g, l, (good, 1))
+    assert launcher.launch(g, l, (np.zeros(10, np.uint32), 1)) is False  # host array
+    assert launcher.launch(g, l, (rt.device_array(10, np.int32), 1)) is False  # dtype
+    assert launcher.launch(g, l, (rt.device_array((2, 5), np.uint32), 1)) is False  # ndim
+    assert launcher.launch(g, l, (good, 1.5)) is False  # float for an int scalar
+    assert launcher.launch(g, l, (good, True)) is False  # bool for an int scalar
+    assert launcher.launch(g, l, (good,)) is False  # arity
+    with pytest.raises(VulkanSupportError, match="local size"):
+        launcher.launch(g, (device.info.max_local_invocations + 1, 1, 1), (good, 1))
+    with pytest.raises(ValueError):
+        _core.Launcher(device._core, kernel, [("array", np.uint32, 1, 20, (8,), (12,), 4)], 24, False)
+
+
+def test_device_launch_and_run(device, tmp_path):
+    K = _kernels()
+    words, push_size = K.scale_index(tmp_path, False)
+
+    class Compiled:  # what a CompiledKernel offers the runtime
+        pass
+
+    ck = Compiled()
+    ck.words, ck.push_size, ck.local_size, ck.capabilities = words, push_size, (32, 1, 1), []
+
+    def block(arrays):
+        a = arrays[0]
+        return (np.array([a._buffer.address + a._offset], np.uint64).tobytes()
+                + np.array([a.size, 1, 3, 0], np.int32).tobytes())
+
+    out = rt.device_array(100, np.uint32)
+    device.launch(ck, (4, 1, 1), [out], block)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(100, dtype=np.uint32) * 3)
+
+    host = np.zeros(50, np.uint32)
+    device.run(ck, (2, 1, 1), [host], block)
+    np.testing.assert_array_equal(host, np.arange(50, dtype=np.uint32) * 3)
+
+    with pytest.raises(ValueError):
+        device.launch(ck, (1, 1, 1), [np.zeros(3)], b"")
+
+
+def test_sync_mode_subprocess(tmp_path):
+    """NUMBA_VULKAN_SYNC=1 makes every launch wait: the device is idle right after."""
+    code = f"""
+import sys, pathlib, numpy as np
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import _spirv_kernels as K
+from numba_vulkan import runtime as rt, _core
+d = rt.get_device()
+assert d._core.sync_launches
+words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), False)
+L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, False)
+out = rt.device_array(4096, np.uint32)
+for i in range(5):
+    assert L.launch((64, 1, 1), (64, 1, 1), (out, i))
+    assert d._core.idle()
+print("SYNC-OK")
+"""
+    if not _kernels():
+        return
+    env = dict(os.environ, NUMBA_VULKAN_SYNC="1", PYTHONPATH=SRC)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert "SYNC-OK" in r.stdout, r.stderr
+
+
+# ---- debug -----------------------------------------------------------------------------
+
+
+def test_validation_layer_is_quiet_for_clean_use(tmp_path):
+    code = f"""
+import sys, pathlib, warnings, numpy as np
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import _spirv_kernels as K
+from numba_vulkan import runtime as rt, _core
+assert rt.debug_level() == 1 and rt.debug_enabled()
+d = rt.get_device()
+x = rt.to_device(np.arange(1000, dtype=np.float32))
+y = x[::2].copy_to_host()
+if K.have_spirv_as():
+    for in_buffer in (False, True):
+        words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), in_buffer)
+        L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, in_buffer)
+        out = rt.device_array(1000, np.uint32)
+        for i in range(40):
+            assert L.launch((16, 1, 1), (64, 1, 1), (out, i))
+        assert out[999] == 999 * 39
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    rt.synchronize()
+msgs = rt.validation_messages()
+print("MESSAGES", len(msgs))
+for m in msgs:
+    print(m)
+"""
+    env = dict(os.environ, NUMBA_VULKAN_DEBUG="1", PYTHONPATH=SRC)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "MESSAGES 0" in r.stdout, r.stdout
+
+
+def test_validation_messages_are_collected_not_printed():
+    """A message fed through the collector comes back oldest first and can be cleared."""
+    assert rt.validation_messages() == [] or all(
+        s in ("warning", "error") for s, _ in rt.validation_messages()
+    )
+    assert isinstance(rt.validation_messages(clear=True), list)
+    assert rt.validation_messages() == []
+
+
+# ---- the rest of the module ------------------------------------------------------------
+
+
+def test_stream_simple_semantics(device):
+    s = rt.stream()
+    assert s.device is device
+    d = rt.to_device(np.arange(5), stream=s)
+    with s.auto_synchronize():
+        out = d.copy_to_host(stream=s)
+    np.testing.assert_array_equal(out, np.arange(5))
+    assert s.query()
+
+
+def test_not_yet_implemented_names_say_so(device):
+    with pytest.raises(NotImplementedError, match="Event"):
+        rt.event()
+    with pytest.raises(NotImplementedError):
+        rt.print_records(np.zeros(4, np.uint32))
+    assert rt.PRINT_BUFFER_WORDS > 0
+    p = rt.pinned_array((3, 4), np.float32)
+    assert p.shape == (3, 4) and p.flags.c_contiguous
+
+
+def test_main_lists_devices():
+    env = dict(os.environ, PYTHONPATH=SRC)
+    r = subprocess.run(
+        [sys.executable, "-m", "numba_vulkan"], env=env, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    name = rt.list_devices()[0].name
+    assert name in r.stdout and "subgroup size" in r.stdout and "float64" in r.stdout
