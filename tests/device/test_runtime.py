@@ -425,13 +425,65 @@ for m in msgs:
     assert "MESSAGES 0" in r.stdout, r.stdout
 
 
-def test_validation_messages_are_collected_not_printed():
-    """A message fed through the collector comes back oldest first and can be cleared."""
-    assert rt.validation_messages() == [] or all(
-        s in ("warning", "error") for s, _ in rt.validation_messages()
-    )
-    assert isinstance(rt.validation_messages(clear=True), list)
-    assert rt.validation_messages() == []
+def test_validation_messages_are_collected_and_warned(tmp_path):
+    """A real misuse (push range smaller than the module's block) is collected, not printed."""
+    code = f"""
+import sys, pathlib, warnings, numpy as np
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import _spirv_kernels as K
+from numba_vulkan import runtime as rt, _core
+from numba_vulkan.errors import VulkanValidationWarning
+d = rt.get_device()
+words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), False)
+L = _core.Launcher(d._core, d.load_kernel(words, 8), K.argspecs(), K.PARAM_SIZE, False)
+L.launch((1, 1, 1), (64, 1, 1), (rt.device_array(10, np.uint32), 1))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    rt.synchronize()
+assert any(w.category is VulkanValidationWarning for w in caught), caught
+msgs = rt.validation_messages(clear=True)
+assert msgs and msgs[0][0] == "error" and "VUID" in msgs[0][1], msgs
+assert rt.validation_messages() == []
+print("COLLECTED")
+"""
+    _kernels()
+    env = dict(os.environ, NUMBA_VULKAN_DEBUG="1", PYTHONPATH=SRC)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert "COLLECTED" in r.stdout, r.stdout + r.stderr
+    assert "VUID" not in r.stderr  # collected, never printed
+
+
+def test_staging_path_subprocess(tmp_path):
+    """NVK_VULKAN_STAGING=1: the copies that discrete GPUs need, under validation."""
+    code = f"""
+import sys, pathlib, numpy as np
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import _spirv_kernels as K
+from numba_vulkan import runtime as rt, _core
+d = rt.get_device()
+assert not d._core.arrays_mapped
+host = np.arange(3 * 1000, dtype=np.float64).reshape(3, 1000)
+x = rt.to_device(host)
+assert (x.copy_to_host() == host).all() and (x[:, ::7].copy_to_host() == host[:, ::7]).all()
+x[1, ::3] = -1.0
+host[1, ::3] = -1.0
+assert (x.copy_to_host() == host).all() and (x.copy().copy_to_host() == host).all()
+words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), True)
+L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, True)
+out = rt.device_array(1000, np.uint32)
+for i in range(40):
+    assert L.launch((16, 1, 1), (64, 1, 1), (out, i))
+    if i % 9 == 0:
+        assert out[999] == 999 * i
+assert (out.copy_to_host() == np.arange(1000, dtype=np.uint32) * 39).all()
+rt.synchronize()
+print("MESSAGES", len(rt.validation_messages()))
+"""
+    _kernels()
+    env = dict(os.environ, NVK_VULKAN_STAGING="1", NUMBA_VULKAN_DEBUG="2", PYTHONPATH=SRC)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "MESSAGES 0" in r.stdout, r.stdout
 
 
 # ---- the rest of the module ------------------------------------------------------------

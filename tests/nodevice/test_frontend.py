@@ -432,8 +432,8 @@ OFFSET = 0.5
 
 def _globals_and_tuples(out, a, b):
     t = (a, b, a + b)
-    x, y, z = t
-    out[0] = x * SCALE + OFFSET
+    x, _, z = t
+    out[0] = x * SCALE + OFFSET + z
     out[1] = t[2] - t[-1] + len(t)
     q, r = divmod(a, b)
     out[2] = q * 10 + r
@@ -442,6 +442,22 @@ def _globals_and_tuples(out, a, b):
 
 def test_globals_and_tuples():
     check(_globals_and_tuples, np.zeros(4), 7, -3)
+
+
+def _inplace_and_tuple_index(a, b, k):
+    for i in range(a.shape[0]):
+        a[i] += 1.5
+        a[i] *= 2
+    idx = (1, 2)
+    b[idx] = b[0, 0] + 1
+    t = (10, 20, 30)
+    b[0, 1] = t[k] + t[-k]
+    b[1, 1] = b[1, 0] > b[0, 0]
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_inplace_ops_and_dynamic_tuple_index(k):
+    check(_inplace_and_tuple_index, np.arange(4.0), np.arange(9, dtype=np.int32).reshape(3, 3), k)
 
 
 # ---------------------------------------------------------------- rejected constructs
@@ -470,6 +486,10 @@ def _lists(a):
     a[0] = x[1]
 
 
+def _partial_index(a):
+    a[0][1] = 2
+
+
 def _f64_pow(a, x):
     a[0] = x**x
 
@@ -488,6 +508,7 @@ def _unknown_call(a):
         (_lists, [numba.int64[:]], "lists"),
         (_f64_pow, [numba.float64[:], numba.float64], "'**' on float64"),
         (_unknown_call, [numba.float64[:]], "calling 'math.gamma'"),
+        (_partial_index, [numba.float64[:, :]], "indexing a 2-d array with 1 indices"),
         (_returns, [numba.complex128[:]], "array arguments with dtype complex128"),
     ],
 )
@@ -506,6 +527,41 @@ def test_source_locations_are_recorded():
     assert lk.module.files == [__file__]
     text = lk.module.print()
     assert "elemptr" in text
+
+
+# ---------------------------------------------------------------- through the backend
+
+COMPILE_CASES = [
+    (_int_ops, [numba.int64[:], numba.int64, numba.int64]),
+    (_int_div_raw, [numba.int64[:], numba.int64, numba.int64]),
+    (_shifts, [numba.int32[:], numba.int32, numba.int32]),
+    (_int_pow, [numba.int64[:], numba.int64, numba.int64]),
+    (_float_ops, [numba.float64[:], numba.float64, numba.float64]),
+    (_f32_pow, [numba.float32[:], numba.float32, numba.float32]),
+    (_loops, [numba.int64[:], numba.int64, numba.int64]),
+    (_early_return, [numba.int64[:], numba.int64]),
+    (_and_or, [numba.int64[:], numba.int64, numba.int64, numba.boolean]),
+    (_arrays, [numba.float64[:], numba.int64[:, :], numba.int32[:, :, :], numba.boolean[:]]),
+    (_saxpy, [numba.float32[:]] * 3 + [numba.float32]),
+    (_intrinsics, [numba.int64[:]]),
+    (_globals_and_tuples, [numba.float64[:], numba.int64, numba.int64]),
+    (_inplace_and_tuple_index, [numba.float64[:], numba.int32[:, :], numba.int64]),
+]
+
+
+@pytest.mark.parametrize("fn,argtypes", COMPILE_CASES, ids=[c[0].__name__ for c in COMPILE_CASES])
+@pytest.mark.parametrize("mode", [INTS, EXACT, NARROW], ids=["ints", "exact", "narrow"])
+def test_kernels_compile_to_valid_spirv(fn, argtypes, mode):
+    lk = lower(fn, argtypes, mode)
+    lk.module.verify()
+    try:
+        ck = _core.compile(lk.module)
+    except errors.InternalCompilerError as e:
+        if "TODO" in str(e):
+            pytest.skip(f"backend not ready: {e}")
+        raise
+    assert ck.param_size == lk.param_size
+    _core.validate(ck.words)
 
 
 if __name__ == "__main__":

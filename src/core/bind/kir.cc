@@ -37,15 +37,16 @@ using kir::ScalarKind;
 
 // Checks shared by every builder call that names a value: a bad id would
 // index past the value table in C++, so it becomes a Python ValueError.
-void CheckValue(const kir::Builder& b, kir::ValueId v) {
-    if (v >= const_cast<kir::Builder&>(b).function().values.size())
+void CheckValue(kir::Builder& b, kir::ValueId v) {
+    if (v >= b.function().values.size())
         throw nb::value_error("KirBuilder: unknown value id");
 }
 
 ScalarKind KindOfValue(kir::Builder& b, kir::ValueId v) {
     CheckValue(b, v);
     const kir::Type& t = b.module().type(b.TypeOf(v));
-    if (t.kind != kir::Type::Kind::kScalar) throw nb::value_error("KirBuilder: value is not a scalar");
+    if (t.kind != kir::Type::Kind::kScalar)
+        throw nb::value_error("KirBuilder: value is not a scalar");
     return t.scalar;
 }
 
@@ -323,7 +324,8 @@ void InitKir(nb::module_& m) {
            const std::vector<std::pair<uint64_t, nb::bytes>>& memory, size_t max_steps) {
             kir::Inputs in;
             in.params = params;
-            for (const auto& [builtin, axis, value] : builtins) in.builtins[{builtin, axis}] = value;
+            for (const auto& [builtin, axis, value] : builtins)
+                in.builtins[{builtin, axis}] = value;
             for (const auto& [base, bytes] : memory) {
                 kir::MemoryRegion r;
                 r.base = base;

@@ -165,7 +165,7 @@ util::Status StructureSelections(kir::Module& m) {
     }
     for (BlockId header : RegionHeaders(f)) {
         for (size_t round = 0;; ++round) {
-            if (round > 20000) return util::Internal("structurize: selections diverged");
+            if (round > 300) return util::Internal("structurize: selections diverged");
             NVK_ASSIGN_OR_RETURN(Region r, BuildRegion(f, header));
             NVK_ASSIGN_OR_RETURN(bool more, Step(s, r));
             if (!more) break;

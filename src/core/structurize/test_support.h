@@ -68,6 +68,22 @@ struct Program {
     }
 };
 
+// A compact dump of the CFG (block ids, names, merges, terminators) for failures.
+inline std::string DumpCfg(const Module& m) {
+    std::string out;
+    for (const kir::Block& b : m.function.blocks) {
+        out += std::to_string(b.id) + " " + b.name + " [" + std::to_string(b.insts.size()) + "]";
+        if (b.merge.kind != Merge::Kind::kNone)
+            out += (b.merge.kind == Merge::Kind::kLoop ? " loop(m=" : " sel(m=") +
+                   std::to_string(b.merge.merge) + " c=" + std::to_string(b.merge.cont) + ")";
+        out += " ->";
+        for (BlockId s : b.Successors()) out += " " + std::to_string(s);
+        if (!b.insts.empty() && b.insts.back().op == Op::kRet) out += " ret";
+        out += "\n";
+    }
+    return out;
+}
+
 inline Inputs MakeInputs(const std::vector<int32_t>& vals) {
     Inputs in;
     in.params.push_back(kOutBase);
@@ -97,10 +113,10 @@ inline size_t CountInsts(const Module& m) {
 inline Module StructurizeAndCompare(const Module& m, std::mt19937& rng, int runs, int lim = 6) {
     Module s = m;
     util::Status st = Structurize(s);
-    EXPECT_TRUE(st.ok()) << st.message();
+    EXPECT_TRUE(st.ok()) << st.message() << "\n" << DumpCfg(m);
     if (!st.ok()) return s;
     util::Status ck = CheckStructured(s);
-    EXPECT_TRUE(ck.ok()) << ck.message();
+    EXPECT_TRUE(ck.ok()) << ck.message() << "\n" << DumpCfg(m) << "\n" << DumpCfg(s);
     std::uniform_int_distribution<int> dist(-lim, lim);
     for (int r = 0; r < runs; ++r) {
         std::vector<int32_t> vals;

@@ -1,5 +1,6 @@
 #include "vk/device.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -170,6 +171,11 @@ util::Status Device::Init(Instance& instance) {
         arrays_mapped_ = (mem.memoryTypes[array].propertyFlags & host_flags) == host_flags;
     }
     array_type_ = static_cast<uint32_t>(array);
+    // NVK_VULKAN_STAGING=1: copy through staging buffers even where arrays could be
+    // mapped, so that tests on lavapipe cover the path that discrete GPUs take.
+    if (const char* env = std::getenv("NVK_VULKAN_STAGING"); env && std::string(env) == "1") {
+        arrays_mapped_ = false;
+    }
 
     // Command buffers and parameter rings, one per batch slot.
     std::array<VkCommandBuffer, kMaxInFlight + 1> cbs{};

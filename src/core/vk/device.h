@@ -112,7 +112,7 @@ class Device {
     };
 
     util::Status Init(Instance& instance);
-    util::Result<Buffer*> CreateBuffer(uint64_t size, uint32_t memory_type);
+    util::Result<Buffer*> CreateBuffer(uint64_t size, uint32_t memory_type, bool map);
     void DestroyBuffer(Buffer* buffer);
     void Release(Buffer* buffer);
     util::Result<BufferRef> AllocateHost(uint64_t nbytes);  // host-visible, never pooled

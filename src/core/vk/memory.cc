@@ -29,7 +29,7 @@ uint64_t Bucket(uint64_t n) {
 
 }  // namespace
 
-util::Result<Buffer*> Device::CreateBuffer(uint64_t size, uint32_t memory_type) {
+util::Result<Buffer*> Device::CreateBuffer(uint64_t size, uint32_t memory_type, bool map) {
     auto buffer = std::make_unique<Buffer>();
     buffer->device = this;
     buffer->size = size;
@@ -58,7 +58,7 @@ util::Result<Buffer*> Device::CreateBuffer(uint64_t size, uint32_t memory_type) 
         status = Check(fns_.vkBindBufferMemory(device_, buffer->buffer, buffer->memory, 0),
                        "vkBindBufferMemory");
     }
-    if (status.ok() && (memory_type == host_type_ || arrays_mapped_)) {
+    if (status.ok() && map) {
         void* ptr = nullptr;
         status = Check(fns_.vkMapMemory(device_, buffer->memory, 0, VK_WHOLE_SIZE, 0, &ptr),
                        "vkMapMemory");
@@ -105,11 +105,11 @@ util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
         // A launch in flight may still use it (see the top of this file).
         NVK_RETURN_IF_ERROR(WaitBuffer(*buffer));
     } else {
-        util::Result<Buffer*> created = CreateBuffer(size, array_type_);
+        util::Result<Buffer*> created = CreateBuffer(size, array_type_, arrays_mapped_);
         if (!created.ok() && created.status().code() == util::Code::kOutOfMemory && !pool_.empty()) {
             // Give the pooled memory back and try once more.
             NVK_RETURN_IF_ERROR(Trim(0));
-            created = CreateBuffer(size, array_type_);
+            created = CreateBuffer(size, array_type_, arrays_mapped_);
         }
         if (!created.ok()) return created.status();
         buffer = created.value();
@@ -120,7 +120,7 @@ util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
 }
 
 util::Result<BufferRef> Device::AllocateHost(uint64_t nbytes) {
-    NVK_ASSIGN_OR_RETURN(Buffer * buffer, CreateBuffer(Bucket(nbytes), host_type_));
+    NVK_ASSIGN_OR_RETURN(Buffer * buffer, CreateBuffer(Bucket(nbytes), host_type_, true));
     return BufferRef(buffer, [](Buffer* b) { b->device->DestroyBuffer(b); });
 }
 

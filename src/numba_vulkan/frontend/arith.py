@@ -14,7 +14,7 @@ results near exact multiples match CPython bit for bit.
 import operator
 
 from .. import _core
-from .types import BITS, is_float, is_int, is_signed
+from .types import BITS, is_float, is_signed
 
 K = _core.Kind
 Op = _core.Op
@@ -35,7 +35,7 @@ def const(b, kind, value):
 
 
 def convert(b, v, to):
-    """Value `v` converted to kind `to` (ints wrap, floats truncate toward zero, x -> bool is x != 0)."""
+    """`v` converted to kind `to`: ints wrap, floats truncate toward zero, x -> bool is x != 0."""
     frm = b.kind(v)
     if frm == to:
         return v
@@ -191,8 +191,10 @@ def _loop_power(b, x, e):
     b.store(res_p, const(b, k, 1))
     b.store(base_p, x)
     b.store(e_p, e)
-    header, body, done = b.create_block("pow.header"), b.create_block("pow.body"), b.create_block(
-        "pow.done"
+    header, body, done = (
+        b.create_block("pow.header"),
+        b.create_block("pow.body"),
+        b.create_block("pow.done"),
     )
     b.br(header)
     b.set_block(header)
@@ -298,7 +300,3 @@ OPERATOR_NAMES = {
     operator.is_not: "is not", operator.contains: "in", operator.neg: "unary -",
     operator.pos: "unary +", operator.not_: "not", operator.invert: "~",
 }  # fmt: skip
-
-
-def is_integer_kind(kind):
-    return is_int(kind)

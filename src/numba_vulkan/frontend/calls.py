@@ -12,7 +12,7 @@ from numba.core import types
 from .. import _core, stubs
 from . import arith, loops
 from .errors import unsupported
-from .types import compute_kind, is_float, is_signed, is_scalar_type
+from .types import compute_kind, is_float, is_scalar_type, is_signed
 
 Op = _core.Op
 K = _core.Kind
@@ -97,7 +97,9 @@ def _intrinsic(lowerer, expr, sig, builtin):
     b = lowerer.b
     axis = lowerer.static_int(expr.args[0]) if len(expr.args) == 1 else None
     if axis not in (0, 1, 2):
-        raise unsupported(f"'{builtin.name}' with an axis that is not a literal 0, 1 or 2", expr.loc)
+        raise unsupported(
+            f"'{builtin.name}' with an axis that is not a literal 0, 1 or 2", expr.loc
+        )
     value = b.builtin(builtin, axis)
     return arith.convert(b, value, compute_kind(sig.return_type, lowerer.mode, expr.loc))
 
@@ -171,7 +173,7 @@ def _minmax(lowerer, expr, sig, is_max):
 def _divmod(lowerer, expr, sig):
     b = lowerer.b
     x, y = _scalar_args(lowerer, expr, sig, "divmod")
-    q_ty, r_ty = sig.return_type.types
+    q_ty = sig.return_type.types[0]
     k = compute_kind(q_ty, lowerer.mode, expr.loc)
     x, y = arith.convert(b, x, k), arith.convert(b, y, k)
     return (arith.floordiv(b, x, y), arith.mod(b, x, y))

@@ -178,7 +178,8 @@ def getitem(lo, expr, target):
 
 def _dynamic_tuple_item(lo, expr, ty, value):
     b, loc = lo.b, expr.loc
-    if not isinstance(ty, types.UniTuple) or not is_scalar_type(ty.dtype):
+    elem_types = {types.unliteral(t) for t in ty.types}
+    if len(elem_types) != 1 or not is_scalar_type(next(iter(elem_types))):
         raise unsupported(f"indexing {ty} with a run-time index", loc)
     index_var = expr.index_var if expr.op == "static_getitem" else expr.index
     if index_var is None or not isinstance(lo.typemap[index_var.name], types.Integer):
@@ -192,7 +193,7 @@ def _dynamic_tuple_item(lo, expr, ty, value):
     result = value[0]
     for i in range(1, n):
         result = b.select(b.compare(Op.eq, idx, arith.const(b, k, i)), value[i], result)
-    return result, ty.dtype
+    return result, next(iter(elem_types))
 
 
 def build_tuple(lo, expr, target):

@@ -20,9 +20,7 @@ def lower_range(lowerer, expr, sig, target):
     """range(stop), range(start, stop) or range(start, stop, step) -> (start, stop, step)."""
     b = lowerer.b
     k = compute_kind(sig.return_type.dtype, lowerer.mode, expr.loc)
-    args = [
-        arith.convert(b, lowerer.load_cast(a, t), k) for a, t in zip(expr.args, sig.args)
-    ]
+    args = [arith.convert(b, lowerer.load_cast(a, t), k) for a, t in zip(expr.args, sig.args)]
     step_sign = 1
     if len(args) == 1:
         start, stop, step = arith.const(b, k, 0), args[0], arith.const(b, k, 1)

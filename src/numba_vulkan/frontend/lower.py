@@ -16,16 +16,16 @@ the call's signature (calltypes).
 from numba.core import ir, types
 
 from .. import _core
-from . import arith, calls, loops
+from . import arith
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
-from .types import K, compute_kind, is_scalar_type, nbytes, param_kind, scalar_code
+from .types import compute_kind, is_scalar_type, nbytes, param_kind, scalar_code
 
 Op = _core.Op
 
 
 def layout(ty, mode, loc=None):
-    """The tree of KIR kinds that holds a value of Numba type `ty`, or None for compile-time types."""
+    """The tree of KIR kinds holding a value of Numba type `ty`; None for compile-time types."""
     if is_scalar_type(ty):
         return compute_kind(ty, mode, loc)
     if isinstance(ty, types.BaseTuple):
@@ -137,7 +137,9 @@ class Lowerer:
         if lay is None:
             old = self.statics.get(name, value)
             if isinstance(old, ArrayArg) and old is not value:
-                raise unsupported(f"assigning different arrays to one variable ('{name}')", self.loc)
+                raise unsupported(
+                    f"assigning different arrays to one variable ('{name}')", self.loc
+                )
             self.statics[name] = value
             return
         if name not in self.slots:
@@ -198,7 +200,7 @@ class Lowerer:
             return ty.literal_value
         try:
             defn = self.func_ir.get_definition(var)
-        except Exception:
+        except KeyError:  # no single definition
             return None
         if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)):
             v = defn.value
@@ -309,7 +311,9 @@ class Lowerer:
             isinstance(node, ir.Expr) and node.op == "static_getitem"
         ):
             if node.index_var is not None:
-                return index_values(self, arr, node.index_var, self.typemap[node.index_var.name], loc)
+                return index_values(
+                    self, arr, node.index_var, self.typemap[node.index_var.name], loc
+                )
             return static_index_values(self, node.index, loc)
         return index_values(self, arr, node.index, self.typemap[node.index.name], loc)
 
@@ -324,6 +328,3 @@ class Lowerer:
             what = exprs.UNSUPPORTED_EXPRS.get(expr.op, f"the expression '{expr.op}'")
             raise unsupported(what, expr.loc)
         return handler(self, expr, target)
-
-
-__all__ = ["Lowerer", "layout", "calls", "loops", "K", "Op"]
