@@ -9,4 +9,8 @@ if [ ! -f "$dir/build.ninja" ]; then
         -Dnanobind_DIR="$(python3 -m nanobind --cmake_dir)" >/dev/null
 fi
 cmake --build "$dir"
-cp "$dir"/src/core/bind/_core*.so src/numba_vulkan/
+# Copy then rename: a running process keeps its mapping of the old file.
+for so in "$dir"/src/core/bind/_core*.so; do
+    cp "$so" "src/numba_vulkan/.$(basename "$so").tmp.$$"
+    mv -f "src/numba_vulkan/.$(basename "$so").tmp.$$" "src/numba_vulkan/$(basename "$so")"
+done

@@ -1,11 +1,14 @@
 """Without a Vulkan loader: import works, the first runtime call explains what is missing."""
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+# Where numba_vulkan is imported from (src/ in a dev tree, site-packages when installed),
+# so that subprocesses import the same build.
+SRC = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parents[1])
 
 
 def _run(code, **env):

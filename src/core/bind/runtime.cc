@@ -140,6 +140,32 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
                  }
                  ThrowIfError(s);
              })
+        .def("record_timestamp",
+             [](vk::Device& d) {
+                 uint64_t value = 0;
+                 uint32_t query = Unwrap(d.RecordTimestamp(&value));
+                 return nb::make_tuple(query, value);
+             },
+             "Record a timestamp after the work so far: (query, timeline value).")
+        .def("read_timestamp_ns",
+             [](vk::Device& d, uint32_t query, uint64_t value) {
+                 util::Result<double> r = util::Status::Ok();
+                 {
+                     nb::gil_scoped_release release;
+                     r = d.ReadTimestampNs(query, value);
+                 }
+                 return Unwrap(std::move(r));
+             },
+             nb::arg("query"), nb::arg("value"))
+        .def("wait_value",
+             [](vk::Device& d, uint64_t value) {
+                 util::Status s;
+                 {
+                     nb::gil_scoped_release release;
+                     s = d.WaitValue(value);
+                 }
+                 ThrowIfError(s);
+             })
         .def("flush", [](vk::Device& d) { ThrowIfError(d.Flush()); })
         .def("idle", &vk::Device::Idle);
     return cls;

@@ -62,6 +62,26 @@ util::Status CheckStructured(const kir::Module& m) {
         }
         constructs.push_back(std::move(c));
     }
+    // As in SPIR-V 1.6: a selection construct excludes the blocks that its
+    // innermost enclosing loop reaches through its merge or continue target
+    // (`if c: break` inside a loop does not own the code after the loop).
+    for (Construct& c : constructs) {
+        if (c.cont != kNone) continue;
+        const Construct* loop = nullptr;
+        for (const Construct& l : constructs)
+            if (l.cont != kNone && l.header != c.header && l.in[c.header] &&
+                (!loop || l.size < loop->size))
+                loop = &l;
+        if (!loop) continue;
+        for (uint32_t b2 = 0; b2 < n; ++b2) {
+            if (!c.in[b2]) continue;
+            if ((cfg.dom.Reachable(loop->merge) && cfg.dom.Dominates(loop->merge, b2)) ||
+                (cfg.dom.Reachable(loop->cont) && cfg.dom.Dominates(loop->cont, b2))) {
+                c.in[b2] = 0;
+                --c.size;
+            }
+        }
+    }
     for (uint32_t mi : merges)
         if (conts.count(mi)) return fail(name(mi) + " is both a merge and a continue target");
 

@@ -71,6 +71,17 @@ void Normalize(kir::Module& m, const Cfg& cfg, const Loop& loop) {
     } else {
         kir::ValueId sel = NewSelectorVar(m);
         for (auto [u, v] : exits) {
+            if (u == h) {
+                // The header's own exit goes straight to M (so the header
+                // keeps the `enter or leave` shape); its number is stored on
+                // entry to every iteration, and any other exit overwrites it.
+                int64_t k = std::find(targets.begin(), targets.end(), v) - targets.begin();
+                AppendStoreConst(m, h, sel, k);
+                kir::Block* hb = f.FindBlock(h);
+                std::rotate(hb->insts.begin(), hb->insts.end() - 3, hb->insts.end() - 1);
+                Retarget(f, u, v, merge);
+                continue;
+            }
             BlockId e = NewBlock(f, base + ".exit");
             int64_t k = std::find(targets.begin(), targets.end(), v) - targets.begin();
             AppendStoreConst(m, e, sel, k);

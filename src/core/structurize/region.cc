@@ -31,6 +31,38 @@ std::vector<uint32_t> Region::Reach(uint32_t from, uint32_t stop) const {
     return out;
 }
 
+uint32_t Region::Join(uint32_t b) const {
+    uint32_t p = Ipdom(b);
+    if (p != x) return p;
+    std::vector<uint32_t> arms;
+    for (uint32_t s : succs[b])
+        if (s != x && nodes[s].kind != RegionNode::Kind::kSpecial) arms.push_back(s);
+    if (arms.empty()) return x;
+    if (arms.size() == 1) return arms[0];
+    auto valid = [&](uint32_t n) {
+        std::vector<uint8_t> before(nodes.size() + 1, 0);
+        for (uint32_t r : Reach(b, n)) before[r] = 1;
+        for (uint32_t r : Reach(n, x))
+            if (before[r]) return false;
+        return true;
+    };
+    std::vector<uint8_t> in0(nodes.size() + 1, 0);
+    std::vector<uint32_t> r0 = Reach(arms[0], x), r1 = Reach(arms[1], x);
+    for (uint32_t r : r0) in0[r] = 1;
+    std::vector<uint32_t> both;
+    for (uint32_t r : r1)
+        if (in0[r]) both.push_back(r);
+    std::sort(both.begin(), both.end(),
+              [&](uint32_t a, uint32_t c) { return dom.rpo_pos[a] < dom.rpo_pos[c]; });
+    for (uint32_t n : both)
+        if (valid(n)) return n;
+    if (both.empty()) {
+        uint32_t big = r0.size() >= r1.size() ? arms[0] : arms[1];
+        if (valid(big)) return big;
+    }
+    return x;
+}
+
 std::vector<BlockId> RegionHeaders(const kir::Function& f) {
     std::vector<BlockId> out{kNone};
     for (const kir::Block& b : f.blocks)

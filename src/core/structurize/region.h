@@ -36,6 +36,11 @@ struct Region {
     // Nodes reachable from `from` without passing `stop`, X or a special node.
     std::vector<uint32_t> Reach(uint32_t from, uint32_t stop) const;
     uint32_t Ipdom(uint32_t n) const { return pdom.idom[n]; }
+    // Where the paths from n that do not break, continue or return meet: the
+    // immediate post-dominator when there is one short of X; otherwise the
+    // first node both arms reach (or the larger arm, when the arms are
+    // disjoint) such that nothing before it is reachable from it; else X.
+    uint32_t Join(uint32_t n) const;
 };
 
 // The headers of all loops (kNone first: the function region).

@@ -40,7 +40,7 @@ using Kind = RegionNode::Kind;
 
 namespace {
 
-constexpr size_t kCopyMaxInsts = 12;  // blocks up to this size are copied, not guarded
+constexpr size_t kCopyMaxInsts = 8;  // blocks up to this size are copied, not guarded
 
 struct State {
     kir::Module& m;
@@ -63,7 +63,7 @@ void Redirect(kir::Function& f, const Region& r, const std::vector<uint32_t>& fr
 void Guard(State& s, const Region& r, uint32_t y) {
     kir::Function& f = s.f;
     uint32_t d = r.dom.idom[y];
-    uint32_t q = r.Ipdom(d);
+    uint32_t q = r.Join(d);
     std::vector<uint32_t> lset = r.Reach(y, q);
     std::sort(lset.begin(), lset.end(),
               [&](uint32_t a, uint32_t b) { return r.dom.rpo_pos[a] < r.dom.rpo_pos[b]; });
@@ -99,7 +99,7 @@ util::Result<bool> Step(State& s, const Region& r) {
     std::vector<uint32_t> bad_reach;
     for (uint32_t b : r.dom.rpo) {
         if (b == r.x || (b == 0 && r.loop) || !IsCondBr(f, r.nodes[b])) continue;
-        std::vector<uint32_t> reach = r.Reach(b, r.Ipdom(b));
+        std::vector<uint32_t> reach = r.Reach(b, r.Join(b));
         for (uint32_t y : reach) {
             if (r.dom.Dominates(b, y)) continue;
             if (bad == kNone || r.dom.rpo_pos[y] < r.dom.rpo_pos[bad]) {
@@ -109,6 +109,13 @@ util::Result<bool> Step(State& s, const Region& r) {
         }
     }
     if (bad != kNone) {
+        // Merges chosen before this fix may no longer hold: choose them again.
+        for (const RegionNode& n : r.nodes) {
+            kir::Block* nb = f.FindBlock(n.entry);
+            if (n.kind != Kind::kBlock || nb->merge.kind != kir::Merge::Kind::kSelection) continue;
+            s.claimed.erase(nb->merge.merge);
+            nb->merge = {};
+        }
         const RegionNode& y = r.nodes[bad];
         size_t size = y.kind == Kind::kBlock ? f.FindBlock(y.entry)->insts.size() : kNone;
         if (size <= kCopyMaxInsts && size <= s.copy_budget) {
@@ -127,7 +134,7 @@ util::Result<bool> Step(State& s, const Region& r) {
         if (b == r.x || (b == 0 && r.loop) || !IsCondBr(f, r.nodes[b])) continue;
         kir::Block* hb = f.FindBlock(r.nodes[b].entry);
         if (hb->merge.kind != kir::Merge::Kind::kNone) continue;
-        uint32_t p = r.Ipdom(b);
+        uint32_t p = r.Join(b);
         if (p == r.x) {
             BlockId merge = NewBlock(f, "never");
             SetUnreachable(f, merge);
@@ -157,7 +164,7 @@ util::Status StructureSelections(kir::Module& m) {
     kir::Function& f = m.function;
     size_t insts = 0;
     for (const kir::Block& b : f.blocks) insts += b.insts.size();
-    State s{m, f, insts + 64, {}};
+    State s{m, f, insts / 4 + 32, {}};
     for (const kir::Block& b : f.blocks) {
         if (b.merge.kind != kir::Merge::Kind::kLoop) continue;
         s.claimed.insert(b.merge.merge);
@@ -165,7 +172,7 @@ util::Status StructureSelections(kir::Module& m) {
     }
     for (BlockId header : RegionHeaders(f)) {
         for (size_t round = 0;; ++round) {
-            if (round > 300) return util::Internal("structurize: selections diverged");
+            if (round > 5000) return util::Internal("structurize: selections diverged");
             NVK_ASSIGN_OR_RETURN(Region r, BuildRegion(f, header));
             NVK_ASSIGN_OR_RETURN(bool more, Step(s, r));
             if (!more) break;

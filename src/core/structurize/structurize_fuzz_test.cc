@@ -166,8 +166,10 @@ class Generator {
 TEST(StructurizeFuzz, RandomPrograms) {
     int seeds = 300;
     if (const char* env = std::getenv("NVK_FUZZ_SEEDS")) seeds = std::atoi(env);
+    int first = 0;
+    if (const char* env = std::getenv("NVK_FUZZ_FIRST")) first = std::atoi(env);
     size_t blocks_before = 0, blocks_after = 0, insts_before = 0, insts_after = 0;
-    for (int seed = 0; seed < seeds; ++seed) {
+    for (int seed = first; seed < first + seeds; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         Program p;
         Generator(static_cast<uint32_t>(seed)).Build(p);

@@ -29,6 +29,7 @@ class Instance;
 inline constexpr uint32_t kMaxBatch = 16;     // launches per submission
 inline constexpr uint32_t kMaxInFlight = 4;   // submissions the device may have pending
 inline constexpr uint32_t kParamArenaBytes = 64 * 1024;  // parameter ring per batch
+inline constexpr uint32_t kQueries = 1024;              // timestamp queries per device
 
 // A VkBuffer with its own memory and a device address. Created and pooled by
 // Device; users hold it through BufferRef, whose deleter returns it to the pool.
@@ -102,6 +103,14 @@ class Device {
     uint64_t open_value() const { return submitted_ + 1; }
     bool Idle();
 
+    // ---- timestamps.cc: timestamp queries for events -----------------------------------
+    // Records a timestamp after all work recorded so far; returns the query index
+    // and, in *value, the timeline value at which it is written. Queries are reused
+    // round-robin, kQueries of them.
+    util::Result<uint32_t> RecordTimestamp(uint64_t* value);
+    // The timestamp of `query` in nanoseconds, waiting for `value` first.
+    util::Result<double> ReadTimestampNs(uint32_t query, uint64_t value);
+
   private:
     friend class Kernel;
     struct Slot {
@@ -148,6 +157,10 @@ class Device {
     VkPipeline bound_pipeline_ = VK_NULL_HANDLE;
     uint64_t submitted_ = 0;  // last value submitted
     uint64_t completed_ = 0;  // last value known complete
+
+    // Timestamps.
+    VkQueryPool query_pool_ = VK_NULL_HANDLE;
+    uint32_t next_query_ = 0;
 };
 
 }  // namespace nvk::vk

@@ -2,8 +2,9 @@
 
 This round, a Stream is the simple model the spec allows: its work is ordered
 on the device's one compute queue (so it is also ordered with work outside
-streams), and copies given a stream are done at once. Events (timestamp
-queries) and print records are not implemented yet and say so.
+streams), and copies given a stream are done at once. Events are timestamp
+queries recorded into the device's open batch. Print records are not
+implemented yet and say so.
 """
 
 import contextlib
@@ -55,24 +56,87 @@ def stream(device=None):
 
 
 class Event:
-    """A point in the work submitted to a device (not implemented yet).
+    """A point in the work submitted to a device, like a CUDA event.
+
+    :meth:`record` marks the point after all work launched so far; the device
+    writes a timestamp when it gets there. :meth:`elapsed_time` gives the device
+    time between two events. Streams share the device's one queue this round,
+    so ``record(stream)`` marks the same point as ``record()``.
+
+    Parameters
+    ----------
+    device : Device
 
     Raises
     ------
-    NotImplementedError
-        Always, this round: timestamp queries are not wired into the runtime.
+    VulkanSupportError
+        If the device's compute queue writes no timestamps.
     """
 
     QUERIES = 1024
 
     def __init__(self, device):
-        raise NotImplementedError(
-            "numba_vulkan.runtime.Event (timestamp queries) is not implemented yet"
-        )
+        from ..errors import VulkanSupportError
+
+        self.device = _devices.get_device(device)
+        if self.device.info.timestamp_bits == 0:
+            raise VulkanSupportError(
+                f"Vulkan device '{self.device.info.name}' writes no timestamps on its "
+                "compute queue, so events cannot be timed"
+            )
+        self._mark = None  # (query, timeline value)
+
+    def record(self, stream=None):
+        """Mark the point after all work launched on the device so far.
+
+        Parameters
+        ----------
+        stream : Stream, optional
+            Must belong to the same device.
+
+        Returns
+        -------
+        Event
+            The event itself.
+        """
+        if stream is not None and stream.device is not self.device:
+            raise ValueError("the stream belongs to another device")
+        self._mark = tuple(self.device._core.record_timestamp())
+        return self
+
+    def query(self):
+        """Whether the device has passed the event (bool)."""
+        return self._mark is not None and self.device._core.idle()
+
+    def synchronize(self):
+        """Wait until the device has passed the event."""
+        if self._mark is not None:
+            self.device._core.wait_value(self._mark[1])
+
+    def _ns(self):
+        if self._mark is None:
+            raise ValueError("the event has not been recorded")
+        return self.device._core.read_timestamp_ns(*self._mark)
+
+    def elapsed_time(self, end):
+        """Milliseconds the device took from this event to `end`.
+
+        Parameters
+        ----------
+        end : Event
+            A later event on the same device.
+
+        Returns
+        -------
+        float
+        """
+        if end.device is not self.device:
+            raise ValueError("the events belong to different devices")
+        return (end._ns() - self._ns()) / 1e6
 
 
 def event(device=None):
-    """Create an :class:`Event` on a device (not implemented yet)."""
+    """Create an :class:`Event` on a device (the selected one by default)."""
     return Event(_devices.get_device(device))
 
 
