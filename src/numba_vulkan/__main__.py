@@ -23,7 +23,7 @@ def main():
         return 1
     try:
         default = runtime.get_device().info.index
-    except Exception as e:  # a bad NUMBA_VULKAN_DEVICE, say
+    except (ValueError, TypeError, RuntimeError) as e:  # a bad NUMBA_VULKAN_DEVICE, say
         print(f"No default device: {e}")
         default = None
     print(f"{len(infos)} Vulkan device(s):")
@@ -36,16 +36,30 @@ def main():
             ("Vulkan", version),
             ("driver", f"{info.driver_name} {info.driver_info}".strip()),
             ("float64 / int64", f"{_yes(info.float64)} / {_yes(info.int64)}"),
-            ("float16 / int16 / int8", f"{_yes(info.float16)} / {_yes(info.int16)} / "
-             f"{_yes(info.int8)}"),
+            (
+                "float16 / int16 / int8",
+                f"{_yes(info.float16)} / {_yes(info.int16)} / {_yes(info.int8)}",
+            ),
             ("8/16-bit storage", f"{_yes(info.storage8)} / {_yes(info.storage16)}"),
             ("float32 atomic add", _yes(info.float32_atomic_add)),
             ("int64 atomics", _yes(info.int64_atomics)),
             ("subgroup size", info.subgroup_size),
-            ("subgroup operations", ", ".join(
-                name for name in ("basic", "vote", "arithmetic", "ballot", "shuffle",
-                                  "shuffle_relative")
-                if getattr(info, "subgroup_" + name)) or "none"),
+            (
+                "subgroup operations",
+                ", ".join(
+                    name
+                    for name in (
+                        "basic",
+                        "vote",
+                        "arithmetic",
+                        "ballot",
+                        "shuffle",
+                        "shuffle_relative",
+                    )
+                    if getattr(info, "subgroup_" + name)
+                )
+                or "none",
+            ),
             ("shared memory", f"{info.max_shared_memory // 1024} KiB"),
             ("max workgroup", f"{info.max_local_size}, {info.max_local_invocations} invocations"),
             ("max groups", info.max_groups),

@@ -129,9 +129,7 @@ def assemble(text, tmp_path):
     src = tmp_path / "kernel.spvasm"
     out = tmp_path / "kernel.spv"
     src.write_text(text)
-    subprocess.run(
-        ["spirv-as", "--target-env", "vulkan1.2", str(src), "-o", str(out)], check=True
-    )
+    subprocess.run(["spirv-as", "--target-env", "vulkan1.2", str(src), "-o", str(out)], check=True)
     return np.frombuffer(out.read_bytes(), dtype=np.uint32)
 
 

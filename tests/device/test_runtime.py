@@ -17,8 +17,18 @@ from numba_vulkan.errors import VulkanSupportError
 SRC = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parents[1])
 
 ALL_DTYPES = [
-    np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-    np.int64, np.uint64, np.float16, np.float32, np.float64,
+    np.bool_,
+    np.int8,
+    np.uint8,
+    np.int16,
+    np.uint16,
+    np.int32,
+    np.uint32,
+    np.int64,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
 ]
 
 
@@ -90,13 +100,13 @@ def test_select_device(device):
 
 def test_check_support(device):
     class K:
-        capabilities = ["int8", "subgroup_basic"]
+        capabilities = ("int8", "subgroup_basic")
         shared_bytes = 0
 
     device.check_support(K())
 
     class Big:
-        capabilities = []
+        capabilities = ()
         shared_bytes = device.info.max_shared_memory + 1
 
     with pytest.raises(VulkanSupportError, match="shared memory"):
@@ -110,10 +120,11 @@ def test_check_support_names_missing_capability(device, monkeypatch):
     monkeypatch.setattr(device, "info", lacking)
 
     class K:
-        capabilities = ["float64"]
+        capabilities = ("float64",)
 
-    with pytest.raises(VulkanSupportError, match="float64.*llvmpipe|float64"):
+    with pytest.raises(VulkanSupportError, match="float64") as err:
         device.check_support(K())
+    assert device.info.name in str(err.value)
 
 
 # ---- arrays ----------------------------------------------------------------------------
@@ -139,7 +150,7 @@ def test_bool_is_stored_as_int32(device):
     raw = np.empty(3, np.int32)
     d._buffer.read(d._offset, raw)
     np.testing.assert_array_equal(raw, [1, 0, 1])
-    assert d[0] is np.True_ or d[0] == True  # noqa: E712
+    assert d[0] is np.True_ or d[0] == True
     d[1] = True
     np.testing.assert_array_equal(d.copy_to_host(), [True, True, True])
 
@@ -276,7 +287,6 @@ def test_views_keep_the_buffer_alive(device):
 # ---- launches --------------------------------------------------------------------------
 
 
-
 def _kernels():
     sys.path.insert(0, str(Path(__file__).parent))
     import _spirv_kernels
@@ -339,7 +349,9 @@ def test_launcher_rejects_mismatched_arguments(device, tmp_path):
     with pytest.raises(VulkanSupportError, match="local size"):
         launcher.launch(g, (device.info.max_local_invocations + 1, 1, 1), (good, 1))
     with pytest.raises(ValueError):
-        _core.Launcher(device._core, kernel, [("array", np.uint32, 1, 20, (8,), (12,), 4)], 24, False)
+        _core.Launcher(
+            device._core, kernel, [("array", np.uint32, 1, 20, (8,), (12,), 4)], 24, False
+        )
 
 
 def test_device_launch_and_run(device, tmp_path):
@@ -354,8 +366,10 @@ def test_device_launch_and_run(device, tmp_path):
 
     def block(arrays):
         a = arrays[0]
-        return (np.array([a._buffer.address + a._offset], np.uint64).tobytes()
-                + np.array([a.size, 1, 3, 0], np.int32).tobytes())
+        return (
+            np.array([a._buffer.address + a._offset], np.uint64).tobytes()
+            + np.array([a.size, 1, 3, 0], np.int32).tobytes()
+        )
 
     out = rt.device_array(100, np.uint32)
     device.launch(ck, (4, 1, 1), [out], block)
@@ -389,7 +403,9 @@ print("SYNC-OK")
     if not _kernels():
         return
     env = dict(os.environ, NUMBA_VULKAN_SYNC="1", PYTHONPATH=SRC)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
     assert "SYNC-OK" in r.stdout, r.stderr
 
 
@@ -423,7 +439,9 @@ for m in msgs:
     print(m)
 """
     env = dict(os.environ, NUMBA_VULKAN_DEBUG="1", PYTHONPATH=SRC)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
     _skip_without_layer(r.stdout + r.stderr)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "MESSAGES 0" in r.stdout, r.stdout
@@ -457,7 +475,9 @@ print("COLLECTED")
 """
     _kernels()
     env = dict(os.environ, NUMBA_VULKAN_DEBUG="1", PYTHONPATH=SRC)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
     _skip_without_layer(r.stdout + r.stderr)
     assert "COLLECTED" in r.stdout, r.stdout + r.stderr
     assert "VUID" not in r.stderr  # collected, never printed
@@ -478,6 +498,13 @@ assert (x.copy_to_host() == host).all() and (x[:, ::7].copy_to_host() == host[:,
 x[1, ::3] = -1.0
 host[1, ::3] = -1.0
 assert (x.copy_to_host() == host).all() and (x.copy().copy_to_host() == host).all()
+big = np.arange(10_000_003, dtype=np.float32)  # 40 MB: several double-buffered chunks
+b = rt.to_device(big)
+assert (b.copy_to_host() == big).all()
+assert (b[5::7].copy_to_host() == big[5::7]).all()
+b[::1000] = 0.5
+big[::1000] = 0.5
+assert (b.copy_to_host() == big).all()
 words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), True)
 L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, True)
 out = rt.device_array(1000, np.uint32)
@@ -491,7 +518,9 @@ print("MESSAGES", len([m for m in rt.validation_messages() if "not installed" no
 """
     _kernels()
     env = dict(os.environ, NVK_VULKAN_STAGING="1", NUMBA_VULKAN_DEBUG="2", PYTHONPATH=SRC)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "MESSAGES 0" in r.stdout, r.stdout
 
@@ -547,14 +576,16 @@ def test_events_time_the_device(device, tmp_path):
 
 
 def test_out_of_memory_is_memory_error(device):
-    with pytest.raises(MemoryError, match="VK_ERROR_OUT_OF_DEVICE_MEMORY|VK_ERROR_OUT_OF_HOST_MEMORY"):
+    with pytest.raises(
+        MemoryError, match="VK_ERROR_OUT_OF_DEVICE_MEMORY|VK_ERROR_OUT_OF_HOST_MEMORY"
+    ):
         rt.device_array(1 << 48, np.uint8)
 
 
 def test_main_lists_devices():
     env = dict(os.environ, PYTHONPATH=SRC)
     r = subprocess.run(
-        [sys.executable, "-m", "numba_vulkan"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "numba_vulkan"], env=env, capture_output=True, text=True, check=False
     )
     assert r.returncode == 0, r.stderr
     name = rt.list_devices()[0].name

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _spirv_kernels as K  # noqa: E402
+import _spirv_kernels as K
 
 # The kernel reads the first array only; the other two arrays and the block's tail
 # are there to make the launcher do the work of a 3-array, 1-scalar kernel.

@@ -14,7 +14,9 @@ SRC = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parent
 def _run(code, **env):
     full = dict(os.environ, NVK_VULKAN_LOADER="/nonexistent/libvulkan.so.1", **env)
     full["PYTHONPATH"] = SRC + os.pathsep + full.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", code], env=full, capture_output=True, text=True, check=False
+    )
 
 
 def test_import_works_and_first_call_raises_loader_error_with_hint():
@@ -45,7 +47,11 @@ def test_main_reports_missing_loader():
     full = dict(os.environ, NVK_VULKAN_LOADER="/nonexistent/libvulkan.so.1")
     full["PYTHONPATH"] = SRC + os.pathsep + full.get("PYTHONPATH", "")
     r = subprocess.run(
-        [sys.executable, "-m", "numba_vulkan"], env=full, capture_output=True, text=True
+        [sys.executable, "-m", "numba_vulkan"],
+        env=full,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert r.returncode == 1
     assert "No Vulkan loader" in r.stdout

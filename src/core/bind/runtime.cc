@@ -119,7 +119,8 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
                 return device;
             },
             nb::rv_policy::reference, nb::arg("index"), nb::arg("debug_level"))
-        .def_prop_ro("handle", [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.handle()); })
+        .def_prop_ro("handle",
+                     [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.handle()); })
         .def_prop_ro("queue", [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.queue()); })
         .def_prop_ro("command_pool",
                      [](vk::Device& d) { return reinterpret_cast<uint64_t>(d.command_pool()); })

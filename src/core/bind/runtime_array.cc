@@ -61,12 +61,13 @@ void InitRuntimeArrays(nb::module_& m) {
               if (src.ref->device != dst.ref->device) {
                   Throw(util::InvalidArgument("cannot copy between buffers of two devices"));
               }
-              ThrowIfError(src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes));
+              ThrowIfError(
+                  src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes));
           },
           "Device-side copy of `nbytes` bytes, ordered after earlier launches.");
 
     nb::class_<DeviceArrayBase>(m, "DeviceArrayBase",
-                                "What the launcher reads of a DeviceArray (see runtime.DeviceArray).")
+                                "What the launcher reads of a runtime.DeviceArray.")
         .def(
             "__init__",
             [](DeviceArrayBase* self, vk::Device* device, PyBuffer& buffer, uint64_t offset,

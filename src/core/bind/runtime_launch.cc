@@ -149,7 +149,8 @@ class Launcher {
 
     bool Launch(nb::handle groups, nb::handle local, nb::handle args) {
         PyObject* tuple = args.ptr();
-        if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
+        if (!PyTuple_Check(tuple) ||
+            PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
             return false;
         }
         uint32_t g[3], l[3];

@@ -58,6 +58,24 @@ void Normalize(kir::Module& m, const Cfg& cfg, const Loop& loop) {
             }
         }
     }
+    // A break with code (`if c: emit(x); break`) is a block whose only
+    // predecessors are in the loop and whose only successor is another exit
+    // target: it joins the loop, so the loop keeps a single exit target.
+    for (size_t k = 0; k < targets.size(); ++k) {
+        uint32_t vi = cfg.Index(targets[k]);
+        const kir::Block& vb = *f.FindBlock(targets[k]);
+        std::vector<BlockId> succ = vb.Successors();
+        if (succ.size() != 1 || succ[0] == targets[k]) continue;
+        if (std::find(targets.begin(), targets.end(), succ[0]) == targets.end()) continue;
+        bool inside = true;
+        for (uint32_t p : cfg.preds[vi]) inside = inside && loop.body[p];
+        if (!inside) continue;
+        BlockId v = targets[k];
+        for (auto& e : exits)
+            if (e.second == v) e = {v, succ[0]};  // the edge now leaves from v
+        targets.erase(targets.begin() + k);
+        --k;
+    }
     std::sort(exits.begin(), exits.end());
     exits.erase(std::unique(exits.begin(), exits.end()), exits.end());
 

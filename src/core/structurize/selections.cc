@@ -40,7 +40,7 @@ using Kind = RegionNode::Kind;
 
 namespace {
 
-constexpr size_t kCopyMaxInsts = 8;  // blocks up to this size are copied, not guarded
+constexpr size_t kCopyMaxInsts = 12;  // blocks up to this size are copied, not guarded
 
 struct State {
     kir::Module& m;
@@ -164,7 +164,7 @@ util::Status StructureSelections(kir::Module& m) {
     kir::Function& f = m.function;
     size_t insts = 0;
     for (const kir::Block& b : f.blocks) insts += b.insts.size();
-    State s{m, f, insts / 4 + 32, {}};
+    State s{m, f, insts + 64, {}};
     for (const kir::Block& b : f.blocks) {
         if (b.merge.kind != kir::Merge::Kind::kLoop) continue;
         s.claimed.insert(b.merge.merge);

@@ -85,10 +85,27 @@ util::Status Canonicalize(kir::Module& m) {
     }
     if (!Cfg(f).preds[0].empty())
         return util::InvalidArgument("structurize: the entry block has predecessors");
-    // Return blocks: one copy per extra predecessor edge.
+    // Return blocks reached from inside a loop: one copy per extra
+    // predecessor edge, so that a return inside a loop stays inside it.
     Cfg cfg(f);
     size_t n = f.blocks.size();
+    auto in_cycle = [&](uint32_t u) {
+        std::vector<uint8_t> seen(n, 0);
+        std::vector<uint32_t> work(cfg.succs[u].begin(), cfg.succs[u].end());
+        while (!work.empty()) {
+            uint32_t b = work.back();
+            work.pop_back();
+            if (b == u) return true;
+            if (seen[b]) continue;
+            seen[b] = 1;
+            for (uint32_t s : cfg.succs[b]) work.push_back(s);
+        }
+        return false;
+    };
     for (uint32_t i = 0; i < n; ++i) {
+        bool from_loop = false;
+        for (uint32_t p : cfg.preds[i]) from_loop = from_loop || in_cycle(p);
+        if (!from_loop) continue;
         if (!f.blocks[i].Successors().empty() || f.blocks[i].insts.size() > kCopyReturnMaxInsts)
             continue;
         BlockId id = f.blocks[i].id;

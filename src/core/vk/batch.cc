@@ -1,6 +1,6 @@
 // Batches: how launches become submissions.
 //
-//   launch ──▶ open command buffer (slot k) ──submit──▶ queue ──▶ timeline = v
+//   launch ─▶ open command buffer (slot k) ─submit─▶ queue ─▶ timeline = v
 //
 // There are kMaxInFlight + 1 slots, each a command buffer plus a host-mapped
 // parameter ring. At most one slot is open (recording); the others are

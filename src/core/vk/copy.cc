@@ -3,8 +3,8 @@
 // A copy waits only for the launches that still use its buffer (Buffer::last_use),
 // not for the whole device. Mapped buffers (lavapipe, integrated GPUs) are then
 // read or written with memcpy; the others go through a host-visible staging
-// buffer and a vkCmdCopyBuffer recorded into the open batch, in chunks of at
-// most kStagingBytes.
+// buffer and a vkCmdCopyBuffer recorded into the open batch, in chunks of half
+// of kStagingBytes, double-buffered.
 #include <algorithm>
 #include <cstring>
 
@@ -41,40 +41,64 @@ util::Status Device::Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbyt
 
 util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uint64_t nbytes,
                                 bool to_device) {
-    const uint64_t chunk_max = std::min(nbytes, kStagingBytes);
-    if (!staging_ || staging_->size < chunk_max) {
+    // Two staging halves, so that the host copies one chunk while the device copies
+    // the other: chunk k uses half k % 2 and waits only for chunk k - 2.
+    const uint64_t chunk = std::min(nbytes, kStagingBytes / 2);
+    if (!staging_ || staging_->size < 2 * chunk) {
         staging_.reset();
-        NVK_ASSIGN_OR_RETURN(staging_, AllocateHost(chunk_max));
+        NVK_ASSIGN_OR_RETURN(staging_, AllocateHost(2 * chunk));
     }
+    const uint64_t half = staging_->size / 2;
     auto* bytes = static_cast<uint8_t*>(host);
-    for (uint64_t done = 0; done < nbytes;) {
-        const uint64_t n = std::min(nbytes - done, staging_->size);
-        NVK_RETURN_IF_ERROR(WaitBuffer(*staging_));
-        if (to_device) std::memcpy(staging_->mapped, bytes + done, n);
+    uint64_t half_value[2] = {0, 0};  // when each half's last device copy completes
+    auto record = [&](uint64_t done, uint64_t n, int h) -> util::Status {
         NVK_RETURN_IF_ERROR(BeginBatch());
         RecordBarrier();
         VkBufferCopy region{};
         region.size = n;
         if (to_device) {
+            region.srcOffset = h * half;
             region.dstOffset = offset + done;
             fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, staging_->buffer, buffer.buffer, 1,
                                  &region);
         } else {
             region.srcOffset = offset + done;
+            region.dstOffset = h * half;
             fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, buffer.buffer, staging_->buffer, 1,
                                  &region);
         }
-        const uint64_t value = open_value();
-        staging_->last_use = value;
-        buffer.last_use = value;
-        if (!to_device) {
-            NVK_RETURN_IF_ERROR(WaitValue(value));
-            std::memcpy(bytes + done, staging_->mapped, n);
+        half_value[h] = open_value();
+        staging_->last_use = std::max(staging_->last_use, half_value[h]);
+        buffer.last_use = std::max(buffer.last_use, half_value[h]);
+        return Flush();  // start it now; the host goes on with the other half
+    };
+    NVK_RETURN_IF_ERROR(WaitBuffer(*staging_));  // an earlier copy may still use it
+    if (to_device) {
+        int h = 0;
+        for (uint64_t done = 0; done < nbytes; done += half, h ^= 1) {
+            const uint64_t n = std::min(nbytes - done, half);
+            NVK_RETURN_IF_ERROR(WaitValue(half_value[h]));
+            std::memcpy(staging_->mapped + h * half, bytes + done, n);
+            NVK_RETURN_IF_ERROR(record(done, n, h));
         }
-        done += n;
+        // The caller's memory may change once we return, but it was copied already;
+        // wait anyway so that a write is complete when Write returns.
+        return WaitValue(staging_->last_use);
     }
-    // Host memory of a write may change once we return: make the last chunk land.
-    return to_device ? WaitValue(staging_->last_use) : util::Status::Ok();
+    // To the host: the device copies chunk k + 1 while the host copies chunk k out.
+    NVK_RETURN_IF_ERROR(record(0, std::min(nbytes, half), 0));
+    int h = 0;
+    for (uint64_t done = 0; done < nbytes; done += half, h ^= 1) {
+        const uint64_t n = std::min(nbytes - done, half);
+        const uint64_t next = done + half;
+        if (next < nbytes) {
+            NVK_RETURN_IF_ERROR(WaitValue(half_value[h ^ 1]));
+            NVK_RETURN_IF_ERROR(record(next, std::min(nbytes - next, half), h ^ 1));
+        }
+        NVK_RETURN_IF_ERROR(WaitValue(half_value[h]));
+        std::memcpy(bytes + done, staging_->mapped + h * half, n);
+    }
+    return util::Status::Ok();
 }
 
 util::Status Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_t dst_offset,

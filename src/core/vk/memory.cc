@@ -106,7 +106,8 @@ util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
         NVK_RETURN_IF_ERROR(WaitBuffer(*buffer));
     } else {
         util::Result<Buffer*> created = CreateBuffer(size, array_type_, arrays_mapped_);
-        if (!created.ok() && created.status().code() == util::Code::kOutOfMemory && !pool_.empty()) {
+        if (!created.ok() && created.status().code() == util::Code::kOutOfMemory &&
+            !pool_.empty()) {
             // Give the pooled memory back and try once more.
             NVK_RETURN_IF_ERROR(Trim(0));
             created = CreateBuffer(size, array_type_, arrays_mapped_);

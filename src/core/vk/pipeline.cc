@@ -40,7 +40,9 @@ util::Result<std::unique_ptr<Kernel>> Kernel::Create(Device& device, const uint3
 Kernel::~Kernel() {
     const DeviceFns& fns = device_->fns();
     if (!pipelines_.empty()) (void)device_->Synchronize();  // launches may still use them
-    for (auto& [local, pipeline] : pipelines_) fns.vkDestroyPipeline(device_->handle(), pipeline, nullptr);
+    for (auto& [local, pipeline] : pipelines_) {
+        fns.vkDestroyPipeline(device_->handle(), pipeline, nullptr);
+    }
     if (layout_) fns.vkDestroyPipelineLayout(device_->handle(), layout_, nullptr);
     if (module_) fns.vkDestroyShaderModule(device_->handle(), module_, nullptr);
 }

@@ -7,6 +7,7 @@ opened by the first call that needs a device, which raises
 :data:`hint`) when there is none.
 """
 
+from .array import DeviceArray, device_array, device_array_like, to_device
 from .debug import DEBUG_ENV_VAR, debug_enabled, debug_level, validation_messages
 from .devices import (
     Device,
@@ -17,7 +18,6 @@ from .devices import (
     select_device,
     synchronize,
 )
-from .array import DeviceArray, device_array, device_array_like, to_device
 from .extras import (
     PRINT_BUFFER_WORDS,
     Event,
@@ -30,27 +30,27 @@ from .extras import (
 )
 
 __all__ = [
-    "hint",
     "DEBUG_ENV_VAR",
     "PRINT_BUFFER_WORDS",
-    "DeviceInfo",
     "Device",
     "DeviceArray",
-    "Stream",
+    "DeviceInfo",
     "Event",
-    "debug_level",
+    "Stream",
     "debug_enabled",
-    "validation_messages",
-    "list_devices",
-    "print_records",
-    "to_device",
+    "debug_level",
     "device_array",
     "device_array_like",
-    "get_device",
-    "stream",
-    "pinned_array",
     "event",
     "event_elapsed_time",
-    "synchronize",
+    "get_device",
+    "hint",
+    "list_devices",
+    "pinned_array",
+    "print_records",
     "select_device",
+    "stream",
+    "synchronize",
+    "to_device",
+    "validation_messages",
 ]

@@ -131,9 +131,7 @@ class DeviceArray(_core().DeviceArrayBase):
     def is_contiguous(self):
         """Whether the elements lie one after the other in C order (bool)."""
         expected = _c_strides(self.shape, self._itemsize)
-        return all(
-            n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected)
-        )
+        return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
     def __len__(self):
         if not self.shape:
@@ -314,6 +312,20 @@ class DeviceArray(_core().DeviceArrayBase):
         -------
         numpy.ndarray
         """
+        if out is not None:
+            if (
+                not isinstance(out, np.ndarray)
+                or out.shape != self.shape
+                or out.dtype != self.dtype
+            ):
+                raise ValueError(
+                    f"out must be a NumPy array of shape {self.shape} and dtype {self.dtype}"
+                )
+            if not out.flags.c_contiguous:
+                raise ValueError("out must be C-contiguous")
+            if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
+                self._buffer.read(self._offset, out)  # straight into `out`, no temporary
+                return out
         values = self._read_stored()
         if self.dtype.kind == "b":
             values = values != 0
@@ -321,12 +333,6 @@ class DeviceArray(_core().DeviceArrayBase):
             values = values.astype(self.dtype)
         if out is None:
             return values
-        if not isinstance(out, np.ndarray) or out.shape != self.shape or out.dtype != self.dtype:
-            raise ValueError(
-                f"out must be a NumPy array of shape {self.shape} and dtype {self.dtype}"
-            )
-        if not out.flags.c_contiguous:
-            raise ValueError("out must be C-contiguous")
         np.copyto(out, values)
         return out
 

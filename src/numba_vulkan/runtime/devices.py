@@ -2,6 +2,7 @@
 
 import dataclasses
 import threading
+import typing
 
 import numpy as np
 
@@ -172,7 +173,7 @@ class Device:
     MAX_IN_FLIGHT = 4
     MAX_SLOTS = 32
 
-    _open = {}
+    _open: typing.ClassVar[dict] = {}  # index -> Device
 
     def __new__(cls, info):
         with _lock:
@@ -362,7 +363,9 @@ class Device:
             if a is None:
                 continue
             if not isinstance(a, DeviceArray):
-                raise ValueError("Device.launch takes device arrays only; use Device.run")
+                raise ValueError(  # noqa: TRY004 (the spec names ValueError)
+                    "Device.launch takes device arrays only; use Device.run"
+                )
             if a.device is not self:
                 raise ValueError(f"a device array of {a.device} was passed to {self}")
             buffers.append(a._buffer)
