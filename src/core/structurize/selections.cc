@@ -170,9 +170,13 @@ util::Status StructureSelections(kir::Module& m) {
         s.claimed.insert(b.merge.merge);
         s.claimed.insert(b.merge.cont);
     }
+    // Copies and guards can cascade on adversarial short circuits; fail
+    // loudly instead of growing without bound.
+    size_t block_limit = 32 * f.blocks.size() + 512;
     for (BlockId header : RegionHeaders(f)) {
         for (size_t round = 0;; ++round) {
-            if (round > 5000) return util::Internal("structurize: selections diverged");
+            if (round > 5000 || f.blocks.size() > block_limit)
+                return util::Internal("structurize: selections diverged (code growth limit)");
             NVK_ASSIGN_OR_RETURN(Region r, BuildRegion(f, header));
             NVK_ASSIGN_OR_RETURN(bool more, Step(s, r));
             if (!more) break;
