@@ -1,184 +1,318 @@
-// Structurize: CFG form -> structured form (kir.h), the form SPIR-V requires.
+// Structurize: CFG form -> structured form.
 //
-// SPIR-V wants every conditional branch to name the block where its arms
-// join (OpSelectionMerge), every loop to name one merge block and one
-// continue target (OpLoopMerge), and control to leave a construct only
-// through its merge, a break or continue of the innermost loop, or a return.
-// The front end builds an arbitrary reducible CFG from Python source; this
-// pass rewrites it, in four steps, each of which keeps the function's
-// behaviour:
+// Two steps. BuildTree (tree.h) reads the CFG as nested statements, without
+// copying any block: `block`, `loop`, `if`, code, `br`, `ret`. Lower (here)
+// writes those statements back as blocks in SPIR-V's structured shape:
 //
-//   1. canonicalize  drop unreachable blocks; `condbr c, t, t` -> `br t`;
-//                    copy small return blocks per predecessor, so returns
-//                    never create joins.
-//   2. loops         (loops.cc) innermost first: one header H, one continue
-//                    block C (`br H`) and one fresh merge block M. A loop
-//                    whose exits go to several places stores the exit's
-//                    number in a selector variable and dispatches after M.
-//   3. selections    (selections.cc) per region (the function body outside
-//                    loops, each loop body outside its inner loops), which
-//                    is a DAG: side entries into an if's arms (short
-//                    circuits) are removed by copying small blocks or by a
-//                    chain of guarded selections; then every conditional
-//                    branch gets a merge: its immediate post-dominator, or a
-//                    fresh block when that is taken, is a loop's block, or
-//                    does not exist.
-//   4. order         dominators first, each construct's blocks together,
-//                    continue target then merge block after a loop's body.
+//   if c {T} else {E}       header: selection(merge m); condbr c, t, e
+//                           t: T; br m     e: E; br m     m: ...
+//   loop L {B}              cur: br h
+//   block L {B}             h: loop(merge m, continue k); br b
+//                           b: B; br m     k: br h     m: ...
 //
-// Common shapes cost nothing: an `if` guard, if/elif/else, `for` and `while`
-// loops with break and continue and returns anywhere need no variables and
-// no copies; only loops that exit to several places get a selector, and only
-// short circuits whose shared arm is large get guards.
+// Both `block` and `loop` become SPIR-V loops (a `block` is a loop that never
+// continues), so that `br L` to the innermost one is a plain break (to m) or
+// continue (to k), which SPIR-V allows from inside any number of selections.
+// A `block` whose body is just a `loop` shares that loop: its label breaks,
+// the loop's continues; this is how Python's `break` comes out.
 //
-// Blocks that contain barriers must never be copied; KIR has no barriers yet
-// (when it does, CopyBlock's callers must test for them).
+// A branch to a label further out than the innermost construct (rare: a
+// `continue` from inside a short-circuit join, say) stores the label in an
+// i32 variable and breaks; after the construct's merge, a dispatch compares
+// the variable with the labels of the enclosing construct and breaks or
+// continues that one, or breaks again. Returns are OpReturn where they stand.
+//
+// Blocks come out in the order they are started: a header before its arms,
+// a loop body before its continue target and merge; dominators first.
 #include "structurize/structurize.h"
 
+#include <set>
 #include <unordered_map>
-#include <unordered_set>
 
-#include "structurize/cfg.h"
-#include "structurize/steps.h"
+#include "kir/builder.h"
+#include "structurize/tree.h"
 
 namespace nvk::structurize {
 
 using kir::BlockId;
 using kir::kNone;
+using kir::ValueId;
 
 namespace {
 
-constexpr size_t kCopyReturnMaxInsts = 8;
+class Lowerer {
+  public:
+    explicit Lowerer(kir::Module& m) : m_(m), in_(m.function) {}
+
+    kir::Function Run(const Seq& tree) {
+        out_.name = in_.name;
+        out_.values = in_.values;
+        next_id_ = in_.NextBlockId();
+        // The entry keeps its id and name: its code comes first (BuildTree starts with it).
+        cur_ = in_.entry().id;
+        Start(cur_, in_.entry().name);
+        EmitSeq(tree);
+        if (!dead_) Terminate(kir::Op::kUnreachable);
+        out_.structured = true;
+        return std::move(out_);
+    }
+
+  private:
+    struct Construct {
+        int block_label = -1;  // breaks go to merge
+        int loop_label = -1;   // continues go to cont
+        BlockId merge = kNone, cont = kNone;
+        std::set<int> pending;  // outer labels that branches left this construct for
+    };
+
+    BlockId NewId() { return next_id_++; }
+
+    kir::Block& Out(BlockId id) { return out_.blocks[index_.at(id)]; }
+
+    void Start(BlockId id, std::string name = "") {
+        kir::Block b;
+        b.id = id;
+        b.name = std::move(name);
+        index_[id] = out_.blocks.size();
+        out_.blocks.push_back(std::move(b));
+        cur_ = id;
+        dead_ = false;
+    }
+
+    // Start a block that was branched to, or mark it unreachable when nothing did.
+    void StartJoin(BlockId id) {
+        Start(id);
+        if (preds_[id] == 0) {
+            Terminate(kir::Op::kUnreachable);
+        }
+    }
+
+    void Append(kir::Inst inst) { Out(cur_).insts.push_back(std::move(inst)); }
+
+    void Terminate(kir::Op op, BlockId t0 = kNone, BlockId t1 = kNone, ValueId cond = kNone) {
+        kir::Inst t;
+        t.op = op;
+        t.targets[0] = t0;
+        t.targets[1] = t1;
+        if (cond != kNone) t.operands = {cond};
+        if (t0 != kNone) ++preds_[t0];
+        if (t1 != kNone) ++preds_[t1];
+        Append(std::move(t));
+        dead_ = true;
+    }
+
+    ValueId NewValue(kir::TypeId type) { return out_.NewValue(type, cur_); }
+
+    ValueId Const(int64_t v) {
+        kir::Inst c;
+        c.op = kir::Op::kConst;
+        c.type = m_.GetScalar(kir::ScalarKind::kI32);
+        c.imm = static_cast<uint64_t>(v);
+        c.result = NewValue(c.type);
+        ValueId r = c.result;
+        Append(std::move(c));
+        return r;
+    }
+
+    // An entry-block variable (the jump selector, saved conditions).
+    ValueId EntryVar(kir::ScalarKind k) {
+        kir::Inst v;
+        v.op = kir::Op::kVar;
+        v.type = m_.GetPointer(kir::AddressSpace::kFunction, m_.GetScalar(k));
+        v.result = out_.NewValue(v.type, out_.blocks.front().id);
+        ValueId r = v.result;
+        auto& insts = out_.blocks.front().insts;
+        insts.insert(insts.begin(), std::move(v));
+        return r;
+    }
+
+    void Store(ValueId ptr, ValueId value) {
+        kir::Inst s;
+        s.op = kir::Op::kStore;
+        s.operands = {ptr, value};
+        Append(std::move(s));
+    }
+
+    ValueId Load(ValueId ptr, kir::ScalarKind k) {
+        kir::Inst l;
+        l.op = kir::Op::kLoad;
+        l.type = m_.GetScalar(k);
+        l.operands = {ptr};
+        l.result = NewValue(l.type);
+        ValueId r = l.result;
+        Append(std::move(l));
+        return r;
+    }
+
+    ValueId Compare(kir::Op op, ValueId a, ValueId b) {
+        kir::Inst c;
+        c.op = op;
+        c.type = m_.GetScalar(kir::ScalarKind::kBool);
+        c.operands = {a, b};
+        c.result = NewValue(c.type);
+        ValueId r = c.result;
+        Append(std::move(c));
+        return r;
+    }
+
+    void EmitSeq(const Seq& seq) {
+        for (const Stmt& s : seq) {
+            if (dead_) return;  // code after a branch never runs
+            Emit(s);
+        }
+    }
+
+    void Emit(const Stmt& s) {
+        switch (s.kind) {
+            case Stmt::Kind::kCode: return EmitCode(s.block);
+            case Stmt::Kind::kIf: return EmitIf(s);
+            case Stmt::Kind::kBlock:
+                if (s.body.size() == 1 && s.body[0].kind == Stmt::Kind::kLoop)
+                    return EmitConstruct(s.label, s.body[0].label, s.body[0].body);
+                return EmitConstruct(s.label, -1, s.body);
+            case Stmt::Kind::kLoop: return EmitConstruct(-1, s.label, s.body);
+            case Stmt::Kind::kBr: return EmitBr(s.label);
+            case Stmt::Kind::kRet: return Terminate(kir::Op::kRet);
+            case Stmt::Kind::kUnreachable: return Terminate(kir::Op::kUnreachable);
+        }
+    }
+
+    // Move a CFG block's instructions (all but its terminator) to the current block.
+    void EmitCode(BlockId id) {
+        kir::Block* b = in_.FindBlock(id);
+        for (size_t i = 0; i + 1 < b->insts.size(); ++i) {
+            kir::Inst inst = b->insts[i];
+            if (inst.result != kNone) out_.values[inst.result].block = cur_;
+            Append(std::move(inst));
+        }
+        defined_in_[id] = cur_;
+    }
+
+    void EmitIf(const Stmt& s) {
+        ValueId cond = s.cond;
+        if (defined_in_.at(s.block) != cur_ && out_.values[cond].block != out_.blocks.front().id) {
+            // Constructs opened between the condition and its branch: carry it in a variable.
+            ValueId var = EntryVar(kir::ScalarKind::kBool);
+            kir::Block& def = Out(out_.values[cond].block);
+            kir::Inst st;
+            st.op = kir::Op::kStore;
+            st.operands = {var, cond};
+            def.insts.insert(def.insts.end() - 1, std::move(st));
+            cond = Load(var, kir::ScalarKind::kBool);
+        }
+        BlockId t = NewId(), e = NewId(), merge = NewId();
+        Out(cur_).merge = {kir::Merge::Kind::kSelection, merge, kNone};
+        Terminate(kir::Op::kCondBr, t, e, cond);
+        Start(t);
+        EmitSeq(s.body);
+        if (!dead_) Terminate(kir::Op::kBr, merge);
+        Start(e);
+        EmitSeq(s.orelse);
+        if (!dead_) Terminate(kir::Op::kBr, merge);
+        StartJoin(merge);
+    }
+
+    void EmitConstruct(int block_label, int loop_label, const Seq& body) {
+        BlockId header = NewId(), entry = NewId(), cont = NewId(), merge = NewId();
+        Terminate(kir::Op::kBr, header);
+        Start(header);
+        Out(header).merge = {kir::Merge::Kind::kLoop, merge, cont};
+        Terminate(kir::Op::kBr, entry);
+        ctx_.push_back({block_label, loop_label, merge, cont, {}});
+        Start(entry);
+        EmitSeq(body);
+        if (!dead_) Terminate(kir::Op::kBr, merge);  // falling off a body leaves it
+        Construct done = ctx_.back();
+        ctx_.pop_back();
+        Start(cont);
+        Terminate(kir::Op::kBr, header);
+        StartJoin(merge);
+        if (!dead_ && !done.pending.empty()) EmitDispatch(done.pending);
+    }
+
+    void EmitBr(int label) {
+        Construct& top = ctx_.back();
+        if (top.block_label == label) return Terminate(kir::Op::kBr, top.merge);
+        if (top.loop_label == label) return Terminate(kir::Op::kBr, top.cont);
+        if (jump_ == kNone) jump_ = EntryVar(kir::ScalarKind::kI32);
+        Store(jump_, Const(label + 1));
+        top.pending.insert(label);
+        Terminate(kir::Op::kBr, top.merge);
+    }
+
+    // After the merge of a construct that branches to outer labels left: hand
+    // each such branch to the enclosing construct, which takes it or leaves too.
+    void EmitDispatch(const std::set<int>& pending) {
+        Construct& outer = ctx_.back();
+        ValueId v = Load(jump_, kir::ScalarKind::kI32);
+        ValueId any = Compare(kir::Op::kNe, v, Const(0));
+        BlockId handle = NewId(), after = NewId();
+        Out(cur_).merge = {kir::Merge::Kind::kSelection, after, kNone};
+        Terminate(kir::Op::kCondBr, handle, after, any);
+        Start(handle);
+        std::vector<std::pair<int, BlockId>> cases;
+        std::set<int> rest = pending;
+        if (rest.erase(outer.block_label)) cases.push_back({outer.block_label, outer.merge});
+        if (rest.erase(outer.loop_label)) cases.push_back({outer.loop_label, outer.cont});
+        outer.pending.insert(rest.begin(), rest.end());
+        EmitCases(v, cases, 0, !rest.empty());
+        StartJoin(after);
+    }
+
+    // if v == label + 1 { clear the selector; branch to target } else { next case }
+    void EmitCases(ValueId v, const std::vector<std::pair<int, BlockId>>& cases, size_t i,
+                   bool leave) {
+        if (i == cases.size()) {
+            if (leave) return Terminate(kir::Op::kBr, ctx_.back().merge);
+            return Terminate(kir::Op::kUnreachable);
+        }
+        if (i + 1 == cases.size() && !leave) {  // the last possibility needs no test
+            Store(jump_, Const(0));
+            return Terminate(kir::Op::kBr, cases[i].second);
+        }
+        ValueId hit = Compare(kir::Op::kEq, v, Const(cases[i].first + 1));
+        BlockId yes = NewId(), no = NewId(), merge = NewId();
+        Out(cur_).merge = {kir::Merge::Kind::kSelection, merge, kNone};
+        Terminate(kir::Op::kCondBr, yes, no, hit);
+        Start(yes);
+        Store(jump_, Const(0));
+        Terminate(kir::Op::kBr, cases[i].second);
+        Start(no);
+        EmitCases(v, cases, i + 1, leave);
+        StartJoin(merge);  // unreachable: both arms leave
+    }
+
+    kir::Module& m_;
+    kir::Function& in_;
+    kir::Function out_;
+    std::unordered_map<BlockId, size_t> index_;
+    std::unordered_map<BlockId, int> preds_;
+    std::unordered_map<BlockId, BlockId> defined_in_;
+    std::vector<Construct> ctx_;
+    BlockId cur_ = kNone;
+    BlockId next_id_ = 0;
+    bool dead_ = false;
+    ValueId jump_ = kNone;
+};
 
 }  // namespace
 
-util::Status Canonicalize(kir::Module& m) {
-    kir::Function& f = m.function;
-    if (f.blocks.empty()) return util::InvalidArgument("structurize: function has no blocks");
-    for (kir::Block& b : f.blocks) {
-        if (!b.insts.empty()) {
-            kir::Inst& t = b.terminator();
-            if (t.op == kir::Op::kCondBr && t.targets[0] == t.targets[1]) {
-                t.op = kir::Op::kBr;
-                t.operands.clear();
-                t.targets[1] = kNone;
-            }
-        }
-        b.merge = {};
-    }
-    // Reachable blocks only.
-    {
-        Cfg cfg(f);
-        std::vector<kir::Block> kept;
-        for (uint32_t i = 0; i < f.blocks.size(); ++i)
-            if (cfg.dom.Reachable(i)) kept.push_back(std::move(f.blocks[i]));
-        f.blocks = std::move(kept);
-    }
+util::Status Structurize(kir::Module& module) {
+    kir::Function& f = module.function;
+    if (f.structured) return util::Status::Ok();
+    if (f.blocks.empty()) return util::InvalidArgument("structurize: the function has no blocks");
     for (const kir::Block& b : f.blocks) {
         if (b.insts.empty() || !kir::IsTerminator(b.insts.back().op))
-            return util::InvalidArgument("structurize: block " + std::to_string(b.id) +
-                                         " has no terminator");
+            return util::InvalidArgument("structurize: block %b" + std::to_string(b.id) +
+                                         " does not end in a terminator");
         for (BlockId s : b.Successors())
-            if (!f.FindBlock(s))
-                return util::InvalidArgument("structurize: branch to missing block " +
-                                             std::to_string(s));
+            if (f.FindBlock(s) == nullptr)
+                return util::InvalidArgument("structurize: branch to a missing block");
     }
-    if (!Cfg(f).preds[0].empty())
-        return util::InvalidArgument("structurize: the entry block has predecessors");
-    // Return blocks reached from inside a loop: one copy per extra
-    // predecessor edge, so that a return inside a loop stays inside it.
-    Cfg cfg(f);
-    size_t n = f.blocks.size();
-    auto in_cycle = [&](uint32_t u) {
-        std::vector<uint8_t> seen(n, 0);
-        std::vector<uint32_t> work(cfg.succs[u].begin(), cfg.succs[u].end());
-        while (!work.empty()) {
-            uint32_t b = work.back();
-            work.pop_back();
-            if (b == u) return true;
-            if (seen[b]) continue;
-            seen[b] = 1;
-            for (uint32_t s : cfg.succs[b]) work.push_back(s);
-        }
-        return false;
-    };
-    for (uint32_t i = 0; i < n; ++i) {
-        bool from_loop = false;
-        for (uint32_t p : cfg.preds[i]) from_loop = from_loop || in_cycle(p);
-        if (!from_loop) continue;
-        if (!f.blocks[i].Successors().empty() || f.blocks[i].insts.size() > kCopyReturnMaxInsts)
-            continue;
-        BlockId id = f.blocks[i].id;
-        bool first = true;
-        for (uint32_t p : cfg.preds[i]) {
-            BlockId pid = cfg.ids[p];
-            for (int slot = 0; slot < 2; ++slot) {
-                kir::Inst& t = f.FindBlock(pid)->terminator();
-                if (t.targets[slot] != id || (slot == 1 && t.op != kir::Op::kCondBr)) continue;
-                if (first) {
-                    first = false;
-                    continue;
-                }
-                BlockId copy = CopyBlock(f, id);
-                f.FindBlock(pid)->terminator().targets[slot] = copy;
-            }
-        }
-    }
-    return util::Status::Ok();
-}
-
-void OrderBlocks(kir::Function& f) {
-    // A depth-first walk that visits a header's merge block, then its
-    // continue target, before its successors; the reverse post-order then
-    // puts a construct's body first, its continue target next and its merge
-    // last, and every block after its dominators.
-    std::unordered_map<BlockId, uint32_t> index;
-    for (uint32_t i = 0; i < f.blocks.size(); ++i) index[f.blocks[i].id] = i;
-    auto next_of = [&](uint32_t i) {
-        std::vector<uint32_t> out;
-        const kir::Block& b = f.blocks[i];
-        if (b.merge.kind != kir::Merge::Kind::kNone) {
-            out.push_back(index.at(b.merge.merge));
-            if (b.merge.kind == kir::Merge::Kind::kLoop) out.push_back(index.at(b.merge.cont));
-        }
-        std::vector<BlockId> succs = b.Successors();
-        for (auto it = succs.rbegin(); it != succs.rend(); ++it) out.push_back(index.at(*it));
-        return out;
-    };
-    std::vector<uint32_t> post;
-    std::vector<uint8_t> seen(f.blocks.size(), 0);
-    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> stack;
-    stack.push_back({0, next_of(0)});
-    seen[0] = 1;
-    std::vector<size_t> cursor{0};
-    while (!stack.empty()) {
-        auto& [node, next] = stack.back();
-        size_t& c = cursor.back();
-        if (c < next.size()) {
-            uint32_t s = next[c++];
-            if (!seen[s]) {
-                seen[s] = 1;
-                stack.push_back({s, next_of(s)});
-                cursor.push_back(0);
-            }
-        } else {
-            post.push_back(node);
-            stack.pop_back();
-            cursor.pop_back();
-        }
-    }
-    std::vector<kir::Block> ordered;
-    for (auto it = post.rbegin(); it != post.rend(); ++it) ordered.push_back(std::move(f.blocks[*it]));
-    f.blocks = std::move(ordered);
-}
-
-util::Status Structurize(kir::Module& module) {
-    if (module.function.structured) return util::Status::Ok();
-    NVK_RETURN_IF_ERROR(Canonicalize(module));
-    NVK_RETURN_IF_ERROR(NormalizeLoops(module));
-    NVK_RETURN_IF_ERROR(StructureSelections(module));
-    OrderBlocks(module.function);
-    module.function.structured = true;
+    NVK_ASSIGN_OR_RETURN(Seq tree, BuildTree(f));
+    Simplify(tree);
+    Lowerer lowerer(module);
+    module.function = lowerer.Run(tree);
     return util::Status::Ok();
 }
 

@@ -164,7 +164,7 @@ class Generator {
 };
 
 TEST(StructurizeFuzz, RandomPrograms) {
-    int seeds = 11;  // TODO: 300 once the copy/guard cascade is bounded
+    int seeds = 500;
     if (const char* env = std::getenv("NVK_FUZZ_SEEDS")) seeds = std::atoi(env);
     int first = 0;
     if (const char* env = std::getenv("NVK_FUZZ_FIRST")) first = std::atoi(env);

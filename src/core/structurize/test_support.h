@@ -95,6 +95,18 @@ inline Inputs MakeInputs(const std::vector<int32_t>& vals) {
     return in;
 }
 
+inline size_t CountMerges(const Module& m, Merge::Kind kind) {
+    size_t n = 0;
+    for (const Block& b : m.function.blocks) n += b.merge.kind == kind;
+    return n;
+}
+
+inline const Block* FirstWithMerge(const Module& m, Merge::Kind kind) {
+    for (const Block& b : m.function.blocks)
+        if (b.merge.kind == kind) return &b;
+    return nullptr;
+}
+
 inline size_t CountVars(const Module& m) {
     size_t n = 0;
     for (const Inst& i : m.function.entry().insts) n += i.op == Op::kVar;
