@@ -33,7 +33,7 @@ from pathlib import Path
 os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")  # first_call must compile from scratch
 os.environ.setdefault("NUMBA_CACHE_DIR", "/nonexistent-numba-cache")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -127,9 +127,11 @@ class CudaBackend(Backend):
 
     def describe(self):
         name = self.device.name
-        return {"gpu": name.decode() if isinstance(name, bytes) else name,
-                "compute_capability": list(self.device.compute_capability),
-                "driver": driver_version()}
+        return {
+            "gpu": name.decode() if isinstance(name, bytes) else name,
+            "compute_capability": list(self.device.compute_capability),
+            "driver": driver_version(),
+        }
 
 
 # ------------------------------------------------------------------- kernels
@@ -146,7 +148,7 @@ def make_kernel(backend, name):
     """A brand-new Python function (new code object) compiled by `backend`."""
     src = KERNEL_SOURCE.format(name=name, index=backend.index_source())
     namespace = dict(backend.kernel_namespace())
-    exec(compile(src, f"<bench {name}>", "exec"), namespace)
+    exec(compile(src, f"<bench {name}>", "exec"), namespace)  # noqa: S102
     return backend.jit(namespace[name])
 
 
@@ -171,8 +173,11 @@ def bench_launch(backend, launches, repeats, n=1024):
             backend.launch(kernel, n, (a, b, c, s))
         per_launch.append((time.perf_counter() - start) / launches)
         backend.synchronize()  # not timed
-    return {"us_per_launch": statistics.median(per_launch) * 1e6,
-            "all_us": [t * 1e6 for t in per_launch], "launches": launches}
+    return {
+        "us_per_launch": statistics.median(per_launch) * 1e6,
+        "all_us": [t * 1e6 for t in per_launch],
+        "launches": launches,
+    }
 
 
 def bench_triad(backend, log2_n, launches, repeats):
@@ -200,9 +205,14 @@ def bench_triad(backend, log2_n, launches, repeats):
         raise AssertionError(f"{backend.name}: triad computed wrong values")
     best = min(seconds)
     moved = 3 * 4 * n
-    return {"n": n, "bytes_per_launch": moved, "GBps_best": moved / best / 1e9,
-            "GBps_median": moved / statistics.median(seconds) / 1e9,
-            "ms_per_launch_median": statistics.median(seconds) * 1e3, "launches": launches}
+    return {
+        "n": n,
+        "bytes_per_launch": moved,
+        "GBps_best": moved / best / 1e9,
+        "GBps_median": moved / statistics.median(seconds) / 1e9,
+        "ms_per_launch_median": statistics.median(seconds) * 1e3,
+        "launches": launches,
+    }
 
 
 def bench_first_call(backend, repeats, n=1024):
@@ -225,8 +235,13 @@ def bench_first_call(backend, repeats, n=1024):
 def driver_version():
     if shutil.which("nvidia-smi"):
         try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30)
+            out = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
             return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
         except (OSError, subprocess.SubprocessError):
             return None
@@ -257,7 +272,7 @@ def versions():
             import numba_vulkan
 
             out["numba_vulkan"] = numba_vulkan.__version__ + " (source tree)"
-        except Exception:
+        except Exception:  # noqa: S110, BLE001
             pass
     return out
 
@@ -268,18 +283,19 @@ def versions():
 def run_backend(cls, args):
     try:
         backend = cls()
-    except Exception as e:  # missing package or no device: report, do not fail
+    except Exception as e:  # missing package or no device: report, do not fail  # noqa: BLE001
         return {"available": False, "reason": f"{type(e).__name__}: {e}"}
     result = {"available": True, "device": backend.describe()}
-    for name, fn in (("launch", lambda: bench_launch(backend, args.launches, args.repeats)),
-                     ("triad", lambda: bench_triad(backend, args.size, args.triad_launches,
-                                                   args.repeats)),
-                     ("first_call", lambda: bench_first_call(backend, args.first_calls))):
+    for name, fn in (
+        ("launch", lambda: bench_launch(backend, args.launches, args.repeats)),
+        ("triad", lambda: bench_triad(backend, args.size, args.triad_launches, args.repeats)),
+        ("first_call", lambda: bench_first_call(backend, args.first_calls)),
+    ):
         if name not in args.only:
             continue
         try:
             result[name] = fn()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             result[name] = {"error": f"{type(e).__name__}: {e}"}
         print(f"  {cls.name:13s} {name:10s} done", file=sys.stderr, flush=True)
     return result
@@ -297,14 +313,34 @@ def table(results):
         return fmt.format(value[key]) if key in value else "-"
 
     v, c = results["numba_vulkan"], results["numba.cuda"]
-    rows.append(("launch (us/launch, host)", cell(v, "launch", "us_per_launch", "{:.2f}"),
-                 cell(c, "launch", "us_per_launch", "{:.2f}")))
-    rows.append(("triad (GB/s, best)", cell(v, "triad", "GBps_best", "{:.1f}"),
-                 cell(c, "triad", "GBps_best", "{:.1f}")))
-    rows.append(("triad (GB/s, median)", cell(v, "triad", "GBps_median", "{:.1f}"),
-                 cell(c, "triad", "GBps_median", "{:.1f}")))
-    rows.append(("first call (ms)", cell(v, "first_call", "ms_median", "{:.1f}"),
-                 cell(c, "first_call", "ms_median", "{:.1f}")))
+    rows.append(
+        (
+            "launch (us/launch, host)",
+            cell(v, "launch", "us_per_launch", "{:.2f}"),
+            cell(c, "launch", "us_per_launch", "{:.2f}"),
+        )
+    )
+    rows.append(
+        (
+            "triad (GB/s, best)",
+            cell(v, "triad", "GBps_best", "{:.1f}"),
+            cell(c, "triad", "GBps_best", "{:.1f}"),
+        )
+    )
+    rows.append(
+        (
+            "triad (GB/s, median)",
+            cell(v, "triad", "GBps_median", "{:.1f}"),
+            cell(c, "triad", "GBps_median", "{:.1f}"),
+        )
+    )
+    rows.append(
+        (
+            "first call (ms)",
+            cell(v, "first_call", "ms_median", "{:.1f}"),
+            cell(c, "first_call", "ms_median", "{:.1f}"),
+        )
+    )
     widths = [max(len(r[k]) for r in rows) for k in range(3)]
     lines = ["  ".join(text.ljust(w) for text, w in zip(r, widths)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -314,7 +350,9 @@ def table(results):
 def main(argv=None):
     parser = argparse.ArgumentParser(description="numba_vulkan vs numba.cuda")
     parser.add_argument("--size", type=int, default=28, help="log2 of the triad's element count")
-    parser.add_argument("--launches", type=int, default=2000, help="launches per launch-timing loop")
+    parser.add_argument(
+        "--launches", type=int, default=2000, help="launches per launch-timing loop"
+    )
     parser.add_argument("--triad-launches", type=int, default=20, help="launches per triad timing")
     parser.add_argument("--repeats", type=int, default=7, help="repeats (median is reported)")
     parser.add_argument("--first-calls", type=int, default=5, help="fresh kernels for first_call")
@@ -327,24 +365,37 @@ def main(argv=None):
     wanted = set(args.backends.split(","))
     results = {}
     for cls in (VulkanBackend, CudaBackend):
-        results[cls.name] = (run_backend(cls, args) if cls.name in wanted
-                             else {"available": False, "reason": "not requested"})
+        results[cls.name] = (
+            run_backend(cls, args)
+            if cls.name in wanted
+            else {"available": False, "reason": "not requested"}
+        )
 
     record = {
         "benchmark": "bench_vs_cuda",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpu": cpu_name(), "host": platform.node(), "os": platform.platform(),
-                    "gpu": next((r["device"]["gpu"] for r in results.values()
-                                 if r.get("available")), None),
-                    "driver": driver_version()},
+        "machine": {
+            "cpu": cpu_name(),
+            "host": platform.node(),
+            "os": platform.platform(),
+            "gpu": next((r["device"]["gpu"] for r in results.values() if r.get("available")), None),
+            "driver": driver_version(),
+        },
         "versions": versions(),
-        "parameters": {"triad_n": 1 << args.size, "launches": args.launches,
-                       "triad_launches": args.triad_launches, "repeats": args.repeats,
-                       "first_calls": args.first_calls},
+        "parameters": {
+            "triad_n": 1 << args.size,
+            "launches": args.launches,
+            "triad_launches": args.triad_launches,
+            "repeats": args.repeats,
+            "first_calls": args.first_calls,
+        },
         "results": results,
     }
-    out = Path(args.out) if args.out else RESULTS / (
-        f"bench_vs_cuda_{datetime.datetime.now():%Y%m%d_%H%M%S}.json")
+    out = (
+        Path(args.out)
+        if args.out
+        else RESULTS / (f"bench_vs_cuda_{datetime.datetime.now():%Y%m%d_%H%M%S}.json")
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2) + "\n")
     print(table(results))

@@ -41,10 +41,18 @@ def main(width=78, height=32, max_iter=100):
     counts = np.zeros((height, width), np.int32)
     mandelbrot.forall(counts.shape)(xs, ys, max_iter, np.float32(4.0), counts)
     for row in counts:
-        print("".join(SHADES[min(int(c) * len(SHADES) // max_iter, len(SHADES) - 1)]
-                      if c < max_iter else "@" for c in row))
-    print(f"computed on {nv.get_device().info.name} "
-          f"({width}x{height}, max_iter={max_iter}, {int((counts == max_iter).sum())} points inside)")
+        print(
+            "".join(
+                SHADES[min(int(c) * len(SHADES) // max_iter, len(SHADES) - 1)]
+                if c < max_iter
+                else "@"
+                for c in row
+            )
+        )
+    print(
+        f"computed on {nv.get_device().info.name} "
+        f"({width}x{height}, max_iter={max_iter}, {int((counts == max_iter).sum())} points inside)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,7 @@ def main(n=1 << 20):
 
     want = a * x + y
     ok = np.array_equal(out, want) and np.array_equal(out2, want)
-    print(f"saxpy on {nv.get_device().info.name}: n={n}, out[:4]={out[:4]}, "
-          f"matches NumPy: {ok}")
+    print(f"saxpy on {nv.get_device().info.name}: n={n}, out[:4]={out[:4]}, matches NumPy: {ok}")
     return 0 if ok else 1
 
 

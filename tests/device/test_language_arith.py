@@ -24,9 +24,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import requires_feature
 
 import numba_vulkan as nv
-from conftest import requires_feature
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -48,7 +48,7 @@ def make_kernel(body, params=("a", "b", "out"), **options):
     filename = f"<{name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace = {"nv": nv, "np": np}
-    exec(compile(src, filename, "exec"), namespace)
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102
     return nv.jit(**options)(namespace[name])
 
 
@@ -104,8 +104,9 @@ def assert_exact(actual, expected):
     assert actual.shape == expected.shape
     if actual.dtype.kind == "f":
         nan_a, nan_e = np.isnan(actual), np.isnan(expected)
-        bad = (nan_a != nan_e) | (~nan_e & (actual.view(f"u{actual.itemsize}")
-                                             != expected.view(f"u{actual.itemsize}")))
+        bad = (nan_a != nan_e) | (
+            ~nan_e & (actual.view(f"u{actual.itemsize}") != expected.view(f"u{actual.itemsize}"))
+        )
     else:
         bad = actual != expected
     if bad.any():
@@ -146,8 +147,20 @@ def int32_operands(n=240, low=-1000, high=1000, nonzero_y=True):
 
 @pytest.mark.parametrize(
     "expr",
-    ["x + y", "x - y", "x * y", "x // y", "x % y", "-x", "+x - y", "x * 3 - y // 2", "(x + y) % 7",
-     "x // -4", "x % -4", "x // y * y + x % y"],
+    [
+        "x + y",
+        "x - y",
+        "x * y",
+        "x // y",
+        "x % y",
+        "-x",
+        "+x - y",
+        "x * 3 - y // 2",
+        "(x + y) % 7",
+        "x // -4",
+        "x % -4",
+        "x // y * y + x % y",
+    ],
 )
 def test_int32_arithmetic_python_semantics(expr):
     x, y = int32_operands()
@@ -180,16 +193,29 @@ def test_int_power():
     assert_exact(run_binary("x ** 3", x, y, np.int32), int_reference("x ** 3", x, y))
 
 
-@pytest.mark.parametrize("expr", ["x & y", "x | y", "x ^ y", "~x", "x << (y % 20)", "x >> (y % 20)",
-                                  "(x ^ y) & 0xFF", "~(x | y) >> 3"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "x & y",
+        "x | y",
+        "x ^ y",
+        "~x",
+        "x << (y % 20)",
+        "x >> (y % 20)",
+        "(x ^ y) & 0xFF",
+        "~(x | y) >> 3",
+    ],
+)
 def test_int32_bit_operations(expr):
     x = RNG.integers(-1000, 1000, 256, dtype=np.int32)
     y = RNG.integers(0, 64, 256, dtype=np.int32)
     assert_exact(run_binary(expr, x, y, np.int32), int_reference(expr, x, y))
 
 
-@pytest.mark.parametrize("expr", ["abs(x)", "min(x, y)", "max(x, y)", "min(x, y, 3)",
-                                  "max(abs(x), abs(y))", "abs(x - y) % 100"])
+@pytest.mark.parametrize(
+    "expr",
+    ["abs(x)", "min(x, y)", "max(x, y)", "min(x, y, 3)", "max(abs(x), abs(y))", "abs(x - y) % 100"],
+)
 def test_int32_abs_min_max(expr):
     x, y = int32_operands(nonzero_y=False)
     assert_exact(run_binary(expr, x, y, np.int32), int_reference(expr, x, y))
@@ -214,8 +240,24 @@ def test_chained_comparison():
 # -------------------------------------------------------------------------- uint32
 
 
-@pytest.mark.parametrize("expr", ["x + y", "x - y", "x * y", "x // y", "x % y", "x & y", "x | y",
-                                  "x ^ y", "x >> np.uint32(3)", "x < y", "x >= y", "max(x, y)", "min(x, y)"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "x + y",
+        "x - y",
+        "x * y",
+        "x // y",
+        "x % y",
+        "x & y",
+        "x | y",
+        "x ^ y",
+        "x >> np.uint32(3)",
+        "x < y",
+        "x >= y",
+        "max(x, y)",
+        "min(x, y)",
+    ],
+)
 def test_uint32_wraps_and_compares_unsigned(expr):
     # Values above 2**31 catch signed division, shifts and comparisons.
     x = RNG.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
@@ -231,8 +273,9 @@ def test_uint32_wraps_and_compares_unsigned(expr):
 
 
 @requires_feature("int64")
-@pytest.mark.parametrize("expr", ["x + y", "x - y", "x * y", "x // y", "x % y", "x >> 7",
-                                  "x < y", "abs(x) + y"])
+@pytest.mark.parametrize(
+    "expr", ["x + y", "x - y", "x * y", "x // y", "x % y", "x >> 7", "x < y", "abs(x) + y"]
+)
 def test_int64_exact_with_narrow_false(expr):
     x = RNG.integers(-(2**40), 2**40, 200, dtype=np.int64)
     y = RNG.integers(-(2**20), 2**20, 200, dtype=np.int64)
@@ -250,22 +293,38 @@ def test_int64_exact_with_narrow_false(expr):
 def float32_operands(n=256):
     # Normal numbers only (denormals may be flushed); exact halves and quarters
     # make the floor division and modulo cases hit exact multiples too.
-    x = np.concatenate([
-        np.array([7, -7, 7, -7, 3, -3, 0.5, -0.5, 0.0, -0.0, 1.5, 1000.25], np.float32),
-        (RNG.integers(-400, 400, n // 2) / 4).astype(np.float32),
-        RNG.uniform(-1e3, 1e3, n // 2).astype(np.float32),
-    ])
-    y = np.concatenate([
-        np.array([2, 2, -2, -2, 1.5, 1.5, 1, -1, -1, 1, 0.5, 0.125], np.float32),
-        (RNG.integers(1, 40, n // 2) / 4 * RNG.choice([-1, 1], n // 2)).astype(np.float32),
-        RNG.uniform(-50, 50, n // 2).astype(np.float32),
-    ])
+    x = np.concatenate(
+        [
+            np.array([7, -7, 7, -7, 3, -3, 0.5, -0.5, 0.0, -0.0, 1.5, 1000.25], np.float32),
+            (RNG.integers(-400, 400, n // 2) / 4).astype(np.float32),
+            RNG.uniform(-1e3, 1e3, n // 2).astype(np.float32),
+        ]
+    )
+    y = np.concatenate(
+        [
+            np.array([2, 2, -2, -2, 1.5, 1.5, 1, -1, -1, 1, 0.5, 0.125], np.float32),
+            (RNG.integers(1, 40, n // 2) / 4 * RNG.choice([-1, 1], n // 2)).astype(np.float32),
+            RNG.uniform(-50, 50, n // 2).astype(np.float32),
+        ]
+    )
     y[np.abs(y) < 1e-3] = 0.75
     return x, y
 
 
-@pytest.mark.parametrize("expr", ["x + y", "x - y", "x * y", "-x", "x * y - x", "(x + y) * (x - y)",
-                                  "abs(x)", "min(x, y)", "max(x, y)"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "x + y",
+        "x - y",
+        "x * y",
+        "-x",
+        "x * y - x",
+        "(x + y) * (x - y)",
+        "abs(x)",
+        "min(x, y)",
+        "max(x, y)",
+    ],
+)
 def test_float32_correctly_rounded_ops_bitwise(expr):
     x, y = float32_operands()
     assert_exact(run_binary(expr, x, y, np.float32), float_reference(expr, x, y))
@@ -290,11 +349,14 @@ def test_float32_division_within_spec_ulps():
     assert steps.max() <= 3, f"max {steps.max()} ULP at {np.argmax(steps)}"
 
 
-@pytest.mark.parametrize("expr, want", [
-    ("x / y", [np.inf, -np.inf, -np.inf, np.inf, np.nan, np.nan]),
-    ("x // y", [np.inf, -np.inf, -np.inf, np.inf, np.nan, np.nan]),
-    ("x % y", [np.nan] * 6),
-])
+@pytest.mark.parametrize(
+    "expr, want",
+    [
+        ("x / y", [np.inf, -np.inf, -np.inf, np.inf, np.nan, np.nan]),
+        ("x // y", [np.inf, -np.inf, -np.inf, np.inf, np.nan, np.nan]),
+        ("x % y", [np.nan] * 6),
+    ],
+)
 def test_float_division_by_zero_follows_numpy(expr, want):
     # Vulkan: dividing a non-zero by a zero gives the appropriately signed infinity.
     # error_model="numpy": no exception; NumPy's results.
@@ -331,8 +393,20 @@ def test_float32_power():
 
 
 @requires_feature("float64")
-@pytest.mark.parametrize("expr", ["x + y", "x - y", "x * y", "x // y", "x % y", "-x * y",
-                                  "abs(x) - y", "min(x, y) + max(x, y)", "x * 0.1 + 2.5"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "x + y",
+        "x - y",
+        "x * y",
+        "x // y",
+        "x % y",
+        "-x * y",
+        "abs(x) - y",
+        "min(x, y) + max(x, y)",
+        "x * 0.1 + 2.5",
+    ],
+)
 def test_float64_bitwise(expr):
     x, y = (v.astype(np.float64) for v in float32_operands())
     x[20:40] = RNG.uniform(-1e10, 1e10, 20)
@@ -365,8 +439,12 @@ def test_int_true_division_gives_float64():
 
 
 def test_float_to_int_truncates_towards_zero():
-    x = np.concatenate([np.array([2.5, -2.5, 0.99, -0.99, 1e6, -1e6, 7.0, -7.0], np.float32),
-                        RNG.uniform(-1e6, 1e6, 200).astype(np.float32)])
+    x = np.concatenate(
+        [
+            np.array([2.5, -2.5, 0.99, -0.99, 1e6, -1e6, 7.0, -7.0], np.float32),
+            RNG.uniform(-1e6, 1e6, 200).astype(np.float32),
+        ]
+    )
     want = np.trunc(x).astype(np.int32)
     assert_exact(run_unary("int(x)", x, np.int32), want)
     assert_exact(run_unary("np.int32(x)", x, np.int32), want)
@@ -374,8 +452,12 @@ def test_float_to_int_truncates_towards_zero():
 
 
 def test_int_to_float_conversions_round_correctly():
-    x = np.concatenate([np.array([0, 1, -1, 2**24 + 1, -(2**24 + 3), 2**31 - 1, -(2**31)],
-                                 np.int32), RNG.integers(-(2**31), 2**31 - 1, 200, dtype=np.int32)])
+    x = np.concatenate(
+        [
+            np.array([0, 1, -1, 2**24 + 1, -(2**24 + 3), 2**31 - 1, -(2**31)], np.int32),
+            RNG.integers(-(2**31), 2**31 - 1, 200, dtype=np.int32),
+        ]
+    )
     assert_exact(run_unary("np.float32(x)", x, np.float32), x.astype(np.float32))
     assert_exact(run_unary("float(x)", x, np.float64), x.astype(np.float64))
 
@@ -407,8 +489,20 @@ def test_bool_conversions():
 # ---------------------------------------------------------------------------- bool
 
 
-@pytest.mark.parametrize("expr", ["x & y", "x | y", "x ^ y", "not x", "x and y", "x or y",
-                                  "x == y", "x != y", "(x or y) and not (x and y)"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "x & y",
+        "x | y",
+        "x ^ y",
+        "not x",
+        "x and y",
+        "x or y",
+        "x == y",
+        "x != y",
+        "(x or y) and not (x and y)",
+    ],
+)
 def test_bool_operations(expr):
     x = np.array([False, False, True, True] * 8)
     y = np.array([False, True, False, True] * 8)

@@ -9,9 +9,9 @@ and numba_vulkan neither contracts nor reassociates them without `fastmath`.
 
 import numpy as np
 import pytest
+from conftest import requires_feature
 
 import numba_vulkan as nv
-from conftest import requires_feature
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -315,9 +315,13 @@ def mandelbrot_numpy(xs, ys, max_iter):
     return counts
 
 
-@pytest.mark.parametrize("dtype", [pytest.param(np.float32, id="float32"),
-                                   pytest.param(np.float64, id="float64",
-                                                marks=requires_feature("float64"))])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        pytest.param(np.float32, id="float32"),
+        pytest.param(np.float64, id="float64", marks=requires_feature("float64")),
+    ],
+)
 def test_mandelbrot_iteration_counts_exact(dtype):
     xs = np.linspace(-2.2, 0.8, 90).astype(dtype)
     ys = np.linspace(-1.2, 1.2, 61).astype(dtype)

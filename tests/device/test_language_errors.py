@@ -40,7 +40,7 @@ def uses_try(out):
     if i < out.size:
         try:  # MARK
             out[i] = 1
-        except Exception:
+        except Exception:  # noqa: BLE001
             out[i] = 2
 
 
@@ -66,8 +66,12 @@ def recursive(n):
 
 @pytest.mark.parametrize(
     "func, words",
-    [(uses_list, ("list",)), (uses_dict, ("dict",)), (uses_try, ("try", "except")),
-     (uses_string, ("str",))],
+    [
+        (uses_list, ("list",)),
+        (uses_dict, ("dict",)),
+        (uses_try, ("try", "except")),
+        (uses_string, ("str",)),
+    ],
     ids=["list", "dict", "try", "string"],
 )
 def test_unsupported_construct_names_construct_and_line(func, words):
@@ -83,8 +87,9 @@ def test_unsupported_construct_names_construct_and_line(func, words):
     assert isinstance(info.value, nv.VulkanUnsupportedError)
 
 
-@pytest.mark.xfail(reason="calls between @nv.jit functions are not in this round's language",
-                   strict=False)
+@pytest.mark.xfail(
+    reason="calls between @nv.jit functions are not in this round's language", strict=False
+)
 def test_recursion_is_rejected():
     kernel = nv.jit(uses_recursion)
     with pytest.raises(nv.VulkanUnsupportedError) as info:

@@ -56,8 +56,14 @@ def expected_ids(groups, local):
 
 @pytest.mark.parametrize(
     "groups, local",
-    [(5, 16), ((5,), (16,)), ((3, 4), (8, 2)), ((2, 3, 2), (4, 2, 2)), ((1, 1, 3), (1, 1, 4)),
-     ((7, 1), (1, 4))],
+    [
+        (5, 16),
+        ((5,), (16,)),
+        ((3, 4), (8, 2)),
+        ((2, 3, 2), (4, 2, 2)),
+        ((1, 1, 3), (1, 1, 4)),
+        ((7, 1), (1, 4)),
+    ],
     ids=["1d-int", "1d-tuple", "2d", "3d", "z-only", "y-local"],
 )
 def test_ids_and_sizes_cuda_style_launch(groups, local):

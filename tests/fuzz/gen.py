@@ -90,8 +90,10 @@ class _Gen:
             return f"({self.expr(readable, depth - 1)} % {self.divisor()})"
         if kind == "ifexp":
             self.features.add("ifexp")
-            return (f"({self.expr(readable, depth - 1)} if {self.cond(readable, 1)} "
-                    f"else {self.expr(readable, depth - 1)})")
+            return (
+                f"({self.expr(readable, depth - 1)} if {self.cond(readable, 1)} "
+                f"else {self.expr(readable, depth - 1)})"
+            )
         if kind == "call":
             f = rng.choice(["abs", "min", "max"])
             if f == "abs":
@@ -111,8 +113,7 @@ class _Gen:
                 m = rng.randint(2, 5)
                 return f"{self.expr(readable, 1)} % {m} == {rng.randint(0, m - 1)}"
             self.features.add("chained")
-            return (f"{self.leaf(readable)} < {self.expr(readable, 1)} "
-                    f"<= {self.leaf(readable)}")
+            return f"{self.leaf(readable)} < {self.expr(readable, 1)} <= {self.leaf(readable)}"
         if r < 0.6:
             self.features.add("not")
             return f"not ({self.cond(readable, depth - 1)})"
@@ -258,7 +259,7 @@ def generate(seed):
     ]
     body = prologue + ["    " * ind + text for ind, text in g.lines]
 
-    py = [f"def fuzz_py(x):"]
+    py = ["def fuzz_py(x):"]
     for line in body:
         stripped = line.lstrip()
         pad = line[: len(line) - len(stripped)]
@@ -294,7 +295,7 @@ def inputs(seed, n=64):
 def _load(src, name, namespace):
     filename = f"<fuzz {name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(compile(src, filename, "exec"), namespace)
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102
     return namespace[name]
 
 
@@ -321,12 +322,12 @@ def check(seed, n=64):
     assert np.abs(want).max() < 2**31, "generator bug: values out of int32 range"
     try:
         got = run_device(program, xs)
-    except Exception as e:  # a compile or launch failure is a finding too
+    except Exception as e:  # noqa: BLE001 - a compile or launch failure is a finding too
         return f"seed {seed}: {type(e).__name__}: {e}\n{program.kernel_src}"
     bad = np.flatnonzero((got != want).any(axis=1))
     if bad.size == 0:
         return None
-    rows = "\n".join(f"  x={int(xs[j])}: device {tuple(got[j])} cpython {tuple(want[j])}"
-                     for j in bad[:8])
-    return (f"seed {seed}: {bad.size} of {xs.size} inputs differ\n{rows}\n"
-            f"{program.python_src}")
+    rows = "\n".join(
+        f"  x={int(xs[j])}: device {tuple(got[j])} cpython {tuple(want[j])}" for j in bad[:8]
+    )
+    return f"seed {seed}: {bad.size} of {xs.size} inputs differ\n{rows}\n{program.python_src}"

@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gen  # noqa: E402
+import gen
 
 
 def parse_seeds(text):
@@ -57,12 +57,15 @@ class Worker:
                 return self.results.get(timeout=0.5)[1], True
             except queue.Empty:
                 if not self.proc.is_alive():
-                    return (f"seed {seed}: worker died (exit code {self.proc.exitcode})\n"
-                            f"{gen.generate(seed).kernel_src}"), False
+                    return (
+                        f"seed {seed}: worker died (exit code {self.proc.exitcode})\n"
+                        f"{gen.generate(seed).kernel_src}"
+                    ), False
         self.proc.kill()
         self.proc.join()
-        return (f"seed {seed}: no result within {timeout} s (hang?)\n"
-                f"{gen.generate(seed).kernel_src}"), False
+        return (
+            f"seed {seed}: no result within {timeout} s (hang?)\n{gen.generate(seed).kernel_src}"
+        ), False
 
     def close(self):
         if self.proc.is_alive():
@@ -78,8 +81,11 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=64, help="inputs per program")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per seed")
     parser.add_argument("--show", action="store_true", help="print each program's sources")
-    parser.add_argument("--python-only", action="store_true",
-                        help="only generate and run with CPython (checks the generator)")
+    parser.add_argument(
+        "--python-only",
+        action="store_true",
+        help="only generate and run with CPython (checks the generator)",
+    )
     parser.add_argument("--stop-after", type=int, default=0, help="stop after this many failures")
     args = parser.parse_args(argv)
 
@@ -106,8 +112,10 @@ def main(argv=None):
     if worker:
         worker.close()
     elapsed = time.perf_counter() - start
-    print(f"{len(seeds)} seeds, {len(failures)} failed in {elapsed:.1f} s"
-          + (f": {failures}" if failures else ""))
+    print(
+        f"{len(seeds)} seeds, {len(failures)} failed in {elapsed:.1f} s"
+        + (f": {failures}" if failures else "")
+    )
     return 1 if failures else 0
 
 

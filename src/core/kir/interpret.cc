@@ -181,7 +181,9 @@ class Machine {
                 r = it == in_.builtins.end() ? 0 : it->second;
                 break;
             }
-            case Op::kVar: r = inst.result; vars_[inst.result] = 0; break;
+            // Variables start undefined: a recognisable garbage value makes a read
+            // before the first store change results instead of passing by luck.
+            case Op::kVar: r = inst.result; vars_[inst.result] = 0x5eadbeef5eadbeefull; break;
             case Op::kLoad: {
                 const Type& pt = m_.type(f_.values.at(inst.operands[0]).type);
                 if (pt.space == AddressSpace::kFunction) {

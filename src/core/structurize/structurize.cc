@@ -234,7 +234,20 @@ class Lowerer {
         Construct& top = ctx_.back();
         if (top.block_label == label) return Terminate(kir::Op::kBr, top.merge);
         if (top.loop_label == label) return Terminate(kir::Op::kBr, top.cont);
-        if (jump_ == kNone) jump_ = EntryVar(kir::ScalarKind::kI32);
+        if (jump_ == kNone) {
+            // Set to 0 on entry: the dispatches read it before any jump may have stored.
+            jump_ = EntryVar(kir::ScalarKind::kI32);
+            kir::Block& entry = out_.blocks.front();
+            kir::Inst zero;
+            zero.op = kir::Op::kConst;
+            zero.type = m_.GetScalar(kir::ScalarKind::kI32);
+            zero.result = out_.NewValue(zero.type, entry.id);
+            kir::Inst init;
+            init.op = kir::Op::kStore;
+            init.operands = {jump_, zero.result};
+            entry.insts.insert(entry.insts.begin() + 1, std::move(init));
+            entry.insts.insert(entry.insts.begin() + 1, std::move(zero));
+        }
         Store(jump_, Const(label + 1));
         top.pending.insert(label);
         Terminate(kir::Op::kBr, top.merge);
@@ -255,13 +268,12 @@ class Lowerer {
         if (rest.erase(outer.block_label)) cases.push_back({outer.block_label, outer.merge});
         if (rest.erase(outer.loop_label)) cases.push_back({outer.loop_label, outer.cont});
         outer.pending.insert(rest.begin(), rest.end());
-        EmitCases(v, cases, 0, !rest.empty());
+        EmitCases(cases, 0, !rest.empty());
         StartJoin(after);
     }
 
     // if v == label + 1 { clear the selector; branch to target } else { next case }
-    void EmitCases(ValueId v, const std::vector<std::pair<int, BlockId>>& cases, size_t i,
-                   bool leave) {
+    void EmitCases(const std::vector<std::pair<int, BlockId>>& cases, size_t i, bool leave) {
         if (i == cases.size()) {
             if (leave) return Terminate(kir::Op::kBr, ctx_.back().merge);
             return Terminate(kir::Op::kUnreachable);
@@ -270,6 +282,8 @@ class Lowerer {
             Store(jump_, Const(0));
             return Terminate(kir::Op::kBr, cases[i].second);
         }
+        // Loaded again here: KIR values do not cross blocks.
+        ValueId v = Load(jump_, kir::ScalarKind::kI32);
         ValueId hit = Compare(kir::Op::kEq, v, Const(cases[i].first + 1));
         BlockId yes = NewId(), no = NewId(), merge = NewId();
         Out(cur_).merge = {kir::Merge::Kind::kSelection, merge, kNone};
@@ -278,7 +292,7 @@ class Lowerer {
         Store(jump_, Const(0));
         Terminate(kir::Op::kBr, cases[i].second);
         Start(no);
-        EmitCases(v, cases, i + 1, leave);
+        EmitCases(cases, i + 1, leave);
         StartJoin(merge);  // unreachable: both arms leave
     }
 

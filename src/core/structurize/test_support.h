@@ -13,6 +13,7 @@
 
 #include "kir/builder.h"
 #include "kir/interpret.h"
+#include "kir/verifier.h"
 #include "structurize/structurize.h"
 
 namespace nvk::structurize::testing {
@@ -129,6 +130,8 @@ inline Module StructurizeAndCompare(const Module& m, std::mt19937& rng, int runs
     if (!st.ok()) return s;
     util::Status ck = CheckStructured(s);
     EXPECT_TRUE(ck.ok()) << ck.message() << "\n" << DumpCfg(m) << "\n" << DumpCfg(s);
+    util::Status verified = kir::Verify(s);  // KIR's own invariants and structured rules
+    EXPECT_TRUE(verified.ok()) << verified.message();
     std::uniform_int_distribution<int> dist(-lim, lim);
     for (int r = 0; r < runs; ++r) {
         std::vector<int32_t> vals;
