@@ -11,12 +11,15 @@ compile_kernel
 Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
 """
 
+import builtins
 import itertools
 import os
+import re
 from dataclasses import dataclass, field
 
 from numba.core import compiler
 from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
+from numba.core.errors import TypingError
 from numba.core.target_extension import target_override
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.untyped_passes import (
@@ -174,9 +177,64 @@ def type_kernel(pyfunc, argtypes, options):
         pipeline = VulkanCompiler(
             typing_context, target_context, None, tuple(argtypes), None, flags, {}
         )
-        typed = pipeline.compile_extra(pyfunc)
+        try:
+            typed = pipeline.compile_extra(pyfunc)
+        except TypingError as e:
+            better = _unsupported_call_error(pyfunc, e)
+            if better is None:
+                raise
+            raise better from None
     # A kernel returning a value is reported by the front end, with its location.
     return typed
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_UNTYPED_GLOBAL = re.compile(r"Untyped global name '([^']+)'")
+_MISSING = object()
+
+
+def _lookup_name(pyfunc, name):
+    """The value `name` has in `pyfunc` (a free variable, a global or a builtin), else _MISSING."""
+    code = getattr(pyfunc, "__code__", None)
+    closure = getattr(pyfunc, "__closure__", None) or ()
+    if code is not None and name in code.co_freevars:
+        try:
+            return closure[code.co_freevars.index(name)].cell_contents
+        except (IndexError, ValueError):
+            return _MISSING
+    value = getattr(pyfunc, "__globals__", {}).get(name, _MISSING)
+    if value is _MISSING:
+        value = getattr(builtins, name, _MISSING)
+    return value
+
+
+def _unsupported_call_error(pyfunc, error):
+    """A VulkanUnsupportedError for Numba's "untyped global" TypingError when that global is a
+    function (an @nv.jit function or any other callable Numba cannot type); else None."""
+    from .dispatcher import Dispatcher
+    from .errors import VulkanUnsupportedError
+
+    match = _UNTYPED_GLOBAL.search(_ANSI.sub("", str(error)))
+    if match is None:
+        return None
+    name = match.group(1)
+    value = _lookup_name(pyfunc, name)
+    if value is _MISSING or not callable(value):
+        return None
+    loc = getattr(error, "loc", None)
+    if isinstance(value, Dispatcher):
+        msg = (
+            f"calling the @nv.jit function '{name}' is not supported in Vulkan kernels: "
+            "a kernel cannot call other @nv.jit functions (so recursion is not possible either)"
+        )
+    else:
+        what = getattr(value, "__qualname__", None) or getattr(value, "__name__", None) or name
+        msg = (
+            f"calling '{what}' is not supported in Vulkan kernels: "
+            "only the built-ins, math functions and numba_vulkan intrinsics of the kernel "
+            "language can be called"
+        )
+    return VulkanUnsupportedError(msg, loc=loc)
 
 
 def annotate(typed):

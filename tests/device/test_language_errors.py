@@ -87,14 +87,40 @@ def test_unsupported_construct_names_construct_and_line(func, words):
     assert isinstance(info.value, nv.VulkanUnsupportedError)
 
 
-@pytest.mark.xfail(
-    reason="calls between @nv.jit functions are not in this round's language", strict=False
-)
 def test_recursion_is_rejected():
     kernel = nv.jit(uses_recursion)
     with pytest.raises(nv.VulkanUnsupportedError) as info:
         kernel.forall(4)(np.zeros(4, np.int32))
-    assert "recurs" in str(info.value).lower()
+    message = str(info.value)
+    assert "recurs" in message.lower()
+    assert "'recursive'" in message, message
+    assert str(line_of(uses_recursion, "out[i] = recursive(i)")) in message, message
+
+
+def plain_helper(n):
+    return n + 1
+
+
+def uses_plain_function(out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = plain_helper(i)  # MARK
+
+
+def test_calling_unknown_function_names_it_and_line():
+    with pytest.raises(nv.VulkanUnsupportedError) as info:
+        nv.jit(uses_plain_function).forall(4)(np.zeros(4, np.int32))
+    message = str(info.value)
+    assert "plain_helper" in message, message
+    assert str(line_of(uses_plain_function, "# MARK")) in message, message
+
+
+def test_try_message_names_try_except():
+    with pytest.raises(nv.VulkanUnsupportedError) as info:
+        nv.jit(uses_try).forall(4)(np.zeros(4, np.int32))
+    message = str(info.value)
+    assert "try/except" in message, message
+    assert "mark_try_block" not in message, message
 
 
 def test_unsupported_error_is_a_numba_error():

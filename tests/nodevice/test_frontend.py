@@ -234,6 +234,55 @@ def test_float_division_by_zero_follows_numpy():
             np.testing.assert_array_equal(got, exp)
 
 
+def _float_divmod_arrays(q, r, x, y):
+    for i in range(x.size):
+        q[i] = x[i] // y[i]
+        r[i] = x[i] % y[i]
+
+
+def _fmod_operands(dtype, n=120):
+    """Signed zeros, inf, nan, subnormals, extremes, huge ratios and random bit patterns."""
+    fi = np.finfo(dtype)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, -3.0, 1.0, -0.5, fi.tiny,
+                        fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny / 3, fi.max,
+                        -fi.max, 1e30, -651.3, -45.59], dtype)  # fmt: skip
+    xs, ys = (g.ravel() for g in np.meshgrid(special, special))
+    rng = np.random.default_rng(7)
+    ik = np.int32 if dtype == np.float32 else np.int64
+    bits = rng.integers(0, np.iinfo(ik).max, (2, n), dtype=ik)
+    rand = bits.view(dtype) * rng.choice(np.array([-1, 1], dtype), (2, n))
+    rand[~np.isfinite(rand)] = 1.5
+    near = rng.uniform(-1e3, 1e3, (2, n)).astype(dtype)
+    x = np.concatenate([xs, rand[0], near[0]]).astype(dtype)
+    y = np.concatenate([ys, rand[1], near[1] / 20]).astype(dtype)
+    return x, y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floordiv_mod_exact_bitwise(dtype):
+    # Float % and // use an exact fmod (shift and subtract), not OpFRem: bit for bit
+    # NumPy's results, subnormals, signed zeros, inf and nan included.
+    x, y = _fmod_operands(dtype)
+    q, r = np.zeros_like(x), np.zeros_like(x)
+    got_q, got_r = run_kir(_float_divmod_arrays, (q, r, x, y), mode=EXACT,
+                           max_steps=50_000_000)[:2]  # fmt: skip
+    with np.errstate(all="ignore"):
+        want_q, want_r = np.floor_divide(x, y), np.remainder(x, y)
+    ut = np.uint32 if dtype == np.float32 else np.uint64
+    for got, want in ((got_q, want_q), (got_r, want_r)):
+        same = (got.view(ut) == want.view(ut)) | (np.isnan(got) & np.isnan(want))
+        bad = np.flatnonzero(~same)[:5]
+        assert same.all(), [(x[j], y[j], got[j], want[j]) for j in bad]
+
+
+def test_float_mod_known_value():
+    # OpFRem gives -13.039978 here on lavapipe.
+    x, y = np.array([-651.3], np.float32), np.array([-45.59], np.float32)
+    got = run_kir(_float_divmod_arrays, (np.zeros(1, np.float32), np.zeros(1, np.float32), x, y),
+                  mode=EXACT)[1]  # fmt: skip
+    assert got[0] == np.float32(-13.039986)
+
+
 def _f32_pow(out, a, b):
     out[0] = a**b
 

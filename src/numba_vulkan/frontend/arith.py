@@ -8,7 +8,9 @@ value; the divisor is always made safe with a select before the KIR op runs.
 
 Float floor division and modulo follow CPython's algorithm (fmod, then a sign
 fix, then floor with a rounding correction), so that signed zeros and the
-results near exact multiples match CPython bit for bit.
+results near exact multiples match CPython bit for bit. The fmod is built
+here as an exact shift-and-subtract loop (`fmod`), not KIR's float `rem`
+(SPIR-V OpFRem, which Vulkan leaves imprecise).
 """
 
 import operator
@@ -110,33 +112,146 @@ def int_mod(b, x, y):
     return b.select(is_zero, const(b, k, 0), r)
 
 
-def float_mod(b, x, y):
-    k = b.kind(x)
-    zero = const(b, k, 0.0)
-    mod = b.binary(Op.rem, x, y)
-    signs_differ = b.binary(Op.xor, b.compare(Op.lt, y, zero), b.compare(Op.lt, mod, zero))
-    fix = b.binary(Op.and_, b.compare(Op.ne, mod, zero), signs_differ)
-    mod = b.select(fix, b.binary(Op.add, mod, y), mod)
-    # An exact multiple gives a zero with the divisor's sign.
-    return b.select(b.compare(Op.eq, mod, zero), copysign_zero(b, y), mod)
+# (int kind of the same width, mantissa bits, exponent bias = largest exponent, precision)
+_FLOAT_LAYOUT = {K.f32: (K.i32, 23, 127, 24), K.f64: (K.i64, 52, 1023, 53)}
 
 
-def float_floordiv(b, x, y):
+def _loop_blocks(b, what):
+    """New header, body and exit blocks for a helper loop; block names must be unique, so they
+    carry the id of the block the loop starts from (a second loop starts from another one)."""
+    tag = f"{what}{b.current_block}"
+    return tuple(b.create_block(f"{tag}.{part}") for part in ("header", "body", "done"))
+
+
+def _fabs(b, v):
+    """|v| by clearing the sign bit (exact for every value, NaN included)."""
+    k = b.kind(v)
+    ik = _FLOAT_LAYOUT[k][0]
+    mask = const(b, ik, (1 << (BITS[k] - 1)) - 1)
+    return b.bitcast(k, b.binary(Op.and_, b.bitcast(ik, v), mask))
+
+
+def _pow2(b, k, j):
+    """2.0 ** j for an integer value j (of k's int kind) with 0 <= j <= the largest exponent."""
+    ik, mbits, bias, _ = _FLOAT_LAYOUT[k]
+    return b.bitcast(
+        k, b.binary(Op.shl, b.binary(Op.add, j, const(b, ik, bias)), const(b, ik, mbits))
+    )
+
+
+def _exponent(b, v):
+    """floor(log2(v)) for a finite v > 0, subnormals included, as k's int kind."""
+    k = b.kind(v)
+    ik, mbits, bias, prec = _FLOAT_LAYOUT[k]
+    is_sub = b.compare(Op.lt, v, const(b, k, 2.0 ** (1 - bias)))
+    # A subnormal times 2**prec is normal, exactly; its exponent field is then exact.
+    scaled = b.select(is_sub, b.binary(Op.mul, v, const(b, k, 2.0**prec)), v)
+    e = b.binary(
+        Op.sub, b.binary(Op.shr, b.bitcast(ik, scaled), const(b, ik, mbits)), const(b, ik, bias)
+    )
+    return b.select(is_sub, b.binary(Op.sub, e, const(b, ik, prec)), e)
+
+
+def _min_int(b, x, y):
+    return b.select(b.compare(Op.lt, x, y), x, y)
+
+
+def fmod(b, x, y):
+    """C's fmod(x, y), exactly, from exactly rounded ops only (KIR `rem` on floats is loose).
+
+    Shift and subtract: r = |x|; while r >= |y|, subtract t = |y| * 2**d with
+    t <= r < 2t, which is exact (Sterbenz) and lowers r's exponent by at least one.
+    The result has x's sign; y == 0, x infinite or a NaN operand give NaN.
+    Builds a loop: the returned value lives in a new block, and x and y (and any
+    value defined before the call outside the entry block) must not be used after it.
+    """
     k = b.kind(x)
+    if k == K.f16:
+        return convert(b, fmod(b, convert(b, x, K.f32), convert(b, y, K.f32)), K.f16)
+    ik, _, bias, _ = _FLOAT_LAYOUT[k]
+    ax, ay = _fabs(b, x), _fabs(b, y)
+    inf = const(b, k, float("inf"))
+    # NaN result: y == 0, x inf or NaN (not ax < inf), y NaN.
+    bad = b.binary(
+        Op.or_,
+        b.binary(
+            Op.or_,
+            b.compare(Op.eq, ay, const(b, k, 0.0)),
+            b.unary(Op.not_, b.compare(Op.lt, ax, inf)),
+        ),
+        b.compare(Op.ne, ay, ay),
+    )
+    r_p, y_p, x_p, bad_p = b.var(k), b.var(k), b.var(k), b.var(K.bool)
+    # On a NaN result run no iteration (0 >= 1 is false).
+    b.store(r_p, b.select(bad, const(b, k, 0.0), ax))
+    b.store(y_p, b.select(bad, const(b, k, 1.0), ay))
+    b.store(x_p, x)
+    b.store(bad_p, bad)
+    header, body, done = _loop_blocks(b, "fmod")
+    b.br(header)
+    b.set_block(header)
+    b.condbr(b.compare(Op.ge, b.load(r_p), b.load(y_p)), body, done)
+    b.set_block(body)
+    r, ay = b.load(r_p), b.load(y_p)
+    d = b.binary(Op.sub, _exponent(b, r), _exponent(b, ay))  # >= 0
+    # ay * 2**d in up to three exact steps (2**d itself may not be representable);
+    # the partial products only grow towards t < 2 * r, so none rounds or overflows.
+    emax = const(b, ik, bias)
+    d1 = _min_int(b, d, emax)
+    rest = b.binary(Op.sub, d, d1)
+    d2 = _min_int(b, rest, emax)
+    d3 = b.binary(Op.sub, rest, d2)
+    t = b.binary(Op.mul, ay, _pow2(b, k, d1))
+    t = b.binary(Op.mul, t, _pow2(b, k, d2))
+    t = b.binary(Op.mul, t, _pow2(b, k, d3))
+    # ay <= r < 2**(e_r+1) and t in [2**e_r, 2**(e_r+1)): halve once if t > r (then d >= 1,
+    # so t / 2 >= ay is exact).
+    t = b.select(b.compare(Op.gt, t, r), b.binary(Op.mul, t, const(b, k, 0.5)), t)
+    b.store(r_p, b.binary(Op.sub, r, t))
+    b.br(header)
+    b.set_block(done)
+    r, x = b.load(r_p), b.load(x_p)
+    sign = const(b, ik, -(1 << (BITS[k] - 1)))
+    signed = b.bitcast(
+        k, b.binary(Op.or_, b.bitcast(ik, r), b.binary(Op.and_, b.bitcast(ik, x), sign))
+    )
+    return b.select(b.load(bad_p), const(b, k, float("nan")), signed)
+
+
+def float_divmod(b, x, y):
+    """(x // y, x % y) on floats as NumPy computes them (CPython's algorithm; y == 0 gives x / y)."""
+    k = b.kind(x)
+    # fmod builds a loop: carry the operands across it.
+    x_p, y_p = b.var(k), b.var(k)
+    b.store(x_p, x)
+    b.store(y_p, y)
+    mod = fmod(b, x, y)
+    x, y = b.load(x_p), b.load(y_p)
     zero = const(b, k, 0.0)
     one = const(b, k, 1.0)
-    mod = b.binary(Op.rem, x, y)
     div = b.binary(Op.div, b.binary(Op.sub, x, mod), y)
     signs_differ = b.binary(Op.xor, b.compare(Op.lt, y, zero), b.compare(Op.lt, mod, zero))
     fix = b.binary(Op.and_, b.compare(Op.ne, mod, zero), signs_differ)
     div = b.select(fix, b.binary(Op.sub, div, one), div)
+    mod = b.select(fix, b.binary(Op.add, mod, y), mod)
+    # An exact multiple gives a zero with the divisor's sign.
+    mod = b.select(b.compare(Op.eq, mod, zero), copysign_zero(b, y), mod)
     fl = b.math(M.floor, [div])
     round_up = b.compare(Op.gt, b.binary(Op.sub, div, fl), const(b, k, 0.5))
     fl = b.select(round_up, b.binary(Op.add, fl, one), fl)
     true_q = b.binary(Op.div, x, y)
     fl = b.select(b.compare(Op.eq, div, zero), copysign_zero(b, true_q), fl)
-    # Division by zero: NumPy gives x / 0 (inf with the right sign, or nan).
-    return b.select(b.compare(Op.eq, y, zero), true_q, fl)
+    # Division by zero: NumPy gives x / 0 (inf with the right sign, or nan) and fmod's nan.
+    y_zero = b.compare(Op.eq, y, zero)
+    return b.select(y_zero, true_q, fl), b.select(y_zero, const(b, k, float("nan")), mod)
+
+
+def float_mod(b, x, y):
+    return float_divmod(b, x, y)[1]
+
+
+def float_floordiv(b, x, y):
+    return float_divmod(b, x, y)[0]
 
 
 def floordiv(b, x, y):
@@ -145,6 +260,13 @@ def floordiv(b, x, y):
 
 def mod(b, x, y):
     return float_mod(b, x, y) if is_float(b.kind(x)) else int_mod(b, x, y)
+
+
+def divmod_(b, x, y):
+    """(x // y, x % y); on floats with a single fmod loop (whose operands do not outlive it)."""
+    if is_float(b.kind(x)):
+        return float_divmod(b, x, y)
+    return int_floordiv(b, x, y), int_mod(b, x, y)
 
 
 # ---------------------------------------------------------------- shifts
@@ -191,11 +313,7 @@ def _loop_power(b, x, e):
     b.store(res_p, const(b, k, 1))
     b.store(base_p, x)
     b.store(e_p, e)
-    header, body, done = (
-        b.create_block("pow.header"),
-        b.create_block("pow.body"),
-        b.create_block("pow.done"),
-    )
+    header, body, done = _loop_blocks(b, "pow")
     b.br(header)
     b.set_block(header)
     b.condbr(b.compare(Op.ne, b.load(e_p), const(b, ek, 0)), body, done)

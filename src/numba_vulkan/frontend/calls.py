@@ -8,6 +8,7 @@ rejected with the callee's name.
 import builtins
 
 from numba.core import types
+from numba.core.unsafe import eh
 
 from .. import _core, stubs
 from . import arith, loops
@@ -52,6 +53,8 @@ def lower_call(lowerer, expr, target):
     if fn_var not in lowerer.statics:
         raise unsupported(f"calling a value of type {fn_ty}", loc)
     fn = lowerer.statics[fn_var]
+    if _is_try_marker(fn):
+        raise unsupported("try/except", loc)
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(f"calling '{callee_name(fn)}'", loc)
@@ -83,6 +86,14 @@ def lower_call(lowerer, expr, target):
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise unsupported("raise statements", loc)
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
+
+
+# Numba spells a try/except as calls to these (the first one at the `try`).
+_TRY_MARKERS = (eh.mark_try_block, eh.end_try_block, eh.exception_check, eh.exception_match)
+
+
+def _is_try_marker(fn):
+    return any(fn is m for m in _TRY_MARKERS)
 
 
 def _hashable(obj):
@@ -176,4 +187,4 @@ def _divmod(lowerer, expr, sig):
     q_ty = sig.return_type.types[0]
     k = compute_kind(q_ty, lowerer.mode, expr.loc)
     x, y = arith.convert(b, x, k), arith.convert(b, y, k)
-    return (arith.floordiv(b, x, y), arith.mod(b, x, y))
+    return arith.divmod_(b, x, y)
