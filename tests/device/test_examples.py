@@ -14,9 +14,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_example(name, *args):
     env = dict(os.environ)
-    # Import the tree under test when it is not installed (PYTHONPATH=src in development).
-    src = str(ROOT / "src")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    # The example imports the same numba_vulkan as the tests: installed, or src/ in development.
+    import numba_vulkan
+
+    package_root = str(Path(numba_vulkan.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / name), *map(str, args)],
         capture_output=True,
