@@ -2,8 +2,9 @@
 // bitcasts and select.
 //
 // Semantics kept from KIR (kir.h): integer ops wrap; integer kDiv/kRem
-// truncate toward zero (OpSDiv/OpSRem for signed, OpUDiv/OpUMod for
-// unsigned); float kRem is C fmod, which is OpFRem (the result takes the sign
+// truncate toward zero (OpSDiv for signed, OpUDiv/OpUMod for unsigned);
+// signed kRem is built from OpUMod on the magnitudes (SignedRemainder), since
+// Vulkan leaves OpSRem and OpSMod undefined for negative operands; float kRem is C fmod, which is OpFRem (the result takes the sign
 // of the dividend); kShr is arithmetic for signed types. Float comparisons are
 // ordered except kNe (OpFUnordNotEqual: true when either side is NaN).
 //
@@ -25,6 +26,26 @@ bool IsContractible(spv::Op op) {
 }
 
 }  // namespace
+
+// a rem b with the sign of a (C's %), from the unsigned remainder of |a| and |b|.
+// |INT_MIN| wraps to INT_MIN, whose bits read as unsigned are the right magnitude.
+Id Emitter::SignedRemainder(ScalarKind k, Id a, Id b) {
+    Id type = ScalarType(k);
+    Id utype = b_.TypeInt(static_cast<uint32_t>(kir::BitWidth(k)), false);
+    Id zero = b_.ConstScalar(type, 0);
+    Id bool_type = b_.TypeBool();
+    auto magnitude = [&](Id v) {
+        Id negative = Append(spv::Op::OpSLessThan, bool_type, {v, zero});
+        Id negated = Append(spv::Op::OpSNegate, type, {v});
+        Id abs = Append(spv::Op::OpSelect, type, {negative, negated, v});
+        return Append(spv::Op::OpBitcast, utype, {abs});
+    };
+    Id a_negative = Append(spv::Op::OpSLessThan, bool_type, {a, zero});
+    Id r = Append(spv::Op::OpBitcast, type,
+                  {Append(spv::Op::OpUMod, utype, {magnitude(a), magnitude(b)})});
+    Id negated = Append(spv::Op::OpSNegate, type, {r});
+    return Append(spv::Op::OpSelect, type, {a_negative, negated, r});
+}
 
 util::Status Emitter::EmitBinary(const kir::Inst& inst) {
     NVK_ASSIGN_OR_RETURN(Id a, Value(inst.operands.at(0)));
@@ -54,7 +75,13 @@ util::Status Emitter::EmitBinary(const kir::Inst& inst) {
             case Op::kSub: op = spv::Op::OpISub; break;
             case Op::kMul: op = spv::Op::OpIMul; break;
             case Op::kDiv: op = is_signed ? spv::Op::OpSDiv : spv::Op::OpUDiv; break;
-            case Op::kRem: op = is_signed ? spv::Op::OpSRem : spv::Op::OpUMod; break;
+            case Op::kRem:
+                if (is_signed) {
+                    Bind(inst, SignedRemainder(k, a, b));
+                    return util::Status::Ok();
+                }
+                op = spv::Op::OpUMod;
+                break;
             case Op::kAnd: op = spv::Op::OpBitwiseAnd; break;
             case Op::kOr: op = spv::Op::OpBitwiseOr; break;
             case Op::kXor: op = spv::Op::OpBitwiseXor; break;

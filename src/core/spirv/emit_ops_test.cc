@@ -84,7 +84,9 @@ INSTANTIATE_TEST_SUITE_P(
             CHECK: OpISub %int
             CHECK: OpIMul %int
             CHECK: OpSDiv %int
-            CHECK: OpSRem %int
+            CHECK-NOT: OpSRem
+            CHECK: OpUMod %uint
+            CHECK: OpSelect %int
             CHECK: OpSNegate %int
             CHECK: OpBitwiseAnd %int
             CHECK: OpBitwiseOr %int
@@ -102,7 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
         )"},
         ArithCase{ScalarKind::kI64, "long", R"(
             CHECK: OpSDiv %long
-            CHECK: OpSRem %long
+            CHECK-NOT: OpSRem
+            CHECK: OpUMod %ulong
             CHECK: OpShiftRightArithmetic %long
             CHECK: OpSLessThan %bool
         )"},
