@@ -144,10 +144,6 @@ util::Status Emitter::EmitVar(const kir::Inst& inst) {
     }
     NVK_ASSIGN_OR_RETURN(Id ptr_type, TypeOf(inst.type));
     Bind(inst, Append(spv::Op::OpVariable, ptr_type,
-                          {static_cast<uint32_t>(spv::StorageClass::Function), zero}));
-        return util::Status::Ok();
-    }
-    Bind(inst, Append(spv::Op::OpVariable, ptr_type,
                       {static_cast<uint32_t>(spv::StorageClass::Function)}));
     return util::Status::Ok();
 }
