@@ -186,12 +186,14 @@ def bench_triad(backend, log2_n, launches, repeats):
     kernel = make_kernel(backend, "triad_kernel")
     a, b, c = arrays(backend, n)
     s = np.float32(3.0)
-    # Warm-up: one untimed round of the timed loop. On the H200 the first ~60
-    # launches over freshly allocated arrays run at a third of the bandwidth
-    # (seen with numba_vulkan; numba.cuda's arrays come from cudaMalloc likewise).
-    for _ in range(launches):
-        backend.launch(kernel, n, (a, b, c, s))
-    backend.synchronize()
+    # Warm-up: a second of untimed launches. On the H200 the first ~0.2 s of
+    # triads after an idle spell ran at a third of the bandwidth, whichever
+    # backend went first (the GPU's clocks ramping up).
+    warm_until = time.perf_counter() + 1.0
+    while time.perf_counter() < warm_until:
+        for _ in range(launches):
+            backend.launch(kernel, n, (a, b, c, s))
+        backend.synchronize()
     seconds = []
     for _ in range(repeats):
         backend.synchronize()
