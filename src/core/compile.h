@@ -14,6 +14,7 @@ struct CompileOptions {
     bool optimize = true;          // run the SPIRV-Tools optimiser
     bool fastmath = false;
     uint32_t max_push_bytes = 128;  // the device's push-constant limit
+    std::vector<uint32_t> preserve_float_widths;  // see spirv::EmitOptions
 };
 
 // What the runtime needs to run a kernel, and what users inspect.

@@ -64,7 +64,7 @@ class TypedKernel:
     annotation: object = field(default=None, repr=False)
 
 
-def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128):
+def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=()):
     """Compile one specialisation of a kernel.
 
     Parameters
@@ -79,6 +79,10 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128):
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
+    nan_preserve : tuple of int
+        Float widths for which the device can keep signed zeros, infinities and
+        NaNs (``DeviceInfo.nan_preserve``); the kernel asks for that at the
+        widths it uses unless ``fastmath`` is on.
 
     Returns
     -------
@@ -97,6 +101,7 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128):
         optimize=options.optimize,
         fastmath=options.fastmath,
         max_push_bytes=max_push_bytes,
+        nan_preserve=list(nan_preserve),
     )
     kernel = codegen.CompiledKernel(
         name=name,

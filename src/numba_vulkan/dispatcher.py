@@ -229,9 +229,10 @@ class Dispatcher:
         numba_vulkan.codegen.CompiledKernel
         """
         argtypes = _parse_argtypes(argtypes)
+        device = None if device is None else _resolve_device(device)
         if mode is None:
-            mode = self._mode(None if device is None else _resolve_device(device))
-        return self._compile(argtypes, mode)
+            mode = self._mode(device)
+        return self._compile(argtypes, mode, _nan_preserve(device))
 
     def _mode(self, device):
         narrow = self.options["narrow"]
@@ -239,15 +240,19 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode):
-        key = (argtypes, mode)
+    def _compile(self, argtypes, mode, nan_preserve=()):
+        key = (argtypes, mode, nan_preserve)
         compiled = self._compiled.get(key)
         if compiled is None:
             with self._lock:
                 compiled = self._compiled.get(key)
                 if compiled is None:
                     compiled = compiler.compile_kernel(
-                        self.py_func, argtypes, self._compile_options(), mode
+                        self.py_func,
+                        argtypes,
+                        self._compile_options(),
+                        mode,
+                        nan_preserve=nan_preserve,
                     )
                     self._compiled[key] = compiled
         return compiled
@@ -265,7 +270,7 @@ class Dispatcher:
         key = (argtypes, device, mode)
         spec = self._specialisations.get(key)
         if spec is None:
-            compiled = self._compile(argtypes, mode)
+            compiled = self._compile(argtypes, mode, _nan_preserve(device))
             device.check_support(compiled)
             spec = Specialisation(compiled, device, _make_launcher(device, compiled))
             self._specialisations[key] = spec
@@ -276,7 +281,7 @@ class Dispatcher:
     @property
     def specialisations(self):
         """The compiled kernels, by (argument types, narrowing mode)."""
-        return dict(self._compiled)
+        return {(argtypes, mode): k for (argtypes, mode, _), k in self._compiled.items()}
 
     # ------------------------------------------------------------ inspection
 
@@ -491,6 +496,11 @@ def _stream_or_device(value):
     if stream_cls is not None and isinstance(value, stream_cls):
         return value, value.device
     return None, _resolve_device(value)
+
+
+def _nan_preserve(device):
+    """The float widths whose signed zeros, infinities and NaNs the device can keep."""
+    return () if device is None else tuple(device.info.nan_preserve)
 
 
 def _resolve_device(which):

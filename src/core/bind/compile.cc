@@ -67,11 +67,13 @@ void InitCompile(nb::module_& m) {
 
     m.def(
         "compile",
-        [](const kir::Module& module, bool optimize, bool fastmath, uint32_t max_push_bytes) {
+        [](const kir::Module& module, bool optimize, bool fastmath, uint32_t max_push_bytes,
+           std::vector<uint32_t> nan_preserve) {
             CompileOptions options;
             options.optimize = optimize;
             options.fastmath = fastmath;
             options.max_push_bytes = max_push_bytes;
+            options.preserve_float_widths = std::move(nan_preserve);
             kir::Module copy = module;
             util::Result<CompiledKernel> result = [&] {
                 nb::gil_scoped_release release;
@@ -81,7 +83,9 @@ void InitCompile(nb::module_& m) {
         },
         nb::arg("module"), nb::kw_only(), nb::arg("optimize") = true,
         nb::arg("fastmath") = false, nb::arg("max_push_bytes") = 128,
-        "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel.");
+        nb::arg("nan_preserve") = std::vector<uint32_t>(),
+        "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
+        "the float widths for which the device keeps signed zeros, infinities and NaNs.");
 
     m.def(
         "disassemble",

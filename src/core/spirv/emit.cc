@@ -38,9 +38,22 @@ util::Result<std::vector<uint32_t>> Emitter::Run() {
         NVK_RETURN_IF_ERROR(EmitBlock(f.blocks[i], i == 0));
     }
     code().Add(spv::Op::OpFunctionEnd, {});
+    if (!options_.fastmath) RequestFloatPreservation();
     // PhysicalStorageBuffer64 addressing: array elements are reached through
     // 64-bit buffer device addresses (ARCHITECTURE.md, decision 3).
     return b_.Finish(spv::AddressingModel::PhysicalStorageBuffer64, spv::MemoryModel::GLSL450);
+}
+
+void Emitter::RequestFloatPreservation() {
+    for (uint32_t width : options_.preserve_float_widths) {
+        bool used = false;
+        for (const kir::Type& t : m_.types)
+            used |= t.kind == kir::Type::Kind::kScalar && kir::IsFloat(t.scalar) &&
+                    static_cast<uint32_t>(kir::BitWidth(t.scalar)) == width;
+        if (!used) continue;
+        b_.AddCapability(spv::Capability::SignedZeroInfNanPreserve);
+        b_.AddExecutionMode(spv::ExecutionMode::SignedZeroInfNanPreserve, {width});
+    }
 }
 
 void Emitter::SetUpModule() {

@@ -14,6 +14,11 @@ struct EmitOptions {
     // push constant is the 64-bit device address of a parameter buffer.
     bool params_in_buffer = false;
     bool fastmath = false;  // allow contraction/reassociation; no NaN/Inf preservation
+    // Float widths for which the device can keep signed zeros, infinities and
+    // NaNs (DeviceInfo.nan_preserve). Without fastmath the module asks for
+    // SignedZeroInfNanPreserve at each width it computes in: without it a
+    // driver may turn -0.0 into 0.0 (NVIDIA does), and Python's results differ.
+    std::vector<uint32_t> preserve_float_widths;
 };
 
 // The module has one GLCompute entry point "main". Its workgroup size comes

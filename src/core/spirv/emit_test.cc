@@ -122,6 +122,24 @@ TEST(Emit, NoContractionWithoutFastmath) {
     EXPECT_EQ(CheckPatterns(f.text, "CHECK: OpMemoryModel\nCHECK-NOT: NoContraction"), "");
 }
 
+TEST(Emit, SignedZeroInfNanPreserveAtTheWidthsInUse) {
+    EmitOptions options;
+    options.preserve_float_widths = {16, 32, 64};
+    auto e = EmitChecked(Saxpy(), options);  // computes in f32 only
+    EXPECT_EQ(CheckPatterns(e.text, R"(
+        CHECK: OpCapability SignedZeroInfNanPreserve
+        CHECK: OpEntryPoint GLCompute %[[main:\w+]] "main"
+        CHECK: OpExecutionMode %[[main]] SignedZeroInfNanPreserve 32
+        CHECK-NOT: SignedZeroInfNanPreserve 64
+    )"), "");
+    // Not requested for a device that cannot keep them, nor with fastmath.
+    auto plain = EmitChecked(Saxpy());
+    EXPECT_EQ(CheckPatterns(plain.text, "CHECK: OpMemoryModel\nCHECK-NOT: SignedZeroInfNanPreserve"), "");
+    options.fastmath = true;
+    auto fast = EmitChecked(Saxpy(), options);
+    EXPECT_EQ(CheckPatterns(fast.text, "CHECK: OpMemoryModel\nCHECK-NOT: SignedZeroInfNanPreserve"), "");
+}
+
 TEST(Emit, ParamsInBuffer) {
     EmitOptions options;
     options.params_in_buffer = true;

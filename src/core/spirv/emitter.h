@@ -75,6 +75,7 @@ class Emitter {
     void Bind(const kir::Inst& inst, Id id) { values_[inst.result] = id; }
     // Append `op result_type result operands...` to the function; returns the new id.
     Id SignedRemainder(kir::ScalarKind k, Id a, Id b);
+    void RequestFloatPreservation();
     Id Append(spv::Op op, Id result_type, std::initializer_list<Id> operands);
     Id Append(spv::Op op, Id result_type, const std::vector<Id>& operands);
     // An error naming the instruction (its op and KIR location).

@@ -222,6 +222,11 @@ std::vector<uint32_t> ModuleBuilder::Finish(spv::AddressingModel addressing,
         auto [x, y, z] = local_size_;
         head.Add(spv::Op::OpExecutionMode,
                  {entry_function_, static_cast<uint32_t>(spv::ExecutionMode::LocalSize), x, y, z});
+        for (const std::vector<uint32_t>& mode : execution_modes_) {
+            std::vector<uint32_t> ops = {entry_function_};
+            ops.insert(ops.end(), mode.begin(), mode.end());
+            head.Add(spv::Op::OpExecutionMode, ops);
+        }
     }
 
     std::vector<uint32_t> out = {0x07230203u, 0x00010500u /* SPIR-V 1.5 */, 0 /* generator */,

@@ -91,6 +91,11 @@ class ModuleBuilder {
         entry_name_ = name;
     }
     void SetLocalSize(uint32_t x, uint32_t y, uint32_t z) { local_size_ = {x, y, z}; }
+    // An OpExecutionMode of the entry point besides LocalSize.
+    void AddExecutionMode(spv::ExecutionMode mode, std::vector<uint32_t> literals) {
+        literals.insert(literals.begin(), static_cast<uint32_t>(mode));
+        execution_modes_.push_back(std::move(literals));
+    }
 
     InstList& functions() { return functions_; }
     InstList& types() { return types_; }
@@ -106,6 +111,7 @@ class ModuleBuilder {
     std::string entry_name_;
     std::tuple<uint32_t, uint32_t, uint32_t> local_size_{1, 1, 1};
     std::vector<Id> interface_;
+    std::vector<std::vector<uint32_t>> execution_modes_;  // mode, then its literals
 
     InstList debug_;
     InstList annotations_;
