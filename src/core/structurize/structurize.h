@@ -12,8 +12,4 @@ namespace nvk::structurize {
 // A function already marked structured is left alone.
 util::Status Structurize(kir::Module& module);
 
-// Check the structured-form rules (SPIR-V 2.11, conservatively) on any module
-// marked structured; a failure is kInternal and names the offending blocks.
-util::Status CheckStructured(const kir::Module& module);
-
 }  // namespace nvk::structurize
