@@ -1,0 +1,78 @@
+"""Front end: unsupported constructs raise VulkanUnsupportedError naming the construct and line."""
+
+import math
+
+import numba
+import pytest
+from kir_host import *  # noqa: F403 (lower, run_kir, check and the modes)
+from test_frontend_kernels import _saxpy
+
+from numba_vulkan import errors
+
+# ---------------------------------------------------------------- rejected constructs
+
+
+def _uses_print(a):
+    print(a[0])
+
+
+def _raises(a):
+    if a[0] < 0:
+        raise ValueError("negative")
+
+
+def _slices(a):
+    b = a[1:]
+    b[0] = 1
+
+
+def _returns(a):
+    return a[0]
+
+
+def _lists(a):
+    x = [1, 2, 3]
+    a[0] = x[1]
+
+
+def _partial_index(a):
+    a[0][1] = 2
+
+
+def _f64_pow(a, x):
+    a[0] = x**x
+
+
+def _unknown_call(a):
+    a[0] = math.gamma(a[1])
+
+
+@pytest.mark.parametrize(
+    "fn,argtypes,words",
+    [
+        (_uses_print, [numba.float32[:]], "calling 'print'"),
+        (_raises, [numba.float32[:]], "raise statements"),
+        (_slices, [numba.float32[:]], "slicing arrays"),
+        (_returns, [numba.float32[:]], "returning a value from a kernel"),
+        (_lists, [numba.int64[:]], "lists"),
+        (_f64_pow, [numba.float64[:], numba.float64], "'**' on float64"),
+        (_unknown_call, [numba.float64[:]], "calling 'math.gamma'"),
+        (_partial_index, [numba.float64[:, :]], "indexing a 2-d array with 1 indices"),
+        (_returns, [numba.complex128[:]], "array arguments with dtype complex128"),
+    ],
+)
+def test_unsupported_constructs_name_the_construct_and_line(fn, argtypes, words):
+    with pytest.raises(errors.VulkanUnsupportedError) as info:
+        lower(fn, argtypes)
+    assert words in str(info.value)
+    loc = info.value.loc
+    assert loc is not None and loc.filename == __file__
+    first = fn.__code__.co_firstlineno
+    assert first <= loc.line <= first + 4
+
+
+def test_source_locations_are_recorded():
+    lk = lower(_saxpy, [numba.float32[:]] * 3 + [numba.float32])
+    assert lk.module.files == [_saxpy.__code__.co_filename]
+    text = lk.module.print()
+    assert "elemptr" in text

@@ -1,0 +1,46 @@
+"""Front end + backend: every test kernel compiles to SPIR-V that the validator accepts,
+in every narrowing mode."""
+
+import numba
+import pytest
+from kir_host import EXACT, INTS, NARROW, lower
+from test_frontend_kernels import (
+    _and_or,
+    _arrays,
+    _early_return,
+    _globals_and_tuples,
+    _inplace_and_tuple_index,
+    _intrinsics,
+    _loops,
+    _saxpy,
+)
+from test_frontend_operators import _f32_pow, _float_ops, _int_div_raw, _int_ops, _int_pow, _shifts
+
+from numba_vulkan import _core
+
+COMPILE_CASES = [
+    (_int_ops, [numba.int64[:], numba.int64, numba.int64]),
+    (_int_div_raw, [numba.int64[:], numba.int64, numba.int64]),
+    (_shifts, [numba.int32[:], numba.int32, numba.int32]),
+    (_int_pow, [numba.int64[:], numba.int64, numba.int64]),
+    (_float_ops, [numba.float64[:], numba.float64, numba.float64]),
+    (_f32_pow, [numba.float32[:], numba.float32, numba.float32]),
+    (_loops, [numba.int64[:], numba.int64, numba.int64]),
+    (_early_return, [numba.int64[:], numba.int64]),
+    (_and_or, [numba.int64[:], numba.int64, numba.int64, numba.boolean]),
+    (_arrays, [numba.float64[:], numba.int64[:, :], numba.int32[:, :, :], numba.boolean[:]]),
+    (_saxpy, [numba.float32[:]] * 3 + [numba.float32]),
+    (_intrinsics, [numba.int64[:]]),
+    (_globals_and_tuples, [numba.float64[:], numba.int64, numba.int64]),
+    (_inplace_and_tuple_index, [numba.float64[:], numba.int32[:, :], numba.int64]),
+]
+
+
+@pytest.mark.parametrize("fn,argtypes", COMPILE_CASES, ids=[c[0].__name__ for c in COMPILE_CASES])
+@pytest.mark.parametrize("mode", [INTS, EXACT, NARROW], ids=["ints", "exact", "narrow"])
+def test_kernels_compile_to_valid_spirv(fn, argtypes, mode):
+    lk = lower(fn, argtypes, mode)
+    lk.module.verify()
+    ck = _core.compile(lk.module)
+    assert ck.param_size == lk.param_size
+    _core.validate(ck.words)
