@@ -38,7 +38,7 @@ from numba.core.untyped_passes import (
     TranslateByteCode,
 )
 
-from . import config, target
+from . import config, errors, target
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,18 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
     """
     from . import _core, codegen, frontend
 
+    # Both need exceptions raised inside kernels, which this release does not have yet:
+    # refuse them rather than compile a kernel that silently skips the checks.
+    if options.boundscheck:
+        raise errors.VulkanUnsupportedError(
+            f"kernel {pyfunc.__name__!r}: boundscheck=True is not supported yet "
+            "(it needs exceptions inside kernels)"
+        )
+    if options.error_model == "python":
+        raise errors.VulkanUnsupportedError(
+            f"kernel {pyfunc.__name__!r}: error_model='python' is not supported yet "
+            "(ZeroDivisionError inside kernels); the default 'numpy' model gives 0"
+        )
     name = pyfunc.__name__
     typed = type_kernel(pyfunc, argtypes, options)
     lowered = frontend.lower_kernel(

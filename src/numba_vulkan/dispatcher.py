@@ -55,9 +55,11 @@ def jit(func=None, **options):
     fastmath : bool
         Allow the driver's fast float built-ins and reassociation/contraction.
     boundscheck : bool
-        Check indices (also turned on everywhere by ``NUMBA_BOUNDSCHECK=1``).
+        Check indices. Not supported yet: ``True`` makes compilation raise
+        VulkanUnsupportedError (index checks need exceptions inside kernels).
     error_model : {"numpy", "python"}
-        What integer division by zero does: give 0 (NumPy) or raise (Python).
+        What integer division by zero does: give 0 (NumPy). "python" (raise
+        ZeroDivisionError) is refused with VulkanUnsupportedError for now.
     narrow : None, bool, "ints" or "floats"
         How 64-bit types are narrowed; see ``numba_vulkan.narrowing.Mode``.
     cache : bool
@@ -260,7 +262,7 @@ class Dispatcher:
     def _compile_options(self):
         return compiler.Options(
             fastmath=bool(self.options["fastmath"]),
-            boundscheck=bool(self.options["boundscheck"] or config.BOUNDSCHECK),
+            boundscheck=bool(self.options["boundscheck"]),
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),
         )

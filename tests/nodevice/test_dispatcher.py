@@ -289,3 +289,15 @@ def test_public_names():
         assert hasattr(nv, name), name
     assert nv.__version__ == "0.1.0"
     assert set(nv.__all__) <= set(dir(nv))
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [({"boundscheck": True}, "boundscheck=True"), ({"error_model": "python"}, "error_model='python'")],
+)
+def test_options_that_need_kernel_exceptions_are_refused(options, words):
+    # They would need exceptions raised inside kernels; a kernel that silently
+    # skipped the checks would be worse than a clear refusal.
+    kernel = nv.jit(**options)(saxpy)
+    with pytest.raises(nv.VulkanUnsupportedError, match=words):
+        kernel.compile("(float32, float32[:], float32[:], float32[:])")
