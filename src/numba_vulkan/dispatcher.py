@@ -16,6 +16,7 @@ Asynchrony follows numba.cuda: a launch whose arrays are all device arrays
 returns at once; one with NumPy arrays waits, because it copies results back.
 """
 
+import dataclasses
 import math
 import threading
 
@@ -267,8 +268,11 @@ class Dispatcher:
             debug=bool(self.options["debug"]),
         )
 
-    def _specialise(self, argtypes, device):
+    def _specialise(self, argtypes, device, wide_indices=False):
         mode = self._mode(device)
+        if wide_indices and mode.ints:
+            # An array past 32-bit indexing: this specialisation computes in 64 bits.
+            mode = dataclasses.replace(mode, ints=False)
         key = (argtypes, device, mode)
         spec = self._specialisations.get(key)
         if spec is None:
@@ -365,7 +369,8 @@ class Dispatcher:
                     f"{_device_name(device)}; copy it with copy_to_host() and to_device()"
                 )
             argtypes.append(typeof_argument(arg, position))
-        spec = self._specialise(tuple(argtypes), device)
+        wide = any(needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
+        spec = self._specialise(tuple(argtypes), device, wide)
 
         # NumPy arrays travel to the device; the ones the kernel writes come back.
         device_args = list(args)
@@ -498,6 +503,23 @@ def _stream_or_device(value):
     if stream_cls is not None and isinstance(value, stream_cls):
         return value, value.device
     return None, _resolve_device(value)
+
+
+def needs_64bit_indices(array):
+    """Whether some element of ``array`` lies 2^31 or more elements past its first.
+
+    Kernels index with 32-bit integers by default (ARCHITECTURE.md decision 4);
+    such an array gets a specialisation with 64-bit indices instead.
+    """
+    limit = 2**31 - 1
+    itemsize = array.dtype.itemsize or 1
+    span = 0
+    for extent, stride in zip(array.shape, array.strides):
+        if extent > limit:
+            return True
+        if extent > 0:
+            span += (extent - 1) * (abs(stride) // itemsize)
+    return span > limit
 
 
 def _nan_preserve(device):

@@ -301,3 +301,16 @@ def test_options_that_need_kernel_exceptions_are_refused(options, words):
     kernel = nv.jit(**options)(saxpy)
     with pytest.raises(nv.VulkanUnsupportedError, match=words):
         kernel.compile("(float32, float32[:], float32[:], float32[:])")
+
+
+def test_arrays_past_32_bit_indexing_are_detected():
+    from numpy.lib.stride_tricks import as_strided
+
+    base = np.zeros(1, np.int8)
+    assert not dispatcher.needs_64bit_indices(np.zeros((1000, 1000), np.float32))
+    # Views that claim 2^31 elements (no memory behind them is ever touched).
+    assert dispatcher.needs_64bit_indices(as_strided(base, shape=(2**31,), strides=(1,)))
+    assert not dispatcher.needs_64bit_indices(as_strided(base, shape=(2**31 - 1,), strides=(1,)))
+    # A strided 2-d view whose last element is past 2^31 - 1.
+    assert dispatcher.needs_64bit_indices(as_strided(base, shape=(3, 2), strides=(2**30, 1)))
+    assert not dispatcher.needs_64bit_indices(as_strided(base, shape=(2, 2), strides=(2**30, 1)))

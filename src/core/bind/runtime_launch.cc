@@ -11,7 +11,9 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -147,6 +149,16 @@ class Launcher {
         Numpy();
     }
 
+    static bool FitsInt32Indices(const DeviceArrayBase& a) {
+        constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+        int64_t span = 0;  // the largest linear offset, in elements
+        for (int d = 0; d < a.ndim; ++d) {
+            if (a.shape[d] > kMax) return false;
+            if (a.shape[d] > 0) span += (a.shape[d] - 1) * std::abs(a.strides[d] / a.itemsize);
+        }
+        return span <= kMax;
+    }
+
     bool Launch(nb::handle groups, nb::handle local, nb::handle args) {
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
@@ -170,6 +182,9 @@ class Launcher {
                 if (a->device != device_ || a->code != spec.code || a->ndim != spec.ndim) {
                     return false;
                 }
+                // 32-bit indices reach at most 2^31 - 1 elements from element 0: a
+                // larger array needs the kernel's 64-bit-index specialisation.
+                if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return false;
                 Put<uint64_t>(block, spec.addr_offset, a->buffer->address + a->offset);
                 for (int d = 0; d < spec.ndim; ++d) {
                     PutInt(block, spec.extent_offsets[d], spec.index_bytes, a->shape[d]);
