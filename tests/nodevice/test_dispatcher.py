@@ -293,7 +293,10 @@ def test_public_names():
 
 @pytest.mark.parametrize(
     "options, words",
-    [({"boundscheck": True}, "boundscheck=True"), ({"error_model": "python"}, "error_model='python'")],
+    [
+        ({"boundscheck": True}, "boundscheck=True"),
+        ({"error_model": "python"}, "error_model='python'"),
+    ],
 )
 def test_options_that_need_kernel_exceptions_are_refused(options, words):
     # They would need exceptions raised inside kernels; a kernel that silently

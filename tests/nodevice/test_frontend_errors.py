@@ -4,7 +4,7 @@ import math
 
 import numba
 import pytest
-from kir_host import *  # noqa: F403 (lower, run_kir, check and the modes)
+from kir_host import *  # lower, run_kir, check and the modes
 from test_frontend_kernels import _saxpy
 
 from numba_vulkan import errors

@@ -3,7 +3,7 @@
 import numba
 import numpy as np
 import pytest
-from kir_host import *  # noqa: F403 (lower, run_kir, check and the modes)
+from kir_host import *  # lower, run_kir, check and the modes
 
 from numba_vulkan import _core, stubs
 

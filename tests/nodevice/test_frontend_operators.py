@@ -5,7 +5,7 @@ import math
 import numba
 import numpy as np
 import pytest
-from kir_host import *  # noqa: F403 (lower, run_kir, check and the modes)
+from kir_host import *  # lower, run_kir, check and the modes
 
 # ---------------------------------------------------------------- operators on ints
 
