@@ -21,13 +21,10 @@ import math
 import threading
 
 import numpy as np
-from numba import typeof
-from numba.core import sigutils, types
-from numba.core.errors import NumbaError
+from numba.core import types
 from numba.core.target_extension import dispatcher_registry
-from numba.np import numpy_support
 
-from . import compiler, config, narrowing, target
+from . import arguments, compiler, config, narrowing, target
 from .errors import InternalCompilerError, VulkanSupportError
 
 _JIT_OPTIONS = {
@@ -231,7 +228,7 @@ class Dispatcher:
         -------
         numba_vulkan.codegen.CompiledKernel
         """
-        argtypes = _parse_argtypes(argtypes)
+        argtypes = arguments.parse_argtypes(argtypes)
         device = None if device is None else _resolve_device(device)
         if mode is None:
             mode = self._mode(device)
@@ -297,7 +294,7 @@ class Dispatcher:
         if all(isinstance(a, types.Type) for a in args_or_types):
             argtypes = tuple(args_or_types)
         else:
-            argtypes = tuple(typeof_argument(a, i) for i, a in enumerate(args_or_types))
+            argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
         return [self.compile(argtypes)]
 
     def inspect_kir(self, *args_or_types):
@@ -368,8 +365,8 @@ class Dispatcher:
                     f"{_device_name(arg.device)}, but the kernel is launched on "
                     f"{_device_name(device)}; copy it with copy_to_host() and to_device()"
                 )
-            argtypes.append(typeof_argument(arg, position))
-        wide = any(needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
+            argtypes.append(arguments.typeof_argument(arg, position))
+        wide = any(arguments.needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
         spec = self._specialise(tuple(argtypes), device, wide)
 
         # NumPy arrays travel to the device; the ones the kernel writes come back.
@@ -505,23 +502,6 @@ def _stream_or_device(value):
     return None, _resolve_device(value)
 
 
-def needs_64bit_indices(array):
-    """Whether some element of ``array`` lies 2^31 or more elements past its first.
-
-    Kernels index with 32-bit integers by default (ARCHITECTURE.md decision 4);
-    such an array gets a specialisation with 64-bit indices instead.
-    """
-    limit = 2**31 - 1
-    itemsize = array.dtype.itemsize or 1
-    span = 0
-    for extent, stride in zip(array.shape, array.strides):
-        if extent > limit:
-            return True
-        if extent > 0:
-            span += (extent - 1) * (abs(stride) // itemsize)
-    return span > limit
-
-
 def _nan_preserve(device):
     """The float widths whose signed zeros, infinities and NaNs the device can keep."""
     return () if device is None else tuple(device.info.nan_preserve)
@@ -546,12 +526,6 @@ def _default_device():
     return runtime.get_device()
 
 
-def _device_array_class():
-    from . import runtime
-
-    return getattr(runtime, "DeviceArray", ())
-
-
 def _device_name(device):
     info = getattr(device, "info", None)
     return f"device {getattr(info, 'index', '?')} ({getattr(info, 'name', device)})"
@@ -570,51 +544,4 @@ def _make_launcher(device, compiled):
         list(compiled.argspecs),
         compiled.param_size,
         compiled.params_in_buffer,
-    )
-
-
-def _parse_argtypes(argtypes):
-    if isinstance(argtypes, str):
-        args, _ = sigutils.normalize_signature(argtypes)
-        return tuple(args)
-    if isinstance(argtypes, types.Type):
-        return (argtypes,)
-    argtypes = tuple(argtypes)
-    for position, t in enumerate(argtypes):
-        if not isinstance(t, types.Type):
-            raise TypeError(f"argument type {position} must be a Numba type, not {t!r}")
-    return argtypes
-
-
-_SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
-
-
-def typeof_argument(value, position):
-    """The Numba type a launch argument gets, or TypeError naming its position.
-
-    NumPy arrays are typed as the C-contiguous device copy they become;
-    device arrays as arrays of their host dtype; scalars as Numba does.
-    """
-    if isinstance(value, _device_array_class()):
-        return target.device_array_type(value)
-    if isinstance(value, np.ndarray):
-        dtype = None
-        if value.dtype.kind in "biufc":  # bool, integers, floats, complex
-            try:
-                dtype = numpy_support.from_dtype(value.dtype)
-            except NumbaError:
-                pass
-        if dtype is None or value.ndim == 0:
-            raise TypeError(
-                f"argument {position}: NumPy arrays of dtype {value.dtype} and ndim {value.ndim} "
-                "cannot be passed to a kernel"
-            )
-        return types.Array(dtype, value.ndim, "C", readonly=not value.flags.writeable)
-    if isinstance(value, _SCALAR_TYPES):
-        return typeof(value)
-    if isinstance(value, tuple):
-        return types.BaseTuple.from_types([typeof_argument(v, position) for v in value])
-    raise TypeError(
-        f"argument {position} has type {type(value).__name__}, which kernels cannot take: "
-        "pass NumPy arrays, device arrays (nv.to_device), scalars or tuples of these"
     )

@@ -6,7 +6,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 import numba_vulkan as nv
-from numba_vulkan import compiler, dispatcher, stubs
+from numba_vulkan import arguments, compiler, dispatcher, stubs
 
 
 def saxpy(a, x, y, out):
@@ -137,7 +137,7 @@ def test_forall_bad_extent():
 
 
 def test_typeof_arguments():
-    typeof = dispatcher.typeof_argument
+    typeof = arguments.typeof_argument
     assert typeof(np.zeros(4, np.float32), 0) == types.Array(types.float32, 1, "C")
     # NumPy arrays are typed as their C-contiguous device copy.
     assert typeof(np.zeros((3, 4), np.int32).T, 0) == types.Array(types.int32, 2, "C")
@@ -152,20 +152,20 @@ def test_typeof_arguments():
 @pytest.mark.parametrize("value, name", [([1, 2], "list"), ({"a": 1}, "dict"), ("s", "str")])
 def test_unsupported_argument_names_position_and_type(value, name):
     with pytest.raises(TypeError, match=f"argument 2 has type {name}"):
-        dispatcher.typeof_argument(value, 2)
+        arguments.typeof_argument(value, 2)
 
 
 @pytest.mark.parametrize("array", [np.array(["a"]), np.array([object()]), np.array(1.0)])
 def test_unsupported_numpy_arrays(array):
     with pytest.raises(TypeError, match="argument 1: NumPy arrays of dtype"):
-        dispatcher.typeof_argument(array, 1)
+        arguments.typeof_argument(array, 1)
 
 
 def test_parse_signature_string():
     kernel = nv.jit(saxpy)
-    parsed = dispatcher._parse_argtypes("void(float32, float32[::1], float32[::1], float32[::1])")
+    parsed = arguments.parse_argtypes("void(float32, float32[::1], float32[::1], float32[::1])")
     assert parsed == (types.float32,) + (types.Array(types.float32, 1, "C"),) * 3
-    assert dispatcher._parse_argtypes(types.int32) == (types.int32,)
+    assert arguments.parse_argtypes(types.int32) == (types.int32,)
     with pytest.raises(TypeError):
         kernel.compile((types.float32, "x"))
 
@@ -310,10 +310,10 @@ def test_arrays_past_32_bit_indexing_are_detected():
     from numpy.lib.stride_tricks import as_strided
 
     base = np.zeros(1, np.int8)
-    assert not dispatcher.needs_64bit_indices(np.zeros((1000, 1000), np.float32))
+    assert not arguments.needs_64bit_indices(np.zeros((1000, 1000), np.float32))
     # Views that claim 2^31 elements (no memory behind them is ever touched).
-    assert dispatcher.needs_64bit_indices(as_strided(base, shape=(2**31,), strides=(1,)))
-    assert not dispatcher.needs_64bit_indices(as_strided(base, shape=(2**31 - 1,), strides=(1,)))
+    assert arguments.needs_64bit_indices(as_strided(base, shape=(2**31,), strides=(1,)))
+    assert not arguments.needs_64bit_indices(as_strided(base, shape=(2**31 - 1,), strides=(1,)))
     # A strided 2-d view whose last element is past 2^31 - 1.
-    assert dispatcher.needs_64bit_indices(as_strided(base, shape=(3, 2), strides=(2**30, 1)))
-    assert not dispatcher.needs_64bit_indices(as_strided(base, shape=(2, 2), strides=(2**30, 1)))
+    assert arguments.needs_64bit_indices(as_strided(base, shape=(3, 2), strides=(2**30, 1)))
+    assert not arguments.needs_64bit_indices(as_strided(base, shape=(2, 2), strides=(2**30, 1)))
