@@ -183,29 +183,27 @@ TypeId Module::GetPointer(AddressSpace space, TypeId pointee) {
     return Intern(types, t);
 }
 
+// Bytes a parameter of kind k takes in the parameter block (bools travel as 32-bit ints).
+static uint32_t ParamSize(ScalarKind k) {
+    return k == ScalarKind::kBool ? 4 : static_cast<uint32_t>(std::max(1, BitWidth(k) / 8));
+}
+
+// One past the last byte any parameter uses.
+static uint32_t ParamsEnd(const Module& m) {
+    uint32_t end = 0;
+    for (const ParamDecl& p : m.params)
+        end = std::max(end, p.offset + ParamSize(m.type(p.type).scalar));
+    return end;
+}
+
 uint32_t Module::AddParam(std::string name, ScalarKind k) {
-    uint32_t size = std::max(1, BitWidth(k) / 8);
-    if (k == ScalarKind::kBool) size = 4;  // bools travel as 32-bit ints
-    uint32_t offset = 0;
-    for (const ParamDecl& p : params) {
-        const Type& t = type(p.type);
-        uint32_t psize = t.scalar == ScalarKind::kBool ? 4 : std::max(1, BitWidth(t.scalar) / 8);
-        offset = std::max(offset, p.offset + psize);
-    }
-    offset = (offset + size - 1) / size * size;
+    uint32_t size = ParamSize(k);
+    uint32_t offset = (ParamsEnd(*this) + size - 1) / size * size;  // aligned to its size
     params.push_back({std::move(name), GetScalar(k), offset});
     return static_cast<uint32_t>(params.size() - 1);
 }
 
-uint32_t Module::ParamBlockSize() const {
-    uint32_t end = 0;
-    for (const ParamDecl& p : params) {
-        const Type& t = type(p.type);
-        uint32_t psize = t.scalar == ScalarKind::kBool ? 4 : std::max(1, BitWidth(t.scalar) / 8);
-        end = std::max(end, p.offset + psize);
-    }
-    return (end + 7) / 8 * 8;
-}
+uint32_t Module::ParamBlockSize() const { return (ParamsEnd(*this) + 7) / 8 * 8; }
 
 uint32_t Module::AddFile(const std::string& path) {
     for (uint32_t i = 0; i < files.size(); ++i)

@@ -4,9 +4,10 @@
 // Semantics kept from KIR (kir.h): integer ops wrap; integer kDiv/kRem
 // truncate toward zero (OpSDiv for signed, OpUDiv/OpUMod for unsigned);
 // signed kRem is built from OpUMod on the magnitudes (SignedRemainder), since
-// Vulkan leaves OpSRem and OpSMod undefined for negative operands; float kRem is C fmod, which is OpFRem (the result takes the sign
-// of the dividend); kShr is arithmetic for signed types. Float comparisons are
-// ordered except kNe (OpFUnordNotEqual: true when either side is NaN).
+// Vulkan leaves OpSRem and OpSMod undefined for negative operands; float kRem
+// is C fmod, which is OpFRem (the result takes the sign of the dividend);
+// kShr is arithmetic for signed types. Float comparisons are ordered except
+// kNe (OpFUnordNotEqual: true when either side is NaN).
 //
 // Without fastmath, float arithmetic is decorated NoContraction so that no
 // driver fuses a multiply and an add into an FMA (the results must match
