@@ -19,13 +19,14 @@ returns at once; one with NumPy arrays waits, because it copies results back.
 import dataclasses
 import math
 import threading
+import warnings
 
 import numpy as np
 from numba.core import types
 from numba.core.target_extension import dispatcher_registry
 
 from . import arguments, compiler, config, narrowing, target
-from .errors import InternalCompilerError, VulkanSupportError
+from .errors import InternalCompilerError, VulkanPrecisionWarning, VulkanSupportError
 
 _JIT_OPTIONS = {
     "fastmath": False,
@@ -127,6 +128,7 @@ class Dispatcher:
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
         self._lock = threading.RLock()
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
+        self._warned_precision = False
 
     # ------------------------------------------------------------ launch forms
 
@@ -255,7 +257,23 @@ class Dispatcher:
                         nan_preserve=nan_preserve,
                     )
                     self._compiled[key] = compiled
+                    self._warn_if_float64_narrowed(compiled)
         return compiled
+
+    def _warn_if_float64_narrowed(self, compiled):
+        """VulkanPrecisionWarning, once per kernel, when the default mode computes float64
+        values in float32 (a device without float64); an explicit ``narrow`` asks for it."""
+        if not compiled.mode.floats or self.options["narrow"] is not None or config.NARROW:
+            return
+        if self._warned_precision or not compiler.uses_float64(compiled.typed):
+            return
+        self._warned_precision = True
+        warnings.warn(
+            f"kernel {self.__name__!r} computes its float64 values in float32: the device "
+            "lacks float64 (pass narrow='floats' to say that this is intended)",
+            VulkanPrecisionWarning,
+            stacklevel=4,
+        )
 
     def _compile_options(self):
         return compiler.Options(

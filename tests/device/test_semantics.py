@@ -238,3 +238,22 @@ def test_default_mode_is_numbas():
     mode = dev.mode
     assert not mode.ints and mode.prove
     assert mode.floats == (not dev.info.float64)
+
+
+def test_float64_narrowed_by_default_warns_once():
+    from numba import float64
+
+    from numba_vulkan import narrowing
+
+    # As on a device without float64: the default narrows with a VulkanPrecisionWarning.
+    no_f64 = narrowing.Mode(floats=True, float64_storage=False)
+    kernel = nv.jit(scale)
+    argtypes = (float64[::1], float64[::1])
+    with pytest.warns(nv.VulkanPrecisionWarning, match="'scale' computes its float64"):
+        kernel.compile(argtypes, mode=no_f64)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernel.compile((float64[:], float64[:]), mode=no_f64)  # once per kernel
+        nv.jit(scale, narrow="floats").compile(argtypes, mode=no_f64)  # asked for: no warning
