@@ -110,9 +110,11 @@ TEST(Kernel, DispatchWritesEveryElement) {
     // Many launches: exercises batching and the in-flight limit.
     for (int rep = 0; rep < 50; ++rep) {
         struct { uint64_t address; uint32_t n; uint32_t pad; } params{(*buffer)->address, n, 0};
-        auto value = device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false);
+        Buffer* used = buffer->get();
+        auto value =
+            device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false, &used, 1);
         ASSERT_TRUE(value.ok()) << value.status().message();
-        (*buffer)->last_use = *value;
+        EXPECT_EQ((*buffer)->last_use.load(), *value);
     }
     ASSERT_TRUE(device->Read(**buffer, 0, out.data(), n * 4).ok());
     for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2 * i) << i;
