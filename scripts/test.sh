@@ -11,7 +11,7 @@ ctest --test-dir build/tests --output-on-failure
 # The runtime's C++ tests under ThreadSanitizer (about 1 minute from scratch on
 # 2 cores, seconds when built; NVK_SKIP_TSAN=1 skips it).
 if [ "${NVK_SKIP_TSAN:-0}" != 1 ]; then
-    bash scripts/tsan.sh >/dev/null 2>build/tsan.log || { cat build/tsan.log; exit 1; }
+    bash scripts/tsan.sh >build/tsan.log 2>&1 || { cat build/tsan.log; exit 1; }
 fi
 
 # Run from tests/ so that the installed package is imported, not src/.
