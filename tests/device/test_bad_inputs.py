@@ -367,3 +367,39 @@ def test_numba_vulkan_debug_yes_does_not_break_import():
         assert f"DEBUG {expected}" in r.stdout
         if value == "maybe":
             assert "NUMBA_VULKAN_DEBUG" in r.stderr  # a warning names the variable
+
+
+@pytest.mark.parametrize("level", ["1", "2"])
+def test_invalid_spirv_is_refused_before_the_validation_layer(device, level):
+    """At NUMBA_VULKAN_DEBUG=1/2 invalid SPIR-V used to crash inside the validation layer."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import numpy as np, numba_vulkan as nv
+d = nv.get_device()
+bad = np.array([0x07230203, 0x00010500, 0, 10, 0, 0xFFFFFFFF, 7, 1, 2, 3], np.uint32)
+for words in (bad, bad[:6], np.concatenate([bad[:5], np.zeros(4, np.uint32)])):
+    try:
+        d.load_kernel(words, 0)
+    except ValueError as e:
+        assert "words" in str(e), e
+    else:
+        raise SystemExit("accepted invalid SPIR-V")
+out = nv.device_array(8, np.int32)
+@nv.jit
+def k(o):
+    i = nv.global_id(0)
+    if i < o.size:
+        o[i] = i
+k.forall(8)(out)
+assert list(out.copy_to_host()) == list(range(8))
+print("SURVIVED")
+"""
+    package_root = str(Path(nv.__file__).resolve().parents[1])
+    env = dict(os.environ, NUMBA_VULKAN_DEBUG=level, PYTHONPATH=package_root)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=False)  # fmt: skip
+    assert r.returncode == 0 and "SURVIVED" in r.stdout, r.stdout + r.stderr
