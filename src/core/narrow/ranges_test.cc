@@ -1,0 +1,1 @@
+#include "narrow/test_support.h"
