@@ -254,6 +254,16 @@ class Narrower {
                     shift ? (count_ok ? FitKind({R(inst.result), R(o[0])}) : std::nullopt)
                     : unary ? FitKind({R(inst.result), R(o[0])})
                             : FitKind({R(inst.result), R(o[0]), R(o[1])});
+                // x & m with 0 <= m < 2^32: the high half is zero whatever x is,
+                // and the low half needs only x's low bits.
+                if (!fit && inst.op == Op::kAnd &&
+                    (Fits(R(o[0]), ScalarKind::kU32) || Fits(R(o[1]), ScalarKind::kU32)))
+                    fit = FitKind({R(inst.result)});
+                // Signed overflow of div and rem (INT_MIN / -1) is undefined in SPIR-V.
+                if (fit && *fit == ScalarKind::kI32 &&
+                    (inst.op == Op::kDiv || inst.op == Op::kRem) &&
+                    R(o[0]).Contains(-(Int{1} << 31)) && R(o[1]).Contains(-1))
+                    fit = std::nullopt;
                 if (fit) return Exact(inst, Arith(inst, *fit));
                 if (low_[inst.result] && (LowBitsOp(inst.op) || (inst.op == Op::kShl && count_ok)))
                     return LowOnly(inst, Arith(inst, Half(k)));
@@ -436,7 +446,9 @@ size_t CountWideIntOps(const Module& m) {
     size_t n = 0;
     for (const Block& b : f.blocks) {
         for (const Inst& i : b.insts) {
-            if (i.op == Op::kConst || i.op == Op::kParam || i.op == Op::kVar) continue;
+            if (i.op == Op::kConst || i.op == Op::kParam || i.op == Op::kVar ||
+                i.op == Op::kConvert || i.op == Op::kBitcast)
+                continue;
             bool w = i.result != kNone && wide(i.result);
             for (size_t p = 0; p < i.operands.size(); ++p) {
                 bool address = (i.op == Op::kElemPtr || i.op == Op::kLoad || i.op == Op::kStore) &&

@@ -41,8 +41,11 @@ struct NarrowOptions {
 
 util::Status NarrowIntegers(kir::Module& module, const NarrowOptions& options);
 
-// Instructions that compute on or move 64-bit integers (result or an operand
-// is i64/u64; constants, params, vars and the u64 address of elemptr aside).
+// Instructions that compute on or move 64-bit integers: arithmetic,
+// comparisons, selects, math, elemptr indices, loads and stores with an i64/u64
+// result or operand, and loads and stores of 64-bit local variables.
+// Conversions (truncation is free, an extension one op) and the u64 address
+// of elemptr are not counted.
 size_t CountWideIntOps(const kir::Module& module);
 
 // The ranges the front end's parameter names promise: array extents

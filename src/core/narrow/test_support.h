@@ -25,8 +25,10 @@ inline kir::Module ParseOk(const std::string& text) {
 }
 
 // The module narrowed (and verified), or an empty module after a failure.
-inline kir::Module Narrowed(const kir::Module& in, const NarrowOptions& options = {}) {
+// As compile.cc runs it: array extents (params named NAME.shape[k]) are >= 0.
+inline kir::Module Narrowed(const kir::Module& in, NarrowOptions options = {}) {
     kir::Module m = in;
+    options.ranges.params = ExtentParamRanges(m);
     util::Status s = NarrowIntegers(m, options);
     EXPECT_TRUE(s.ok()) << s.message();
     util::Status v = kir::Verify(m);
