@@ -94,16 +94,19 @@ func main {
 )";
 
 // i = global_id(0) (u32 -> i64); if i < a.shape[0]: out[i & 63] = i * 3 + 1
-// and `i > -1` (a u32-ranged value against a negative i64) is stored as well.
+// (3 * i may exceed 2^32); and `i > t` with t an i32 (a u32-ranged value
+// against a maybe negative one: no common 32-bit kind) is stored as well.
 inline const char* kIdGuard = R"(
 param out.addr : u64 @0
 param "a.shape[0]" : i32 @8
+param t : i32 @12
 func main {
 %b0 entry:
   %0 = var : ptr<function, i64>
   %1 = var : ptr<function, bool>
   %2 = param 0 : u64
   %3 = param 1 : i32
+  %25 = param 2 : i32
   %4 = builtin global_id 0 : u32
   %5 = convert %4 : i64
   store %0, %5
@@ -127,7 +130,7 @@ func main {
   br %b2
 %b2 exit:
   %19 = load %0 : i64
-  %20 = const -1 : i64
+  %20 = convert %25 : i64
   %21 = gt %19, %20 : bool
   %22 = convert %21 : i64
   %23 = const 63 : i32

@@ -182,9 +182,9 @@ Interval MathRange(MathFn fn, ScalarKind k, const Interval& a, const Interval& b
 }
 
 Interval ConvertRange(Op op, ScalarKind from, ScalarKind to, const Interval& a) {
-    if (a.empty()) return a;
     bool int_from = from == ScalarKind::kBool || kir::IsInteger(from);
     if (!int_from) return KindRange(to);  // float -> int: any value of `to`
+    if (a.empty()) return a;
     if (op == Op::kBitcast && kir::BitWidth(from) != kir::BitWidth(to)) return KindRange(to);
     // Integer conversions keep every value that fits the new kind.
     return Fits(a, to) ? a : KindRange(to);

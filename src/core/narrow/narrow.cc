@@ -243,6 +243,7 @@ class Narrower {
         const std::vector<ValueId>& o = inst.operands;
         bool k64 = inst.result != kNone && Wide64(inst.result);
         ScalarKind k = k64 ? KindOf(inst.result) : ScalarKind::kBool;
+        if (Decided(inst)) return;
         switch (inst.op) {
             case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kRem:
             case Op::kAnd: case Op::kOr: case Op::kXor: case Op::kShl: case Op::kShr:
@@ -334,6 +335,32 @@ class Narrower {
             default: break;
         }
         Keep(inst);
+    }
+
+    // Comparisons whose outcome the ranges decide become constants, and
+    // selects on them their chosen operand: this removes the front end's
+    // negative-index wrapping (idx < 0 ? idx + extent : idx) of ids and loop
+    // counters, which are never negative.
+    bool Decided(const Inst& inst) {
+        bool cmp = inst.op == Op::kEq || inst.op == Op::kNe || inst.op == Op::kLt ||
+                   inst.op == Op::kLe || inst.op == Op::kGt || inst.op == Op::kGe;
+        if (cmp && IsIntOrBool(KindOf(inst.operands[0]))) {
+            const Interval& r = R(inst.result);
+            if (r.empty() || r.lo != r.hi) return false;
+            Emit(Op::kConst, inst.type, {}, static_cast<uint64_t>(r.lo), 0, inst.result);
+            return true;
+        }
+        if (inst.op == Op::kSelect) {
+            const Interval& c = R(inst.operands[0]);
+            if (c.empty() || c.lo != c.hi) return false;
+            ValueId chosen = inst.operands[c.lo ? 1 : 2], r = inst.result;
+            rename_[r] = rename_[chosen];
+            form_[r] = form_[chosen];
+            wide_[r] = wide_[chosen];
+            const_[r] = const_[chosen];
+            return true;
+        }
+        return false;
     }
 
     ValueId Arith(const Inst& inst, ScalarKind k) {

@@ -225,7 +225,6 @@ class Analysis {
                     break;
                 case Op::kConvert: case Op::kBitcast:
                     r = ConvertRange(inst.op, opk(0), k, Tracked(opk(0)) ? opr(0) : Interval{});
-                    if (!Tracked(opk(0))) r = KindRange(k);
                     break;
                 case Op::kSelect: {
                     Interval c = opr(0);
