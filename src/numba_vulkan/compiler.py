@@ -254,6 +254,17 @@ def _unsupported_call_error(pyfunc, error):
     return VulkanUnsupportedError(msg, loc=loc)
 
 
+def uses_float64(typed):
+    """Whether a typed kernel has float64 values (variables, arguments or array elements)."""
+    from numba.core import types
+
+    def is_f64(t):
+        t = getattr(t, "dtype", t)
+        return isinstance(t, types.Float) and t.bitwidth == 64
+
+    return any(is_f64(t) for t in typed.typemap.values()) or any(map(is_f64, typed.argtypes))
+
+
 def annotate(typed):
     """Numba's type annotation (source lines with the types of their variables) as text."""
     from numba.core.annotations.type_annotations import TypeAnnotation

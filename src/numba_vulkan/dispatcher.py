@@ -19,13 +19,14 @@ returns at once; one with NumPy arrays waits, because it copies results back.
 import dataclasses
 import math
 import threading
+import warnings
 
 import numpy as np
 from numba.core import types
 from numba.core.target_extension import dispatcher_registry
 
 from . import arguments, compiler, config, narrowing, target
-from .errors import InternalCompilerError, VulkanSupportError
+from .errors import InternalCompilerError, VulkanPrecisionWarning, VulkanSupportError
 
 _JIT_OPTIONS = {
     "fastmath": False,
@@ -127,6 +128,7 @@ class Dispatcher:
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
         self._lock = threading.RLock()
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
+        self._warned_precision = False
 
     # ------------------------------------------------------------ launch forms
 
@@ -255,7 +257,23 @@ class Dispatcher:
                         nan_preserve=nan_preserve,
                     )
                     self._compiled[key] = compiled
+                    self._warn_if_float64_narrowed(compiled)
         return compiled
+
+    def _warn_if_float64_narrowed(self, compiled):
+        """VulkanPrecisionWarning, once per kernel, when the default mode computes float64
+        values in float32 (a device without float64); an explicit ``narrow`` asks for it."""
+        if not compiled.mode.floats or self.options["narrow"] is not None or config.NARROW:
+            return
+        if self._warned_precision or not compiler.uses_float64(compiled.typed):
+            return
+        self._warned_precision = True
+        warnings.warn(
+            f"kernel {self.__name__!r} computes its float64 values in float32: the device "
+            "lacks float64 (pass narrow='floats' to say that this is intended)",
+            VulkanPrecisionWarning,
+            stacklevel=4,
+        )
 
     def _compile_options(self):
         return compiler.Options(
@@ -267,9 +285,9 @@ class Dispatcher:
 
     def _specialise(self, argtypes, device, wide_indices=False):
         mode = self._mode(device)
-        if wide_indices and mode.ints:
-            # An array past 32-bit indexing: this specialisation computes in 64 bits.
-            mode = dataclasses.replace(mode, ints=False)
+        if wide_indices:
+            # An array past 32-bit indexing: this specialisation has 64-bit extents and strides.
+            mode = dataclasses.replace(mode, index64=True)
         key = (argtypes, device, mode)
         spec = self._specialisations.get(key)
         if spec is None:
@@ -374,12 +392,15 @@ class Dispatcher:
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
+                arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
                 on_device = runtime.to_device(np.ascontiguousarray(arg), device=device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
-            elif isinstance(arg, np.generic) and arg.dtype == np.bool_:
-                device_args[position] = bool(arg)
+            elif isinstance(arg, (np.generic, int, float)):
+                device_args[position] = arguments.scalar_for_launch(
+                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                )
         device_args = tuple(device_args)
 
         if not spec.launcher.launch(launch.groups, launch.local_size, device_args):
