@@ -44,6 +44,9 @@ class CompiledKernel:
         How 64-bit types were narrowed.
     kir : str
         The KIR text the front end built (CFG form).
+    kir_narrowed : str
+        The KIR after integer narrowing (docs/narrowing.md), the form the
+        structurizer and the SPIR-V emitter see.
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
@@ -64,6 +67,7 @@ class CompiledKernel:
         self.writes = tuple(bool(w) for w in writes)
         self.mode = mode
         self.kir = core.kir
+        self.kir_narrowed = core.kir_narrowed
         self.unbound = []
         self.typed = typed  # the Numba typing result (for inspect_types)
         self._spirv = None

@@ -308,6 +308,9 @@ def dump(kernel):
     if "kir" in stages or "all" in stages:
         with open(stem + ".kir", "w") as f:
             f.write(kernel.kir)
+    if "narrowed" in stages or "all" in stages:
+        with open(stem + ".narrowed", "w") as f:
+            f.write(kernel.kir_narrowed)
     if "spirv" in stages or "all" in stages:
         with open(stem + ".spvasm", "w") as f:
             f.write(kernel.disassemble())

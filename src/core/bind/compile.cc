@@ -4,6 +4,7 @@
 //                      narrow_ints=True, max_local_size=None, max_groups=None)
 //   _core.disassemble(words) -> str
 //   _core.validate(words)          raises SpirvCodegenError
+//   _core.narrow_ints(module) -> a narrowed copy (tests); _core.count_wide_int_ops(module)
 //
 // `module` is the _core.KirModule the front end built (its class is declared in
 // bind/kir.cc). Compile consumes its argument, so the binding copies the module:
@@ -19,6 +20,8 @@
 
 #include "bind/errors.h"
 #include "../compile.h"  // not "compile.h": Python ships a header of that name
+#include "kir/verifier.h"
+#include "narrow/narrow.h"
 #include "spirv/tools.h"
 
 namespace nb = nanobind;
@@ -106,6 +109,28 @@ void InitCompile(nb::module_& m) {
         "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "
         "the results identical. max_local_size, max_groups: the device's limits per axis "
         "(3 entries each), which bound the ids for that analysis.");
+
+    m.def(
+        "narrow_ints",
+        [](const kir::Module& module) {
+            kir::Module copy = module;
+            narrow::NarrowOptions options;
+            options.ranges.params = narrow::ExtentParamRanges(copy);
+            ThrowIfError(narrow::NarrowIntegers(copy, options));
+            ThrowIfError(kir::Verify(copy));
+            return copy;
+        },
+        nb::arg("module"),
+        "A copy of a KIR module with the integer narrowing pass applied as compile applies "
+        "it (array extents >= 0, no device limits), for tests that run both in the "
+        "interpreter.");
+
+    m.def(
+        "count_wide_int_ops",
+        [](const kir::Module& module) { return narrow::CountWideIntOps(module); },
+        nb::arg("module"),
+        "How many instructions of a KIR module compute on or move 64-bit integers "
+        "(narrow::CountWideIntOps).");
 
     m.def(
         "disassemble",
