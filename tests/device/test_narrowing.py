@@ -118,6 +118,25 @@ def test_negative_indices_still_wrap():
     assert_same(*both(negative_index_kernel, a, np.zeros(10, np.int64)))
 
 
+def xorshift32_kernel(seeds, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        h = seeds[i]
+        for _ in range(16):
+            h = np.uint32(h ^ (h << np.uint32(13)))
+            h = np.uint32(h ^ (h >> np.uint32(17)))
+            h = np.uint32(h ^ (h << np.uint32(5)))
+        out[i] = h
+
+
+def test_uint32_xorshift_is_32_bit_and_exact():
+    seeds = (np.arange(64, dtype=np.uint64) * 2654435761 + 7).astype(np.uint32)
+    out = np.zeros_like(seeds)
+    assert_same(*both(xorshift32_kernel, seeds, out))
+    narrowed = nv.jit(xorshift32_kernel).inspect_kir(seeds, out, narrowed=True)
+    assert " : u64" not in narrowed.replace("param 0 : u64", "").replace("param 3 : u64", "")
+
+
 def test_matmul_inner_loop_is_32_bit_and_exact():
     """The naive matmul's index math narrows completely (docs/narrowing.md) and stays exact."""
 
