@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 from numba.core import types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
 from . import arguments, compiler, config, narrowing, target
@@ -246,7 +247,9 @@ class Dispatcher:
         key = (argtypes, mode, nan_preserve)
         compiled = self._compiled.get(key)
         if compiled is None:
-            with self._lock:
+            # Numba's front end is not thread-safe: take its global lock first, then
+            # ours (nested compilations take them in the same order).
+            with global_compiler_lock, self._lock:
                 compiled = self._compiled.get(key)
                 if compiled is None:
                     compiled = compiler.compile_kernel(
@@ -293,10 +296,15 @@ class Dispatcher:
         if spec is None:
             compiled = self._compile(argtypes, mode, _nan_preserve(device))
             device.check_support(compiled)
-            spec = Specialisation(compiled, device, _make_launcher(device, compiled))
-            self._specialisations[key] = spec
-            launchers = self._launchers.setdefault(device, [])
-            launchers.insert(0, spec.launcher)
+            with self._lock:  # threads may specialise at once; one launcher per key
+                spec = self._specialisations.get(key)
+                if spec is None:
+                    spec = Specialisation(compiled, device, _make_launcher(device, compiled))
+                    self._specialisations[key] = spec
+                    # A new list, never one changed in place: the fast path iterates
+                    # the old one without a lock.
+                    old = self._launchers.get(device, [])
+                    self._launchers[device] = [spec.launcher, *old]
         return spec
 
     @property

@@ -23,6 +23,24 @@ class VulkanError(RuntimeError):
     """A Vulkan call failed; the message names the VkResult."""
 
 
+class VulkanTimeoutError(VulkanError, TimeoutError):
+    """A wait for the device took longer than ``NUMBA_VULKAN_TIMEOUT`` (a runaway kernel?).
+
+    The work stays queued and the device usable once it finishes.
+    """
+
+
+class VulkanDeviceLostError(VulkanError):
+    """The device was lost (VK_ERROR_DEVICE_LOST); every later call on it raises this too."""
+
+
+class VulkanForkError(VulkanError):
+    """A Vulkan device was used in a child process forked after the parent had used Vulkan.
+
+    Start worker processes with multiprocessing's ``spawn`` start method instead.
+    """
+
+
 class VulkanLoaderError(RuntimeError):
     """No Vulkan loader or driver was found; the message carries ``runtime.hint``."""
 

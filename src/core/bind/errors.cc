@@ -23,6 +23,13 @@ void Throw(const util::Status& status) {
         case util::Code::kCodegen: cls = "SpirvCodegenError"; break;
         case util::Code::kVulkan: cls = "VulkanError"; break;
         case util::Code::kLoader: cls = "VulkanLoaderError"; break;
+        case util::Code::kTimeout: cls = "VulkanTimeoutError"; break;
+        case util::Code::kDeviceLost: cls = "VulkanDeviceLostError"; break;
+        case util::Code::kForked: cls = "VulkanForkError"; break;
+        case util::Code::kInterrupted:
+            // The wait check left the exception of a signal handler (KeyboardInterrupt) set.
+            if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+            throw nb::python_error();
     }
     nb::object type = ErrorClass(cls);
     PyErr_SetObject(type.ptr(), nb::str(status.message().c_str()).ptr());

@@ -11,6 +11,8 @@ namespace nvk::bind {
 //   kCodegen -> SpirvCodegenError          kInternal -> numba_vulkan.errors.InternalCompilerError
 //   kVulkan -> numba_vulkan.errors.VulkanError   kOutOfMemory -> MemoryError
 //   kLoader -> numba_vulkan.errors.VulkanLoaderError (message contains runtime.hint)
+//   kTimeout -> VulkanTimeoutError   kDeviceLost -> VulkanDeviceLostError
+//   kForked -> VulkanForkError       kInterrupted -> the exception already set (KeyboardInterrupt)
 [[noreturn]] void Throw(const util::Status& status);
 
 inline void ThrowIfError(const util::Status& status) {

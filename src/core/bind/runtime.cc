@@ -1,10 +1,16 @@
 // numba_vulkan._core's runtime half: instance, devices, validation messages.
 // Arrays and buffers are in runtime_array.cc, kernels and the launcher in
 // runtime_launch.cc. The Python API (numba_vulkan.runtime) is built on these.
+//
+// Threads and the GIL: every binding that may wait for the GPU releases the GIL
+// around the wait; the device guards its own state (vk/device.h). Waits run
+// CheckSignals between their slices, which takes the GIL briefly in the main
+// thread only and runs Python's signal handlers, so Ctrl-C interrupts a wait.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <mutex>
 
 #include "bind/errors.h"
 #include "bind/runtime_types.h"
@@ -15,6 +21,32 @@ namespace nvk::bind {
 namespace {
 
 vk::Instance* GetInstance(int debug_level) { return Unwrap(vk::Instance::Get(debug_level)); }
+
+// Python's signal handlers run only in the main thread, so other threads need not
+// take the GIL between wait slices at all.
+unsigned long g_main_thread = 0;
+
+util::Status CheckSignals() {
+    if (PyThread_get_thread_ident() != g_main_thread || !Py_IsInitialized()) {
+        return util::Status::Ok();
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    const int failed = PyErr_CheckSignals();  // leaves KeyboardInterrupt set, for Throw
+    PyGILState_Release(gil);
+    if (failed == 0) return util::Status::Ok();
+    return {util::Code::kInterrupted, "interrupted"};
+}
+
+// Runs f() with the GIL released, then raises its error, if any.
+template <typename F>
+void Released(F&& f) {
+    util::Status s;
+    {
+        nb::gil_scoped_release release;
+        s = f();
+    }
+    ThrowIfError(s);
+}
 
 nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     nb::dict r;
@@ -106,9 +138,14 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_static(
             "open",
             [](int index, int debug_level) {
+                static std::mutex mutex;
                 static std::map<int, vk::Device*> open;
+                std::lock_guard<std::mutex> lock(mutex);
                 auto it = open.find(index);
-                if (it != open.end()) return it->second;
+                if (it != open.end()) {
+                    ThrowIfError(it->second->Usable());  // forked or lost
+                    return it->second;
+                }
                 vk::Instance* instance = GetInstance(debug_level);
                 auto devices = Unwrap(instance->Devices(false));
                 if (index < 0 || index >= static_cast<int>(devices.size())) {
@@ -128,24 +165,28 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_prop_ro("transfer_family", [](vk::Device& d) { return d.info().transfer_family; })
         .def_prop_ro("arrays_mapped", &vk::Device::arrays_mapped)
         .def_prop_rw("pool_limit", &vk::Device::pool_limit, &vk::Device::set_pool_limit)
-        .def_rw("sync_launches", &vk::Device::sync_launches)
+        .def_prop_rw("sync_launches", &vk::Device::sync_launches, &vk::Device::set_sync_launches)
+        .def_prop_rw("timeout", &vk::Device::timeout, &vk::Device::set_timeout,
+                     "Seconds one wait may take before VulkanTimeoutError (0: no limit).")
+        .def("check_usable", [](vk::Device& d) { ThrowIfError(d.Usable()); },
+             "Raise VulkanForkError or VulkanDeviceLostError if the device cannot be used.")
+        .def("_simulate_device_lost", &vk::Device::SimulateDeviceLost,
+             "Mark the device lost, as VK_ERROR_DEVICE_LOST would (for tests).")
         .def("pool_stats", [](vk::Device& d) { return Stats(d.pool_stats()); })
-        .def("trim", [](vk::Device& d, uint64_t limit) { ThrowIfError(d.Trim(limit)); },
+        .def("trim",
+             [](vk::Device& d, uint64_t limit) { Released([&] { return d.Trim(limit); }); },
              nb::arg("limit") = 0)
         .def("synchronize",
-             [](vk::Device& d) {
-                 util::Status s;
-                 {
-                     nb::gil_scoped_release release;
-                     s = d.Synchronize();
-                 }
-                 ThrowIfError(s);
-             })
+             [](vk::Device& d) { Released([&] { return d.Synchronize(); }); })
         .def("record_timestamp",
              [](vk::Device& d) {
                  uint64_t value = 0;
-                 uint32_t query = Unwrap(d.RecordTimestamp(&value));
-                 return nb::make_tuple(query, value);
+                 util::Result<uint32_t> query = util::Status::Ok();
+                 {
+                     nb::gil_scoped_release release;  // may wait for a batch slot
+                     query = d.RecordTimestamp(&value);
+                 }
+                 return nb::make_tuple(Unwrap(std::move(query)), value);
              },
              "Record a timestamp after the work so far: (query, timeline value).")
         .def("read_timestamp_ns",
@@ -159,15 +200,8 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
              },
              nb::arg("query"), nb::arg("value"))
         .def("wait_value",
-             [](vk::Device& d, uint64_t value) {
-                 util::Status s;
-                 {
-                     nb::gil_scoped_release release;
-                     s = d.WaitValue(value);
-                 }
-                 ThrowIfError(s);
-             })
-        .def("flush", [](vk::Device& d) { ThrowIfError(d.Flush()); })
+             [](vk::Device& d, uint64_t value) { Released([&] { return d.WaitValue(value); }); })
+        .def("flush", [](vk::Device& d) { Released([&] { return d.Flush(); }); })
         .def("idle", &vk::Device::Idle);
     return cls;
 }
@@ -176,6 +210,9 @@ void InitRuntime(nb::module_& m) {
     // Devices, their buffers and kernels live until the process ends; arrays held
     // by module globals at exit are not leaks worth reporting.
     nb::set_leak_warnings(false);
+    g_main_thread = nb::cast<unsigned long>(
+        nb::module_::import_("threading").attr("main_thread")().attr("ident"));
+    vk::SetWaitCheck(&CheckSignals);
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
     InitRuntimeLaunch(m, device_class);

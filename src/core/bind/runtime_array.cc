@@ -24,7 +24,7 @@ void InitRuntimeArrays(nb::module_& m) {
     nb::class_<PyBuffer>(m, "Buffer", "Device memory of one or more arrays (pooled).")
         .def_prop_ro("size", [](PyBuffer& b) { return b.ref->size; })
         .def_prop_ro("address", [](PyBuffer& b) { return b.ref->address; })
-        .def_prop_ro("last_use", [](PyBuffer& b) { return b.ref->last_use; })
+        .def_prop_ro("last_use", [](PyBuffer& b) { return b.ref->last_use.load(); })
         .def("write",
              [](PyBuffer& b, uint64_t offset, ConstHostBytes host) {
                  ThrowIfError(Transfer(*b.ref->device, *b.ref, offset,
@@ -52,7 +52,12 @@ void InitRuntimeArrays(nb::module_& m) {
 
     m.def("vk_allocate",
           [](vk::Device& device, uint64_t nbytes) {
-              return PyBuffer{Unwrap(device.Allocate(nbytes == 0 ? 1 : nbytes))};
+              util::Result<vk::BufferRef> r = util::Status::Ok();
+              {
+                  nb::gil_scoped_release release;  // reusing a pooled buffer may wait
+                  r = device.Allocate(nbytes == 0 ? 1 : nbytes);
+              }
+              return PyBuffer{Unwrap(std::move(r))};
           },
           nb::arg("device"), nb::arg("nbytes"));
     m.def("vk_copy",
@@ -61,8 +66,12 @@ void InitRuntimeArrays(nb::module_& m) {
               if (src.ref->device != dst.ref->device) {
                   Throw(util::InvalidArgument("cannot copy between buffers of two devices"));
               }
-              ThrowIfError(
-                  src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes));
+              util::Status s;
+              {
+                  nb::gil_scoped_release release;  // may wait for a batch slot
+                  s = src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes);
+              }
+              ThrowIfError(s);
           },
           "Device-side copy of `nbytes` bytes, ordered after earlier launches.");
 

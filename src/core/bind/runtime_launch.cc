@@ -8,12 +8,19 @@
 // descriptor work. An argument that does not match its spec makes launch()
 // return False, so the dispatcher can take its slow path; only real failures
 // (unsupported local size, Vulkan errors) raise.
+//
+// Threads: one Launcher serves every thread that launches its kernel, so
+// launch() keeps the parameter block and the list of used buffers on its own
+// stack (not in the Launcher), and the device marks the buffers as used under
+// its lock. Only the copy kept for last_block() is shared, behind a mutex.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -85,7 +92,8 @@ class Launcher {
             Throw(util::InvalidArgument("the kernel was loaded on another device"));
         }
         param_size_ = param_size;
-        block_.assign((param_size + 15u) & ~15u, 0);
+        block_bytes_ = (param_size + 15u) & ~15u;
+        last_block_.assign(block_bytes_, 0);
         for (nb::handle h : argspecs) {
             nb::tuple t = nb::cast<nb::tuple>(h);
             std::string what = nb::cast<std::string>(t[0]);
@@ -142,7 +150,6 @@ class Launcher {
             }
             specs_.push_back(spec);
         }
-        used_.assign(array_count_, nullptr);
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
@@ -167,7 +174,25 @@ class Launcher {
             Throw(util::InvalidArgument("groups and local_size must be tuples of 1 to 3 "
                                         "non-negative ints"));
         }
-        uint8_t* block = block_.data();
+        // This call's own block and used-buffer list (see the top of the file):
+        // on the stack when small, which they nearly always are.
+        constexpr uint32_t kStackBlock = 512;
+        constexpr size_t kStackUsed = 32;
+        alignas(16) uint8_t stack_block[kStackBlock];
+        vk::Buffer* stack_used[kStackUsed];
+        std::unique_ptr<uint8_t[]> heap_block;
+        std::unique_ptr<vk::Buffer*[]> heap_used;
+        uint8_t* block = stack_block;
+        if (block_bytes_ > kStackBlock) {
+            heap_block.reset(new uint8_t[block_bytes_]);
+            block = heap_block.get();
+        }
+        vk::Buffer** used = stack_used;
+        if (array_count_ > kStackUsed) {
+            heap_used.reset(new vk::Buffer*[array_count_]);
+            used = heap_used.get();
+        }
+        std::memset(block, 0, block_bytes_);
         size_t n_used = 0;
         for (size_t i = 0; i < specs_.size(); ++i) {
             const ArgSpec& spec = specs_[i];
@@ -187,7 +212,7 @@ class Launcher {
                     PutInt(block, spec.stride_offsets[d], spec.index_bytes,
                            a->strides[d] / static_cast<int64_t>(a->itemsize));
                 }
-                used_[n_used++] = a->buffer.get();
+                used[n_used++] = a->buffer.get();
             } else if (!WriteScalar(spec, arg, block)) {
                 return false;
             }
@@ -200,18 +225,23 @@ class Launcher {
                                     std::to_string(g[1]) + ", " + std::to_string(g[2]) +
                                     ") workgroups exceeds the device's maximum"));
         }
+        {
+            std::lock_guard<std::mutex> lock(last_mutex_);
+            std::memcpy(last_block_.data(), block, block_bytes_);
+        }
         util::Result<uint64_t> value = util::Status::Ok();
         {
             nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = device_->RecordDispatch(*kernel_, *pipeline, g, block, param_size_, in_buffer_);
+            value = device_->RecordDispatch(*kernel_, *pipeline, g, block, param_size_, in_buffer_,
+                                            used, n_used);
         }
         if (!value.ok()) Throw(value.status());
-        for (size_t i = 0; i < n_used; ++i) used_[i]->last_use = *value;
         return true;
     }
 
     nb::bytes LastBlock() const {
-        return nb::bytes(reinterpret_cast<const char*>(block_.data()), param_size_);
+        std::lock_guard<std::mutex> lock(last_mutex_);
+        return nb::bytes(reinterpret_cast<const char*>(last_block_.data()), param_size_);
     }
 
   private:
@@ -280,10 +310,11 @@ class Launcher {
     vk::Kernel* kernel_ = nullptr;
     bool in_buffer_ = false;
     uint32_t param_size_ = 0;
-    std::vector<uint8_t> block_;
+    uint32_t block_bytes_ = 0;  // param_size_ rounded up to 16
     std::vector<ArgSpec> specs_;
     size_t array_count_ = 0;
-    std::vector<vk::Buffer*> used_;  // the buffers of the launch being recorded
+    mutable std::mutex last_mutex_;
+    std::vector<uint8_t> last_block_;  // the block of the last launch, for last_block()
 };
 
 }  // namespace
@@ -316,14 +347,20 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                 uint32_t n = static_cast<uint32_t>(push.size());
                 std::vector<uint8_t> block((n + 3u) & ~3u, 0);
                 std::memcpy(block.data(), push.c_str(), n);
+                std::vector<vk::BufferRef> refs;  // alive until recorded, whatever Python does
+                std::vector<vk::Buffer*> used;
+                for (nb::handle h : buffers) {
+                    refs.push_back(nb::cast<PyBuffer&>(h).ref);
+                    used.push_back(refs.back().get());
+                }
                 util::Result<uint64_t> value = util::Status::Ok();
                 {
                     nb::gil_scoped_release release;
                     value = d.RecordDispatch(*k.kernel, pipeline, g, block.data(),
-                                             static_cast<uint32_t>(block.size()), false);
+                                             static_cast<uint32_t>(block.size()), false,
+                                             used.data(), used.size());
                 }
-                uint64_t v = Unwrap(std::move(value));
-                for (nb::handle h : buffers) nb::cast<PyBuffer&>(h).ref->last_use = v;
+                ThrowIfError(value.status());
             },
             nb::arg("kernel"), nb::arg("groups"), nb::arg("local_size"), nb::arg("push"),
             nb::arg("buffers"),

@@ -20,6 +20,10 @@ enum class Code {
     kVulkan,            // a Vulkan call failed; the message names the VkResult
     kOutOfMemory,       // host or device memory exhausted
     kLoader,            // the Vulkan loader or a driver is missing
+    kInterrupted,       // a wait was interrupted: a Python exception (KeyboardInterrupt) is set
+    kTimeout,           // a wait took longer than the device's timeout (NUMBA_VULKAN_TIMEOUT)
+    kDeviceLost,        // VK_ERROR_DEVICE_LOST: the device is unusable from now on
+    kForked,            // used in a child process forked after the parent used Vulkan
 };
 
 class [[nodiscard]] Status {

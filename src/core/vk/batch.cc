@@ -13,6 +13,10 @@
 // is always submitted_ + 1. Opening a slot first waits for the value of its
 // previous submission: that bounds the submissions in flight to kMaxInFlight.
 //
+// Threads: all of this runs under the device's mutex, which OpenBatch drops
+// while it waits for a slot; waits (WaitValue, Synchronize) snapshot what to wait
+// for under the mutex and wait without it (wait.cc).
+//
 // Each dispatch is preceded by a global memory barrier (compute and transfer
 // writes before compute and transfer reads and writes), which orders it after
 // everything earlier on the queue, in this batch and in earlier submissions.
@@ -25,19 +29,32 @@
 
 namespace nvk::vk {
 
-util::Status Device::BeginBatch() {
-    if (open_slot_ >= 0) return util::Status::Ok();
-    Slot& slot = slots_[next_slot_];
-    NVK_RETURN_IF_ERROR(WaitValue(slot.value));
-    NVK_VK_CHECK("vkResetCommandBuffer", fns_.vkResetCommandBuffer(slot.cb, 0));
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    NVK_VK_CHECK("vkBeginCommandBuffer", fns_.vkBeginCommandBuffer(slot.cb, &begin));
-    slot.params_used = 0;
-    open_slot_ = next_slot_;
-    next_slot_ = (next_slot_ + 1) % static_cast<int>(slots_.size());
-    open_count_ = 0;
-    bound_pipeline_ = VK_NULL_HANDLE;
+void Device::MarkUsed(Buffer& buffer, uint64_t value) {
+    if (buffer.last_use.load(std::memory_order_relaxed) < value) buffer.last_use.store(value);
+}
+
+util::Status Device::OpenBatch(Lock& lock) {
+    while (open_slot_ < 0) {
+        Slot& slot = slots_[next_slot_];
+        const uint64_t previous = slot.value;  // its last submission must be done
+        if (previous > completed_.load() && previous > PollCompleted()) {
+            lock.unlock();
+            util::Status waited = WaitTimeline(previous);
+            lock.lock();
+            NVK_RETURN_IF_ERROR(waited);
+            continue;  // another thread may have opened a batch meanwhile
+        }
+        NVK_RETURN_IF_ERROR(Checked(fns_.vkResetCommandBuffer(slot.cb, 0), "vkResetCommandBuffer"));
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        NVK_RETURN_IF_ERROR(
+            Checked(fns_.vkBeginCommandBuffer(slot.cb, &begin), "vkBeginCommandBuffer"));
+        slot.params_used = 0;
+        open_slot_ = next_slot_;
+        next_slot_ = (next_slot_ + 1) % static_cast<int>(slots_.size());
+        open_count_ = 0;
+        bound_pipeline_ = VK_NULL_HANDLE;
+    }
     return util::Status::Ok();
 }
 
@@ -54,19 +71,21 @@ void Device::RecordBarrier() {
 
 util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                               const uint32_t groups[3], const void* params,
-                                              uint32_t size, bool in_buffer) {
+                                              uint32_t size, bool in_buffer,
+                                              Buffer* const* used, size_t n_used) {
+    NVK_RETURN_IF_ERROR(Usable());
     const uint32_t aligned = (size + 15u) & ~15u;
-    if (in_buffer) {
-        if (aligned > kParamArenaBytes) {
-            return util::Unsupported("a kernel's parameter block of " + std::to_string(size) +
-                                     " bytes exceeds the limit of " +
-                                     std::to_string(kParamArenaBytes));
-        }
-        if (open_slot_ >= 0 && slots_[open_slot_].params_used + aligned > kParamArenaBytes) {
-            NVK_RETURN_IF_ERROR(Flush());
-        }
+    if (in_buffer && aligned > kParamArenaBytes) {
+        return util::Unsupported("a kernel's parameter block of " + std::to_string(size) +
+                                 " bytes exceeds the limit of " +
+                                 std::to_string(kParamArenaBytes));
     }
-    NVK_RETURN_IF_ERROR(BeginBatch());
+    Lock lock(mu_);
+    for (;;) {
+        NVK_RETURN_IF_ERROR(OpenBatch(lock));
+        if (!in_buffer || slots_[open_slot_].params_used + aligned <= kParamArenaBytes) break;
+        NVK_RETURN_IF_ERROR(FlushLocked());  // the ring is full: start a new batch
+    }
     Slot& slot = slots_[open_slot_];
     VkCommandBuffer cb = slot.cb;
     RecordBarrier();
@@ -90,19 +109,27 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
     fns_.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
     ++open_count_;
     const uint64_t value = open_value();
-    if (sync_launches) {
+    for (size_t i = 0; i < n_used; ++i) MarkUsed(*used[i], value);
+    if (sync_launches()) {
+        lock.unlock();
         NVK_RETURN_IF_ERROR(WaitValue(value));
-    } else if (open_count_ >= kMaxBatch || Idle()) {
-        NVK_RETURN_IF_ERROR(Flush());
+    } else if (open_count_ >= kMaxBatch || IdleLocked()) {
+        NVK_RETURN_IF_ERROR(FlushLocked());
     }
     return value;
 }
 
 util::Status Device::Flush() {
+    NVK_RETURN_IF_ERROR(Usable());
+    Lock lock(mu_);
+    return FlushLocked();
+}
+
+util::Status Device::FlushLocked() {
     if (open_slot_ < 0) return util::Status::Ok();
     Slot& slot = slots_[open_slot_];
     open_slot_ = -1;
-    NVK_VK_CHECK("vkEndCommandBuffer", fns_.vkEndCommandBuffer(slot.cb));
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(slot.cb), "vkEndCommandBuffer"));
     const uint64_t value = submitted_ + 1;
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     timeline.signalSemaphoreValueCount = 1;
@@ -113,37 +140,49 @@ util::Status Device::Flush() {
     submit.pCommandBuffers = &slot.cb;
     submit.signalSemaphoreCount = 1;
     submit.pSignalSemaphores = &timeline_;
-    NVK_VK_CHECK("vkQueueSubmit", fns_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE));
+    NVK_RETURN_IF_ERROR(
+        Checked(fns_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit"));
     submitted_ = value;
     slot.value = value;
+    if (!retired_.empty()) ReapLocked();
     return util::Status::Ok();
 }
 
 bool Device::Idle() {
-    if (completed_ >= submitted_) return true;
-    uint64_t value = 0;
-    if (fns_.vkGetSemaphoreCounterValue(device_, timeline_, &value) == VK_SUCCESS) {
-        completed_ = std::max(completed_, value);
-    }
-    return completed_ >= submitted_;
+    Lock lock(mu_);
+    return IdleLocked();
+}
+
+bool Device::IdleLocked() {
+    if (completed_.load() >= submitted_) return true;
+    return PollCompleted() >= submitted_;
 }
 
 util::Status Device::WaitValue(uint64_t value) {
-    if (value <= completed_) return util::Status::Ok();
-    if (value > submitted_) NVK_RETURN_IF_ERROR(Flush());
-    if (value > submitted_) return util::Internal("waiting for a batch that was never recorded");
-    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    wait.semaphoreCount = 1;
-    wait.pSemaphores = &timeline_;
-    wait.pValues = &value;
-    NVK_VK_CHECK("vkWaitSemaphores", fns_.vkWaitSemaphores(device_, &wait, UINT64_MAX));
-    completed_ = std::max(completed_, value);
-    return util::Status::Ok();
+    NVK_RETURN_IF_ERROR(Usable());
+    if (value <= completed_.load()) return util::Status::Ok();
+    {
+        Lock lock(mu_);
+        if (value > submitted_) NVK_RETURN_IF_ERROR(FlushLocked());
+        if (value > submitted_) {
+            return util::Internal("waiting for a batch that was never recorded");
+        }
+    }
+    return WaitTimeline(value);
 }
 
 util::Status Device::Synchronize() {
-    NVK_RETURN_IF_ERROR(Flush());
-    return WaitValue(submitted_);
+    NVK_RETURN_IF_ERROR(Usable());
+    uint64_t value = 0;
+    {
+        Lock lock(mu_);
+        NVK_RETURN_IF_ERROR(FlushLocked());
+        value = submitted_;
+    }
+    NVK_RETURN_IF_ERROR(WaitTimeline(value));
+    Lock lock(mu_);
+    if (!retired_.empty()) ReapLocked();
+    return util::Status::Ok();
 }
 
 }  // namespace nvk::vk

@@ -5,6 +5,10 @@
 // read or written with memcpy; the others go through a host-visible staging
 // buffer and a vkCmdCopyBuffer recorded into the open batch, in chunks of half
 // of kStagingBytes, double-buffered.
+//
+// Threads: a staged copy holds staging_mu_ from start to end (the staging
+// buffer is one per device) and takes the device's mutex only to record and
+// submit each chunk; its waits hold neither the device's mutex nor the GIL.
 #include <algorithm>
 #include <cstring>
 
@@ -18,6 +22,7 @@ constexpr uint64_t kStagingBytes = 64ull << 20;
 }
 
 util::Status Device::Write(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes) {
+    NVK_RETURN_IF_ERROR(Usable());
     if (offset + nbytes > dst.size) return util::InvalidArgument("write past the end of a buffer");
     if (nbytes == 0) return util::Status::Ok();
     NVK_RETURN_IF_ERROR(WaitBuffer(dst));
@@ -29,6 +34,7 @@ util::Status Device::Write(Buffer& dst, uint64_t offset, const void* src, uint64
 }
 
 util::Status Device::Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbytes) {
+    NVK_RETURN_IF_ERROR(Usable());
     if (offset + nbytes > src.size) return util::InvalidArgument("read past the end of a buffer");
     if (nbytes == 0) return util::Status::Ok();
     NVK_RETURN_IF_ERROR(WaitBuffer(src));
@@ -43,16 +49,18 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
                                 bool to_device) {
     // Two staging halves, so that the host copies one chunk while the device copies
     // the other: chunk k uses half k % 2 and waits only for chunk k - 2.
+    std::lock_guard<std::mutex> staging_lock(staging_mu_);
     const uint64_t chunk = std::min(nbytes, kStagingBytes / 2);
     if (!staging_ || staging_->size < 2 * chunk) {
-        staging_.reset();
+        staging_.reset();  // retired: destroyed once the copies that use it are done
         NVK_ASSIGN_OR_RETURN(staging_, AllocateHost(2 * chunk));
     }
     const uint64_t half = staging_->size / 2;
     auto* bytes = static_cast<uint8_t*>(host);
     uint64_t half_value[2] = {0, 0};  // when each half's last device copy completes
     auto record = [&](uint64_t done, uint64_t n, int h) -> util::Status {
-        NVK_RETURN_IF_ERROR(BeginBatch());
+        Lock lock(mu_);
+        NVK_RETURN_IF_ERROR(OpenBatch(lock));
         RecordBarrier();
         VkBufferCopy region{};
         region.size = n;
@@ -68,9 +76,9 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
                                  &region);
         }
         half_value[h] = open_value();
-        staging_->last_use = std::max(staging_->last_use, half_value[h]);
-        buffer.last_use = std::max(buffer.last_use, half_value[h]);
-        return Flush();  // start it now; the host goes on with the other half
+        MarkUsed(*staging_, half_value[h]);
+        MarkUsed(buffer, half_value[h]);
+        return FlushLocked();  // start it now; the host goes on with the other half
     };
     NVK_RETURN_IF_ERROR(WaitBuffer(*staging_));  // an earlier copy may still use it
     if (to_device) {
@@ -83,7 +91,7 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
         }
         // The caller's memory may change once we return, but it was copied already;
         // wait anyway so that a write is complete when Write returns.
-        return WaitValue(staging_->last_use);
+        return WaitValue(staging_->last_use.load());
     }
     // To the host: the device copies chunk k + 1 while the host copies chunk k out.
     NVK_RETURN_IF_ERROR(record(0, std::min(nbytes, half), 0));
@@ -107,15 +115,17 @@ util::Status Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_
         return util::InvalidArgument("copy past the end of a buffer");
     }
     if (nbytes == 0) return util::Status::Ok();
-    NVK_RETURN_IF_ERROR(BeginBatch());
+    NVK_RETURN_IF_ERROR(Usable());
+    Lock lock(mu_);
+    NVK_RETURN_IF_ERROR(OpenBatch(lock));
     RecordBarrier();
     VkBufferCopy region{src_offset, dst_offset, nbytes};
     fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, src.buffer, dst.buffer, 1, &region);
     const uint64_t value = open_value();
-    src.last_use = std::max(src.last_use, value);
-    dst.last_use = std::max(dst.last_use, value);
+    MarkUsed(src, value);
+    MarkUsed(dst, value);
     ++open_count_;
-    if (open_count_ >= kMaxBatch || Idle()) NVK_RETURN_IF_ERROR(Flush());
+    if (open_count_ >= kMaxBatch || IdleLocked()) NVK_RETURN_IF_ERROR(FlushLocked());
     return util::Status::Ok();
 }
 

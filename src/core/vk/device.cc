@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "vk/fork.h"
 #include "vk/instance.h"
 #include "vk/result.h"
 
@@ -39,6 +40,7 @@ int FindType(const VkPhysicalDeviceMemoryProperties& mem, VkMemoryPropertyFlags 
 }  // namespace
 
 util::Result<Device*> Device::Create(Instance& instance, const PhysicalDeviceInfo& info) {
+    if (Forked()) return ForkedError();
     auto* device = new Device();  // lives until the process ends (see device.h)
     device->info_ = info;
     util::Status status = device->Init(instance);

@@ -3,18 +3,36 @@
 //
 // Lifetime: devices live until the process ends (runtime.get_device caches
 // them), so buffers and kernels may keep a plain Device* without ownership
-// games. Nothing here is thread-safe: one thread at a time (as the spec says).
+// games.
+//
+// Threads: every public method may be called from any number of threads at once.
+// One mutex (mu_) guards the batches, the open command buffer, the parameter
+// rings, the pool and the query pool. It is held only while recording or
+// submitting, never while waiting for the GPU: a wait (wait.cc) drops it, waits
+// in short slices on the timeline semaphore, and re-checks the state afterwards.
+// Staged copies (copy.cc) also hold staging_mu_ for the staging buffer; the order
+// is staging_mu_, then mu_. No lock is held while calling back into Python (the
+// wait check), so the GIL and these locks cannot deadlock.
 //
 // Ordering model (batch.cc): every submission signals the next value of one
 // timeline semaphore. A buffer records the value of the last batch that used
 // it (`last_use`); waiting for a buffer waits for that value, submitting the
 // open batch first if that is the one. See batch.cc for the batching rules.
+//
+// Errors that outlive a call: VK_ERROR_DEVICE_LOST marks the device lost, and
+// every later call fails with Code::kDeviceLost; in a child forked after the
+// parent used Vulkan, every call fails with Code::kForked (fork.h).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "vk/device_info.h"
@@ -40,7 +58,9 @@ struct Buffer {
     uint64_t size = 0;            // bytes (the pool's bucket size)
     VkDeviceAddress address = 0;  // of byte 0
     uint8_t* mapped = nullptr;    // host pointer when the memory is host-visible
-    uint64_t last_use = 0;        // timeline value of the last batch that used it
+    // Timeline value of the last batch that used it. Written under the device's
+    // mutex (only ever raised); read without it.
+    std::atomic<uint64_t> last_use{0};
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
@@ -53,6 +73,12 @@ struct PoolStats {
 };
 
 class Kernel;
+
+// Called between the slices of every interruptible wait, without any device lock
+// held: a non-ok Status (Code::kInterrupted) ends the wait with that error. The
+// Python bindings install one that runs Python's signal handlers (Ctrl-C).
+using WaitCheck = util::Status (*)();
+void SetWaitCheck(WaitCheck check);
 
 class Device {
   public:
@@ -67,12 +93,22 @@ class Device {
     VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
     // Whether array memory is mapped into the process (no staging for copies).
     bool arrays_mapped() const { return arrays_mapped_; }
-    bool sync_launches = false;  // NUMBA_VULKAN_SYNC: every launch waits
+    bool sync_launches() const { return sync_launches_.load(std::memory_order_relaxed); }
+    void set_sync_launches(bool on) { sync_launches_.store(on); }  // NUMBA_VULKAN_SYNC
+
+    // ---- wait.cc: waits, their limits, and the errors that outlive a call ---------------
+    // Seconds a single wait may take before it fails with Code::kTimeout (0: no limit).
+    double timeout() const { return timeout_ns_.load() / 1e9; }
+    void set_timeout(double seconds);
+    // Ok unless the process was forked or the device was lost (then every call fails).
+    util::Status Usable() const;
+    // Marks the device lost as if a call had returned VK_ERROR_DEVICE_LOST (for tests).
+    void SimulateDeviceLost() { MarkLost("a test"); }
 
     // ---- memory.cc: buffers and the pool -------------------------------------------
     util::Result<BufferRef> Allocate(uint64_t nbytes);
-    uint64_t pool_limit() const { return pool_limit_; }
-    void set_pool_limit(uint64_t bytes) { pool_limit_ = bytes; }
+    uint64_t pool_limit() const { return pool_limit_.load(); }
+    void set_pool_limit(uint64_t bytes) { pool_limit_.store(bytes); }
     // Frees pooled buffers until at most `limit` bytes stay pooled.
     util::Status Trim(uint64_t limit);
     PoolStats pool_stats() const;
@@ -88,19 +124,21 @@ class Device {
     // ---- batch.cc: recording, submission, waiting -------------------------------------
     // Records one dispatch of `pipeline` (of `kernel`) into the open batch with the
     // parameter block `params` (`size` bytes): pushed directly, or, when `in_buffer`,
-    // copied into the batch's parameter ring and its address pushed. Returns the
-    // timeline value the dispatch completes at (for Buffer::last_use).
+    // copied into the batch's parameter ring and its address pushed. The `n_used`
+    // buffers `used` are marked as used by it (Buffer::last_use) before any other
+    // thread can see the dispatch. Returns the timeline value it completes at.
     util::Result<uint64_t> RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                           const uint32_t groups[3], const void* params,
-                                          uint32_t size, bool in_buffer);
+                                          uint32_t size, bool in_buffer,
+                                          Buffer* const* used = nullptr, size_t n_used = 0);
     // Submits the open batch, if any.
     util::Status Flush();
-    // Waits until the timeline reaches `value` (flushing first when it is the open batch).
+    // Waits until the timeline reaches `value` (flushing first when it is the open
+    // batch). Interruptible (SetWaitCheck) and bounded by timeout().
     util::Status WaitValue(uint64_t value);
-    util::Status WaitBuffer(const Buffer& buffer) { return WaitValue(buffer.last_use); }
+    util::Status WaitBuffer(const Buffer& buffer) { return WaitValue(buffer.last_use.load()); }
+    // Waits for everything recorded so far, by any thread.
     util::Status Synchronize();
-    // The value that the batch being recorded will signal.
-    uint64_t open_value() const { return submitted_ + 1; }
     bool Idle();
 
     // ---- timestamps.cc: timestamp queries for events -----------------------------------
@@ -111,6 +149,10 @@ class Device {
     // The timestamp of `query` in nanoseconds, waiting for `value` first.
     util::Result<double> ReadTimestampNs(uint32_t query, uint64_t value);
 
+    // Runs `destroy` once the timeline passes what is recorded now (the open batch,
+    // if any): for Vulkan objects that launches in flight may still use. Never waits.
+    void Retire(std::function<void()> destroy);
+
   private:
     friend class Kernel;
     struct Slot {
@@ -120,15 +162,37 @@ class Device {
         uint32_t params_used = 0;
     };
 
+    using Lock = std::unique_lock<std::mutex>;
+
     util::Status Init(Instance& instance);
     util::Result<Buffer*> CreateBuffer(uint64_t size, uint32_t memory_type, bool map);
-    void DestroyBuffer(Buffer* buffer);
-    void Release(Buffer* buffer);
+    void DestroyBuffer(Buffer* buffer);  // the buffer must be idle
+    void Release(Buffer* buffer);        // BufferRef's deleter for pooled buffers
+    void RetireBuffer(Buffer* buffer);   // destroys it now if idle, else once it is
+    void RetireLocked(uint64_t value, std::function<void()> destroy);
+    void ReapLocked();                   // runs the retired destructions that are due
     util::Result<BufferRef> AllocateHost(uint64_t nbytes);  // host-visible, never pooled
-    util::Status BeginBatch();
+
+    // batch.cc; the *Locked functions need mu_ held. OpenBatch may drop and retake it
+    // (to wait for a slot), so callers re-read the state after it.
+    util::Status OpenBatch(Lock& lock);
+    util::Status FlushLocked();
+    bool IdleLocked();
     void RecordBarrier();
+    uint64_t open_value() const { return submitted_ + 1; }  // the open batch's value
+    static void MarkUsed(Buffer& buffer, uint64_t value);   // under mu_
+
+    // copy.cc
     util::Status StagedCopy(Buffer& buffer, uint64_t offset, void* host, uint64_t nbytes,
                             bool to_device);
+
+    // wait.cc: waits without any lock held, in slices; checks interrupts and the timeout.
+    util::Status WaitTimeline(uint64_t value);
+    void NoteCompleted(uint64_t value);  // raises completed_
+    uint64_t PollCompleted();            // asks the semaphore; returns completed_
+    // Checks `result` of `call`, marking the device lost on VK_ERROR_DEVICE_LOST.
+    util::Status Checked(VkResult result, const char* call);
+    void MarkLost(const char* call);
 
     PhysicalDeviceInfo info_;
     DeviceFns fns_;
@@ -143,10 +207,24 @@ class Device {
     uint32_t array_type_ = 0, host_type_ = 0;
     bool arrays_mapped_ = false;
 
+    std::atomic<bool> sync_launches_{false};
+    std::atomic<uint64_t> timeout_ns_{0};
+    std::atomic<bool> lost_{false};
+    std::string lost_call_;  // the call that reported the loss (written once, under lost_mu_)
+    mutable std::mutex lost_mu_;
+
+    // Everything below is guarded by mu_ (atomics may be read without it).
+    mutable std::mutex mu_;
+
     // Pool: released buffers by bucket size.
     std::map<uint64_t, std::vector<Buffer*>> pool_;
-    uint64_t pool_limit_ = 1024ull << 20;
+    std::atomic<uint64_t> pool_limit_{1024ull << 20};
     PoolStats stats_;
+    // Destructions waiting for the timeline to pass a value (Retire).
+    std::vector<std::pair<uint64_t, std::function<void()>>> retired_;
+
+    // Staging buffer for copies to and from unmapped arrays, with its own mutex.
+    std::mutex staging_mu_;
     BufferRef staging_;
 
     // Batches.
@@ -155,8 +233,8 @@ class Device {
     int next_slot_ = 0;
     uint32_t open_count_ = 0;
     VkPipeline bound_pipeline_ = VK_NULL_HANDLE;
-    uint64_t submitted_ = 0;  // last value submitted
-    uint64_t completed_ = 0;  // last value known complete
+    uint64_t submitted_ = 0;               // last value submitted
+    std::atomic<uint64_t> completed_{0};  // last value known complete
 
     // Timestamps.
     VkQueryPool query_pool_ = VK_NULL_HANDLE;

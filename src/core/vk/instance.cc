@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "vk/fork.h"
 #include "vk/result.h"
 
 namespace nvk::vk {
@@ -31,9 +32,11 @@ bool HasExtension(const std::vector<VkExtensionProperties>& list, const char* na
 util::Result<Instance*> Instance::Get(int debug_level) {
     static Instance* instance = nullptr;
     static util::Status outcome = [&] {
+        WatchForks();                // from now on a forked child must not use Vulkan
         instance = new Instance();  // lives until the process ends
         return instance->Create(debug_level);
     }();
+    if (Forked()) return ForkedError();
     if (!outcome.ok()) return outcome;
     return instance;
 }
@@ -134,6 +137,7 @@ util::Status Instance::Create(int debug_level) {
 }
 
 util::Result<std::vector<PhysicalDeviceInfo>> Instance::Devices(bool refresh) {
+    std::lock_guard<std::mutex> lock(devices_mutex_);
     if (enumerated_ && !refresh) return devices_;
     uint32_t count = 0;
     NVK_VK_CHECK("vkEnumeratePhysicalDevices",

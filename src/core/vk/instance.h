@@ -49,6 +49,7 @@ class Instance {
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
     int debug_level_ = 0;
     uint32_t api_version_ = VK_API_VERSION_1_2;
+    std::mutex devices_mutex_;  // guards enumerated_ and devices_
     bool enumerated_ = false;
     std::vector<PhysicalDeviceInfo> devices_;
     std::mutex messages_mutex_;

@@ -9,11 +9,20 @@
 //
 // A released buffer may still be in use by a launch in flight (the user dropped
 // the array right after launching). Its last_use value says until when: reuse
-// and destruction both wait for it, so the device never sees a buffer change
-// owner under a running kernel.
+// waits for it, and destruction is deferred until then (Retire: the destruction
+// runs when a later flush, allocation, trim or synchronisation finds the timeline
+// past that value), so the device never sees a buffer change owner under a
+// running kernel, and dropping an array never waits (it may happen with the GIL
+// held, in any thread).
+//
+// Threads: the pool, its statistics and the retired list are guarded by the
+// device's mutex; creating and destroying Vulkan buffers happens outside it
+// where it can.
+#include <algorithm>
 #include <bit>
 
 #include "vk/device.h"
+#include "vk/fork.h"
 #include "vk/result.h"
 
 namespace nvk::vk {
@@ -75,70 +84,127 @@ util::Result<Buffer*> Device::CreateBuffer(uint64_t size, uint32_t memory_type, 
 }
 
 void Device::DestroyBuffer(Buffer* buffer) {
-    if (buffer->last_use > completed_) (void)WaitValue(buffer->last_use);
     if (buffer->buffer) fns_.vkDestroyBuffer(device_, buffer->buffer, nullptr);
     if (buffer->memory) fns_.vkFreeMemory(device_, buffer->memory, nullptr);  // also unmaps
     delete buffer;
 }
 
+void Device::Retire(std::function<void()> destroy) {
+    if (Forked()) return;  // leak: the driver is the parent's (fork.h)
+    Lock lock(mu_);
+    RetireLocked(open_slot_ >= 0 ? open_value() : submitted_, std::move(destroy));
+}
+
+void Device::RetireLocked(uint64_t value, std::function<void()> destroy) {
+    // A lost device runs nothing any more: destroy at once.
+    if (lost_.load() || value <= completed_.load() || value <= PollCompleted()) {
+        destroy();
+        return;
+    }
+    retired_.emplace_back(value, std::move(destroy));
+}
+
+void Device::ReapLocked() {
+    const uint64_t done = lost_.load() ? UINT64_MAX : PollCompleted();
+    auto due = std::partition(retired_.begin(), retired_.end(),
+                              [done](const auto& r) { return r.first > done; });
+    std::vector<std::function<void()>> run;
+    for (auto it = due; it != retired_.end(); ++it) run.push_back(std::move(it->second));
+    retired_.erase(due, retired_.end());
+    for (auto& destroy : run) destroy();
+}
+
+void Device::RetireBuffer(Buffer* buffer) {
+    if (Forked()) return;
+    Lock lock(mu_);
+    RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
+}
+
 void Device::Release(Buffer* buffer) {
+    if (Forked()) return;
+    Lock lock(mu_);
     stats_.live_bytes -= buffer->size;
-    if (stats_.pooled_bytes + buffer->size <= pool_limit_) {
+    if (!lost_.load() && stats_.pooled_bytes + buffer->size <= pool_limit_.load()) {
         pool_[buffer->size].push_back(buffer);
         stats_.pooled_bytes += buffer->size;
         stats_.pooled_buffers += 1;
         return;
     }
-    DestroyBuffer(buffer);
+    RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
 }
 
 util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
-    uint64_t size = Bucket(nbytes);
+    NVK_RETURN_IF_ERROR(Usable());
+    const uint64_t size = Bucket(nbytes);
     Buffer* buffer = nullptr;
-    auto it = pool_.find(size);
-    if (it != pool_.end() && !it->second.empty()) {
-        buffer = it->second.back();
-        it->second.pop_back();
-        stats_.pooled_bytes -= size;
-        stats_.pooled_buffers -= 1;
-        stats_.hits += 1;
-        // A launch in flight may still use it (see the top of this file).
-        NVK_RETURN_IF_ERROR(WaitBuffer(*buffer));
-    } else {
-        util::Result<Buffer*> created = CreateBuffer(size, array_type_, arrays_mapped_);
-        if (!created.ok() && created.status().code() == util::Code::kOutOfMemory &&
-            !pool_.empty()) {
-            // Give the pooled memory back and try once more.
-            NVK_RETURN_IF_ERROR(Trim(0));
-            created = CreateBuffer(size, array_type_, arrays_mapped_);
+    {
+        Lock lock(mu_);
+        if (!retired_.empty()) ReapLocked();
+        auto it = pool_.find(size);
+        if (it != pool_.end() && !it->second.empty()) {
+            buffer = it->second.back();
+            it->second.pop_back();
+            stats_.pooled_bytes -= size;
+            stats_.pooled_buffers -= 1;
+            stats_.hits += 1;
+            stats_.live_bytes += size;
         }
-        if (!created.ok()) return created.status();
-        buffer = created.value();
-        stats_.misses += 1;
     }
-    stats_.live_bytes += size;
+    if (buffer) {
+        // A launch in flight may still use it (see the top of this file). The wait
+        // may fail (Ctrl-C): the buffer then goes back to the pool, through Release.
+        BufferRef ref(buffer, [](Buffer* b) { b->device->Release(b); });
+        NVK_RETURN_IF_ERROR(WaitBuffer(*buffer));
+        return ref;
+    }
+    util::Result<Buffer*> created = CreateBuffer(size, array_type_, arrays_mapped_);
+    if (!created.ok() && created.status().code() == util::Code::kOutOfMemory) {
+        // Give the pooled memory back and try once more.
+        NVK_RETURN_IF_ERROR(Trim(0));
+        created = CreateBuffer(size, array_type_, arrays_mapped_);
+    }
+    if (!created.ok()) return created.status();
+    buffer = created.value();
+    {
+        Lock lock(mu_);
+        stats_.misses += 1;
+        stats_.live_bytes += size;
+    }
     return BufferRef(buffer, [](Buffer* b) { b->device->Release(b); });
 }
 
 util::Result<BufferRef> Device::AllocateHost(uint64_t nbytes) {
     NVK_ASSIGN_OR_RETURN(Buffer * buffer, CreateBuffer(Bucket(nbytes), host_type_, true));
-    return BufferRef(buffer, [](Buffer* b) { b->device->DestroyBuffer(b); });
+    return BufferRef(buffer, [](Buffer* b) { b->device->RetireBuffer(b); });
 }
 
 util::Status Device::Trim(uint64_t limit) {
-    for (auto it = pool_.rbegin(); it != pool_.rend() && stats_.pooled_bytes > limit; ++it) {
-        auto& list = it->second;
-        while (!list.empty() && stats_.pooled_bytes > limit) {
-            Buffer* buffer = list.back();
-            list.pop_back();
-            stats_.pooled_bytes -= buffer->size;
-            stats_.pooled_buffers -= 1;
-            DestroyBuffer(buffer);
+    NVK_RETURN_IF_ERROR(Usable());
+    uint64_t wait_for = 0;  // the last use of what is freed: its memory returns after it
+    {
+        Lock lock(mu_);
+        for (auto it = pool_.rbegin(); it != pool_.rend() && stats_.pooled_bytes > limit; ++it) {
+            auto& list = it->second;
+            while (!list.empty() && stats_.pooled_bytes > limit) {
+                Buffer* buffer = list.back();
+                list.pop_back();
+                stats_.pooled_bytes -= buffer->size;
+                stats_.pooled_buffers -= 1;
+                RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
+            }
         }
+        for (const auto& r : retired_) wait_for = std::max(wait_for, r.first);
     }
+    if (wait_for == 0) return util::Status::Ok();
+    NVK_RETURN_IF_ERROR(WaitValue(wait_for));
+    Lock lock(mu_);
+    ReapLocked();
     return util::Status::Ok();
 }
 
-PoolStats Device::pool_stats() const { return stats_; }
+PoolStats Device::pool_stats() const {
+    Lock lock(mu_);
+    return stats_;
+}
 
 }  // namespace nvk::vk

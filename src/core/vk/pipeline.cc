@@ -8,6 +8,7 @@ namespace nvk::vk {
 
 util::Result<std::unique_ptr<Kernel>> Kernel::Create(Device& device, const uint32_t* words,
                                                      size_t count, uint32_t push_size) {
+    NVK_RETURN_IF_ERROR(device.Usable());
     if (count < 5 || words[0] != 0x07230203u) {
         return util::InvalidArgument("not a SPIR-V module (bad magic number or too short)");
     }
@@ -38,13 +39,17 @@ util::Result<std::unique_ptr<Kernel>> Kernel::Create(Device& device, const uint3
 }
 
 Kernel::~Kernel() {
-    const DeviceFns& fns = device_->fns();
-    if (!pipelines_.empty()) (void)device_->Synchronize();  // launches may still use them
-    for (auto& [local, pipeline] : pipelines_) {
-        fns.vkDestroyPipeline(device_->handle(), pipeline, nullptr);
-    }
-    if (layout_) fns.vkDestroyPipelineLayout(device_->handle(), layout_, nullptr);
-    if (module_) fns.vkDestroyShaderModule(device_->handle(), module_, nullptr);
+    // Launches recorded so far may still use the pipelines: destroy them after those.
+    Device* device = device_;
+    device->Retire([device, pipelines = std::move(pipelines_), layout = layout_,
+                    module = module_] {
+        const DeviceFns& fns = device->fns();
+        for (auto& [local, pipeline] : pipelines) {
+            fns.vkDestroyPipeline(device->handle(), pipeline, nullptr);
+        }
+        if (layout) fns.vkDestroyPipelineLayout(device->handle(), layout, nullptr);
+        if (module) fns.vkDestroyShaderModule(device->handle(), module, nullptr);
+    });
 }
 
 util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {

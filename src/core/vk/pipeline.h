@@ -5,10 +5,15 @@
 // only a push-constant range of push_size bytes. The workgroup size is given by
 // specialization constants 0, 1, 2 (x, y, z), so one module serves every local
 // size: a pipeline is created on first use of a local size and kept.
+//
+// Threads: Pipeline() may be called from many threads at once (mu_ guards the
+// pipelines and the last-used entry). Destroying a Kernel never waits: its Vulkan
+// objects are retired (Device::Retire) until the launches recorded so far are done.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -29,11 +34,15 @@ class Kernel {
     Device& device() const { return *device_; }
     uint32_t push_size() const { return push_size_; }
     VkPipelineLayout layout() const { return layout_; }
-    size_t pipeline_count() const { return pipelines_.size(); }
+    size_t pipeline_count() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return pipelines_.size();
+    }
 
     // The pipeline for workgroup size `local`; fails with kUnsupported when the
     // device does not allow that size.
     util::Result<VkPipeline> Pipeline(const uint32_t local[3]) {
+        std::lock_guard<std::mutex> lock(mu_);
         if (last_ != VK_NULL_HANDLE && local[0] == last_local_[0] && local[1] == last_local_[1] &&
             local[2] == last_local_[2]) {
             return last_;
@@ -43,8 +52,9 @@ class Kernel {
 
   private:
     explicit Kernel(Device& device) : device_(&device) {}
-    util::Result<VkPipeline> FindOrCreate(const uint32_t local[3]);
+    util::Result<VkPipeline> FindOrCreate(const uint32_t local[3]);  // under mu_
 
+    mutable std::mutex mu_;
     Device* device_;
     uint32_t push_size_ = 0;
     VkShaderModule module_ = VK_NULL_HANDLE;

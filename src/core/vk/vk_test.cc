@@ -1,16 +1,14 @@
 // Runtime tests on the machine's default Vulkan device (lavapipe in CI); they
 // skip where no Vulkan 1.2 device exists.
 #include <gtest/gtest.h>
-#include <spirv-tools/libspirv.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "vk/device.h"
 #include "vk/instance.h"
 #include "vk/pipeline.h"
 #include "vk/result.h"
+#include "vk/vk_testing.h"
 
 namespace nvk::vk {
 namespace {
@@ -24,22 +22,6 @@ TEST(Result, NamesTheVkResult) {
     EXPECT_NE(s.message().find("VK_ERROR_DEVICE_LOST"), std::string::npos);
     EXPECT_TRUE(Check(VK_SUCCESS, "x").ok());
 }
-
-Device* TestDevice() {
-    static Device* device = [] () -> Device* {
-        auto instance = Instance::Get(0);
-        if (!instance.ok()) return nullptr;
-        auto devices = (*instance)->Devices(false);
-        if (!devices.ok() || devices->empty()) return nullptr;
-        auto d = Device::Create(**instance, devices->front());
-        return d.ok() ? d.value() : nullptr;
-    }();
-    return device;
-}
-
-#define REQUIRE_DEVICE()                                      \
-    Device* device = TestDevice();                            \
-    if (!device) GTEST_SKIP() << "no Vulkan 1.2 device here"
 
 TEST(Device, WriteReadRoundTrip) {
     REQUIRE_DEVICE();
@@ -73,25 +55,6 @@ TEST(Device, PoolReusesReleasedBuffers) {
     EXPECT_EQ(device->pool_stats().pooled_bytes, 0u);
 }
 
-std::vector<uint32_t> Assemble(const char* path) {
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    std::string source = text.str();
-    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_2);
-    spv_binary binary = nullptr;
-    spv_diagnostic diagnostic = nullptr;
-    std::vector<uint32_t> words;
-    if (spvTextToBinary(context, source.data(), source.size(), &binary, &diagnostic) ==
-        SPV_SUCCESS) {
-        words.assign(binary->code, binary->code + binary->wordCount);
-    }
-    spvBinaryDestroy(binary);
-    spvDiagnosticDestroy(diagnostic);
-    spvContextDestroy(context);
-    return words;
-}
-
 TEST(Kernel, DispatchWritesEveryElement) {
     REQUIRE_DEVICE();
     std::vector<uint32_t> words = Assemble(NVK_VK_TESTDATA "/double_index.spvasm");
@@ -110,9 +73,11 @@ TEST(Kernel, DispatchWritesEveryElement) {
     // Many launches: exercises batching and the in-flight limit.
     for (int rep = 0; rep < 50; ++rep) {
         struct { uint64_t address; uint32_t n; uint32_t pad; } params{(*buffer)->address, n, 0};
-        auto value = device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false);
+        Buffer* used = buffer->get();
+        auto value =
+            device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false, &used, 1);
         ASSERT_TRUE(value.ok()) << value.status().message();
-        (*buffer)->last_use = *value;
+        EXPECT_EQ((*buffer)->last_use.load(), *value);
     }
     ASSERT_TRUE(device->Read(**buffer, 0, out.data(), n * 4).ok());
     for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2 * i) << i;

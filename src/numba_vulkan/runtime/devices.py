@@ -162,11 +162,17 @@ class Device:
         How kernels are compiled for the device by default.
     pool_limit : int
         Bytes of released buffers kept for reuse (``NUMBA_VULKAN_POOL_MB``, default 1024 MiB).
+    timeout : float
+        Seconds one wait for the device may take before it raises
+        VulkanTimeoutError (``NUMBA_VULKAN_TIMEOUT``; 0, the default, waits forever).
 
     Notes
     -----
-    A device is not thread-safe: launch kernels and transfer arrays from one
-    thread at a time. Devices stay open until the process ends.
+    Any number of threads may launch kernels, copy arrays, allocate and
+    synchronise on one device at once. Waits release the GIL and can be
+    interrupted with Ctrl-C. A device cannot be used in a child process forked
+    after the parent used Vulkan (VulkanForkError): use multiprocessing's
+    ``spawn`` start method. Devices stay open until the process ends.
     """
 
     MAX_BATCH = 16
@@ -194,6 +200,7 @@ class Device:
         self._core = _core().Device.open(info.index, debug.debug_level())
         self._core.pool_limit = int(config.POOL_MB) << 20
         self._core.sync_launches = bool(config.SYNC)
+        self._core.timeout = float(config.TIMEOUT)
         self.mode = Mode.for_device(info)
         self._kernels = {}
 
@@ -213,6 +220,14 @@ class Device:
     memory = property(
         lambda self: self.pool_stats(), doc="The buffer pool's statistics (see pool_stats)."
     )
+
+    @property
+    def timeout(self):
+        return self._core.timeout
+
+    @timeout.setter
+    def timeout(self, seconds):
+        self._core.timeout = 0.0 if seconds is None else float(seconds)
 
     @property
     def pool_limit(self):

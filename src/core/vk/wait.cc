@@ -1,0 +1,109 @@
+// Waiting for the timeline: interruptible, bounded, and aware of device loss.
+//
+// A wait never holds a device lock. It calls vkWaitSemaphores in slices of
+// kSliceNs; between slices it
+//   - runs the wait check (SetWaitCheck: the bindings run Python's signal
+//     handlers there, so Ctrl-C ends a wait within about one slice),
+//   - fails with Code::kTimeout once the wait has taken longer than timeout()
+//     (NUMBA_VULKAN_TIMEOUT), so a runaway kernel becomes an error, not a hang,
+//   - fails if another thread found the device lost meanwhile.
+// An interrupted or timed-out wait changes no state: the work stays queued and
+// the device usable. VK_ERROR_DEVICE_LOST from any call marks the device lost for
+// good (Checked); every later call then fails (Usable).
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "vk/device.h"
+#include "vk/fork.h"
+#include "vk/result.h"
+
+namespace nvk::vk {
+
+namespace {
+constexpr uint64_t kSliceNs = 10'000'000;  // 10 ms: Ctrl-C is seen well within 100 ms
+std::atomic<WaitCheck> g_wait_check{nullptr};
+}  // namespace
+
+void SetWaitCheck(WaitCheck check) { g_wait_check.store(check); }
+
+void Device::set_timeout(double seconds) {
+    timeout_ns_.store(seconds > 0 ? static_cast<uint64_t>(seconds * 1e9) : 0);
+}
+
+util::Status Device::Usable() const {
+    if (Forked()) return ForkedError();
+    if (!lost_.load(std::memory_order_relaxed)) return util::Status::Ok();
+    std::lock_guard<std::mutex> guard(lost_mu_);
+    return {util::Code::kDeviceLost,
+            "Vulkan device '" + info_.name + "' was lost (VK_ERROR_DEVICE_LOST, reported by " +
+                lost_call_ +
+                "): the driver gave up on it, usually after a kernel faulted or ran too long. "
+                "No further work can run on it in this process; restart the process"};
+}
+
+void Device::MarkLost(const char* call) {
+    std::lock_guard<std::mutex> guard(lost_mu_);
+    if (lost_.load()) return;
+    lost_call_ = call;
+    lost_.store(true);
+}
+
+util::Status Device::Checked(VkResult result, const char* call) {
+    if (result == VK_ERROR_DEVICE_LOST) {
+        MarkLost(call);
+        return Usable();
+    }
+    return Check(result, call);
+}
+
+void Device::NoteCompleted(uint64_t value) {
+    uint64_t seen = completed_.load();
+    while (seen < value && !completed_.compare_exchange_weak(seen, value)) {
+    }
+}
+
+uint64_t Device::PollCompleted() {
+    uint64_t value = 0;
+    VkResult r = fns_.vkGetSemaphoreCounterValue(device_, timeline_, &value);
+    if (r == VK_SUCCESS) {
+        NoteCompleted(value);
+    } else if (r == VK_ERROR_DEVICE_LOST) {
+        MarkLost("vkGetSemaphoreCounterValue");
+    }
+    return completed_.load();
+}
+
+util::Status Device::WaitTimeline(uint64_t value) {
+    if (value <= completed_.load()) return util::Status::Ok();
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t timeout_ns = timeout_ns_.load();
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &timeline_;
+    wait.pValues = &value;
+    for (;;) {
+        VkResult r = fns_.vkWaitSemaphores(device_, &wait, kSliceNs);
+        if (r == VK_SUCCESS) {
+            NoteCompleted(value);
+            return util::Status::Ok();
+        }
+        if (r != VK_TIMEOUT) return Checked(r, "vkWaitSemaphores");
+        NVK_RETURN_IF_ERROR(Usable());  // another thread may have found the device lost
+        if (WaitCheck check = g_wait_check.load()) NVK_RETURN_IF_ERROR(check());
+        const uint64_t waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count();
+        if (timeout_ns && waited >= timeout_ns) {
+            return {util::Code::kTimeout,
+                    "waited " + std::to_string(waited / 1e9).substr(0, 5) +
+                        " s for Vulkan device '" + info_.name +
+                        "', longer than its timeout (NUMBA_VULKAN_TIMEOUT=" +
+                        std::to_string(timeout_ns / 1e9).substr(0, 5) +
+                        " s): a kernel may be running away. The work stays queued; the "
+                        "device remains usable once it finishes"};
+        }
+    }
+}
+
+}  // namespace nvk::vk

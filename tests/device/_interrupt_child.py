@@ -1,0 +1,181 @@
+"""Child process for test_interrupt.py: Ctrl-C during a wait, timeouts, device loss.
+
+``python _interrupt_child.py MODE`` prints one JSON line. Modes:
+
+- ``synchronize``, ``copy_to_host``, ``event``, ``launch``: queue seconds of
+  work (a kernel looping 10,000 times in each of 65,536 invocations, launched
+  repeatedly: lavapipe ends loops after 65,535 iterations per invocation, so the
+  work is made long by invocations and launches, not by one long loop), send
+  SIGINT to itself after a delay and wait in that way; reports the seconds from
+  the signal to the KeyboardInterrupt, then checks that the device still runs a
+  kernel correctly.
+- ``timeout``: the same work with ``Device.timeout`` set; the wait must raise
+  VulkanTimeoutError, and the device must work afterwards.
+- ``lost``: marks the device lost; every later call must raise
+  VulkanDeviceLostError.
+"""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+import numba_vulkan as nv
+from numba_vulkan import errors
+
+N = 1 << 16
+LOOP = 10_000  # iterations per invocation, well below lavapipe's 65,535
+LAUNCHES = 8
+
+
+@nv.jit
+def spin(out, n):
+    i = nv.global_id(0)
+    if i < out.size:
+        acc = np.int32(i)
+        for k in range(n):
+            acc = acc * np.int32(1103515245) + np.int32(k)
+        out[i] = acc
+
+
+@nv.jit
+def affine(a, x, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = x[i] * a + i
+
+
+def _spin_expected(n, loop):
+    acc = np.arange(n, dtype=np.int64)
+    for k in range(loop):
+        acc = (acc * 1103515245 + k) & 0xFFFFFFFF
+    return acc.astype(np.uint32).view(np.int32)
+
+
+def device_works():
+    """A fresh launch gives the right answer (the device survived)."""
+    x = np.arange(1000, dtype=np.int32)
+    out = np.zeros(1000, np.int32)
+    affine.forall(1000)(np.int32(3), x, out)
+    return bool((out == x * 3 + np.arange(1000)).all())
+
+
+def queue_work(out):
+    for _ in range(LAUNCHES):
+        spin.forall(N)(out, np.int32(LOOP))
+
+
+def interrupt(mode):
+    device = nv.get_device()
+    out = nv.device_array(N, np.int32)
+    spin.forall(N)(out, np.int32(1))  # compile before timing anything
+    nv.synchronize()
+    fired = {}
+
+    def fire():
+        time.sleep(0.5)
+        fired["t"] = time.perf_counter()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    if mode != "launch":
+        queue_work(out)
+    start = time.perf_counter()
+    threading.Thread(target=fire, daemon=True).start()
+    caught = None
+    try:
+        if mode == "synchronize":
+            nv.synchronize()
+        elif mode == "copy_to_host":
+            out.copy_to_host()
+        elif mode == "event":
+            nv.event().record().synchronize()
+        elif mode == "launch":
+            # Launches block once MAX_IN_FLIGHT batches are queued: a wait for a slot.
+            # Shorter launches (N // 16 invocations), or draining them takes minutes.
+            for _ in range(10_000):
+                spin.forall(N // 16)(out, np.int32(LOOP))
+        caught = "none"
+    except KeyboardInterrupt:
+        caught = "KeyboardInterrupt"
+    end = time.perf_counter()
+    result = {
+        "mode": mode,
+        "caught": caught,
+        "latency_s": end - fired["t"] if "t" in fired else None,
+        "waited_s": end - start,
+    }
+    t = time.perf_counter()
+    device.synchronize()  # the queued work finishes normally
+    result["drain_s"] = time.perf_counter() - t
+    result["result_ok"] = bool(
+        (out.copy_to_host()[:256] == _spin_expected(256, LOOP)).all()
+    )
+    result["device_works"] = device_works()
+    return result
+
+
+def timeout():
+    device = nv.get_device()
+    out = nv.device_array(N, np.int32)
+    spin.forall(N)(out, np.int32(1))
+    nv.synchronize()
+    device.timeout = 0.3
+    queue_work(out)
+    start = time.perf_counter()
+    try:
+        nv.synchronize()
+        caught, message = "none", ""
+    except errors.VulkanTimeoutError as e:
+        caught, message = type(e).__name__, str(e)
+    waited = time.perf_counter() - start
+    device.timeout = 0
+    device.synchronize()
+    return {
+        "caught": caught,
+        "message": message,
+        "waited_s": waited,
+        "is_timeout_error": isinstance(errors.VulkanTimeoutError("x"), TimeoutError),
+        "device_works": device_works(),
+    }
+
+
+def lost():
+    device = nv.get_device()
+    x = nv.to_device(np.arange(10, dtype=np.int32))
+    assert device_works()
+    device._core._simulate_device_lost()
+    calls = {
+        "launch": lambda: affine.forall(10)(np.int32(1), x, x),
+        "numpy launch": device_works,
+        "synchronize": nv.synchronize,
+        "copy_to_host": x.copy_to_host,
+        "to_device": lambda: nv.to_device(np.zeros(3)),
+        "device_array": lambda: nv.device_array(3),
+        "event": lambda: nv.event().record(),
+    }
+    outcome = {}
+    for name, call in calls.items():
+        for _ in range(2):  # and again: the loss is permanent
+            try:
+                call()
+                outcome[name] = "no error"
+            except errors.VulkanDeviceLostError as e:
+                outcome[name] = str(e)
+            except Exception as e:  # noqa: BLE001 (reported to the test)
+                outcome[name] = f"{type(e).__name__}: {e}"
+    return outcome
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "timeout":
+        r = timeout()
+    elif mode == "lost":
+        r = lost()
+    else:
+        r = interrupt(mode)
+    print(json.dumps(r), flush=True)

@@ -1,0 +1,36 @@
+"""Processes: a child forked after the parent used the device gets a clear error;
+multiprocessing's 'spawn' start method works (_process_child.py does the work)."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parents[1])
+CHILD = str(Path(__file__).with_name("_process_child.py"))
+
+
+def _child(mode):
+    env = dict(os.environ, PYTHONPATH=SRC)
+    r = subprocess.run(
+        [sys.executable, CHILD, mode], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_forked_child_gets_a_clear_error_instead_of_hanging(device):
+    r = _child("fork")
+    for call, outcome in r["child"].items():
+        assert outcome.startswith("VulkanForkError"), (call, outcome)
+        assert "'spawn'" in outcome, outcome
+    assert r["child_exit"] == 0  # and the child exits normally
+    assert r["pool"].startswith("VulkanForkError"), r["pool"]
+    assert r["parent_works"]
+
+
+def test_spawn_pool_runs_kernels(device):
+    r = _child("spawn")
+    assert r == {"tasks": 6, "all_correct": True, "parent_works": True}
