@@ -367,7 +367,7 @@ class Dispatcher:
             argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
         return [self.compile(argtypes)]
 
-    def inspect_kir(self, *args_or_types):
+    def inspect_kir(self, *args_or_types, narrowed=False):
         """The KIR the front end built, as text.
 
         Parameters
@@ -376,15 +376,20 @@ class Dispatcher:
             Arguments (typed as a launch would) or Numba types of one
             specialisation, which is compiled if needed. Without them, the KIR
             of every specialisation compiled so far, by argument types.
+        narrowed : bool
+            The KIR after integer narrowing instead (64-bit integer ops
+            computed in 32 bits where a range analysis proves it exact; see
+            docs/narrowing.md).
 
         Returns
         -------
         str or dict
         """
         kernels = self._lookup(args_or_types)
+        pick = (lambda k: k.kir_narrowed) if narrowed else (lambda k: k.kir)
         if args_or_types:
-            return kernels[0].kir
-        return {k.argtypes: k.kir for k in kernels}
+            return pick(kernels[0])
+        return {k.argtypes: pick(k) for k in kernels}
 
     def inspect_spirv(self, *args_or_types):
         """The SPIR-V assembly of a specialisation (see ``inspect_kir`` for the arguments).
