@@ -58,6 +58,10 @@ def lower_call(lowerer, expr, target):
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(f"calling '{callee_name(fn)}'", loc)
+    if not _handled_here(fn, fn_ty):
+        device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
+        if device_call is not None:
+            return device_call
     if expr.kws or expr.vararg:
         raise unsupported(f"keyword or star arguments in calls to '{callee_name(fn)}'", loc)
 
@@ -86,6 +90,39 @@ def lower_call(lowerer, expr, target):
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise unsupported("raise statements", loc)
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
+
+
+_HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,
+            builtins.abs, builtins.min, builtins.max, builtins.divmod, builtins.print,
+            builtins.slice)  # fmt: skip
+
+
+def _handled_here(fn, fn_ty):
+    """Whether lower_call lowers calls of `fn` itself (even where Numba types them through an
+    @overload implementation, which the front end could otherwise inline)."""
+    if isinstance(fn_ty, types.NumberClass) or any(fn is h for h in _HANDLED):
+        return True
+    return _hashable(fn) and fn in INTRINSICS
+
+
+def _device_call(lowerer, expr, fn, fn_ty, sig):
+    """Inline a call of a device function (@nv.jit, numba.njit, @overload, @register_jitable,
+    @overload_method implementations); None if `fn` is none of these."""
+    from . import inline
+    from .loop_bounds import static_iterations
+
+    typed, disp = inline.typed_callee(fn_ty, sig)
+    if typed is None:
+        return None
+    root = lowerer.root
+    origin = getattr(disp, "origin", None)
+    if origin is not None:
+        root.device_calls.append((origin, expr.loc))
+    if static_iterations(typed.func_ir) != 0:
+        root.inlined_loops = True
+    name = getattr(typed.func_ir.func_id, "func_name", None) or callee_name(fn)
+    receiver = fn.receiver if isinstance(fn, inline.BoundMethod) else None
+    return inline.lower_device_call(lowerer, expr, fn_ty, sig, typed, name, receiver)
 
 
 # Numba spells a try/except as calls to these (the first one at the `try`).

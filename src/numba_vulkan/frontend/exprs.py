@@ -148,6 +148,13 @@ def getattr_(lo, expr, target):
         if attr == "itemsize":
             return arith.const(b, ik, value.ty.dtype.bitwidth // 8), types.intp
         raise unsupported(f"the array attribute '.{attr}'", loc)
+    if isinstance(target_ty, types.BoundFunction) and expr.value.name not in lo.statics:
+        from .inline import BoundMethod
+
+        return BoundMethod(value, ty), target_ty  # called next: frontend/inline.py
+    if isinstance(ty, types.BaseNamedTuple) and attr in ty.fields:
+        index = ty.fields.index(attr)
+        return value[index], ty.types[index]
     if expr.value.name in lo.statics and not isinstance(ty, types.Array):
         try:
             obj = getattr(value, attr)

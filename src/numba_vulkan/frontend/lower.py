@@ -61,6 +61,12 @@ class Lowerer:
         self.grid_params = {}  # hidden grid parameters (frontend/grid.py): name -> 3 indices
         self.files = {}
         self.loc = None
+        # Device functions (frontend/inline.py): inlined callees share this root's state.
+        self.root = self
+        self.inline_count = 0
+        self.inline_depth = 0
+        self.device_calls = []  # (user's jitted function, call location), for option checks
+        self.inlined_loops = False  # whether an inlined callee has loops
 
     # ------------------------------------------------------------ driver
 

@@ -1,0 +1,96 @@
+"""Numba's typing errors, said in our words (issue 6, item 8).
+
+A kernel that Numba cannot type fails in type inference with a TypingError
+whose text is about Numba's internals (templates, candidate implementations,
+"During: ..." contexts). Users of numba_vulkan get a VulkanUnsupportedError
+instead: the construct, the source line, and what to do where we know it.
+The original error stays available as the ``numba_error`` attribute.
+"""
+
+import re
+
+from ..errors import VulkanUnsupportedError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_UNKNOWN_ATTR = re.compile(r"Unknown attribute '([^']+)' of type (.+?)(?:\n|$)")
+_MODULE = re.compile(r"Module\(<module '([^']+)'")
+_NO_IMPL = re.compile(r"No implementation of function (.+?) found for signature:\s*>>> ([^\n]+)")
+_UNTYPED_GLOBAL = re.compile(r"Untyped global name '([^']+)':\s*([^\n]*)")
+_CANNOT_DETERMINE = re.compile(r"Cannot determine Numba type of (<[^>]+>|[^\n]+)")
+_INVALID_USE = re.compile(r"Invalid use of (.+?) with parameters \(([^\n]*)\)")
+_NOT_TYPED = re.compile(r"(Use of unsupported NumPy function '[^']+'[^\n]*)")
+
+
+def plain(text):
+    """`text` without terminal colours."""
+    return _ANSI.sub("", text)
+
+
+def _first_line(text):
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("During:", "File ")):
+            return line
+    return "this construct"
+
+
+def describe(error):
+    """What a Numba TypingError (or typing-time error) is about, in our words."""
+    text = plain(getattr(error, "msg", None) or str(error))
+    m = _UNKNOWN_ATTR.search(text)
+    if m:
+        attr, owner = m.group(1), m.group(2).strip()
+        mod = _MODULE.match(owner)
+        if mod and mod.group(1).split(".")[0] == "numba_vulkan":
+            return (
+                f"'{mod.group(1)}.{attr}' (nv.{attr}) does not exist in this version of "
+                "numba_vulkan, so it is not supported in Vulkan kernels"
+            )
+        if mod:
+            return f"'{mod.group(1)}.{attr}' is not supported in Vulkan kernels"
+        return f"the attribute '.{attr}' of {owner} is not supported in Vulkan kernels"
+    m = _NO_IMPL.search(text)
+    if m:
+        return (
+            f"'{m.group(2).strip()}' is not supported in Vulkan kernels (no implementation of "
+            f"{_short_function(m.group(1))} for these argument types)"
+        )
+    m = _INVALID_USE.search(text)
+    if m:
+        return (
+            f"calling {_short_function(m.group(1))} with ({m.group(2)}) is not supported in "
+            "Vulkan kernels"
+        )
+    m = _UNTYPED_GLOBAL.search(text)
+    if m:
+        return f"the global name '{m.group(1)}' is not supported in Vulkan kernels ({m.group(2)})"
+    m = _NOT_TYPED.search(text)
+    if m:
+        return f"{m.group(1)}: not supported in Vulkan kernels"
+    m = _CANNOT_DETERMINE.search(text)
+    if m:
+        return f"values like {m.group(1)} are not supported in Vulkan kernels"
+    return f"{_first_line(text)} (not supported in Vulkan kernels)"
+
+
+def _short_function(text):
+    """'Function(<built-in function add>)' -> "'add'"; other texts unchanged."""
+    m = re.search(r"<(?:built-in )?function ([^ >]+)", text)
+    if m:
+        return f"'{m.group(1)}'"
+    m = re.search(r"<class '([^']+)'>", text)
+    if m:
+        return f"'{m.group(1)}'"
+    return text
+
+
+def translate(error, default_loc=None):
+    """A VulkanUnsupportedError for Numba typing error `error`, with its source location."""
+    loc = getattr(error, "loc", None) or default_loc
+    if isinstance(error, VulkanUnsupportedError):
+        # Ours, raised inside a nested typing: drop the "During: ..." contexts Numba added.
+        better = VulkanUnsupportedError(error.msg, loc=loc)
+    else:
+        better = VulkanUnsupportedError(describe(error), loc=loc)
+    better.numba_error = error
+    return better
