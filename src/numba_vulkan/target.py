@@ -35,6 +35,8 @@ class VulkanTypingContext(NumbaTypingContext):
     """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
 
     def load_additional_registries(self):
+        from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
+
         from .typing import vkdecl
 
         super().load_additional_registries()

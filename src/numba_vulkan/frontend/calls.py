@@ -62,6 +62,8 @@ def lower_call(lowerer, expr, target):
         device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
         if device_call is not None:
             return device_call
+    if isinstance(fn_ty, types.NamedTupleClass) and isinstance(sig.return_type, types.BaseTuple):
+        return _namedtuple(lowerer, expr, fn, sig), sig.return_type
     if expr.kws or expr.vararg:
         raise unsupported(f"keyword or star arguments in calls to '{callee_name(fn)}'", loc)
 
@@ -87,6 +89,14 @@ def lower_call(lowerer, expr, target):
         raise unsupported("calling 'print'", loc)
     if fn is builtins.slice:
         raise unsupported("slicing arrays", loc)
+    if _is_llvm_intrinsic(fn):
+        raise unsupported(
+            f"calling the @numba.extending.intrinsic '{callee_name(fn)}' (it generates LLVM IR, "
+            "which Vulkan kernels do not use: write it with @overload or @register_jitable)",
+            loc,
+        )
+    if fn is RuntimeError and getattr(loc, "filename", None) == "<string>":
+        return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise unsupported("raise statements", loc)
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
@@ -103,6 +113,12 @@ def _handled_here(fn, fn_ty):
     if isinstance(fn_ty, types.NumberClass) or any(fn is h for h in _HANDLED):
         return True
     return _hashable(fn) and fn in INTRINSICS
+
+
+def _is_llvm_intrinsic(fn):
+    from numba.core.extending import _Intrinsic
+
+    return isinstance(fn, _Intrinsic)
 
 
 def _device_call(lowerer, expr, fn, fn_ty, sig):
@@ -227,3 +243,22 @@ def _divmod(lowerer, expr, sig):
     k = compute_kind(q_ty, lowerer.mode, expr.loc)
     x, y = arith.convert(b, x, k), arith.convert(b, y, k)
     return arith.divmod_(b, x, y)
+
+
+def _namedtuple(lowerer, expr, cls, sig):
+    """``Point(x, y=...)``: the fields in order, each cast to the field's type."""
+    loc = expr.loc
+    if expr.vararg is not None:
+        raise unsupported(f"calling '{callee_name(cls)}' with *args", loc)
+    fields = list(cls._fields)
+    given = dict(zip(fields, expr.args))
+    for name, var in expr.kws:
+        if name not in fields or name in given:
+            raise unsupported(f"calling '{callee_name(cls)}' with argument '{name}'", loc)
+        given[name] = var
+    values = []
+    for name, field_ty in zip(fields, sig.return_type.types):
+        if name not in given:
+            raise unsupported(f"'{callee_name(cls)}' without field '{name}' (defaults)", loc)
+        values.append(lowerer.load_cast(given[name], field_ty))
+    return tuple(values)

@@ -49,7 +49,9 @@ def typed_callee(fn_ty, sig):
         if isinstance(disp, OverloadDispatcher):
             return disp.overloads.get(tuple(sig.args)), disp
         return None, None
-    if isinstance(fn_ty, (types.Function, types.BoundFunction)):
+    if isinstance(fn_ty, types.BoundFunction):
+        return _method_callee(fn_ty, sig), None
+    if isinstance(fn_ty, types.Function):
         try:
             impl = fn_ty.get_impl_key(sig)
         except (KeyError, AttributeError, TypeError):
@@ -57,6 +59,33 @@ def typed_callee(fn_ty, sig):
         if isinstance(impl, TypedKernel):
             return impl, None
     return None, None
+
+
+def _method_callee(fn_ty, sig):
+    """The TypedKernel of an @overload_method call, or None.
+
+    Numba's method template types the call through a function type of its
+    own (the implementation with the receiver as first argument), which it
+    keeps in the closure of its ``generic``; its impl key is the typed IR.
+    """
+    from numba.core.typing.templates import _OverloadMethodTemplate
+
+    from ..compiler import TypedKernel
+    from ..target import contexts
+
+    generic = getattr(fn_ty.template, "generic", None)
+    outer = None
+    for cell in getattr(generic, "__closure__", None) or ():
+        if isinstance(cell.cell_contents, _OverloadMethodTemplate):
+            outer = cell.cell_contents
+    if outer is None or sig.recvr is None:
+        return None
+    try:
+        fnty = outer._get_function_type(contexts()[0], sig.recvr)
+        impl = fnty.get_impl_key(sig.as_function())
+    except (KeyError, AttributeError, TypeError):
+        return None
+    return impl if isinstance(impl, TypedKernel) else None
 
 
 def lower_device_call(lowerer, expr, fn_ty, sig, typed, name, receiver=None):

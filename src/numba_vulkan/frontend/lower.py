@@ -44,6 +44,17 @@ def layout(ty, mode, loc=None):
     return None
 
 
+def _is_unroll_unreachable(stmt):
+    """Whether `stmt` is the ``raise RuntimeError("Unreachable")`` that Numba's literal_unroll
+    pass writes (from generated source, "<string>") after the switch over a tuple's items."""
+    return (
+        isinstance(stmt, ir.StaticRaise)
+        and stmt.exc_class is RuntimeError
+        and stmt.exc_args == ("Unreachable",)
+        and getattr(stmt.loc, "filename", None) == "<string>"
+    )
+
+
 class Lowerer:
     def __init__(self, func_ir, typemap, calltypes, argtypes, mode, name):
         self.func_ir = func_ir
@@ -259,6 +270,8 @@ class Lowerer:
             b.ret()
         elif isinstance(stmt, ir.Del):
             pass
+        elif _is_unroll_unreachable(stmt):
+            b.unreachable()  # literal_unroll's switch default: no index reaches it
         elif isinstance(stmt, ir.StaticRaise) and stmt.exc_class is AssertionError:
             raise unsupported("assert statements", loc)
         elif isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):
