@@ -63,6 +63,7 @@ class TypedKernel:
     argtypes: tuple
     return_type: object
     annotation: object = field(default=None, repr=False)
+    callees: tuple = ()  # TypedKernels of the device functions inlined into this kernel
 
 
 def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=()):
@@ -115,6 +116,7 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name
     )
     check_device_calls(name, options, lowered.device_calls)
+    typed.callees = tuple(lowered.callees)
     # _core.compile copies the module, so this is the KIR exactly as the front end built it.
     core = _core.compile(
         lowered.module,
@@ -329,7 +331,9 @@ def uses_float64(typed):
         t = getattr(t, "dtype", t)
         return isinstance(t, types.Float) and t.bitwidth == 64
 
-    return any(is_f64(t) for t in typed.typemap.values()) or any(map(is_f64, typed.argtypes))
+    if any(is_f64(t) for t in typed.typemap.values()) or any(map(is_f64, typed.argtypes)):
+        return True
+    return any(uses_float64(c) for c in getattr(typed, "callees", ()))
 
 
 def annotate(typed):

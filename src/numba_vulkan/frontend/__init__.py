@@ -37,6 +37,8 @@ class LoweredKernel:
         ``(jitted function, ir.Loc)`` of each device function inlined (frontend/inline.py).
     inlined_loops : bool
         Whether an inlined device function has loops (no static loop bound then).
+    callees : list
+        The TypedKernel of each device function inlined (for checks on the whole kernel).
     """
 
     module: object
@@ -46,6 +48,7 @@ class LoweredKernel:
     grid: tuple = (None, None, 4)
     device_calls: list = field(default_factory=list)
     inlined_loops: bool = False
+    callees: list = field(default_factory=list)
 
 
 def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
@@ -86,6 +89,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         grid=grid.layout(lowerer),
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
+        callees=lowerer.callees,
     )
 
 

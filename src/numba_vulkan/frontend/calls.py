@@ -136,6 +136,7 @@ def _device_call(lowerer, expr, fn, fn_ty, sig):
         root.device_calls.append((origin, expr.loc))
     if static_iterations(typed.func_ir) != 0:
         root.inlined_loops = True
+    root.callees.append(typed)
     name = getattr(typed.func_ir.func_id, "func_name", None) or callee_name(fn)
     receiver = fn.receiver if isinstance(fn, inline.BoundMethod) else None
     return inline.lower_device_call(lowerer, expr, fn_ty, sig, typed, name, receiver)

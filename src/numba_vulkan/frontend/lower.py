@@ -78,6 +78,7 @@ class Lowerer:
         self.inline_depth = 0
         self.device_calls = []  # (user's jitted function, call location), for option checks
         self.inlined_loops = False  # whether an inlined callee has loops
+        self.callees = []  # TypedKernel of each inlined callee
 
     # ------------------------------------------------------------ driver
 
