@@ -7,7 +7,7 @@ import numba
 import numpy as np
 import pytest
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 import numba_vulkan as nv
 from numba_vulkan import VulkanUnsupportedError
@@ -220,3 +220,34 @@ def test_typed_argument_types_reach_the_callee():
 
     kernel = nv.jit(k).compile((types.Array(types.int64, 1, "C"), types.Array(types.int32, 1, "C")))
     assert kernel.words.size > 0
+
+
+@nv.jit
+def bad_callee(x):
+    return "text" + x  # BAD
+
+
+def k_bad_callee(out):
+    out[0] = bad_callee(out[0])  # MARK
+
+
+def test_typing_error_inside_a_callee_points_at_the_callee_and_the_call():
+    with pytest.raises(VulkanUnsupportedError) as info:
+        nv.jit(k_bad_callee).compile(SIG)
+    message = str(info.value)
+    assert str(line_of(bad_callee.py_func, "# BAD")) in message, message
+    assert f":{line_of(k_bad_callee, '# MARK')}" in message, message
+    assert "During:" not in message
+
+
+@register_jitable
+def rj_rec(n):
+    return 0 if n <= 0 else rj_rec(n - 1)
+
+
+def test_recursion_through_register_jitable_is_refused():
+    def k(out):
+        out[0] = rj_rec(3)
+
+    with pytest.raises(VulkanUnsupportedError, match="recursion.*rj_rec -> rj_rec"):
+        nv.jit(k).compile(SIG)

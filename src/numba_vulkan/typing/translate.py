@@ -34,9 +34,17 @@ def _first_line(text):
     return "this construct"
 
 
+_OURS = re.compile(r"([^\n]*? is not supported in Vulkan kernels[^\n]*)")
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
 def describe(error):
     """What a Numba TypingError (or typing-time error) is about, in our words."""
     text = plain(getattr(error, "msg", None) or str(error))
+    m = _OURS.search(text)
+    if m and ("VulkanUnsupportedError" in text or "recursion is not supported" in text):
+        # Ours, raised while typing a callee and wrapped by Numba's overload resolution.
+        return re.sub(r"^.*?VulkanUnsupportedError: ", "", m.group(1)).strip()
     m = _UNKNOWN_ATTR.search(text)
     if m:
         attr, owner = m.group(1), m.group(2).strip()
@@ -84,6 +92,23 @@ def _short_function(text):
     return text
 
 
+def _innermost_loc(error, loc):
+    """The location of the innermost failure: a typing error inside a device function names
+    the callee's line first in its text (Numba appends the caller's context after it)."""
+    from numba.core import ir
+
+    places = [
+        (f, line)
+        for f, line in _FILE_LINE.findall(plain(str(error)))
+        if "site-packages" not in f and "/numba/" not in f and not f.startswith("<")
+    ]
+    if len(set(places)) < 2 or loc is None or str(loc.line) not in (p[1] for p in places):
+        return loc, None
+    filename, line = places[0]
+    outer = f"{loc.filename}:{loc.line}" if loc is not None else None
+    return ir.Loc(filename, int(line)), outer
+
+
 def translate(error, default_loc=None):
     """A VulkanUnsupportedError for Numba typing error `error`, with its source location."""
     loc = getattr(error, "loc", None) or default_loc
@@ -91,6 +116,10 @@ def translate(error, default_loc=None):
         # Ours, raised inside a nested typing: drop the "During: ..." contexts Numba added.
         better = VulkanUnsupportedError(error.msg, loc=loc)
     else:
-        better = VulkanUnsupportedError(describe(error), loc=loc)
+        message = describe(error)
+        inner, outer = _innermost_loc(error, loc)
+        if outer is not None:
+            message += f" (in a device function called at {outer})"
+        better = VulkanUnsupportedError(message, loc=inner)
     better.numba_error = error
     return better
