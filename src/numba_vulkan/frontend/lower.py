@@ -240,7 +240,9 @@ class Lowerer:
         if isinstance(ty, types.BaseTuple):
             return tuple(self.constant(v, t, loc) for v, t in zip(value, ty.types))
         if isinstance(ty, types.Array):
-            raise unsupported("global NumPy arrays", loc)
+            from .constants import constant_array  # frozen now, as Numba does
+
+            return constant_array(self, value, ty, loc)
         if layout(ty, self.mode, loc) is None:
             return value
         raise unsupported(f"constants of type {ty}", loc)
