@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from numba.core import compiler
 from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaError, TypingError, UnsupportedBytecodeError
 from numba.core.target_extension import target_override
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.untyped_passes import (
@@ -200,7 +200,9 @@ def type_kernel_for_user(pyfunc, argtypes, options):
     devfn.check_cycles(pyfunc)
     try:
         return type_kernel(pyfunc, argtypes, options)
-    except (TypingError, errors.VulkanUnsupportedError) as e:
+    except (NumbaError, UnsupportedBytecodeError) as e:
+        if isinstance(e, (errors.InternalCompilerError, errors.SpirvCodegenError)):
+            raise
         raise translate.translate(e) from None
 
 

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 import pytest
 from numba.core import types
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic, overload, register_jitable
 
 import numba_vulkan as nv
 from numba_vulkan import VulkanUnsupportedError
@@ -189,16 +189,49 @@ def k_bad_call(out):
     out[0] = helper(out[0], 1, 2, 3)  # MARK
 
 
+def k_import(out):
+    import math  # MARK
+
+    out[0] = math.floor(out[0])
+
+
+def k_store_global(out):
+    global SIG
+    SIG = 3  # MARK
+
+
+def k_np_sum(out):
+    out[0] = np.sum(out)  # MARK
+
+
+def cpu_only(x):
+    return x
+
+
+@overload(cpu_only, target="cpu")
+def _ov_cpu_only(x):
+    return lambda x: x + 7
+
+
+def k_cpu_only(out):
+    out[0] = cpu_only(out[0])  # MARK
+
+
 @pytest.mark.parametrize(
     "func, words",
     [
+        (k_import, "import"),
+        (k_store_global, "global"),
+        (k_np_sum, "numpy.sum"),
+        (k_cpu_only, "another target"),
         (k_nv_foo, "numba_vulkan.foo"),
         (k_nv_shared, "shared_array_that_does_not_exist"),
         (k_bad_add, "add"),
         (k_bad_attr, "no_such_attribute"),
         (k_bad_call, "helper"),
     ],
-    ids=["nv.foo", "nv.missing", "str+int", "attribute", "arity"],
+    ids=["import", "global-store", "np.sum", "cpu-overload", "nv.foo", "nv.missing",
+         "str+int", "attribute", "arity"],  # fmt: skip
 )
 def test_refusals_are_vulkan_errors_with_construct_and_line(func, words):
     with pytest.raises(VulkanUnsupportedError) as info:
@@ -251,3 +284,19 @@ def test_recursion_through_register_jitable_is_refused():
 
     with pytest.raises(VulkanUnsupportedError, match="recursion.*rj_rec -> rj_rec"):
         nv.jit(k).compile(SIG)
+
+
+def vulkan_only(x):
+    return x
+
+
+@overload(vulkan_only, target="vulkan")
+def _ov_vulkan_only(x):
+    return lambda x: x * 5
+
+
+def test_overload_for_the_vulkan_target_is_used():
+    def k(out):
+        out[0] = vulkan_only(out[0])
+
+    assert "const 5 : i64" in nv.jit(k).compile(SIG).kir

@@ -18,7 +18,21 @@ _NO_IMPL = re.compile(r"No implementation of function (.+?) found for signature:
 _UNTYPED_GLOBAL = re.compile(r"Untyped global name '([^']+)':\s*([^\n]*)")
 _CANNOT_DETERMINE = re.compile(r"Cannot determine Numba type of (<[^>]+>|[^\n]+)")
 _INVALID_USE = re.compile(r"Invalid use of (.+?) with parameters \(([^\n]*)\)")
-_NOT_TYPED = re.compile(r"(Use of unsupported NumPy function '[^']+'[^\n]*)")
+_NOT_TYPED = re.compile(r"Use of unsupported NumPy function '([^']+)'")
+_OPCODE = re.compile(r"Use of unsupported opcode \(([A-Z_]+)\)")
+_OTHER_TARGET = re.compile(
+    r"Function resolution cannot find any matches for function '<function ([^ ]+) at"
+)
+_ILLEGAL_DEL = re.compile(r"Illegal IR, del found")
+_OPCODES = {
+    "IMPORT_NAME": "import statements",
+    "IMPORT_FROM": "import statements",
+    "STORE_GLOBAL": "assigning a global variable",
+    "DELETE_GLOBAL": "deleting a global variable",
+    "YIELD_VALUE": "generators (yield)",
+    "SETUP_WITH": "with statements",
+    "BEFORE_WITH": "with statements",
+}
 
 
 def plain(text):
@@ -74,7 +88,19 @@ def describe(error):
         return f"the global name '{m.group(1)}' is not supported in Vulkan kernels ({m.group(2)})"
     m = _NOT_TYPED.search(text)
     if m:
-        return f"{m.group(1)}: not supported in Vulkan kernels"
+        return f"'{m.group(1)}' (or this use of it) is not supported in Vulkan kernels"
+    m = _OPCODE.search(text)
+    if m:
+        what = _OPCODES.get(m.group(1), f"the Python operation {m.group(1)}")
+        return f"{what}: not supported in Vulkan kernels"
+    m = _OTHER_TARGET.search(text)
+    if m:
+        return (
+            f"calling '{m.group(1)}' is not supported in Vulkan kernels (it is registered for "
+            "another target; register it for the generic target or target='vulkan')"
+        )
+    if _ILLEGAL_DEL.search(text):
+        return "del statements are not supported in Vulkan kernels"
     m = _CANNOT_DETERMINE.search(text)
     if m:
         return f"values like {m.group(1)} are not supported in Vulkan kernels"
@@ -109,9 +135,23 @@ def _innermost_loc(error, loc):
     return ir.Loc(filename, int(line)), outer
 
 
+_DURING_AT = re.compile(r"(?:During: [^\n]*? at|Raised from) ([^\n]+?) \((\d+)\)")
+
+
+def _loc_from_text(error):
+    """The location named by the last "During: ... at FILE (LINE)" context, or None."""
+    from numba.core import ir
+
+    found = _DURING_AT.findall(plain(str(error)))
+    if not found:
+        return None
+    filename, line = found[-1]
+    return ir.Loc(filename, int(line))
+
+
 def translate(error, default_loc=None):
     """A VulkanUnsupportedError for Numba typing error `error`, with its source location."""
-    loc = getattr(error, "loc", None) or default_loc
+    loc = getattr(error, "loc", None) or default_loc or _loc_from_text(error)
     if isinstance(error, VulkanUnsupportedError):
         # Ours, raised inside a nested typing: drop the "During: ..." contexts Numba added.
         better = VulkanUnsupportedError(error.msg, loc=loc)
