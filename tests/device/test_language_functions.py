@@ -250,3 +250,51 @@ def test_same_helper_called_from_two_kernels_and_types():
     k_float.forall(8)(b)
     np.testing.assert_array_equal(a, 2 * np.arange(8) + 3)
     np.testing.assert_array_equal(b, np.arange(8) * 0.5 + 1)
+
+
+# -- control flow: returns from nested loops inside callees, calls inside loops
+
+
+def _find(a, x):
+    for j in range(a.size):
+        for m in range(3):
+            if a[j] + m == x:
+                return j * 3 + m  # leaves two loops of the callee at once
+    return -1
+
+
+def _collatz(n):
+    steps = 0
+    while n != 1:
+        if steps > 50:
+            return -steps
+        if n % 2 == 0:
+            n //= 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def k_control(out, a, i):
+    if i < out.size:
+        acc = 0
+        for t in range(3):
+            r = _find(a, a[i] + t)
+            if r < 0:
+                continue
+            acc += r + _collatz(abs(a[i]) + 1 + t)
+            if acc > 100:
+                break
+        out[i] = acc
+
+
+def test_returns_from_nested_loops_and_calls_in_loops():
+    a = np.array([5, 3, 9, -2, 7, 7, 1, 30, 12, 0, 27, -9], dtype=np.int64)
+    got, want = run_both(
+        k_control,
+        {"_find": nv.jit(_find), "_collatz": nv.jit(_collatz)},
+        {"_find": numba.njit(_find), "_collatz": numba.njit(_collatz)},
+        a,
+    )
+    np.testing.assert_array_equal(got, want)
