@@ -93,3 +93,14 @@ def test_storing_into_a_global_array_is_refused():
 
     with pytest.raises(nv.VulkanUnsupportedError, match="setitem"):
         k.forall(1)(np.zeros(1))
+
+
+def test_global_device_array_is_refused_clearly():
+    d = nv.to_device(np.arange(4.0))
+
+    @nv.jit
+    def k(out):
+        out[0] = d[1]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="global device arrays"):
+        k.forall(1)(np.zeros(1))

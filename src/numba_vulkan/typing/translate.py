@@ -102,6 +102,11 @@ def describe(error):
     if _ILLEGAL_DEL.search(text):
         return "del statements are not supported in Vulkan kernels"
     m = _CANNOT_DETERMINE.search(text)
+    if m and "DeviceArray" in m.group(1):
+        return (
+            "global device arrays are not supported in Vulkan kernels yet "
+            "(pass the DeviceArray as a kernel argument)"
+        )
     if m:
         return f"values like {m.group(1)} are not supported in Vulkan kernels"
     return f"{_first_line(text)} (not supported in Vulkan kernels)"
