@@ -121,6 +121,14 @@ def _is_llvm_intrinsic(fn):
     return isinstance(fn, _Intrinsic)
 
 
+def _is_library_implementation(typed):
+    """Whether the callee is Numba's own implementation of a library function (NumPy
+    functions and array methods, math...): written for the CPU (nditer, BLAS, allocation),
+    it is not inlined; the front end lowers what it supports of those itself."""
+    module = getattr(getattr(typed.func_ir.func_id, "func", None), "__module__", "") or ""
+    return module == "numba" or module.startswith(("numba.", "numpy"))
+
+
 def _device_call(lowerer, expr, fn, fn_ty, sig):
     """Inline a call of a device function (@nv.jit, numba.njit, @overload, @register_jitable,
     @overload_method implementations); None if `fn` is none of these."""
@@ -128,7 +136,7 @@ def _device_call(lowerer, expr, fn, fn_ty, sig):
     from .loop_bounds import static_iterations
 
     typed, disp = inline.typed_callee(fn_ty, sig)
-    if typed is None:
+    if typed is None or _is_library_implementation(typed):
         return None
     root = lowerer.root
     origin = getattr(disp, "origin", None)
