@@ -126,6 +126,8 @@ def _is_library_implementation(typed):
     functions and array methods, math...): written for the CPU (nditer, BLAS, allocation),
     it is not inlined; the front end lowers what it supports of those itself."""
     module = getattr(getattr(typed.func_ir.func_id, "func", None), "__module__", "") or ""
+    if module == "numba.misc.literal":  # literal_unroll(tup): the identity, fine to inline
+        return False
     return module == "numba" or module.startswith(("numba.", "numpy"))
 
 
