@@ -298,3 +298,22 @@ def test_returns_from_nested_loops_and_calls_in_loops():
         a,
     )
     np.testing.assert_array_equal(got, want)
+
+
+def test_intrinsics_inside_device_functions():
+    @nv.jit(device=True)
+    def where():
+        return nv.global_id(0), nv.local_id(0), nv.group_id(0)
+
+    @nv.jit
+    def k(out):
+        g, l, w = where()
+        if g < out.shape[0]:
+            out[g, 0] = g
+            out[g, 1] = l
+            out[g, 2] = w
+
+    out = np.zeros((100, 3), np.int64)
+    k[4, 32](out)
+    g = np.arange(100)
+    np.testing.assert_array_equal(out, np.stack([g, g % 32, g // 32], axis=1))

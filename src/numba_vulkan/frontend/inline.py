@@ -152,29 +152,52 @@ def _fold_args(lowerer, expr, sig, name):
     return list(fold_arguments(pysig, list(expr.args), kws, normal, default, stararg))
 
 
+#: The state a callee has of its own; every other attribute is the kernel's (the root
+#: Lowerer's), read and written through to it: builder, module, parameters, flags...
+PER_FUNCTION = frozenset({
+    "root", "func_ir", "typemap", "calltypes", "argtypes", "typed", "args", "name",
+    "slots", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result", "exit",
+})  # fmt: skip
+
+
 class InlineLowerer(Lowerer):
-    """Lowers one callee's typed IR into the caller's function (see the module docstring)."""
+    """Lowers one callee's typed IR into the caller's function (see the module docstring).
+
+    Not Lowerer.__init__: only the names in PER_FUNCTION are the callee's own;
+    any other attribute (the builder, the module, kernel-wide flags and tables,
+    including ones added to Lowerer later) is read from and written to the root
+    Lowerer, so state a callee sets for the whole kernel is not lost.
+    """
 
     def __init__(self, parent, typed, args, name):
-        root = parent.root
-        # Not Lowerer.__init__: the module, builder and all kernel-wide state are the root's
-        # (shared objects); only the per-function state below is the callee's own.
-        self.__dict__.update(vars(root))
-        self.root = root
-        self.func_ir = typed.func_ir
-        self.typemap = typed.typemap
-        self.calltypes = typed.calltypes
-        self.argtypes = tuple(typed.argtypes)
-        self.typed = typed
-        self.args = args
-        self.name = name
-        self.slots = {}
-        self.statics = {}
-        self.step_sign = {}
-        self.kir_blocks = {}
-        self.loc = parent.loc
-        self.result = None
-        self.static_result = _NOTHING
+        local = {
+            "root": parent.root,
+            "func_ir": typed.func_ir,
+            "typemap": typed.typemap,
+            "calltypes": typed.calltypes,
+            "argtypes": tuple(typed.argtypes),
+            "typed": typed,
+            "args": args,
+            "name": name,
+            "slots": {},
+            "statics": {},
+            "step_sign": {},
+            "kir_blocks": {},
+            "loc": parent.loc,
+            "result": None,
+            "static_result": _NOTHING,
+            "exit": None,
+        }
+        self.__dict__.update(local)
+
+    def __getattr__(self, attr):  # only for names not set on the callee itself
+        return getattr(self.__dict__["root"], attr)
+
+    def __setattr__(self, attr, value):
+        if attr in PER_FUNCTION:
+            self.__dict__[attr] = value
+        else:
+            setattr(self.__dict__["root"], attr, value)
 
     def run(self):
         b, root = self.b, self.root
