@@ -317,3 +317,46 @@ def test_intrinsics_inside_device_functions():
     k[4, 32](out)
     g = np.arange(100)
     np.testing.assert_array_equal(out, np.stack([g, g % 32, g // 32], axis=1))
+
+
+# -- None defaults, *args, namedtuples through calls, mixed tuples
+
+P3 = namedtuple("P3", "a b c")
+
+
+def _opt(x, y=None):
+    if y is None:
+        return x
+    return x + y
+
+
+def _star(*args):
+    return args[0] + len(args)
+
+
+def _rotate(p):
+    return P3(p.c, p.a * 2, p.b > 0)
+
+
+def _mixed(x):
+    return x, x * 0.5, x > 3
+
+
+def k_args(out, a, i):
+    if i < out.size:
+        v = a[i]
+        p = _rotate(P3(v, 1.5, False))
+        m = _mixed(v)
+        r = _opt(v) + _opt(v, 3) + _star(v, 2, 3) + _star(v) + p.b + (1 if p.c else 0)
+        out[i] = r + m[0] + int(m[1] * 4) + m[2] + (v is None) + (v is not None)
+
+
+def test_none_defaults_star_args_namedtuple_arguments_mixed_tuples():
+    names = ("_opt", "_star", "_rotate", "_mixed")
+    got, want = run_both(
+        k_args,
+        {n: nv.jit(globals()[n]) for n in names},
+        {n: numba.njit(globals()[n]) for n in names},
+        np.arange(-5, 11, dtype=np.int64),
+    )
+    np.testing.assert_array_equal(got, want)

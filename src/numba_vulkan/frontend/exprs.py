@@ -43,6 +43,8 @@ def binop(lo, expr, target):
     lhs_ty, rhs_ty = lo.typemap[expr.lhs.name], lo.typemap[expr.rhs.name]
     sym = _op_name(expr.immutable_fn if expr.op == "inplace_binop" else fn)
     sig = lo.calltypes.get(expr)
+    if fn in (operator.is_, operator.is_not) and sig is not None:
+        return _identity(lo, expr, sig, fn is operator.is_not), types.boolean
     if fn is operator.contains and isinstance(lhs_ty, types.BaseTuple) and sig is not None:
         return _tuple_contains(lo, expr, lhs_ty, rhs_ty, sig), sig.return_type
     if sig is None or not (is_scalar_type(lhs_ty) and is_scalar_type(rhs_ty)):
@@ -87,6 +89,27 @@ def binop(lo, expr, target):
     else:
         raise unsupported(f"the operator '{sym}'", loc)
     return arith.convert(b, r, rk), sig.return_type
+
+
+def _identity(lo, expr, sig, negate):
+    """``x is y`` as Numba lowers it: values of different types are never identical (so
+    ``x is None`` is False for a number), booleans and other immutable scalars of one type
+    compare with ``==``, None is None."""
+    b = lo.b
+    lt, rt = sig.args
+    both_bool = isinstance(types.unliteral(lt), types.Boolean) and isinstance(
+        types.unliteral(rt), types.Boolean
+    )
+    if both_bool or (lt == rt and is_scalar_type(lt)):
+        x, y = _unify(b, lo.load_cast(expr.lhs, lt), lo.load_cast(expr.rhs, rt))
+        r = b.compare(Op.eq, x, y)
+    elif lt == rt and isinstance(lt, types.NoneType):
+        r = arith.const(b, K.bool, True)
+    elif lt != rt and (is_scalar_type(lt) or isinstance(lt, (types.NoneType, types.BaseTuple))):
+        r = arith.const(b, K.bool, False)
+    else:
+        raise unsupported(f"'is' on {lt} and {rt}", expr.loc)
+    return arith.logical_not(b, r) if negate else r
 
 
 def _tuple_contains(lo, expr, tuple_ty, item_ty, sig):
