@@ -61,8 +61,8 @@ def typeof_argument(value, position):
     if isinstance(value, np.ndarray):
         dtype = None
         if value.dtype.kind in "biufc":  # bool, integers, floats, complex
-            try:
-                dtype = numpy_support.from_dtype(value.dtype)
+            try:  # big-endian data is copied to the device in native order
+                dtype = numpy_support.from_dtype(value.dtype.newbyteorder("="))
             except NumbaError:
                 pass
         if dtype is None or value.ndim == 0:

@@ -90,6 +90,7 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
     numba_vulkan.codegen.CompiledKernel
     """
     from . import _core, codegen, frontend
+    from .frontend import loop_bounds
 
     # Both need exceptions raised inside kernels, which this release does not have yet:
     # refuse them rather than compile a kernel that silently skips the checks.
@@ -125,6 +126,8 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         writes=lowered.writes,
         mode=mode,
         typed=typed,
+        grid=lowered.grid,
+        loop_iterations=loop_bounds.static_iterations(typed.func_ir),
     )
     dump(kernel)
     return kernel

@@ -38,7 +38,7 @@ def _param_bits(value, kind):
     return int(value) & ((1 << bits) - 1)
 
 
-def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000):
+def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0, 0, 0)):
     """Lower `fn` for `args`, run it in the KIR interpreter; returns the arrays after the run."""
     argtypes = [numba.typeof(a) for a in args]
     lk = lower(fn, argtypes, mode)
@@ -64,7 +64,8 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000):
                 kind = {("f", 4): K.f32, ("f", 8): K.f64, ("i", 4): K.i32, ("i", 8): K.i64,
                         ("u", 4): K.u32, ("u", 8): K.u64}[(code, nbytes)]  # fmt: skip
                 params.append(_param_bits(a, kind))
-    finished, _, regions = _core.interpret(lk.module, params, list(builtins), memory, max_steps)
+    builtins, params = _grid(lk.module, list(builtins), params, grid_base)
+    finished, _, regions = _core.interpret(lk.module, params, builtins, memory, max_steps)
     assert finished, "the kernel did not finish (endless loop?)"
     # The integer narrowing pass (docs/narrowing.md) must not change any result:
     # every front-end test runs the narrowed module too.
@@ -79,6 +80,35 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000):
         out = np.frombuffer(raw, dtype=host.dtype).reshape(a.shape)
         results.append(out.astype(a.dtype))
     return results
+
+
+def _grid(module, builtins, params, base=(0, 0, 0)):
+    """The builtins and hidden grid parameters (frontend/grid.py) of one invocation.
+
+    The kernel computes global_id from group_id, local_size and local_id: a
+    given global_id g becomes group g of one invocation. The grid is one
+    dispatch whose first workgroup is `base` (a piece of a split grid), of the
+    given num_groups (1 by default).
+    """
+    B = _core.Builtin
+    given = {(b, axis): v for b, axis, v in builtins}
+    for (b, axis), v in list(given.items()):
+        if b == B.global_id:
+            given.setdefault((B.group_id, axis), v)
+            given.setdefault((B.local_size, axis), 1)
+            given.setdefault((B.local_id, axis), 0)
+    for axis in range(3):
+        for b, default in ((B.group_id, 0), (B.local_size, 1), (B.local_id, 0)):
+            given.setdefault((b, axis), default)
+    params = list(params)
+    for index in range(len(params), module.num_params):
+        name = module.param_name(index)  # grid.base.x ... grid.groups.z
+        axis = "xyz".index(name[-1])
+        if name.startswith("grid.base"):
+            params.append(base[axis])
+        else:
+            params.append(given.get((B.num_groups, axis), 1))
+    return [(b, axis, v) for (b, axis), v in given.items()], params
 
 
 def check(fn, *args, mode=EXACT, rtol=0.0):

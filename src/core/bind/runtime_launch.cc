@@ -16,6 +16,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -85,7 +86,7 @@ bool ReadTriple(PyObject* obj, uint32_t out[3]) {
 class Launcher {
   public:
     Launcher(vk::Device* device, nb::object kernel, nb::list argspecs, uint32_t param_size,
-             bool params_in_buffer)
+             bool params_in_buffer, nb::object grid)
         : device_(device), kernel_obj_(std::move(kernel)), in_buffer_(params_in_buffer) {
         kernel_ = nb::cast<PyKernel&>(kernel_obj_).kernel.get();
         if (&kernel_->device() != device_) {
@@ -150,6 +151,7 @@ class Launcher {
             }
             specs_.push_back(spec);
         }
+        ReadGridSpec(grid, param_size);
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
@@ -217,26 +219,68 @@ class Launcher {
                 return false;
             }
         }
+        // 32-bit ids of a grid of more than 2^31 invocations along an axis would turn
+        // negative: the dispatcher then takes the kernel's 64-bit specialisation.
+        if (grid_.index_bytes == 4 && grid_.reads_ids) {
+            for (int a = 0; a < 3; ++a) {
+                if (uint64_t{g[a]} * l[a] > (uint64_t{1} << 31)) {
+                    return false;
+                }
+            }
+        }
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
-        const auto& max = device_->info().max_groups;
-        if (g[0] > max[0] || g[1] > max[1] || g[2] > max[2]) {
-            Throw(util::Unsupported("grid of (" + std::to_string(g[0]) + ", " +
-                                    std::to_string(g[1]) + ", " + std::to_string(g[2]) +
-                                    ") workgroups exceeds the device's maximum"));
+        util::Result<uint64_t> value = util::Status::Ok();
+        {
+            nb::gil_scoped_release release;  // the launch may wait for a slot
+            value = DispatchGrid(*pipeline, g, block, used, n_used);
         }
         {
             std::lock_guard<std::mutex> lock(last_mutex_);
             std::memcpy(last_block_.data(), block, block_bytes_);
         }
-        util::Result<uint64_t> value = util::Status::Ok();
-        {
-            nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = device_->RecordDispatch(*kernel_, *pipeline, g, block, param_size_, in_buffer_,
-                                            used, n_used);
-        }
         if (!value.ok()) Throw(value.status());
         return true;
+    }
+
+    // The grid `g` as one dispatch, or as several where it exceeds the device's
+    // max_groups along some axis: each piece gets the index of its first
+    // workgroup in the whole grid (grid.base) and the whole grid's counts
+    // (grid.groups), which the kernel adds to WorkgroupId / reads for
+    // num_groups (frontend/grid.py). Returns the timeline value of the last piece.
+    util::Result<uint64_t> DispatchGrid(VkPipeline pipeline, const uint32_t g[3],
+                                        uint8_t* block, vk::Buffer* const* used, size_t n_used) {
+        const auto& max = device_->info().max_groups;
+        if (grid_.has_groups) {
+            for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
+        }
+        if (g[0] <= max[0] && g[1] <= max[1] && g[2] <= max[2]) {
+            if (grid_.has_base) {
+                for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.base[a], 0);
+            }
+            return device_->RecordDispatch(*kernel_, pipeline, g, block, param_size_, in_buffer_,
+                                           used, n_used);
+        }
+        uint64_t value = 0;
+        uint32_t piece[3];
+        for (uint64_t z = 0; z < g[2]; z += max[2]) {
+            piece[2] = static_cast<uint32_t>(std::min<uint64_t>(max[2], g[2] - z));
+            for (uint64_t y = 0; y < g[1]; y += max[1]) {
+                piece[1] = static_cast<uint32_t>(std::min<uint64_t>(max[1], g[1] - y));
+                for (uint64_t x = 0; x < g[0]; x += max[0]) {
+                    piece[0] = static_cast<uint32_t>(std::min<uint64_t>(max[0], g[0] - x));
+                    if (grid_.has_base) {
+                        Put<uint32_t>(block, grid_.base[0], static_cast<uint32_t>(x));
+                        Put<uint32_t>(block, grid_.base[1], static_cast<uint32_t>(y));
+                        Put<uint32_t>(block, grid_.base[2], static_cast<uint32_t>(z));
+                    }
+                    NVK_ASSIGN_OR_RETURN(value, device_->RecordDispatch(*kernel_, pipeline, piece,
+                                                                        block, param_size_,
+                                                                        in_buffer_, used, n_used));
+                }
+            }
+        }
+        return value;
     }
 
     nb::bytes LastBlock() const {
@@ -245,6 +289,36 @@ class Launcher {
     }
 
   private:
+    // The hidden grid parameters (frontend/grid.py): None, or (base offsets or
+    // None, groups offsets or None, index bytes).
+    struct GridSpec {
+        bool has_base = false, has_groups = false, reads_ids = false;
+        uint32_t base[3] = {}, groups[3] = {};
+        uint32_t index_bytes = 4;
+    };
+
+    void ReadGridSpec(nb::handle grid, uint32_t param_size) {
+        if (grid.is_none()) return;
+        nb::tuple t = nb::cast<nb::tuple>(grid);
+        if (nb::len(t) != 3) Throw(util::InvalidArgument("malformed grid spec"));
+        auto offsets = [&](nb::handle h, uint32_t out[3]) {
+            if (h.is_none()) return false;
+            nb::tuple o = nb::cast<nb::tuple>(h);
+            if (nb::len(o) != 3) Throw(util::InvalidArgument("malformed grid spec"));
+            for (int a = 0; a < 3; ++a) {
+                out[a] = nb::cast<uint32_t>(o[a]);
+                if (out[a] + 4 > param_size) {
+                    Throw(util::InvalidArgument("grid offset outside the parameter block"));
+                }
+            }
+            return true;
+        };
+        grid_.has_base = offsets(t[0], grid_.base);
+        grid_.has_groups = offsets(t[1], grid_.groups);
+        grid_.reads_ids = grid_.has_base || grid_.has_groups;
+        grid_.index_bytes = nb::cast<uint32_t>(t[2]);
+    }
+
     // Write a scalar argument whose type is exactly the specialisation's (as
     // numba.typeof would type it) and whose value fits the slot; anything else
     // answers false, and the dispatcher's slow path picks or compiles another
@@ -315,6 +389,7 @@ class Launcher {
     size_t array_count_ = 0;
     mutable std::mutex last_mutex_;
     std::vector<uint8_t> last_block_;  // the block of the last launch, for last_block()
+    GridSpec grid_;
 };
 
 }  // namespace
@@ -343,6 +418,16 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                     PyErr_Clear();
                     Throw(util::InvalidArgument("groups and local_size must be 1-3 ints"));
                 }
+                const auto& max = d.info().max_groups;
+                if (g[0] > max[0] || g[1] > max[1] || g[2] > max[2]) {
+                    // A raw module has no grid parameters, so its grid cannot be split.
+                    Throw(util::Unsupported(
+                        "groups (" + std::to_string(g[0]) + ", " + std::to_string(g[1]) + ", " +
+                        std::to_string(g[2]) + ") exceed the device's max_groups (" +
+                        std::to_string(max[0]) + ", " + std::to_string(max[1]) + ", " +
+                        std::to_string(max[2]) + "); kernels compiled by @nv.jit split such "
+                        "grids, raw SPIR-V modules cannot"));
+                }
                 VkPipeline pipeline = Unwrap(k.kernel->Pipeline(l));
                 uint32_t n = static_cast<uint32_t>(push.size());
                 std::vector<uint8_t> block((n + 3u) & ~3u, 0);
@@ -367,9 +452,9 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
 
     nb::class_<Launcher>(m, "Launcher", "The fast launch path of one kernel specialisation.")
-        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool>(), nb::arg("device"),
-             nb::arg("kernel"), nb::arg("argspecs"), nb::arg("param_size"),
-             nb::arg("params_in_buffer"))
+        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object>(),
+             nb::arg("device"), nb::arg("kernel"), nb::arg("argspecs"), nb::arg("param_size"),
+             nb::arg("params_in_buffer"), nb::arg("grid") = nb::none())
         .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
              nb::arg("args"))
         .def("last_block", &Launcher::LastBlock,

@@ -58,6 +58,7 @@ class Lowerer:
         self.step_sign = {}  # range / iterator variable -> sign of a literal step, or None
         self.params = []  # per argument: ArrayArg, or (param value, Numba type)
         self.argspecs = []
+        self.grid_params = {}  # hidden grid parameters (frontend/grid.py): name -> 3 indices
         self.files = {}
         self.loc = None
 
