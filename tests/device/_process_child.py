@@ -41,6 +41,8 @@ def child_calls(d):
         "copy_to_host": d.copy_to_host,
         "to_device": lambda: nv.to_device(np.zeros(4)),
         "synchronize": nv.synchronize,
+        "pool_stats": lambda: nv.get_device().pool_stats(),
+        "stream query": lambda: nv.stream().query(),
     }
     for name, call in calls.items():
         try:
