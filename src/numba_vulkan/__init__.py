@@ -15,6 +15,7 @@ from . import errors, runtime
 from .dispatcher import jit
 from .errors import (
     SpirvCodegenError,
+    VulkanLoopLimitWarning,
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
     VulkanSupportError,
@@ -50,6 +51,7 @@ __all__ = [
     "Event",
     "SpirvCodegenError",
     "Stream",
+    "VulkanLoopLimitWarning",
     "VulkanPerformanceWarning",
     "VulkanPrecisionWarning",
     "VulkanSupportError",

@@ -44,12 +44,22 @@ class CompiledKernel:
         How 64-bit types were narrowed.
     kir : str
         The KIR text the front end built (CFG form).
+    grid : tuple
+        ``(base_offsets, groups_offsets, index_bytes)`` of the hidden grid
+        parameters the launcher writes per dispatch (frontend/grid.py).
+    loop_iterations : int or None
+        An upper bound on the iterations of the kernel's loops per
+        invocation (the sum over loop nests), or None where some loop has no
+        static bound (see frontend/loop_bounds.py).
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
     """
 
-    def __init__(self, *, name, core, argtypes, argspecs, writes, mode, typed=None):
+    def __init__(
+        self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
+        loop_iterations=0,
+    ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
         self.entry = core.entry
@@ -63,6 +73,8 @@ class CompiledKernel:
         self.argspecs = list(argspecs)
         self.writes = tuple(bool(w) for w in writes)
         self.mode = mode
+        self.grid = tuple(grid)
+        self.loop_iterations = loop_iterations
         self.kir = core.kir
         self.unbound = []
         self.typed = typed  # the Numba typing result (for inspect_types)

@@ -89,6 +89,7 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
     numba_vulkan.codegen.CompiledKernel
     """
     from . import _core, codegen, frontend
+    from .frontend import loop_bounds
 
     # Both need exceptions raised inside kernels, which this release does not have yet:
     # refuse them rather than compile a kernel that silently skips the checks.
@@ -123,6 +124,8 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         writes=lowered.writes,
         mode=mode,
         typed=typed,
+        grid=lowered.grid,
+        loop_iterations=loop_bounds.static_iterations(typed.func_ir),
     )
     dump(kernel)
     return kernel
@@ -252,6 +255,17 @@ def _unsupported_call_error(pyfunc, error):
             "language can be called"
         )
     return VulkanUnsupportedError(msg, loc=loc)
+
+
+def uses_float64(typed):
+    """Whether a typed kernel has float64 values (variables, arguments or array elements)."""
+    from numba.core import types
+
+    def is_f64(t):
+        t = getattr(t, "dtype", t)
+        return isinstance(t, types.Float) and t.bitwidth == 64
+
+    return any(is_f64(t) for t in typed.typemap.values()) or any(map(is_f64, typed.argtypes))
 
 
 def annotate(typed):

@@ -2,9 +2,19 @@
 
 Tests and users may change the attributes at run time; the readers look them
 up when they need them.
+
+A malformed value never breaks ``import numba_vulkan`` (a package that cannot
+be imported cannot say what is wrong): the usual spellings of on and off
+(``yes``/``no``, ``true``/``false``, ``on``/``off``) count as 1 and 0, and
+anything else falls back to the default with a RuntimeWarning that names the
+variable.
 """
 
 import os
+import warnings
+
+_TRUE = {"yes", "y", "true", "t", "on"}
+_FALSE = {"no", "n", "false", "f", "off", "none"}
 
 
 def _float(name, default):
@@ -16,11 +26,24 @@ def _float(name, default):
 
 
 def _int(name, default):
-    value = os.environ.get(name, "")
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower()
+    if not value:
+        return default
     try:
-        return int(value) if value.strip() else default
+        return int(value, 0)
     except ValueError:
-        raise ValueError(f"{name}={value!r} is not an integer") from None
+        pass
+    if value in _TRUE:
+        return 1
+    if value in _FALSE:
+        return 0
+    warnings.warn(
+        f"{name}={raw!r} is not an integer (nor yes/no, true/false, on/off); using {default}",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return default
 
 
 DEVICE = os.environ.get("NUMBA_VULKAN_DEVICE", "")  # index or name substring

@@ -17,16 +17,22 @@ returns at once; one with NumPy arrays waits, because it copies results back.
 """
 
 import dataclasses
-import math
+import inspect
 import threading
+import warnings
 
 import numpy as np
 from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, compiler, config, narrowing, target
-from .errors import InternalCompilerError, VulkanSupportError
+from . import arguments, checks, compiler, config, narrowing, target
+from .errors import (
+    InternalCompilerError,
+    VulkanLoopLimitWarning,
+    VulkanPrecisionWarning,
+    VulkanSupportError,
+)
 
 _JIT_OPTIONS = {
     "fastmath": False,
@@ -82,6 +88,11 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
+    for name in ("fastmath", "boundscheck", "cache", "device", "debug"):
+        if not isinstance(merged[name], (bool, np.bool_)):
+            raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
+    if merged["inline"] not in ("never", "always"):
+        raise ValueError(f"jit option inline must be 'never' or 'always', not {merged['inline']!r}")
     if merged["error_model"] not in ("numpy", "python"):
         raise ValueError(f"error_model must be 'numpy' or 'python', not {merged['error_model']!r}")
     if merged["narrow"] not in (None, True, False, "ints", "floats"):
@@ -128,6 +139,7 @@ class Dispatcher:
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
         self._lock = threading.RLock()
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
+        self._warned_precision = False
 
     # ------------------------------------------------------------ launch forms
 
@@ -144,7 +156,10 @@ class Dispatcher:
                 "a launch configuration is kernel[groups, local_size] or "
                 f"kernel[groups, local_size, stream_or_device], not kernel[{config_!r}]"
             )
-        cached = self._configs.get(config_)
+        try:
+            cached = self._configs.get(config_)
+        except TypeError:  # unhashable (lists inside): checked and built, not cached
+            cached = None
         if cached is not None:
             return cached
         groups = _dim3(config_[0], "groups")
@@ -187,18 +202,22 @@ class Dispatcher:
             key = cached = None
         if cached is not None:
             return cached
-        extents = (extent,) if isinstance(extent, (int, np.integer)) else tuple(extent)
-        if not 1 <= len(extents) <= 3:
-            raise ValueError(f"forall() extent must have 1 to 3 dimensions, not {extent!r}")
-        if any(int(e) < 0 for e in extents):
-            raise ValueError(f"forall() extent must not be negative: {extent!r}")
+        extents = checks.as_int_tuple(extent, "forall() extent")
         if local_size is None:
             local = DEFAULT_LOCAL_SIZE[len(extents)]
         else:
             local = _dim3(local_size, "local_size")
-        full = tuple(int(e) for e in extents) + (1,) * (3 - len(extents))
-        groups = tuple(max(1, math.ceil(e / l)) if e else 0 for e, l in zip(full, local))
+        full = extents + (1,) * (3 - len(extents))
+        groups = tuple(-(-e // n) for e, n in zip(full, local))  # exact: no float rounding
+        for axis, n in enumerate(groups):
+            if n > checks.MAX_U32:
+                raise OverflowError(
+                    f"forall() extent {extent!r} needs {n} workgroups of {local[axis]} along "
+                    f"axis {axis}, more than 2^32 - 1; use a larger local_size"
+                )
         if stream is not None:
+            if not isinstance(stream, runtime_stream_class()):
+                raise TypeError(f"forall() stream must be a Stream, not {type(stream).__name__}")
             stream, stream_device = _stream_or_device(stream)
             device = device if device is not None else stream_device
         launch = LaunchConfig(self, groups, local, _resolve_device(device), stream)
@@ -229,10 +248,17 @@ class Dispatcher:
         -------
         numba_vulkan.codegen.CompiledKernel
         """
-        argtypes = arguments.parse_argtypes(argtypes)
+        try:
+            argtypes = arguments.parse_argtypes(argtypes)
+        except (SyntaxError, NameError, AttributeError, ValueError) as e:
+            raise TypeError(f"argtypes {argtypes!r} is not a signature: {e}") from None
+        except TypeError as e:
+            raise TypeError(f"argtypes {argtypes!r}: {e}") from None
         device = None if device is None else _resolve_device(device)
         if mode is None:
             mode = self._mode(device)
+        elif not isinstance(mode, narrowing.Mode):
+            raise TypeError(f"mode must be a numba_vulkan.narrowing.Mode, not {mode!r}")
         return self._compile(argtypes, mode, _nan_preserve(device))
 
     def _mode(self, device):
@@ -258,7 +284,23 @@ class Dispatcher:
                         nan_preserve=nan_preserve,
                     )
                     self._compiled[key] = compiled
+                    self._warn_if_float64_narrowed(compiled)
         return compiled
+
+    def _warn_if_float64_narrowed(self, compiled):
+        """VulkanPrecisionWarning, once per kernel, when the default mode computes float64
+        values in float32 (a device without float64); an explicit ``narrow`` asks for it."""
+        if not compiled.mode.floats or self.options["narrow"] is not None or config.NARROW:
+            return
+        if self._warned_precision or not compiler.uses_float64(compiled.typed):
+            return
+        self._warned_precision = True
+        warnings.warn(
+            f"kernel {self.__name__!r} computes its float64 values in float32: the device "
+            "lacks float64 (pass narrow='floats' to say that this is intended)",
+            VulkanPrecisionWarning,
+            stacklevel=4,
+        )
 
     def _compile_options(self):
         return compiler.Options(
@@ -270,14 +312,15 @@ class Dispatcher:
 
     def _specialise(self, argtypes, device, wide_indices=False):
         mode = self._mode(device)
-        if wide_indices and mode.ints:
-            # An array past 32-bit indexing: this specialisation computes in 64 bits.
-            mode = dataclasses.replace(mode, ints=False)
+        if wide_indices:
+            # An array past 32-bit indexing: this specialisation has 64-bit extents and strides.
+            mode = dataclasses.replace(mode, index64=True)
         key = (argtypes, device, mode)
         spec = self._specialisations.get(key)
         if spec is None:
             compiled = self._compile(argtypes, mode, _nan_preserve(device))
             device.check_support(compiled)
+            self._warn_loop_limit(compiled, device)
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
                 if spec is None:
@@ -288,6 +331,25 @@ class Dispatcher:
                     old = self._launchers.get(device, [])
                     self._launchers[device] = [spec.launcher, *old]
         return spec
+
+    def _warn_loop_limit(self, compiled, device):
+        """Warn once per kernel and device whose loop cap its loops could pass (probes.py)."""
+        limit = getattr(device.info, "loop_iteration_limit", None)
+        bound = getattr(compiled, "loop_iterations", 0)
+        if limit is None or (bound is not None and bound <= limit):
+            return
+        warned = self.__dict__.setdefault("_loop_warned", set())
+        if device in warned:
+            return
+        warned.add(device)
+        what = "loops without a constant bound" if bound is None else f"up to {bound} loop iterations"
+        warnings.warn(
+            f"kernel {self.__name__!r} has {what}, but {device.info.name} ends every loop nest "
+            f"after {limit} iterations per invocation without an error (a driver limit: "
+            "Mesa's lavapipe), so its results may be wrong there; see docs/runtime.md",
+            VulkanLoopLimitWarning,
+            stacklevel=4,
+        )
 
     @property
     def specialisations(self):
@@ -358,11 +420,25 @@ class Dispatcher:
 
     # ------------------------------------------------------------ slow path
 
+    def _check_arg_count(self, args):
+        """TypeError naming the kernel when ``args`` do not fit its parameters."""
+        try:
+            signature = inspect.signature(self.py_func)
+        except (TypeError, ValueError):  # no signature to check against
+            return
+        try:
+            signature.bind(*args)
+        except TypeError as e:
+            raise TypeError(
+                f"kernel {self.__name__}{signature} got {len(args)} argument(s): {e}"
+            ) from None
+
     def _launch_slow(self, launch, args):
         """Type the arguments, specialise, copy NumPy arrays and launch (see the module doc)."""
         from . import runtime
 
         self.slow_path_count += 1
+        self._check_arg_count(args)
         device = launch.device if launch.device is not None else runtime.get_device()
         launch.check_limits(device)
         argtypes = []
@@ -375,6 +451,7 @@ class Dispatcher:
                 )
             argtypes.append(arguments.typeof_argument(arg, position))
         wide = any(arguments.needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
+        wide = wide or launch.needs_64bit_ids()
         spec = self._specialise(tuple(argtypes), device, wide)
 
         # NumPy arrays travel to the device; the ones the kernel writes come back.
@@ -382,12 +459,15 @@ class Dispatcher:
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
+                arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
                 on_device = runtime.to_device(np.ascontiguousarray(arg), device=device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
-            elif isinstance(arg, np.generic) and arg.dtype == np.bool_:
-                device_args[position] = bool(arg)
+            elif isinstance(arg, (np.generic, int, float)):
+                device_args[position] = arguments.scalar_for_launch(
+                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                )
         device_args = tuple(device_args)
 
         if not spec.launcher.launch(launch.groups, launch.local_size, device_args):
@@ -396,7 +476,7 @@ class Dispatcher:
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
             )
         for host, on_device in copy_back:
-            if host.flags.c_contiguous:
+            if host.flags.c_contiguous and host.dtype.isnative:
                 on_device.copy_to_host(out=host)
             else:
                 host[...] = on_device.copy_to_host()
@@ -446,8 +526,15 @@ class LaunchConfig:
                     return None
         return self.dispatcher._launch_slow(self, args)
 
+    def needs_64bit_ids(self):
+        """Whether some global id of the grid is past 2^31 - 1 (see frontend/grid.py)."""
+        return any(g * n > 2**31 for g, n in zip(self.groups, self.local_size))
+
     def check_limits(self, device):
-        """Raise VulkanSupportError if the grid or workgroup exceeds ``device``'s limits."""
+        """Raise VulkanSupportError if the workgroup exceeds ``device``'s limits.
+
+        Grids of more workgroups than ``max_groups`` are split by the launcher.
+        """
         info = device.info
         for axis, (n, limit) in enumerate(zip(self.local_size, info.max_local_size)):
             if n > limit:
@@ -461,13 +548,6 @@ class LaunchConfig:
                 f"local size {self.local_size} has {invocations} invocations, more than the "
                 f"device's max_local_invocations {info.max_local_invocations} ({info.name})"
             )
-        for axis, (n, limit) in enumerate(zip(self.groups, info.max_groups)):
-            if n > limit:
-                raise VulkanSupportError(
-                    f"{n} workgroups along axis {axis} exceed the device's max_groups "
-                    f"{tuple(info.max_groups)} ({info.name}); splitting large grids is not "
-                    "implemented yet"
-                )
         self._checked = device
 
     def __repr__(self):
@@ -485,19 +565,8 @@ class _HostInfo:
 
 
 def _dim3(value, what):
-    if isinstance(value, (int, np.integer)):
-        dims = (int(value),)
-    elif isinstance(value, tuple) and 1 <= len(value) <= 3:
-        dims = tuple(value)
-    else:
-        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
-    for d in dims:
-        if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
-            raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
-        if d < 0 or (what == "local_size" and d < 1):
-            raise ValueError(f"{what} must be positive, not {value!r}")
-    dims = tuple(int(d) for d in dims)
-    return dims + (1,) * (3 - len(dims))
+    """1 to 3 ints (a tuple or a list) in uint32 range, padded with 1s; local sizes are >= 1."""
+    return checks.as_dim3(value, what, minimum=1 if what == "local_size" else 0)
 
 
 def _stream_or_device(value):
@@ -507,7 +576,18 @@ def _stream_or_device(value):
     stream_cls = getattr(runtime, "Stream", None)
     if stream_cls is not None and isinstance(value, stream_cls):
         return value, value.device
+    if not isinstance(value, (int, np.integer, str, runtime.Device, runtime.DeviceInfo)):
+        raise TypeError(
+            "the third element of a launch configuration (stream) must be a Stream or a "
+            f"device, not {type(value).__name__}"
+        )
     return None, _resolve_device(value)
+
+
+def runtime_stream_class():
+    from . import runtime
+
+    return runtime.Stream
 
 
 def _nan_preserve(device):
@@ -552,4 +632,5 @@ def _make_launcher(device, compiled):
         list(compiled.argspecs),
         compiled.param_size,
         compiled.params_in_buffer,
+        getattr(compiled, "grid", None),
     )

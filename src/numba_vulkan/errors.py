@@ -55,3 +55,8 @@ class VulkanPerformanceWarning(UserWarning):
 
 class VulkanValidationWarning(UserWarning):
     """A message of the Vulkan validation layer (NUMBA_VULKAN_DEBUG)."""
+
+
+class VulkanLoopLimitWarning(UserWarning):
+    """A kernel's loops could run longer than the driver lets a loop run (lavapipe: 65,535
+    iterations per loop nest and invocation), which would end them early without an error."""

@@ -10,9 +10,10 @@ from numba_vulkan import _core, compiler, frontend, narrowing
 INTS = narrowing.Mode(ints=True, floats=False)
 EXACT = narrowing.Mode(ints=False, floats=False)
 NARROW = narrowing.Mode(ints=True, floats=True)
+INDEX64 = narrowing.Mode(index64=True)
 
 
-def lower(fn, argtypes, mode=INTS):
+def lower(fn, argtypes, mode=EXACT):
     typed = compiler.type_kernel(fn, tuple(argtypes), compiler.Options())
     return frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, fn.__name__
@@ -22,7 +23,7 @@ def lower(fn, argtypes, mode=INTS):
 def _storage_dtype(dtype, mode):
     if dtype == np.bool_:
         return np.dtype(np.int32)
-    if mode.floats and dtype == np.float64:
+    if not mode.float64_storage and dtype == np.float64:
         return np.dtype(np.float32)
     return dtype
 
@@ -37,7 +38,7 @@ def _param_bits(value, kind):
     return int(value) & ((1 << bits) - 1)
 
 
-def run_kir(fn, args, mode=INTS, builtins=(), max_steps=2_000_000):
+def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0, 0, 0)):
     """Lower `fn` for `args`, run it in the KIR interpreter; returns the arrays after the run."""
     argtypes = [numba.typeof(a) for a in args]
     lk = lower(fn, argtypes, mode)
@@ -56,14 +57,15 @@ def run_kir(fn, args, mode=INTS, builtins=(), max_steps=2_000_000):
             params += [_param_bits(s // a.itemsize, ik) for s in a.strides]
             base += max(host.nbytes, 8) + (1 << 16)
         else:
-            _, code, nbytes, _ = spec
+            _, _, code, nbytes, _ = spec
             if code == "b":
                 params.append(1 if a else 0)
             else:
                 kind = {("f", 4): K.f32, ("f", 8): K.f64, ("i", 4): K.i32, ("i", 8): K.i64,
                         ("u", 4): K.u32, ("u", 8): K.u64}[(code, nbytes)]  # fmt: skip
                 params.append(_param_bits(a, kind))
-    finished, _, regions = _core.interpret(lk.module, params, list(builtins), memory, max_steps)
+    builtins, params = _grid(lk.module, list(builtins), params, grid_base)
+    finished, _, regions = _core.interpret(lk.module, params, builtins, memory, max_steps)
     assert finished, "the kernel did not finish (endless loop?)"
     results = []
     for (a, host), raw in zip(outs, regions):
@@ -72,7 +74,36 @@ def run_kir(fn, args, mode=INTS, builtins=(), max_steps=2_000_000):
     return results
 
 
-def check(fn, *args, mode=INTS, rtol=0.0):
+def _grid(module, builtins, params, base=(0, 0, 0)):
+    """The builtins and hidden grid parameters (frontend/grid.py) of one invocation.
+
+    The kernel computes global_id from group_id, local_size and local_id: a
+    given global_id g becomes group g of one invocation. The grid is one
+    dispatch whose first workgroup is `base` (a piece of a split grid), of the
+    given num_groups (1 by default).
+    """
+    B = _core.Builtin
+    given = {(b, axis): v for b, axis, v in builtins}
+    for (b, axis), v in list(given.items()):
+        if b == B.global_id:
+            given.setdefault((B.group_id, axis), v)
+            given.setdefault((B.local_size, axis), 1)
+            given.setdefault((B.local_id, axis), 0)
+    for axis in range(3):
+        for b, default in ((B.group_id, 0), (B.local_size, 1), (B.local_id, 0)):
+            given.setdefault((b, axis), default)
+    params = list(params)
+    for index in range(len(params), module.num_params):
+        name = module.param_name(index)  # grid.base.x ... grid.groups.z
+        axis = "xyz".index(name[-1])
+        if name.startswith("grid.base"):
+            params.append(base[axis])
+        else:
+            params.append(given.get((B.num_groups, axis), 1))
+    return [(b, axis, v) for (b, axis), v in given.items()], params
+
+
+def check(fn, *args, mode=EXACT, rtol=0.0):
     """Run `fn` in CPython and in KIR; every array must match."""
     expected = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
     fn(*expected)

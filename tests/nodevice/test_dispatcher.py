@@ -127,7 +127,7 @@ def test_forall_default_local_sizes_and_group_counts():
 
 def test_forall_bad_extent():
     kernel = nv.jit(saxpy)
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError, match="extent"):
         kernel.forall((1, 2, 3, 4))
     with pytest.raises(ValueError):
         kernel.forall(-5)

@@ -16,6 +16,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -40,29 +41,19 @@ struct ArgSpec {
     uint32_t extent_offsets[kMaxDims] = {};
     uint32_t stride_offsets[kMaxDims] = {};
     uint32_t index_bytes = 4;
-    // scalar
-    char kind = 0;  // 'i', 'u', 'f', 'b'
-    uint32_t nbytes = 0;
+    // scalar: the argument's exact type (a NumPy scalar type, and which Python
+    // builtin values Numba types the same way), and its slot in the block
+    PyObject* np_type = nullptr;  // e.g. numpy.int32
+    char py_kind = 0;             // 'i' int64 ints, 'U' uint64 ints, 'f' float, 'b' bool, 0 none
+    char kind = 0;                // slot: 'i', 'u', 'f', 'b'
+    uint32_t nbytes = 0;          // slot: 4 or 8
     uint32_t offset = 0;
 };
 
-// NumPy's scalar base classes, looked up once.
-struct NumpyScalars {
-    PyObject* integer = nullptr;
-    PyObject* floating = nullptr;
-    PyObject* bool_ = nullptr;
-};
-
-const NumpyScalars& Numpy() {
-    static NumpyScalars n = [] {
-        nb::module_ np = nb::module_::import_("numpy");
-        NumpyScalars r;
-        r.integer = nb::object(np.attr("integer")).release().ptr();
-        r.floating = nb::object(np.attr("floating")).release().ptr();
-        r.bool_ = nb::object(np.attr("bool_")).release().ptr();
-        return r;
-    }();
-    return n;
+// The NumPy scalar type of a dtype name ("int32" -> numpy.int32), kept alive for good.
+PyObject* NumpyScalarType(const std::string& dtype) {
+    nb::module_ np = nb::module_::import_("numpy");
+    return nb::object(np.attr("dtype")(dtype).attr("type")).release().ptr();
 }
 
 template <typename T>
@@ -95,7 +86,7 @@ bool ReadTriple(PyObject* obj, uint32_t out[3]) {
 class Launcher {
   public:
     Launcher(vk::Device* device, nb::object kernel, nb::list argspecs, uint32_t param_size,
-             bool params_in_buffer)
+             bool params_in_buffer, nb::object grid)
         : device_(device), kernel_obj_(std::move(kernel)), in_buffer_(params_in_buffer) {
         kernel_ = nb::cast<PyKernel&>(kernel_obj_).kernel.get();
         if (&kernel_->device() != device_) {
@@ -139,21 +130,28 @@ class Launcher {
                 }
                 ++array_count_;
             } else if (what == "scalar") {
-                std::string code = nb::cast<std::string>(t[1]);
+                // ("scalar", dtype name, slot code, slot bytes, offset)
+                std::string dtype = nb::cast<std::string>(t[1]);
+                std::string code = nb::cast<std::string>(t[2]);
                 spec.kind = code.empty() ? 0 : code[0];
-                spec.nbytes = nb::cast<uint32_t>(t[2]);
-                spec.offset = nb::cast<uint32_t>(t[3]);
+                spec.nbytes = nb::cast<uint32_t>(t[3]);
+                spec.offset = nb::cast<uint32_t>(t[4]);
                 if (code.size() != 1 || !std::strchr("iufb", spec.kind) ||
                     (spec.nbytes != 4 && spec.nbytes != 8)) {
                     Throw(util::InvalidArgument("malformed scalar argspec"));
                 }
+                spec.np_type = NumpyScalarType(dtype);
+                if (dtype == "int64") spec.py_kind = 'i';
+                if (dtype == "uint64") spec.py_kind = 'U';
+                if (dtype == "float64") spec.py_kind = 'f';
+                if (dtype == "bool") spec.py_kind = 'b';
                 check(spec.offset, spec.nbytes);
             } else {
                 Throw(util::InvalidArgument("argspec kind must be 'array' or 'scalar'"));
             }
             specs_.push_back(spec);
         }
-        Numpy();
+        ReadGridSpec(grid, param_size);
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
@@ -221,26 +219,68 @@ class Launcher {
                 return false;
             }
         }
+        // 32-bit ids of a grid of more than 2^31 invocations along an axis would turn
+        // negative: the dispatcher then takes the kernel's 64-bit specialisation.
+        if (grid_.index_bytes == 4 && grid_.reads_ids) {
+            for (int a = 0; a < 3; ++a) {
+                if (uint64_t{g[a]} * l[a] > (uint64_t{1} << 31)) {
+                    return false;
+                }
+            }
+        }
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
-        const auto& max = device_->info().max_groups;
-        if (g[0] > max[0] || g[1] > max[1] || g[2] > max[2]) {
-            Throw(util::Unsupported("grid of (" + std::to_string(g[0]) + ", " +
-                                    std::to_string(g[1]) + ", " + std::to_string(g[2]) +
-                                    ") workgroups exceeds the device's maximum"));
+        util::Result<uint64_t> value = util::Status::Ok();
+        {
+            nb::gil_scoped_release release;  // the launch may wait for a slot
+            value = DispatchGrid(*pipeline, g, block, used, n_used);
         }
         {
             std::lock_guard<std::mutex> lock(last_mutex_);
             std::memcpy(last_block_.data(), block, block_bytes_);
         }
-        util::Result<uint64_t> value = util::Status::Ok();
-        {
-            nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = device_->RecordDispatch(*kernel_, *pipeline, g, block, param_size_, in_buffer_,
-                                            used, n_used);
-        }
         if (!value.ok()) Throw(value.status());
         return true;
+    }
+
+    // The grid `g` as one dispatch, or as several where it exceeds the device's
+    // max_groups along some axis: each piece gets the index of its first
+    // workgroup in the whole grid (grid.base) and the whole grid's counts
+    // (grid.groups), which the kernel adds to WorkgroupId / reads for
+    // num_groups (frontend/grid.py). Returns the timeline value of the last piece.
+    util::Result<uint64_t> DispatchGrid(VkPipeline pipeline, const uint32_t g[3],
+                                        uint8_t* block, vk::Buffer* const* used, size_t n_used) {
+        const auto& max = device_->info().max_groups;
+        if (grid_.has_groups) {
+            for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
+        }
+        if (g[0] <= max[0] && g[1] <= max[1] && g[2] <= max[2]) {
+            if (grid_.has_base) {
+                for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.base[a], 0);
+            }
+            return device_->RecordDispatch(*kernel_, pipeline, g, block, param_size_, in_buffer_,
+                                           used, n_used);
+        }
+        uint64_t value = 0;
+        uint32_t piece[3];
+        for (uint64_t z = 0; z < g[2]; z += max[2]) {
+            piece[2] = static_cast<uint32_t>(std::min<uint64_t>(max[2], g[2] - z));
+            for (uint64_t y = 0; y < g[1]; y += max[1]) {
+                piece[1] = static_cast<uint32_t>(std::min<uint64_t>(max[1], g[1] - y));
+                for (uint64_t x = 0; x < g[0]; x += max[0]) {
+                    piece[0] = static_cast<uint32_t>(std::min<uint64_t>(max[0], g[0] - x));
+                    if (grid_.has_base) {
+                        Put<uint32_t>(block, grid_.base[0], static_cast<uint32_t>(x));
+                        Put<uint32_t>(block, grid_.base[1], static_cast<uint32_t>(y));
+                        Put<uint32_t>(block, grid_.base[2], static_cast<uint32_t>(z));
+                    }
+                    NVK_ASSIGN_OR_RETURN(value, device_->RecordDispatch(*kernel_, pipeline, piece,
+                                                                        block, param_size_,
+                                                                        in_buffer_, used, n_used));
+                }
+            }
+        }
+        return value;
     }
 
     nb::bytes LastBlock() const {
@@ -249,43 +289,94 @@ class Launcher {
     }
 
   private:
+    // The hidden grid parameters (frontend/grid.py): None, or (base offsets or
+    // None, groups offsets or None, index bytes).
+    struct GridSpec {
+        bool has_base = false, has_groups = false, reads_ids = false;
+        uint32_t base[3] = {}, groups[3] = {};
+        uint32_t index_bytes = 4;
+    };
+
+    void ReadGridSpec(nb::handle grid, uint32_t param_size) {
+        if (grid.is_none()) return;
+        nb::tuple t = nb::cast<nb::tuple>(grid);
+        if (nb::len(t) != 3) Throw(util::InvalidArgument("malformed grid spec"));
+        auto offsets = [&](nb::handle h, uint32_t out[3]) {
+            if (h.is_none()) return false;
+            nb::tuple o = nb::cast<nb::tuple>(h);
+            if (nb::len(o) != 3) Throw(util::InvalidArgument("malformed grid spec"));
+            for (int a = 0; a < 3; ++a) {
+                out[a] = nb::cast<uint32_t>(o[a]);
+                if (out[a] + 4 > param_size) {
+                    Throw(util::InvalidArgument("grid offset outside the parameter block"));
+                }
+            }
+            return true;
+        };
+        grid_.has_base = offsets(t[0], grid_.base);
+        grid_.has_groups = offsets(t[1], grid_.groups);
+        grid_.reads_ids = grid_.has_base || grid_.has_groups;
+        grid_.index_bytes = nb::cast<uint32_t>(t[2]);
+    }
+
+    // Write a scalar argument whose type is exactly the specialisation's (as
+    // numba.typeof would type it) and whose value fits the slot; anything else
+    // answers false, and the dispatcher's slow path picks or compiles another
+    // specialisation, or raises OverflowError for a value a narrowed slot cannot hold.
     static bool WriteScalar(const ArgSpec& spec, PyObject* arg, uint8_t* block) {
-        const NumpyScalars& np = Numpy();
-        const bool is_bool = PyBool_Check(arg) || PyObject_TypeCheck(arg, (PyTypeObject*)np.bool_);
+        if (reinterpret_cast<PyObject*>(Py_TYPE(arg)) != spec.np_type) {
+            const bool builtin_match =
+                (spec.py_kind == 'b' && PyBool_Check(arg)) ||
+                (spec.py_kind == 'f' && PyFloat_CheckExact(arg)) ||
+                ((spec.py_kind == 'i' || spec.py_kind == 'U') && PyLong_CheckExact(arg));
+            if (!builtin_match) return false;
+        }
         if (spec.kind == 'b') {
-            if (!is_bool) return false;
-            Put<uint32_t>(block, spec.offset, PyObject_IsTrue(arg) ? 1u : 0u);
+            int truth = PyObject_IsTrue(arg);
+            if (truth < 0) { PyErr_Clear(); return false; }
+            Put<uint32_t>(block, spec.offset, truth ? 1u : 0u);
             return true;
         }
-        if (is_bool) return false;
         if (spec.kind == 'f') {
-            if (!PyFloat_Check(arg) && !PyObject_TypeCheck(arg, (PyTypeObject*)np.floating)) {
-                return false;
-            }
             double v = PyFloat_AsDouble(arg);
             if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
             if (spec.nbytes == 8) Put<double>(block, spec.offset, v);
             else Put<float>(block, spec.offset, static_cast<float>(v));
             return true;
         }
-        // 'i' or 'u'
-        if (!PyLong_Check(arg) && !PyObject_TypeCheck(arg, (PyTypeObject*)np.integer)) return false;
-        PyObject* index = PyLong_Check(arg) ? (Py_INCREF(arg), arg) : PyNumber_Index(arg);
+        __int128 v = 0;
+        if (!ReadInteger(arg, &v)) return false;
+        // A Python int is an int64 below 2^63 and a uint64 from there (numba.typeof).
+        if (spec.py_kind == 'i' && PyLong_CheckExact(arg) && v > INT64_MAX) return false;
+        if (spec.py_kind == 'U' && PyLong_CheckExact(arg) && v <= INT64_MAX) return false;
+        const int bits = static_cast<int>(spec.nbytes) * 8;
+        const __int128 lo = spec.kind == 'i' ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
+        const __int128 hi = spec.kind == 'i' ? (static_cast<__int128>(1) << (bits - 1)) - 1
+                                             : (static_cast<__int128>(1) << bits) - 1;
+        if (v < lo || v > hi) return false;  // a narrowed slot: the slow path says so
+        if (spec.nbytes == 8) Put<uint64_t>(block, spec.offset, static_cast<uint64_t>(v));
+        else Put<uint32_t>(block, spec.offset, static_cast<uint32_t>(v));
+        return true;
+    }
+
+    // The value of a Python int or NumPy integer, from -2^63 to 2^64 - 1.
+    static bool ReadInteger(PyObject* arg, __int128* out) {
+        PyObject* index = PyNumber_Index(arg);
         if (!index) { PyErr_Clear(); return false; }
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-        if (overflow > 0) {
-            // Above int64: only a uint64 value can be meant.
+        bool ok = !(v == -1 && PyErr_Occurred());
+        if (ok && overflow > 0) {
             unsigned long long u = PyLong_AsUnsignedLongLong(index);
-            Py_DECREF(index);
-            if (PyErr_Occurred()) { PyErr_Clear(); return false; }
-            PutInt(block, spec.offset, spec.nbytes, static_cast<int64_t>(u));
-            return true;
+            ok = !(u == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+            *out = u;
+        } else {
+            ok = ok && overflow == 0;
+            *out = v;
         }
         Py_DECREF(index);
-        if (overflow < 0 || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return false; }
-        PutInt(block, spec.offset, spec.nbytes, v);
-        return true;
+        if (!ok) PyErr_Clear();
+        return ok;
     }
 
     vk::Device* device_;
@@ -298,6 +389,7 @@ class Launcher {
     size_t array_count_ = 0;
     mutable std::mutex last_mutex_;
     std::vector<uint8_t> last_block_;  // the block of the last launch, for last_block()
+    GridSpec grid_;
 };
 
 }  // namespace
@@ -326,6 +418,16 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                     PyErr_Clear();
                     Throw(util::InvalidArgument("groups and local_size must be 1-3 ints"));
                 }
+                const auto& max = d.info().max_groups;
+                if (g[0] > max[0] || g[1] > max[1] || g[2] > max[2]) {
+                    // A raw module has no grid parameters, so its grid cannot be split.
+                    Throw(util::Unsupported(
+                        "groups (" + std::to_string(g[0]) + ", " + std::to_string(g[1]) + ", " +
+                        std::to_string(g[2]) + ") exceed the device's max_groups (" +
+                        std::to_string(max[0]) + ", " + std::to_string(max[1]) + ", " +
+                        std::to_string(max[2]) + "); kernels compiled by @nv.jit split such "
+                        "grids, raw SPIR-V modules cannot"));
+                }
                 VkPipeline pipeline = Unwrap(k.kernel->Pipeline(l));
                 uint32_t n = static_cast<uint32_t>(push.size());
                 std::vector<uint8_t> block((n + 3u) & ~3u, 0);
@@ -350,9 +452,9 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
 
     nb::class_<Launcher>(m, "Launcher", "The fast launch path of one kernel specialisation.")
-        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool>(), nb::arg("device"),
-             nb::arg("kernel"), nb::arg("argspecs"), nb::arg("param_size"),
-             nb::arg("params_in_buffer"))
+        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object>(),
+             nb::arg("device"), nb::arg("kernel"), nb::arg("argspecs"), nb::arg("param_size"),
+             nb::arg("params_in_buffer"), nb::arg("grid") = nb::none())
         .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
              nb::arg("args"))
         .def("last_block", &Launcher::LastBlock,

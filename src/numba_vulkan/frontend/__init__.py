@@ -7,6 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass
 
+from . import grid
 from .lower import Lowerer
 
 
@@ -21,17 +22,24 @@ class LoweredKernel:
     argspecs : list of tuple
         One launcher argspec per kernel argument, in order: ``("array", dtype,
         ndim, addr_offset, extent_offsets, stride_offsets, index_bytes)`` or
-        ``("scalar", code, nbytes, offset)``.
+        ``("scalar", dtype name, slot code, slot bytes, offset)``: the argument's exact
+        type (as ``numba.typeof`` gives it), and its slot ('i', 'u', 'f' or 'b', 4 or 8 bytes).
     param_size : int
         Size of the parameter block in bytes.
     writes : tuple of bool
         Per argument: True when the kernel may store into that array.
+    grid : tuple
+        ``(base_offsets, groups_offsets, index_bytes)``: where the launcher
+        writes the first workgroup of each dispatch and the whole grid's
+        workgroup counts (three u32 each; None when the kernel does not read
+        them), and the width of the kernel's ids (see frontend/grid.py).
     """
 
     module: object
     argspecs: list
     param_size: int
     writes: tuple
+    grid: tuple = (None, None, 4)
 
 
 def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
@@ -69,6 +77,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         argspecs=lowerer.argspecs,
         param_size=lowerer.module.param_block_size(),
         writes=writes,
+        grid=grid.layout(lowerer),
     )
 
 

@@ -11,7 +11,7 @@ from numba.core import types
 from numba.core.unsafe import eh
 
 from .. import _core, stubs
-from . import arith, loops
+from . import arith, grid, loops
 from .errors import unsupported
 from .types import compute_kind, is_float, is_scalar_type, is_signed
 
@@ -111,8 +111,10 @@ def _intrinsic(lowerer, expr, sig, builtin):
         raise unsupported(
             f"'{builtin.name}' with an axis that is not a literal 0, 1 or 2", expr.loc
         )
-    value = b.builtin(builtin, axis)
-    return arith.convert(b, value, compute_kind(sig.return_type, lowerer.mode, expr.loc))
+    kind = compute_kind(sig.return_type, lowerer.mode, expr.loc)
+    if builtin in (_core.Builtin.global_id, _core.Builtin.group_id, _core.Builtin.num_groups):
+        return grid.lower(lowerer, builtin, axis, kind)  # right in grids split by the launcher
+    return arith.convert(b, b.builtin(builtin, axis), kind)
 
 
 def _len(lowerer, expr, sig):

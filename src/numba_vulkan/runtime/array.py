@@ -11,9 +11,12 @@ strides over one element of memory (never read) is indexed, transposed or
 reshaped, and the result's strides and data-pointer offset give the view.
 """
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import checks
 from . import devices as _devices
 
 
@@ -33,7 +36,10 @@ def storage_dtype(dtype, info):
     if dtype.kind in "iu" and dtype.itemsize == 8 and not info.int64:
         return np.dtype(f"{dtype.kind}4")
     if dtype.kind not in "iuf" or dtype.itemsize > 8:
-        raise TypeError(f"device arrays of {dtype} are not supported")
+        raise TypeError(
+            f"dtype {dtype} is not supported by device arrays (booleans, integers and floats "
+            "of at most 64 bits are)"
+        )
     return dtype
 
 
@@ -45,13 +51,16 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _shape_tuple(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    shape = tuple(int(n) for n in shape)
-    if any(n < 0 for n in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return shape
+def _check_stream(stream, device=None):
+    """Refuse a `stream` argument that is not a Stream (of `device`, if given)."""
+    if stream is None:
+        return
+    from .extras import Stream
+
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be a Stream (nv.stream()), not {type(stream).__name__}")
+    if device is not None and stream.device is not device:
+        raise ValueError("stream belongs to another device than the array")
 
 
 class DeviceArray(_core().DeviceArrayBase):
@@ -88,11 +97,11 @@ class DeviceArray(_core().DeviceArrayBase):
 
     def __init__(self, device, shape, dtype, _stored=None):
         device = _devices.get_device(device)
-        dtype = np.dtype(dtype)
+        dtype = checks.as_dtype(dtype)
         stored = storage_dtype(dtype, device.info)
-        shape = _shape_tuple(shape)
+        shape = checks.as_shape(shape)
         if _stored is None:
-            nbytes = int(np.prod(shape, dtype=np.int64)) * stored.itemsize
+            nbytes = checks.nbytes_of(shape, stored.itemsize)
             buffer = _core().vk_allocate(device._core, nbytes)
             offset, strides = 0, _c_strides(shape, stored.itemsize)
         else:
@@ -112,7 +121,7 @@ class DeviceArray(_core().DeviceArrayBase):
     @property
     def size(self):
         """Number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self):
@@ -190,12 +199,21 @@ class DeviceArray(_core().DeviceArrayBase):
     def __setitem__(self, key, value):
         self._check_key(key)
         offset = self._element_offset(key)
+        value = _host_array(value, "value")
         if offset is not None:
-            host = np.asarray(value, dtype=self.dtype).astype(self._stored_dtype).reshape(1)
+            if value.size != 1:
+                raise ValueError(f"value must be one element, not an array of shape {value.shape}")
+            host = value.astype(self.dtype).astype(self._stored_dtype).reshape(1)
             self._buffer.write(offset, host)
             return
         view = self[key]
-        view.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape))
+        try:
+            values = np.broadcast_to(value.astype(self.dtype), view.shape)
+        except ValueError:
+            raise ValueError(
+                f"value of shape {value.shape} cannot be broadcast to the view's shape {view.shape}"
+            ) from None
+        view.copy_to_device(values)
 
     @property
     def T(self):
@@ -216,8 +234,14 @@ class DeviceArray(_core().DeviceArrayBase):
         """
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
+        if axes:
+            axes = checks.as_int_tuple(axes, "axes", min_len=0, max_len=32, minimum=None)
         dummy = self._dummy()
-        return self._view_from(dummy, dummy.transpose(axes or None))
+        try:
+            view = dummy.transpose(axes or None)
+        except ValueError as e:
+            raise ValueError(f"axes {axes!r} do not permute the {self.ndim} axes: {e}") from None
+        return self._view_from(dummy, view)
 
     def reshape(self, *shape):
         """Give the array a new shape without copying.
@@ -240,6 +264,7 @@ class DeviceArray(_core().DeviceArrayBase):
         """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        shape = checks.as_int_tuple(shape, "shape", min_len=0, max_len=32, minimum=-1)
         dummy = self._dummy()
         try:
             view = np.reshape(dummy, shape, copy=False)
@@ -312,17 +337,19 @@ class DeviceArray(_core().DeviceArrayBase):
         -------
         numpy.ndarray
         """
+        _check_stream(stream, self.device)
         if out is not None:
-            if (
-                not isinstance(out, np.ndarray)
-                or out.shape != self.shape
-                or out.dtype != self.dtype
-            ):
+            if not isinstance(out, np.ndarray):
+                raise TypeError(f"out must be a NumPy array, not {type(out).__name__}")
+            if out.shape != self.shape or out.dtype != self.dtype:
                 raise ValueError(
-                    f"out must be a NumPy array of shape {self.shape} and dtype {self.dtype}"
+                    f"out must be a NumPy array of shape {self.shape} and dtype {self.dtype}, "
+                    f"not {out.shape} {out.dtype}"
                 )
             if not out.flags.c_contiguous:
                 raise ValueError("out must be C-contiguous")
+            if not out.flags.writeable:
+                raise ValueError("out is read-only")
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
                 self._buffer.read(self._offset, out)  # straight into `out`, no temporary
                 return out
@@ -356,11 +383,14 @@ class DeviceArray(_core().DeviceArrayBase):
         ValueError
             If the shapes differ.
         """
+        _check_stream(stream, self.device)
         if isinstance(array, DeviceArray):
             array = array.copy_to_host()
-        host = np.asarray(array)
+        host = _host_array(array, "array")
         if host.shape != self.shape:
-            raise ValueError(f"cannot copy an array of shape {host.shape} into one of {self.shape}")
+            raise ValueError(
+                f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
+            )
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
             return self
@@ -411,11 +441,26 @@ def to_device(array, device=None, stream=None):
     -------
     DeviceArray
     """
+    _check_stream(stream)
     if device is None and stream is not None:
         device = stream.device
-    host = np.asarray(array)
+    host = _host_array(array, "array")
     out = DeviceArray(device, host.shape, host.dtype)
     return out.copy_to_device(host)
+
+
+def _host_array(array, what):
+    """`array` as a NumPy array of numbers, or TypeError naming `what`."""
+    try:
+        host = np.asarray(array)
+    except (TypeError, ValueError) as e:  # ragged lists and the like
+        raise TypeError(f"{what} cannot be converted to a NumPy array: {e}") from None
+    if host.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{what} must hold booleans, integers or floats, not {host.dtype} "
+            f"(from {type(array).__name__})"
+        )
+    return host
 
 
 def device_array(shape, dtype=np.float64, device=None):
@@ -450,4 +495,8 @@ def device_array_like(array, device=None):
     """
     if device is None and isinstance(array, DeviceArray):
         device = array.device
+    if not isinstance(array, (DeviceArray, np.ndarray)):
+        raise TypeError(
+            f"array must be a NumPy array or a DeviceArray, not {type(array).__name__}"
+        )
     return DeviceArray(device, array.shape, array.dtype)

@@ -6,8 +6,8 @@ import typing
 
 import numpy as np
 
-from .. import config
-from ..errors import VulkanSupportError
+from .. import checks, config
+from ..errors import SpirvCodegenError, VulkanSupportError
 from . import debug
 
 hint = " Install your distribution's Vulkan loader (libvulkan1 on Debian and Ubuntu) and a driver."
@@ -62,6 +62,12 @@ class DeviceInfo:
     subgroup_basic, subgroup_vote, subgroup_arithmetic, subgroup_ballot, \
 subgroup_shuffle, subgroup_shuffle_relative : bool
         Which classes of subgroup operations compute shaders may use.
+    loop_iteration_limit : int or None
+        Iterations after which the driver silently ends a loop nest in one
+        invocation (65,535 on Mesa 22's lavapipe), or None where loops run to
+        the end. Measured by a probe kernel when the device is first opened and
+        cached per driver version (runtime/probes.py); None until then if the
+        cache does not know the driver yet.
     api_version : tuple of int
         The device's Vulkan version (major, minor, patch).
     driver_name, driver_info : str
@@ -95,6 +101,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     subgroup_ballot: bool = False
     subgroup_shuffle: bool = False
     subgroup_shuffle_relative: bool = False
+    loop_iteration_limit: object = None  # int or None
     # Beyond the spec: facts the runtime and `python -m numba_vulkan` use.
     api_version: tuple = (1, 2, 0)
     driver_name: str = ""
@@ -137,8 +144,22 @@ def list_devices(refresh=False):
     with _lock:
         if _infos is None or refresh:
             raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
-            _infos = [DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}) for d in raw]
+            _infos = [_with_cached_probes(DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}))
+                      for d in raw]  # fmt: skip
+            for index, dev in Device._open.items():  # what opened devices measured stays
+                if index < len(_infos):
+                    _infos[index] = dev.info
         return list(_infos)
+
+
+def _with_cached_probes(info):
+    """`info` with what the probe cache knows of its driver (runtime/probes.py)."""
+    from . import probes
+
+    limit = probes.cached_loop_limit(info)
+    if limit is probes._MISSING:
+        return info
+    return dataclasses.replace(info, loop_iteration_limit=limit)
 
 
 class Device:
@@ -188,6 +209,7 @@ class Device:
                 dev = super().__new__(cls)
                 dev._init(info)
                 cls._open[info.index] = dev
+                dev._probe()
             return dev
 
     def __init__(self, info):
@@ -203,6 +225,23 @@ class Device:
         self._core.timeout = float(config.TIMEOUT)
         self.mode = Mode.for_device(info)
         self._kernels = {}
+
+    def _probe(self):
+        """Measure what the driver does not report (probes.py) and record it in ``info``."""
+        import warnings
+
+        from . import probes
+
+        try:
+            limit = probes.loop_iteration_limit(self)
+        except Exception as e:  # a device that cannot run the probe can still run other work
+            warnings.warn(f"the loop-limit probe failed on {self.info.name}: {e}", RuntimeWarning)
+            return
+        if limit != self.info.loop_iteration_limit:
+            self.info = dataclasses.replace(self.info, loop_iteration_limit=limit)
+            with _lock:
+                if _infos is not None and self.info.index < len(_infos):
+                    _infos[self.info.index] = self.info
 
     def __repr__(self):
         return f"<Device {self.info.index}: {self.info.name!r}>"
@@ -235,8 +274,9 @@ class Device:
 
     @pool_limit.setter
     def pool_limit(self, nbytes):
-        self._core.pool_limit = int(nbytes)
-        self._core.trim(int(nbytes))
+        nbytes = checks.as_int(nbytes, "pool_limit", minimum=0, maximum=2**64 - 1)
+        self._core.pool_limit = nbytes
+        self._core.trim(nbytes)
 
     def pool_stats(self):
         """Statistics of the buffer pool.
@@ -259,7 +299,7 @@ class Device:
         limit : int
             Number of bytes that may remain pooled.
         """
-        self._core.trim(int(limit))
+        self._core.trim(checks.as_int(limit, "limit", minimum=0, maximum=2**64 - 1))
 
     def synchronize(self, report=True):
         """Wait until every kernel launched on this device has finished.
@@ -322,16 +362,27 @@ class Device:
         numba_vulkan._core.Kernel
             Pipelines are created from it per local size, on first use.
         """
-        if isinstance(words, (bytes, bytearray, memoryview)):
-            words = np.frombuffer(bytes(words), dtype=np.uint32)
-        words = np.ascontiguousarray(words, dtype=np.uint32).reshape(-1)
-        return self._core.load_kernel(words, int(push_size))
+        words = _spirv_words(words)
+        push_size = checks.as_int(push_size, "push_size", minimum=0, maximum=2**32 - 1)
+        if push_size % 4:
+            raise ValueError(f"push_size must be a multiple of 4, not {push_size}")
+        if push_size > self.info.max_push_constants:
+            raise ValueError(
+                f"push_size {push_size} exceeds the device's {self.info.max_push_constants} "
+                f"bytes of push constants ({self.info.name})"
+            )
+        return self._core.load_kernel(words, push_size)
 
     def _kernel_for(self, kernel):
         from .. import _core as core
 
         if isinstance(kernel, core.Kernel):
             return kernel
+        if not hasattr(kernel, "words"):
+            raise TypeError(
+                "kernel must be a loaded kernel (Device.load_kernel) or a CompiledKernel, "
+                f"not {type(kernel).__name__}"
+            )
         key = id(kernel)
         entry = self._kernels.get(key)
         if entry is None or entry[0] is not kernel:
@@ -373,6 +424,13 @@ class Device:
         """
         from .array import DeviceArray
 
+        groups = checks.as_dim3(groups, "groups")
+        if local_size is not None:
+            local_size = checks.as_dim3(local_size, "local_size", minimum=1)
+        if not isinstance(arrays, (list, tuple)):
+            raise TypeError(f"arrays must be a list of device arrays, not {type(arrays).__name__}")
+        if not (callable(push) or isinstance(push, (bytes, bytearray, memoryview))):
+            raise TypeError(f"push must be bytes or a callable, not {type(push).__name__}")
         buffers = []
         for a in arrays:
             if a is None:
@@ -393,6 +451,10 @@ class Device:
 
     def launch_stream(self, stream, kernel, groups, arrays, push=b""):
         """Enqueue `kernel` on a Stream; streams run on the device's one queue this round."""
+        from .extras import Stream
+
+        if not isinstance(stream, Stream):
+            raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream.device is not self:
             raise ValueError("the stream belongs to another device")
         self.launch(kernel, groups, arrays, push)
@@ -407,12 +469,18 @@ class Device:
         """
         from .array import DeviceArray, to_device
 
+        if not isinstance(arrays, (list, tuple)):
+            raise TypeError(f"arrays must be a list of arrays, not {type(arrays).__name__}")
         device_arrays, back = [], []
         for a in arrays:
             if a is None or isinstance(a, DeviceArray):
                 device_arrays.append(a)
             else:
-                host = np.asarray(a)
+                if not isinstance(a, np.ndarray):
+                    raise TypeError(
+                        f"arrays must hold NumPy or device arrays, not {type(a).__name__}"
+                    )
+                host = a
                 d = to_device(host, device=self)
                 device_arrays.append(d)
                 back.append((host, d))
@@ -426,12 +494,64 @@ class Device:
 
 
 def _triple(v):
-    if isinstance(v, (int, np.integer)):
-        return (int(v), 1, 1)
-    t = tuple(int(x) for x in v)
-    if not 1 <= len(t) <= 3:
-        raise ValueError(f"expected 1 to 3 extents, got {v!r}")
-    return t + (1,) * (3 - len(t))
+    return checks.as_dim3(v, "groups")
+
+
+_SPV_MAGIC = 0x07230203
+_OP_ENTRY_POINT = 15
+_GL_COMPUTE = 5
+
+
+def _spirv_words(words):
+    """`words` as a uint32 array holding a valid Vulkan 1.2 compute module with entry ``main``.
+
+    The validator (SPIRV-Tools) runs before the driver sees the module:
+    drivers and the validation layer are free to crash on invalid SPIR-V.
+
+    Raises
+    ------
+    TypeError
+        If `words` is neither bytes nor an array of unsigned 32-bit integers.
+    ValueError
+        If the module is invalid, naming what the validator found.
+    """
+    from .. import _core
+
+    if isinstance(words, (bytes, bytearray, memoryview)):
+        raw = bytes(words)
+        if len(raw) % 4:
+            raise ValueError(f"words has {len(raw)} bytes, not a whole number of 32-bit words")
+        words = np.frombuffer(raw, dtype=np.uint32)
+    elif isinstance(words, np.ndarray):
+        if words.dtype.kind not in "iu" or words.dtype.itemsize != 4:
+            raise TypeError(f"words must be a uint32 array or bytes, not an array of {words.dtype}")
+    else:
+        raise TypeError(f"words must be a uint32 array or bytes, not {type(words).__name__}")
+    words = np.ascontiguousarray(words.view(np.uint32)).reshape(-1)
+    if len(words) < 5 or int(words[0]) != _SPV_MAGIC:
+        raise ValueError("words is not a SPIR-V module (bad magic number or too short)")
+    try:
+        _core.validate(words)
+    except SpirvCodegenError as e:
+        message = str(e).split("--- disassembly ---")[0].strip()
+        raise ValueError(f"words is not a valid SPIR-V module for Vulkan 1.2: {message}") from None
+    if not _has_compute_main(words):
+        raise ValueError("words has no GLCompute entry point named 'main'")
+    return words
+
+
+def _has_compute_main(words):
+    i = 5
+    while i < len(words):
+        count, op = int(words[i]) >> 16, int(words[i]) & 0xFFFF
+        if count == 0:
+            return False
+        if op == _OP_ENTRY_POINT and int(words[i + 1]) == _GL_COMPUTE:
+            name = words[i + 3 : i + count].tobytes().split(b"\0", 1)[0]
+            if name == b"main":
+                return True
+        i += count
+    return False
 
 
 _selected = None

@@ -11,7 +11,7 @@ import contextlib
 
 import numpy as np
 
-from .. import config
+from .. import checks, config
 from . import devices as _devices
 
 PRINT_BUFFER_WORDS = config.PRINT_WORDS
@@ -99,6 +99,8 @@ class Event:
         Event
             The event itself.
         """
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream is not None and stream.device is not self.device:
             raise ValueError("the stream belongs to another device")
         self._mark = tuple(self.device._core.record_timestamp())
@@ -109,9 +111,16 @@ class Event:
         return self._mark is not None and self.device._core.idle()
 
     def synchronize(self):
-        """Wait until the device has passed the event."""
-        if self._mark is not None:
-            self.device._core.wait_value(self._mark[1])
+        """Wait until the device has passed the event.
+
+        Raises
+        ------
+        ValueError
+            If the event has not been recorded: there is no point to wait for.
+        """
+        if self._mark is None:
+            raise ValueError("the event has not been recorded; call record() before synchronize()")
+        self.device._core.wait_value(self._mark[1])
 
     def _ns(self):
         if self._mark is None:
@@ -130,6 +139,8 @@ class Event:
         -------
         float
         """
+        if not isinstance(end, Event):
+            raise TypeError(f"end must be an Event, not {type(end).__name__}")
         if end.device is not self.device:
             raise ValueError("the events belong to different devices")
         return (end._ns() - self._ns()) / 1e6
@@ -142,6 +153,8 @@ def event(device=None):
 
 def event_elapsed_time(start, end):
     """Milliseconds between two events, as numba.cuda names it."""
+    if not isinstance(start, Event):
+        raise TypeError(f"start must be an Event, not {type(start).__name__}")
     return start.elapsed_time(end)
 
 
@@ -157,6 +170,12 @@ def pinned_array(shape, dtype=np.float64, device=None):
         Uninitialised, C-contiguous.
     """
     _devices.get_device(device)
+    shape = checks.as_shape(shape)
+    dtype = checks.as_dtype(dtype)
+    if dtype.kind not in "biuf" or dtype.itemsize > 8:
+        raise TypeError(f"dtype must be a boolean, integer or float type of at most 64 bits, "
+                        f"not {dtype}")  # fmt: skip
+    checks.nbytes_of(shape, dtype.itemsize)
     return np.empty(shape, dtype=dtype)
 
 

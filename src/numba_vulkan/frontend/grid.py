@@ -1,0 +1,68 @@
+"""Grids larger than one dispatch: group_id, global_id and num_groups.
+
+A device runs at most ``max_groups`` workgroups per axis in one dispatch
+(65,535 of 64 invocations on lavapipe, i.e. 4,194,240 ids). The launcher
+splits a larger grid into several dispatches; each dispatch sees its own
+WorkgroupId (from 0) and NumWorkgroups. So the kernel reads two hidden
+parameters, added to the parameter block after the arguments only when the
+kernel uses these intrinsics, and written by the launcher per dispatch:
+
+    grid.base.{x,y,z}    the first workgroup of this dispatch in the whole grid
+    grid.groups.{x,y,z}  the workgroups of the whole grid
+
+and computes
+
+    group_id(a)   = WorkgroupId[a] + base[a]
+    global_id(a)  = group_id(a) * local_size(a) + LocalInvocationId[a]
+    num_groups(a) = groups[a]
+
+as signed 32-bit integers in a 32-bit-index specialisation, and in 64 bits in
+a 64-bit-index one (``mode.index64``), whose ids may pass 2^32. The launcher
+asks for the 64-bit specialisation when a grid has more than 2^31 invocations
+along an axis, so 32-bit ids are exact and never negative; they are then
+sign-extended to intp, which tells the narrowing pass that they fit 32 bits.
+"""
+
+from .. import _core
+from . import arith
+
+K = _core.Kind
+Op = _core.Op
+B = _core.Builtin
+
+BASE = "grid.base"
+GROUPS = "grid.groups"
+
+
+def _params(lowerer, name):
+    """The three u32 parameters `name`.{x,y,z}, declared on first use."""
+    indices = lowerer.grid_params.get(name)
+    if indices is None:
+        indices = [lowerer.module.add_param(f"{name}.{axis}", K.u32) for axis in "xyz"]
+        lowerer.grid_params[name] = indices
+    return indices
+
+
+def lower(lowerer, builtin, axis, kind):
+    """The value of `builtin` (group_id, global_id or num_groups) along `axis`, as `kind`."""
+    b = lowerer.b
+    if builtin == B.num_groups:
+        return arith.convert(b, b.param(_params(lowerer, GROUPS)[axis]), kind)
+    work = K.u64 if lowerer.mode.index64 else K.i32
+    base = arith.convert(b, b.param(_params(lowerer, BASE)[axis]), work)
+    group = b.binary(Op.add, arith.convert(b, b.builtin(B.group_id, axis), work), base)
+    if builtin == B.group_id:
+        return arith.convert(b, group, kind)
+    size = arith.convert(b, b.builtin(B.local_size, axis), work)
+    local = arith.convert(b, b.builtin(B.local_id, axis), work)
+    return arith.convert(b, b.binary(Op.add, b.binary(Op.mul, group, size), local), kind)
+
+
+def layout(lowerer):
+    """What the launcher writes: (base offsets or None, groups offsets or None, index bytes)."""
+    offsets = {
+        name: tuple(lowerer.module.param_offset(i) for i in indices)
+        for name, indices in lowerer.grid_params.items()
+    }
+    index_bytes = 8 if lowerer.mode.index64 else 4
+    return (offsets.get(BASE), offsets.get(GROUPS), index_bytes)

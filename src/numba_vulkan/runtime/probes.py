@@ -1,0 +1,109 @@
+"""Facts about a driver that only running a kernel reveals.
+
+Mesa 22's lavapipe ends every loop nest after 65,535 iterations per
+invocation, silently (gallivm's loop limiter, LP_MAX_TGSI_LOOP_ITERATIONS):
+summing 200,000 ones gives 65,535. No Vulkan property reports it, so a probe
+kernel runs a loop longer than that once per driver version and the result is
+kept in ``<cache dir>/driver_probes.json``; ``DeviceInfo.loop_iteration_limit``
+carries it (None where loops run to the end), and the dispatcher warns about
+kernels whose loops could pass it.
+
+The cache directory is ``NUMBA_VULKAN_CACHE_DIR``, else
+``$XDG_CACHE_HOME/numba_vulkan`` (``~/.cache/numba_vulkan``). A cache that
+cannot be read or written only costs a probe per process.
+"""
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from .. import config
+
+#: Iterations the probe asks for: past any limit a driver is known to have.
+PROBE_ITERATIONS = 1 << 20
+_VERSION = 1  # bump when the probe changes, so that old results are not trusted
+_FILE = "driver_probes.json"
+
+
+def cache_dir():
+    """The folder of numba_vulkan's on-disk caches."""
+    if config.CACHE_DIR:
+        return config.CACHE_DIR
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "numba_vulkan")
+
+
+def driver_key(info):
+    """What identifies a driver build: device, driver name and version string, API version."""
+    version = ".".join(map(str, info.api_version))
+    return (
+        f"v{_VERSION}:{info.vendor_id:04x}:{info.device_id:04x}:{info.name}:"
+        f"{info.driver_name}:{info.driver_info}:{version}"
+    )
+
+
+def _read():
+    try:
+        with open(os.path.join(cache_dir(), _FILE)) as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(key, entry):
+    folder = cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        data = _read()
+        data[key] = entry
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".probes.")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, os.path.join(folder, _FILE))  # atomic: concurrent processes are safe
+    except OSError:
+        pass
+
+
+_MISSING = object()
+
+
+def cached_loop_limit(info):
+    """The cached result for `info`'s driver: an int, None (no limit), or _MISSING."""
+    entry = _read().get(driver_key(info))
+    if not isinstance(entry, dict) or "loop_iteration_limit" not in entry:
+        return _MISSING
+    value = entry["loop_iteration_limit"]
+    return value if value is None or isinstance(value, int) else _MISSING
+
+
+def _probe_kernel(ones, n, out):
+    total = 0
+    for j in range(n):  # n is a parameter: no static bound the compiler could fold
+        total += ones[j & 1]
+    out[0] = total
+
+
+def loop_iteration_limit(device):
+    """The loop cap of `device`'s driver (int), or None if loops run to the end.
+
+    Cached per driver (see the module doc); otherwise measured by a probe
+    kernel of PROBE_ITERATIONS iterations on `device`.
+    """
+    cached = cached_loop_limit(device.info)
+    if cached is not _MISSING:
+        return cached
+    from ..dispatcher import jit
+
+    kernel = jit(_probe_kernel)
+    ones = np.ones(2, np.int32)
+    out = np.zeros(1, np.int32)
+    kernel.forall(1, device=device, local_size=1)(ones, np.int32(PROBE_ITERATIONS), out)
+    count = int(out[0])
+    if count <= 0:  # the probe itself went wrong: say nothing rather than something false
+        return None
+    limit = None if count >= PROBE_ITERATIONS else count
+    _write(driver_key(device.info), {"loop_iteration_limit": limit, "probe_result": count})
+    return limit

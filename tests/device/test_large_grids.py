@@ -1,0 +1,95 @@
+"""Grids of more workgroups than one dispatch allows (issue 10, item 5).
+
+The launcher splits them into dispatches of at most ``max_groups`` workgroups
+per axis, and the kernel adds each dispatch's first workgroup to its ids
+(frontend/grid.py). Every id of a grid just above the limit is checked.
+"""
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+
+
+@nv.jit
+def _ids(gid, grp, n, counts):
+    i = nv.global_id(0)
+    if i < n:
+        gid[i] = i
+        grp[i] = nv.group_id(0)
+    if i == 0:
+        counts[0] = nv.num_groups(0)
+        counts[1] = nv.num_groups(1)
+
+
+def test_forall_just_above_max_groups_gives_every_id(device):
+    local = 64
+    n = device.info.max_groups[0] * local + 1000  # 4,195,240 on lavapipe: two dispatches
+    gid = nv.device_array(n, np.int32)
+    grp = nv.device_array(n, np.int32)
+    counts = nv.device_array(2, np.int64)
+    launch = _ids.forall(n, local_size=local)
+    assert launch.groups[0] > device.info.max_groups[0]
+    launch(gid, grp, n, counts)
+    expected = np.arange(n, dtype=np.int32)
+    np.testing.assert_array_equal(gid.copy_to_host(), expected)
+    np.testing.assert_array_equal(grp.copy_to_host(), expected // local)
+    np.testing.assert_array_equal(counts.copy_to_host(), [launch.groups[0], 1])
+
+
+@nv.jit
+def _ids2(out, counts):
+    x = nv.global_id(0)
+    y = nv.global_id(1)
+    if x < out.shape[1] and y < out.shape[0]:
+        out[y, x] = y * 1000 + x * 10 + nv.group_id(1) % 7
+    if x == 0 and y == 0:
+        counts[0] = nv.num_groups(0)
+        counts[1] = nv.num_groups(1)
+
+
+def test_grid_split_along_y_and_x(device):
+    """Both axes past max_groups: four pieces, each with its own base."""
+    mx, my = device.info.max_groups[0], device.info.max_groups[1]
+    # Small enough to run, large enough to need splitting along both axes only when the
+    # limits are small; lavapipe's are 65,535 so y is split, x is not (one row each).
+    groups = (2, my + 3)
+    out = nv.device_array((groups[1], groups[0]), np.int64)
+    counts = nv.device_array(2, np.int64)
+    _ids2[groups, (1, 1)](out, counts)
+    y, x = np.mgrid[0 : groups[1], 0 : groups[0]]
+    np.testing.assert_array_equal(out.copy_to_host(), y * 1000 + x * 10 + y % 7)
+    np.testing.assert_array_equal(counts.copy_to_host(), groups)
+    assert mx >= 2
+
+
+@nv.jit
+def _local_only(out):
+    out[nv.local_id(0)] = nv.local_size(0)  # reads no group ids: split without base parameters
+
+
+def test_kernel_without_group_ids_is_split_too(device):
+    out = nv.device_array(4, np.int32)
+    _local_only[device.info.max_groups[0] + 2, 4](out)
+    np.testing.assert_array_equal(out.copy_to_host(), [4, 4, 4, 4])
+
+
+def test_32_bit_ids_past_2_31_take_the_64_bit_specialisation(device):
+    """A launcher with 32-bit ids declines grids past 2^31 - 1 invocations along an axis (the
+    dispatcher then compiles 64-bit ids), before recording anything."""
+    gid = nv.device_array(4, np.int32)
+    grp = nv.device_array(4, np.int32)
+    counts = nv.device_array(2, np.int64)
+    _ids.forall(4)(gid, grp, 4, counts)
+    (launcher,) = _ids._launchers[device]
+    assert launcher.launch((2, 1, 1), (64, 1, 1), (gid, grp, 4, counts))
+    assert not launcher.launch((2**25 + 1, 1, 1), (64, 1, 1), (gid, grp, 4, counts))
+    assert not launcher.launch((1, 2**31 + 1, 1), (1, 1, 1), (gid, grp, 4, counts))
+    assert _ids.forall(2**31 + 64).needs_64bit_ids()
+    assert not _ids.forall(2**31).needs_64bit_ids()  # ids 0 .. 2^31 - 1 fit in 32 bits
+    np.testing.assert_array_equal(gid.copy_to_host(), [0, 1, 2, 3])
+
+
+def test_grid_past_uint32_is_refused_clearly(device):
+    with pytest.raises(OverflowError, match="groups"):
+        _ids[2**32, 1]
