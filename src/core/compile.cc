@@ -4,6 +4,7 @@
 
 #include "kir/printer.h"
 #include "kir/verifier.h"
+#include "narrow/narrow.h"
 #include "spirv/emit.h"
 #include "spirv/tools.h"
 #include "structurize/structurize.h"
@@ -19,10 +20,23 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
 
     // 1. The front end's CFG must satisfy KIR's invariants before any pass relies on them.
     NVK_RETURN_IF_ERROR(kir::Verify(module));
-    // 2. Structured control flow; the emitter accepts only this form.
+    // 2. 64-bit integer ops that provably fit are computed in 32 bits. Array
+    //    extents are never negative (the front end names them NAME.shape[k]).
+    if (options.narrow_ints) {
+        narrow::NarrowOptions narrow_options;
+        for (int axis = 0; axis < 3; ++axis) {
+            narrow_options.ranges.max_local_size[axis] = options.max_local_size[axis];
+            narrow_options.ranges.max_groups[axis] = options.max_groups[axis];
+        }
+        narrow_options.ranges.params = narrow::ExtentParamRanges(module);
+        NVK_RETURN_IF_ERROR(narrow::NarrowIntegers(module, narrow_options));
+        NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
+    out.kir_narrowed = kir::Print(module);
+    // 3. Structured control flow; the emitter accepts only this form.
     NVK_RETURN_IF_ERROR(structurize::Structurize(module));
     NVK_RETURN_IF_ERROR(kir::Verify(module));
-    // 3. SPIR-V, validated before and after optimisation: a failure before
+    // 4. SPIR-V, validated before and after optimisation: a failure before
     //    points at the emitter, a failure after at the optimiser.
     spirv::EmitOptions emit_options;
     emit_options.params_in_buffer = out.params_in_buffer;
@@ -34,7 +48,7 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_ASSIGN_OR_RETURN(out.words, spirv::Optimize(out.words));
         NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     }
-    // 4. What the device must support, read from the final module.
+    // 5. What the device must support, read from the final module.
     out.capabilities = spirv::CapabilityNames(out.words);
     return out;
 }

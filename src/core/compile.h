@@ -15,6 +15,14 @@ struct CompileOptions {
     bool fastmath = false;
     uint32_t max_push_bytes = 128;  // the device's push-constant limit
     std::vector<uint32_t> preserve_float_widths;  // see spirv::EmitOptions
+    // Compute 64-bit integer ops in 32 bits where a range analysis proves the
+    // results identical (narrow/narrow.h). Independent of `optimize`: it
+    // never changes a result, only speed; tests turn it off to compare.
+    bool narrow_ints = true;
+    // Device limits per axis that bound the builtins for that analysis;
+    // UINT32_MAX: unknown (ids are then any u32).
+    uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    uint32_t max_groups[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
 };
 
 // What the runtime needs to run a kernel, and what users inspect.
@@ -30,6 +38,7 @@ struct CompiledKernel {
     std::vector<std::string> capabilities;
     uint32_t shared_bytes = 0;
     std::string kir;                // the KIR the front end built, printed
+    std::string kir_narrowed;       // the KIR after integer narrowing (= kir when off)
 };
 
 util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options);

@@ -51,6 +51,9 @@ class CompiledKernel:
         An upper bound on the iterations of the kernel's loops per
         invocation (the sum over loop nests), or None where some loop has no
         static bound (see frontend/loop_bounds.py).
+    kir_narrowed : str
+        The KIR after integer narrowing (docs/narrowing.md), the form the
+        structurizer and the SPIR-V emitter see.
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
@@ -76,6 +79,7 @@ class CompiledKernel:
         self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
         self.kir = core.kir
+        self.kir_narrowed = core.kir_narrowed
         self.unbound = []
         self.typed = typed  # the Numba typing result (for inspect_types)
         self._spirv = None

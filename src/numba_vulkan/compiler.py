@@ -6,7 +6,8 @@ compile_kernel
                    front end maps Numba variables to KIR local variables,
                    so phi nodes would only get in its way.
   2. lower_kernel  numba_vulkan.frontend: typed IR -> KIR (CFG form).
-  3. _core.compile the C++ half: verify, structurize, emit SPIR-V,
+  3. _core.compile the C++ half: verify, narrow proven 64-bit integer
+                   ops to 32 bits (mode.prove), structurize, emit SPIR-V,
                    optimise, validate.
 Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
 """
@@ -115,6 +116,7 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         fastmath=options.fastmath,
         max_push_bytes=max_push_bytes,
         nan_preserve=list(nan_preserve),
+        narrow_ints=mode.prove,
     )
     kernel = codegen.CompiledKernel(
         name=name,
@@ -311,6 +313,9 @@ def dump(kernel):
     if "kir" in stages or "all" in stages:
         with open(stem + ".kir", "w") as f:
             f.write(kernel.kir)
+    if "narrowed" in stages or "all" in stages:
+        with open(stem + ".narrowed", "w") as f:
+            f.write(kernel.kir_narrowed)
     if "spirv" in stages or "all" in stages:
         with open(stem + ".spvasm", "w") as f:
             f.write(kernel.disassemble())

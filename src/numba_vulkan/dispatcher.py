@@ -216,7 +216,7 @@ class Dispatcher:
                     f"axis {axis}, more than 2^32 - 1; use a larger local_size"
                 )
         if stream is not None:
-            if not isinstance(stream, runtime_stream_class()):
+            if not isinstance(stream, _stream_class()):
                 raise TypeError(f"forall() stream must be a Stream, not {type(stream).__name__}")
             stream, stream_device = _stream_or_device(stream)
             device = device if device is not None else stream_device
@@ -367,7 +367,7 @@ class Dispatcher:
             argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
         return [self.compile(argtypes)]
 
-    def inspect_kir(self, *args_or_types):
+    def inspect_kir(self, *args_or_types, narrowed=False):
         """The KIR the front end built, as text.
 
         Parameters
@@ -376,15 +376,20 @@ class Dispatcher:
             Arguments (typed as a launch would) or Numba types of one
             specialisation, which is compiled if needed. Without them, the KIR
             of every specialisation compiled so far, by argument types.
+        narrowed : bool
+            The KIR after integer narrowing instead (64-bit integer ops
+            computed in 32 bits where a range analysis proves it exact; see
+            docs/narrowing.md).
 
         Returns
         -------
         str or dict
         """
         kernels = self._lookup(args_or_types)
+        pick = (lambda k: k.kir_narrowed) if narrowed else (lambda k: k.kir)
         if args_or_types:
-            return kernels[0].kir
-        return {k.argtypes: k.kir for k in kernels}
+            return pick(kernels[0])
+        return {k.argtypes: pick(k) for k in kernels}
 
     def inspect_spirv(self, *args_or_types):
         """The SPIR-V assembly of a specialisation (see ``inspect_kir`` for the arguments).
@@ -584,7 +589,7 @@ def _stream_or_device(value):
     return None, _resolve_device(value)
 
 
-def runtime_stream_class():
+def _stream_class():
     from . import runtime
 
     return runtime.Stream

@@ -67,6 +67,14 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     builtins, params = _grid(lk.module, list(builtins), params, grid_base)
     finished, _, regions = _core.interpret(lk.module, params, builtins, memory, max_steps)
     assert finished, "the kernel did not finish (endless loop?)"
+    # The integer narrowing pass (docs/narrowing.md) must not change any result:
+    # every front-end test runs the narrowed module too.
+    narrowed = _core.narrow_ints(lk.module)
+    n_finished, _, n_regions = _core.interpret(narrowed, params, list(builtins), memory, max_steps)
+    assert n_finished, "the narrowed kernel did not finish"
+    assert [bytes(r) for r in n_regions] == [bytes(r) for r in regions], (
+        "integer narrowing changed the results:\n" + narrowed.print()
+    )
     results = []
     for (a, host), raw in zip(outs, regions):
         out = np.frombuffer(raw, dtype=host.dtype).reshape(a.shape)

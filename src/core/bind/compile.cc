@@ -1,8 +1,10 @@
 // Bindings of the C++ half of the pipeline (interface B of the project):
 //
-//   ck = _core.compile(module, optimize=True, fastmath=False, max_push_bytes=128)
+//   ck = _core.compile(module, optimize=True, fastmath=False, max_push_bytes=128,
+//                      narrow_ints=True, max_local_size=None, max_groups=None)
 //   _core.disassemble(words) -> str
 //   _core.validate(words)          raises SpirvCodegenError
+//   _core.narrow_ints(module) -> a narrowed copy (tests); _core.count_wide_int_ops(module)
 //
 // `module` is the _core.KirModule the front end built (its class is declared in
 // bind/kir.cc). Compile consumes its argument, so the binding copies the module:
@@ -10,6 +12,7 @@
 // Failures become Python exceptions only here, through bind/errors.h.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -17,6 +20,8 @@
 
 #include "bind/errors.h"
 #include "../compile.h"  // not "compile.h": Python ships a header of that name
+#include "kir/verifier.h"
+#include "narrow/narrow.h"
 #include "spirv/tools.h"
 
 namespace nb = nanobind;
@@ -60,6 +65,8 @@ void InitCompile(nb::module_& m) {
         .def_ro("capabilities", &CompiledKernel::capabilities)
         .def_ro("shared_bytes", &CompiledKernel::shared_bytes)
         .def_ro("kir", &CompiledKernel::kir)
+        .def_ro("kir_narrowed", &CompiledKernel::kir_narrowed,
+                "The KIR after integer narrowing, printed (equal to kir when it is off).")
         .def("__repr__", [](const CompiledKernel& k) {
             return "<_core.CompiledKernel " + std::to_string(k.words.size()) + " words, " +
                    std::to_string(k.param_size) + " parameter bytes>";
@@ -68,8 +75,20 @@ void InitCompile(nb::module_& m) {
     m.def(
         "compile",
         [](const kir::Module& module, bool optimize, bool fastmath, uint32_t max_push_bytes,
-           std::vector<uint32_t> nan_preserve) {
+           std::vector<uint32_t> nan_preserve, bool narrow_ints,
+           std::optional<std::vector<uint32_t>> max_local_size,
+           std::optional<std::vector<uint32_t>> max_groups) {
             CompileOptions options;
+            options.narrow_ints = narrow_ints;
+            auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
+                             const char* name) {
+                if (!in) return;
+                if (in->size() != 3)
+                    throw nb::value_error((std::string(name) + " must have 3 entries").c_str());
+                for (int i = 0; i < 3; ++i) out[i] = (*in)[i];
+            };
+            limits(max_local_size, options.max_local_size, "max_local_size");
+            limits(max_groups, options.max_groups, "max_groups");
             options.optimize = optimize;
             options.fastmath = fastmath;
             options.max_push_bytes = max_push_bytes;
@@ -83,9 +102,35 @@ void InitCompile(nb::module_& m) {
         },
         nb::arg("module"), nb::kw_only(), nb::arg("optimize") = true,
         nb::arg("fastmath") = false, nb::arg("max_push_bytes") = 128,
-        nb::arg("nan_preserve") = std::vector<uint32_t>(),
+        nb::arg("nan_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
+        nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
-        "the float widths for which the device keeps signed zeros, infinities and NaNs.");
+        "the float widths for which the device keeps signed zeros, infinities and NaNs. "
+        "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "
+        "the results identical. max_local_size, max_groups: the device's limits per axis "
+        "(3 entries each), which bound the ids for that analysis.");
+
+    m.def(
+        "narrow_ints",
+        [](const kir::Module& module) {
+            kir::Module copy = module;
+            narrow::NarrowOptions options;
+            options.ranges.params = narrow::ExtentParamRanges(copy);
+            ThrowIfError(narrow::NarrowIntegers(copy, options));
+            ThrowIfError(kir::Verify(copy));
+            return copy;
+        },
+        nb::arg("module"),
+        "A copy of a KIR module with the integer narrowing pass applied as compile applies "
+        "it (array extents >= 0, no device limits), for tests that run both in the "
+        "interpreter.");
+
+    m.def(
+        "count_wide_int_ops",
+        [](const kir::Module& module) { return narrow::CountWideIntOps(module); },
+        nb::arg("module"),
+        "How many instructions of a KIR module compute on or move 64-bit integers "
+        "(narrow::CountWideIntOps).");
 
     m.def(
         "disassemble",

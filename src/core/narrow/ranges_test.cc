@@ -1,0 +1,139 @@
+// Unit tests of the interval transfer functions and of the range analysis.
+#include "narrow/cases.h"
+#include "narrow/test_support.h"
+
+namespace nvk::narrow::testing {
+namespace {
+
+using kir::MathFn;
+using kir::Op;
+using kir::ScalarKind;
+
+constexpr Int k31 = Int{1} << 31, k32 = Int{1} << 32, k63 = Int{1} << 63;
+const Interval kI32 = KindRange(ScalarKind::kI32), kI64 = KindRange(ScalarKind::kI64);
+const Interval kU32 = KindRange(ScalarKind::kU32), kU64 = KindRange(ScalarKind::kU64);
+
+Interval I(Int lo, Int hi) { return Interval::Of(lo, hi); }
+
+TEST(Interval, KindRangesAndConstants) {
+    EXPECT_EQ(kI32, I(-k31, k31 - 1));
+    EXPECT_EQ(kU32, I(0, k32 - 1));
+    EXPECT_EQ(kU64, I(0, (Int{1} << 64) - 1));
+    EXPECT_EQ(KindRange(ScalarKind::kBool), I(0, 1));
+    EXPECT_TRUE(KindRange(ScalarKind::kF32).empty());
+    EXPECT_EQ(ConstValue(ScalarKind::kI64, ~uint64_t{0}), -1);
+    EXPECT_EQ(ConstValue(ScalarKind::kU64, ~uint64_t{0}), (Int{1} << 64) - 1);
+    EXPECT_EQ(ConstValue(ScalarKind::kI32, 0xffffffff80000000ull), -k31);
+    EXPECT_EQ(ConstValue(ScalarKind::kI8, 0x80), -128);
+}
+
+TEST(Interval, AddSubMulWrapToTheFullKind) {
+    EXPECT_EQ(Arith(Op::kAdd, ScalarKind::kI64, I(0, 10), I(-3, 5)), I(-3, 15));
+    EXPECT_EQ(Arith(Op::kAdd, ScalarKind::kI64, I(0, k63 - 1), I(1, 1)), kI64);  // may wrap
+    EXPECT_EQ(Arith(Op::kSub, ScalarKind::kU64, I(0, 10), I(0, 1)), kU64);       // 0 - 1 wraps
+    EXPECT_EQ(Arith(Op::kMul, ScalarKind::kI64, I(-4, 3), I(-5, 2)), I(-15, 20));
+    EXPECT_EQ(Arith(Op::kMul, ScalarKind::kI64, I(0, k32), I(0, k32)), kI64);  // 2^64 wraps
+    EXPECT_EQ(Arith(Op::kNeg, ScalarKind::kI64, I(-k63, 0), {}), kI64);        // -INT_MIN
+    EXPECT_EQ(Arith(Op::kNeg, ScalarKind::kI64, I(-5, 7), {}), I(-7, 5));
+}
+
+TEST(Interval, DivisionAndRemainder) {
+    EXPECT_EQ(Arith(Op::kDiv, ScalarKind::kI64, I(0, k32 - 1), I(3, 3)), I(0, 1431655765));
+    EXPECT_EQ(Arith(Op::kDiv, ScalarKind::kI64, I(-k63, 0), I(-1, -1)), kI64);  // INT_MIN / -1
+    EXPECT_EQ(Arith(Op::kDiv, ScalarKind::kI64, I(-100, 100), I(-2, 5)), I(-100, 100));
+    EXPECT_EQ(Arith(Op::kDiv, ScalarKind::kI64, I(10, 20), I(0, 0)), kI64);  // only zero
+    EXPECT_EQ(Arith(Op::kRem, ScalarKind::kI64, I(-100, 100), I(7, 7)), I(-6, 6));
+    EXPECT_EQ(Arith(Op::kRem, ScalarKind::kI64, I(0, 3), I(-7, 7)), I(0, 3));
+    EXPECT_EQ(Arith(Op::kRem, ScalarKind::kI64, kI64, kI32), I(-(k31 - 1), k31 - 1));
+}
+
+TEST(Interval, BitwiseAndShifts) {
+    EXPECT_EQ(Arith(Op::kAnd, ScalarKind::kI64, kI64, I(63, 63)), I(0, 63));
+    EXPECT_EQ(Arith(Op::kOr, ScalarKind::kI64, I(0, 5), I(0, 9)), I(0, 15));
+    EXPECT_EQ(Arith(Op::kXor, ScalarKind::kI64, I(-1, 5), I(-200, 9)), I(-256, 255));
+    EXPECT_EQ(Arith(Op::kNot, ScalarKind::kI64, I(0, 5), {}), I(-6, -1));
+    EXPECT_EQ(Arith(Op::kNot, ScalarKind::kU32, I(0, 5), {}), I(k32 - 6, k32 - 1));
+    EXPECT_EQ(Arith(Op::kShl, ScalarKind::kI64, I(1, 3), I(0, 4)), I(1, 48));
+    EXPECT_EQ(Arith(Op::kShl, ScalarKind::kI64, I(1, 3), I(0, 64)), kI64);  // count may be >= 64
+    EXPECT_EQ(Arith(Op::kShl, ScalarKind::kI64, I(1, 1), I(63, 63)), kI64);  // 2^63 wraps
+    EXPECT_EQ(Arith(Op::kShr, ScalarKind::kI64, I(-16, 16), I(1, 2)), I(-8, 8));
+    EXPECT_EQ(Arith(Op::kShr, ScalarKind::kU64, kU64, I(32, 32)), I(0, k32 - 1));
+    EXPECT_EQ(Arith(Op::kAnd, ScalarKind::kBool, I(0, 0), I(0, 1)), I(0, 0));
+    EXPECT_EQ(Arith(Op::kOr, ScalarKind::kBool, I(0, 0), I(0, 0)), I(0, 0));
+}
+
+TEST(Interval, MathConvertRefine) {
+    EXPECT_EQ(MathRange(MathFn::kMin, ScalarKind::kI64, I(0, 10), I(-5, 3)), I(-5, 3));
+    EXPECT_EQ(MathRange(MathFn::kMax, ScalarKind::kI64, I(0, 10), I(-5, 3)), I(0, 10));
+    EXPECT_EQ(MathRange(MathFn::kAbs, ScalarKind::kI64, I(-7, 3), {}), I(0, 7));
+    EXPECT_EQ(MathRange(MathFn::kAbs, ScalarKind::kI64, I(-k63, 0), {}), kI64);
+    EXPECT_EQ(ConvertRange(Op::kConvert, ScalarKind::kI32, ScalarKind::kI64, kI32), kI32);
+    EXPECT_EQ(ConvertRange(Op::kConvert, ScalarKind::kI64, ScalarKind::kU32, I(-1, 5)), kU32);
+    EXPECT_EQ(ConvertRange(Op::kConvert, ScalarKind::kF32, ScalarKind::kI64, {}), kI64);
+    EXPECT_EQ(RefineLeft(Op::kLt, I(0, k63), I(-5, k31 - 1)), I(0, k31 - 2));
+    EXPECT_EQ(RefineLeft(Op::kGe, I(0, 100), I(50, 60)), I(50, 100));
+    EXPECT_TRUE(RefineLeft(Op::kLt, I(10, 20), I(0, 10)).empty());
+    EXPECT_EQ(RefineLeft(Op::kNe, I(0, 10), I(0, 0)), I(1, 10));
+}
+
+TEST(Ranges, BuiltinsUnderDeviceLimits) {
+    RangeOptions none, o;
+    EXPECT_EQ(BuiltinRange(kir::Builtin::kGlobalId, 0, none), kU32);
+    o.max_local_size[0] = 1024;
+    o.max_groups[0] = 65535;
+    EXPECT_EQ(BuiltinRange(kir::Builtin::kGlobalId, 0, o), I(0, 1024 * 65535 - 1));
+    EXPECT_EQ(BuiltinRange(kir::Builtin::kLocalId, 0, o), I(0, 1023));
+    EXPECT_EQ(BuiltinRange(kir::Builtin::kNumGroups, 0, o), I(1, 65535));
+    EXPECT_EQ(BuiltinRange(kir::Builtin::kGlobalId, 1, o), kU32);  // axis 1 unknown
+}
+
+// The loop counter of `for k in range(n)` is bounded by n inside the loop.
+TEST(Ranges, LoopCounterBoundedByItsTest) {
+    kir::Module m = ParseOk(kRangeLoop);
+    Ranges r = AnalyzeRanges(m, {});
+    EXPECT_EQ(r.values[12], I(0, k31 - 2));  // k in the body
+    EXPECT_EQ(r.values[7], I(0, k31 - 1));   // the cursor in the header
+    EXPECT_EQ(r.values[10], I(1, k31));      // cursor + 1, before the test
+    kir::Module wide = ParseOk(kRangeLoopI64);
+    Ranges rw = AnalyzeRanges(wide, {});
+    EXPECT_EQ(rw.values[12], I(0, k63 - 2));
+}
+
+// Guarded by an extent (>= 0 when the caller says so) an id is below 2^31 - 1.
+TEST(Ranges, GuardRefinesVariables) {
+    kir::Module m = ParseOk(kIndex2d);
+    RangeOptions o;
+    o.params = ExtentParamRanges(m);
+    ASSERT_EQ(o.params.size(), 2u);
+    Ranges r = AnalyzeRanges(m, o);
+    EXPECT_EQ(r.values[19], I(0, k31 - 2));  // i in the then-block
+    EXPECT_EQ(r.values[20], I(0, k31 - 2));  // j
+    EXPECT_EQ(r.values[21], I(-(k31 - 2), k31 - 2));
+    EXPECT_EQ(r.values[25], I(0, 0));  // i < 0 never holds
+}
+
+// A block only reached through an edge the ranges rule out stays unreached.
+TEST(Ranges, InfeasibleEdge) {
+    kir::Module m = ParseOk(R"(
+param x : u16 @0
+func main {
+%b0 entry:
+  %0 = param 0 : u16
+  %1 = convert %0 : i64
+  %2 = const 0 : i64
+  %3 = lt %1, %2 : bool
+  condbr %3, %b1, %b2
+%b1 never:
+  ret
+%b2 always:
+  ret
+}
+)");
+    Ranges r = AnalyzeRanges(m, {});
+    EXPECT_TRUE(r.reached[0]);
+    EXPECT_FALSE(r.reached[1]);
+    EXPECT_TRUE(r.reached[2]);
+}
+
+}  // namespace
+}  // namespace nvk::narrow::testing
