@@ -1,6 +1,7 @@
 """Devices: what list_devices finds, how get_device chooses, and Device itself."""
 
 import dataclasses
+import os
 import threading
 import typing
 
@@ -120,6 +121,16 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
 _FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
 _infos = None
 _lock = threading.RLock()
+
+
+def _new_lock_in_forked_child():
+    # Another thread of the parent may have held the lock when it forked; the child
+    # must reach the runtime's VulkanForkError, not hang on the lock.
+    global _lock
+    _lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_forked_child)
 
 
 def list_devices(refresh=False):
