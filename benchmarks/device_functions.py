@@ -136,7 +136,8 @@ def main():
     print(f"| {'-' * 38} | -------: | --------: | -----: | -----------: |")
     for name, make in rows:
         t, typ, core, words = measure(make)
-        print(f"| {name:38s} | {t * 1e3:8.1f} | {typ * 1e3:9.1f} | {core * 1e3:6.1f} | {words * 4:12d} |")
+        cells = f"{t * 1e3:8.1f} | {typ * 1e3:9.1f} | {core * 1e3:6.1f} | {words * 4:12d}"
+        print(f"| {name:38s} | {cells} |")
 
 
 if __name__ == "__main__":

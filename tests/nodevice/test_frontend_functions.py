@@ -84,7 +84,11 @@ def k_njit_rec(out):
 
 @pytest.mark.parametrize(
     "func, cycle",
-    [(k_rec, "rec -> rec"), (k_mutual, "ping -> pong -> ping"), (k_njit_rec, "njit_rec -> njit_rec")],
+    [
+        (k_rec, "rec -> rec"),
+        (k_mutual, "ping -> pong -> ping"),
+        (k_njit_rec, "njit_rec -> njit_rec"),
+    ],
     ids=["direct", "mutual", "njit"],
 )
 def test_recursion_is_refused_naming_the_cycle(func, cycle):
