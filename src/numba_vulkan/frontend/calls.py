@@ -88,7 +88,12 @@ def lower_call(lowerer, expr, target):
     if fn is builtins.print:
         raise unsupported("calling 'print'", loc)
     if fn is builtins.slice:
-        raise unsupported("slicing arrays", loc)
+        from .views import make_slice
+
+        values = [None if isinstance(t, types.NoneType) else lowerer.load_var(a.name)
+                  for a, t in zip(expr.args, sig.args)]  # fmt: skip
+        step = lowerer.static_int(expr.args[2]) if len(expr.args) == 3 else None
+        return make_slice(lowerer, values, sig.args, loc, step_literal=step), sig.return_type
     if _is_llvm_intrinsic(fn):
         raise unsupported(
             f"calling the @numba.extending.intrinsic '{callee_name(fn)}' (it generates LLVM IR, "

@@ -183,6 +183,12 @@ def getattr_(lo, expr, target):
         return BoundMethod(value, ty), target_ty  # called next: calls.py, frontend/inline.py
     if isinstance(value, ArrayArg):
         ik = compute_kind(types.intp, lo.mode, loc)
+        if attr == "T":
+            if value.ndim == 1:
+                return value, ty  # Numba: the array itself
+            from .views import transpose
+
+            return transpose(lo, value, target_ty, loc), target_ty
         if attr == "shape":
             return value.shape(b, ik), types.UniTuple(types.intp, value.ndim)
         if attr == "strides":
@@ -211,8 +217,12 @@ def getitem(lo, expr, target):
     ty = lo.typemap[expr.value.name]
     if isinstance(ty, types.Array):
         arr = lo.statics[expr.value.name]
-        if expr.op == "static_getitem" and expr.index_var is None and isinstance(expr.index, slice):
-            raise unsupported("slicing arrays", loc)
+        target_ty = lo.typemap[target]
+        if isinstance(target_ty, types.Array):  # a view: slices, a[i] of an N-d array
+            from .views import index_items, index_view
+
+            items = index_items(lo, expr, loc)
+            return index_view(lo, arr, items, target_ty, loc), target_ty
         indices = lo._indices(expr, arr, loc)
         return arr.load(lo.b, indices, loc), ty.dtype
     if isinstance(ty, types.BaseTuple):

@@ -41,6 +41,9 @@ def layout(ty, mode, loc=None):
         return (k, k, k)
     if isinstance(ty, types.Pair):
         return (layout(ty.first_type, mode, loc), layout(ty.second_type, mode, loc))
+    if isinstance(ty, types.SliceType):  # (start, stop, step) as Numba builds it: views.py
+        k = compute_kind(types.intp, mode, loc)
+        return (k, k, k)
     return None
 
 
@@ -160,6 +163,8 @@ class Lowerer:
         ty = self.typemap[name]
         lay = layout(ty, self.mode, self.loc)
         if lay is None:
+            if isinstance(ty, types.Array) and isinstance(value, ArrayArg):
+                value = self._array_value(name, ty, value)
             old = self.statics.get(name, value)
             if isinstance(old, ArrayArg) and old is not value:
                 raise unsupported(
@@ -170,6 +175,23 @@ class Lowerer:
         if name not in self.slots:
             self.slots[name] = self._alloc(lay)
         self._store_tree(self.slots[name], value)
+
+    def _array_value(self, name, ty, value):
+        """What variable `name` of array type `ty` holds after being assigned `value`: the
+        array itself where `name` has one definition and `value` is not a view; else a View
+        of the variable's own (views.py), overwritten by each later assignment."""
+        from .views import View, assign_view, copy_view
+
+        old = self.statics.get(name)
+        if isinstance(old, View) and old.owner == name:
+            assign_view(self, old, value, self.loc)
+            return old
+        several = len(self.func_ir._definitions.get(name, ())) > 1
+        if isinstance(value, View) or (several and type(value) is ArrayArg):
+            view = copy_view(self, value, ty, self.loc)
+            view.owner = name
+            return view
+        return value
 
     def load_cast(self, var, to_ty):
         """Load Numba variable `var` and cast it to `to_ty`."""

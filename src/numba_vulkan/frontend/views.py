@@ -1,0 +1,297 @@
+"""Array views inside kernels: slices, ``a[i]`` of an N-d array, ``a[i, :]``, ``a.T``.
+
+A view is a compile-time object, like an array argument (ArrayArg, which it
+duck-types), over the same buffer: its element offset, extents and strides
+(in elements, in the index kind) are KIR values, held in KIR variables
+because KIR values do not cross blocks. A Numba variable that is assigned
+views more than once (``row = a[i]`` in a loop) owns one View whose variables
+each assignment overwrites; a view stored into another variable is copied,
+so a later assignment of the source does not change it.
+
+Slices follow Python's (and Numba's, numba/cpython/slicing.py) semantics
+exactly: a missing start/stop is a sentinel (0 or intp max for a positive
+step; intp max or intp min for a negative one), bounds are wrapped once
+(bound < 0 -> bound + extent), then clamped to [0, extent] for a positive
+step and to [-1, extent - 1] for a negative one; the length is
+ceil((stop - start) / step) when positive, else 0. A zero step, which Numba
+raises ValueError for, gives an empty view at run time (a kernel cannot
+raise) and is refused when it is a compile-time constant.
+
+Only views of array arguments (and of views of them) are built; slicing a
+shared, local or global constant array is refused.
+"""
+
+from numba.core import types
+
+from .. import _core
+from . import arith
+from .arrays import ArrayArg
+from .errors import unsupported
+from .types import BITS, compute_kind, host_dtype, is_signed
+
+Op = _core.Op
+K = _core.Kind
+
+
+def root_of(arr, loc):
+    """The array argument a view is over; refuses arrays without a device address."""
+    if isinstance(arr, View):
+        return arr.root
+    if type(arr) is not ArrayArg:
+        raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {arr.name} arrays", loc)
+    return arr
+
+
+def geometry(b, arr):
+    """(offset, extents, strides) of an array argument or view, as KIR values now."""
+    if isinstance(arr, View):
+        return b.load(arr.offset_var), arr.extents, arr.strides
+    return arith.const(b, arr.index_kind, 0), list(arr.extents), list(arr.strides)
+
+
+class View(ArrayArg):
+    """A view of an array argument: offset, extents and strides in KIR variables."""
+
+    def __init__(self, lowerer, root, ty):  # noqa: D107 -- no ArrayArg.__init__: no params
+        b = lowerer.b
+        self.b = b
+        self.root = root
+        self.name = root.name
+        self.ty = ty
+        self.ndim = ty.ndim
+        self.storage = root.storage
+        self.compute = root.compute
+        self.index_kind = ik = root.index_kind
+        self.argspec = None
+        self.owner = None  # the Numba variable whose own View this is (lower.py)
+        self.offset_var = b.var(ik)
+        self.extent_vars = [b.var(ik) for _ in range(ty.ndim)]
+        self.stride_vars = [b.var(ik) for _ in range(ty.ndim)]
+
+    @classmethod
+    def make(cls, lowerer, root, ty, offset, extents, strides):
+        view = cls(lowerer, root, ty)
+        view.set(lowerer.b, offset, extents, strides)
+        return view
+
+    def set(self, b, offset, extents, strides):
+        if len(extents) != self.ndim or len(strides) != self.ndim:
+            raise unsupported(f"assigning a {len(extents)}-d view to a {self.ndim}-d one", None)
+        b.store(self.offset_var, offset)
+        for var, value in zip(self.extent_vars + self.stride_vars, list(extents) + list(strides)):
+            b.store(var, value)
+
+    @property
+    def written(self):
+        return self.root.written
+
+    @written.setter
+    def written(self, value):
+        if value:
+            self.root.written = True
+
+    @property
+    def extents(self):
+        return [self.b.load(v) for v in self.extent_vars]
+
+    @property
+    def strides(self):
+        return [self.b.load(v) for v in self.stride_vars]
+
+    def element_ptr(self, b, indices, loc):
+        if len(indices) != self.ndim:
+            raise unsupported(
+                f"indexing a {self.ndim}-d view with {len(indices)} indices", loc
+            )
+        ik = self.index_kind
+        linear = b.load(self.offset_var)
+        for idx, extent, stride in zip(indices, self.extents, self.strides):
+            signed = is_signed(b.kind(idx))
+            idx = arith.convert(b, idx, ik)
+            if signed:
+                negative = b.compare(Op.lt, idx, arith.const(b, ik, 0))
+                idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
+            linear = b.binary(Op.add, linear, b.binary(Op.mul, idx, stride))
+        return b.elemptr(self.storage, self.root.addr, linear)
+
+    def strides_in_bytes(self, b, kind):
+        itemsize = arith.const(b, kind, host_dtype(self.ty.dtype).itemsize)
+        return tuple(b.binary(Op.mul, arith.convert(b, s, kind), itemsize) for s in self.strides)
+
+
+def copy_view(lowerer, value, ty, loc):
+    """A new View (own variables) equal to array argument or view `value`, typed `ty`."""
+    b = lowerer.b
+    offset, extents, strides = geometry(b, value)
+    return View.make(lowerer, root_of(value, loc), ty, offset, extents, strides)
+
+
+def assign_view(lowerer, old, value, loc):
+    """Overwrite View `old` (a variable's own) with the geometry of `value`."""
+    if root_of(value, loc) is not old.root:
+        raise unsupported("assigning views of different arrays to one variable", loc)
+    if value is old:
+        return
+    offset, extents, strides = geometry(lowerer.b, value)
+    old.set(lowerer.b, offset, extents, strides)
+
+
+def transpose(lowerer, arr, ty, loc):
+    b = lowerer.b
+    offset, extents, strides = geometry(b, arr)
+    return View.make(lowerer, root_of(arr, loc), ty, offset, extents[::-1], strides[::-1])
+
+
+# ------------------------------------------------------------------ slices
+
+
+def slice_kind(lowerer, loc):
+    return compute_kind(types.intp, lowerer.mode, loc)
+
+
+def _int_max(kind):
+    return (1 << (BITS[kind] - 1)) - 1
+
+
+def make_slice(lowerer, values, arg_types, loc, step_literal=None):
+    """slice(start, stop[, step]) as Numba builds it: (start, stop, step) with sentinels for
+    the missing bounds. `values` are KIR values or None (a None argument)."""
+    b = lowerer.b
+    k = slice_kind(lowerer, loc)
+    if len(values) == 1:
+        values = [None, values[0], None]
+    elif len(values) == 2:
+        values = list(values) + [None]
+    start, stop, step = (None if v is None else arith.convert(b, v, k) for v in values)
+    if step_literal == 0:
+        raise unsupported("a slice step of zero", loc)
+    big, small = arith.const(b, k, _int_max(k)), arith.const(b, k, -_int_max(k) - 1)
+    zero = arith.const(b, k, 0)
+    if step is None:
+        step = arith.const(b, k, 1)
+        negative = arith.const(b, K.bool, False)
+    else:
+        negative = b.compare(Op.lt, step, zero)
+    if start is None:
+        start = b.select(negative, big, zero)
+    if stop is None:
+        stop = b.select(negative, small, big)
+    return (start, stop, step)
+
+
+def static_slice(lowerer, s, loc):
+    """A Python slice object (a constant index) as (start, stop, step) KIR values."""
+    b = lowerer.b
+    k = slice_kind(lowerer, loc)
+    parts = []
+    for v in (s.start, s.stop, s.step):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise unsupported(f"slices with a bound of {v!r}", loc)
+        parts.append(None if v is None else arith.const(b, k, v))
+    return make_slice(lowerer, parts, None, loc, step_literal=s.step)
+
+
+def fix_slice(b, sl, extent):
+    """(start, step, length) of slice `sl` over `extent`, all of the extent's kind."""
+    ik = b.kind(extent)
+    k = b.kind(sl[0])
+    start, stop, step = sl
+    size = arith.convert(b, extent, k)
+    zero, one = arith.const(b, k, 0), arith.const(b, k, 1)
+    negative = b.compare(Op.lt, step, zero)
+    lower = b.select(negative, arith.const(b, k, -1), zero)
+    upper = b.select(negative, b.binary(Op.sub, size, one), size)
+
+    def fix(bound):
+        wrapped = b.binary(Op.add, bound, size)
+        bound = b.select(b.compare(Op.lt, bound, zero), wrapped, bound)
+        bound = b.select(b.compare(Op.lt, bound, zero), lower, bound)
+        return b.select(b.compare(Op.ge, bound, size), upper, bound)
+
+    start, stop = fix(start), fix(stop)
+    # length: ceil((stop - start) / step) where that is positive, else 0 (also for step 0).
+    diff = b.binary(Op.sub, stop, start)
+    safe_step = b.select(b.compare(Op.eq, step, zero), one, step)
+    adjust = b.select(negative, b.binary(Op.add, safe_step, one), b.binary(Op.sub, safe_step, one))
+    # For same-sign operands, truncating division of (diff + step -/+ 1) is the ceiling.
+    length = b.binary(Op.div, b.binary(Op.add, diff, adjust), safe_step)
+    same_sign = b.compare(Op.eq, b.compare(Op.lt, diff, zero), negative)
+    nonempty = arith.logical_and(
+        b, arith.logical_and(b, same_sign, b.compare(Op.ne, diff, zero)),
+        b.compare(Op.ne, step, zero),
+    )
+    length = b.select(nonempty, length, zero)
+    return arith.convert(b, start, ik), arith.convert(b, step, ik), arith.convert(b, length, ik)
+
+
+def index_view(lowerer, arr, items, ty, loc):
+    """The view `arr[items]`: each item an integer KIR value ("int", v) or a slice
+    ("slice", (start, stop, step)); dimensions past the items are kept whole."""
+    b = lowerer.b
+    root = root_of(arr, loc)
+    ik = root.index_kind
+    offset, extents, strides = geometry(b, arr)
+    if len(items) > len(extents):
+        raise unsupported(f"{len(items)} indices into a {len(extents)}-d array", loc)
+    new_extents, new_strides = [], []
+    for dim, (what, value) in enumerate(items):
+        extent, stride = extents[dim], strides[dim]
+        if what == "int":
+            signed = is_signed(b.kind(value))
+            idx = arith.convert(b, value, ik)
+            if signed:
+                negative = b.compare(Op.lt, idx, arith.const(b, ik, 0))
+                idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
+            offset = b.binary(Op.add, offset, b.binary(Op.mul, idx, stride))
+        else:
+            start, step, length = fix_slice(b, value, extent)
+            offset = b.binary(Op.add, offset, b.binary(Op.mul, start, stride))
+            new_extents.append(length)
+            new_strides.append(b.binary(Op.mul, stride, step))
+    new_extents += extents[len(items):]
+    new_strides += strides[len(items):]
+    if len(new_extents) != ty.ndim:
+        raise unsupported(f"indexing {arr.ty} giving {ty}", loc)
+    return View.make(lowerer, root, ty, offset, new_extents, new_strides)
+
+
+def index_items(lowerer, node, loc):
+    """The items of the index of getitem/setitem `node`: ("int", value) or ("slice", triple)."""
+    from numba.core import ir
+
+    static = isinstance(node, ir.StaticSetItem) or (
+        isinstance(node, ir.Expr) and node.op == "static_getitem"
+    )
+    var = node.index_var if static else node.index
+    if var is None:
+        index = node.index
+        parts = index if isinstance(index, tuple) else (index,)
+        items = []
+        for part in parts:
+            if isinstance(part, slice):
+                items.append(("slice", static_slice(lowerer, part, loc)))
+            elif isinstance(part, int) and not isinstance(part, bool):
+                k = slice_kind(lowerer, loc)
+                items.append(("int", arith.const(lowerer.b, k, part)))
+            else:
+                raise unsupported(f"indexing arrays with {part!r}", loc)
+        return items
+    ty = lowerer.typemap[var.name]
+    value = lowerer.load_var(var.name)
+    if isinstance(ty, types.BaseTuple):
+        return [_item(t, v, loc) for t, v in zip(ty.types, value)]
+    return [_item(ty, value, loc)]
+
+
+def _item(ty, value, loc):
+    if isinstance(ty, types.Integer):
+        return ("int", value)
+    if isinstance(ty, types.SliceType):
+        return ("slice", value)
+    if isinstance(ty, types.EllipsisType):
+        raise unsupported("'...' in array indices", loc)
+    if isinstance(ty, types.NoneType):
+        raise unsupported("'None' (newaxis) in array indices", loc)
+    if isinstance(ty, types.Array):
+        raise unsupported("indexing arrays with arrays (fancy indexing)", loc)
+    raise unsupported(f"indexing arrays with {ty}", loc)
