@@ -87,6 +87,11 @@ def lower_call(lowerer, expr, target):
         return _divmod(lowerer, expr, sig), sig.return_type
     if fn is builtins.print:
         raise unsupported("calling 'print'", loc)
+    if fn is builtins.enumerate or fn is builtins.zip:
+        from .iterators import lower_enumerate, lower_zip
+
+        lower = lower_enumerate if fn is builtins.enumerate else lower_zip
+        return lower(lowerer, expr, sig), sig.return_type
     if fn is builtins.slice:
         from .views import make_slice
 
@@ -109,7 +114,7 @@ def lower_call(lowerer, expr, target):
 
 _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,
             builtins.abs, builtins.min, builtins.max, builtins.divmod, builtins.print,
-            builtins.slice)  # fmt: skip
+            builtins.slice, builtins.enumerate, builtins.zip)  # fmt: skip
 
 
 def _handled_here(fn, fn_ty):

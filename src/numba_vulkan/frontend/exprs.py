@@ -299,8 +299,10 @@ def getiter(lo, expr, target):
     ty = lo.typemap[expr.value.name]
     if isinstance(ty, types.RangeType):
         return loops.lower_getiter(lo, expr, target), lo.typemap[target]
-    if isinstance(ty, types.Array):
-        raise unsupported("iterating over arrays", expr.loc)
+    if not isinstance(ty, types.BaseTuple):
+        from .iterators import make_iter
+
+        return make_iter(lo, expr.value, expr.loc), lo.typemap[target]
     if isinstance(ty, types.BaseTuple):
         raise unsupported("iterating over tuples", expr.loc)
     raise unsupported(f"iterating over {ty}", expr.loc)
@@ -308,9 +310,12 @@ def getiter(lo, expr, target):
 
 def iternext(lo, expr, target):
     ty = lo.typemap[expr.value.name]
-    if not isinstance(ty, types.RangeIteratorType):
+    if isinstance(ty, types.RangeIteratorType):
+        return loops.lower_iternext(lo, expr), lo.typemap[target]
+    it = lo.statics.get(expr.value.name)
+    if it is None or not hasattr(it, "next"):
         raise unsupported(f"iterating over {ty}", expr.loc)
-    return loops.lower_iternext(lo, expr), lo.typemap[target]
+    return it.next(lo, expr.loc), lo.typemap[target]
 
 
 def pair_first(lo, expr, target):

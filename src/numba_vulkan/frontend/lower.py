@@ -40,7 +40,10 @@ def layout(ty, mode, loc=None):
         k = compute_kind(ty.yield_type, mode, loc)
         return (k, k, k)
     if isinstance(ty, types.Pair):
-        return (layout(ty.first_type, mode, loc), layout(ty.second_type, mode, loc))
+        first = layout(ty.first_type, mode, loc)
+        if first is None:  # (view, valid) of an N-d array's iteration: compile-time
+            return None
+        return (first, layout(ty.second_type, mode, loc))
     if isinstance(ty, types.SliceType):  # (start, stop, step) as Numba builds it: views.py
         k = compute_kind(types.intp, mode, loc)
         return (k, k, k)
