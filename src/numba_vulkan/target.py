@@ -36,6 +36,9 @@ class VulkanTypingContext(NumbaTypingContext):
 
     def load_additional_registries(self):
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
+        from numba.np import arraymath, linalg  # noqa: F401  (types a.sum(), np.dot...:
+        # registered on import, which only the CPU target does; lowered in
+        # frontend/reductions.py, never with Numba's CPU implementations)
 
         from .typing import vkdecl
 

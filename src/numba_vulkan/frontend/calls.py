@@ -58,6 +58,11 @@ def lower_call(lowerer, expr, target):
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(f"calling '{callee_name(fn)}'", loc)
+    from .reductions import lower_array_call
+
+    array_call = lower_array_call(lowerer, expr, fn, fn_ty, sig)
+    if array_call is not None:
+        return array_call
     if not _handled_here(fn, fn_ty):
         device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
         if device_call is not None:

@@ -1,0 +1,246 @@
+"""Reductions and simple methods of arrays and views inside kernels, as KIR loops.
+
+``a.sum()``, ``a.prod()``, ``a.mean()``, ``a.min()``, ``a.max()``,
+``a.argmin()``, ``a.argmax()``, ``a.fill(x)`` and the NumPy functions of the
+same names (``np.sum(a)``...), and ``np.dot(x, y)`` of two 1-d arrays. Numba's
+implementations of these are CPU code (nditer, exceptions), so the front end
+writes the loops itself, visiting the elements in Numba's order (C order of
+the indices, one accumulator, the same operations in the same kinds): integer
+results agree with numba.njit bit for bit, and float sums, products and means
+over C-contiguous data too. np.dot of floats is a plain loop here, while Numba
+calls BLAS, whose summation order is its own: the results may differ in the
+last bits.
+
+Where Numba raises (min, max, argmin, argmax of an empty array: ValueError)
+a kernel cannot; the result is then the type's zero (NaN for floats min/max),
+as docs/arrays-in-kernels.md says. Axis arguments and dtype= are refused.
+"""
+
+import numpy as np
+from numba.core import types
+
+from .. import _core
+from . import arith
+from .arrays import ArrayArg
+from .errors import unsupported
+from .types import compute_kind, is_float
+
+Op = _core.Op
+K = _core.Kind
+
+METHODS = ("sum", "prod", "mean", "min", "max", "argmin", "argmax", "fill")
+FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min", np.max: "max",
+             np.amin: "min", np.amax: "max", np.argmin: "argmin", np.argmax: "argmax",
+             np.dot: "dot"}  # fmt: skip
+
+
+def for_each(lo, arr, body):
+    """Emit nested loops over `arr`'s indices in C order; body(b, indices) emits the body
+    (every value it needs across iterations must live in KIR variables)."""
+    b = lo.b
+    ik = arr.index_kind
+    counters = [b.var(ik) for _ in range(arr.ndim)]
+
+    def level(d):
+        b.store(counters[d], arith.const(b, ik, 0))
+        tag = f"red{b.current_block}.{d}"
+        header, inner, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
+        b.br(header)
+        b.set_block(header)
+        b.condbr(b.compare(Op.lt, b.load(counters[d]), arr.extents[d]), inner, done)
+        b.set_block(inner)
+        if d + 1 < arr.ndim:
+            level(d + 1)
+        else:
+            body(b, [b.load(c) for c in counters])
+        i = b.load(counters[d])
+        b.store(counters[d], b.binary(Op.add, i, arith.const(b, ik, 1)))
+        b.br(header)
+        b.set_block(done)
+
+    level(0)
+
+
+def _array_operand(lo, var, loc, what):
+    value = lo.statics.get(var.name)
+    if not isinstance(value, ArrayArg):
+        raise unsupported(f"{what} of {lo.typemap[var.name]}", loc)
+    return value
+
+
+def lower_array_call(lo, expr, fn, fn_ty, sig):
+    """Lower a reduction or method call on an array; None where `fn` is not one."""
+    from .inline import BoundMethod
+
+    loc = expr.loc
+    if isinstance(fn, BoundMethod) and isinstance(fn.receiver[0], ArrayArg):
+        key = getattr(fn_ty, "typing_key", None)
+        # "array.sum" (Numba's templates) or (types.Array, "sum") (@overload_method)
+        name = key.split(".")[-1] if isinstance(key, str) else None
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str):
+            name = key[1]
+        if name not in METHODS:
+            return None
+        arr, args = fn.receiver[0], list(expr.args)
+    else:
+        try:
+            name = FUNCTIONS.get(fn)
+        except TypeError:
+            return None
+        if name is None or not expr.args:
+            return None
+        if not isinstance(lo.typemap[expr.args[0].name], types.Array):
+            return None
+        arr, args = _array_operand(lo, expr.args[0], loc, name), list(expr.args[1:])
+    if expr.kws or expr.vararg:
+        raise unsupported(f"'{name}' of an array with keyword arguments (axis=, dtype=...)", loc)
+    if name == "fill":
+        return _fill(lo, arr, args, sig, loc), types.none
+    if name == "dot":
+        if len(args) != 1:
+            raise unsupported("np.dot with more than two arguments", loc)
+        other = _array_operand(lo, args[0], loc, "np.dot")
+        if arr.ndim != 1 or other.ndim != 1:
+            raise unsupported("np.dot of arrays that are not both 1-d", loc)
+        return _dot(lo, arr, other, sig, loc), sig.return_type
+    if args:
+        raise unsupported(f"'{name}' of an array with an axis argument", loc)
+    rk = compute_kind(sig.return_type, lo.mode, loc)
+    if name in ("sum", "prod"):
+        return _fold(lo, arr, rk, name), sig.return_type
+    if name == "mean":
+        return _mean(lo, arr, rk, loc), sig.return_type
+    if name in ("min", "max"):
+        return _minmax(lo, arr, rk, name == "max"), sig.return_type
+    return _argminmax(lo, arr, rk, name == "argmax"), sig.return_type
+
+
+def _fold(lo, arr, k, name):
+    b = lo.b
+    acc = b.var(k)
+    b.store(acc, arith.const(b, k, 0 if name == "sum" else 1))
+    op = Op.add if name == "sum" else Op.mul
+
+    def body(b, idx):
+        v = arith.convert(b, arr.load(b, idx, None), k)
+        b.store(acc, b.binary(op, b.load(acc), v))
+
+    for_each(lo, arr, body)
+    return b.load(acc)
+
+
+def _mean(lo, arr, rk, loc):
+    """Numba: c = 0 in float64 (integer arrays) or the dtype; c += v; c / size (NaN if empty)."""
+    b = lo.b
+    ck = K.f64 if not is_float(arr.compute) else arr.compute
+    acc = b.var(ck)
+    b.store(acc, arith.const(b, ck, 0))
+
+    def body(b, idx):
+        v = arith.convert(b, arr.load(b, idx, None), ck)
+        b.store(acc, b.binary(Op.add, b.load(acc), v))
+
+    for_each(lo, arr, body)
+    ik = compute_kind(types.intp, lo.mode, loc)
+    size = arr.size(b, ik)
+    # c / size as Numba types it: a float and an intp divide in float64.
+    dk = K.f64
+    q = b.binary(Op.div, arith.convert(b, b.load(acc), dk), arith.convert(b, size, dk))
+    return arith.convert(b, q, rk)
+
+
+def _isnan(b, v):
+    return b.compare(Op.ne, v, v)
+
+
+def _take(b, v, cur, first, is_max, float_kind):
+    """Whether v replaces the best so far: Numba takes the first element, then a better one;
+    for floats the first NaN, which it returns at once (so a NaN best is kept)."""
+    better = b.compare(Op.gt if is_max else Op.lt, v, cur)
+    if float_kind:
+        better = arith.logical_and(
+            b, arith.logical_not(b, _isnan(b, cur)), arith.logical_or(b, _isnan(b, v), better)
+        )
+    return arith.logical_or(b, first, better)
+
+
+def _minmax(lo, arr, k, is_max):
+    b = lo.b
+    best, started = b.var(k), b.var(K.bool)
+    float_kind = is_float(k)
+    b.store(best, arith.const(b, k, float("nan") if float_kind else 0))
+    b.store(started, arith.const(b, K.bool, False))
+
+    def body(b, idx):
+        v = arith.convert(b, arr.load(b, idx, None), k)
+        cur, first = b.load(best), arith.logical_not(b, b.load(started))
+        b.store(best, b.select(_take(b, v, cur, first, is_max, float_kind), v, cur))
+        b.store(started, arith.const(b, K.bool, True))
+
+    for_each(lo, arr, body)
+    return b.load(best)
+
+
+def _argminmax(lo, arr, rk, is_max):
+    b = lo.b
+    k = arr.compute
+    best, best_i, count, started = b.var(k), b.var(rk), b.var(rk), b.var(K.bool)
+    b.store(best, arith.const(b, k, 0))
+    b.store(best_i, arith.const(b, rk, 0))
+    b.store(count, arith.const(b, rk, 0))
+    b.store(started, arith.const(b, K.bool, False))
+    float_kind = is_float(k)
+
+    def body(b, idx):
+        v = arr.load(b, idx, None)
+        cur, first, i = b.load(best), arith.logical_not(b, b.load(started)), b.load(count)
+        take = _take(b, v, cur, first, is_max, float_kind)
+        b.store(best, b.select(take, v, cur))
+        b.store(best_i, b.select(take, i, b.load(best_i)))
+        b.store(count, b.binary(Op.add, i, arith.const(b, rk, 1)))
+        b.store(started, arith.const(b, K.bool, True))
+
+    for_each(lo, arr, body)
+    return b.load(best_i)
+
+
+def _fill(lo, arr, args, sig, loc):
+    if len(args) != 1:
+        raise unsupported("'fill' with other than one argument", loc)
+    b = lo.b
+    value_ty = lo.typemap[args[0].name]
+    value = lo.cast(lo.load_var(args[0].name), value_ty, arr.ty.dtype, loc)
+    held = b.var(b.kind(value))
+    b.store(held, value)
+    for_each(lo, arr, lambda b, idx: arr.store(b, idx, b.load(held), loc))
+    return None
+
+
+def _dot(lo, x, y, sig, loc):
+    b = lo.b
+    k = compute_kind(sig.return_type, lo.mode, loc)
+    acc = b.var(k)
+    b.store(acc, arith.const(b, k, 0))
+
+    def body(b, idx):
+        p = b.binary(Op.mul, arith.convert(b, x.load(b, idx, loc), k),
+                     arith.convert(b, y.load(b, idx, loc), k))  # fmt: skip
+        b.store(acc, b.binary(Op.add, b.load(acc), p))
+
+    # Numba raises for different lengths; a kernel cannot: the shorter length is used.
+    n = b.select(b.compare(Op.lt, x.extents[0], y.extents[0]), x.extents[0], y.extents[0])
+    for_each(lo, _Extent(b, x, n), body)
+    return b.load(acc)
+
+
+class _Extent:
+    """An array seen with another first extent (np.dot's common length)."""
+
+    def __init__(self, b, arr, n):  # n in a variable: the loop header is another block
+        self.b, self.index_kind, self.ndim = b, arr.index_kind, 1
+        self.n_var = b.var(b.kind(n))
+        b.store(self.n_var, n)
+
+    @property
+    def extents(self):
+        return [self.b.load(self.n_var)]
