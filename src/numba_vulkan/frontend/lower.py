@@ -61,6 +61,17 @@ def _is_unroll_unreachable(stmt):
     )
 
 
+def _is_view_index(lowerer, stmt, arr_ty):
+    """Whether setitem `stmt` stores into a view (a slice, or fewer indices than dimensions)."""
+    if isinstance(stmt, ir.StaticSetItem) and stmt.index_var is None:
+        items = stmt.index if isinstance(stmt.index, tuple) else (stmt.index,)
+        return any(isinstance(x, slice) for x in items) or len(items) < arr_ty.ndim
+    var = stmt.index_var if isinstance(stmt, ir.StaticSetItem) else stmt.index
+    ty = lowerer.typemap[var.name]
+    items = ty.types if isinstance(ty, types.BaseTuple) else (ty,)
+    return any(isinstance(t, types.SliceType) for t in items) or len(items) < arr_ty.ndim
+
+
 class Lowerer:
     def __init__(self, func_ir, typemap, calltypes, argtypes, mode, name):
         self.func_ir = func_ir
@@ -349,6 +360,12 @@ class Lowerer:
         arr = self.statics[stmt.target.name]
         sig = self.calltypes.get(stmt)
         value_ty = self.typemap[stmt.value.name]
+        if _is_view_index(self, stmt, arr_ty):  # a[1:3] = x, a[i] = row of a 2-d a: views.py
+            from .views import assign_into_view, index_items
+
+            items = index_items(self, stmt, loc)
+            assign_into_view(self, arr, items, stmt.value, loc)
+            return
         if not is_scalar_type(value_ty):
             raise unsupported(f"storing {value_ty} into an array element (slices, arrays)", loc)
         value = self.load_var(stmt.value.name)

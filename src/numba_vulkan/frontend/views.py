@@ -295,3 +295,42 @@ def _item(ty, value, loc):
     if isinstance(ty, types.Array):
         raise unsupported("indexing arrays with arrays (fancy indexing)", loc)
     raise unsupported(f"indexing arrays with {ty}", loc)
+
+
+def assign_into_view(lowerer, arr, items, value_var, loc):
+    """``arr[items] = value``: a scalar is stored into every element of the view; an array or
+    view of the same number of dimensions is copied element by element, over the view's
+    extents (Numba raises ValueError for shapes that differ; a kernel cannot, so they must
+    agree). Copies between views of one array are refused: they may overlap, and Numba
+    then copies through a temporary."""
+    from .reductions import for_each
+
+    b = lowerer.b
+    ty = lowerer.typemap[value_var.name]
+    dest_ndim = sum(1 for what, _ in items if what == "slice") + arr.ndim - len(items)
+    dest_ty = arr.ty.copy(ndim=dest_ndim, layout="A")
+    dest = index_view(lowerer, arr, items, dest_ty, loc)
+    if isinstance(ty, types.Array):
+        src = lowerer.load_var(value_var.name)
+        if not isinstance(src, ArrayArg) or src.ndim != dest_ndim:
+            raise unsupported(f"assigning {ty} to a {dest_ndim}-d view (broadcasting)", loc)
+        if type(src) is ArrayArg or isinstance(src, View):
+            if root_of(src, loc) is dest.root:
+                raise unsupported("assigning a view of an array to a view of the same array "
+                                  "(they may overlap)", loc)  # fmt: skip
+        dtype = arr.ty.dtype
+
+        def copy(b, idx):
+            v = lowerer.cast(src.load(b, idx, loc), ty.dtype, dtype, loc)
+            dest.store(b, idx, v, loc)
+
+        for_each(lowerer, dest, copy)
+        return
+    from .types import is_scalar_type
+
+    if not is_scalar_type(ty):
+        raise unsupported(f"assigning {ty} to an array view", loc)
+    value = lowerer.cast(lowerer.load_var(value_var.name), ty, arr.ty.dtype, loc)
+    held = b.var(b.kind(value))
+    b.store(held, value)
+    for_each(lowerer, dest, lambda b, idx: dest.store(b, idx, b.load(held), loc))
