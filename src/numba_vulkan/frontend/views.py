@@ -38,7 +38,8 @@ def root_of(arr, loc):
     if isinstance(arr, View):
         return arr.root
     if type(arr) is not ArrayArg:
-        raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {arr.name} arrays", loc)
+        kind = "global constant" if arr.name.startswith("<") else arr.name
+        raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {kind} arrays", loc)
     return arr
 
 

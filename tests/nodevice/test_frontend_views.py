@@ -1,0 +1,88 @@
+"""Array views, iteration and reductions: modules validate; what is refused names the line."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+from numba_vulkan import VulkanUnsupportedError
+
+SIG2 = "void(int64[:, ::1], float64[:, :])"
+
+
+def line_of(func, marker):
+    lines, first = inspect.getsourcelines(func)
+    for offset, text in enumerate(lines):
+        if marker in text:
+            return first + offset
+    raise AssertionError(marker)
+
+
+def k_everything(out, f):
+    i = nv.global_id(0)
+    if i < out.shape[0]:
+        row = out[i, ::-1]
+        acc = 0
+        for j, v in enumerate(row[1:]):
+            acc += j * v
+        for x, y in zip(f[i], f.T[0]):
+            acc += int(x * y)
+        for r in f:
+            acc += r.argmax()
+        out[i, 1::2] = acc
+        f[i].fill(f[:, 1:].sum() + f[i].mean() + np.dot(f[i], f[0]))
+        out[i, 0] = f.T[::2, 1:].min() > 0
+
+
+def test_views_iteration_and_reductions_validate():
+    kernel = nv.jit(k_everything).compile(SIG2)
+    assert kernel.words.size > 0
+    assert "red" in kernel.kir and "iter" in kernel.kir  # the loops the front end wrote
+
+
+GLOBAL = np.arange(8)
+
+
+def k_global_slice(out, f):
+    out[0, 0] = GLOBAL[1:].sum()  # MARK
+
+
+def k_zero_step(out, f):
+    out[0, 0] = out[0, ::0].sum()  # MARK
+
+
+def k_overlap(out, f):
+    out[0, 1:] = out[0, :-1]  # MARK
+
+
+def k_enumerate_2d(out, f):
+    for j, r in enumerate(out):  # MARK
+        out[0, 0] = j
+
+
+def k_axis(out, f):
+    out[0, 0] = out.sum(axis=0)[0]  # MARK
+
+
+def k_broadcast(out, f):
+    out[:, :] = out[0]  # MARK
+
+
+@pytest.mark.parametrize(
+    "func, words",
+    [
+        (k_global_slice, "views"),
+        (k_zero_step, "step of zero"),
+        (k_overlap, "overlap"),
+        (k_enumerate_2d, "enumerate/zip"),
+        (k_axis, ""),
+        (k_broadcast, "broadcasting"),
+    ],
+)
+def test_refusals_name_the_construct_and_line(func, words):
+    with pytest.raises(VulkanUnsupportedError) as info:
+        nv.jit(func).compile(SIG2)
+    message = str(info.value)
+    assert words in message, message
+    assert str(line_of(func, "# MARK")) in message, message
