@@ -35,8 +35,14 @@ class ArrayArg:
         self.name = name
         self.ty = ty
         self.ndim = ty.ndim
-        self.storage = storage_kind(ty.dtype, mode, loc)
-        self.compute = compute_kind(ty.dtype, mode, loc)
+        self.complex = isinstance(ty.dtype, types.Complex)
+        if self.complex:  # two floats per element (frontend/complexnum.py)
+            part = types.float32 if ty.dtype.bitwidth == 64 else types.float64
+            self.storage = storage_kind(part, mode, loc)
+            self.compute = compute_kind(part, mode, loc)
+        else:
+            self.storage = storage_kind(ty.dtype, mode, loc)
+            self.compute = compute_kind(ty.dtype, mode, loc)
         self.index_kind = index_kind(mode)
         self.written = False
         ik = self.index_kind
@@ -58,6 +64,10 @@ class ArrayArg:
 
     def element_ptr(self, b, indices, loc):
         """Pointer to the element at `indices` (KIR integer values, one per dimension)."""
+        return b.elemptr(self.storage, self.addr, self.linear_index(b, indices, loc))
+
+    def linear_index(self, b, indices, loc):
+        """The element's index from the buffer address, in elements of the dtype."""
         if len(indices) != self.ndim:
             raise unsupported(
                 f"indexing a {self.ndim}-d array with {len(indices)} indices (array views)", loc
@@ -72,13 +82,29 @@ class ArrayArg:
                 idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
             term = b.binary(Op.mul, idx, stride)
             linear = term if linear is None else b.binary(Op.add, linear, term)
-        return b.elemptr(self.storage, self.addr, linear)
+        return linear
+
+    def _part_ptrs(self, b, indices, loc):
+        """Pointers to the real and imaginary floats of a complex element."""
+        linear = self.linear_index(b, indices, loc)
+        two = b.binary(Op.add, linear, linear)
+        one = arith.const(b, b.kind(linear), 1)
+        return (b.elemptr(self.storage, self.addr, two),
+                b.elemptr(self.storage, self.addr, b.binary(Op.add, two, one)))  # fmt: skip
 
     def load(self, b, indices, loc):
+        if getattr(self, "complex", False):
+            return tuple(arith.convert(b, b.load(p), self.compute)
+                         for p in self._part_ptrs(b, indices, loc))  # fmt: skip
         value = b.load(self.element_ptr(b, indices, loc))
         return arith.convert(b, value, self.compute)
 
     def store(self, b, indices, value, loc):
+        if getattr(self, "complex", False):
+            for p, v in zip(self._part_ptrs(b, indices, loc), value):
+                b.store(p, arith.convert(b, v, self.storage))
+            self.written = True
+            return
         ptr = self.element_ptr(b, indices, loc)
         b.store(ptr, arith.convert(b, value, self.storage))
         self.written = True

@@ -63,6 +63,9 @@ def lower_call(lowerer, expr, target):
     array_call = lower_array_call(lowerer, expr, fn, fn_ty, sig)
     if array_call is not None:
         return array_call
+    complex_call = _complex_call(lowerer, expr, fn, sig)
+    if complex_call is not None:
+        return complex_call
     if not _handled_here(fn, fn_ty):
         device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
         if device_call is not None:
@@ -120,6 +123,41 @@ def lower_call(lowerer, expr, target):
 _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,
             builtins.abs, builtins.min, builtins.max, builtins.divmod, builtins.print,
             builtins.slice, builtins.enumerate, builtins.zip)  # fmt: skip
+
+
+def _complex_call(lowerer, expr, fn, sig):
+    """z.conjugate(), abs(z), complex(re, im); None for other calls."""
+    from . import complexnum
+    from .inline import BoundMethod
+
+    loc = expr.loc
+    if isinstance(fn, BoundMethod) and isinstance(fn.receiver[1], types.Complex):
+        key = getattr(lowerer.typemap[expr.func.name], "typing_key", "")
+        name = key.split(".")[-1] if isinstance(key, str) else str(key)
+        return complexnum.method(lowerer, fn.receiver[0], fn.receiver[1], name, expr.args, loc)
+    if fn is builtins.abs and len(expr.args) == 1:
+        ty = lowerer.typemap[expr.args[0].name]
+        if isinstance(ty, types.Complex):
+            z = lowerer.load_var(expr.args[0].name)
+            r = complexnum.absolute(lowerer.b, z, compute_kind(types.float64, lowerer.mode, loc))
+            return arith.convert(lowerer.b, r, compute_kind(sig.return_type, lowerer.mode, loc)), \
+                sig.return_type  # fmt: skip
+    if fn is builtins.complex and isinstance(sig.return_type, types.Complex):
+        if expr.kws:
+            raise unsupported("complex() with keyword arguments", loc)
+        parts = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
+        k = complexnum.part_kind(sig.return_type, lowerer.mode, loc)
+        if len(parts) == 2 and not any(isinstance(t, types.Complex) for t in sig.args):
+            return tuple(arith.convert(lowerer.b, p, k) for p in parts), sig.return_type
+        zero = arith.const(lowerer.b, k, 0.0)
+        values = [complexnum.cast(lowerer, p, t, sig.return_type, loc)
+                  for p, t in zip(parts, sig.args)]  # fmt: skip
+        re = values[0] if values else (zero, zero)
+        im = values[1] if len(values) > 1 else (zero, zero)
+        # complex(a, b) = a + b*1j for complex a, b too (CPython's rule)
+        b = lowerer.b
+        return (b.binary(Op.sub, re[0], im[1]), b.binary(Op.add, re[1], im[0])), sig.return_type
+    return None
 
 
 def _handled_here(fn, fn_ty):

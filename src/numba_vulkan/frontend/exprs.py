@@ -47,6 +47,12 @@ def binop(lo, expr, target):
         return _identity(lo, expr, sig, fn is operator.is_not), types.boolean
     if fn is operator.contains and isinstance(lhs_ty, types.BaseTuple) and sig is not None:
         return _tuple_contains(lo, expr, lhs_ty, rhs_ty, sig), sig.return_type
+    if sig is not None and any(isinstance(t, types.Complex) for t in sig.args):
+        from . import complexnum
+
+        x, y = lo.load_cast(expr.lhs, sig.args[0]), lo.load_cast(expr.rhs, sig.args[1])
+        op = expr.immutable_fn if expr.op == "inplace_binop" else fn
+        return complexnum.binop(lo, op, x, y, sig, loc, sym), sig.return_type
     if sig is None or not (is_scalar_type(lhs_ty) and is_scalar_type(rhs_ty)):
         raise unsupported(f"'{sym}' on {lhs_ty} and {rhs_ty}", loc)
     if not is_scalar_type(sig.return_type):
@@ -147,6 +153,11 @@ def unary(lo, expr, target):
     fn = expr.fn
     ty = lo.typemap[expr.value.name]
     sig = lo.calltypes.get(expr)
+    if sig is not None and isinstance(sig.return_type, types.Complex):
+        from . import complexnum
+
+        z = lo.load_cast(expr.value, sig.args[0])
+        return complexnum.unary(lo, fn, z, loc, _op_name(fn)), sig.return_type
     if sig is None or not is_scalar_type(ty) or not is_scalar_type(sig.return_type):
         raise unsupported(f"'{_op_name(fn)}' on {ty}", loc)
     x = lo.load_cast(expr.value, sig.args[0])
@@ -181,6 +192,10 @@ def getattr_(lo, expr, target):
         from .inline import BoundMethod
 
         return BoundMethod(value, ty), target_ty  # called next: calls.py, frontend/inline.py
+    if isinstance(ty, types.Complex):
+        from .complexnum import attribute
+
+        return attribute(lo, value, ty, attr, loc)
     if isinstance(value, ArrayArg):
         ik = compute_kind(types.intp, lo.mode, loc)
         if attr == "T":

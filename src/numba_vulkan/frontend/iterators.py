@@ -33,6 +33,8 @@ class ArrayIter:
         from .views import View, copy_view
 
         b = lo.b
+        if getattr(arr, "complex", False) and ty.ndim == 1:
+            raise unsupported("iterating over a complex array (index it: a[i])", loc)
         if isinstance(arr, View):  # its own copy: the variable may be reassigned in the loop
             arr = copy_view(lo, arr, arr.ty, loc)
         self.arr = arr

@@ -28,6 +28,11 @@ def layout(ty, mode, loc=None):
     """The tree of KIR kinds holding a value of Numba type `ty`; None for compile-time types."""
     if is_scalar_type(ty):
         return compute_kind(ty, mode, loc)
+    if isinstance(ty, types.Complex):  # (real, imag): complexnum.py
+        from .complexnum import part_kind
+
+        k = part_kind(ty, mode, loc)
+        return (k, k)
     if isinstance(ty, types.BaseTuple):
         parts = tuple(layout(t, mode, loc) for t in ty.types)
         if any(p is None for p in parts):
@@ -240,6 +245,12 @@ class Lowerer:
         """Convert `value` of Numba type `from_ty` to Numba type `to_ty`."""
         if from_ty == to_ty:
             return value
+        if isinstance(to_ty, types.Complex) and (
+            is_scalar_type(from_ty) or isinstance(from_ty, types.Complex)
+        ):
+            from . import complexnum
+
+            return complexnum.cast(self, value, from_ty, to_ty, loc)
         if is_scalar_type(to_ty):
             if not is_scalar_type(from_ty):
                 raise unsupported(f"converting {from_ty} to {to_ty}", loc)
@@ -273,6 +284,10 @@ class Lowerer:
         """A KIR value (tree) for the Python constant `value` of Numba type `ty`."""
         if is_scalar_type(ty):
             return arith.const(self.b, compute_kind(ty, self.mode, loc), value)
+        if isinstance(ty, types.Complex):
+            from .complexnum import constant, part_kind
+
+            return constant(self.b, value, part_kind(ty, self.mode, loc))
         if isinstance(ty, types.BaseTuple):
             return tuple(self.constant(v, t, loc) for v, t in zip(value, ty.types))
         if isinstance(ty, types.Array):
@@ -366,10 +381,13 @@ class Lowerer:
             items = index_items(self, stmt, loc)
             assign_into_view(self, arr, items, stmt.value, loc)
             return
-        if not is_scalar_type(value_ty):
+        storable = is_scalar_type(value_ty) or isinstance(value_ty, types.Complex)
+        if not storable:
             raise unsupported(f"storing {value_ty} into an array element (slices, arrays)", loc)
         value = self.load_var(stmt.value.name)
-        if sig is not None and is_scalar_type(sig.args[2]):
+        if sig is not None and (
+            is_scalar_type(sig.args[2]) or isinstance(sig.args[2], types.Complex)
+        ):
             value = self.cast(value, value_ty, sig.args[2], loc)
             value_ty = sig.args[2]
         value = self.cast(value, value_ty, arr_ty.dtype, loc)

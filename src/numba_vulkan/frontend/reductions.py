@@ -92,6 +92,8 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
         if not isinstance(lo.typemap[expr.args[0].name], types.Array):
             return None
         arr, args = _array_operand(lo, expr.args[0], loc, name), list(expr.args[1:])
+    if getattr(arr, "complex", False):
+        raise unsupported(f"'{name}' of a complex array", loc)
     if expr.kws or expr.vararg:
         raise unsupported(f"'{name}' of an array with keyword arguments (axis=, dtype=...)", loc)
     if name == "fill":

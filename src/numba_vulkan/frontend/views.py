@@ -99,11 +99,17 @@ class View(ArrayArg):
     def strides(self):
         return [self.b.load(v) for v in self.stride_vars]
 
-    def element_ptr(self, b, indices, loc):
+    @property
+    def addr(self):
+        return self.root.addr
+
+    @property
+    def complex(self):
+        return getattr(self.root, "complex", False)
+
+    def linear_index(self, b, indices, loc):
         if len(indices) != self.ndim:
-            raise unsupported(
-                f"indexing a {self.ndim}-d view with {len(indices)} indices", loc
-            )
+            raise unsupported(f"indexing a {self.ndim}-d view with {len(indices)} indices", loc)
         ik = self.index_kind
         linear = b.load(self.offset_var)
         for idx, extent, stride in zip(indices, self.extents, self.strides):
@@ -113,7 +119,7 @@ class View(ArrayArg):
                 negative = b.compare(Op.lt, idx, arith.const(b, ik, 0))
                 idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
             linear = b.binary(Op.add, linear, b.binary(Op.mul, idx, stride))
-        return b.elemptr(self.storage, self.root.addr, linear)
+        return linear
 
     def strides_in_bytes(self, b, kind):
         itemsize = arith.const(b, kind, host_dtype(self.ty.dtype).itemsize)

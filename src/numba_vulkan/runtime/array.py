@@ -35,10 +35,14 @@ def storage_dtype(dtype, info):
         return np.dtype(np.float32)
     if dtype.kind in "iu" and dtype.itemsize == 8 and not info.int64:
         return np.dtype(f"{dtype.kind}4")
+    if dtype.kind == "c" and dtype.itemsize in (8, 16):  # pairs of floats
+        if dtype.itemsize == 16 and not info.float64:
+            raise TypeError(f"dtype {dtype} needs float64, which this device does not support")
+        return dtype
     if dtype.kind not in "iuf" or dtype.itemsize > 8:
         raise TypeError(
-            f"dtype {dtype} is not supported by device arrays (booleans, integers and floats "
-            "of at most 64 bits are)"
+            f"dtype {dtype} is not supported by device arrays (booleans, integers, floats "
+            "of at most 64 bits and complex64/complex128 are)"
         )
     return dtype
 
@@ -455,9 +459,9 @@ def _host_array(array, what):
         host = np.asarray(array)
     except (TypeError, ValueError) as e:  # ragged lists and the like
         raise TypeError(f"{what} cannot be converted to a NumPy array: {e}") from None
-    if host.dtype.kind not in "biuf":
+    if host.dtype.kind not in "biufc":
         raise TypeError(
-            f"{what} must hold booleans, integers or floats, not {host.dtype} "
+            f"{what} must hold booleans, integers, floats or complex, not {host.dtype} "
             f"(from {type(array).__name__})"
         )
     return host
