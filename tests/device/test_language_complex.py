@@ -1,0 +1,197 @@
+"""Numbers: complex64/complex128 arithmetic, and 8/16-bit integer and float16 arrays.
+
+Against CPU numba.njit: complex + - * / (CPython's division algorithm, as
+Numba's), .real/.imag/.conjugate(), complex(), == and != bit for bit; abs
+bit for bit for complex64 and within one ulp of libm's hypot for complex128.
+"""
+
+import dataclasses
+import types as pytypes
+
+import numba
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+from numba_vulkan.errors import VulkanSupportError
+
+pytestmark = [
+    pytest.mark.device,
+    pytest.mark.usefixtures("device"),
+    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
+]
+
+
+def _arith(out, flags, mags, a, b, i):
+    x, y = a[i], b[i]
+    out[i, 0] = x + y
+    out[i, 1] = x - y
+    out[i, 2] = x * y
+    out[i, 3] = x / y
+    out[i, 4] = -x.conjugate() + 2.5
+    out[i, 5] = complex(x.imag, y.real) * 1j
+    z = x
+    z *= y
+    z += 1
+    z -= 0.5j
+    out[i, 6] = z / 3
+    flags[i, 0] = x == y
+    flags[i, 1] = x != y
+    flags[i, 2] = x == x
+    flags[i, 3] = x.real < y.imag
+    mags[i, 0] = abs(x)
+    mags[i, 1] = x.real
+    mags[i, 2] = y.imag
+
+
+_dev_arith = nv.jit(device=True)(_arith)
+
+
+@nv.jit
+def _arith_kernel(out, flags, mags, a, b):
+    i = nv.global_id(0)
+    if i < a.shape[0]:
+        _dev_arith(out, flags, mags, a, b, i)
+
+
+def _operands(dtype, n=64):
+    rng = np.random.default_rng(11)
+    big = 1e300 if dtype == np.complex128 else 1e30
+    a = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    b[0] = a[0]
+    b[2], b[3] = 3, 2j  # pure real and pure imaginary divisors: both branches
+    a[4] = complex(big, big)  # abs must not overflow
+    a[5] = complex(-0.0, 0.0)
+    b[6] = complex(np.nan, 1.0)
+    a[7] = complex(np.inf, np.nan)  # abs(inf + nan j) = inf
+    b[8] = complex(1e-300 if dtype == np.complex128 else 1e-30, 0)
+    return a, b
+
+
+def _same_bits(x, y):
+    return (x == y) | ((x != x) & (y != y))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_arithmetic_against_numba(dtype):
+    ft = np.float32 if dtype == np.complex64 else np.float64
+    a, b = _operands(dtype)
+    n = a.size
+    outs = [np.zeros((n, 7), dtype), np.zeros((n, 4), np.bool_), np.zeros((n, 3), ft)]
+    dev = [o.copy() for o in outs]
+    _arith_kernel.forall(n)(*dev, a, b)
+    cpu = [o.copy() for o in outs]
+    body = numba.njit(_arith)
+    for i in range(n):
+        body(*cpu, a, b, i)
+    assert _same_bits(dev[0], cpu[0]).all(), np.argwhere(~_same_bits(dev[0], cpu[0]))
+    np.testing.assert_array_equal(dev[1], cpu[1])
+    np.testing.assert_array_equal(dev[2][:, 1:], cpu[2][:, 1:])
+    mags_dev, mags_cpu = dev[2][:, 0], cpu[2][:, 0]
+    assert np.isinf(mags_dev[7]) and np.isfinite(mags_dev[4])
+    if dtype == np.complex64:
+        np.testing.assert_array_equal(mags_dev, mags_cpu)
+    else:
+        ulps = np.abs(mags_dev.view(np.int64) - mags_cpu.view(np.int64))
+        assert ulps.max() <= 1, ulps
+
+
+@nv.jit
+def _complex_views(out, a):
+    i = nv.global_id(0)
+    if i < out.shape[0]:
+        row = a[i, ::-1]
+        acc = 0j
+        for j in range(row.shape[0]):
+            acc = acc * 0.5 + row[j].conjugate()
+        out[i] = acc
+        a[i, 0] = a.T[1, i] * 2
+
+
+def test_complex_views_and_stores():
+    a = (np.arange(12) + 1j * np.arange(12)[::-1]).reshape(4, 3)
+    out = np.zeros(4, np.complex128)
+    dev_a = a.copy()
+    _complex_views.forall(4)(out, dev_a)
+    cpu_a = a.copy()
+    expected = np.zeros(4, np.complex128)
+    for i in range(4):
+        acc = 0j
+        for v in cpu_a[i, ::-1]:
+            acc = acc * 0.5 + np.conj(v)
+        expected[i] = acc
+        cpu_a[i, 0] = cpu_a.T[1, i] * 2
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(dev_a, cpu_a)
+
+
+def test_complex_device_arrays_round_trip():
+    x = (np.arange(5) - 2j).astype(np.complex64)
+    d = nv.to_device(x)
+    assert d.dtype == np.complex64
+    np.testing.assert_array_equal(d.copy_to_host(), x)
+    _complex_views.forall(1)(nv.to_device(np.zeros(1, np.complex128)),
+                             nv.to_device(np.ones((1, 3), np.complex128)))  # fmt: skip
+
+
+# -- 8/16-bit integers and float16
+
+
+def _narrow(out, a, i):
+    out[i] = a[i] * 3 + a[i] - 7
+    out[i - 1 if i > 0 else 0] += a[::-1][i] // 3
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16])
+def test_narrow_integer_arrays_bit_for_bit(dtype):
+    a = (np.arange(50) * 37 - 900).astype(dtype)
+    body = nv.jit(device=True)(_narrow)
+
+    @nv.jit
+    def kernel(out, a):
+        i = nv.global_id(0)
+        if i == 0:
+            for k in range(out.size):
+                body(out, a, k)
+
+    dev = np.zeros(50, dtype)
+    kernel.forall(1)(dev, a)
+    cpu = np.zeros(50, dtype)
+    cpu_body = numba.njit(_narrow)
+    for k in range(50):
+        cpu_body(cpu, a, k)
+    np.testing.assert_array_equal(dev, cpu)
+
+
+@nv.jit
+def _half(out, a):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = a[i] * np.float32(3) + np.float32(0.1)
+
+
+def test_float16_storage_rounds_as_numpy():
+    a = (np.arange(64) * 0.37 - 9).astype(np.float16)
+    out = np.zeros(64, np.float16)
+    _half.forall(64)(out, a)
+    expected = (a.astype(np.float32) * np.float32(3) + np.float32(0.1)).astype(np.float16)
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize(
+    "dtype, cap", [(np.int8, "storage8"), (np.int16, "storage16"), (np.float16, "storage16")]
+)
+def test_devices_without_narrow_storage_refuse_clearly(device, dtype, cap):
+    @nv.jit
+    def kernel(out, a):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = a[i]
+
+    sig = (numba.from_dtype(np.dtype(dtype))[::1],) * 2
+    compiled = kernel.compile(sig)
+    assert cap in compiled.capabilities
+    fake = pytypes.SimpleNamespace(info=dataclasses.replace(device.info, **{cap: False}))
+    with pytest.raises(VulkanSupportError, match=cap):
+        type(device).check_support(fake, compiled)
