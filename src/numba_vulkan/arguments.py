@@ -60,9 +60,10 @@ def typeof_argument(value, position):
         return target.device_array_type(value)
     if isinstance(value, np.ndarray):
         dtype = None
-        if value.dtype.kind in "biufc":  # bool, integers, floats, complex
+        if value.dtype.kind in "biufc" or value.dtype.fields is not None:  # also records
             try:  # big-endian data is copied to the device in native order
-                dtype = numpy_support.from_dtype(value.dtype.newbyteorder("="))
+                native = value.dtype if value.dtype.fields else value.dtype.newbyteorder("=")
+                dtype = numpy_support.from_dtype(native)
             except NumbaError:
                 pass
         if dtype is None or value.ndim == 0:

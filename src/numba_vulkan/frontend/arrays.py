@@ -36,7 +36,13 @@ class ArrayArg:
         self.ty = ty
         self.ndim = ty.ndim
         self.complex = isinstance(ty.dtype, types.Complex)
-        if self.complex:  # two floats per element (frontend/complexnum.py)
+        self.record = isinstance(ty.dtype, types.Record)
+        if self.record:  # fields addressed in bytes (frontend/records.py)
+            from .records import check_record
+
+            check_record(ty.dtype, mode, loc)
+            self.storage = self.compute = _core.Kind.u8
+        elif self.complex:  # two floats per element (frontend/complexnum.py)
             part = types.float32 if ty.dtype.bitwidth == 64 else types.float64
             self.storage = storage_kind(part, mode, loc)
             self.compute = compute_kind(part, mode, loc)
@@ -93,6 +99,8 @@ class ArrayArg:
                 b.elemptr(self.storage, self.addr, b.binary(Op.add, two, one)))  # fmt: skip
 
     def load(self, b, indices, loc):
+        if getattr(self, "record", False):
+            raise unsupported("a record element used as a value (read its fields)", loc)
         if getattr(self, "complex", False):
             return tuple(arith.convert(b, b.load(p), self.compute)
                          for p in self._part_ptrs(b, indices, loc))  # fmt: skip
@@ -100,6 +108,8 @@ class ArrayArg:
         return arith.convert(b, value, self.compute)
 
     def store(self, b, indices, value, loc):
+        if getattr(self, "record", False):
+            raise unsupported("assigning a whole record (assign its fields)", loc)
         if getattr(self, "complex", False):
             for p, v in zip(self._part_ptrs(b, indices, loc), value):
                 b.store(p, arith.convert(b, v, self.storage))

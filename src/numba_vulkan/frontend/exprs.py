@@ -192,6 +192,11 @@ def getattr_(lo, expr, target):
         from .inline import BoundMethod
 
         return BoundMethod(value, ty), target_ty  # called next: calls.py, frontend/inline.py
+    if isinstance(ty, types.Record):
+        from .records import RecordRef
+
+        if isinstance(value, RecordRef):
+            return value.field(lo, attr, loc)
     if isinstance(ty, types.Complex):
         from .complexnum import attribute
 
@@ -239,7 +244,18 @@ def getitem(lo, expr, target):
             items = index_items(lo, expr, loc)
             return index_view(lo, arr, items, target_ty, loc), target_ty
         indices = lo._indices(expr, arr, loc)
+        if isinstance(ty.dtype, types.Record):
+            from .records import element
+
+            return element(lo, arr, indices, loc), ty.dtype
         return arr.load(lo.b, indices, loc), ty.dtype
+    if isinstance(ty, types.Record):
+        from .records import RecordRef, static_field_name
+
+        ref, name = lo.statics.get(expr.value.name), static_field_name(lo, expr)
+        if not isinstance(ref, RecordRef) or name is None:
+            raise unsupported(f"indexing {ty} with {expr.index!r}", loc)
+        return ref.field(lo, name, loc)
     if isinstance(ty, types.BaseTuple):
         value = lo.load_var(expr.value.name)
         if expr.op == "static_getitem" and isinstance(expr.index, (int, slice)):

@@ -337,7 +337,7 @@ class Lowerer:
         elif isinstance(stmt, (ir.EnterWith, ir.PopBlock)):
             raise unsupported("with statements", loc)
         elif isinstance(stmt, ir.SetAttr):
-            raise unsupported(f"setting attribute '{stmt.attr}'", loc)
+            self._set_record_field(stmt.target, stmt.attr, stmt.value, loc)
         elif isinstance(stmt, ir.DelItem):
             raise unsupported("del statements", loc)
         else:
@@ -370,6 +370,10 @@ class Lowerer:
     def lower_setitem(self, stmt):
         loc = stmt.loc
         arr_ty = self.typemap[stmt.target.name]
+        if isinstance(arr_ty, types.Record) and isinstance(stmt, ir.StaticSetItem):
+            if isinstance(stmt.index, str):  # r['x'] = v
+                self._set_record_field(stmt.target, stmt.index, stmt.value, loc)
+                return
         if not isinstance(arr_ty, types.Array):
             raise unsupported(f"item assignment on {arr_ty}", loc)
         arr = self.statics[stmt.target.name]
@@ -393,6 +397,18 @@ class Lowerer:
         value = self.cast(value, value_ty, arr_ty.dtype, loc)
         indices = self._indices(stmt, arr, loc)
         arr.store(self.b, indices, value, loc)
+
+    def _set_record_field(self, target, name, value_var, loc):
+        """r.x = v / r['x'] = v on a record reference (frontend/records.py)."""
+        from .records import RecordRef
+
+        ref = self.statics.get(target.name)
+        if not isinstance(ref, RecordRef):
+            raise unsupported(f"setting attribute '{name}' of {self.typemap[target.name]}", loc)
+        value_ty = self.typemap[value_var.name]
+        if not is_scalar_type(value_ty):
+            raise unsupported(f"storing {value_ty} into a record field", loc)
+        ref.set_field(self, name, self.load_var(value_var.name), value_ty, loc)
 
     def _indices(self, node, arr, loc):
         """Index values of a getitem/setitem node (static or not) on ArrayArg `arr`."""

@@ -107,6 +107,10 @@ class View(ArrayArg):
     def complex(self):
         return getattr(self.root, "complex", False)
 
+    @property
+    def record(self):
+        return getattr(self.root, "record", False)
+
     def linear_index(self, b, indices, loc):
         if len(indices) != self.ndim:
             raise unsupported(f"indexing a {self.ndim}-d view with {len(indices)} indices", loc)

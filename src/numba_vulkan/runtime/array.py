@@ -26,6 +26,11 @@ def _core():
     return core
 
 
+def _raw(host):
+    """`host` as the buffer transfers take it: records (structured dtypes) as their bytes."""
+    return host.view(np.uint8) if host.dtype.fields is not None else host
+
+
 def storage_dtype(dtype, info):
     """The element type an array of `dtype` is stored as on a device (DeviceInfo)."""
     dtype = np.dtype(dtype)
@@ -35,6 +40,8 @@ def storage_dtype(dtype, info):
         return np.dtype(np.float32)
     if dtype.kind in "iu" and dtype.itemsize == 8 and not info.int64:
         return np.dtype(f"{dtype.kind}4")
+    if dtype.kind == "V" and dtype.fields is not None:  # records: their bytes as NumPy has them
+        return dtype
     if dtype.kind == "c" and dtype.itemsize in (8, 16):  # pairs of floats
         if dtype.itemsize == 16 and not info.float64:
             raise TypeError(f"dtype {dtype} needs float64, which this device does not support")
@@ -195,7 +202,7 @@ class DeviceArray(_core().DeviceArrayBase):
         offset = self._element_offset(key)
         if offset is not None:
             host = np.empty((), self._stored_dtype)
-            self._buffer.read(offset, host.reshape(1))
+            self._buffer.read(offset, _raw(host.reshape(1)))
             return host.astype(self.dtype)[()]
         dummy = self._dummy()
         return self._view_from(dummy, dummy[key])
@@ -208,7 +215,7 @@ class DeviceArray(_core().DeviceArrayBase):
             if value.size != 1:
                 raise ValueError(f"value must be one element, not an array of shape {value.shape}")
             host = value.astype(self.dtype).astype(self._stored_dtype).reshape(1)
-            self._buffer.write(offset, host)
+            self._buffer.write(offset, _raw(host))
             return
         view = self[key]
         try:
@@ -312,11 +319,11 @@ class DeviceArray(_core().DeviceArrayBase):
             return np.empty(self.shape, self._stored_dtype)
         if self.is_contiguous:
             host = np.empty(self.shape, self._stored_dtype)
-            self._buffer.read(self._offset, host)
+            self._buffer.read(self._offset, _raw(host))
             return host
         lo, n = self._span()
         raw = np.empty(n, np.uint8)
-        self._buffer.read(lo, raw)
+        self._buffer.read(lo, _raw(raw))
         return np.ascontiguousarray(self._span_view(raw, lo))
 
     def _span_view(self, raw, lo):
@@ -355,7 +362,7 @@ class DeviceArray(_core().DeviceArrayBase):
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
-                self._buffer.read(self._offset, out)  # straight into `out`, no temporary
+                self._buffer.read(self._offset, _raw(out))  # straight into `out`, no temporary
                 return out
         values = self._read_stored()
         if self.dtype.kind == "b":
@@ -399,15 +406,15 @@ class DeviceArray(_core().DeviceArrayBase):
         if self.size == 0:
             return self
         if self.is_contiguous:
-            self._buffer.write(self._offset, stored)
+            self._buffer.write(self._offset, _raw(stored))
             return self
         # A view with gaps: read the span it touches, scatter into it, write it back.
         lo, n = self._span()
         raw = np.empty(n, np.uint8)
-        self._buffer.read(lo, raw)
+        self._buffer.read(lo, _raw(raw))
         view = self._span_view(raw, lo)
         view[...] = stored
-        self._buffer.write(lo, raw)
+        self._buffer.write(lo, _raw(raw))
         return self
 
     # ---- reductions (through the host this round) --------------------------------
@@ -459,7 +466,7 @@ def _host_array(array, what):
         host = np.asarray(array)
     except (TypeError, ValueError) as e:  # ragged lists and the like
         raise TypeError(f"{what} cannot be converted to a NumPy array: {e}") from None
-    if host.dtype.kind not in "biufc":
+    if host.dtype.kind not in "biufc" and host.dtype.fields is None:
         raise TypeError(
             f"{what} must hold booleans, integers, floats or complex, not {host.dtype} "
             f"(from {type(array).__name__})"
