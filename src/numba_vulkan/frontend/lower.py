@@ -386,6 +386,8 @@ class Lowerer:
             assign_into_view(self, arr, items, stmt.value, loc)
             return
         storable = is_scalar_type(value_ty) or isinstance(value_ty, types.Complex)
+        if isinstance(value_ty, types.Record):
+            raise unsupported("assigning a whole record (assign its fields)", loc)
         if not storable:
             raise unsupported(f"storing {value_ty} into an array element (slices, arrays)", loc)
         value = self.load_var(stmt.value.name)

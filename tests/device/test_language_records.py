@@ -1,0 +1,140 @@
+"""Records (structured dtypes) in kernels, against CPU numba.njit, bit for bit."""
+
+import numba
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+from numba_vulkan import VulkanUnsupportedError
+
+pytestmark = [
+    pytest.mark.device,
+    pytest.mark.usefixtures("device"),
+    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
+]
+
+INNER = np.dtype([("p", np.int16), ("q", np.float32)], align=True)
+ALIGNED = np.dtype(
+    [("x", np.int32), ("y", np.float64), ("n", INNER), ("f", np.bool_), ("u", np.uint8),
+     ("s", np.int8), ("w", np.uint16), ("z", np.int64), ("h", np.float32)],
+    align=True,
+)  # fmt: skip
+PACKED = np.dtype([("a", np.int8), ("b", np.uint8), ("c", np.int16), ("d", np.int32),
+                   ("e", np.float64)])  # fmt: skip
+
+
+def _aligned(out, r, i):
+    e = r[i]
+    out[i] = e.x * 2 + e.y + e["n"].p + r[i].n.q + e.f + e.u + e.s + e.w + e.z + e.h
+    e.x = i * 3
+    r[i]["y"] = e.y * 2
+    e.n.p = -i
+    r[i].f = not e.f
+    r[i].u = e.u + 250  # wraps as uint8
+    e.s = e.s - 100
+    e.w = e.w * 1000
+    e.z = e.z * -(1 << 40)
+    e.h = e.h / 3
+
+
+def _packed(out, r, i):
+    e = r[i]
+    out[i] = e.a + e.b * 2 + e.c * 3 + e.d * 4 + e.e
+    e.a, e.b = e.b, e.a
+    e.c = e.d
+    e.e = -e.e
+
+
+def _fill(dtype, n=12):
+    r = np.zeros(n, dtype)
+    rng = np.random.default_rng(5)
+    for name in dtype.names:
+        ft = dtype.fields[name][0]
+        if ft.fields is not None:
+            r[name]["p"] = rng.integers(-1000, 1000, n)
+            r[name]["q"] = rng.standard_normal(n)
+        elif ft.kind == "b":
+            r[name] = rng.integers(0, 2, n).astype(bool)
+        elif ft.kind in "iu":
+            info = np.iinfo(ft)
+            r[name] = rng.integers(max(info.min, -1000), min(info.max, 1000), n)
+        else:
+            r[name] = rng.standard_normal(n)
+    return r
+
+
+def _run(body, dtype, on_device):
+    r = _fill(dtype)
+    n = r.size
+    dev_body = nv.jit(device=True)(body)
+
+    @nv.jit
+    def kernel(out, r):
+        i = nv.global_id(0)
+        if i < out.size:
+            dev_body(out, r, i)
+
+    out_dev, r_dev = np.zeros(n), r.copy()
+    if on_device:
+        d_out, d_r = nv.to_device(out_dev), nv.to_device(r_dev)
+        kernel.forall(n)(d_out, d_r)
+        out_dev, r_dev = d_out.copy_to_host(), d_r.copy_to_host()
+    else:
+        kernel.forall(n)(out_dev, r_dev)
+    out_cpu, r_cpu = np.zeros(n), r.copy()
+    cpu = numba.njit(body)
+    for i in range(n):
+        cpu(out_cpu, r_cpu, i)
+    np.testing.assert_array_equal(out_dev, out_cpu)
+    for a, b in zip(_leaves(r_dev), _leaves(r_cpu)):  # not padding: njit leaves garbage there
+        assert a.tobytes() == b.tobytes()
+
+
+def _leaves(r):
+    """Every scalar field of record array `r` (nested records expanded), as arrays."""
+    for name in r.dtype.names:
+        if r.dtype.fields[name][0].fields is not None:
+            yield from _leaves(r[name])
+        else:
+            yield np.ascontiguousarray(r[name])
+
+
+@pytest.mark.parametrize("on_device", [False, True])
+def test_aligned_nested_records_every_width(on_device):
+    _run(_aligned, ALIGNED, on_device)
+
+
+@pytest.mark.parametrize("on_device", [False, True])
+def test_packed_records_with_aligned_fields(on_device):
+    assert PACKED.itemsize == 16 and not PACKED.isalignedstruct
+    _run(_packed, PACKED, on_device)
+
+
+def _views_of_records(out, r, i):
+    v = r[::-1]
+    out[i] = v[i].x + r[1:][0].y
+
+
+def test_views_of_record_arrays():
+    _run(_views_of_records, ALIGNED, False)
+
+
+MISALIGNED = np.dtype([("a", np.int8), ("b", np.float64)])  # b at byte 1
+
+
+def test_misaligned_fields_are_refused():
+    @nv.jit
+    def kernel(out, r):
+        out[0] = r[0].b
+
+    with pytest.raises(VulkanUnsupportedError, match="naturally aligned"):
+        kernel.forall(1)(np.zeros(1), np.zeros(2, MISALIGNED))
+
+
+def test_whole_record_assignment_is_refused():
+    @nv.jit
+    def kernel(r, s):
+        r[0] = s[0]
+
+    with pytest.raises(VulkanUnsupportedError, match="whole record"):
+        kernel.forall(1)(np.zeros(2, PACKED), np.zeros(2, PACKED))
