@@ -42,7 +42,21 @@ from .runtime import (
     synchronize,
     to_device,
 )
-from .stubs import global_id, group_id, local_id, local_size, num_groups
+from .stubs import (
+    atomic,
+    barrier,
+    cg,
+    global_id,
+    group_id,
+    local,
+    local_id,
+    local_size,
+    num_groups,
+    shared,
+    syncthreads,
+    threadfence,
+    threadfence_block,
+)
 
 __all__ = [
     "Device",
@@ -58,6 +72,9 @@ __all__ = [
     "VulkanUnsupportedError",
     "VulkanValidationWarning",
     "__version__",
+    "atomic",
+    "barrier",
+    "cg",
     "device_array",
     "device_array_like",
     "errors",
@@ -68,13 +85,18 @@ __all__ = [
     "group_id",
     "jit",
     "list_devices",
+    "local",
     "local_id",
     "local_size",
     "num_groups",
     "pinned_array",
     "runtime",
     "select_device",
+    "shared",
     "stream",
     "synchronize",
+    "syncthreads",
+    "threadfence",
+    "threadfence_block",
     "to_device",
 ]
