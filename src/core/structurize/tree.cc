@@ -43,6 +43,15 @@ class TreeBuilder {
                     if (dom_.Contains(p)) work.push_back(p);
             }
         }
+        // Loop exits: blocks outside a loop entered from inside it. They are treated
+        // as joins even with one entering edge, so that the code after a loop is
+        // placed after the loop construct (its merge), never nested inside the loop's
+        // body: a barrier after a loop must not sit in the loop construct, where
+        // invocations leaving at different iterations would reach it divergently.
+        for (auto& [header, body] : loops_)
+            for (BlockId b : body)
+                for (BlockId s : f_.FindBlock(b)->Successors())
+                    if (!body.count(s) && dom_.Contains(s)) loop_exits_.insert(s);
         return util::Status::Ok();
     }
 
@@ -80,7 +89,7 @@ class TreeBuilder {
 
     bool IsJoin(BlockId b) const {
         auto it = forward_in_.find(b);
-        return it != forward_in_.end() && it->second >= 2;
+        return (it != forward_in_.end() && it->second >= 2) || loop_exits_.count(b) != 0;
     }
     bool IsLoopHeader(BlockId b) const { return back_sources_.count(b) != 0; }
 
@@ -157,6 +166,7 @@ class TreeBuilder {
     std::unordered_map<BlockId, int> forward_in_;
     std::unordered_map<BlockId, std::vector<BlockId>> back_sources_;
     std::unordered_map<BlockId, std::unordered_set<BlockId>> loops_;
+    std::unordered_set<BlockId> loop_exits_;
 };
 
 // Whether every `br label` in seq is in tail position, given whether seq itself is.

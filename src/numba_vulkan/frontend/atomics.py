@@ -184,10 +184,16 @@ def _cas_loop(lowerer, arr, indices, values, k, update, loc):
     val_ptr = b.var(k)
     b.store(val_ptr, values[0])
     old_ptr = b.var(k)
+    retry_ptr = b.var(K.bool)
+    b.store(retry_ptr, arith.const(b, K.bool, True))
+    # A while loop that tests at the top: the structurizer then merges the loop at its
+    # exit block, so the code after it (barriers included) is outside the loop construct.
     tag = f"cas{b.current_block}"
-    loop, done = b.create_block(f"{tag}.loop"), b.create_block(f"{tag}.done")
-    b.br(loop)
-    b.set_block(loop)
+    header, body, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
+    b.br(header)
+    b.set_block(header)
+    b.condbr(b.load(retry_ptr), body, done)
+    b.set_block(body)
     idx = [b.load(p) for p in idx_ptrs]
     ptr = _int_ptr(arr, b, idx, loc) if ik != k else arr.element_ptr(b, idx, loc)
     old_bits = b.load(ptr)
@@ -196,7 +202,8 @@ def _cas_loop(lowerer, arr, indices, values, k, update, loc):
     new_bits = b.bitcast(ik, new) if ik != k else new
     got = b.atomic(A.cas, [ptr, old_bits, new_bits])
     b.store(old_ptr, b.bitcast(k, got) if ik != k else got)
-    b.condbr(b.compare(Op.eq, got, old_bits), done, loop)
+    b.store(retry_ptr, b.compare(Op.ne, got, old_bits))
+    b.br(header)
     b.set_block(done)
     return b.load(old_ptr)
 
