@@ -65,7 +65,9 @@ class TypedKernel:
     annotation: object = field(default=None, repr=False)
 
 
-def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=()):
+def compile_kernel(
+    pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=(), dynamic_shared_bytes=0
+):
     """Compile one specialisation of a kernel.
 
     Parameters
@@ -84,6 +86,8 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         Float widths for which the device can keep signed zeros, infinities and
         NaNs (``DeviceInfo.nan_preserve``); the kernel asks for that at the
         widths it uses unless ``fastmath`` is on.
+    dynamic_shared_bytes : int
+        The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
     Returns
     -------
@@ -107,7 +111,8 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
     name = pyfunc.__name__
     typed = type_kernel(pyfunc, argtypes, options)
     lowered = frontend.lower_kernel(
-        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name
+        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
+        dynamic_shared_bytes=dynamic_shared_bytes,
     )
     # _core.compile copies the module, so this is the KIR exactly as the front end built it.
     core = _core.compile(

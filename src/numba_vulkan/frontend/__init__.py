@@ -42,7 +42,7 @@ class LoweredKernel:
     grid: tuple = (None, None, 4)
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
+def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -59,6 +59,8 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         Which 64-bit types are computed in 32 bits.
     name : str
         The kernel's name in the module.
+    dynamic_shared_bytes : int
+        Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
 
     Returns
     -------
@@ -70,6 +72,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         For a construct kernels cannot express; the error carries its source location.
     """
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
+    lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
     return LoweredKernel(

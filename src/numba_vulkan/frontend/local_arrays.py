@@ -14,11 +14,13 @@ native float add writes is held as integers of the same width (``bits``): a
 compare-and-swap needs an integer element, and SPIR-V cannot view a workgroup
 array as another type. Loads and stores bitcast, which costs nothing.
 
-``shared.array(0, dtype)`` is the dynamic shared array: its length is a
-specialization constant that the launch sets from its shared-memory bytes
-(``kernel[groups, local_size, stream, shared_bytes]``). One dynamic array per
-kernel (numba.cuda's dynamic arrays all alias one buffer; typed SPIR-V arrays
-cannot).
+``shared.array(0, dtype)`` is the dynamic shared array, sized by the launch
+(``kernel[groups, local_size, stream, shared_bytes]``): the dispatcher
+compiles the kernel once per size, with shared_bytes // itemsize elements.
+(The emitter can also size it at pipeline creation through a specialization
+constant, spirv/memory.cc; the runtime does not use that yet.) One dynamic
+array per kernel: numba.cuda's dynamic arrays all alias one buffer, typed
+SPIR-V arrays cannot.
 """
 
 import operator
@@ -48,7 +50,7 @@ class LocalArray(ArrayArg):
         self.ndim = ty.ndim
         self.shared = shared
         self.dims = tuple(shape)
-        self.dynamic = shared and self.dims == (0,)
+        self.dynamic = False  # dynamic arrays are sized before this (see _make)
         self.compute = compute_kind(ty.dtype, mode, loc)
         elem = exact_kind(ty.dtype) if exact_kind(ty.dtype) == K.f16 else self.compute
         self.value_kind = elem
@@ -223,13 +225,23 @@ def _make(lowerer, expr, sig, target, shared):
     if 0 in shape and not (shared and shape == (0,)):
         raise unsupported(f"{what} of shape {shape} (0 only as shared.array(0, dtype), the "
                           "dynamic shared array)", loc)
-    if shape == (0,) and shared:
+    shape_was_dynamic = shape == (0,) and shared
+    if shape_was_dynamic:
         if getattr(lowerer, "dynamic_shared", None) is not None:
             raise unsupported("more than one dynamic shared array (shared.array(0, dtype)) in "
                               "a kernel", loc)
+    if shape == (0,) and shared:
+        nbytes = getattr(lowerer, "dynamic_shared_bytes", 0)
+        itemsize = 4 if ty.dtype == types.boolean else np.dtype(str(ty.dtype)).itemsize
+        if nbytes < itemsize:
+            raise unsupported(
+                "the dynamic shared array (shared.array(0, dtype)) without shared memory bytes "
+                "at launch (launch it as kernel[groups, local_size, stream, shared_bytes])", loc
+            )
+        shape = (nbytes // itemsize,)
     bits = shared and id(expr) in atomic_bits_arrays(lowerer)
     arr = LocalArray(lowerer, ty, shape, shared, bits=bits, loc=loc)
-    if arr.dynamic:
+    if shape_was_dynamic:
         lowerer.dynamic_shared = arr
     return arr
 
