@@ -196,3 +196,47 @@ def test_grid_sync_is_refused_with_advice():
 
     with pytest.raises(nv.VulkanUnsupportedError, match="split the kernel|Split the kernel"):
         grid_sync[1, 1](np.zeros(1, np.int32))
+
+
+def test_barrier_under_an_id_dependent_branch_is_refused():
+    @nv.jit
+    def divergent(out):
+        t = nv.local_id(0)
+        u = t * 2
+        if u < 32:
+            nv.barrier()
+        out[t] = u
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="depends on local_id"):
+        divergent[1, 64](np.zeros(64, np.int32))
+
+    @nv.jit
+    def divergent_loop(out):
+        for i in range(nv.global_id(0)):
+            nv.barrier()
+        out[0] = 1
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="every invocation"):
+        divergent_loop[1, 64](np.zeros(1, np.int32))
+
+
+def test_uniform_barriers_and_early_return_are_accepted():
+    @nv.jit
+    def early_return(a, out):
+        s = nv.shared.array(64, np.int32)
+        t = nv.local_id(0)
+        g = nv.global_id(0)
+        if g >= a.size:
+            return
+        s[t] = a[g]
+        nv.barrier()
+        if t < 32:  # a branch after the barrier, without one inside, is fine
+            out[g] = s[63 - t]
+        else:
+            out[g] = s[63 - t] + 1
+
+    a = np.arange(128, dtype=np.int32)
+    out = np.zeros_like(a)
+    early_return[2, 64](a, out)
+    want = a.reshape(2, 64)[:, ::-1].ravel() + (np.arange(128) % 64 >= 32)
+    np.testing.assert_array_equal(out, want)

@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass
 
-from . import grid
+from . import divergence, grid
 from .lower import Lowerer
 
 
@@ -71,6 +71,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     numba_vulkan.errors.VulkanUnsupportedError
         For a construct kernels cannot express; the error carries its source location.
     """
+    divergence.check(func_ir)  # barriers under id-dependent branches
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
