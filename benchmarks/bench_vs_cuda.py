@@ -12,9 +12,10 @@ Figures (see benchmarks/README.md for what each one means):
    caches off and a fresh function each time.
 4. matmul: naive float32 matrix product C = A @ B (2-d grid of 16 x 16, one
    output element per invocation, an inner loop over k), GFLOP/s = 2 n^3 / t.
-5. xorshift: 16 rounds of a 32-bit xorshift hash on 2^24 uint32 seeds (Numba
-   computes uint32 << uint32 in 64 bits and truncates on store); both
-   backends' results must equal numba.njit's on the CPU.
+5. xorshift: 16 rounds of a 32-bit xorshift hash on 2^24 uint32 seeds, each
+   step cast back to np.uint32 (Numba computes uint32 << uint32 in 64 bits;
+   written as `h ^= h << 13`, h becomes a uint64 and the hash a 64-bit one);
+   both backends' results must equal numba.njit's on the CPU.
 
 numba.cuda is measured where it imports and finds a GPU; otherwise its
 columns say why it is missing.
@@ -177,9 +178,9 @@ def {name}(seeds, out):
     if i < out.size:
         h = seeds[i]
         for _ in range(16):
-            h ^= h << np.uint32(13)
-            h ^= h >> np.uint32(17)
-            h ^= h << np.uint32(5)
+            h = np.uint32(h ^ (h << np.uint32(13)))
+            h = np.uint32(h ^ (h >> np.uint32(17)))
+            h = np.uint32(h ^ (h << np.uint32(5)))
         out[i] = h
 """
 

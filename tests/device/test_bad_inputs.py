@@ -233,6 +233,14 @@ for label, value in [("int", 5), ("None", None), ("str", "e")]:
     case(f"event_elapsed_time({label}, e)",
          (lambda v: lambda: nv.event_elapsed_time(v, _recorded_event()))(value), "start")
 
+def _renamed_entry(words):
+    """A valid module whose entry point is called 'kern' instead of 'main'."""
+    raw = bytearray(words.tobytes())
+    at = raw.index(b"main\0")
+    raw[at : at + 4] = b"kern"
+    return np.frombuffer(bytes(raw), np.uint32)
+
+
 # Raw SPIR-V.
 _garbage = np.array([0x07230203, 0x00010500, 0, 10, 0, 0xFFFFFFFF, 7], np.uint32)
 BAD_WORDS = [
@@ -240,6 +248,7 @@ BAD_WORDS = [
     ("str", "OpCapability Shader"), ("None", None), ("garbage after header", _garbage),
     ("int64", np.ones(8, np.int64)), ("list", [0x07230203, 0, 0, 0, 0]),
     ("truncated", lambda: _words().words[:40]),
+    ("no entry point main", lambda: _renamed_entry(_words().words)),
 ]  # fmt: skip
 for label, words in BAD_WORDS:
     case(f"load_kernel({label})",

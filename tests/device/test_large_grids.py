@@ -5,6 +5,8 @@ per axis, and the kernel adds each dispatch's first workgroup to its ids
 (frontend/grid.py). Every id of a grid just above the limit is checked.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -93,3 +95,23 @@ def test_32_bit_ids_past_2_31_take_the_64_bit_specialisation(device):
 def test_grid_past_uint32_is_refused_clearly(device):
     with pytest.raises(OverflowError, match="groups"):
         _ids[2**32, 1]
+
+
+@nv.jit
+def _top(out, first):
+    i = nv.global_id(0)
+    if i >= first and i - first < out.size:
+        out[i - first] = i
+
+
+@pytest.mark.skipif(not os.environ.get("NVK_SLOW_TESTS"), reason="set NVK_SLOW_TESTS=1 to run")
+def test_ids_past_2_31_on_the_device(device):
+    """2^31 + 1000 invocations (about 15 s on lavapipe): the 64-bit specialisation is taken
+    and the last ids, past 2^31, are right."""
+    n = 2**31 + 1000
+    out = nv.device_array(1024, np.int64)
+    launch = _top.forall(n, local_size=256)
+    assert launch.needs_64bit_ids()
+    launch(out, np.int64(n - 1024))
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(n - 1024, n))
+    assert [mode.ints for (_, mode) in _top.specialisations] == [False]

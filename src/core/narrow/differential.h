@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -40,7 +41,7 @@ inline uint64_t RandomBits(std::mt19937_64& rng, bool extent) {
                                      INT64_MIN + 1};
     uint64_t v;
     switch (rng() % 3) {
-        case 0: v = static_cast<uint64_t>(kEdges[rng() % (sizeof(kEdges) / sizeof(kEdges[0]))]); break;
+        case 0: v = static_cast<uint64_t>(kEdges[rng() % std::size(kEdges)]); break;
         case 1: v = static_cast<uint64_t>(static_cast<int64_t>(rng() % 80) - 5); break;
         default: v = rng() >> (rng() % 64); break;
     }

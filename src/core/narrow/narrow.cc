@@ -13,7 +13,9 @@ using namespace kir;
 namespace {
 
 bool Is64Int(ScalarKind k) { return k == ScalarKind::kI64 || k == ScalarKind::kU64; }
-ScalarKind Half(ScalarKind k) { return k == ScalarKind::kU64 ? ScalarKind::kU32 : ScalarKind::kI32; }
+ScalarKind Half(ScalarKind k) {
+    return k == ScalarKind::kU64 ? ScalarKind::kU32 : ScalarKind::kI32;
+}
 bool IsIntOrBool(ScalarKind k) { return k == ScalarKind::kBool || IsInteger(k); }
 
 // Ops whose low 32 result bits depend only on the low 32 bits of their operands.
@@ -45,6 +47,7 @@ class Narrower {
 
     util::Status Run() {
         ranges_ = AnalyzeRanges(m_, opt_.ranges);
+        if (!ranges_.complete) return util::Status::Ok();  // prove nothing, change nothing
         size_t n = f_.values.size();
         const_.assign(n, std::nullopt);
         for (const Block& b : f_.blocks)
@@ -198,9 +201,8 @@ class Narrower {
             r = KindOf(form_[v]) == k ? form_[v] : Emit(Op::kBitcast, T(k), {form_[v]});
         } else if (const_[v] && IsIntOrBool(from)) {
             uint32_t low = static_cast<uint32_t>(*const_[v]);
-            uint64_t bits = k == ScalarKind::kI32
-                                ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(low)))
-                                : low;
+            int64_t signed_low = static_cast<int32_t>(low);  // constants are sign-extended
+            uint64_t bits = k == ScalarKind::kI32 ? static_cast<uint64_t>(signed_low) : low;
             r = Emit(Op::kConst, T(k), {}, bits);
         } else if (Is64Int(from)) {
             if (!wide_[v]) Fail("no 64-bit value for %" + std::to_string(v));
@@ -283,9 +285,11 @@ class Narrower {
                 if (auto fit = FitKind({R(o[1]), R(o[2])}))
                     return Exact(inst, Emit(Op::kSelect, T(*fit),
                                             {rename_[o[0]], Get(o[1], *fit), Get(o[2], *fit)}));
-                if (low_[inst.result])
-                    return LowOnly(inst, Emit(Op::kSelect, T(Half(k)),
-                                              {rename_[o[0]], Get(o[1], Half(k)), Get(o[2], Half(k))}));
+                if (low_[inst.result]) {
+                    ScalarKind h = Half(k);
+                    return LowOnly(inst, Emit(Op::kSelect, T(h),
+                                              {rename_[o[0]], Get(o[1], h), Get(o[2], h)}));
+                }
                 break;
             }
             case Op::kMath: {
@@ -384,11 +388,10 @@ class Narrower {
         }
         if (inst.op != Op::kConvert) return false;
         if (Is64Int(to) && IsIntOrBool(from)) {  // extension: the operand is the narrow value
+            bool sign = IsSigned(from) || from == ScalarKind::kBool;
             if (BitWidth(from) == 32) form_[inst.result] = rename_[a];
             else form_[inst.result] =
-                Emit(Op::kConvert, T(IsSigned(from) || from == ScalarKind::kBool ? ScalarKind::kI32
-                                                                                 : ScalarKind::kU32),
-                     {rename_[a]});
+                Emit(Op::kConvert, T(sign ? ScalarKind::kI32 : ScalarKind::kU32), {rename_[a]});
             return false;
         }
         if (!Is64Int(from)) return false;
@@ -484,7 +487,8 @@ size_t CountWideIntOps(const Module& m) {
             }
             if (i.op == Op::kLoad || i.op == Op::kStore) {  // a 64-bit local variable
                 const Type& pt = m.type(f.values.at(i.operands[0]).type);
-                w = w || (pt.space == AddressSpace::kFunction && Is64Int(m.type(pt.pointee).scalar));
+                bool local = pt.space == AddressSpace::kFunction;
+                w = w || (local && Is64Int(m.type(pt.pointee).scalar));
             }
             n += w;
         }

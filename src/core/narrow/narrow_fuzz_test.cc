@@ -79,7 +79,9 @@ class Generator {
                                     -(1ll << 31), (1ll << 32) - 1, 1ll << 32, INT64_MAX, INT64_MIN};
         return Rand(3) ? e[Rand(sizeof(e) / sizeof(e[0]))] : Rand(200) - 100;
     }
-    ValueId Const(int64_t v) { return b_->ConstInt(T(Rand(4) ? ScalarKind::kI64 : ScalarKind::kU64), v); }
+    ValueId Const(int64_t v) {
+        return b_->ConstInt(T(Rand(4) ? ScalarKind::kI64 : ScalarKind::kU64), v);
+    }
 
     // An integer value as i64 or u64, as Numba widens operands.
     ValueId Widen(ValueId v) {
@@ -149,7 +151,8 @@ class Generator {
             static const ScalarKind narrow[] = {ScalarKind::kI32, ScalarKind::kU32,
                                                 ScalarKind::kI16, ScalarKind::kU8};
             ScalarKind k = narrow[Rand(4)];
-            b.Store(b.ElemPtr(T(k), out_, b.ConstInt(T(ScalarKind::kI32), slot * 8 / (BitWidth(k) / 8))),
+            int index = slot * 8 / (BitWidth(k) / 8);
+            b.Store(b.ElemPtr(T(k), out_, b.ConstInt(T(ScalarKind::kI32), index)),
                     b.Convert(T(k), v));
         }
     }

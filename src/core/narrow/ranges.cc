@@ -39,7 +39,10 @@ class Analysis {
         for (ValueId var : vars_) init.push_back(KindRange(Pointee(var)));
         in_[0] = {true, init, 0};
         std::set<uint32_t> work{0};  // RPO positions: loops settle inside out
+        // Widening bounds the work; this cap only guards against a bug in it.
+        size_t budget = 10000 + 1000 * f_.blocks.size();
         while (!work.empty()) {
+            if (budget-- == 0) return Ranges{};  // complete = false: nothing is claimed
             BlockId id = rpo[*work.begin()];
             work.erase(work.begin());
             uint32_t bi = f_.BlockIndex(id);
@@ -82,6 +85,7 @@ class Analysis {
             }
         }
         Ranges r;
+        r.complete = true;
         r.values = vals_;
         for (const In& in : in_) r.reached.push_back(in.reached);
         return r;

@@ -45,6 +45,7 @@ struct RangeOptions {
 };
 
 struct Ranges {
+    bool complete = false;         // false: the fixpoint was not reached; use nothing
     std::vector<Interval> values;  // by ValueId; empty for non-integers and unreached code
     std::vector<bool> reached;     // by position in function.blocks
 };

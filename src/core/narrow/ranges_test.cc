@@ -91,6 +91,7 @@ TEST(Ranges, BuiltinsUnderDeviceLimits) {
 TEST(Ranges, LoopCounterBoundedByItsTest) {
     kir::Module m = ParseOk(kRangeLoop);
     Ranges r = AnalyzeRanges(m, {});
+    EXPECT_TRUE(r.complete);
     EXPECT_EQ(r.values[12], I(0, k31 - 2));  // k in the body
     EXPECT_EQ(r.values[7], I(0, k31 - 1));   // the cursor in the header
     EXPECT_EQ(r.values[10], I(1, k31));      // cursor + 1, before the test

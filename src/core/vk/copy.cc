@@ -6,9 +6,10 @@
 // buffer and a vkCmdCopyBuffer recorded into the open batch, in chunks of half
 // of kStagingBytes, double-buffered.
 //
-// Threads: a staged copy holds staging_mu_ from start to end (the staging
-// buffer is one per device) and takes the device's mutex only to record and
-// submit each chunk; its waits hold neither the device's mutex nor the GIL.
+// Threads: each staged copy takes a staging buffer of its own (TakeStaging: a
+// free one kept from an earlier copy, else a new one; at most kKeptStaging are
+// kept), so concurrent copies never wait for each other's staging. It takes the
+// device's mutex only to record and submit each chunk; its waits hold no lock.
 #include <algorithm>
 #include <cstring>
 
@@ -19,6 +20,35 @@ namespace nvk::vk {
 
 namespace {
 constexpr uint64_t kStagingBytes = 64ull << 20;
+constexpr size_t kKeptStaging = 2;  // free staging buffers kept for later copies
+}  // namespace
+
+util::Result<BufferRef> Device::TakeStaging(uint64_t nbytes) {
+    BufferRef dropped;  // released after the lock: its deleter takes the lock
+    {
+        Lock lock(mu_);
+        for (auto it = staging_free_.begin(); it != staging_free_.end(); ++it) {
+            if ((*it)->size >= nbytes) {
+                BufferRef found = std::move(*it);
+                staging_free_.erase(it);
+                return found;
+            }
+        }
+        if (staging_free_.size() >= kKeptStaging) {  // all too small: make room
+            dropped = std::move(staging_free_.front());
+            staging_free_.erase(staging_free_.begin());
+        }
+    }
+    return AllocateHost(nbytes);
+}
+
+void Device::GiveBackStaging(BufferRef staging) {
+    Lock lock(mu_);
+    if (staging_free_.size() < kKeptStaging) {
+        staging_free_.push_back(std::move(staging));
+        return;
+    }
+    lock.unlock();  // `staging` is retired by its deleter, which takes the lock
 }
 
 util::Status Device::Write(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes) {
@@ -49,13 +79,16 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
                                 bool to_device) {
     // Two staging halves, so that the host copies one chunk while the device copies
     // the other: chunk k uses half k % 2 and waits only for chunk k - 2.
-    std::lock_guard<std::mutex> staging_lock(staging_mu_);
     const uint64_t chunk = std::min(nbytes, kStagingBytes / 2);
-    if (!staging_ || staging_->size < 2 * chunk) {
-        staging_.reset();  // retired: destroyed once the copies that use it are done
-        NVK_ASSIGN_OR_RETURN(staging_, AllocateHost(2 * chunk));
-    }
-    const uint64_t half = staging_->size / 2;
+    NVK_ASSIGN_OR_RETURN(BufferRef staging, TakeStaging(2 * chunk));
+    // Kept for later copies on every way out, also after an error (Ctrl-C): the
+    // next user waits for its last use first.
+    struct GiveBack {
+        Device* device;
+        BufferRef* staging;
+        ~GiveBack() { device->GiveBackStaging(std::move(*staging)); }
+    } give_back{this, &staging};
+    const uint64_t half = staging->size / 2;
     auto* bytes = static_cast<uint8_t*>(host);
     uint64_t half_value[2] = {0, 0};  // when each half's last device copy completes
     auto record = [&](uint64_t done, uint64_t n, int h) -> util::Status {
@@ -67,31 +100,31 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
         if (to_device) {
             region.srcOffset = h * half;
             region.dstOffset = offset + done;
-            fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, staging_->buffer, buffer.buffer, 1,
+            fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, staging->buffer, buffer.buffer, 1,
                                  &region);
         } else {
             region.srcOffset = offset + done;
             region.dstOffset = h * half;
-            fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, buffer.buffer, staging_->buffer, 1,
+            fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, buffer.buffer, staging->buffer, 1,
                                  &region);
         }
         half_value[h] = open_value();
-        MarkUsed(*staging_, half_value[h]);
+        MarkUsed(*staging, half_value[h]);
         MarkUsed(buffer, half_value[h]);
         return FlushLocked();  // start it now; the host goes on with the other half
     };
-    NVK_RETURN_IF_ERROR(WaitBuffer(*staging_));  // an earlier copy may still use it
+    NVK_RETURN_IF_ERROR(WaitBuffer(*staging));  // an earlier copy may still use it
     if (to_device) {
         int h = 0;
         for (uint64_t done = 0; done < nbytes; done += half, h ^= 1) {
             const uint64_t n = std::min(nbytes - done, half);
             NVK_RETURN_IF_ERROR(WaitValue(half_value[h]));
-            std::memcpy(staging_->mapped + h * half, bytes + done, n);
+            std::memcpy(staging->mapped + h * half, bytes + done, n);
             NVK_RETURN_IF_ERROR(record(done, n, h));
         }
         // The caller's memory may change once we return, but it was copied already;
         // wait anyway so that a write is complete when Write returns.
-        return WaitValue(staging_->last_use.load());
+        return WaitValue(staging->last_use.load());
     }
     // To the host: the device copies chunk k + 1 while the host copies chunk k out.
     NVK_RETURN_IF_ERROR(record(0, std::min(nbytes, half), 0));
@@ -104,7 +137,7 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
             NVK_RETURN_IF_ERROR(record(next, std::min(nbytes - next, half), h ^ 1));
         }
         NVK_RETURN_IF_ERROR(WaitValue(half_value[h]));
-        std::memcpy(bytes + done, staging_->mapped + h * half, n);
+        std::memcpy(bytes + done, staging->mapped + h * half, n);
     }
     return util::Status::Ok();
 }

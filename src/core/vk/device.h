@@ -10,9 +10,9 @@
 // rings, the pool and the query pool. It is held only while recording or
 // submitting, never while waiting for the GPU: a wait (wait.cc) drops it, waits
 // in short slices on the timeline semaphore, and re-checks the state afterwards.
-// Staged copies (copy.cc) also hold staging_mu_ for the staging buffer; the order
-// is staging_mu_, then mu_. No lock is held while calling back into Python (the
-// wait check), so the GIL and these locks cannot deadlock.
+// Staged copies (copy.cc) each take a staging buffer of their own. No lock is
+// held while calling back into Python (the wait check), so the GIL and the
+// device's locks cannot deadlock.
 //
 // Ordering model (batch.cc): every submission signals the next value of one
 // timeline semaphore. A buffer records the value of the last batch that used
@@ -183,6 +183,8 @@ class Device {
     static void MarkUsed(Buffer& buffer, uint64_t value);   // under mu_
 
     // copy.cc
+    util::Result<BufferRef> TakeStaging(uint64_t nbytes);  // a free one of >= nbytes, or new
+    void GiveBackStaging(BufferRef staging);
     util::Status StagedCopy(Buffer& buffer, uint64_t offset, void* host, uint64_t nbytes,
                             bool to_device);
 
@@ -223,9 +225,8 @@ class Device {
     // Destructions waiting for the timeline to pass a value (Retire).
     std::vector<std::pair<uint64_t, std::function<void()>>> retired_;
 
-    // Staging buffer for copies to and from unmapped arrays, with its own mutex.
-    std::mutex staging_mu_;
-    BufferRef staging_;
+    // Free staging buffers for copies to and from unmapped arrays (copy.cc).
+    std::vector<BufferRef> staging_free_;
 
     // Batches.
     std::array<Slot, kMaxInFlight + 1> slots_;

@@ -41,10 +41,12 @@ util::Result<std::unique_ptr<Kernel>> Kernel::Create(Device& device, const uint3
 Kernel::~Kernel() {
     // Launches recorded so far may still use the pipelines: destroy them after those.
     Device* device = device_;
-    device->Retire([device, pipelines = std::move(pipelines_), layout = layout_,
+    std::vector<VkPipeline> pipelines;
+    for (const auto& entry : pipelines_) pipelines.push_back(entry->pipeline);
+    device->Retire([device, pipelines = std::move(pipelines), layout = layout_,
                     module = module_] {
         const DeviceFns& fns = device->fns();
-        for (auto& [local, pipeline] : pipelines) {
+        for (VkPipeline pipeline : pipelines) {
             fns.vkDestroyPipeline(device->handle(), pipeline, nullptr);
         }
         if (layout) fns.vkDestroyPipelineLayout(device->handle(), layout, nullptr);
@@ -54,11 +56,11 @@ Kernel::~Kernel() {
 
 util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
     const std::array<uint32_t, 3> key{local[0], local[1], local[2]};
-    for (auto& [k, pipeline] : pipelines_) {
-        if (k == key) {
-            last_local_ = key;
-            last_ = pipeline;
-            return pipeline;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& entry : pipelines_) {
+        if (entry->local == key) {
+            last_.store(entry.get(), std::memory_order_release);
+            return entry->pipeline;
         }
     }
     const PhysicalDeviceInfo& info = device_->info();
@@ -89,9 +91,8 @@ util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
                  device_->fns().vkCreateComputePipelines(device_->handle(),
                                                          device_->pipeline_cache(), 1, &create,
                                                          nullptr, &pipeline));
-    pipelines_.emplace_back(key, pipeline);
-    last_local_ = key;
-    last_ = pipeline;
+    pipelines_.push_back(std::make_unique<Entry>(Entry{key, pipeline}));
+    last_.store(pipelines_.back().get(), std::memory_order_release);
     return pipeline;
 }
 

@@ -7,12 +7,14 @@
 // size: a pipeline is created on first use of a local size and kept.
 //
 // Threads: Pipeline() may be called from many threads at once (mu_ guards the
-// pipelines and the last-used entry). Destroying a Kernel never waits: its Vulkan
+// list of pipelines; the last-used entry is an atomic pointer into it). Destroying a Kernel never waits: its Vulkan
 // objects are retired (Device::Retire) until the launches recorded so far are done.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -40,28 +42,32 @@ class Kernel {
     }
 
     // The pipeline for workgroup size `local`; fails with kUnsupported when the
-    // device does not allow that size.
+    // device does not allow that size. The last size used is answered without a lock.
     util::Result<VkPipeline> Pipeline(const uint32_t local[3]) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (last_ != VK_NULL_HANDLE && local[0] == last_local_[0] && local[1] == last_local_[1] &&
-            local[2] == last_local_[2]) {
-            return last_;
+        const Entry* last = last_.load(std::memory_order_acquire);
+        if (last && local[0] == last->local[0] && local[1] == last->local[1] &&
+            local[2] == last->local[2]) {
+            return last->pipeline;
         }
         return FindOrCreate(local);
     }
 
   private:
-    explicit Kernel(Device& device) : device_(&device) {}
-    util::Result<VkPipeline> FindOrCreate(const uint32_t local[3]);  // under mu_
+    struct Entry {  // never changed or freed while the kernel lives
+        std::array<uint32_t, 3> local;
+        VkPipeline pipeline;
+    };
 
-    mutable std::mutex mu_;
+    explicit Kernel(Device& device) : device_(&device) {}
+    util::Result<VkPipeline> FindOrCreate(const uint32_t local[3]);  // takes mu_
+
+    mutable std::mutex mu_;  // guards pipelines_
     Device* device_;
     uint32_t push_size_ = 0;
     VkShaderModule module_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
-    std::vector<std::pair<std::array<uint32_t, 3>, VkPipeline>> pipelines_;
-    std::array<uint32_t, 3> last_local_{};
-    VkPipeline last_ = VK_NULL_HANDLE;
+    std::vector<std::unique_ptr<Entry>> pipelines_;
+    std::atomic<const Entry*> last_{nullptr};  // the last one used
 };
 
 }  // namespace nvk::vk

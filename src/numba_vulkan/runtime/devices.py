@@ -1,14 +1,15 @@
 """Devices: what list_devices finds, how get_device chooses, and Device itself."""
 
 import dataclasses
+import os
 import threading
 import typing
 
 import numpy as np
 
 from .. import checks, config
-from ..errors import SpirvCodegenError, VulkanSupportError
-from . import debug
+from ..errors import VulkanSupportError
+from . import debug, spirv_words
 
 hint = " Install your distribution's Vulkan loader (libvulkan1 on Debian and Ubuntu) and a driver."
 
@@ -120,6 +121,16 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
 _FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
 _infos = None
 _lock = threading.RLock()
+
+
+def _new_lock_in_forked_child():
+    # Another thread of the parent may have held the lock when it forked; the child
+    # must reach the runtime's VulkanForkError, not hang on the lock.
+    global _lock
+    _lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_forked_child)
 
 
 def list_devices(refresh=False):
@@ -362,7 +373,7 @@ class Device:
         numba_vulkan._core.Kernel
             Pipelines are created from it per local size, on first use.
         """
-        words = _spirv_words(words)
+        words = spirv_words.check(words)
         push_size = checks.as_int(push_size, "push_size", minimum=0, maximum=2**32 - 1)
         if push_size % 4:
             raise ValueError(f"push_size must be a multiple of 4, not {push_size}")
@@ -495,63 +506,6 @@ class Device:
 
 def _triple(v):
     return checks.as_dim3(v, "groups")
-
-
-_SPV_MAGIC = 0x07230203
-_OP_ENTRY_POINT = 15
-_GL_COMPUTE = 5
-
-
-def _spirv_words(words):
-    """`words` as a uint32 array holding a valid Vulkan 1.2 compute module with entry ``main``.
-
-    The validator (SPIRV-Tools) runs before the driver sees the module:
-    drivers and the validation layer are free to crash on invalid SPIR-V.
-
-    Raises
-    ------
-    TypeError
-        If `words` is neither bytes nor an array of unsigned 32-bit integers.
-    ValueError
-        If the module is invalid, naming what the validator found.
-    """
-    from .. import _core
-
-    if isinstance(words, (bytes, bytearray, memoryview)):
-        raw = bytes(words)
-        if len(raw) % 4:
-            raise ValueError(f"words has {len(raw)} bytes, not a whole number of 32-bit words")
-        words = np.frombuffer(raw, dtype=np.uint32)
-    elif isinstance(words, np.ndarray):
-        if words.dtype.kind not in "iu" or words.dtype.itemsize != 4:
-            raise TypeError(f"words must be a uint32 array or bytes, not an array of {words.dtype}")
-    else:
-        raise TypeError(f"words must be a uint32 array or bytes, not {type(words).__name__}")
-    words = np.ascontiguousarray(words.view(np.uint32)).reshape(-1)
-    if len(words) < 5 or int(words[0]) != _SPV_MAGIC:
-        raise ValueError("words is not a SPIR-V module (bad magic number or too short)")
-    try:
-        _core.validate(words)
-    except SpirvCodegenError as e:
-        message = str(e).split("--- disassembly ---")[0].strip()
-        raise ValueError(f"words is not a valid SPIR-V module for Vulkan 1.2: {message}") from None
-    if not _has_compute_main(words):
-        raise ValueError("words has no GLCompute entry point named 'main'")
-    return words
-
-
-def _has_compute_main(words):
-    i = 5
-    while i < len(words):
-        count, op = int(words[i]) >> 16, int(words[i]) & 0xFFFF
-        if count == 0:
-            return False
-        if op == _OP_ENTRY_POINT and int(words[i + 1]) == _GL_COMPUTE:
-            name = words[i + 3 : i + count].tobytes().split(b"\0", 1)[0]
-            if name == b"main":
-                return True
-        i += count
-    return False
 
 
 _selected = None
