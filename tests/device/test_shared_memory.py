@@ -240,3 +240,20 @@ def test_uniform_barriers_and_early_return_are_accepted():
     early_return[2, 64](a, out)
     want = a.reshape(2, 64)[:, ::-1].ravel() + (np.arange(128) % 64 >= 32)
     np.testing.assert_array_equal(out, want)
+
+
+def test_short_circuit_early_return_before_barriers_is_accepted():
+    @nv.jit
+    def k(a, out):
+        s = nv.shared.array((8, 8), np.int32)
+        x, y = nv.global_id(0), nv.global_id(1)
+        if x >= out.shape[1] and y >= out.shape[0]:
+            return
+        s[nv.local_id(1), nv.local_id(0)] = a[y, x]
+        nv.barrier()
+        out[y, x] = s[nv.local_id(0), nv.local_id(1)]
+
+    a = np.arange(64, dtype=np.int32).reshape(8, 8)
+    out = np.zeros_like(a)
+    k[(1, 1), (8, 8)](a, out)
+    np.testing.assert_array_equal(out, a.T)

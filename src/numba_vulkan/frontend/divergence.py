@@ -10,13 +10,12 @@ invocation), before the paths of that branch meet again.
 The analysis runs on Numba's IR, by variable name and without regard to
 order (a name that is ever assigned something id-dependent counts as
 id-dependent): conservative towards refusing, but only for names that do
-hold such values somewhere. A branch one of whose arms only leaves the
-kernel (reaches no barrier and never rejoins the other arm) is accepted: the
-CUDA idiom ``if x >= n: return`` before a barrier, since invocations that
-have left the kernel no longer take part in barriers on the drivers we know
-(strictly, Vulkan asks every invocation to arrive; the programmer's
-promise, as in CUDA, is that the grid covers the data exactly when it
-matters).
+hold such values somewhere. Early exits are accepted: a ``return`` that no
+barrier precedes on any path (the CUDA idiom ``if x >= n: return`` before
+the barriers) is left out of the analysis, since invocations that have left
+the kernel no longer take part in barriers on the drivers we know (strictly,
+Vulkan asks every invocation to arrive; the programmer's promise, as in
+CUDA, is that the grid covers the data exactly when it matters).
 
 Barriers under branches on data (``if a[0] > 0:``) cannot be judged here and
 are the programmer's responsibility, as in CUDA (docs/parallel.md).
@@ -92,6 +91,16 @@ def _barrier_loc(func_ir, block):
     return None
 
 
+def _reach(succ, start):
+    seen, work = set(), [start]
+    while work:
+        n = work.pop()
+        if n not in seen:
+            seen.add(n)
+            work.extend(succ[n])
+    return seen
+
+
 def check(func_ir):
     """Raise VulkanUnsupportedError for a barrier under an id-dependent branch."""
     blocks = func_ir.blocks
@@ -104,6 +113,13 @@ def check(func_ir):
         t = b.terminator
         succ[label] = [t.target] if isinstance(t, ir.Jump) else \
             [t.truebr, t.falsebr] if isinstance(t, ir.Branch) else []
+    # Early exits: returns that no barrier reaches. Edges into them are dropped.
+    after_barrier = set()
+    for label in barriers:
+        after_barrier |= _reach(succ, label)
+    early = {label for label, b in blocks.items()
+             if isinstance(b.terminator, ir.Return) and label not in after_barrier}
+    succ = {label: [x for x in targets if x not in early] for label, targets in succ.items()}
     # Post-dominators (blocks without successors return: they lead to the one exit).
     labels = list(blocks)
     pdom = {n: set(labels) for n in labels}
@@ -117,26 +133,11 @@ def check(func_ir):
                 pdom[n] = new
                 changed = True
 
-    def reach(start):
-        seen, work = set(), [start]
-        while work:
-            n = work.pop()
-            if n not in seen:
-                seen.add(n)
-                work.extend(succ[n])
-        return seen
-
     tainted = _tainted(func_ir)
     for label, b in blocks.items():
         t = b.terminator
         if not isinstance(t, ir.Branch) or t.cond.name not in tainted:
             continue
-        if len(set(succ[label])) == 2:
-            arms = [reach(x) for x in succ[label]]
-            leaves = [not (a & other) and not (a & barriers.keys())
-                      for a, other in ((arms[0], arms[1]), (arms[1], arms[0]))]
-            if any(leaves):  # one arm only leaves the kernel: `if x >= n: return`
-                continue
         stop = pdom[label] - {label}
         seen, work = set(), list(succ[label])
         while work:
