@@ -220,13 +220,13 @@ def test_barrier_under_an_id_dependent_branch_is_refused():
         divergent_loop[1, 64](np.zeros(1, np.int32))
 
 
-def test_uniform_barriers_and_early_return_are_accepted():
+def test_uniform_barriers_and_branches_after_them_are_accepted():
     @nv.jit
     def early_return(a, out):
         s = nv.shared.array(64, np.int32)
         t = nv.local_id(0)
         g = nv.global_id(0)
-        if g >= a.size:
+        if a.size < 0:  # uniform: depends on no id
             return
         s[t] = a[g]
         nv.barrier()
@@ -242,7 +242,9 @@ def test_uniform_barriers_and_early_return_are_accepted():
     np.testing.assert_array_equal(out, want)
 
 
-def test_short_circuit_early_return_before_barriers_is_accepted():
+def test_early_return_before_a_barrier_is_refused():
+    """lavapipe gives wrong results when some invocations return before a barrier."""
+
     @nv.jit
     def k(a, out):
         s = nv.shared.array((8, 8), np.int32)
@@ -255,5 +257,5 @@ def test_short_circuit_early_return_before_barriers_is_accepted():
 
     a = np.arange(64, dtype=np.int32).reshape(8, 8)
     out = np.zeros_like(a)
-    k[(1, 1), (8, 8)](a, out)
-    np.testing.assert_array_equal(out, a.T)
+    with pytest.raises(nv.VulkanUnsupportedError, match="returning early"):
+        k[(1, 1), (8, 8)](a, out)

@@ -10,12 +10,12 @@ invocation), before the paths of that branch meet again.
 The analysis runs on Numba's IR, by variable name and without regard to
 order (a name that is ever assigned something id-dependent counts as
 id-dependent): conservative towards refusing, but only for names that do
-hold such values somewhere. Early exits are accepted: a ``return`` that no
-barrier precedes on any path (the CUDA idiom ``if x >= n: return`` before
-the barriers) is left out of the analysis, since invocations that have left
-the kernel no longer take part in barriers on the drivers we know (strictly,
-Vulkan asks every invocation to arrive; the programmer's promise, as in
-CUDA, is that the grid covers the data exactly when it matters).
+hold such values somewhere. An id-dependent early ``return`` before a barrier
+(the CUDA idiom ``if x >= n: return``) is refused too: Vulkan asks every
+invocation of the workgroup to arrive, and lavapipe does give wrong results
+when some have left (the tiled matmul at a size that is not a multiple of
+the tile did). Guard the work instead of returning (``if x < n: ...``), as
+numba-cuda's current tiled-matmul example does.
 
 Barriers under branches on data (``if a[0] > 0:``) cannot be judged here and
 are the programmer's responsibility, as in CUDA (docs/parallel.md).
@@ -91,16 +91,6 @@ def _barrier_loc(func_ir, block):
     return None
 
 
-def _reach(succ, start):
-    seen, work = set(), [start]
-    while work:
-        n = work.pop()
-        if n not in seen:
-            seen.add(n)
-            work.extend(succ[n])
-    return seen
-
-
 def check(func_ir):
     """Raise VulkanUnsupportedError for a barrier under an id-dependent branch."""
     blocks = func_ir.blocks
@@ -113,15 +103,15 @@ def check(func_ir):
         t = b.terminator
         succ[label] = [t.target] if isinstance(t, ir.Jump) else \
             [t.truebr, t.falsebr] if isinstance(t, ir.Branch) else []
-    # Early exits: returns that no barrier reaches. Edges into them are dropped.
-    after_barrier = set()
-    for label in barriers:
-        after_barrier |= _reach(succ, label)
-    early = {label for label, b in blocks.items()
-             if isinstance(b.terminator, ir.Return) and label not in after_barrier}
-    succ = {label: [x for x in targets if x not in early] for label, targets in succ.items()}
+    # Every return leads to one exit node, so an early return is a path that skips
+    # the barriers after it.
+    exit_node = object()
+    for label, b in blocks.items():
+        if isinstance(b.terminator, ir.Return):
+            succ[label] = [exit_node]
+    succ[exit_node] = []
     # Post-dominators (blocks without successors return: they lead to the one exit).
-    labels = list(blocks)
+    labels = list(succ)
     pdom = {n: set(labels) for n in labels}
     changed = True
     while changed:
@@ -142,14 +132,15 @@ def check(func_ir):
         seen, work = set(), list(succ[label])
         while work:
             n = work.pop()
-            if n in seen or n in stop or n == label:
+            if n in seen or n in stop or n == label or n is exit_node:
                 continue
             seen.add(n)
             if n in barriers:
                 raise unsupported(
                     "nv.barrier() under a branch that depends on local_id/global_id (branch at "
                     f"line {t.loc.line}): every invocation of a workgroup must reach the same "
-                    "barrier; move it out of the branch",
+                    "barrier; move it out of the branch (and guard work with `if i < n:` "
+                    "rather than returning early before a barrier)",
                     barriers[n],
                 )
             work.extend(succ[n])
