@@ -17,6 +17,7 @@ __all__ = [
     "local_size",
     "num_groups",
     "shared",
+    "subgroup",
     "syncthreads",
     "threadfence",
     "threadfence_block",
@@ -194,3 +195,38 @@ cg = Namespace(
 
 #: Stubs that take no argument and give nothing.
 BARRIERS = (barrier, threadfence_block, threadfence)
+
+# ---------------------------------------------------------------- subgroups
+
+_SUBGROUP_DOCS = {
+    "size": "Invocations per subgroup (lavapipe 8, NVIDIA 32, AMD 32 or 64).",
+    "lane": "Index of the calling invocation in its subgroup.",
+    "id": "Index of the calling invocation's subgroup in the workgroup.",
+    "count": "Subgroups per workgroup.",
+    "sum": "Sum of v over the active invocations of the subgroup.",
+    "prod": "Product of v over the active invocations.",
+    "min": "Minimum of v over the active invocations.",
+    "max": "Maximum of v over the active invocations.",
+    "any": "Whether p is true in some active invocation.",
+    "all": "Whether p is true in every active invocation.",
+    "elect": "True in exactly one active invocation (the lowest lane).",
+    "ballot": "The lanes where p is true, as a tuple of 4 uint32 bit masks.",
+    "ballot_count": "How many active invocations have p true.",
+    "broadcast": "broadcast(v, lane): v of `lane` (the same lane in every invocation).",
+    "broadcast_first": "v of the lowest active lane.",
+    "shuffle": "shuffle(v, lane): v of `lane` (cuda.shfl_sync).",
+    "shuffle_xor": "shuffle_xor(v, mask): v of lane ^ mask (cuda.shfl_xor_sync).",
+    "shuffle_up": "shuffle_up(v, delta): v of lane - delta (cuda.shfl_up_sync).",
+    "shuffle_down": "shuffle_down(v, delta): v of lane + delta (cuda.shfl_down_sync).",
+}
+for _op in ("sum", "prod", "min", "max"):
+    _SUBGROUP_DOCS[f"inclusive_{_op}"] = (
+        f"Inclusive scan ({_op}) over the active invocations in lane order.")
+    _SUBGROUP_DOCS[f"exclusive_{_op}"] = (
+        f"Exclusive scan ({_op}): lane 0 gets the operation's identity.")
+
+subgroup = Namespace(
+    "subgroup",
+    "Subgroup (warp/wave) operations; the device must report the matching subgroup_* class.",
+    **{name: Stub(name, doc) for name, doc in _SUBGROUP_DOCS.items()},
+)

@@ -130,6 +130,27 @@ void InitKir(nb::module_& m) {
         .value("fence_workgroup", kir::BarrierKind::kFenceWorkgroup)
         .value("fence_device", kir::BarrierKind::kFenceDevice);
 
+    nb::enum_<kir::SubgroupOp>(m, "SubgroupOp", "Subgroup operations.")
+        .value("size", kir::SubgroupOp::kSize)
+        .value("lane", kir::SubgroupOp::kLane)
+        .value("id", kir::SubgroupOp::kId)
+        .value("count", kir::SubgroupOp::kCount)
+        .value("sum", kir::SubgroupOp::kSum)
+        .value("prod", kir::SubgroupOp::kProd)
+        .value("min", kir::SubgroupOp::kMin)
+        .value("max", kir::SubgroupOp::kMax)
+        .value("any", kir::SubgroupOp::kAny)
+        .value("all", kir::SubgroupOp::kAll)
+        .value("elect", kir::SubgroupOp::kElect)
+        .value("ballot", kir::SubgroupOp::kBallot)
+        .value("ballot_count", kir::SubgroupOp::kBallotCount)
+        .value("broadcast", kir::SubgroupOp::kBroadcast)
+        .value("broadcast_first", kir::SubgroupOp::kBroadcastFirst)
+        .value("shuffle", kir::SubgroupOp::kShuffle)
+        .value("shuffle_xor", kir::SubgroupOp::kShuffleXor)
+        .value("shuffle_up", kir::SubgroupOp::kShuffleUp)
+        .value("shuffle_down", kir::SubgroupOp::kShuffleDown);
+
     nb::enum_<kir::MathFn>(m, "MathFn", "Math functions the backend maps to SPIR-V.")
         .value("floor", kir::MathFn::kFloor)
         .value("ceil", kir::MathFn::kCeil)
@@ -305,6 +326,14 @@ void InitKir(nb::module_& m) {
                  return b.Atomic(op, operands);
              })
         .def("barrier", [](kir::Builder& b, kir::BarrierKind kind) { b.Barrier(kind); })
+        .def("subgroup",
+             [](kir::Builder& b, kir::SubgroupOp op, ScalarKind result,
+                const std::vector<kir::ValueId>& operands, uint32_t aux) {
+                 for (kir::ValueId v : operands) KindOfValue(b, v);
+                 return b.Subgroup(op, b.Scalar(result), operands, aux);
+             },
+             nb::arg("op"), nb::arg("result"), nb::arg("operands"), nb::arg("aux") = 0,
+             "A subgroup operation (kir.h SubgroupOp) giving a scalar of kind `result`.")
         .def("binary",
              [](kir::Builder& b, Op op, kir::ValueId x, kir::ValueId y) {
                  if (!IsBinaryOp(op)) throw nb::value_error("binary: not a binary op");

@@ -153,6 +153,17 @@ void Builder::Barrier(BarrierKind kind) {
     Append(std::move(i), current_);
 }
 
+ValueId Builder::Subgroup(SubgroupOp op, TypeId result, const std::vector<ValueId>& operands,
+                          uint32_t aux) {
+    Inst i;
+    i.op = Op::kSubgroup;
+    i.type = result;
+    i.imm = static_cast<uint64_t>(op);
+    i.aux = aux;
+    i.operands = operands;
+    return Append(std::move(i), current_);
+}
+
 ValueId Builder::Binary(Op op, ValueId a, ValueId b) {
     Inst i;
     i.op = op;

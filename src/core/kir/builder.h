@@ -49,6 +49,8 @@ class Builder {
     // (ptr, value) or, for kCas, (ptr, expected, value); returns the old value.
     ValueId Atomic(AtomicOp op, const std::vector<ValueId>& operands);
     void Barrier(BarrierKind kind);
+    ValueId Subgroup(SubgroupOp op, TypeId result, const std::vector<ValueId>& operands,
+                     uint32_t aux = 0);
 
     ValueId Binary(Op op, ValueId a, ValueId b);   // arithmetic, bitwise, shifts
     ValueId Compare(Op op, ValueId a, ValueId b);  // result bool

@@ -81,6 +81,7 @@ const char* OpName(Op op) {
         case Op::kIndexPtr: return "indexptr";
         case Op::kAtomic: return "atomic";
         case Op::kBarrier: return "barrier";
+        case Op::kSubgroup: return "subgroup";
         case Op::kBr: return "br";
         case Op::kCondBr: return "condbr";
         case Op::kRet: return "ret";
@@ -236,6 +237,31 @@ const char* BarrierKindName(BarrierKind b) {
         case BarrierKind::kWorkgroup: return "workgroup";
         case BarrierKind::kFenceWorkgroup: return "fence_workgroup";
         case BarrierKind::kFenceDevice: return "fence_device";
+    }
+    return "?";
+}
+
+const char* SubgroupOpName(SubgroupOp s) {
+    switch (s) {
+        case SubgroupOp::kSize: return "size";
+        case SubgroupOp::kLane: return "lane";
+        case SubgroupOp::kId: return "id";
+        case SubgroupOp::kCount: return "count";
+        case SubgroupOp::kSum: return "sum";
+        case SubgroupOp::kProd: return "prod";
+        case SubgroupOp::kMin: return "min";
+        case SubgroupOp::kMax: return "max";
+        case SubgroupOp::kAny: return "any";
+        case SubgroupOp::kAll: return "all";
+        case SubgroupOp::kElect: return "elect";
+        case SubgroupOp::kBallot: return "ballot";
+        case SubgroupOp::kBallotCount: return "ballot_count";
+        case SubgroupOp::kBroadcast: return "broadcast";
+        case SubgroupOp::kBroadcastFirst: return "broadcast_first";
+        case SubgroupOp::kShuffle: return "shuffle";
+        case SubgroupOp::kShuffleXor: return "shuffle_xor";
+        case SubgroupOp::kShuffleUp: return "shuffle_up";
+        case SubgroupOp::kShuffleDown: return "shuffle_down";
     }
     return "?";
 }

@@ -107,6 +107,8 @@ enum class Op : uint16_t {
                 // Integers of 32/64 bits; floats only for kAdd (the front end builds the
                 // rest from kCas on the bits). Relaxed ordering, as CUDA's atomics.
     kBarrier,   // imm: BarrierKind; no operands, no result
+    kSubgroup,  // imm: SubgroupOp; aux: its GroupOperation (reductions) or the ballot
+                // word; operands and result per SubgroupOp (see there)
 
     // Terminators.
     kBr,           // targets[0]
@@ -147,6 +149,22 @@ enum class BarrierKind : uint8_t {
     kFenceDevice,     // memory fence, device scope (threadfence)
 };
 
+// kSubgroup operations (SPIR-V's OpGroupNonUniform*), over the active invocations
+// of the calling subgroup.
+enum class SubgroupOp : uint8_t {
+    kSize, kLane, kId, kCount,  // () -> u32: width, index in the subgroup, subgroup index
+                                // in the workgroup, subgroups per workgroup
+    kSum, kProd, kMin, kMax,    // (v) -> v's type; aux: 0 reduce, 1 inclusive, 2 exclusive scan
+    kAny, kAll,                 // (bool) -> bool
+    kElect,                     // () -> bool: true in one active invocation
+    kBallot,                    // (bool) -> u32: word `aux` (0..3) of the ballot
+    kBallotCount,               // (bool) -> u32: invocations whose value is true
+    kBroadcast,                 // (v, lane: u32, uniform) -> v of that lane
+    kBroadcastFirst,            // (v) -> v of the lowest active lane
+    kShuffle, kShuffleXor,      // (v, lane / mask: u32) -> v of that lane
+    kShuffleUp, kShuffleDown,   // (v, delta: u32) -> v of lane - delta / lane + delta
+};
+
 struct Loc {  // a source position, for error messages
     uint32_t file = kNone;  // index into Module::files
     uint32_t line = 0;
@@ -169,6 +187,7 @@ const char* BuiltinName(Builtin b);
 const char* MathFnName(MathFn f);
 const char* AtomicOpName(AtomicOp a);        // "add", ..., "cas"
 const char* BarrierKindName(BarrierKind b);  // "workgroup", "fence_workgroup", "fence_device"
+const char* SubgroupOpName(SubgroupOp s);    // "size", "sum", "shuffle_xor", ...
 
 // ---------------------------------------------------------------- blocks, functions, module
 

@@ -433,6 +433,20 @@ util::Status Parser::InstLine() {
             NVK_ASSIGN_OR_RETURN(inst.imm, Number("an element count"));
             break;
         }
+        case Op::kSubgroup: {
+            SkipWs();
+            size_t col = pos_;
+            NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a subgroup op"));
+            bool found = false;
+            for (int k = 0; k <= static_cast<int>(SubgroupOp::kShuffleDown) && !found; ++k)
+                if (name == SubgroupOpName(static_cast<SubgroupOp>(k))) inst.imm = k, found = true;
+            if (!found) {
+                pos_ = col;
+                return Error("unknown subgroup op '" + std::string(name) + "'");
+            }
+            NVK_ASSIGN_OR_RETURN(inst.aux, Number32("a group operation"));
+            break;
+        }
         case Op::kAtomic: case Op::kBarrier: {
             SkipWs();
             size_t col = pos_;

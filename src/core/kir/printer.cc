@@ -161,6 +161,13 @@ std::string PrintInst(const Module& m, const Inst& inst) {
                      ? AtomicOpName(static_cast<AtomicOp>(inst.imm))
                      : "?" + std::to_string(inst.imm);
             break;
+        case Op::kSubgroup:
+            s += " ";
+            s += inst.imm <= static_cast<uint64_t>(SubgroupOp::kShuffleDown)
+                     ? SubgroupOpName(static_cast<SubgroupOp>(inst.imm))
+                     : "?" + std::to_string(inst.imm);
+            s += " " + std::to_string(inst.aux);
+            break;
         case Op::kBarrier:
             s += " ";
             s += inst.imm <= static_cast<uint64_t>(BarrierKind::kFenceDevice)

@@ -393,6 +393,23 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
                 return fail(std::string("atomic ") + AtomicOpName(a) + " of " + Name(ops[1]));
             return result_is(pt->pointee);
         }
+        case Op::kSubgroup: {
+            if (inst.imm > static_cast<uint64_t>(SubgroupOp::kShuffleDown))
+                return fail("no such subgroup op");
+            auto s = static_cast<SubgroupOp>(inst.imm);
+            size_t n = 1;
+            if (s <= SubgroupOp::kCount || s == SubgroupOp::kElect) n = 0;
+            if (s == SubgroupOp::kBroadcast || s >= SubgroupOp::kShuffle) n = 2;
+            NVK_RETURN_IF_ERROR(arity(n));
+            if (!IsScalar(inst.type)) return fail("a subgroup op gives a scalar");
+            if (n == 2 && !Is(ops[1], ScalarKind::kU32)) return fail("the lane must be u32");
+            if (s >= SubgroupOp::kSum && s <= SubgroupOp::kMax) {
+                if (inst.aux > 2) return fail("reduce, inclusive or exclusive scan");
+                if (IsScalarKind(ops[0], [](ScalarKind k) { return k == ScalarKind::kBool; }))
+                    return fail("arithmetic on bool");
+            }
+            return util::Status::Ok();
+        }
         case Op::kBarrier:
             NVK_RETURN_IF_ERROR(arity(0));
             if (inst.imm > static_cast<uint64_t>(BarrierKind::kFenceDevice))

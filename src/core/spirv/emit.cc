@@ -129,6 +129,7 @@ util::Status Emitter::EmitInst(const kir::Inst& inst) {
         case Op::kIndexPtr: return EmitIndexPtr(inst);
         case Op::kAtomic: return EmitAtomic(inst);
         case Op::kBarrier: return EmitBarrier(inst);
+        case Op::kSubgroup: return EmitSubgroup(inst);
         case Op::kBr: case Op::kCondBr: case Op::kRet: case Op::kUnreachable:
             return Error(util::Code::kInternal, inst, "terminator in the middle of a block");
     }

@@ -7,6 +7,7 @@
 //
 //   memory.cc        parameters, builtins, variables, arrays, loads, stores, element pointers
 //   sync.cc          atomics and barriers
+//   subgroup.cc      subgroup builtins and OpGroupNonUniform* operations
 //   arithmetic.cc    integer/float/bool arithmetic, comparisons, conversions, select
 //   extended.cc      kMath through GLSL.std.450 and the core OpIsNan/OpIsInf
 //   control_flow.cc  merge instructions and terminators
@@ -52,6 +53,9 @@ class Emitter {
     // sync.cc
     util::Status EmitAtomic(const kir::Inst& inst);
     util::Status EmitBarrier(const kir::Inst& inst);
+
+    // subgroup.cc
+    util::Status EmitSubgroup(const kir::Inst& inst);
     void DeclareParamBlock();
 
     // arithmetic.cc
@@ -104,6 +108,8 @@ class Emitter {
     Id workgroup_size_ = 0;     // the WorkgroupSize spec-constant composite
     Id builtin_vars_[5] = {};   // kir::Builtin -> Input variable (kLocalSize unused)
     Id dynamic_shared_length_ = 0;  // the spec constant sizing dynamic shared memory
+    Id subgroup_vars_[4] = {};      // SubgroupSize, SubgroupLocalInvocationId, SubgroupId,
+                                    // NumSubgroups Input variables
 };
 
 }  // namespace nvk::spirv

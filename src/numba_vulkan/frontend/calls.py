@@ -93,7 +93,7 @@ def lower_call(lowerer, expr, target):
 
 def _parallel_call(fn):
     """The lowering function of an issue-8 intrinsic or np.empty-like callee, or None."""
-    from . import atomics, local_arrays, sync
+    from . import atomics, local_arrays, subgroups, sync
 
     if not _hashable(fn):
         return None
@@ -104,6 +104,8 @@ def _parallel_call(fn):
         return lambda lo, f, expr, sig, target: lower(lo, expr, sig, target)
     if atomics.stub_name(fn) is not None:
         return atomics.lower_atomic
+    if subgroups.stub_name(fn) is not None:
+        return subgroups.lower_subgroup
     if any(fn is c for c in local_arrays.NUMPY_CONSTRUCTORS):
         return local_arrays.lower_numpy_constructor
     return None

@@ -240,3 +240,52 @@ for _fn, _names in (
     (_np.full, ("shape", "fill_value", "dtype")),
 ):
     registry.register_global(_fn, types.Function(_numpy_constructor_template(_fn, _names)))
+
+
+# ---------------------------------------------------------------- subgroups
+
+
+class SubgroupTemplate(AbstractTemplate):
+    """Typing of nv.subgroup.*: see stubs.subgroup for each operation."""
+
+    op = ""
+
+    def generic(self, args, kws):
+        if kws:
+            return None
+        op = self.op
+        args = tuple(types.unliteral(a) for a in args)
+        scalar = (types.Integer, types.Float, types.Boolean)
+        if op in ("size", "lane", "id", "count"):
+            return signature(types.intp) if not args else None
+        if op == "elect":
+            return signature(types.boolean) if not args else None
+        if len(args) == 1 and isinstance(args[0], scalar):
+            (v,) = args
+            if op in ("any", "all"):
+                return signature(types.boolean, v)
+            if op == "ballot":
+                return signature(types.UniTuple(types.uint32, 4), v)
+            if op == "ballot_count":
+                return signature(types.uint32, v)
+            if op == "broadcast_first":
+                return signature(v, v)
+            base = op.split("_", 1)[-1]
+            if base in ("sum", "prod", "min", "max"):
+                if isinstance(v, types.Boolean):
+                    raise TypingError(f"subgroup.{op} of bool (use ballot_count)")
+                return signature(v, v)
+            return None
+        if len(args) == 2 and isinstance(args[0], scalar) and isinstance(args[1], types.Integer):
+            if op in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down"):
+                return signature(args[0], *args)
+        return None
+
+
+for _name, _stub in stubs.subgroup._members.items():
+    registry.register_global(
+        _stub,
+        types.Function(type(f"VulkanTemplate_subgroup_{_name}", (SubgroupTemplate,),
+                            {"key": _stub, "op": _name})),
+    )
+_register_namespace(stubs.subgroup)
