@@ -75,3 +75,8 @@ def test_shared_reduction():
 def test_histogram():
     out = run_example("histogram.py", "--size", 200000)
     assert "matches NumPy: True" in out
+
+
+def test_prefix_sum_with_subgroups():
+    out = run_example("prefix_sum.py", "--size", 40000)
+    assert "matches NumPy: True" in out

@@ -4,8 +4,9 @@ Every invocation of a workgroup must reach the same ``nv.barrier()``; one
 that some invocations skip hangs the workgroup or gives undefined results.
 Where the front end can see it, it refuses the kernel: a barrier is refused
 when it lies under a branch whose condition depends on ``local_id`` or
-``global_id`` (or on the old value of an atomic, which differs per
-invocation), before the paths of that branch meet again.
+``global_id`` (or on the old value of an atomic, or on a subgroup operation:
+they differ per invocation or per subgroup), before the paths of that branch
+meet again.
 
 The analysis runs on Numba's IR, by variable name and without regard to
 order (a name that is ever assigned something id-dependent counts as
@@ -45,12 +46,13 @@ def _static_callee(func_ir, var, depth=0):
 
 
 def _is_varying_source(fn):
+    """Calls whose results differ between invocations of one workgroup: ids, atomics and
+    every subgroup operation but size() and count() (they differ between subgroups)."""
     if any(fn is s for s in _ID_SOURCES):
         return True
-    try:
-        return fn in stubs.atomic._members.values()
-    except TypeError:
-        return False
+    uniform = (stubs.subgroup.size, stubs.subgroup.count)
+    members = list(stubs.atomic._members.values()) + list(stubs.subgroup._members.values())
+    return any(fn is m for m in members) and not any(fn is u for u in uniform)
 
 
 def _tainted(func_ir):
