@@ -12,6 +12,9 @@ and atomic.add alike):
 3. histogram: 256-bin histogram of n bytes (uint8), a shared-memory
    histogram per workgroup with shared atomics, merged with global atomics;
    GB/s = n / t.
+4. subgroup_reduction (numba_vulkan only: numba.cuda has no subgroup.sum):
+   the reduction with subgroup.sum instead of the shared-memory tree (one
+   shared total per subgroup), GB/s = 4 n / t.
 
 Each figure checks its result against NumPy, times `--repeats` runs of
 `--inner` back-to-back executions between synchronisations and reports the
@@ -116,6 +119,27 @@ def histogram(data, hist):
 """
 
 
+SUBGROUP_REDUCE = """
+def sg_sum(data, partial):
+    s = nv.shared.array(BLOCK, float32)
+    i = nv.global_id(0)
+    stride = nv.num_groups(0) * BLOCK
+    acc = float32(0.)
+    while i < data.size:
+        acc += data[i]
+        i += stride
+    acc = nv.subgroup.sum(acc)
+    if nv.subgroup.lane() == 0:
+        s[nv.subgroup.id()] = acc
+    nv.syncthreads()
+    if nv.local_id(0) == 0:
+        total = float32(0.)
+        for k in range(nv.subgroup.count()):
+            total += s[k]
+        partial[nv.group_id(0)] = total
+"""
+
+
 def build(backend, source, name):
     names = NAMES[backend.name]
     src = source.format(**names)
@@ -192,7 +216,28 @@ def fig_histogram(backend, args):
     return {"n": n, "seconds": t, "gbs": n / t / 1e9, "correct": bool(np.array_equal(got, want))}
 
 
-FIGURES = {"tiled_matmul": fig_matmul, "reduction": fig_reduction, "histogram": fig_histogram}
+def fig_subgroup_reduction(backend, args):
+    if backend.name != "numba_vulkan":
+        return {"error": "not measured: numba.cuda has no subgroup.sum (same source impossible)"}
+    n = 1 << args.reduce_log2
+    data = np.random.default_rng(0).integers(0, 4, n).astype(np.float32)
+    d = backend.to_device(data)
+    partial = device_array(backend, GROUPS, np.float32)
+    total = device_array(backend, 1, np.float32)
+    k = build(backend, SUBGROUP_REDUCE, "sg_sum")
+
+    def run():
+        k[GROUPS, BLOCK](d, partial)
+        k[1, BLOCK](partial, total)
+
+    t = timed(backend, run, args.repeats, args.inner)
+    got = float(total.copy_to_host()[0])
+    want = float(data.astype(np.float64).sum())
+    return {"n": n, "seconds": t, "gbs": 4 * n / t / 1e9, "correct": abs(got - want) <= 1e-6 * want}
+
+
+FIGURES = {"tiled_matmul": fig_matmul, "reduction": fig_reduction, "histogram": fig_histogram,
+           "subgroup_reduction": fig_subgroup_reduction}
 
 
 def run_backend(cls, args):
@@ -212,9 +257,10 @@ def run_backend(cls, args):
 
 
 def table(results):
-    lines = [f"{'figure':<14}" + "".join(f"{name:>22}" for name in results)]
-    for fig, unit in (("tiled_matmul", "gflops"), ("reduction", "gbs"), ("histogram", "gbs")):
-        row = f"{fig:<14}"
+    lines = [f"{'figure':<20}" + "".join(f"{name:>22}" for name in results)]
+    for fig, unit in (("tiled_matmul", "gflops"), ("reduction", "gbs"), ("histogram", "gbs"),
+                      ("subgroup_reduction", "gbs")):
+        row = f"{fig:<20}"
         for r in results.values():
             v = r.get(fig) if r.get("available") else None
             if isinstance(v, dict) and unit in v:
