@@ -368,8 +368,13 @@ class Dispatcher:
 
     @property
     def specialisations(self):
-        """The compiled kernels, by (argument types, narrowing mode)."""
-        return {(argtypes, mode): k for (argtypes, mode, _), k in self._compiled.items()}
+        """The compiled kernels, by (argument types, narrowing mode); kernels compiled for a
+        dynamic shared array's size are left out (the first size's kernel stands for them)."""
+        out = {}
+        for (argtypes, mode, _, shared_bytes), k in self._compiled.items():
+            if not shared_bytes or (argtypes, mode) not in out:
+                out[(argtypes, mode)] = k
+        return out
 
     # ------------------------------------------------------------ inspection
 

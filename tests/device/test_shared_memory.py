@@ -259,3 +259,9 @@ def test_early_return_before_a_barrier_is_refused():
     out = np.zeros_like(a)
     with pytest.raises(nv.VulkanUnsupportedError, match="returning early"):
         k[(1, 1), (8, 8)](a, out)
+
+
+def test_shared_bytes_must_be_a_non_negative_int():
+    for bad in (-1, 1.5, "64", True):
+        with pytest.raises(TypeError, match="shared_bytes"):
+            dyn_reverse[1, 64, 0, bad]
