@@ -19,6 +19,9 @@ __all__ = [
     "shared",
     "subgroup",
     "syncthreads",
+    "syncthreads_and",
+    "syncthreads_count",
+    "syncthreads_or",
     "threadfence",
     "threadfence_block",
 ]
@@ -192,6 +195,19 @@ cg = Namespace(
         "Vulkan: a kernel that calls it is refused; split it into launches on one stream.",
     ),
 )
+
+syncthreads_count = Stub(
+    "syncthreads_count",
+    "syncthreads_count(p): a barrier that returns how many invocations of the workgroup "
+    "passed a true p (cuda.syncthreads_count).",
+)
+syncthreads_and = Stub(
+    "syncthreads_and", "syncthreads_and(p): a barrier; whether p is true in every invocation."
+)
+syncthreads_or = Stub(
+    "syncthreads_or", "syncthreads_or(p): a barrier; whether p is true in some invocation."
+)
+BARRIER_REDUCTIONS = (syncthreads_count, syncthreads_and, syncthreads_or)
 
 #: Stubs that take no argument and give nothing.
 BARRIERS = (barrier, threadfence_block, threadfence)

@@ -265,3 +265,24 @@ def test_shared_bytes_must_be_a_non_negative_int():
     for bad in (-1, 1.5, "64", True):
         with pytest.raises(TypeError, match="shared_bytes"):
             dyn_reverse[1, 64, 0, bad]
+
+
+@nv.jit
+def barrier_reductions(a, out):
+    g = nv.global_id(0)
+    v = a[g]
+    out[0, g] = nv.syncthreads_count(v > 2)
+    out[1, g] = nv.syncthreads_and(v >= 0)
+    out[2, g] = nv.syncthreads_or(v > 8)
+    out[3, g] = nv.syncthreads_count(v % 2)  # called again: the count starts from 0
+
+
+def test_syncthreads_count_and_or():
+    a = np.random.default_rng(5).integers(0, 10, 128).astype(np.int32)
+    out = np.zeros((4, 128), np.int32)
+    barrier_reductions[2, 64](a, out)
+    blocks = a.reshape(2, 64)
+    np.testing.assert_array_equal(out[0], np.repeat((blocks > 2).sum(1), 64))
+    np.testing.assert_array_equal(out[1], 1)
+    np.testing.assert_array_equal(out[2], np.repeat((blocks > 8).any(1), 64))
+    np.testing.assert_array_equal(out[3], np.repeat((blocks % 2).sum(1), 64))

@@ -88,7 +88,8 @@ def _barrier_loc(func_ir, block):
     for stmt in block.body:
         if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
                 and stmt.value.op == "call" \
-                and _static_callee(func_ir, stmt.value.func) is stubs.barrier:
+                and any(_static_callee(func_ir, stmt.value.func) is s
+                        for s in (stubs.barrier, *stubs.BARRIER_REDUCTIONS)):
             return stmt.loc
     return None
 

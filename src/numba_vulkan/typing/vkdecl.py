@@ -289,3 +289,23 @@ for _name, _stub in stubs.subgroup._members.items():
                             {"key": _stub, "op": _name})),
     )
 _register_namespace(stubs.subgroup)
+
+
+class BarrierReduction(AbstractTemplate):
+    """syncthreads_count(p) -> int32; syncthreads_and/or(p) -> int32 (0 or 1), as numba.cuda."""
+
+    def generic(self, args, kws):
+        if kws or len(args) != 1:
+            return None
+        p = types.unliteral(args[0])
+        if not isinstance(p, (types.Boolean, types.Integer, types.Float)):
+            return None
+        return signature(types.int32, p)
+
+
+for _stub in stubs.BARRIER_REDUCTIONS:
+    registry.register_global(
+        _stub,
+        types.Function(type(f"VulkanTemplate_{_stub.__name__}", (BarrierReduction,),
+                            {"key": _stub})),
+    )
