@@ -68,7 +68,8 @@ class RecordRef:
 
     def nested(self, lo, ty, offset):
         ref = RecordRef.__new__(RecordRef)
-        ref.arr, ref.ty, ref.offset, ref.index_var = self.arr, ty, self.offset + offset, self.index_var
+        ref.arr, ref.ty, ref.index_var = self.arr, ty, self.index_var
+        ref.offset = self.offset + offset
         return ref
 
     def _ptr(self, b, fty, foff, loc):
@@ -78,7 +79,7 @@ class RecordRef:
         nbytes = b.binary(Op.add, b.binary(Op.mul, index, arith.const(b, K.u64, itemsize)),
                           arith.const(b, K.u64, self.offset + foff))  # fmt: skip
         addr = b.binary(Op.add, self.arr.addr, nbytes)
-        return k, b.elemptr(k, addr, arith.const(b, index_kind_of(self.arr), 0))
+        return k, b.elemptr(k, addr, arith.const(b, self.arr.index_kind, 0))
 
     def field(self, lo, name, loc):
         if name not in self.ty.fields:
@@ -106,10 +107,6 @@ class RecordRef:
             value = b.select(value, arith.const(b, K.u8, 1), arith.const(b, K.u8, 0))
         b.store(ptr, arith.convert(b, value, k))
         self.arr.written = True
-
-
-def index_kind_of(arr):
-    return arr.index_kind
 
 
 def element(lo, arr, indices, loc):
