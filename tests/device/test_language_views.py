@@ -297,3 +297,25 @@ def x_after(x, pick, host_after):
     y = x.copy()
     pick(y)[...] = host_after
     return y
+
+
+# -- arrays the kernel creates (issue 8's local arrays) take the same reductions
+
+
+def _local(out, i):
+    t = np.zeros(5, np.int64)
+    for j in range(5):
+        t[j] = (i * 7 + j * 3) % 5 - 2
+    out[i, 0] = t.sum()
+    out[i, 1] = t.argmax()
+    acc = 0
+    for v in t:
+        acc = acc * 10 + v
+    out[i, 2] = acc
+    t.fill(3)
+    out[i, 3] = t.prod()
+
+
+def test_reductions_and_iteration_of_local_arrays():
+    out = np.zeros((4, 4), np.int64)
+    assert_same(*run_both(_local, 4, out))
