@@ -319,3 +319,33 @@ def _local(out, i):
 def test_reductions_and_iteration_of_local_arrays():
     out = np.zeros((4, 4), np.int64)
     assert_same(*run_both(_local, 4, out))
+
+
+@nv.jit
+def _local_views_kernel(out, a):
+    i = nv.global_id(0)
+    t = nv.local.array((3, 4), np.int64)
+    for r in range(3):
+        for c in range(4):
+            t[r, c] = a[i, (r * 4 + c) % 5] * (r + 1)
+    row = t[i % 3]
+    out[i, 0] = row[::-1][0] + t[:, 1].sum() * 100
+    t[1, ::2] = -7
+    out[i, 1] = t.T[2, 1] + t[1].min() * 1000
+    s = nv.shared.array((8, 4), np.float32)
+    s[i, :] = 1.5
+    out[i, 2] = s[i].sum()
+
+
+def test_views_of_local_and_shared_arrays():
+    a = np.arange(40).reshape(8, 5)
+    out = np.zeros((8, 3), np.int64)
+    _local_views_kernel[1, 8](out, a)
+    expected = np.zeros((8, 3), np.int64)
+    for i in range(8):
+        t = np.array([[a[i, (r * 4 + c) % 5] * (r + 1) for c in range(4)] for r in range(3)])
+        expected[i, 0] = t[i % 3][::-1][0] + t[:, 1].sum() * 100
+        t[1, ::2] = -7
+        expected[i, 1] = t.T[2, 1] + t[1].min() * 1000
+        expected[i, 2] = 6
+    np.testing.assert_array_equal(out, expected)

@@ -17,8 +17,9 @@ ceil((stop - start) / step) when positive, else 0. A zero step, which Numba
 raises ValueError for, gives an empty view at run time (a kernel cannot
 raise) and is refused when it is a compile-time constant.
 
-Only views of array arguments (and of views of them) are built; slicing a
-shared, local or global constant array is refused.
+Views are built of array arguments and of shared/local arrays of constant
+shape (their elements through the array variable, local_arrays.py); slicing
+a global constant array or the dynamic shared array is refused.
 """
 
 from numba.core import types
@@ -34,13 +35,21 @@ K = _core.Kind
 
 
 def root_of(arr, loc):
-    """The array argument a view is over; refuses arrays without a device address."""
+    """The array a view is over: an argument, or a shared/local array of constant shape
+    (frontend/local_arrays.py); refuses global constant and dynamic shared arrays."""
     if isinstance(arr, View):
         return arr.root
+    if _is_local(arr):
+        return arr
     if type(arr) is not ArrayArg:
         kind = "global constant" if arr.name.startswith("<") else arr.name
         raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {kind} arrays", loc)
     return arr
+
+
+def _is_local(arr):
+    """A shared or local array of constant shape (it has a KIR array variable)."""
+    return getattr(arr, "var", None) is not None and getattr(arr, "dynamic", True) is False
 
 
 def geometry(b, arr):
@@ -124,6 +133,33 @@ class View(ArrayArg):
                 idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
             linear = b.binary(Op.add, linear, b.binary(Op.mul, idx, stride))
         return linear
+
+    def element_ptr(self, b, indices, loc):
+        linear = self.linear_index(b, indices, loc)
+        if _is_local(self.root):
+            return b.index_ptr(self.root.var, linear)
+        return b.elemptr(self.storage, self.addr, linear)
+
+    def load(self, b, indices, loc):
+        root = self.root
+        if not _is_local(root):
+            return super().load(b, indices, loc)
+        value = b.load(self.element_ptr(b, indices, loc))
+        if root.bits:  # a shared float array held as integers (local_arrays.py)
+            value = b.bitcast(root.value_kind, value)
+        return arith.convert(b, value, root.compute)
+
+    def store(self, b, indices, value, loc):
+        root = self.root
+        if not _is_local(root):
+            return super().store(b, indices, value, loc)
+        ptr = self.element_ptr(b, indices, loc)
+        value = arith.convert(b, value, root.value_kind)
+        if root.bits:
+            value = b.bitcast(root.storage, value)
+        b.store(ptr, value)
+        self.written = True
+        return None
 
     def strides_in_bytes(self, b, kind):
         itemsize = arith.const(b, kind, host_dtype(self.ty.dtype).itemsize)
