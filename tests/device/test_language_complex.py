@@ -195,3 +195,39 @@ def test_devices_without_narrow_storage_refuse_clearly(device, dtype, cap):
     fake = pytypes.SimpleNamespace(info=dataclasses.replace(device.info, **{cap: False}))
     with pytest.raises(VulkanSupportError, match=cap):
         type(device).check_support(fake, compiled)
+
+
+def _complex_reductions(out, a, i):
+    r = a[i]
+    out[i, 0] = r.sum()
+    out[i, 1] = r[::-1].prod()
+    out[i, 2] = r.mean()
+    out[i, 3] = np.sum(a[:, i % 3])
+    acc = 0j
+    for j, z in enumerate(r):
+        acc = acc * 0.5 + z * j
+    for z, w in zip(r, a[(i + 1) % 4]):
+        acc -= z / w
+    out[i, 4] = acc
+    out[i, 5:].fill(r[0] * 1j)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_reductions_and_iteration(dtype):
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(dtype)
+    body = nv.jit(device=True)(_complex_reductions)
+
+    @nv.jit
+    def kernel(out, a):
+        i = nv.global_id(0)
+        if i < out.shape[0]:
+            body(out, a, i)
+
+    dev = np.zeros((4, 7), dtype)
+    kernel.forall(4)(dev, a)
+    cpu = np.zeros((4, 7), dtype)
+    cpu_body = numba.njit(_complex_reductions)
+    for i in range(4):
+        cpu_body(cpu, a, i)
+    np.testing.assert_array_equal(dev, cpu)

@@ -33,8 +33,6 @@ class ArrayIter:
         from .views import View, copy_view
 
         b = lo.b
-        if getattr(arr, "complex", False) and ty.ndim == 1:
-            raise unsupported("iterating over a complex array (index it: a[i])", loc)
         if isinstance(arr, View):  # its own copy: the variable may be reassigned in the loop
             arr = copy_view(lo, arr, arr.ty, loc)
         self.arr = arr
@@ -58,17 +56,23 @@ class ArrayIter:
             row_ty = self.ty.copy(ndim=self.ty.ndim - 1, layout="A")
             return index_view(lo, self.arr, [("int", cur)], row_ty, loc), valid
         # KIR values do not cross blocks: the guarded load goes through variables.
-        valid_var, result = b.var(K.bool), b.var(self.arr.compute)
+        parts = 2 if getattr(self.arr, "complex", False) else 1  # complex: (re, im)
+        valid_var = b.var(K.bool)
+        result = [b.var(self.arr.compute) for _ in range(parts)]
         b.store(valid_var, valid)
-        b.store(result, arith.const(b, self.arr.compute, 0))
+        for var in result:
+            b.store(var, arith.const(b, self.arr.compute, 0))
         load, done = (b.create_block(f"iter{b.current_block}.{p}") for p in ("load", "done"))
         b.condbr(valid, load, done)
         b.set_block(load)
-        b.store(result, self.arr.load(b, [b.load(self.cursor)], loc))
+        value = self.arr.load(b, [b.load(self.cursor)], loc)
+        for var, v in zip(result, value if parts == 2 else (value,)):
+            b.store(var, v)
         b.br(done)
         b.set_block(done)
         b.store(self.cursor, b.binary(Op.add, b.load(self.cursor), arith.const(b, self.ik, 1)))
-        return b.load(result), b.load(valid_var)
+        loaded = tuple(b.load(v) for v in result)
+        return (loaded if parts == 2 else loaded[0]), b.load(valid_var)
 
 
 def _spill(b, tree):

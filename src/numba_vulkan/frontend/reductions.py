@@ -16,6 +16,8 @@ a kernel cannot; the result is then the type's zero (NaN for floats min/max),
 as docs/arrays-in-kernels.md says. Axis arguments and dtype= are refused.
 """
 
+import operator
+
 import numpy as np
 from numba.core import types
 
@@ -93,6 +95,10 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
             return None
         arr, args = _array_operand(lo, expr.args[0], loc, name), list(expr.args[1:])
     if getattr(arr, "complex", False):
+        if name in ("sum", "prod", "mean") and not args and not expr.kws:
+            return _complex_fold(lo, arr, name, sig, loc), sig.return_type
+        if name == "fill" and len(args) == 1:
+            return _fill(lo, arr, args, sig, loc), types.none
         raise unsupported(f"'{name}' of a complex array", loc)
     if expr.kws or expr.vararg:
         raise unsupported(f"'{name}' of an array with keyword arguments (axis=, dtype=...)", loc)
@@ -206,15 +212,50 @@ def _argminmax(lo, arr, rk, is_max):
     return b.load(best_i)
 
 
+def _complex_fold(lo, arr, name, sig, loc):
+    """sum/prod/mean of a complex array: Numba's complex + and * (complexnum.py) in order;
+    mean divides the sum by (size + 0j) with Numba's complex division."""
+    from . import complexnum
+
+    b = lo.b
+    ty = sig.return_type
+    k = complexnum.part_kind(ty, lo.mode, loc)
+    acc = (b.var(k), b.var(k))
+    b.store(acc[0], arith.const(b, k, 1.0 if name == "prod" else 0.0))
+    b.store(acc[1], arith.const(b, k, 0.0))
+    op = operator.mul if name == "prod" else operator.add
+
+    def body(b, idx):
+        v = complexnum.cast(lo, arr.load(b, idx, loc), arr.ty.dtype, ty, loc)
+        r = complexnum.binop(lo, op, (b.load(acc[0]), b.load(acc[1])), v, sig, loc, name)
+        b.store(acc[0], r[0])
+        b.store(acc[1], r[1])
+
+    for_each(lo, arr, body)
+    total = (b.load(acc[0]), b.load(acc[1]))
+    if name != "mean":
+        return total
+    size = arith.convert(b, arr.size(b, compute_kind(types.intp, lo.mode, loc)), k)
+    return complexnum.binop(lo, operator.truediv, total, (size, arith.const(b, k, 0.0)),
+                            sig, loc, "/")  # fmt: skip
+
+
 def _fill(lo, arr, args, sig, loc):
     if len(args) != 1:
         raise unsupported("'fill' with other than one argument", loc)
     b = lo.b
     value_ty = lo.typemap[args[0].name]
     value = lo.cast(lo.load_var(args[0].name), value_ty, arr.ty.dtype, loc)
-    held = b.var(b.kind(value))
-    b.store(held, value)
-    for_each(lo, arr, lambda b, idx: arr.store(b, idx, b.load(held), loc))
+    parts = value if isinstance(value, tuple) else (value,)  # complex: (re, im)
+    held = [b.var(b.kind(p)) for p in parts]
+    for var, p in zip(held, parts):
+        b.store(var, p)
+
+    def body(b, idx):
+        loaded = tuple(b.load(v) for v in held)
+        arr.store(b, idx, loaded if isinstance(value, tuple) else loaded[0], loc)
+
+    for_each(lo, arr, body)
     return None
 
 
