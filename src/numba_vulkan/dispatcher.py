@@ -638,4 +638,7 @@ def _make_launcher(device, compiled):
         compiled.param_size,
         compiled.params_in_buffer,
         getattr(compiled, "grid", None),
+        # Which arrays the kernel writes: the device puts barriers only where a
+        # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
+        list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
     )

@@ -17,9 +17,20 @@
 // while it waits for a slot; waits (WaitValue, Synchronize) snapshot what to wait
 // for under the mutex and wait without it (wait.cc).
 //
-// Each dispatch is preceded by a global memory barrier (compute and transfer
-// writes before compute and transfer reads and writes), which orders it after
-// everything earlier on the queue, in this batch and in earlier submissions.
+// Hazards: a command (dispatch or copy) gets a global memory barrier before it
+// (compute and transfer writes before compute and transfer reads and writes,
+// which orders it after everything earlier on the queue, in this batch and in
+// earlier submissions) only where it needs one: where it reads or writes a
+// buffer that a command since the last barrier wrote (read/write after write),
+// or writes one that such a command read (write after read). Independent
+// launches thus run back to back without a barrier (about 1.8 us of GPU time
+// each on the H200), and may overlap. Kernels address memory through raw device
+// addresses, so the unit is the whole Buffer: a kernel can touch only the
+// buffers of its array arguments, all of which the launcher lists, with whether
+// the kernel may write them (CompiledKernel.writes). Epochs make the check O(1)
+// per buffer: a barrier raises epoch_, and a buffer remembers the epoch of its
+// last write and last read. The state spans batches: submission order alone
+// does not make one submission's writes visible to the next.
 #include <algorithm>
 #include <cstring>
 
@@ -69,10 +80,32 @@ void Device::RecordBarrier() {
                               0, nullptr);
 }
 
+void Device::OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes) {
+    bool need = force_barrier_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < n && !need; ++i) {
+        const bool w = writes == nullptr || writes[i];
+        need = used[i]->write_epoch == epoch_ || (w && used[i]->read_epoch == epoch_);
+    }
+    if (need) {
+        RecordBarrier();
+        ++epoch_;
+        force_barrier_.store(false, std::memory_order_relaxed);
+        barriers_.fetch_add(1, std::memory_order_relaxed);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (writes == nullptr || writes[i]) {
+            used[i]->write_epoch = epoch_;
+        } else {
+            used[i]->read_epoch = epoch_;
+        }
+    }
+}
+
 util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                               const uint32_t groups[3], const void* params,
                                               uint32_t size, bool in_buffer,
-                                              Buffer* const* used, size_t n_used) {
+                                              Buffer* const* used, size_t n_used,
+                                              const bool* writes) {
     NVK_RETURN_IF_ERROR(Usable());
     const uint32_t aligned = (size + 15u) & ~15u;
     if (in_buffer && aligned > kParamArenaBytes) {
@@ -88,7 +121,7 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
     }
     Slot& slot = slots_[open_slot_];
     VkCommandBuffer cb = slot.cb;
-    RecordBarrier();
+    OrderAccessLocked(used, n_used, writes);
     if (pipeline != bound_pipeline_) {
         fns_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
         bound_pipeline_ = pipeline;
@@ -150,6 +183,12 @@ util::Status Device::FlushLocked() {
 
 bool Device::Idle() {
     Lock lock(mu_);
+    // Recorded work may wait in the open batch (small writes wait for the launch that
+    // follows them): submit it, it is not done.
+    if (open_slot_ >= 0 && open_count_ > 0) {
+        (void)FlushLocked();
+        return false;
+    }
     return IdleLocked();
 }
 
