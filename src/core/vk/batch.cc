@@ -5,7 +5,11 @@
 // There are kMaxInFlight + 1 slots, each a command buffer plus a host-mapped
 // parameter ring. At most one slot is open (recording); the others are
 // submitted or idle. The open batch is submitted
-//   - at once after a launch if the device is idle (nothing would overlap it),
+//   - at once after a launch if the device is idle (nothing would overlap it)
+//     and the last submission is at least kSubmitGapNs old: a host launching in
+//     a tight loop (tiny kernels that finish before the next launch) would
+//     otherwise pay a vkQueueSubmit per launch, several times the cost of
+//     recording one; it fills batches instead,
 //   - when it holds kMaxBatch launches,
 //   - when someone waits for it (WaitValue / Synchronize / a copy of a buffer it uses),
 //   - when its parameter ring is full.
@@ -32,6 +36,7 @@
 // last write and last read. The state spans batches: submission order alone
 // does not make one submission's writes visible to the next.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "vk/device.h"
@@ -146,10 +151,20 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
     if (sync_launches()) {
         lock.unlock();
         NVK_RETURN_IF_ERROR(WaitValue(value));
-    } else if (open_count_ >= kMaxBatch || IdleLocked()) {
+    } else if (open_count_ >= kMaxBatch || (SubmitDue() && IdleLocked())) {
         NVK_RETURN_IF_ERROR(FlushLocked());
     }
     return value;
+}
+
+bool Device::SubmitDue() const {
+    return NowNs() - last_submit_ns_ >= kSubmitGapNs;
+}
+
+uint64_t Device::NowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 util::Status Device::Flush() {
@@ -177,6 +192,7 @@ util::Status Device::FlushLocked() {
         Checked(fns_.vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit"));
     submitted_ = value;
     slot.value = value;
+    last_submit_ns_ = NowNs();
     if (!retired_.empty()) ReapLocked();
     return util::Status::Ok();
 }

@@ -196,7 +196,9 @@ util::Status Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_
     MarkUsed(src, value);
     MarkUsed(dst, value);
     ++open_count_;
-    if (open_count_ >= kMaxBatch || IdleLocked()) NVK_RETURN_IF_ERROR(FlushLocked());
+    if (open_count_ >= kMaxBatch || (SubmitDue() && IdleLocked())) {
+        NVK_RETURN_IF_ERROR(FlushLocked());
+    }
     return util::Status::Ok();
 }
 

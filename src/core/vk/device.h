@@ -48,6 +48,7 @@ inline constexpr uint32_t kMaxBatch = 16;     // launches per submission
 inline constexpr uint32_t kMaxInFlight = 4;   // submissions the device may have pending
 inline constexpr uint32_t kParamArenaBytes = 64 * 1024;  // parameter ring per batch
 inline constexpr uint32_t kQueries = 1024;              // timestamp queries per device
+inline constexpr uint64_t kSubmitGapNs = 40'000;  // batch.cc: submit-when-idle spacing
 
 // A VkBuffer with its own memory and a device address. Created and pooled by
 // Device; users hold it through BufferRef, whose deleter returns it to the pool.
@@ -200,6 +201,8 @@ class Device {
     util::Status OpenBatch(Lock& lock);
     util::Status FlushLocked();
     bool IdleLocked();
+    bool SubmitDue() const;  // the last submission is at least kSubmitGapNs old
+    static uint64_t NowNs();
     void RecordBarrier();
     // Records a barrier before the next command if it reads or writes something an
     // earlier command wrote, or writes something an earlier command read, since the
@@ -269,6 +272,7 @@ class Device {
     uint32_t open_count_ = 0;
     VkPipeline bound_pipeline_ = VK_NULL_HANDLE;
     uint64_t submitted_ = 0;               // last value submitted
+    uint64_t last_submit_ns_ = 0;          // steady clock at the last submission
     // Hazard tracking: the current barrier epoch (raised by every barrier), and
     // whether the next command needs a barrier regardless (a buffer written in this
     // epoch was destroyed: its memory may come back under another Buffer).
