@@ -470,7 +470,7 @@ class Dispatcher:
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
                 arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
-                on_device = runtime.to_device(np.ascontiguousarray(arg), device=device)
+                on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
@@ -627,6 +627,13 @@ def _default_device():
 def _device_name(device):
     info = getattr(device, "info", None)
     return f"device {getattr(info, 'index', '?')} ({getattr(info, 'name', device)})"
+
+
+def _upload(host, device):
+    global _upload
+    from .runtime.array import _upload
+
+    return _upload(host, device)
 
 
 def _make_launcher(device, compiled):
