@@ -480,7 +480,10 @@ class Dispatcher:
                 )
         device_args = tuple(device_args)
 
-        if not spec.launcher.launch(launch.groups, launch.local_size, device_args):
+        # With results to copy back, the launch is held: the copies' wait submits the
+        # launch and the copies at once (one vkQueueSubmit, not two).
+        held = bool(copy_back)
+        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held):
             raise InternalCompilerError(
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"

@@ -194,7 +194,7 @@ class Launcher {
         return span <= kMax;
     }
 
-    bool Launch(nb::handle groups, nb::handle local, nb::handle args) {
+    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold) {
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
             PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
@@ -269,7 +269,7 @@ class Launcher {
         util::Result<uint64_t> value = util::Status::Ok();
         {
             nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = DispatchGrid(*pipeline, g, block, used, n_used, writes);
+            value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold);
         }
         if (keep_last_.load(std::memory_order_relaxed)) {
             std::lock_guard<std::mutex> lock(last_mutex_);
@@ -286,7 +286,7 @@ class Launcher {
     // num_groups (frontend/grid.py). Returns the timeline value of the last piece.
     util::Result<uint64_t> DispatchGrid(VkPipeline pipeline, const uint32_t g[3],
                                         uint8_t* block, vk::Buffer* const* used, size_t n_used,
-                                        const bool* writes) {
+                                        const bool* writes, bool hold) {
         const auto& max = device_->info().max_groups;
         if (grid_.has_groups) {
             for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
@@ -296,7 +296,7 @@ class Launcher {
                 for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.base[a], 0);
             }
             return device_->RecordDispatch(*kernel_, pipeline, g, block, param_size_, in_buffer_,
-                                           used, n_used, writes);
+                                           used, n_used, writes, hold);
         }
         uint64_t value = 0;
         uint32_t piece[3];
@@ -314,7 +314,7 @@ class Launcher {
                     NVK_ASSIGN_OR_RETURN(value, device_->RecordDispatch(*kernel_, pipeline, piece,
                                                                         block, param_size_,
                                                                         in_buffer_, used, n_used,
-                                                                        writes));
+                                                                        writes, hold));
                 }
             }
         }
@@ -511,7 +511,10 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             [](Launcher& l, bool on) { l.set_keep_last(on); },
             "Keep a copy of each launch's parameter block for last_block() (off: free).")
         .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
-             nb::arg("args"))
+             nb::arg("args"), nb::arg("hold") = false,
+             "Record a launch; False if `args` do not fit this specialisation. `hold`: "
+             "leave it unsubmitted for now (copies of its results follow, and their wait "
+             "submits all at once).")
         .def("last_block", &Launcher::LastBlock,
              "The parameter block of the last launch (for tests and debugging).");
 }

@@ -110,7 +110,7 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
                                               const uint32_t groups[3], const void* params,
                                               uint32_t size, bool in_buffer,
                                               Buffer* const* used, size_t n_used,
-                                              const bool* writes) {
+                                              const bool* writes, bool hold) {
     NVK_RETURN_IF_ERROR(Usable());
     const uint32_t aligned = (size + 15u) & ~15u;
     if (in_buffer && aligned > kParamArenaBytes) {
@@ -151,7 +151,7 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
     if (sync_launches()) {
         lock.unlock();
         NVK_RETURN_IF_ERROR(WaitValue(value));
-    } else if (open_count_ >= kMaxBatch || (SubmitDue() && IdleLocked())) {
+    } else if (open_count_ >= kMaxBatch || (!hold && SubmitDue() && IdleLocked())) {
         NVK_RETURN_IF_ERROR(FlushLocked());
     }
     return value;

@@ -146,12 +146,15 @@ class Device {
     // thread can see the dispatch. `writes[i]` says whether the kernel may write
     // used[i] (null: it may write every one); a barrier is recorded before the
     // dispatch only where it conflicts with earlier work (batch.cc). Every buffer the
-    // kernel can touch must be listed. Returns the timeline value it completes at.
+    // kernel can touch must be listed. `hold`: do not submit it now even if the
+    // device is idle (the caller records copies of its results next and waits for
+    // them, which submits everything at once). Returns the timeline value it
+    // completes at.
     util::Result<uint64_t> RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                           const uint32_t groups[3], const void* params,
                                           uint32_t size, bool in_buffer,
                                           Buffer* const* used = nullptr, size_t n_used = 0,
-                                          const bool* writes = nullptr);
+                                          const bool* writes = nullptr, bool hold = false);
     // Barriers recorded so far (for tests of the hazard tracking).
     uint64_t barrier_count() const { return barriers_.load(std::memory_order_relaxed); }
     // Submits the open batch, if any.
