@@ -73,6 +73,14 @@ def run_backend(cls, args):
     except Exception as e:  # noqa: BLE001 - any failure to start is reported, not raised
         return {"available": False, "reason": f"{type(e).__name__}: {e}"}
     out = {"available": True, "device": backend.describe()}
+    try:
+        measure(backend, args, out)
+    except Exception as e:  # noqa: BLE001 - keep the figures so far, and the other backend
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def measure(backend, args, out):
     tiny = common.make_kernel(backend, "tiny", TINY_SOURCE)
     add = common.make_kernel(backend, "add3", ADD_SOURCE)
     n_small = 64
@@ -131,7 +139,6 @@ def run_backend(cls, args):
         samples.append((time.perf_counter() - t0) / args.async_iters * 1e6)
         backend.synchronize()
     out["async_chain_us"] = {"median": statistics.median(samples), "samples": samples}
-    return out
 
 
 def main(argv=None):
@@ -175,12 +182,14 @@ def main(argv=None):
     for f in figures:
         row = f"{f:18s}"
         for r in results.values():
-            row += f"{r[f]['median']:16.2f}" if r.get("available") else f"{'-':>16s}"
+            row += f"{r[f]['median']:16.2f}" if f in r else f"{'-':>16s}"
         print(row)
     for name, r in results.items():
         if not r.get("available"):
             print(f"{name}: not measured ({r['reason']})")
-        elif not r["numpy3_us"]["result_ok"]:
+        if "error" in r:
+            print(f"{name}: stopped by {r['error']}")
+        if "numpy3_us" in r and not r["numpy3_us"]["result_ok"]:
             print(f"{name}: numpy3 gave a WRONG result")
     print(f"wrote {out}")
     return 0

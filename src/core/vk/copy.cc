@@ -71,7 +71,8 @@ util::Status Device::Write(Buffer& dst, uint64_t offset, const void* src, uint64
     return StagedCopy(dst, offset, const_cast<void*>(src), nbytes, /*to_device=*/true);
 }
 
-util::Status Device::InlineWrite(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes) {
+util::Status Device::InlineWrite(Buffer& dst, uint64_t offset, const void* src,
+                                 uint64_t nbytes) {
     const uint32_t aligned = static_cast<uint32_t>((nbytes + 15u) & ~uint64_t{15});
     Lock lock(mu_);
     for (;;) {

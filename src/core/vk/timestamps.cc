@@ -22,10 +22,11 @@ namespace nvk::vk {
 
 util::Status Device::ResolveTimestampLocked(Timestamp& ts) {
     uint64_t ticks = 0;
-    NVK_RETURN_IF_ERROR(Checked(
-        fns_.vkGetQueryPoolResults(device_, query_pool_, ts.query, 1, sizeof(ticks), &ticks,
-                                   sizeof(ticks), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults"));
+    const VkQueryResultFlags flags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT;
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkGetQueryPoolResults(device_, query_pool_, ts.query, 1,
+                                                           sizeof(ticks), &ticks, sizeof(ticks),
+                                                           flags),
+                                "vkGetQueryPoolResults"));
     if (info_.timestamp_bits < 64) ticks &= (uint64_t{1} << info_.timestamp_bits) - 1;
     ts.ns = static_cast<double>(ticks) * info_.timestamp_period;
     ts.resolved = true;

@@ -511,7 +511,8 @@ def _triple(v):
 
 
 _selected = None
-_default = None  # get_device(None) without a selection, found once (list_devices(refresh) resets)
+# get_device(None) without a selection, found once (list_devices(refresh) forgets it).
+_default = None
 
 _KIND_ORDER = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
 
