@@ -132,6 +132,33 @@ def test_views_of_one_buffer_conflict(device):
     assert _barriers(device) - before == 1
 
 
+@nv.jit
+def _put(arr, i, v):
+    arr[i] = v
+
+
+@nv.jit
+def step_through_callee(src, dst):
+    """dst = src + 1, the store inside a device function."""
+    i = nv.global_id(0)
+    if i < dst.size:
+        _put(dst, i, src[i] + 1)
+
+
+def test_writes_inside_device_functions_count(device):
+    a = nv.to_device(np.arange(N, dtype=np.int32))
+    b, c = nv.device_array(N, np.int32), nv.device_array(N, np.int32)
+    step_through_callee.forall(N)(a, b)
+    (spec,) = step_through_callee._specialisations.values()
+    assert spec.compiled.writes == (False, True)
+    keep = _start(device)  # noqa: F841
+    before = _barriers(device)
+    step_through_callee.forall(N)(a, b)
+    step_through_callee.forall(N)(b, c)  # reads what the callee wrote
+    assert _barriers(device) - before == 1
+    np.testing.assert_array_equal(c.copy_to_host(), np.arange(N, dtype=np.int32) + 2)
+
+
 def test_random_sequences_match_the_model(device):
     rng = random.Random(1234)
     arrays = [nv.to_device(np.full(N, k, np.int32)) for k in range(5)]
