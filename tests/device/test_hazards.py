@@ -159,6 +159,28 @@ def test_writes_inside_device_functions_count(device):
     np.testing.assert_array_equal(c.copy_to_host(), np.arange(N, dtype=np.int32) + 2)
 
 
+@nv.jit
+def count_into(src, counter):
+    """counter[0] += number of elements of src (only an atomic writes counter)."""
+    i = nv.global_id(0)
+    if i < src.size:
+        nv.atomic.add(counter, 0, np.int32(1))
+
+
+def test_atomics_count_as_writes(device):
+    src = nv.to_device(np.zeros(N, np.int32))
+    counter = nv.to_device(np.zeros(1, np.int32))
+    count_into.forall(N)(src, counter)
+    (spec,) = count_into._specialisations.values()
+    assert spec.compiled.writes == (False, True)
+    keep = _start(device)  # noqa: F841
+    before = _barriers(device)
+    count_into.forall(N)(src, counter)
+    count_into.forall(N)(src, counter)  # atomics after atomics: ordered too
+    assert _barriers(device) - before == 1
+    assert counter.copy_to_host()[0] == 3 * N
+
+
 def test_random_sequences_match_the_model(device):
     rng = random.Random(1234)
     arrays = [nv.to_device(np.full(N, k, np.int32)) for k in range(5)]
