@@ -447,9 +447,14 @@ class Dispatcher:
 
     def _check_arg_count(self, args):
         """TypeError naming the kernel when ``args`` do not fit its parameters."""
-        try:
-            signature = inspect.signature(self.py_func)
-        except (TypeError, ValueError):  # no signature to check against
+        signature = self.__dict__.get("_signature", False)
+        if signature is False:  # computed once: inspect.signature costs ~15 µs a launch
+            try:
+                signature = inspect.signature(self.py_func)
+            except (TypeError, ValueError):  # no signature to check against
+                signature = None
+            self.__dict__["_signature"] = signature
+        if signature is None:
             return
         try:
             signature.bind(*args)
@@ -485,7 +490,7 @@ class Dispatcher:
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
                 arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
-                on_device = runtime.to_device(np.ascontiguousarray(arg), device=device)
+                on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
@@ -495,7 +500,10 @@ class Dispatcher:
                 )
         device_args = tuple(device_args)
 
-        if not spec.launcher.launch(launch.groups, launch.local_size, device_args):
+        # With results to copy back, the launch is held: the copies' wait submits the
+        # launch and the copies at once (one vkQueueSubmit, not two).
+        held = bool(copy_back)
+        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held):
             raise InternalCompilerError(
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
@@ -651,6 +659,13 @@ def _device_name(device):
     return f"device {getattr(info, 'index', '?')} ({getattr(info, 'name', device)})"
 
 
+def _upload(host, device):
+    global _upload
+    from .runtime.array import _upload
+
+    return _upload(host, device)
+
+
 def _make_launcher(device, compiled):
     """The C++ launcher of ``compiled`` on ``device`` (interface C of the runtime)."""
     from . import _core
@@ -665,4 +680,7 @@ def _make_launcher(device, compiled):
         compiled.param_size,
         compiled.params_in_buffer,
         getattr(compiled, "grid", None),
+        # Which arrays the kernel writes: the device puts barriers only where a
+        # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
+        list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
     )

@@ -304,6 +304,7 @@ def test_launcher(device, tmp_path, in_buffer):
     words, push_size = K.scale_index(tmp_path, in_buffer)
     kernel = device.load_kernel(words, push_size)
     launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, in_buffer)
+    launcher.keep_last_block = True
     n = 1000
     out = rt.to_device(np.zeros(n, np.uint32))
     assert launcher.launch(((n + 63) // 64, 1, 1), (64, 1, 1), (out, np.uint32(2))) is True

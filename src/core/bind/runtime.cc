@@ -133,6 +133,10 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         return GetInstance(debug_level)->debug_level();
     });
 
+    nb::class_<PyTimestamp>(m, "Timestamp", "A timestamp recorded on a device (Event).")
+        .def_prop_ro("value", [](PyTimestamp& t) { return t.ref->value; },
+                     "The timeline value of the batch that writes it.");
+
     nb::class_<vk::Device> cls(m, "Device", "A Vulkan logical device (one per physical device).");
     cls
         .def_static(
@@ -164,6 +168,8 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_prop_ro("family", [](vk::Device& d) { return d.info().compute_family; })
         .def_prop_ro("transfer_family", [](vk::Device& d) { return d.info().transfer_family; })
         .def_prop_ro("arrays_mapped", &vk::Device::arrays_mapped)
+        .def_prop_ro("barrier_count", &vk::Device::barrier_count,
+                     "Memory barriers recorded so far (hazard tracking; for tests).")
         .def_prop_rw("pool_limit", &vk::Device::pool_limit, &vk::Device::set_pool_limit)
         .def_prop_rw("sync_launches", &vk::Device::sync_launches, &vk::Device::set_sync_launches)
         .def_prop_rw("timeout", &vk::Device::timeout, &vk::Device::set_timeout,
@@ -184,25 +190,24 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
              [](vk::Device& d) { Released([&] { return d.Synchronize(); }); })
         .def("record_timestamp",
              [](vk::Device& d) {
-                 uint64_t value = 0;
-                 util::Result<uint32_t> query = util::Status::Ok();
+                 util::Result<vk::TimestampRef> ts = util::Status::Ok();
                  {
                      nb::gil_scoped_release release;  // may wait for a batch slot
-                     query = d.RecordTimestamp(&value);
+                     ts = d.RecordTimestamp();
                  }
-                 return nb::make_tuple(Unwrap(std::move(query)), value);
+                 return PyTimestamp{Unwrap(std::move(ts))};
              },
-             "Record a timestamp after the work so far: (query, timeline value).")
+             "Record a timestamp after the work so far (a Timestamp).")
         .def("read_timestamp_ns",
-             [](vk::Device& d, uint32_t query, uint64_t value) {
+             [](vk::Device& d, PyTimestamp& ts) {
                  util::Result<double> r = util::Status::Ok();
                  {
                      nb::gil_scoped_release release;
-                     r = d.ReadTimestampNs(query, value);
+                     r = d.ReadTimestampNs(*ts.ref);
                  }
                  return Unwrap(std::move(r));
              },
-             nb::arg("query"), nb::arg("value"))
+             nb::arg("timestamp"))
         .def("wait_value",
              [](vk::Device& d, uint64_t value) { Released([&] { return d.WaitValue(value); }); })
         .def("flush", [](vk::Device& d) { Released([&] { return d.Flush(); }); })

@@ -449,6 +449,20 @@ def to_device(array, device=None, stream=None):
     return out.copy_to_device(host)
 
 
+def _upload(host, device):
+    """to_device for the launch path: `host` is a NumPy array whose dtype a kernel
+    takes (the dispatcher typed it). Skips to_device's checks and conversions
+    where nothing needs converting (a launch with NumPy arguments makes one per
+    array, every launch)."""
+    out = DeviceArray(device, host.shape, host.dtype)
+    if out.size:
+        stored = out._stored_dtype
+        if host.dtype != stored or not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host, dtype=stored)  # bool, byte order, layout
+        out._buffer.write(0, host)
+    return out
+
+
 def _host_array(array, what):
     """`array` as a NumPy array of numbers, or TypeError naming `what`."""
     try:

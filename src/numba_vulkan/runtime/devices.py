@@ -151,8 +151,10 @@ def list_devices(refresh=False):
     numba_vulkan.errors.VulkanLoaderError
         If there is no Vulkan loader; the message contains :data:`hint`.
     """
-    global _infos
+    global _infos, _default
     with _lock:
+        if refresh:
+            _default = None
         if _infos is None or refresh:
             raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
             _infos = [_with_cached_probes(DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}))
@@ -509,6 +511,8 @@ def _triple(v):
 
 
 _selected = None
+# get_device(None) without a selection, found once (list_devices(refresh) forgets it).
+_default = None
 
 _KIND_ORDER = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
 
@@ -567,12 +571,17 @@ def get_device(which=None):
     VulkanSupportError
         If there is no Vulkan 1.2 device with a compute queue at all.
     """
+    global _default
     if isinstance(which, Device):
         return which
-    infos = list_devices()
-    if which is None:
+    if which is None:  # the launch path asks every launch: answer from the cache
         if _selected is not None:
             return _selected
+        if _default is not None:
+            return _default
+    default = which is None
+    infos = list_devices()
+    if which is None:
         if config.DEVICE:
             which = config.DEVICE
         else:
@@ -581,7 +590,10 @@ def get_device(which=None):
                     "no Vulkan 1.2 device with a compute queue was found." + hint
                 )
             which = min(infos, key=lambda i: (_KIND_ORDER.get(i.kind, 9), i.index))
-    return Device(_resolve(which, infos))
+    device = Device(_resolve(which, infos))
+    if default:
+        _default = device
+    return device
 
 
 def select_device(which):

@@ -84,7 +84,7 @@ class Event:
                 f"Vulkan device '{self.device.info.name}' writes no timestamps on its "
                 "compute queue, so events cannot be timed"
             )
-        self._mark = None  # (query, timeline value)
+        self._mark = None  # a _core.Timestamp
 
     def record(self, stream=None):
         """Mark the point after all work launched on the device so far.
@@ -103,7 +103,7 @@ class Event:
             raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream is not None and stream.device is not self.device:
             raise ValueError("the stream belongs to another device")
-        self._mark = tuple(self.device._core.record_timestamp())
+        self._mark = self.device._core.record_timestamp()
         return self
 
     def query(self):
@@ -120,12 +120,12 @@ class Event:
         """
         if self._mark is None:
             raise ValueError("the event has not been recorded; call record() before synchronize()")
-        self.device._core.wait_value(self._mark[1])
+        self.device._core.wait_value(self._mark.value)
 
     def _ns(self):
         if self._mark is None:
             raise ValueError("the event has not been recorded")
-        return self.device._core.read_timestamp_ns(*self._mark)
+        return self.device._core.read_timestamp_ns(self._mark)
 
     def elapsed_time(self, end):
         """Milliseconds the device took from this event to `end`.
