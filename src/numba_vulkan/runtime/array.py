@@ -406,18 +406,42 @@ class DeviceArray(_core().DeviceArrayBase):
         self._buffer.write(lo, raw)
         return self
 
-    # ---- reductions (through the host this round) --------------------------------
+    # ---- reductions (on the device: runtime/reduce.py) -----------------------------
     def sum(self):
-        """Sum of all elements (computed on the host this round)."""
-        return self.copy_to_host().sum()
+        """Sum of all elements, computed on the device.
+
+        Returns
+        -------
+        numpy scalar
+            Of NumPy's result dtype (int64/uint64 for smaller integers and bool).
+        """
+        from .reduce import reduce
+
+        return reduce(self, "sum")
 
     def min(self):
-        """Smallest element (computed on the host this round)."""
-        return self.copy_to_host().min()
+        """Smallest element, computed on the device (NaN if any element is NaN).
+
+        Raises
+        ------
+        ValueError
+            If the array is empty, as in NumPy.
+        """
+        from .reduce import reduce
+
+        return reduce(self, "min")
 
     def max(self):
-        """Largest element (computed on the host this round)."""
-        return self.copy_to_host().max()
+        """Largest element, computed on the device (NaN if any element is NaN).
+
+        Raises
+        ------
+        ValueError
+            If the array is empty, as in NumPy.
+        """
+        from .reduce import reduce
+
+        return reduce(self, "max")
 
     def __array__(self, dtype=None, copy=None):
         values = self.copy_to_host()
