@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
 from . import devices as _devices
+from . import pinned as _pinned
 
 
 def _core():
@@ -351,6 +352,8 @@ class DeviceArray(_core().DeviceArrayBase):
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
+                if _pinned.copy_to_host(self, out):  # one buffer copy, no staging
+                    return out
                 self._buffer.read(self._offset, out)  # straight into `out`, no temporary
                 return out
         values = self._read_stored()
@@ -391,6 +394,8 @@ class DeviceArray(_core().DeviceArrayBase):
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
+        if self.size and _pinned.copy_to_device(self, host):  # one buffer copy, no staging
+            return self
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
             return self
