@@ -27,10 +27,11 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, errors, narrowing, target
+from . import arguments, cache, checks, compiler, config, narrowing, target
 from .errors import (
     InternalCompilerError,
     VulkanLoopLimitWarning,
+    VulkanPerformanceWarning,
     VulkanPrecisionWarning,
     VulkanSupportError,
 )
@@ -321,7 +322,7 @@ class Dispatcher:
             if not self._warned_uncachable:
                 self._warned_uncachable = True
                 warnings.warn(f"kernel {self.__name__!r} is not cached: it refers to {e}",
-                              errors.VulkanPerformanceWarning, stacklevel=5)  # fmt: skip
+                              VulkanPerformanceWarning, stacklevel=5)  # fmt: skip
             return None
 
     def _warn_if_float64_narrowed(self, compiled):
@@ -329,10 +330,7 @@ class Dispatcher:
         values in float32 (a device without float64); an explicit ``narrow`` asks for it."""
         if not compiled.mode.floats or self.options["narrow"] is not None or config.NARROW:
             return
-        uses = getattr(compiled, "uses_float64", None)
-        if uses is None:
-            uses = compiled.typed is not None and compiler.uses_float64(compiled.typed)
-        if self._warned_precision or not uses:
+        if self._warned_precision or not _uses_float64(compiled):
             return
         self._warned_precision = True
         warnings.warn(
@@ -343,9 +341,12 @@ class Dispatcher:
         )
 
     def _compile_options(self):
+        boundscheck = bool(self.options["boundscheck"])
+        if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
+            boundscheck = bool(config.BOUNDSCHECK)
         return compiler.Options(
             fastmath=bool(self.options["fastmath"]),
-            boundscheck=bool(self.options["boundscheck"]),
+            boundscheck=boundscheck,
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),
         )
@@ -361,6 +362,7 @@ class Dispatcher:
             compiled = self._compile(argtypes, mode, _nan_preserve(device), _max_push(device))
             device.check_support(compiled)
             self._warn_loop_limit(compiled, device)
+            self._warn_if_float64_slow(compiled, device)
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
                 if spec is None:
@@ -371,6 +373,24 @@ class Dispatcher:
                     old = self._launchers.get(device, [])
                     self._launchers[device] = [spec.launcher, *old]
         return spec
+
+    def _warn_if_float64_slow(self, compiled, device):
+        """VulkanPerformanceWarning, once per kernel, for float64 arithmetic on a GPU
+        that runs it far slower than float32 (runtime.devices.float64_is_slow)."""
+        from .runtime.devices import float64_is_slow
+
+        if compiled.mode.floats or self.__dict__.get("_warned_float64_slow"):
+            return
+        if not float64_is_slow(device.info) or not _uses_float64(compiled):
+            return
+        self._warned_float64_slow = True
+        warnings.warn(
+            f"kernel {self.__name__!r} computes in float64, which {device.info.name} runs much "
+            "slower than float32; if float32 is enough, use float32 arrays and write float "
+            "literals as np.float32(...) (a bare 1.0 is a float64), or pass narrow='floats'",
+            VulkanPerformanceWarning,
+            stacklevel=4,
+        )
 
     def _warn_loop_limit(self, compiled, device):
         """Warn once per kernel and device whose loop cap its loops could pass (probes.py)."""
@@ -636,6 +656,15 @@ def _stream_class():
     from . import runtime
 
     return runtime.Stream
+
+
+def _uses_float64(compiled):
+    """Whether a kernel computes with float64 values (recorded in cache entries)."""
+    uses = getattr(compiled, "uses_float64", None)
+    if uses is None:
+        uses = compiled.typed is not None and compiler.uses_float64(compiled.typed)
+        compiled.uses_float64 = uses
+    return uses
 
 
 def _max_push(device):

@@ -73,6 +73,8 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["storage16"] = d.storage16;
     r["storage8"] = d.storage8;
     r["float32_atomic_add"] = d.float32_atomic_add;
+    r["push_constant8"] = d.push_constant8;
+    r["push_constant16"] = d.push_constant16;
     r["max_local_size"] = tuple3(d.max_local_size);
     r["max_local_invocations"] = d.max_local_invocations;
     r["max_groups"] = tuple3(d.max_groups);

@@ -73,7 +73,7 @@ class Event:
         If the device's compute queue writes no timestamps.
     """
 
-    QUERIES = 1024
+    QUERIES = _devices._core().QUERIES  # timestamp queries per device (C++ kQueries)
 
     def __init__(self, device):
         from ..errors import VulkanSupportError
