@@ -130,3 +130,14 @@ def test_float64_on_a_slow_device_warns_once(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("error", nv.VulkanPerformanceWarning)
             f64.forall(4)(np.ones(4))  # once per kernel
+
+
+def test_wait_for_takes_buffers_and_arrays():
+    dev = nv.get_device()
+    d = nv.to_device(np.arange(8, dtype=np.float32))
+    dev.wait_for(d)
+    dev.wait_for(d._buffer)
+    with pytest.raises(TypeError, match="buffer must be"):
+        dev.wait_for(np.zeros(3))
+    dev.synchronize(report=False)
+    dev.synchronize(report=True)

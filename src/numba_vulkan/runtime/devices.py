@@ -358,7 +358,32 @@ class Device:
             debug.report_new_messages()
 
     def wait_for(self, buffer):
-        """Wait until no launch uses `buffer` (a ``_core.Buffer``) any more."""
+        """Wait until no launch uses a buffer any more.
+
+        Launches that do not use it may go on running.
+
+        Parameters
+        ----------
+        buffer : _core.Buffer or DeviceArray
+            The buffer, or a device array whose buffer to wait for.
+
+        Raises
+        ------
+        TypeError
+            If `buffer` is neither.
+        ValueError
+            If it belongs to another device.
+        """
+        from .array import DeviceArray
+
+        if isinstance(buffer, DeviceArray):
+            if buffer.device is not self:
+                raise ValueError(f"the array belongs to {buffer.device}, not {self}")
+            buffer = buffer._buffer
+        if not isinstance(buffer, _core().Buffer):
+            raise TypeError(
+                f"buffer must be a device buffer or a DeviceArray, not {type(buffer).__name__}"
+            )
         buffer.wait()
 
     def check_support(self, kernel):
