@@ -5,7 +5,7 @@ truthiness, range loops) and expresses them with KIR's plain operations, so
 the C++ backend only ever sees C-like, typed code.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import grid
 from .lower import Lowerer
@@ -33,6 +33,12 @@ class LoweredKernel:
         writes the first workgroup of each dispatch and the whole grid's
         workgroup counts (three u32 each; None when the kernel does not read
         them), and the width of the kernel's ids (see frontend/grid.py).
+    device_calls : list
+        ``(jitted function, ir.Loc)`` of each device function inlined (frontend/inline.py).
+    inlined_loops : bool
+        Whether an inlined device function has loops (no static loop bound then).
+    callees : list
+        The TypedKernel of each device function inlined (for checks on the whole kernel).
     """
 
     module: object
@@ -40,6 +46,9 @@ class LoweredKernel:
     param_size: int
     writes: tuple
     grid: tuple = (None, None, 4)
+    device_calls: list = field(default_factory=list)
+    inlined_loops: bool = False
+    callees: list = field(default_factory=list)
 
 
 def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
@@ -78,6 +87,9 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         param_size=lowerer.module.param_block_size(),
         writes=writes,
         grid=grid.layout(lowerer),
+        device_calls=lowerer.device_calls,
+        inlined_loops=lowerer.inlined_loops,
+        callees=lowerer.callees,
     )
 
 
