@@ -14,13 +14,22 @@ SRC = os.path.join(os.path.dirname(__file__), "..", "..", "src")
 
 MODULE = """
 import numba_vulkan as nv
+from khelp import bump
 SCALE = {scale}
 
 @nv.jit(cache=True)
 def triple(x, out):
     i = nv.global_id(0)
     if i < out.size:
-        out[i] = x[i] * SCALE
+        out[i] = bump(x[i]) * SCALE
+"""
+
+HELPER = """
+import numba_vulkan as nv
+
+@nv.jit(device=True)
+def bump(v):
+    return v + {bump}
 """
 
 CHILD = """
@@ -57,8 +66,9 @@ def _run(tmp_path, mode="", **env):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def _write_module(tmp_path, scale):
+def _write_module(tmp_path, scale, bump=0):
     (tmp_path / "kmod.py").write_text(textwrap.dedent(MODULE.format(scale=scale)))
+    (tmp_path / "khelp.py").write_text(textwrap.dedent(HELPER.format(bump=bump)))
     for pyc in (tmp_path / "__pycache__").glob("*") if (tmp_path / "__pycache__").exists() else ():
         pyc.unlink()
 
@@ -84,6 +94,15 @@ def test_miss_after_the_source_changes(tmp_path):
     assert changed["misses"] == 1 and changed["hits"] == 0
     assert changed["out"][:3] == [0.0, 5.0, 10.0]
     assert _run(tmp_path)["hits"] == 1
+
+
+def test_miss_after_a_device_function_in_another_file_changes(tmp_path):
+    _write_module(tmp_path, 3)
+    assert _run(tmp_path)["misses"] == 1
+    _write_module(tmp_path, 3, bump=1)  # only khelp.py changes
+    changed = _run(tmp_path)
+    assert changed["misses"] == 1 and changed["out"][:3] == [3.0, 6.0, 9.0]
+    assert _run(tmp_path, "no-typing")["hits"] == 1
 
 
 def test_cache_off_and_moved(tmp_path):
