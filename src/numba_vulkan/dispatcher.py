@@ -79,8 +79,15 @@ def jit(func=None, **options):
         Keep compiled kernels on disk and load them in later processes without
         compiling (numba_vulkan/cache.py; NUMBA_VULKAN_CACHE=0 turns it off,
         NUMBA_VULKAN_CACHE_DIR moves it).
-    device, inline, debug
-        Accepted for compatibility with numba.cuda's ``jit``.
+    device : bool
+        Accepted for numba.cuda's ``jit``: every ``@jit`` function is both a
+        kernel and a device function (docs/device-functions.md).
+    inline : {"never", "always"}
+        Both mean the same: calls are always inlined into the kernel
+        (docs/device-functions.md says why); the generated code is identical.
+    debug : bool
+        ``True`` is refused with VulkanUnsupportedError (no debug information
+        or in-kernel checks yet).
 
     Returns
     -------

@@ -482,8 +482,11 @@ class Device:
             (loaded once per device and cached).
         groups : tuple of int
             Workgroup counts along x, y and z.
-        arrays : list of DeviceArray or None
-            The device arrays the kernel uses (None entries are skipped).
+        arrays : list of DeviceArray, numpy.ndarray or None
+            The arrays the kernel uses (None entries are skipped). NumPy arrays
+            (small host arrays) are copied to the device first and read from
+            there; nothing is copied back, so pass arrays the kernel writes as
+            device arrays, or use :meth:`run`.
         push : bytes or callable, optional
             The parameter block; a callable is called with `arrays` and returns it.
         local_size : tuple of int, optional
@@ -492,8 +495,8 @@ class Device:
         Raises
         ------
         ValueError
-            If a device array belongs to another device, or an array is not a
-            DeviceArray.
+            If a device array belongs to another device, or an entry is not an
+            array.
         """
         from .array import DeviceArray
 
@@ -505,12 +508,21 @@ class Device:
         if not (callable(push) or isinstance(push, (bytes, bytearray, memoryview))):
             raise TypeError(f"push must be bytes or a callable, not {type(push).__name__}")
         buffers = []
-        for a in arrays:
+        arrays = list(arrays)
+        for position, a in enumerate(arrays):
             if a is None:
                 continue
+            if isinstance(a, np.ndarray):
+                # A small host array (the reference's status, shapes, scalars): uploaded
+                # now; the launch reads the copy. Nothing is copied back (launch does not
+                # wait): use run for arrays the kernel writes.
+                from .array import to_device
+
+                a = arrays[position] = to_device(a, device=self)
             if not isinstance(a, DeviceArray):
                 raise ValueError(  # noqa: TRY004 (the spec names ValueError)
-                    "Device.launch takes device arrays only; use Device.run"
+                    f"arrays[{position}] must be a DeviceArray, a NumPy array or None, "
+                    f"not {type(a).__name__}"
                 )
             if a.device is not self:
                 raise ValueError(f"a device array of {a.device} was passed to {self}")
