@@ -24,8 +24,8 @@ def test_round_trip_takes_the_direct_path(dtype, monkeypatch):
     used = []
     for name in ("copy_to_device", "copy_to_host"):
         real = getattr(pinned, name)
-        monkeypatch.setattr(pinned, name, lambda a, h, real=real, name=name: used.append(
-            (name, real(a, h))) or used[-1][1])  # fmt: skip
+        monkeypatch.setattr(pinned, name, lambda a, h, wait=True, real=real, name=name: used.append(
+            (name, real(a, h, wait))) or used[-1][1])  # fmt: skip
     src = nv.pinned_array(100_003, dtype)
     src[...] = np.arange(100_003) % 97
     d = nv.to_device(src)
@@ -89,3 +89,22 @@ def test_bad_arguments():
         nv.pinned_array(4, np.complex64)
     with pytest.raises((ValueError, TypeError)):
         nv.pinned_array(-1, np.float32)
+
+
+def test_stream_copies_of_pinned_memory_are_ordered_and_complete_at_synchronize():
+    @nv.jit
+    def inc(x):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] += 1
+
+    s = nv.stream()
+    src = nv.pinned_array(50_000, np.int64)
+    src[...] = np.arange(50_000)
+    dst = nv.pinned_array(50_000, np.int64)
+    dst[...] = -1
+    d = nv.to_device(src, stream=s)  # recorded, not waited for
+    inc.forall(50_000, stream=s)(d)
+    d.copy_to_host(out=dst, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(dst, np.arange(50_000) + 1)

@@ -352,7 +352,8 @@ class DeviceArray(_core().DeviceArrayBase):
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
-                if _pinned.copy_to_host(self, out):  # one buffer copy, no staging
+                # One buffer copy, no staging; on a stream it returns at once.
+                if _pinned.copy_to_host(self, out, wait=stream is None):
                     return out
                 self._buffer.read(self._offset, out)  # straight into `out`, no temporary
                 return out
@@ -394,7 +395,8 @@ class DeviceArray(_core().DeviceArrayBase):
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
-        if self.size and _pinned.copy_to_device(self, host):  # one buffer copy, no staging
+        # One buffer copy, no staging; on a stream it returns at once.
+        if self.size and _pinned.copy_to_device(self, host, wait=stream is None):
             return self
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
@@ -475,7 +477,7 @@ def to_device(array, device=None, stream=None):
         device = stream.device
     host = _host_array(array, "array")
     out = DeviceArray(device, host.shape, host.dtype)
-    return out.copy_to_device(host)
+    return out.copy_to_device(host, stream=stream)
 
 
 def _host_array(array, what):

@@ -98,10 +98,12 @@ def is_pinned(array, device=None):
     )
 
 
-def copy_to_device(array, host):
+def copy_to_device(array, host, wait=True):
     """Copy pinned `host` into the contiguous DeviceArray `array` with one buffer copy.
 
-    Returns False (nothing done) if the direct path does not apply.
+    Returns False (nothing done) if the direct path does not apply. Without
+    `wait` (a copy on a stream) it returns once the copy is recorded; later
+    launches and copies are ordered after it, and ``synchronize`` waits for it.
     """
     if not array.is_contiguous or host.dtype != array._stored_dtype or host.shape != array.shape:
         return False
@@ -110,14 +112,16 @@ def copy_to_device(array, host):
         return False
     buffer, offset = found
     _core().vk_copy(buffer, offset, array._buffer, array._offset, host.nbytes)
-    array._buffer.wait()  # the host may change `host` once this returns
+    if wait:
+        array._buffer.wait()  # the host may change `host` once this returns
     return True
 
 
-def copy_to_host(array, out):
+def copy_to_host(array, out, wait=True):
     """Copy the contiguous DeviceArray `array` into pinned `out` with one buffer copy.
 
-    Returns False (nothing done) if the direct path does not apply.
+    Returns False (nothing done) if the direct path does not apply. Without
+    `wait` (a copy on a stream), `out` holds the data after ``synchronize``.
     """
     if not array.is_contiguous or out.dtype != array._stored_dtype or out.shape != array.shape:
         return False
@@ -128,5 +132,6 @@ def copy_to_host(array, out):
         return False
     buffer, offset = found
     _core().vk_copy(array._buffer, array._offset, buffer, offset, out.nbytes)
-    buffer.wait()
+    if wait:
+        buffer.wait()
     return True
