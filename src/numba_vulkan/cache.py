@@ -31,6 +31,7 @@ folder (default ``$XDG_CACHE_HOME/numba_vulkan``, i.e. ``~/.cache/numba_vulkan``
 """
 
 import atexit
+import dis
 import hashlib
 import marshal
 import os
@@ -166,7 +167,11 @@ class _Hasher:
 
 
 def _code_names(code, out):
-    out.update(code.co_names)
+    """The global names `code` (and code nested in it) loads; attribute names are
+    not globals, so they do not drag unrelated module values into the key."""
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            out.add(ins.argval)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             _code_names(const, out)
