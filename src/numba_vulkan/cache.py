@@ -231,6 +231,15 @@ def _write_atomic(path, data):
         pass
 
 
+def clear():
+    """Delete every cached kernel and pipeline cache (entries of old sources stay
+    otherwise: a changed kernel gets a new entry, the old one is never read again)."""
+    import shutil
+
+    for sub in ("kernels", "pipelines"):
+        shutil.rmtree(os.path.join(cache_dir(), sub), ignore_errors=True)
+
+
 # ---------------------------------------------------------------- pipeline caches
 
 _devices = []  # devices whose pipeline cache is saved at exit

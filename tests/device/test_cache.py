@@ -152,3 +152,15 @@ def test_uncachable_global_warns(tmp_path, monkeypatch):
             k.forall(4)(np.zeros(4, np.int32))
         except Exception:
             pass  # the kernel itself may not compile; the warning is what is tested
+
+
+def test_clear_removes_the_entries(tmp_path, monkeypatch):
+    from numba_vulkan import cache, config
+
+    _write_module(tmp_path, 3)
+    _run(tmp_path)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+    assert list((tmp_path / "cache" / "kernels").glob("*.nvk"))
+    cache.clear()
+    assert not (tmp_path / "cache" / "kernels").exists()
+    assert _run(tmp_path)["misses"] == 1
