@@ -164,3 +164,42 @@ def test_clear_removes_the_entries(tmp_path, monkeypatch):
     cache.clear()
     assert not (tmp_path / "cache" / "kernels").exists()
     assert _run(tmp_path)["misses"] == 1
+
+
+SHARED_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import numba_vulkan as nv
+
+@nv.jit(cache=True)
+def block_sums(x, out):
+    buf = nv.shared.array(0, np.float32)  # sized at launch
+    t = nv.local_id(0)
+    g = nv.group_id(0)
+    buf[t] = x[g * 64 + t]
+    nv.barrier()
+    if t == 0:
+        s = np.float32(0)
+        for j in range(64):
+            s += buf[j]
+        out[g] = s
+
+x = np.arange(256, dtype=np.float32)
+out = np.zeros(4, np.float32)
+block_sums[4, 64, 0, 256](x, out)
+print(json.dumps({"out": out.tolist(), "hits": sum(block_sums.stats.cache_hits.values())}))
+"""
+
+
+def test_kernels_with_dynamic_shared_memory_are_cached(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC), NUMBA_VULKAN_CACHE="1",
+               NUMBA_VULKAN_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    (tmp_path / "k.py").write_text(SHARED_CHILD)
+    want = [float(sum(range(64 * b, 64 * b + 64))) for b in range(4)]
+    for hits in (0, 1):
+        r = subprocess.run([sys.executable, str(tmp_path / "k.py"), str(tmp_path)], env=env,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        result = json.loads(r.stdout.strip().splitlines()[-1])
+        assert result == {"out": want, "hits": hits}
