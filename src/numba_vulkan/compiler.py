@@ -101,8 +101,9 @@ def compile_kernel(
     # refuse them rather than compile a kernel that silently skips the checks.
     if options.boundscheck:
         raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: boundscheck=True is not supported yet "
-            "(it needs exceptions inside kernels)"
+            f"kernel {pyfunc.__name__!r}: boundscheck=True (or NUMBA_BOUNDSCHECK=1) is not "
+            "supported yet: index checks need exceptions inside kernels; unset "
+            "NUMBA_BOUNDSCHECK or set it to 0"
         )
     if options.error_model == "python":
         raise errors.VulkanUnsupportedError(
@@ -130,6 +131,7 @@ def compile_kernel(
         max_push_bytes=max_push_bytes,
         nan_preserve=list(nan_preserve),
         narrow_ints=mode.prove,
+        validate=bool(config.VALIDATE),
     )
     kernel = codegen.CompiledKernel(
         name=name,

@@ -383,8 +383,14 @@ def test_device_launch_and_run(device, tmp_path):
     device.run(ck, (2, 1, 1), [host], block)
     np.testing.assert_array_equal(host, np.arange(50, dtype=np.uint32) * 3)
 
-    with pytest.raises(ValueError):
-        device.launch(ck, (1, 1, 1), [np.zeros(3)], b"")
+    # A host array in launch is uploaded and read there (the reference's small host
+    # arrays); launch copies nothing back, so the host array is unchanged.
+    small = np.zeros(40, np.uint32)
+    device.launch(ck, (2, 1, 1), [small], block)
+    device.synchronize()
+    assert not small.any()
+    with pytest.raises(ValueError, match="must be a DeviceArray, a NumPy array or None"):
+        device.launch(ck, (1, 1, 1), [[1, 2, 3]], b"")
 
 
 def test_sync_mode_subprocess(tmp_path):

@@ -73,6 +73,8 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["storage16"] = d.storage16;
     r["storage8"] = d.storage8;
     r["float32_atomic_add"] = d.float32_atomic_add;
+    r["push_constant8"] = d.push_constant8;
+    r["push_constant16"] = d.push_constant16;
     r["max_local_size"] = tuple3(d.max_local_size);
     r["max_local_invocations"] = d.max_local_invocations;
     r["max_groups"] = tuple3(d.max_groups);
@@ -211,6 +213,17 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def("wait_value",
              [](vk::Device& d, uint64_t value) { Released([&] { return d.WaitValue(value); }); })
         .def("flush", [](vk::Device& d) { Released([&] { return d.Flush(); }); })
+        .def("pipeline_cache_data",
+             [](vk::Device& d) {
+                 std::vector<uint8_t> data = Unwrap(d.PipelineCacheData());
+                 return nb::bytes(reinterpret_cast<const char*>(data.data()), data.size());
+             },
+             "The VkPipelineCache's contents (runtime/cache.py saves them).")
+        .def("merge_pipeline_cache",
+             [](vk::Device& d, nb::bytes data) {
+                 ThrowIfError(d.MergePipelineCache(data.c_str(), data.size()));
+             },
+             nb::arg("data"), "Merge pipeline cache data saved earlier (a mismatch is ignored).")
         .def("idle", [](vk::Device& d) {
             ThrowIfError(d.Usable());
             return d.Idle();
@@ -225,6 +238,12 @@ void InitRuntime(nb::module_& m) {
     g_main_thread = nb::cast<unsigned long>(
         nb::module_::import_("threading").attr("main_thread")().attr("ident"));
     vk::SetWaitCheck(&CheckSignals);
+    // The runtime's constants, read by runtime.Device and runtime.Event (never copied).
+    m.attr("MAX_BATCH") = vk::kMaxBatch;
+    m.attr("MAX_IN_FLIGHT") = vk::kMaxInFlight;
+    m.attr("BATCH_SLOTS") = vk::kMaxInFlight + 1;
+    m.attr("PARAM_ARENA_BYTES") = vk::kParamArenaBytes;
+    m.attr("QUERIES") = vk::kQueries;
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
     InitRuntimeLaunch(m, device_class);

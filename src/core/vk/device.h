@@ -122,11 +122,21 @@ class Device {
 
     // ---- memory.cc: buffers and the pool -------------------------------------------
     util::Result<BufferRef> Allocate(uint64_t nbytes);
+    // Host-visible (host-cached where the device offers it), mapped memory that the
+    // device copies to and from directly: runtime.pinned_array. Never pooled.
+    util::Result<BufferRef> AllocatePinned(uint64_t nbytes) { return AllocateHost(nbytes); }
     uint64_t pool_limit() const { return pool_limit_.load(); }
     void set_pool_limit(uint64_t bytes) { pool_limit_.store(bytes); }
     // Frees pooled buffers until at most `limit` bytes stay pooled.
     util::Status Trim(uint64_t limit);
     PoolStats pool_stats() const;
+
+    // ---- pipeline_cache.cc: the VkPipelineCache on disk (runtime/cache.py) ----------
+    // The cache's contents (vkGetPipelineCacheData), header included.
+    util::Result<std::vector<uint8_t>> PipelineCacheData();
+    // Merges a cache saved earlier; the driver ignores data from another device or
+    // driver (its header's UUID does not match), so a stale file is harmless.
+    util::Status MergePipelineCache(const void* data, size_t nbytes);
 
     // ---- copy.cc: transfers between host memory and buffers ---------------------------
     // Ordered after the launches recorded before them; a Read returns once the data is

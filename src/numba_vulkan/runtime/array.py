@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
 from . import devices as _devices
+from . import pinned as _pinned
 
 
 def _core():
@@ -351,6 +352,9 @@ class DeviceArray(_core().DeviceArrayBase):
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
+                # One buffer copy, no staging; on a stream it returns at once.
+                if _pinned.copy_to_host(self, out, wait=stream is None):
+                    return out
                 self._buffer.read(self._offset, out)  # straight into `out`, no temporary
                 return out
         values = self._read_stored()
@@ -391,6 +395,9 @@ class DeviceArray(_core().DeviceArrayBase):
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
+        # One buffer copy, no staging; on a stream it returns at once.
+        if self.size and _pinned.copy_to_device(self, host, wait=stream is None):
+            return self
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
             return self
@@ -406,18 +413,42 @@ class DeviceArray(_core().DeviceArrayBase):
         self._buffer.write(lo, raw)
         return self
 
-    # ---- reductions (through the host this round) --------------------------------
+    # ---- reductions (on the device: runtime/reduce.py) -----------------------------
     def sum(self):
-        """Sum of all elements (computed on the host this round)."""
-        return self.copy_to_host().sum()
+        """Sum of all elements, computed on the device.
+
+        Returns
+        -------
+        numpy scalar
+            Of NumPy's result dtype (int64/uint64 for smaller integers and bool).
+        """
+        from .reduce import reduce
+
+        return reduce(self, "sum")
 
     def min(self):
-        """Smallest element (computed on the host this round)."""
-        return self.copy_to_host().min()
+        """Smallest element, computed on the device (NaN if any element is NaN).
+
+        Raises
+        ------
+        ValueError
+            If the array is empty, as in NumPy.
+        """
+        from .reduce import reduce
+
+        return reduce(self, "min")
 
     def max(self):
-        """Largest element (computed on the host this round)."""
-        return self.copy_to_host().max()
+        """Largest element, computed on the device (NaN if any element is NaN).
+
+        Raises
+        ------
+        ValueError
+            If the array is empty, as in NumPy.
+        """
+        from .reduce import reduce
+
+        return reduce(self, "max")
 
     def __array__(self, dtype=None, copy=None):
         values = self.copy_to_host()
@@ -446,7 +477,7 @@ def to_device(array, device=None, stream=None):
         device = stream.device
     host = _host_array(array, "array")
     out = DeviceArray(device, host.shape, host.dtype)
-    return out.copy_to_device(host)
+    return out.copy_to_device(host, stream=stream)
 
 
 def _upload(host, device):

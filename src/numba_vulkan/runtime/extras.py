@@ -73,7 +73,7 @@ class Event:
         If the device's compute queue writes no timestamps.
     """
 
-    QUERIES = 1024
+    QUERIES = _devices._core().QUERIES  # timestamp queries per device (C++ kQueries)
 
     def __init__(self, device):
         from ..errors import VulkanSupportError
@@ -159,24 +159,33 @@ def event_elapsed_time(start, end):
 
 
 def pinned_array(shape, dtype=np.float64, device=None):
-    """Allocate a C-contiguous host array for copies to and from a device.
+    """Allocate a host array that a device can copy to and from directly.
 
-    This round the array is ordinary host memory (copies stage it like any
-    other array); the device is still looked up so that a bad `device` fails.
+    Like numba.cuda.pinned_array: the memory is a Vulkan buffer in host-visible,
+    host-cached memory of the device, mapped into the process, so copies
+    between it and device arrays are single buffer copies (DMA on a discrete
+    GPU) with no staging buffer (runtime/pinned.py).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : numpy.dtype
+    device : int, str, Device or None
+        The device; the selected one by default.
 
     Returns
     -------
     numpy.ndarray
         Uninitialised, C-contiguous.
     """
-    _devices.get_device(device)
-    shape = checks.as_shape(shape)
-    dtype = checks.as_dtype(dtype)
-    if dtype.kind not in "biuf" or dtype.itemsize > 8:
-        raise TypeError(f"dtype must be a boolean, integer or float type of at most 64 bits, "
-                        f"not {dtype}")  # fmt: skip
-    checks.nbytes_of(shape, dtype.itemsize)
-    return np.empty(shape, dtype=dtype)
+    from . import pinned
+
+    return pinned.allocate(_devices.get_device(device), shape, dtype)
+
+
+def mapped_array(shape, dtype=np.float64, device=None):
+    """Same as :func:`pinned_array` (numba.cuda's name for host memory the device maps)."""
+    return pinned_array(shape, dtype, device)
 
 
 def print_records(words):
