@@ -134,3 +134,33 @@ def random_floats(dtype, n, seed=0, lo_exp=None, hi_exp=None):
 
 def operands(dtype, n=200, seed=0, **kw):
     return np.concatenate([special_floats(dtype), random_floats(dtype, n, seed, **kw)])
+
+
+def max_ulp(out, x, ref_fn, dps=40):
+    """The largest error of `out` (device results for operands x) in ulps of its dtype, against
+    ref_fn evaluated by mpmath at `dps` digits; also returns the worst operand. Where the exact
+    result is out of range (overflow) or NaN, the device result must be the IEEE one."""
+    import mpmath as mp
+
+    fi = np.finfo(out.dtype)
+    worst, at = 0.0, None
+    with mp.workdps(dps):
+        for xi, oi in zip(x, out):
+            exact = ref_fn(mp.mpf(float(xi)))
+            if isinstance(exact, mp.mpc):
+                exact = mp.nan
+            if mp.isnan(exact) or mp.isinf(exact):
+                err = 0.0 if (np.isnan(oi) and mp.isnan(exact)) or float(exact) == oi else np.inf
+            elif abs(exact) > float(fi.max):
+                # rounds to +-inf when beyond max + ulp/2
+                limit = mp.mpf(float(fi.max)) * (1 + mp.mpf(2) ** (-fi.nmant - 2))
+                err = 0.0 if (abs(exact) >= limit and np.isinf(oi)) else (
+                    0.0 if float(oi) == float(fi.max) * np.sign(float(exact)) else np.inf)
+            else:
+                e = max(int(mp.floor(mp.log(abs(exact), 2))) if exact != 0 else fi.minexp,
+                        fi.minexp)
+                ulp = mp.mpf(2) ** (e - fi.nmant)
+                err = float(abs(mp.mpf(float(oi)) - exact) / ulp) if np.isfinite(oi) else np.inf
+            if err > worst:
+                worst, at = err, xi
+    return worst, at

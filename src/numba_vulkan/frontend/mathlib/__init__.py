@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, rounding, roots
+from . import bits, explog, rounding, roots
 
 K = _core.Kind
 Op = _core.Op
@@ -317,12 +317,31 @@ TABLE = {
     np.remainder: _binary_arith(arith.mod),
     np.floor_divide: _binary_arith(arith.floordiv),
     builtins.pow: _pow,
+    # exponentials and logarithms (math.log with a base is refused: see _log)
+    math.exp: _float_unary(explog.exp),
+    np.exp: _float_unary(explog.exp),
+    np.exp2: _float_unary(explog.exp2),
+    math.log: None,
+    np.log: _float_unary(explog.log),
+    math.log2: _float_unary(explog.log2),
+    np.log2: _float_unary(explog.log2),
+    math.log10: _float_unary(explog.log10),
+    np.log10: _float_unary(explog.log10),
     # roots
     math.sqrt: _float_unary(roots.sqrt),
     np.sqrt: _float_unary(roots.sqrt),
     math.hypot: _float_binary(roots.hypot),
     np.hypot: _float_binary(roots.hypot),
 }
+
+
+def _log(c):
+    if len(c.args) != 1:
+        raise unsupported(f"'{c.name}' with a base (write log(x) / log(base))", c.loc)
+    return _float_unary(explog.log)(c)
+
+
+TABLE[math.log] = _log
 
 
 def _key(fn):

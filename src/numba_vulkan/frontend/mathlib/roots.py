@@ -23,45 +23,11 @@ as float32), so sqrt is computed here:
 from ... import _core
 from ..arith import const
 from . import bits
+from .dd import two_prod, two_sum
 
 K = _core.Kind
 Op = _core.Op
 M = _core.MathFn
-
-_SPLIT = {K.f32: 2.0**12 + 1, K.f64: 2.0**27 + 1}
-
-
-def split(b, a):
-    """Veltkamp's split: a = hi + lo exactly, each half fitting in half the precision."""
-    k = b.kind(a)
-    c = b.binary(Op.mul, a, const(b, k, _SPLIT[k]))
-    hi = b.binary(Op.sub, c, b.binary(Op.sub, c, a))
-    return hi, b.binary(Op.sub, a, hi)
-
-
-def two_prod(b, x, y):
-    """(p, e) with p = fl(x*y) and x*y = p + e exactly (Dekker), for operands far from overflow."""
-    p = b.binary(Op.mul, x, y)
-    xh, xl = split(b, x)
-    yh, yl = split(b, y)
-    e = b.binary(Op.sub, b.binary(Op.mul, xh, yh), p)
-    e = b.binary(Op.add, e, b.binary(Op.mul, xh, yl))
-    e = b.binary(Op.add, e, b.binary(Op.mul, xl, yh))
-    e = b.binary(Op.add, e, b.binary(Op.mul, xl, yl))
-    return p, e
-
-
-def two_sum(b, x, y):
-    """(s, e) with s = fl(x+y) and x + y = s + e exactly (Knuth)."""
-    s = b.binary(Op.add, x, y)
-    bb = b.binary(Op.sub, s, x)
-    e = b.binary(
-        Op.add,
-        b.binary(Op.sub, x, b.binary(Op.sub, s, bb)),
-        b.binary(Op.sub, y, bb),
-    )
-    return s, e
-
 
 def _residual(b, x, s):
     """x - s*s, exact when s is within an ulp of sqrt(x) (the true residual is then representable)."""

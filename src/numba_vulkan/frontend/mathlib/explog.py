@@ -1,0 +1,174 @@
+"""exp, exp2, log, log2, log10 within 1 ulp, from fdlibm's published algorithms.
+
+exp(x): Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split in a
+short hi (k * hi is exact) and a lo part; e^r = 1 + (r + r^2 p(r)) with p a
+near-minimax polynomial (scripts/mathgen/gen_coeffs.py); the result is
+ldexp(e^r, k), which rounds once more only in the subnormal range and gives inf
+and 0 on overflow and underflow. exp2 is the same with k = rint(x).
+
+log(x): x = 2^k m, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f/(2+f);
+log(1+f) = f - f^2/2 + s (f^2/2 + R(s^2)) (fdlibm's e_log.c). log2 and log10
+keep f - f^2/2 as an exact short hi word plus a lo word and multiply by split
+constants (fdlibm's e_log2.c, e_log10.c), so that the division by ln 2 or ln 10
+adds no rounding error of its own. The division s = f/(2+f) uses dd.div
+(Vulkan's own division may be off by several ulp).
+
+Accuracy measured against mpmath: docs/math.md. Special values as C99: exp(NaN)
+= NaN, exp(-inf) = 0, exp(inf) = inf; log(0) = -inf, log(x<0) = NaN, log(inf) = inf.
+"""
+
+from ... import _core
+from ..arith import const
+from . import bits, coeffs, dd, rounding
+
+K = _core.Kind
+Op = _core.Op
+
+_W = {K.f32: "F32", K.f64: "F64"}
+# |x| beyond which exp over/underflows whatever the rounding (keeps k a small int).
+_EXP_CLAMP = {K.f32: 200.0, K.f64: 1600.0}
+_HI_MASK = {K.f32: ~0xFFF, K.f64: ~0xFFFFFFFF}  # clears all but ~12 (f32) / 21 (f64) bits
+
+
+def _c(b, k, name):
+    return const(b, k, getattr(coeffs, f"{name}_{_W[k]}"))
+
+
+def _horner(b, cs, x):
+    k = b.kind(x)
+    r = const(b, k, cs[-1])
+    for c in reversed(cs[:-1]):
+        r = b.binary(Op.add, b.binary(Op.mul, r, x), const(b, k, c))
+    return r
+
+
+def _mul(b, x, y):
+    return b.binary(Op.mul, x, y)
+
+
+def _add(b, x, y):
+    return b.binary(Op.add, x, y)
+
+
+def _sub(b, x, y):
+    return b.binary(Op.sub, x, y)
+
+
+def _exp_tail(b, x, kf, r, poly, ln2):
+    """ldexp(e^(c r), k) with e^(c r) = 1 + (c r + r^2 poly(r)), c = 1 (exp) or ln 2 (exp2).
+
+    1 + c*r is kept exact (Knuth's sum; for exp2 Dekker's product of r and a
+    short ln2_hi, plus r*ln2_lo) so that the only large rounding is the last
+    addition: about 0.5 ulp plus a small part from the polynomial.
+    """
+    k = b.kind(x)
+    p = _horner(b, poly, r)
+    rest = _mul(b, _mul(b, r, r), p)
+    if ln2 is None:
+        lead = r
+    else:
+        lead, err = dd.two_prod(b, r, ln2[0])
+        rest = _add(b, rest, _add(b, err, _mul(b, r, ln2[1])))
+    hi, lo = dd.two_sum(b, const(b, k, 1.0), lead)
+    e = _add(b, hi, _add(b, lo, rest))
+    res = bits.ldexp(b, e, b.convert(bits.int_kind(k), kf))
+    return b.select(bits.is_nan(b, x), x, res)
+
+
+def _clamped(b, x):
+    k = b.kind(x)
+    lim = _EXP_CLAMP[k]
+    safe = b.select(bits.is_nan(b, x), const(b, k, 0.0), x)
+    safe = b.select(b.compare(Op.gt, safe, const(b, k, lim)), const(b, k, lim), safe)
+    return b.select(b.compare(Op.lt, safe, const(b, k, -lim)), const(b, k, -lim), safe)
+
+
+def exp(b, x):
+    k = b.kind(x)
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    r = _sub(b, _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI"))), _mul(b, kf, _c(b, k, "LN2_LO")))
+    return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
+
+
+def exp2(b, x):
+    k = b.kind(x)
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, safe)
+    r = _sub(b, safe, kf)  # exact
+    ln2 = (_c(b, k, "LN2_HI"), _c(b, k, "LN2_LO"))
+    return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP2_{_W[k]}"), ln2)
+
+
+def _log_parts(b, x):
+    """(ok, dk, f, hfsq, r) for log(x) = dk ln2 + f - hfsq + r, and ok = x is finite and > 0."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    ok = bits.both(b, b.compare(Op.gt, x, const(b, k, 0.0)), bits.is_finite(b, x))
+    m, e = bits.frexp(b, b.select(ok, x, const(b, k, 1.0)), ik)
+    low = b.compare(Op.lt, m, const(b, k, 0.5**0.5))
+    m = b.select(low, _mul(b, m, const(b, k, 2.0)), m)
+    e = b.select(low, _sub(b, e, const(b, ik, 1)), e)
+    f = _sub(b, m, const(b, k, 1.0))
+    s = dd.div(b, f, _add(b, const(b, k, 2.0), f))
+    z = _mul(b, s, s)
+    big_r = _horner(b, getattr(coeffs, f"LOG_{_W[k]}"), z)
+    hfsq = _mul(b, const(b, k, 0.5), _mul(b, f, f))
+    r = _mul(b, s, _add(b, hfsq, big_r))
+    return ok, b.convert(k, e), f, hfsq, r
+
+
+def _log_special(b, x):
+    """C99: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf, log(NaN) = NaN."""
+    k = b.kind(x)
+    special = b.select(b.compare(Op.eq, x, const(b, k, 0.0)), const(b, k, float("-inf")), x)
+    special = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), const(b, k, float("nan")), special)
+    return special
+
+
+def log(b, x):
+    k = b.kind(x)
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    # dk*ln2_hi - ((hfsq - (r + dk*ln2_lo)) - f)
+    inner = _sub(b, _sub(b, hfsq, _add(b, r, _mul(b, dk, _c(b, k, "LN2_LO")))), f)
+    v = _sub(b, _mul(b, dk, _c(b, k, "LN2_HI")), inner)
+    return b.select(ok, v, _log_special(b, x))
+
+
+def _hi_lo(b, f, hfsq, r):
+    """f - hfsq + r as hi + lo with hi short (its products with the split constants are exact)."""
+    k = b.kind(f)
+    ik = bits.int_kind(k)
+    hi = _sub(b, f, hfsq)
+    hi = bits.from_bits(b, k, b.binary(Op.and_, bits.to_bits(b, hi), const(b, ik, _HI_MASK[k])))
+    lo = _add(b, _sub(b, _sub(b, f, hi), hfsq), r)
+    return hi, lo
+
+
+def log2(b, x):
+    k = b.kind(x)
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    hi, lo = _hi_lo(b, f, hfsq, r)
+    val_hi = _mul(b, hi, _c(b, k, "INV_LN2_HI"))
+    val_lo = _add(b, _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN2_LO")), _mul(b, lo, _c(b, k, "INV_LN2_HI")))
+    w = _add(b, dk, val_hi)
+    val_lo = _add(b, val_lo, _add(b, _sub(b, dk, w), val_hi))
+    v = _add(b, val_lo, w)
+    return b.select(ok, v, _log_special(b, x))
+
+
+def log10(b, x):
+    k = b.kind(x)
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    hi, lo = _hi_lo(b, f, hfsq, r)
+    val_hi = _mul(b, hi, _c(b, k, "INV_LN10_HI"))
+    y2 = _mul(b, dk, _c(b, k, "LOG10_2_HI"))
+    val_lo = _add(
+        b,
+        _add(b, _mul(b, dk, _c(b, k, "LOG10_2_LO")), _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN10_LO"))),
+        _mul(b, lo, _c(b, k, "INV_LN10_HI")),
+    )
+    w = _add(b, y2, val_hi)
+    val_lo = _add(b, val_lo, _add(b, _sub(b, y2, w), val_hi))
+    v = _add(b, val_lo, w)
+    return b.select(ok, v, _log_special(b, x))

@@ -1,0 +1,55 @@
+"""The accurate elementary functions against mpmath: the largest error in ulps over a small
+sample (edge cases plus random operands over each function's interesting range) must stay
+within the bounds docs/math.md promises. benchmarks/math_accuracy.py sweeps 10^6 samples."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from conftest import requires_feature
+from math_support import max_ulp, random_floats, run_kernel, special_floats
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+FLOATS = [np.float32, pytest.param(np.float64, marks=requires_feature("float64"))]
+
+
+def _exp_range(dtype):
+    return (-110, 100) if dtype == np.float32 else (-750, 720)
+
+
+# expr -> (mpmath reference, operand sampler(dtype, n), ulp bound)
+CASES = {
+    "math.exp(x)": (mp.exp, lambda dt, n: _uniform(dt, n, *_exp_range(dt)), 1.0),
+    "np.exp2(x)": (lambda v: mp.power(2, v), lambda dt, n: _uniform(dt, n, -160, 140) if dt ==
+                   np.float32 else _uniform(dt, n, -1100, 1030), 1.0),
+    "math.log(x)": (mp.log, lambda dt, n: _positive(dt, n), 1.0),
+    "math.log2(x)": (lambda v: mp.log(v, 2), lambda dt, n: _positive(dt, n), 1.0),
+    "math.log10(x)": (mp.log10, lambda dt, n: _positive(dt, n), 1.0),
+    "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
+                           lambda dt, n: random_floats(dt, n), 1.0),
+}  # fmt: skip
+
+
+def _uniform(dtype, n, lo, hi):
+    rng = np.random.default_rng(11)
+    near0 = random_floats(dtype, n // 4, seed=12, hi_exp=-1)
+    return np.concatenate([rng.uniform(lo, hi, n).astype(dtype), near0, special_floats(dtype)])
+
+
+def _positive(dtype, n):
+    rng = np.random.default_rng(13)
+    x = np.abs(random_floats(dtype, n, seed=14))
+    near1 = (1 + rng.uniform(-0.3, 0.4, n // 2)).astype(dtype)
+    return np.concatenate([x, near1, special_floats(dtype)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("expr", sorted(CASES))
+def test_ulp(expr, dtype):
+    ref, sample, bound = CASES[expr]
+    x = sample(dtype, 1500)
+    out = run_kernel(expr, x)
+    worst, at = max_ulp(out, x, ref)
+    assert worst <= bound, f"{expr} on {dtype.__name__}: {worst:.3f} ulp at x = {at!r}"
