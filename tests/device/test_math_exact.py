@@ -147,7 +147,8 @@ def test_pow_float_integer_exponent():
     [
         ("round(x, 2)", "ndigits"),
         ("pow(x, x)", "float exponent"),
-        ("math.exp(x)", "math.exp"),
+        ("math.sin(x)", "math.sin"),
+        ("math.log(x, 2.0)", "base"),
         ("np.sin(x)", "sin"),
     ],
 )

@@ -100,6 +100,42 @@ def exp2(b, x):
     return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP2_{_W[k]}"), ln2)
 
 
+def expm1(b, x):
+    """e^x - 1 within 1 ulp: 2^k (1 + em1(r)) - 1 = ((2^k - 1) + 2^k r_hi) + 2^k (r_lo + r^2 p(r)),
+    the first sum kept exact (Knuth), r = r_hi + r_lo the exact-ish reduced argument; k = 0
+    near 0. Where 2^k dominates (k > prec + 1) it is exp(x) - 1; below 2^-(prec+2), -1."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    prec = bits.LAYOUT[k][3]
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))
+    r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
+    r = _add(b, r_hi, r_lo)
+    # Small k: (2^k - 1) is exact (-prec <= k <= prec - 3; below, -1 dominates) and is
+    # summed exactly with 2^k r_hi.
+    lim = float(prec - 3)
+    kc = b.select(b.compare(Op.gt, kf, const(b, k, lim)), const(b, k, lim), kf)
+    low = float(-(prec + 2))  # below: e^x < 2^-(prec+2), so expm1 rounds to -1
+    kc = b.select(b.compare(Op.lt, kc, const(b, k, low)), const(b, k, low), kc)
+    t = bits.pow2(b, k, b.convert(ik, kc))
+    rest = _add(b, r_lo, _mul(b, _mul(b, r, r), _horner(b, getattr(coeffs, f"EXP_{_W[k]}"), r)))
+    hi, lo = dd.two_sum(b, _sub(b, t, const(b, k, 1.0)), _mul(b, t, r_hi))
+    small = _add(b, hi, _add(b, lo, _mul(b, t, rest)))
+    # Large k: 2^k ((1 + r_hi) + (rest - 2^-k)), the -1 folded in below the leading word.
+    bias = bits.LAYOUT[k][2]
+    kb = b.select(b.compare(Op.gt, kf, const(b, k, float(bias))), const(b, k, float(bias)), kf)
+    kb = b.select(b.compare(Op.lt, kb, const(b, k, 0.0)), const(b, k, 0.0), kb)
+    inv_t = bits.pow2(b, k, b.unary(Op.neg, b.convert(ik, kb)))
+    inv_t = b.select(b.compare(Op.ge, kf, const(b, k, float(bias))), const(b, k, 0.0), inv_t)
+    hi2, lo2 = dd.two_sum(b, const(b, k, 1.0), r_hi)
+    e = _add(b, hi2, _add(b, lo2, _sub(b, rest, inv_t)))
+    big = bits.ldexp(b, e, b.convert(ik, kf))
+    v = b.select(b.compare(Op.gt, kf, const(b, k, lim)), big, small)
+    v = b.select(b.compare(Op.lt, kf, const(b, k, low)), const(b, k, -1.0), v)
+    return b.select(bits.is_nan(b, x), x, v)
+
+
 def _log_parts(b, x):
     """(ok, dk, f, hfsq, r) for log(x) = dk ln2 + f - hfsq + r, and ok = x is finite and > 0."""
     k = b.kind(x)
@@ -126,13 +162,34 @@ def _log_special(b, x):
     return special
 
 
-def log(b, x):
+def log(b, x, extra=None):
+    """log(x) (+ extra, a term far below an ulp of x's log added before the last roundings)."""
     k = b.kind(x)
     ok, dk, f, hfsq, r = _log_parts(b, x)
+    if extra is not None:
+        r = _add(b, r, extra)
     # dk*ln2_hi - ((hfsq - (r + dk*ln2_lo)) - f)
     inner = _sub(b, _sub(b, hfsq, _add(b, r, _mul(b, dk, _c(b, k, "LN2_LO")))), f)
     v = _sub(b, _mul(b, dk, _c(b, k, "LN2_HI")), inner)
     return b.select(ok, v, _log_special(b, x))
+
+
+def log1p(b, x):
+    """log(1 + x) within 1 ulp: u = 1 + x rounded, c = x - (u - 1) its exact error, then
+    log(u) + c / u, the correction (below an ulp of u, so its own rounding does not matter)
+    added to log's small terms before its last roundings."""
+    k = b.kind(x)
+    one = const(b, k, 1.0)
+    u = _add(b, one, x)
+    c = _sub(b, x, _sub(b, u, one))
+    # |x| > 1 makes u - 1 exact: then c is the error of the addition the other way round.
+    c = b.select(b.compare(Op.gt, bits.fabs(b, x), one), _sub(b, one, _sub(b, u, x)), c)
+    ok = bits.both(b, b.compare(Op.gt, u, const(b, k, 0.0)), bits.is_finite(b, u))
+    corr = b.select(ok, b.binary(Op.div, c, b.select(ok, u, one)), const(b, k, 0.0))
+    v = log(b, u, corr)
+    # x == -1 -> -inf, x < -1 -> NaN (log of u <= 0 gives those), inf -> inf, NaN -> NaN.
+    v = b.select(b.compare(Op.eq, x, const(b, k, -1.0)), const(b, k, float("-inf")), v)
+    return b.select(b.compare(Op.lt, x, const(b, k, -1.0)), const(b, k, float("nan")), v)
 
 
 def _hi_lo(b, f, hfsq, r):
