@@ -89,6 +89,7 @@ ACCURATE = {
     "log2": ("math.log2(x)", np.log2, sampler("positive")),
     "log10": ("math.log10(x)", np.log10, sampler("positive")),
     "log1p": ("math.log1p(x)", np.log1p, sampler(M1_RANGE)),
+    "cbrt": ("np.cbrt(x)", np.cbrt, sampler("wide")),
     "hypot(x, 1.5)": ("math.hypot(x, 1.5)", lambda v: np.hypot(v, LD(1.5)), sampler("wide")),
 }
 EXACT = {
@@ -98,7 +99,7 @@ EXACT = {
     "trunc": ("np.trunc(x)", np.trunc, sampler("wide")),
     "rint": ("np.rint(x)", np.rint, sampler("wide")),
     "fabs": ("math.fabs(x)", np.fabs, sampler("wide")),
-    "nextafter(x, 0)": ("np.nextafter(x, x * 0)", lambda v: np.nextafter(v, v * 0),
+    "nextafter(x, 0)": ("np.nextafter(x, x - x)", lambda v: np.nextafter(v, v - v),
                         sampler("wide")),
     "ldexp(x, 7)": ("math.ldexp(x, 7)", lambda v: np.ldexp(v, 7), sampler("wide")),
     "ldexp(x, -60)": ("math.ldexp(x, -60)", lambda v: np.ldexp(v, -60), sampler("wide")),

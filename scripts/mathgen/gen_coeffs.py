@@ -114,6 +114,9 @@ def main():
         "EXP2": (exp2_p, (mp.mpf(-0.5001), mp.mpf(0.5001)), {"F64": 10, "F32": 5},
                  lambda x: x * x),
         "LOG": (log_r, (0, zmax), {"F64": 7, "F32": 3}, lambda z: mp.sqrt(z) / 2),
+        # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
+        "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
+                  lambda x: mp.cbrt(x)),
     }  # fmt: skip
     lines = [
         '"""Polynomial coefficients of the math library (lowest degree first).',

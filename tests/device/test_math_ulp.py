@@ -30,6 +30,7 @@ CASES = {
     "math.expm1(x)": (mp.expm1, lambda dt, n: _uniform(dt, n, *_exp_range(dt)), 1.0),
     "math.log1p(x)": (mp.log1p, lambda dt, n: np.concatenate([_positive(dt, n), _uniform(
         dt, n // 2, -1, 1)]), 1.0),
+    "np.cbrt(x)": (lambda v: mp.sign(v) * mp.cbrt(abs(v)), lambda dt, n: random_floats(dt, n), 1.0),
     "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
                            lambda dt, n: random_floats(dt, n), 1.0),
 }  # fmt: skip

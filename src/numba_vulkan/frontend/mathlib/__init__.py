@@ -335,6 +335,7 @@ TABLE = {
     math.sqrt: _float_unary(roots.sqrt),
     np.sqrt: _float_unary(roots.sqrt),
     math.hypot: _float_binary(roots.hypot),
+    np.cbrt: _float_unary(roots.cbrt),
     np.hypot: _float_binary(roots.hypot),
 }
 
