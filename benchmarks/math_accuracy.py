@@ -79,6 +79,13 @@ EXP_RANGE = {np.float32: (-104.0, 89.0), np.float64: (-746.0, 710.0)}
 EXP2_RANGE = {np.float32: (-150.0, 128.0), np.float64: (-1075.0, 1024.0)}
 M1_RANGE = {np.float32: (-1.0, 3.0), np.float64: (-1.0, 3.0)}
 
+def POW_Y(dtype, n, rng):
+    """pow's exponents: mostly moderate (the results stay in range for most bases), some huge."""
+    y = rng.uniform(-40, 40, n)
+    y[: n // 10] = rng.uniform(-2000, 2000, n // 10)
+    return y.astype(dtype)
+
+
 # name -> (kernel expression, reference on longdouble (None: exact, NumPy on the same dtype),
 #          NumPy reference for exact ones, sampler)
 ACCURATE = {
@@ -90,6 +97,7 @@ ACCURATE = {
     "log10": ("math.log10(x)", np.log10, sampler("positive")),
     "log1p": ("math.log1p(x)", np.log1p, sampler(M1_RANGE)),
     "cbrt": ("np.cbrt(x)", np.cbrt, sampler("wide")),
+    "pow": ("x ** y", np.power, sampler("positive")),
     "hypot(x, 1.5)": ("math.hypot(x, 1.5)", lambda v: np.hypot(v, LD(1.5)), sampler("wide")),
 }
 EXACT = {
@@ -111,8 +119,8 @@ EXACT = {
 
 def kernel(expr, fastmath):
     name = f"acc_{abs(hash((expr, fastmath)))}"
-    src = (f"def {name}(a, out):\n    i = nv.global_id(0)\n    if i < out.size:\n"
-           f"        x = a[i]\n        out[i] = {expr}\n")  # fmt: skip
+    src = (f"def {name}(a, c, out):\n    i = nv.global_id(0)\n    if i < out.size:\n"
+           f"        x = a[i]\n        y = c[i]\n        out[i] = {expr}\n")  # fmt: skip
     filename = f"<{name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns = {"nv": nv, "np": np, "math": math}
@@ -120,13 +128,14 @@ def kernel(expr, fastmath):
     return nv.jit(fastmath=fastmath)(ns[name])
 
 
-def run(expr, x, fastmath):
+def run(expr, x, y, fastmath):
     out = np.zeros_like(x)
     k = kernel(expr, fastmath)
     chunk = 1 << 18  # keeps each dispatch short on a software device
     for s in range(0, x.size, chunk):
         o = np.zeros(min(chunk, x.size - s), x.dtype)
-        k.forall(o.size)(np.ascontiguousarray(x[s : s + chunk]), o)
+        k.forall(o.size)(np.ascontiguousarray(x[s : s + chunk]),
+                         np.ascontiguousarray(y[s : s + chunk]), o)  # fmt: skip
         out[s : s + chunk] = o
     return out
 
@@ -157,9 +166,10 @@ def measure(n, fastmath, names=None):
             for dtype in (np.float32, np.float64):
                 rng = np.random.default_rng(abs(hash(name)) % 2**32)
                 x = make(dtype, n, rng)
+                y = POW_Y(dtype, x.size, rng) if name == "pow" else x
                 t = time.time()
                 try:
-                    out = run(expr, x, fastmath)
+                    out = run(expr, x, y, fastmath)
                 except nv.VulkanUnsupportedError as e:
                     rows.append((name, dtype.__name__, x.size, "refused", str(e).splitlines()[0]))
                     continue
@@ -171,9 +181,13 @@ def measure(n, fastmath, names=None):
                         cell = f"{int(bad.sum())} differ" if bad.any() else "bit-exact"
                         at = repr(x[np.argmax(bad)]) if bad.any() else ""
                     else:
-                        err = ulp_errors(out, ref(x.astype(LD)), dtype)
+                        exact = ref(x.astype(LD), y.astype(LD)) if name == "pow" else ref(
+                            x.astype(LD))
+                        err = ulp_errors(out, exact, dtype)
                         i = int(np.argmax(err))
                         cell, at = f"{err[i]:.3f} ulp", repr(float(x[i]))
+                        if name == "pow":
+                            at += f", y = {float(y[i])!r}"
                 rows.append((name, dtype.__name__, x.size, cell, at))
                 print(f"{name:18s} {dtype.__name__:8s} {x.size:9d} {cell:14s} {at} "
                       f"({time.time() - t:.1f} s)", flush=True)  # fmt: skip

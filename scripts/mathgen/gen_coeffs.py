@@ -89,7 +89,7 @@ def split_constants():
     short-mantissa values are exact), lo is the rest rounded to the width."""
     consts = {
         "LN2": mp.log(2), "INV_LN2": 1 / mp.log(2), "INV_LN10": 1 / mp.log(10),
-        "LOG10_2": mp.log10(2),
+        "LOG10_2": mp.log10(2), "TWO_THIRDS": mp.mpf(2) / 3,
     }  # fmt: skip
     hi_bits = {"F64": 32, "F32": 12}
     out = []
@@ -100,7 +100,15 @@ def split_constants():
             out.append(f"{name}_HI_{width} = {conv(hi)!r}")
             out.append(f"{name}_LO_{width} = {conv(v - hi)!r}")
             out.append(f"{name}_{width} = {conv(v)!r}")
+            out.append(f"{name}_R_{width} = {conv(v - mp.mpf(conv(v)))!r}  # v - {name}_{width}")
     return out + [""]
+
+
+def log_q(z):
+    if z < mp.mpf("1e-30"):
+        return mp.mpf(2) / 5
+    s = mp.sqrt(z)
+    return (mp.log((1 + s) / (1 - s)) - 2 * s - 2 * s**3 / 3) / s**5
 
 
 def main():
@@ -114,6 +122,8 @@ def main():
         "EXP2": (exp2_p, (mp.mpf(-0.5001), mp.mpf(0.5001)), {"F64": 10, "F32": 5},
                  lambda x: x * x),
         "LOG": (log_r, (0, zmax), {"F64": 7, "F32": 3}, lambda z: mp.sqrt(z) / 2),
+        # pow's log tail: log((1+s)/(1-s)) = 2s + 2s^3/3 + s^5 Q(s^2), Q(z) = sum 2 z^n/(2n+5)
+        "LOGQ": (log_q, (0, zmax), {"F64": 8, "F32": 3}, lambda z: z**2 * mp.sqrt(z)),
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
                   lambda x: mp.cbrt(x)),

@@ -14,6 +14,7 @@ from math_support import (
     operands,
     run_both,
     run_kernel,
+    run_many,
     special_floats,
 )
 
@@ -146,9 +147,10 @@ def test_pow_float_integer_exponent():
     "expr, message",
     [
         ("round(x, 2)", "ndigits"),
-        ("pow(x, x)", "float exponent"),
+        ("math.atan2(x, x)", "math.atan2"),
         ("math.sin(x)", "math.sin"),
-        ("math.pow(x, x)", "math.pow"),
+        ("math.erf(x)", "math.erf"),
+        ("math.tanh(x)", "math.tanh"),
         ("np.sin(x)", "sin"),
     ],
 )
@@ -156,3 +158,22 @@ def test_refused(expr, message):
     x = np.ones(4, np.float64)
     with pytest.raises(nv.VulkanUnsupportedError, match=message):
         run_kernel(expr, x)
+
+
+POW_GRID = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5,
+            -2.5, 1e-30, 1e30, 0.75, 10.0]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pow_special_values(dtype):
+    """C99's special cases of pow (zeros, infinities, NaN, +-1, negative bases with integer and
+    non-integer exponents, overflow and underflow) bit for bit; other results (not exactly
+    representable: libm rounds them correctly, ours is within 1 ulp) within 1 ulp."""
+    g = np.array(POW_GRID, dtype)
+    x, y = (a.ravel() for a in np.meshgrid(g, g))
+    for expr, out, ref in run_many(["math.pow(x, y)", "np.power(x, y)", "x ** y"], x, y):
+        ref = ref.astype(dtype)
+        special = ~np.isfinite(ref) | (ref == 0) | (np.abs(ref) == 1) | (x == 1) | (y == 0)
+        assert_same_bits(np.where(special, out, ref), ref, (x, y))
+        spacing = np.abs(np.spacing(ref[~special]))
+        assert np.all(np.abs(out[~special] - ref[~special]) <= spacing), expr

@@ -57,3 +57,23 @@ def test_ulp(expr, dtype):
     out = run_kernel(expr, x)
     worst, at = max_ulp(out, x, ref)
     assert worst <= bound, f"{expr} on {dtype.__name__}: {worst:.3f} ulp at x = {at!r}"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pow_ulp(dtype):
+    rng = np.random.default_rng(21)
+    x = np.concatenate([np.abs(random_floats(dtype, 700, seed=22, lo_exp=-60, hi_exp=60)),
+                        rng.uniform(0.5, 2.0, 700).astype(dtype)])  # fmt: skip
+    y = np.concatenate([rng.uniform(-20, 20, 700), rng.uniform(-900, 900, 700)]).astype(dtype)
+    out = run_kernel("x ** y", x, y)
+    worst = 0.0
+    fi = np.finfo(dtype)
+    with mp.workdps(40):
+        for xi, yi, oi in zip(x, y, out):
+            ex = mp.power(mp.mpf(float(xi)), mp.mpf(float(yi)))
+            if ex > float(fi.max):
+                assert np.isinf(oi), (xi, yi, oi)
+                continue
+            e = max(int(mp.floor(mp.log(ex, 2))), fi.minexp) if ex else fi.minexp
+            worst = max(worst, float(abs(mp.mpf(float(oi)) - ex) / mp.mpf(2) ** (e - fi.nmant)))
+    assert worst <= 1.0, worst

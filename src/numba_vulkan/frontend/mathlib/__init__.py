@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, rounding, roots
+from . import bits, explog, power, rounding, roots
 
 K = _core.Kind
 Op = _core.Op
@@ -238,13 +238,13 @@ def _binary_arith(fn):
 
 
 def _pow(c):
-    """builtins.pow(x, n) for an integer n, as `x ** n`; float exponents are not written yet."""
+    """builtins.pow(x, y): `x ** y` (an integer y by squaring, a float y by power.pow_)."""
     b = c.b
     if len(c.args) != 2:
         raise unsupported(f"'{c.name}' with a modulus", c.loc)
     yk = b.kind(c.args[1])
     if is_float(yk):
-        raise unsupported(f"'{c.name}' with a float exponent", c.loc)
+        return _float_binary(power.pow_)(c)
     y = arith.convert(b, c.args[1], K.i32) if yk == K.bool else c.args[1]
     return arith.power(b, arith.convert(b, c.args[0], c.ret_kind), y, c.lo.static_int(c.expr.args[1]))
 
@@ -317,6 +317,8 @@ TABLE = {
     np.remainder: _binary_arith(arith.mod),
     np.floor_divide: _binary_arith(arith.floordiv),
     builtins.pow: _pow,
+    math.pow: _float_binary(power.pow_),
+    np.power: _pow,
     # exponentials and logarithms (math.log with a base is refused: see _log)
     math.exp: _float_unary(explog.exp),
     np.exp: _float_unary(explog.exp),

@@ -62,3 +62,26 @@ def div(b, x, y):
         r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)
         q = b.binary(Op.add, q, b.binary(Op.mul, r, inv))
     return q
+
+
+# ---------------------------------------------------------------- double words (hi, lo), |lo| <= ulp(hi)/2
+
+
+def fast_two_sum(b, x, y):
+    """(s, e) with s + e = x + y exactly, for |x| >= |y| (or x == 0)."""
+    s = b.binary(Op.add, x, y)
+    return s, b.binary(Op.sub, y, b.binary(Op.sub, s, x))
+
+
+def dw_add(b, x, y):
+    """(xh + xl) + (yh + yl) as a double word (relative error about 2^-2p)."""
+    s, e = two_sum(b, x[0], y[0])
+    e = b.binary(Op.add, e, b.binary(Op.add, x[1], y[1]))
+    return fast_two_sum(b, s, e)
+
+
+def dw_mul(b, x, y):
+    """(xh + xl) * (yh + yl) as a double word."""
+    p, e = two_prod(b, x[0], y[0])
+    e = b.binary(Op.add, e, b.binary(Op.add, b.binary(Op.mul, x[0], y[1]), b.binary(Op.mul, x[1], y[0])))
+    return fast_two_sum(b, p, e)
