@@ -77,3 +77,14 @@ def test_pow_ulp(dtype):
             e = max(int(mp.floor(mp.log(ex, 2))), fi.minexp) if ex else fi.minexp
             worst = max(worst, float(abs(mp.mpf(float(oi)) - ex) / mp.mpf(2) ** (e - fi.nmant)))
     assert worst <= 1.0, worst
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_fastmath_keeps_the_library_exact(dtype):
+    """fastmath=True lets the driver reassociate, which would fold the library's exact steps
+    ((a + 2^52) - 2^52, Knuth's sum) and give garbage: such kernels keep exact float ops."""
+    x = _uniform(dtype, 500, -80, 80)
+    out = run_kernel("math.exp(x) + np.rint(x)", x, fastmath=True)
+    ref, _ = run_kernel("math.exp(x)", x), None
+    expected = ref + np.rint(x)
+    assert np.array_equal(out, expected, equal_nan=True)

@@ -95,6 +95,7 @@ def _power(lo, expr, x, y, rk, sig):
         base = arith.convert(b, x, rk)
         return arith.power(b, base, y, lo.static_int(expr.rhs))
     if is_float(rk):  # the math library's pow: within 1 ulp, C99 special values
+        lo.exact_math = True  # see LoweredKernel.exact_math
         return mathlib.power.pow_(b, arith.convert(b, x, rk), arith.convert(b, y, rk))
     raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]}", loc)
 

@@ -362,4 +362,5 @@ def lower(lowerer, fn, expr, sig, name):
     """The KIR value of a call to a math function, or None when `fn` is not one."""
     if not _key(fn):
         return None
+    lowerer.exact_math = True  # see LoweredKernel.exact_math
     return TABLE[fn](Call(lowerer, expr, sig, name))
