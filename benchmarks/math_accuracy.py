@@ -86,6 +86,11 @@ def POW_Y(dtype, n, rng):
     return y.astype(dtype)
 
 
+def ATAN2_X(dtype, n, rng):
+    """atan2's second operand: half wide random floats, half moderate of either sign."""
+    return np.concatenate([wide(dtype, n // 2, rng), rng.uniform(-3, 3, n - n // 2).astype(dtype)])
+
+
 # name -> (kernel expression, reference on longdouble (None: exact, NumPy on the same dtype),
 #          NumPy reference for exact ones, sampler)
 ACCURATE = {
@@ -97,6 +102,8 @@ ACCURATE = {
     "log10": ("math.log10(x)", np.log10, sampler("positive")),
     "log1p": ("math.log1p(x)", np.log1p, sampler(M1_RANGE)),
     "cbrt": ("np.cbrt(x)", np.cbrt, sampler("wide")),
+    "atan": ("math.atan(x)", np.arctan, sampler({np.float32: (-4.0, 4.0), np.float64: (-4.0, 4.0)})),
+    "atan2": ("math.atan2(x, y)", np.arctan2, sampler("wide")),
     "pow": ("x ** y", np.power, sampler("positive")),
     "hypot(x, 1.5)": ("math.hypot(x, 1.5)", lambda v: np.hypot(v, LD(1.5)), sampler("wide")),
 }
@@ -166,7 +173,7 @@ def measure(n, fastmath, names=None):
             for dtype in (np.float32, np.float64):
                 rng = np.random.default_rng(abs(hash(name)) % 2**32)
                 x = make(dtype, n, rng)
-                y = POW_Y(dtype, x.size, rng) if name == "pow" else x
+                y = {"pow": POW_Y, "atan2": ATAN2_X}.get(name, lambda d, n, r: x)(dtype, x.size, rng)
                 t = time.time()
                 try:
                     out = run(expr, x, y, fastmath)
@@ -181,12 +188,12 @@ def measure(n, fastmath, names=None):
                         cell = f"{int(bad.sum())} differ" if bad.any() else "bit-exact"
                         at = repr(x[np.argmax(bad)]) if bad.any() else ""
                     else:
-                        exact = ref(x.astype(LD), y.astype(LD)) if name == "pow" else ref(
-                            x.astype(LD))
+                        two = name in ("pow", "atan2")
+                        exact = ref(x.astype(LD), y.astype(LD)) if two else ref(x.astype(LD))
                         err = ulp_errors(out, exact, dtype)
                         i = int(np.argmax(err))
                         cell, at = f"{err[i]:.3f} ulp", repr(float(x[i]))
-                        if name == "pow":
+                        if two:
                             at += f", y = {float(y[i])!r}"
                 rows.append((name, dtype.__name__, x.size, cell, at))
                 print(f"{name:18s} {dtype.__name__:8s} {x.size:9d} {cell:14s} {at} "

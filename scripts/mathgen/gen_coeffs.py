@@ -89,7 +89,8 @@ def split_constants():
     short-mantissa values are exact), lo is the rest rounded to the width."""
     consts = {
         "LN2": mp.log(2), "INV_LN2": 1 / mp.log(2), "INV_LN10": 1 / mp.log(10),
-        "LOG10_2": mp.log10(2), "TWO_THIRDS": mp.mpf(2) / 3,
+        "LOG10_2": mp.log10(2), "TWO_THIRDS": mp.mpf(2) / 3, "ATAN_HALF": mp.atan(0.5),
+        "ATAN_ONE": mp.pi / 4, "ATAN_1P5": mp.atan(1.5), "HALF_PI": mp.pi / 2, "PI": mp.pi,
     }  # fmt: skip
     hi_bits = {"F64": 32, "F32": 12}
     out = []
@@ -111,6 +112,13 @@ def log_q(z):
     return (mp.log((1 + s) / (1 - s)) - 2 * s - 2 * s**3 / 3) / s**5
 
 
+def atan_p(z):
+    if z < mp.mpf("1e-30"):
+        return mp.mpf(1) / 3
+    x = mp.sqrt(z)
+    return (1 - mp.atan(x) / x) / z
+
+
 def main():
     ln2 = mp.log(2)
     h = ln2 / 2 * mp.mpf("1.0001")
@@ -124,6 +132,9 @@ def main():
         "LOG": (log_r, (0, zmax), {"F64": 7, "F32": 3}, lambda z: mp.sqrt(z) / 2),
         # pow's log tail: log((1+s)/(1-s)) = 2s + 2s^3/3 + s^5 Q(s^2), Q(z) = sum 2 z^n/(2n+5)
         "LOGQ": (log_q, (0, zmax), {"F64": 8, "F32": 3}, lambda z: z**2 * mp.sqrt(z)),
+        # atan(x) = x - x z P(z), z = x^2, |x| <= 7/16 (fdlibm's s_atan.c form)
+        "ATAN": (atan_p, (0, (mp.mpf(7) / 16) ** 2 * mp.mpf("1.0001")), {"F64": 12, "F32": 5},
+                 lambda z: z),
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
                   lambda x: mp.cbrt(x)),

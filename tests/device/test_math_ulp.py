@@ -31,6 +31,8 @@ CASES = {
     "math.log1p(x)": (mp.log1p, lambda dt, n: np.concatenate([_positive(dt, n), _uniform(
         dt, n // 2, -1, 1)]), 1.0),
     "np.cbrt(x)": (lambda v: mp.sign(v) * mp.cbrt(abs(v)), lambda dt, n: random_floats(dt, n), 1.0),
+    "math.atan(x)": (mp.atan, lambda dt, n: np.concatenate([random_floats(dt, n),
+                     _uniform(dt, n, -3, 3)]), 1.0),
     "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
                            lambda dt, n: random_floats(dt, n), 1.0),
 }  # fmt: skip
@@ -88,3 +90,19 @@ def test_fastmath_keeps_the_library_exact(dtype):
     ref, _ = run_kernel("math.exp(x)", x), None
     expected = ref + np.rint(x)
     assert np.array_equal(out, expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_atan2_ulp(dtype):
+    rng = np.random.default_rng(31)
+    y = np.concatenate([random_floats(dtype, 700, seed=32), rng.uniform(-3, 3, 700).astype(dtype)])
+    x = np.concatenate([random_floats(dtype, 700, seed=33), rng.uniform(-3, 3, 700).astype(dtype)])
+    out = run_kernel("math.atan2(x, y)", y, x)
+    fi = np.finfo(dtype)
+    worst = 0.0
+    with mp.workdps(40):
+        for yi, xi, oi in zip(y, x, out):
+            ex = mp.atan2(mp.mpf(float(yi)), mp.mpf(float(xi)))
+            e = max(int(mp.floor(mp.log(abs(ex), 2))), fi.minexp) if ex else fi.minexp
+            worst = max(worst, float(abs(mp.mpf(float(oi)) - ex) / mp.mpf(2) ** (e - fi.nmant)))
+    assert worst <= 1.0, worst

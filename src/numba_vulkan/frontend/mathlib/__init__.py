@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, power, rounding, roots
+from . import bits, explog, inverse, power, rounding, roots
 
 K = _core.Kind
 Op = _core.Op
@@ -333,6 +333,11 @@ TABLE = {
     np.log2: _float_unary(explog.log2),
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
+    # inverse trigonometric
+    math.atan: _float_unary(inverse.atan),
+    np.arctan: _float_unary(inverse.atan),
+    math.atan2: _float_binary(inverse.atan2),
+    np.arctan2: _float_binary(inverse.atan2),
     # roots
     math.sqrt: _float_unary(roots.sqrt),
     np.sqrt: _float_unary(roots.sqrt),
