@@ -119,6 +119,14 @@ def atan_p(z):
     return (1 - mp.atan(x) / x) / z
 
 
+def odd_series(f, z):
+    """(f(x) - x) / x^3 at x = sqrt(z), for an odd f with f'(0) = 1."""
+    if z < mp.mpf("1e-30"):
+        return mp.diff(f, 0, 3) / 6
+    x = mp.sqrt(z)
+    return (f(x) - x) / x**3
+
+
 def main():
     ln2 = mp.log(2)
     h = ln2 / 2 * mp.mpf("1.0001")
@@ -134,6 +142,14 @@ def main():
         "LOGQ": (log_q, (0, zmax), {"F64": 8, "F32": 3}, lambda z: z**2 * mp.sqrt(z)),
         # atan(x) = x - x z P(z), z = x^2, |x| <= 7/16 (fdlibm's s_atan.c form)
         "ATAN": (atan_p, (0, (mp.mpf(7) / 16) ** 2 * mp.mpf("1.0001")), {"F64": 12, "F32": 5},
+                 lambda z: z),
+        # sinh(x) = x + x^3 S(x^2), cosh(x) = 1 + x^2 C(x^2) on |x| <= 1; tanh(x) = x + x^3 T(x^2)
+        # on |x| <= 0.3
+        "SINH": (lambda z: odd_series(mp.sinh, z), (0, mp.mpf("1.0001")), {"F64": 10, "F32": 5},
+                 lambda z: z),
+        "COSH": (lambda z: (mp.cosh(mp.sqrt(z)) - 1) / z if z > 1e-30 else mp.mpf(1) / 2,
+                 (0, mp.mpf("1.0001")), {"F64": 8, "F32": 4}, lambda z: z),
+        "TANH": (lambda z: odd_series(mp.tanh, z), (0, mp.mpf("0.0901")), {"F64": 11, "F32": 5},
                  lambda z: z),
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},

@@ -33,9 +33,21 @@ CASES = {
     "np.cbrt(x)": (lambda v: mp.sign(v) * mp.cbrt(abs(v)), lambda dt, n: random_floats(dt, n), 1.0),
     "math.atan(x)": (mp.atan, lambda dt, n: np.concatenate([random_floats(dt, n),
                      _uniform(dt, n, -3, 3)]), 1.0),
+    "math.tanh(x)": (mp.tanh, lambda dt, n: _uniform(dt, n, -12, 12), 1.0),
+    "math.sinh(x)": (mp.sinh, lambda dt, n: _uniform(dt, n, *_hyp_range(dt)), 1.0),
+    "math.cosh(x)": (mp.cosh, lambda dt, n: _uniform(dt, n, *_hyp_range(dt)), 1.0),
+    "math.asinh(x)": (mp.asinh, lambda dt, n: np.concatenate([random_floats(dt, n),
+                      _uniform(dt, n, -5, 5)]), 1.0),
+    "math.acosh(x)": (mp.acosh, lambda dt, n: np.concatenate([np.abs(random_floats(dt, n)),
+                      _uniform(dt, n, 1, 5)]), 1.0),
+    "math.atanh(x)": (mp.atanh, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
     "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
                            lambda dt, n: random_floats(dt, n), 1.0),
 }  # fmt: skip
+
+
+def _hyp_range(dtype):
+    return (-92, 92) if dtype == np.float32 else (-712, 712)
 
 
 def _uniform(dtype, n, lo, hi):

@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, inverse, power, rounding, roots
+from . import bits, explog, hyperbolic, inverse, power, rounding, roots
 
 K = _core.Kind
 Op = _core.Op
@@ -338,6 +338,19 @@ TABLE = {
     np.arctan: _float_unary(inverse.atan),
     math.atan2: _float_binary(inverse.atan2),
     np.arctan2: _float_binary(inverse.atan2),
+    # hyperbolic
+    math.tanh: _float_unary(hyperbolic.tanh),
+    np.tanh: _float_unary(hyperbolic.tanh),
+    math.sinh: _float_unary(hyperbolic.sinh),
+    np.sinh: _float_unary(hyperbolic.sinh),
+    math.cosh: _float_unary(hyperbolic.cosh),
+    np.cosh: _float_unary(hyperbolic.cosh),
+    math.asinh: _float_unary(hyperbolic.asinh),
+    np.arcsinh: _float_unary(hyperbolic.asinh),
+    math.acosh: _float_unary(hyperbolic.acosh),
+    np.arccosh: _float_unary(hyperbolic.acosh),
+    math.atanh: _float_unary(hyperbolic.atanh),
+    np.arctanh: _float_unary(hyperbolic.atanh),
     # roots
     math.sqrt: _float_unary(roots.sqrt),
     np.sqrt: _float_unary(roots.sqrt),

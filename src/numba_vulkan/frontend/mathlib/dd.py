@@ -85,3 +85,24 @@ def dw_mul(b, x, y):
     p, e = two_prod(b, x[0], y[0])
     e = b.binary(Op.add, e, b.binary(Op.add, b.binary(Op.mul, x[0], y[1]), b.binary(Op.mul, x[1], y[0])))
     return fast_two_sum(b, p, e)
+
+
+def dw_div(b, x, y):
+    """(xh + xl) / (yh + yl) as a double word (y far from 0 and from overflow)."""
+    q = div(b, x[0], y[0])
+    p, e = two_prod(b, q, y[0])
+    r = b.binary(Op.sub, b.binary(Op.sub, x[0], p), e)
+    r = b.binary(Op.sub, b.binary(Op.add, r, x[1]), b.binary(Op.mul, q, y[1]))
+    return fast_two_sum(b, q, b.binary(Op.div, r, y[0]))
+
+
+def dw_sqrt(b, x, sqrt):
+    """sqrt(xh + xl) as a double word, from a correctly rounded `sqrt` of one word."""
+    k = b.kind(x[0])
+    s = sqrt(b, x[0])
+    p, e = two_prod(b, s, s)
+    r = b.binary(Op.add, b.binary(Op.sub, b.binary(Op.sub, x[0], p), e), x[1])
+    zero = const(b, k, 0.0)
+    is_zero = b.compare(Op.eq, s, zero)
+    two_s = b.select(is_zero, const(b, k, 1.0), b.binary(Op.mul, s, const(b, k, 2.0)))
+    return fast_two_sum(b, s, b.select(is_zero, zero, b.binary(Op.div, r, two_s)))

@@ -91,6 +91,21 @@ def exp(b, x):
     return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
 
 
+def exp_parts(b, x):
+    """e^x = (m_hi + m_lo) * 2^k for a finite x (clamped to the exp range): m as an exact-ish
+    double word (relative error about 2^-(prec+4)), k as a float of integer value."""
+    k = b.kind(x)
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))  # exact
+    r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
+    r = _add(b, r_hi, r_lo)
+    rest = _add(b, r_lo, _mul(b, _mul(b, r, r), _horner(b, getattr(coeffs, f"EXP_{_W[k]}"), r)))
+    hi, lo = dd.two_sum(b, const(b, k, 1.0), r_hi)
+    m_hi, m_lo = dd.fast_two_sum(b, hi, _add(b, lo, rest))
+    return m_hi, m_lo, kf
+
+
 def exp2(b, x):
     k = b.kind(x)
     safe = _clamped(b, x)
@@ -174,8 +189,8 @@ def log(b, x, extra=None):
     return b.select(ok, v, _log_special(b, x))
 
 
-def log1p(b, x):
-    """log(1 + x) within 1 ulp: u = 1 + x rounded, c = x - (u - 1) its exact error, then
+def log1p(b, x, x_lo=None):
+    """log(1 + x + x_lo) within 1 ulp: u = 1 + x rounded, c = x - (u - 1) its exact error, then
     log(u) + c / u, the correction (below an ulp of u, so its own rounding does not matter)
     added to log's small terms before its last roundings."""
     k = b.kind(x)
@@ -185,7 +200,12 @@ def log1p(b, x):
     # |x| > 1 makes u - 1 exact: then c is the error of the addition the other way round.
     c = b.select(b.compare(Op.gt, bits.fabs(b, x), one), _sub(b, one, _sub(b, u, x)), c)
     ok = bits.both(b, b.compare(Op.gt, u, const(b, k, 0.0)), bits.is_finite(b, u))
-    corr = b.select(ok, b.binary(Op.div, c, b.select(ok, u, one)), const(b, k, 0.0))
+    if x_lo is not None:  # the argument's low word (a double-word argument)
+        c = _add(b, c, x_lo)
+    w = b.binary(Op.div, c, b.select(ok, u, one))
+    # log(1 + w) = w - w^2/2: the square matters only where u rounded to 1 (w = x, tiny).
+    w = _sub(b, w, _mul(b, const(b, k, 0.5), _mul(b, w, w)))
+    corr = b.select(ok, w, const(b, k, 0.0))
     v = log(b, u, corr)
     # x == -1 -> -inf, x < -1 -> NaN (log of u <= 0 gives those), inf -> inf, NaN -> NaN.
     v = b.select(b.compare(Op.eq, x, const(b, k, -1.0)), const(b, k, float("-inf")), v)
