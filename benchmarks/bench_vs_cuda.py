@@ -10,6 +10,8 @@ Figures (see benchmarks/README.md for what each one means):
 3. first_call: time of the first call of a kernel never seen before
    (typing + compile + pipeline creation + launch + synchronise), with disk
    caches off and a fresh function each time.
+   first_call_devfn: the same for a kernel calling five device functions
+   (``@nv.jit(device=True)`` / ``@cuda.jit(device=True)``, one calling two others).
 4. matmul: naive float32 matrix product C = A @ B (2-d grid of 16 x 16, one
    output element per invocation, an inner loop over k), GFLOP/s = 2 n^3 / t.
 5. xorshift: 16 rounds of a 32-bit xorshift hash on 2^24 uint32 seeds, each
@@ -95,6 +97,9 @@ class VulkanBackend(Backend):
     def index_source(self):
         return "nv.global_id(0)"
 
+    def device_decorator(self):
+        return "nv.jit(device=True)"
+
     def index2d_source(self):
         return "nv.global_id(0), nv.global_id(1)"
 
@@ -136,6 +141,9 @@ class CudaBackend(Backend):
 
     def index_source(self):
         return "cuda.grid(1)"
+
+    def device_decorator(self):
+        return "cuda.jit(device=True)"
 
     def index2d_source(self):
         return "cuda.grid(2)"
@@ -185,10 +193,46 @@ def {name}(seeds, out):
 """
 
 
+# The triad's result through five device functions (issue 6: compile time of calls).
+DEVFN_SOURCE = """
+@{device}
+def {name}_f1(x):
+    return x * np.float32(1.5) + np.float32(2.0)
+
+@{device}
+def {name}_f2(x, y):
+    if x > y:
+        return x - y
+    return y - x
+
+@{device}
+def {name}_f3(x):
+    acc = np.float32(0.0)
+    for k in range(4):
+        acc += x * np.float32(k)
+    return acc
+
+@{device}
+def {name}_f4(x):
+    return min(max(x, np.float32(-1.0)), np.float32(1.0))
+
+@{device}
+def {name}_f5(x, y):
+    return {name}_f1(x) * {name}_f4(y)
+
+def {name}(a, b, c, s):
+    i = {index}
+    if i < a.size:
+        x = b[i]
+        a[i] = {name}_f1(x) + {name}_f2(x, s) + {name}_f3(x) + {name}_f4(c[i]) + {name}_f5(x, s)
+"""
+
+
 def make_kernel(backend, name, source=KERNEL_SOURCE, jit=None):
     """A brand-new Python function (new code object) compiled by `backend` (or by `jit`)."""
+    device = getattr(backend, "device_decorator", lambda: "")()
     src = source.format(
-        name=name, index=backend.index_source(), index2d=backend.index2d_source()
+        name=name, index=backend.index_source(), index2d=backend.index2d_source(), device=device
     )
     namespace = dict(backend.kernel_namespace())
     exec(compile(src, f"<bench {name}>", "exec"), namespace)  # noqa: S102
@@ -271,13 +315,14 @@ def bench_triad(backend, log2_n, launches, repeats):
     }
 
 
-def bench_first_call(backend, repeats, n=1024):
+def bench_first_call(backend, repeats, n=1024, source=KERNEL_SOURCE):
     """Seconds from a new kernel function to its first result (compile + load + run)."""
     a, b, c = arrays(backend, n)
     s = np.float32(1.5)
     times = []
     for k in range(repeats):
-        kernel = make_kernel(backend, f"fresh_kernel_{os.getpid()}_{k}_{time.monotonic_ns()}")
+        name = f"fresh_kernel_{os.getpid()}_{k}_{time.monotonic_ns()}"
+        kernel = make_kernel(backend, name, source)
         start = time.perf_counter()
         backend.launch(kernel, n, (a, b, c, s))
         backend.synchronize()
@@ -419,6 +464,10 @@ def run_backend(cls, args):
         ("launch", lambda: bench_launch(backend, args.launches, args.repeats)),
         ("triad", lambda: bench_triad(backend, args.size, args.triad_launches, args.repeats)),
         ("first_call", lambda: bench_first_call(backend, args.first_calls)),
+        (
+            "first_call_devfn",
+            lambda: bench_first_call(backend, args.first_calls, source=DEVFN_SOURCE),
+        ),
         ("matmul", lambda: bench_matmul(backend, args.matmul_n, args.repeats)),
         ("xorshift", lambda: bench_xorshift(backend, args.xorshift_size, args.repeats)),
     ):
@@ -474,6 +523,13 @@ def table(results):
     )
     rows.append(
         (
+            "first call, 5 device functions (ms)",
+            cell(v, "first_call_devfn", "ms_median", "{:.1f}"),
+            cell(c, "first_call_devfn", "ms_median", "{:.1f}"),
+        )
+    )
+    rows.append(
+        (
             "matmul (GFLOP/s, median)",
             cell(v, "matmul", "GFLOPs_median", "{:.0f}"),
             cell(c, "matmul", "GFLOPs_median", "{:.0f}"),
@@ -504,7 +560,9 @@ def main(argv=None):
     parser.add_argument("--matmul-n", type=int, default=2048, help="matmul matrix size")
     parser.add_argument("--xorshift-size", type=int, default=24, help="log2 of the seed count")
     parser.add_argument(
-        "--only", default="launch,triad,first_call,matmul,xorshift", help="comma-separated figures"
+        "--only",
+        default="launch,triad,first_call,first_call_devfn,matmul,xorshift",
+        help="comma-separated figures",
     )
     parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
     parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/...)")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from numba.core import compiler
 from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaError, TypingError, UnsupportedBytecodeError
 from numba.core.target_extension import target_override
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.untyped_passes import (
@@ -63,6 +63,7 @@ class TypedKernel:
     argtypes: tuple
     return_type: object
     annotation: object = field(default=None, repr=False)
+    callees: tuple = ()  # TypedKernels of the device functions inlined into this kernel
 
 
 def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=()):
@@ -104,11 +105,18 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
             f"kernel {pyfunc.__name__!r}: error_model='python' is not supported yet "
             "(ZeroDivisionError inside kernels); the default 'numpy' model gives 0"
         )
+    if options.debug:
+        raise errors.VulkanUnsupportedError(
+            f"kernel {pyfunc.__name__!r}: debug=True is not supported yet (numba.cuda's "
+            "debug=True adds debug information and exception checks inside kernels)"
+        )
     name = pyfunc.__name__
-    typed = type_kernel(pyfunc, argtypes, options)
+    typed = type_kernel_for_user(pyfunc, argtypes, options)
     lowered = frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name
     )
+    check_device_calls(name, options, lowered.device_calls)
+    typed.callees = tuple(lowered.callees)
     # _core.compile copies the module, so this is the KIR exactly as the front end built it.
     core = _core.compile(
         lowered.module,
@@ -129,7 +137,9 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         mode=mode,
         typed=typed,
         grid=lowered.grid,
-        loop_iterations=loop_bounds.static_iterations(typed.func_ir),
+        loop_iterations=loop_bounds.static_iterations(typed.func_ir)
+        if not lowered.inlined_loops
+        else None,  # loops inside device functions: no static bound (yet)
     )
     dump(kernel)
     return kernel
@@ -185,8 +195,67 @@ class VulkanCompiler(compiler.CompilerBase):
         return [pm]
 
 
+def type_kernel_for_user(pyfunc, argtypes, options):
+    """type_kernel, with every failure said as a VulkanUnsupportedError (typing/translate.py)."""
+    from .typing import devfn, translate
+
+    devfn.check_cycles(pyfunc)
+    try:
+        return type_kernel(pyfunc, argtypes, options)
+    except (NumbaError, UnsupportedBytecodeError) as e:
+        if isinstance(e, (errors.InternalCompilerError, errors.SpirvCodegenError)):
+            raise
+        raise translate.translate(e) from None
+
+
+def check_device_calls(kernel_name, options, device_calls):
+    """Refuse device functions whose options cannot hold once inlined into this kernel.
+
+    A device function is inlined (docs/device-functions.md), so it runs with the
+    kernel's options; a callee asking for different ones is refused rather than
+    silently compiled with the kernel's.
+    """
+    from .typing import devfn
+
+    for origin, loc in device_calls:
+        opts = devfn.origin_options(origin)
+        callee = getattr(origin, "__name__", "?")
+        problem = None
+        if opts["debug"]:
+            problem = "debug=True is not supported yet"
+        elif opts["boundscheck"]:
+            problem = "boundscheck=True is not supported yet (it needs exceptions inside kernels)"
+        elif opts["error_model"] not in (None, options.error_model):
+            problem = (
+                f"its error_model={opts['error_model']!r} differs from the kernel's "
+                f"{options.error_model!r}"
+            )
+        elif opts["fastmath"] != bool(options.fastmath):
+            problem = (
+                f"its fastmath={opts['fastmath']} differs from the kernel's "
+                f"{bool(options.fastmath)}; a device function is inlined and compiled with the "
+                "kernel's fastmath, so give both the same value"
+            )
+        if problem is not None:
+            raise errors.VulkanUnsupportedError(
+                f"calling device function '{callee}' from kernel '{kernel_name}': {problem}",
+                loc=loc,
+            )
+
+
 def type_kernel(pyfunc, argtypes, options):
     """Run Numba's front half on ``pyfunc`` for ``argtypes``; raises Numba's TypingError."""
+    from .typing import devfn
+
+    stack = devfn.typing_stack()
+    stack.append(pyfunc)
+    try:
+        return _type_kernel(pyfunc, argtypes, options)
+    finally:
+        stack.pop()
+
+
+def _type_kernel(pyfunc, argtypes, options):
     typing_context, target_context = target.contexts()
     flags = compiler.Flags()
     flags.no_cpython_wrapper = True
@@ -217,7 +286,7 @@ _UNTYPED_GLOBAL = re.compile(r"Untyped global name '([^']+)'")
 _MISSING = object()
 
 
-def _lookup_name(pyfunc, name):
+def lookup_name(pyfunc, name):
     """The value `name` has in `pyfunc` (a free variable, a global or a builtin), else _MISSING."""
     code = getattr(pyfunc, "__code__", None)
     closure = getattr(pyfunc, "__closure__", None) or ()
@@ -242,15 +311,12 @@ def _unsupported_call_error(pyfunc, error):
     if match is None:
         return None
     name = match.group(1)
-    value = _lookup_name(pyfunc, name)
+    value = lookup_name(pyfunc, name)
     if value is _MISSING or not callable(value):
         return None
     loc = getattr(error, "loc", None)
     if isinstance(value, Dispatcher):
-        msg = (
-            f"calling the @nv.jit function '{name}' is not supported in Vulkan kernels: "
-            "a kernel cannot call other @nv.jit functions (so recursion is not possible either)"
-        )
+        return None  # typed as a device function (typing/devfn.py): not this error
     else:
         what = getattr(value, "__qualname__", None) or getattr(value, "__name__", None) or name
         msg = (
@@ -269,7 +335,9 @@ def uses_float64(typed):
         t = getattr(t, "dtype", t)
         return isinstance(t, types.Float) and t.bitwidth == 64
 
-    return any(is_f64(t) for t in typed.typemap.values()) or any(map(is_f64, typed.argtypes))
+    if any(is_f64(t) for t in typed.typemap.values()) or any(map(is_f64, typed.argtypes)):
+        return True
+    return any(uses_float64(c) for c in getattr(typed, "callees", ()))
 
 
 def annotate(typed):

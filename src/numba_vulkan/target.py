@@ -35,10 +35,30 @@ class VulkanTypingContext(NumbaTypingContext):
     """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
 
     def load_additional_registries(self):
+        from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
+
         from .typing import vkdecl
 
         super().load_additional_registries()
         self.install_registry(vkdecl.registry)
+
+    def resolve_value_type(self, val):
+        # @nv.jit and numba.njit functions are device functions here, typed (and later
+        # inlined) for Vulkan: never compiled for the CPU (typing/devfn.py).
+        from .typing import devfn
+
+        fn = devfn.device_function(val)
+        if fn is not None:
+            return types.Dispatcher(fn)
+        return super().resolve_value_type(val)
+
+    def resolve_module_constants(self, typ, attr):
+        # Numba lets the AttributeError of a missing module attribute escape (no line, no
+        # construct); None makes type inference report "Unknown attribute" at its line, which
+        # compiler.type_kernel_for_user turns into a VulkanUnsupportedError.
+        if not hasattr(typ.pymod, attr):
+            return None
+        return super().resolve_module_constants(typ, attr)
 
 
 _unused_lowering = imputils.Registry("numba_vulkan.unused_lowering")

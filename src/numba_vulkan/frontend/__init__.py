@@ -5,7 +5,7 @@ truthiness, range loops) and expresses them with KIR's plain operations, so
 the C++ backend only ever sees C-like, typed code.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import grid
 from .lower import Lowerer
@@ -37,6 +37,12 @@ class LoweredKernel:
         True when the kernel calls the math library (frontend/mathlib), whose
         algorithms need exactly rounded float ops: the kernel is then emitted
         without fastmath's freedoms (docs/math.md, "fastmath").
+    device_calls : list
+        ``(jitted function, ir.Loc)`` of each device function inlined (frontend/inline.py).
+    inlined_loops : bool
+        Whether an inlined device function has loops (no static loop bound then).
+    callees : list
+        The TypedKernel of each device function inlined (for checks on the whole kernel).
     """
 
     module: object
@@ -45,6 +51,9 @@ class LoweredKernel:
     writes: tuple
     grid: tuple = (None, None, 4)
     exact_math: bool = False
+    device_calls: list = field(default_factory=list)
+    inlined_loops: bool = False
+    callees: list = field(default_factory=list)
 
 
 def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
@@ -84,6 +93,9 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         writes=writes,
         grid=grid.layout(lowerer),
         exact_math=getattr(lowerer, "exact_math", False),
+        device_calls=lowerer.device_calls,
+        inlined_loops=lowerer.inlined_loops,
+        callees=lowerer.callees,
     )
 
 

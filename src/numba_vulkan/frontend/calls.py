@@ -58,6 +58,12 @@ def lower_call(lowerer, expr, target):
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(f"calling '{callee_name(fn)}'", loc)
+    if not _handled_here(fn, fn_ty):
+        device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
+        if device_call is not None:
+            return device_call
+    if isinstance(fn_ty, types.NamedTupleClass) and isinstance(sig.return_type, types.BaseTuple):
+        return _namedtuple(lowerer, expr, fn, sig), sig.return_type
     if expr.kws or expr.vararg:
         raise unsupported(f"keyword or star arguments in calls to '{callee_name(fn)}'", loc)
 
@@ -83,12 +89,70 @@ def lower_call(lowerer, expr, target):
         raise unsupported("calling 'print'", loc)
     if fn is builtins.slice:
         raise unsupported("slicing arrays", loc)
+    if _is_llvm_intrinsic(fn):
+        raise unsupported(
+            f"calling the @numba.extending.intrinsic '{callee_name(fn)}' (it generates LLVM IR, "
+            "which Vulkan kernels do not use: write it with @overload or @register_jitable)",
+            loc,
+        )
+    if fn is RuntimeError and getattr(loc, "filename", None) == "<string>":
+        return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise unsupported("raise statements", loc)
     value = mathlib.lower(lowerer, fn, expr, sig, callee_name(fn))  # math.*, np ufuncs, round, pow
     if value is not None:
         return value, sig.return_type
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
+
+
+_HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,
+            builtins.abs, builtins.min, builtins.max, builtins.divmod, builtins.print,
+            builtins.slice)  # fmt: skip
+
+
+def _handled_here(fn, fn_ty):
+    """Whether lower_call lowers calls of `fn` itself (even where Numba types them through an
+    @overload implementation, which the front end could otherwise inline)."""
+    if isinstance(fn_ty, types.NumberClass) or any(fn is h for h in _HANDLED):
+        return True
+    return _hashable(fn) and fn in INTRINSICS
+
+
+def _is_llvm_intrinsic(fn):
+    from numba.core.extending import _Intrinsic
+
+    return isinstance(fn, _Intrinsic)
+
+
+def _is_library_implementation(typed):
+    """Whether the callee is Numba's own implementation of a library function (NumPy
+    functions and array methods, math...): written for the CPU (nditer, BLAS, allocation),
+    it is not inlined; the front end lowers what it supports of those itself."""
+    module = getattr(getattr(typed.func_ir.func_id, "func", None), "__module__", "") or ""
+    if module == "numba.misc.literal":  # literal_unroll(tup): the identity, fine to inline
+        return False
+    return module == "numba" or module.startswith(("numba.", "numpy"))
+
+
+def _device_call(lowerer, expr, fn, fn_ty, sig):
+    """Inline a call of a device function (@nv.jit, numba.njit, @overload, @register_jitable,
+    @overload_method implementations); None if `fn` is none of these."""
+    from . import inline
+    from .loop_bounds import static_iterations
+
+    typed, disp = inline.typed_callee(fn_ty, sig)
+    if typed is None or _is_library_implementation(typed):
+        return None
+    root = lowerer.root
+    origin = getattr(disp, "origin", None)
+    if origin is not None:
+        root.device_calls.append((origin, expr.loc))
+    if static_iterations(typed.func_ir) != 0:
+        root.inlined_loops = True
+    root.callees.append(typed)
+    name = getattr(typed.func_ir.func_id, "func_name", None) or callee_name(fn)
+    receiver = fn.receiver if isinstance(fn, inline.BoundMethod) else None
+    return inline.lower_device_call(lowerer, expr, fn_ty, sig, typed, name, receiver)
 
 
 # Numba spells a try/except as calls to these (the first one at the `try`).
@@ -193,3 +257,22 @@ def _divmod(lowerer, expr, sig):
     k = compute_kind(q_ty, lowerer.mode, expr.loc)
     x, y = arith.convert(b, x, k), arith.convert(b, y, k)
     return arith.divmod_(b, x, y)
+
+
+def _namedtuple(lowerer, expr, cls, sig):
+    """``Point(x, y=...)``: the fields in order, each cast to the field's type."""
+    loc = expr.loc
+    if expr.vararg is not None:
+        raise unsupported(f"calling '{callee_name(cls)}' with *args", loc)
+    fields = list(cls._fields)
+    given = dict(zip(fields, expr.args))
+    for name, var in expr.kws:
+        if name not in fields or name in given:
+            raise unsupported(f"calling '{callee_name(cls)}' with argument '{name}'", loc)
+        given[name] = var
+    values = []
+    for name, field_ty in zip(fields, sig.return_type.types):
+        if name not in given:
+            raise unsupported(f"'{callee_name(cls)}' without field '{name}' (defaults)", loc)
+        values.append(lowerer.load_cast(given[name], field_ty))
+    return tuple(values)

@@ -42,6 +42,10 @@ def binop(lo, expr, target):
     lhs_ty, rhs_ty = lo.typemap[expr.lhs.name], lo.typemap[expr.rhs.name]
     sym = _op_name(expr.immutable_fn if expr.op == "inplace_binop" else fn)
     sig = lo.calltypes.get(expr)
+    if fn in (operator.is_, operator.is_not) and sig is not None:
+        return _identity(lo, expr, sig, fn is operator.is_not), types.boolean
+    if fn is operator.contains and isinstance(lhs_ty, types.BaseTuple) and sig is not None:
+        return _tuple_contains(lo, expr, lhs_ty, rhs_ty, sig), sig.return_type
     if sig is None or not (is_scalar_type(lhs_ty) and is_scalar_type(rhs_ty)):
         raise unsupported(f"'{sym}' on {lhs_ty} and {rhs_ty}", loc)
     if not is_scalar_type(sig.return_type):
@@ -84,6 +88,44 @@ def binop(lo, expr, target):
     else:
         raise unsupported(f"the operator '{sym}'", loc)
     return arith.convert(b, r, rk), sig.return_type
+
+
+def _identity(lo, expr, sig, negate):
+    """``x is y`` as Numba lowers it: values of different types are never identical (so
+    ``x is None`` is False for a number), booleans and other immutable scalars of one type
+    compare with ``==``, None is None."""
+    b = lo.b
+    lt, rt = sig.args
+    both_bool = isinstance(types.unliteral(lt), types.Boolean) and isinstance(
+        types.unliteral(rt), types.Boolean
+    )
+    if both_bool or (lt == rt and is_scalar_type(lt)):
+        x, y = _unify(b, lo.load_cast(expr.lhs, lt), lo.load_cast(expr.rhs, rt))
+        r = b.compare(Op.eq, x, y)
+    elif lt == rt and isinstance(lt, types.NoneType):
+        r = arith.const(b, K.bool, True)
+    elif lt != rt and (is_scalar_type(lt) or isinstance(lt, (types.NoneType, types.BaseTuple))):
+        r = arith.const(b, K.bool, False)
+    else:
+        raise unsupported(f"'is' on {lt} and {rt}", expr.loc)
+    return arith.logical_not(b, r) if negate else r
+
+
+def _tuple_contains(lo, expr, tuple_ty, item_ty, sig):
+    """``x in (a, b, ...)`` of scalars: x == a or x == b ... (literal_unroll's switch uses it)."""
+    b = lo.b
+    if not is_scalar_type(item_ty) or not all(is_scalar_type(t) for t in tuple_ty.types):
+        raise unsupported(f"'in' on {tuple_ty} and {item_ty}", expr.loc)
+    items = lo.load_var(expr.lhs.name)
+    x = lo.load_var(expr.rhs.name)
+    found = arith.const(b, K.bool, False)
+    for item in items:
+        u, v = x, item
+        if (b.kind(u) == K.bool) != (b.kind(v) == K.bool):  # Python: True == 1
+            u, v = arith.convert(b, u, K.i64), arith.convert(b, v, K.i64)
+        u, v = _unify(b, u, v)
+        found = b.binary(Op.or_, found, b.compare(Op.eq, u, v))
+    return found
 
 
 def _power(lo, expr, x, y, rk, sig):
@@ -135,6 +177,10 @@ def getattr_(lo, expr, target):
     attr = expr.attr
     value = lo.load_var(expr.value.name)
     target_ty = lo.typemap[target]
+    if isinstance(target_ty, types.BoundFunction):
+        from .inline import BoundMethod
+
+        return BoundMethod(value, ty), target_ty  # called next: calls.py, frontend/inline.py
     if isinstance(value, ArrayArg):
         ik = compute_kind(types.intp, lo.mode, loc)
         if attr == "shape":
@@ -148,6 +194,9 @@ def getattr_(lo, expr, target):
         if attr == "itemsize":
             return arith.const(b, ik, value.ty.dtype.bitwidth // 8), types.intp
         raise unsupported(f"the array attribute '.{attr}'", loc)
+    if isinstance(ty, types.BaseNamedTuple) and attr in ty.fields:
+        index = ty.fields.index(attr)
+        return value[index], ty.types[index]
     if expr.value.name in lo.statics and not isinstance(ty, types.Array):
         try:
             obj = getattr(value, attr)
@@ -194,6 +243,33 @@ def _dynamic_tuple_item(lo, expr, ty, value):
     for i in range(1, n):
         result = b.select(b.compare(Op.eq, idx, arith.const(b, k, i)), value[i], result)
     return result, next(iter(elem_types))
+
+
+def typed_getitem(lo, expr, target):
+    """``tup[i]`` typed as ``expr.dtype``: literal_unroll's loop over a heterogeneous tuple.
+
+    Numba versions the loop body once per item type and guards each version
+    with ``i in (indices of that type)``, so only items of ``expr.dtype`` can
+    be asked for here: the value is chosen among those by the run-time index.
+    """
+    b, loc = lo.b, expr.loc
+    ty = lo.typemap[expr.value.name]
+    if not isinstance(ty, types.BaseTuple):
+        raise unsupported(f"typed indexing of {ty}", loc)
+    value = lo.load_var(expr.value.name)
+    want = types.unliteral(expr.dtype)
+    matches = [i for i, t in enumerate(ty.types) if types.unliteral(t) == want]
+    if not matches:
+        raise unsupported(f"indexing {ty} for an item of type {want}", loc)
+    k = lo.static_int(expr.index)
+    if k is not None:
+        return value[k], ty.types[k]
+    idx = lo.load_var(expr.index.name)
+    ik = b.kind(idx)
+    result = value[matches[0]]
+    for i in matches[1:]:
+        result = b.select(b.compare(Op.eq, idx, arith.const(b, ik, i)), value[i], result)
+    return result, ty.types[matches[0]]
 
 
 def build_tuple(lo, expr, target):
@@ -250,6 +326,7 @@ HANDLERS = {
     "getitem": getitem,
     "static_getitem": getitem,
     "build_tuple": build_tuple,
+    "typed_getitem": typed_getitem,
     "exhaust_iter": exhaust_iter,
     "getiter": getiter,
     "iternext": iternext,
@@ -264,6 +341,5 @@ UNSUPPORTED_EXPRS = {
     "build_map": "dicts",
     "make_function": "inner functions (closures)",
     "list_comprehension": "list comprehensions",
-    "typed_getitem": "typed getitem",
     "phi": "phi nodes (the IR must not be in SSA form)",
 }

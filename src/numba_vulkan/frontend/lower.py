@@ -44,6 +44,17 @@ def layout(ty, mode, loc=None):
     return None
 
 
+def _is_unroll_unreachable(stmt):
+    """Whether `stmt` is the ``raise RuntimeError("Unreachable")`` that Numba's literal_unroll
+    pass writes (from generated source, "<string>") after the switch over a tuple's items."""
+    return (
+        isinstance(stmt, ir.StaticRaise)
+        and stmt.exc_class is RuntimeError
+        and stmt.exc_args == ("Unreachable",)
+        and getattr(stmt.loc, "filename", None) == "<string>"
+    )
+
+
 class Lowerer:
     def __init__(self, func_ir, typemap, calltypes, argtypes, mode, name):
         self.func_ir = func_ir
@@ -61,6 +72,13 @@ class Lowerer:
         self.grid_params = {}  # hidden grid parameters (frontend/grid.py): name -> 3 indices
         self.files = {}
         self.loc = None
+        # Device functions (frontend/inline.py): inlined callees share this root's state.
+        self.root = self
+        self.inline_count = 0
+        self.inline_depth = 0
+        self.device_calls = []  # (user's jitted function, call location), for option checks
+        self.inlined_loops = False  # whether an inlined callee has loops
+        self.callees = []  # TypedKernel of each inlined callee
 
     # ------------------------------------------------------------ driver
 
@@ -222,7 +240,9 @@ class Lowerer:
         if isinstance(ty, types.BaseTuple):
             return tuple(self.constant(v, t, loc) for v, t in zip(value, ty.types))
         if isinstance(ty, types.Array):
-            raise unsupported("global NumPy arrays", loc)
+            from .constants import constant_array  # frozen now, as Numba does
+
+            return constant_array(self, value, ty, loc)
         if layout(ty, self.mode, loc) is None:
             return value
         raise unsupported(f"constants of type {ty}", loc)
@@ -253,6 +273,8 @@ class Lowerer:
             b.ret()
         elif isinstance(stmt, ir.Del):
             pass
+        elif _is_unroll_unreachable(stmt):
+            b.unreachable()  # literal_unroll's switch default: no index reaches it
         elif isinstance(stmt, ir.StaticRaise) and stmt.exc_class is AssertionError:
             raise unsupported("assert statements", loc)
         elif isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):

@@ -14,13 +14,21 @@ from numba.core.typing.templates import fold_arguments
 
 
 class OverloadDispatcher:
-    """A typing-only dispatcher for one ``@overload`` implementation."""
+    """A typing-only dispatcher for one ``@overload`` implementation (or device function).
+
+    The front end inlines the typed IR kept in ``overloads`` at each call
+    (frontend/inline.py). ``is_compiling`` is always False: recursion is
+    refused by ``compile`` (and before typing, by typing/devfn.py), so
+    Numba's recursive-call typing is never needed.
+    """
 
     _can_compile = True
+    is_compiling = False
 
-    def __init__(self, py_func, jit_options):
+    def __init__(self, py_func, jit_options, origin=None):
         self.py_func = py_func
         self.jit_options = dict(jit_options)
+        self.origin = origin  # the user's object (nv.jit / numba.njit dispatcher), or None
         self._pysig = utils.pysignature(py_func)
         self.overloads = {}  # argument types -> compiler.TypedKernel
 
@@ -53,13 +61,20 @@ class OverloadDispatcher:
         typed = self.overloads.get(argtypes)
         if typed is None:
             from .. import compiler
+            from . import devfn
 
+            devfn.check_not_recursive(self.py_func)
             typed = compiler.type_kernel(self.py_func, argtypes, compiler.Options())
             self.overloads[argtypes] = typed
         return typed
 
     def get_call_template(self, args, kws):
+        from numba.core import types
+
         args = tuple(self._fold(tuple(args), kws))
+        if self.origin is not None:
+            # A device function: one specialisation per argument type, not per literal value.
+            args = tuple(types.unliteral(a) for a in args)
         self.compile(args)
         template = typing.make_concrete_template(
             f"CallTemplate({self.py_func.__name__})",

@@ -1,0 +1,166 @@
+"""Typing of calls to device functions: ``@nv.jit`` and ``@numba.njit`` functions in kernels.
+
+Numba types a call to a dispatcher through its ``types.Dispatcher`` type,
+which asks the dispatcher for a call template. For Vulkan every callable
+jitted function (ours or numba.njit's) is mapped by
+``VulkanTypingContext.resolve_value_type`` to one typing-only
+``OverloadDispatcher`` of its Python function: the callee is typed with our
+pipeline for the Vulkan target (so njit helpers are *recompiled* for Vulkan,
+never run through Numba's CPU code generator), and the front end inlines its
+typed IR at each call (frontend/inline.py, docs/device-functions.md).
+
+Recursion, direct or mutual, cannot be inlined. ``check_cycles`` looks for
+it before typing, in the functions a kernel names, so the error names the
+cycle and the kernel's line; ``check_not_recursive`` is the guard at typing
+time for cycles the first check cannot see (e.g. through ``@overload``).
+"""
+
+import dis
+import threading
+import weakref
+
+from numba.core import ir
+
+from ..errors import VulkanUnsupportedError
+from .overloads import OverloadDispatcher
+
+_local = threading.local()
+_by_origin = weakref.WeakKeyDictionary()  # user's dispatcher -> OverloadDispatcher
+
+
+def typing_stack():
+    """The Python functions being typed in this thread, outermost (the kernel) first."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _name(func):
+    return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
+
+
+def check_not_recursive(py_func):
+    """Raise VulkanUnsupportedError if `py_func` is already being typed in this thread."""
+    stack = typing_stack()
+    if py_func in stack:
+        cycle = stack[stack.index(py_func):] + [py_func]
+        raise VulkanUnsupportedError(
+            f"recursion is not supported in Vulkan kernels: '{_name(py_func)}' calls itself "
+            f"({' -> '.join(_name(f) for f in cycle)}); device functions are inlined"
+        )
+
+
+def is_jitted(obj):
+    """Whether `obj` is an @nv.jit or a numba.njit/jit dispatcher (a device function here)."""
+    from numba.core.dispatcher import Dispatcher as NumbaDispatcher
+
+    from ..dispatcher import Dispatcher
+
+    return isinstance(obj, (Dispatcher, NumbaDispatcher))
+
+
+def device_function(obj):
+    """The typing-only dispatcher for jitted function `obj` (created once), or None."""
+    if not is_jitted(obj):
+        return None
+    try:
+        found = _by_origin.get(obj)
+    except TypeError:  # not weakly referenceable
+        found = None
+    if found is None:
+        found = OverloadDispatcher(obj.py_func, {}, origin=obj)
+        try:
+            _by_origin[obj] = found
+        except TypeError:
+            pass
+    return found
+
+
+def origin_options(origin):
+    """The options of the user's dispatcher that matter when it is inlined: a dict with
+    fastmath, boundscheck, debug and error_model (None where the user did not set it)."""
+    from ..dispatcher import Dispatcher
+
+    if isinstance(origin, Dispatcher):
+        opts = origin.options
+        return {
+            "fastmath": bool(opts["fastmath"]),
+            "boundscheck": bool(opts["boundscheck"]),
+            "debug": bool(opts["debug"]),
+            "error_model": opts["error_model"],
+        }
+    opts = getattr(origin, "targetoptions", {}) or {}
+    return {
+        "fastmath": bool(opts.get("fastmath", False)),
+        "boundscheck": bool(opts.get("boundscheck", False)),
+        "debug": bool(opts.get("debug", False)),
+        # njit's default is 'python'; only an explicit choice is compared with the kernel's.
+        "error_model": opts.get("error_model"),
+    }
+
+
+# ---------------------------------------------------------------- cycles, before typing
+
+
+def _loaded_names(code):
+    """(name, line) for every global or free variable `code` loads, in order."""
+    line = code.co_firstlineno
+    for instr in dis.get_instructions(code):
+        positions = getattr(instr, "positions", None)
+        if positions is not None and positions.lineno is not None:
+            line = positions.lineno
+        elif instr.starts_line is not None:
+            line = instr.starts_line
+        if instr.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLOSURE"):
+            yield instr.argval, line
+
+
+def _callees(py_func):
+    """(jitted callee, its Python function, line) for each jitted function `py_func` names."""
+    from ..compiler import lookup_name
+
+    code = getattr(py_func, "__code__", None)
+    if code is None:
+        return
+    seen = set()
+    for name, line in _loaded_names(code):
+        if name in seen:
+            continue
+        seen.add(name)
+        value = lookup_name(py_func, name)
+        if is_jitted(value):
+            yield value.py_func, line
+
+
+def check_cycles(kernel_func):
+    """Raise VulkanUnsupportedError if a function `kernel_func` calls (at any depth) is recursive.
+
+    The error names the cycle and carries the kernel's line that starts the chain of calls.
+    """
+    filename = getattr(getattr(kernel_func, "__code__", None), "co_filename", None)
+    path = [kernel_func]
+    lines = []
+    done = set()
+
+    def visit(func):
+        for callee, line in _callees(func):
+            if callee in path:
+                cycle = path[path.index(callee):] + [callee]
+                where = ir.Loc(filename, lines[0] if lines else line)
+                raise VulkanUnsupportedError(
+                    f"recursion is not supported in Vulkan kernels: '{_name(callee)}' calls "
+                    f"itself ({' -> '.join(_name(f) for f in cycle)}); device functions are "
+                    "inlined into the kernel",
+                    loc=where,
+                )
+            if callee in done:
+                continue
+            path.append(callee)
+            lines.append(line)
+            visit(callee)
+            path.pop()
+            lines.pop()
+            done.add(callee)
+
+    visit(kernel_func)

@@ -1,0 +1,170 @@
+"""Numba's typing errors, said in our words (issue 6, item 8).
+
+A kernel that Numba cannot type fails in type inference with a TypingError
+whose text is about Numba's internals (templates, candidate implementations,
+"During: ..." contexts). Users of numba_vulkan get a VulkanUnsupportedError
+instead: the construct, the source line, and what to do where we know it.
+The original error stays available as the ``numba_error`` attribute.
+"""
+
+import re
+
+from ..errors import VulkanUnsupportedError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_UNKNOWN_ATTR = re.compile(r"Unknown attribute '([^']+)' of type (.+?)(?:\n|$)")
+_MODULE = re.compile(r"Module\(<module '([^']+)'")
+_NO_IMPL = re.compile(r"No implementation of function (.+?) found for signature:\s*>>> ([^\n]+)")
+_UNTYPED_GLOBAL = re.compile(r"Untyped global name '([^']+)':\s*([^\n]*)")
+_CANNOT_DETERMINE = re.compile(r"Cannot determine Numba type of (<[^>]+>|[^\n]+)")
+_INVALID_USE = re.compile(r"Invalid use of (.+?) with parameters \(([^\n]*)\)")
+_NOT_TYPED = re.compile(r"Use of unsupported NumPy function '([^']+)'")
+_OPCODE = re.compile(r"Use of unsupported opcode \(([A-Z_]+)\)")
+_OTHER_TARGET = re.compile(
+    r"Function resolution cannot find any matches for function '<function ([^ ]+) at"
+)
+_ILLEGAL_DEL = re.compile(r"Illegal IR, del found")
+_OPCODES = {
+    "IMPORT_NAME": "import statements",
+    "IMPORT_FROM": "import statements",
+    "STORE_GLOBAL": "assigning a global variable",
+    "DELETE_GLOBAL": "deleting a global variable",
+    "YIELD_VALUE": "generators (yield)",
+    "SETUP_WITH": "with statements",
+    "BEFORE_WITH": "with statements",
+}
+
+
+def plain(text):
+    """`text` without terminal colours."""
+    return _ANSI.sub("", text)
+
+
+def _first_line(text):
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("During:", "File ")):
+            return line
+    return "this construct"
+
+
+_OURS = re.compile(r"([^\n]*? is not supported in Vulkan kernels[^\n]*)")
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def describe(error):
+    """What a Numba TypingError (or typing-time error) is about, in our words."""
+    text = plain(getattr(error, "msg", None) or str(error))
+    m = _OURS.search(text)
+    if m and ("VulkanUnsupportedError" in text or "recursion is not supported" in text):
+        # Ours, raised while typing a callee and wrapped by Numba's overload resolution.
+        return re.sub(r"^.*?VulkanUnsupportedError: ", "", m.group(1)).strip()
+    m = _UNKNOWN_ATTR.search(text)
+    if m:
+        attr, owner = m.group(1), m.group(2).strip()
+        mod = _MODULE.match(owner)
+        if mod and mod.group(1).split(".")[0] == "numba_vulkan":
+            return (
+                f"'{mod.group(1)}.{attr}' (nv.{attr}) does not exist in this version of "
+                "numba_vulkan, so it is not supported in Vulkan kernels"
+            )
+        if mod:
+            return f"'{mod.group(1)}.{attr}' is not supported in Vulkan kernels"
+        return f"the attribute '.{attr}' of {owner} is not supported in Vulkan kernels"
+    m = _NO_IMPL.search(text)
+    if m:
+        return (
+            f"'{m.group(2).strip()}' is not supported in Vulkan kernels (no implementation of "
+            f"{_short_function(m.group(1))} for these argument types)"
+        )
+    m = _INVALID_USE.search(text)
+    if m:
+        return (
+            f"calling {_short_function(m.group(1))} with ({m.group(2)}) is not supported in "
+            "Vulkan kernels"
+        )
+    m = _UNTYPED_GLOBAL.search(text)
+    if m:
+        return f"the global name '{m.group(1)}' is not supported in Vulkan kernels ({m.group(2)})"
+    m = _NOT_TYPED.search(text)
+    if m:
+        return f"'{m.group(1)}' (or this use of it) is not supported in Vulkan kernels"
+    m = _OPCODE.search(text)
+    if m:
+        what = _OPCODES.get(m.group(1), f"the Python operation {m.group(1)}")
+        return f"{what}: not supported in Vulkan kernels"
+    m = _OTHER_TARGET.search(text)
+    if m:
+        return (
+            f"calling '{m.group(1)}' is not supported in Vulkan kernels (it is registered for "
+            "another target; register it for the generic target or target='vulkan')"
+        )
+    if _ILLEGAL_DEL.search(text):
+        return "del statements are not supported in Vulkan kernels"
+    m = _CANNOT_DETERMINE.search(text)
+    if m and "DeviceArray" in m.group(1):
+        return (
+            "global device arrays are not supported in Vulkan kernels yet "
+            "(pass the DeviceArray as a kernel argument)"
+        )
+    if m:
+        return f"values like {m.group(1)} are not supported in Vulkan kernels"
+    return f"{_first_line(text)} (not supported in Vulkan kernels)"
+
+
+def _short_function(text):
+    """'Function(<built-in function add>)' -> "'add'"; other texts unchanged."""
+    m = re.search(r"<(?:built-in )?function ([^ >]+)", text)
+    if m:
+        return f"'{m.group(1)}'"
+    m = re.search(r"<class '([^']+)'>", text)
+    if m:
+        return f"'{m.group(1)}'"
+    return text
+
+
+def _innermost_loc(error, loc):
+    """The location of the innermost failure: a typing error inside a device function names
+    the callee's line first in its text (Numba appends the caller's context after it)."""
+    from numba.core import ir
+
+    places = [
+        (f, line)
+        for f, line in _FILE_LINE.findall(plain(str(error)))
+        if "site-packages" not in f and "/numba/" not in f and not f.startswith("<")
+    ]
+    if len(set(places)) < 2 or loc is None or str(loc.line) not in (p[1] for p in places):
+        return loc, None
+    filename, line = places[0]
+    outer = f"{loc.filename}:{loc.line}" if loc is not None else None
+    return ir.Loc(filename, int(line)), outer
+
+
+_DURING_AT = re.compile(r"(?:During: [^\n]*? at|Raised from) ([^\n]+?) \((\d+)\)")
+
+
+def _loc_from_text(error):
+    """The location named by the last "During: ... at FILE (LINE)" context, or None."""
+    from numba.core import ir
+
+    found = _DURING_AT.findall(plain(str(error)))
+    if not found:
+        return None
+    filename, line = found[-1]
+    return ir.Loc(filename, int(line))
+
+
+def translate(error, default_loc=None):
+    """A VulkanUnsupportedError for Numba typing error `error`, with its source location."""
+    loc = getattr(error, "loc", None) or default_loc or _loc_from_text(error)
+    if isinstance(error, VulkanUnsupportedError):
+        # Ours, raised inside a nested typing: drop the "During: ..." contexts Numba added.
+        better = VulkanUnsupportedError(error.msg, loc=loc)
+    else:
+        message = describe(error)
+        inner, outer = _innermost_loc(error, loc)
+        if outer is not None:
+            message += f" (in a device function called at {outer})"
+        better = VulkanUnsupportedError(message, loc=inner)
+    better.numba_error = error
+    return better
