@@ -109,6 +109,8 @@ ACCURATE = {
     "asinh": ("math.asinh(x)", np.arcsinh, sampler({np.float32: (-5.0, 5.0), np.float64: (-5.0, 5.0)})),
     "acosh": ("math.acosh(x)", np.arccosh, sampler({np.float32: (1.0, 5.0), np.float64: (1.0, 5.0)})),
     "atanh": ("math.atanh(x)", np.arctanh, sampler({np.float32: (-1.0, 1.0), np.float64: (-1.0, 1.0)})),
+    "asin": ("math.asin(x)", np.arcsin, sampler({np.float32: (-1.0, 1.0), np.float64: (-1.0, 1.0)})),
+    "acos": ("math.acos(x)", np.arccos, sampler({np.float32: (-1.0, 1.0), np.float64: (-1.0, 1.0)})),
     "atan2": ("math.atan2(x, y)", np.arctan2, sampler("wide")),
     "pow": ("x ** y", np.power, sampler("positive")),
     "hypot(x, 1.5)": ("math.hypot(x, 1.5)", lambda v: np.hypot(v, LD(1.5)), sampler("wide")),

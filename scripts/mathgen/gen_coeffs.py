@@ -151,6 +151,9 @@ def main():
                  (0, mp.mpf("1.0001")), {"F64": 8, "F32": 4}, lambda z: z),
         "TANH": (lambda z: odd_series(mp.tanh, z), (0, mp.mpf("0.0901")), {"F64": 11, "F32": 5},
                  lambda z: z),
+        # asin(x) = x + x^3 P(x^2) on |x| <= 1/2 (beyond: pi/2 - 2 asin(sqrt((1 - x)/2)))
+        "ASIN": (lambda z: odd_series(mp.asin, z), (0, mp.mpf("0.2501")), {"F64": 12, "F32": 5},
+                 lambda z: z),
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
                   lambda x: mp.cbrt(x)),

@@ -41,6 +41,8 @@ CASES = {
     "math.acosh(x)": (mp.acosh, lambda dt, n: np.concatenate([np.abs(random_floats(dt, n)),
                       _uniform(dt, n, 1, 5)]), 1.0),
     "math.atanh(x)": (mp.atanh, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
+    "math.asin(x)": (mp.asin, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
+    "math.acos(x)": (mp.acos, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
     "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
                            lambda dt, n: random_floats(dt, n), 1.0),
 }  # fmt: skip

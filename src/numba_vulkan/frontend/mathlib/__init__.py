@@ -337,6 +337,10 @@ TABLE = {
     math.atan: _float_unary(inverse.atan),
     np.arctan: _float_unary(inverse.atan),
     math.atan2: _float_binary(inverse.atan2),
+    math.asin: _float_unary(inverse.asin),
+    np.arcsin: _float_unary(inverse.asin),
+    math.acos: _float_unary(inverse.acos),
+    np.arccos: _float_unary(inverse.acos),
     np.arctan2: _float_binary(inverse.atan2),
     # hyperbolic
     math.tanh: _float_unary(hyperbolic.tanh),

@@ -1,4 +1,4 @@
-"""Inverse trigonometric functions: atan, atan2, from fdlibm's s_atan.c / e_atan2.c.
+"""Inverse trigonometric functions: atan, atan2 (fdlibm's s_atan.c / e_atan2.c), asin, acos.
 
 atan2 computes |y/x| as a double word (the quotient's rounding would otherwise
 add up to half an ulp) and, for x < 0, pi - atan with pi - hi summed exactly.
@@ -126,3 +126,58 @@ def atan2(b, y, x):
     r = b.select(x_inf, bits.copysign(b, b.select(y_inf, both_inf, x_inf_only), y), r)
     r = b.select(bits.both(b, y_inf, b.unary(Op.not_, x_inf)), bits.copysign(b, half_pi, y), r)
     return b.select(bits.either(b, bits.is_nan(b, x), bits.is_nan(b, y)), _add(b, x, y), r)
+
+
+def _asin_small(b, a):
+    """(a, a^3 P(a^2)): asin(a) = a + tail for |a| <= 1/2."""
+    k = b.kind(a)
+    z = _mul(b, a, a)
+    return _mul(b, _mul(b, a, z), _horner(b, getattr(coeffs, f"ASIN_{_W[k]}"), z))
+
+
+def _asin_far(b, a):
+    """For a in [1/2, 1]: 2 asin(s) as (hi, lo) words, s = sqrt((1 - a)/2) as a double word."""
+    k = b.kind(a)
+    z = _mul(b, _sub(b, const(b, k, 1.0), a), const(b, k, 0.5))  # exact for a >= 1/2
+    from . import roots
+
+    s = dd.dw_sqrt(b, (z, const(b, k, 0.0)), roots.sqrt)
+    tail = _mul(b, _mul(b, s[0], z), _horner(b, getattr(coeffs, f"ASIN_{_W[k]}"), z))
+    two = const(b, k, 2.0)
+    return _mul(b, two, s[0]), _mul(b, two, _add(b, s[1], tail))
+
+
+def asin(b, x):
+    """asin within 1 ulp: a polynomial for |x| <= 1/2, else pi/2 - 2 asin(sqrt((1-|x|)/2))
+    with pi/2 - 2s summed exactly; NaN beyond [-1, 1]."""
+    k = b.kind(x)
+    ax = bits.fabs(b, x)
+    a = b.select(b.compare(Op.le, ax, const(b, k, 1.0)), ax, const(b, k, 0.0))
+    near = _add(b, a, _asin_small(b, a))
+    hi, lo = _asin_far(b, a)
+    s_hi, s_lo = dd.two_sum(b, _c(b, k, "HALF_PI"), b.unary(Op.neg, hi))
+    far = _add(b, s_hi, _sub(b, _add(b, s_lo, _c(b, k, "HALF_PI_R")), lo))
+    r = bits.copysign(b, b.select(b.compare(Op.le, a, const(b, k, 0.5)), near, far), x)
+    r = b.select(b.compare(Op.gt, ax, const(b, k, 1.0)), const(b, k, float("nan")), r)
+    return b.select(bits.is_nan(b, x), x, r)
+
+
+def acos(b, x):
+    """acos within 1 ulp: pi/2 - asin(x) for |x| <= 1/2 (summed exactly); 2 asin(s) for
+    x > 1/2 and pi - 2 asin(s) for x < -1/2, s = sqrt((1-|x|)/2); NaN beyond [-1, 1]."""
+    k = b.kind(x)
+    ax = bits.fabs(b, x)
+    ok = b.compare(Op.le, ax, const(b, k, 1.0))
+    xs = b.select(ok, x, const(b, k, 0.0))
+    a = bits.fabs(b, xs)
+    s_hi, s_lo = dd.two_sum(b, _c(b, k, "HALF_PI"), b.unary(Op.neg, xs))
+    tail = _asin_small(b, xs)
+    mid = _add(b, s_hi, _sub(b, _add(b, s_lo, _c(b, k, "HALF_PI_R")), tail))
+    hi, lo = _asin_far(b, a)
+    pos = _add(b, hi, lo)
+    p_hi, p_lo = dd.two_sum(b, _c(b, k, "PI"), b.unary(Op.neg, hi))
+    neg = _add(b, p_hi, _sub(b, _add(b, p_lo, _c(b, k, "PI_R")), lo))
+    r = b.select(b.compare(Op.le, a, const(b, k, 0.5)), mid,
+                 b.select(b.compare(Op.gt, xs, const(b, k, 0.0)), pos, neg))  # fmt: skip
+    r = b.select(ok, r, const(b, k, float("nan")))
+    return b.select(bits.is_nan(b, x), x, r)
