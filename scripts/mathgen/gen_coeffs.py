@@ -171,8 +171,8 @@ def main():
             rounded = [mp.mpf(float(v)) if width == "F64" else mp.mpf(f32(v)) for v in c]
             check(f"{name}_{width}", f, a, b, rounded, weight)
             vals = [float(v) if width == "F64" else f32(v) for v in c]
-            body = ", ".join(repr(v) for v in vals)
-            lines.append(f"{name}_{width} = ({body})")
+            body = "".join(f"    {v!r},\n" for v in vals)
+            lines.append(f"{name}_{width} = (\n{body})")
             lines.append("")
     lines += split_constants()
     with open(OUT, "w") as fh:

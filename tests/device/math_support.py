@@ -37,7 +37,7 @@ def _globals():
 def cpu_reference(exprs, *args):
     """Per expression, the array numba.njit computes element by element (one compile for all)."""
     params = ", ".join(_PARAMS[: len(args)])
-    scalar = njit(eval(f"lambda {params}: ({', '.join(exprs)},)", _globals()))  # noqa: S307
+    scalar = njit(eval(f"lambda {params}: ({', '.join(exprs)},)", _globals()))
     rows = [scalar(*(a[i] for a in args)) for i in range(args[0].size)]
     ret = scalar.nopython_signatures[0].return_type
     dtypes = [numpy_support.as_dtype(t) for t in ret.types]
@@ -110,11 +110,41 @@ def special_floats(dtype):
     """Edge cases: zeros, infinities, NaN, subnormals, extremes, ties and near-integers."""
     fi = np.finfo(dtype)
     vals = [
-        0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5,
-        0.49999997, 0.5000001, -0.4, 2.0, 3.0, 10.0, 1e-3, 123.456, -987.25,
-        float(fi.tiny), -float(fi.tiny), float(fi.smallest_subnormal), -float(fi.smallest_subnormal),
-        float(fi.tiny) * 0.75, float(fi.max), -float(fi.max), 2.0 ** (fi.nmant), 2.0 ** (fi.nmant) + 1,
-        2.0 ** (fi.nmant - 1) + 0.5, -(2.0 ** (fi.nmant - 1) + 0.5), 2.0 ** (fi.nmant + 1),
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        3.5,
+        0.49999997,
+        0.5000001,
+        -0.4,
+        2.0,
+        3.0,
+        10.0,
+        1e-3,
+        123.456,
+        -987.25,
+        float(fi.tiny),
+        -float(fi.tiny),
+        float(fi.smallest_subnormal),
+        -float(fi.smallest_subnormal),
+        float(fi.tiny) * 0.75,
+        float(fi.max),
+        -float(fi.max),
+        2.0 ** (fi.nmant),
+        2.0 ** (fi.nmant) + 1,
+        2.0 ** (fi.nmant - 1) + 0.5,
+        -(2.0 ** (fi.nmant - 1) + 0.5),
+        2.0 ** (fi.nmant + 1),
     ]
     return np.array(vals, dtype)
 
@@ -154,11 +184,15 @@ def max_ulp(out, x, ref_fn, dps=40):
             elif abs(exact) > float(fi.max):
                 # rounds to +-inf when beyond max + ulp/2
                 limit = mp.mpf(float(fi.max)) * (1 + mp.mpf(2) ** (-fi.nmant - 2))
-                err = 0.0 if (abs(exact) >= limit and np.isinf(oi)) else (
-                    0.0 if float(oi) == float(fi.max) * np.sign(float(exact)) else np.inf)
+                err = (
+                    0.0
+                    if (abs(exact) >= limit and np.isinf(oi))
+                    else (0.0 if float(oi) == float(fi.max) * np.sign(float(exact)) else np.inf)
+                )
             else:
-                e = max(int(mp.floor(mp.log(abs(exact), 2))) if exact != 0 else fi.minexp,
-                        fi.minexp)
+                e = max(
+                    int(mp.floor(mp.log(abs(exact), 2))) if exact != 0 else fi.minexp, fi.minexp
+                )
                 ulp = mp.mpf(2) ** (e - fi.nmant)
                 err = float(abs(mp.mpf(float(oi)) - exact) / ulp) if np.isfinite(oi) else np.inf
             if err > worst:

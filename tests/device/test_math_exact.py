@@ -12,7 +12,6 @@ from math_support import (
     assert_all_same_bits,
     assert_same_bits,
     operands,
-    run_both,
     run_kernel,
     run_many,
     special_floats,

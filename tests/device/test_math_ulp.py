@@ -2,8 +2,6 @@
 sample (edge cases plus random operands over each function's interesting range) must stay
 within the bounds docs/math.md promises. benchmarks/math_accuracy.py sweeps 10^6 samples."""
 
-import math
-
 import mpmath as mp
 import numpy as np
 import pytest

@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, hyperbolic, inverse, power, rounding, roots
+from . import bits, explog, hyperbolic, inverse, power, roots, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -246,7 +246,9 @@ def _pow(c):
     if is_float(yk):
         return _float_binary(power.pow_)(c)
     y = arith.convert(b, c.args[1], K.i32) if yk == K.bool else c.args[1]
-    return arith.power(b, arith.convert(b, c.args[0], c.ret_kind), y, c.lo.static_int(c.expr.args[1]))
+    return arith.power(
+        b, arith.convert(b, c.args[0], c.ret_kind), y, c.lo.static_int(c.expr.args[1])
+    )
 
 
 def _isclose(c):

@@ -102,7 +102,9 @@ def nextafter(b, x, y):
 def pow2(b, k, n):
     """2.0 ** n for an int value n (of k's int kind) in the normal exponent range."""
     ik, mbits, bias, _ = LAYOUT[k]
-    return from_bits(b, k, b.binary(Op.shl, b.binary(Op.add, n, const(b, ik, bias)), const(b, ik, mbits)))
+    return from_bits(
+        b, k, b.binary(Op.shl, b.binary(Op.add, n, const(b, ik, bias)), const(b, ik, mbits))
+    )
 
 
 def ldexp(b, x, n):

@@ -83,7 +83,9 @@ def dw_add(b, x, y):
 def dw_mul(b, x, y):
     """(xh + xl) * (yh + yl) as a double word."""
     p, e = two_prod(b, x[0], y[0])
-    e = b.binary(Op.add, e, b.binary(Op.add, b.binary(Op.mul, x[0], y[1]), b.binary(Op.mul, x[1], y[0])))
+    e = b.binary(
+        Op.add, e, b.binary(Op.add, b.binary(Op.mul, x[0], y[1]), b.binary(Op.mul, x[1], y[0]))
+    )
     return fast_two_sum(b, p, e)
 
 

@@ -227,7 +227,9 @@ def log2(b, x):
     ok, dk, f, hfsq, r = _log_parts(b, x)
     hi, lo = _hi_lo(b, f, hfsq, r)
     val_hi = _mul(b, hi, _c(b, k, "INV_LN2_HI"))
-    val_lo = _add(b, _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN2_LO")), _mul(b, lo, _c(b, k, "INV_LN2_HI")))
+    val_lo = _add(
+        b, _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN2_LO")), _mul(b, lo, _c(b, k, "INV_LN2_HI"))
+    )
     w = _add(b, dk, val_hi)
     val_lo = _add(b, val_lo, _add(b, _sub(b, dk, w), val_hi))
     v = _add(b, val_lo, w)
@@ -242,7 +244,11 @@ def log10(b, x):
     y2 = _mul(b, dk, _c(b, k, "LOG10_2_HI"))
     val_lo = _add(
         b,
-        _add(b, _mul(b, dk, _c(b, k, "LOG10_2_LO")), _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN10_LO"))),
+        _add(
+            b,
+            _mul(b, dk, _c(b, k, "LOG10_2_LO")),
+            _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN10_LO")),
+        ),
         _mul(b, lo, _c(b, k, "INV_LN10_HI")),
     )
     w = _add(b, y2, val_hi)

@@ -41,7 +41,7 @@ def _atan_parts(b, ax, extra=None):
     double word), joins the small terms."""
     k = b.kind(ax)
     one, two, onep5 = const(b, k, 1.0), const(b, k, 2.0), const(b, k, 1.5)
-    lt = lambda v: b.compare(Op.lt, ax, const(b, k, v))  # noqa: E731
+    lt = lambda v: b.compare(Op.lt, ax, const(b, k, v))
     # Reduced argument per interval (computed with safe operands, selected below).
     safe = b.select(bits.is_finite(b, ax), ax, one)
     t0 = dd.div(b, _sub(b, _mul(b, two, safe), one), _add(b, two, safe))

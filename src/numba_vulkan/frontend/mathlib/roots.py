@@ -29,6 +29,7 @@ K = _core.Kind
 Op = _core.Op
 M = _core.MathFn
 
+
 def _residual(b, x, s):
     """x - s*s, exact when s is within an ulp of sqrt(x) (the true residual is then representable)."""
     p, e = two_prod(b, s, s)
@@ -51,7 +52,9 @@ def _sqrt_reduced(b, xs):
     y = b.binary(Op.div, const(b, k, 1.0), s0)
     for _ in range(1 if k == K.f32 else 2):
         t = b.binary(Op.mul, b.binary(Op.mul, xs, y), y)
-        y = b.binary(Op.add, y, b.binary(Op.mul, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t))))
+        y = b.binary(
+            Op.add, y, b.binary(Op.mul, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t)))
+        )
     s = b.binary(Op.mul, xs, y)
     r = _residual(b, xs, s)
     s = b.binary(Op.add, s, b.binary(Op.mul, r, b.binary(Op.mul, half, y)))
@@ -73,7 +76,11 @@ def _reduce(b, x):
     m, e = bits.frexp(b, x, ik)  # x = m * 2**e, m in [0.5, 1)
     odd = b.compare(Op.ne, b.binary(Op.and_, e, const(b, ik, 1)), const(b, ik, 0))
     xs = b.binary(Op.mul, m, b.select(odd, const(b, k, 2.0), const(b, k, 4.0)))
-    j = b.binary(Op.shr, b.binary(Op.sub, e, b.select(odd, const(b, ik, 1), const(b, ik, 2))), const(b, ik, 1))
+    j = b.binary(
+        Op.shr,
+        b.binary(Op.sub, e, b.select(odd, const(b, ik, 1), const(b, ik, 2))),
+        const(b, ik, 1),
+    )
     return xs, j
 
 
@@ -122,7 +129,9 @@ def hypot(b, x, y):
     special = b.select(
         bits.either(b, bits.is_inf(b, x), bits.is_inf(b, y)),
         inf,
-        b.select(bits.either(b, bits.is_nan(b, x), bits.is_nan(b, y)), const(b, k, float("nan")), big),
+        b.select(
+            bits.either(b, bits.is_nan(b, x), bits.is_nan(b, y)), const(b, k, float("nan")), big
+        ),
     )
     return b.select(ok, result, special)
 
