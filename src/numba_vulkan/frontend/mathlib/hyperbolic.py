@@ -76,8 +76,13 @@ def _sinh_cosh(b, x, odd):
         small = _odd_poly(b, a, "SINH")
     else:
         mid = dd.dw_add(b, e, inv)
-        z = _mul(b, a, a)
-        small = _add(b, one, _mul(b, z, _horner(b, getattr(coeffs, f"COSH_{_W[k]}"), z)))
+        # 1 + z/2 + z^2 C'(z) with z = a^2 exact as a double word and 1 + zh/2 summed exactly
+        # (a plain 1 + z C(z) measured 1.07 ulp near |x| = 1).
+        zh, zl = dd.two_prod(b, a, a)
+        cs = getattr(coeffs, f"COSH_{_W[k]}")  # cs[0] = 1/2
+        tail = _mul(b, _mul(b, zh, zh), _horner(b, cs[1:], zh))
+        s_hi, s_lo = dd.two_sum(b, one, _mul(b, half, zh))
+        small = _add(b, s_hi, _add(b, s_lo, _add(b, _mul(b, half, zl), tail)))
     mid = _mul(b, half, _add(b, mid[0], mid[1]))
     large = _half_exp_large(b, a)
     r = b.select(_lt(b, a, 1.0), small, b.select(_lt(b, a, _big(k)), mid, large))
