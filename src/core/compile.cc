@@ -2,6 +2,8 @@
 // ends the compilation and is reported as it is (never downgraded to a warning).
 #include "compile.h"
 
+#include <algorithm>
+
 #include "kir/printer.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
@@ -10,6 +12,26 @@
 #include "structurize/structurize.h"
 
 namespace nvk {
+
+namespace {
+
+// Shared memory: the bytes of the fixed-size workgroup arrays, and the
+// element size of a dynamic one. Bools take 4 bytes (drivers store them so).
+void SharedMemory(const kir::Module& module, CompiledKernel* out) {
+    uint64_t bytes = 0;
+    for (const kir::Inst& inst : module.function.entry().insts) {
+        if (inst.op != kir::Op::kArrayVar) continue;
+        const kir::Type& ptr = module.type(inst.type);
+        if (ptr.space != kir::AddressSpace::kWorkgroup) continue;
+        kir::ScalarKind k = module.type(ptr.pointee).scalar;
+        uint32_t size = k == kir::ScalarKind::kBool ? 4 : kir::BitWidth(k) / 8;
+        if (inst.imm == 0) out->dynamic_shared_itemsize = size;
+        bytes += inst.imm * size;
+    }
+    out->shared_bytes = static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));
+}
+
+}  // namespace
 
 util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options) {
     CompiledKernel out;
@@ -20,6 +42,7 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
 
     // 1. The front end's CFG must satisfy KIR's invariants before any pass relies on them.
     NVK_RETURN_IF_ERROR(kir::Verify(module));
+    SharedMemory(module, &out);
     // 2. 64-bit integer ops that provably fit are computed in 32 bits. Array
     //    extents are never negative (the front end names them NAME.shape[k]).
     if (options.narrow_ints) {

@@ -36,7 +36,11 @@ struct CompiledKernel {
     // addresses: "int64", "float64", "int16", "int8", "float16", "storage8",
     // "storage16", "push_constant8", "push_constant16" (see spirv/tools.h).
     std::vector<std::string> capabilities;
+    // Bytes of the kernel's fixed-size workgroup arrays (shared memory).
     uint32_t shared_bytes = 0;
+    // Bytes per element of its dynamic shared array (sized at launch through
+    // spirv::kDynamicSharedSpecId); 0: the kernel has none.
+    uint32_t dynamic_shared_itemsize = 0;
     std::string kir;                // the KIR the front end built, printed
     std::string kir_narrowed;       // the KIR after integer narrowing (= kir when off)
 };

@@ -30,7 +30,10 @@ class CompiledKernel:
     capabilities : tuple of str
         What the device must support ("float64", "int64", "int8", "storage8", ...).
     shared_bytes : int
-        Bytes of workgroup-shared memory the kernel uses.
+        Bytes of workgroup-shared memory the kernel's fixed-size shared arrays use.
+    dynamic_shared_itemsize : int
+        Bytes per element of its dynamic shared array (``shared.array(0, dtype)``), whose
+        length the launch sets from its shared-memory bytes; 0 when it has none.
     local_size : tuple of int or None
         A workgroup size fixed by the kernel, or None (chosen at launch).
     argtypes : tuple
@@ -71,6 +74,7 @@ class CompiledKernel:
         self.push_size = int(core.push_size)
         self.capabilities = tuple(core.capabilities)
         self.shared_bytes = int(core.shared_bytes)
+        self.dynamic_shared_itemsize = int(getattr(core, "dynamic_shared_itemsize", 0))
         self.local_size = None
         self.argtypes = tuple(argtypes)
         self.argspecs = list(argspecs)

@@ -66,7 +66,9 @@ class TypedKernel:
     callees: tuple = ()  # TypedKernels of the device functions inlined into this kernel
 
 
-def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=()):
+def compile_kernel(
+    pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=(), dynamic_shared_bytes=0
+):
     """Compile one specialisation of a kernel.
 
     Parameters
@@ -85,6 +87,8 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
         Float widths for which the device can keep signed zeros, infinities and
         NaNs (``DeviceInfo.nan_preserve``); the kernel asks for that at the
         widths it uses unless ``fastmath`` is on.
+    dynamic_shared_bytes : int
+        The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
     Returns
     -------
@@ -113,7 +117,8 @@ def compile_kernel(pyfunc, argtypes, options, mode, max_push_bytes=128, nan_pres
     name = pyfunc.__name__
     typed = type_kernel_for_user(pyfunc, argtypes, options)
     lowered = frontend.lower_kernel(
-        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name
+        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
+        dynamic_shared_bytes=dynamic_shared_bytes,
     )
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)

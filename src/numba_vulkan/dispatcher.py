@@ -151,10 +151,12 @@ class Dispatcher:
         )
 
     def __getitem__(self, config_):
-        if not isinstance(config_, tuple) or len(config_) not in (2, 3):
+        if not isinstance(config_, tuple) or len(config_) not in (2, 3, 4):
             raise TypeError(
-                "a launch configuration is kernel[groups, local_size] or "
-                f"kernel[groups, local_size, stream_or_device], not kernel[{config_!r}]"
+                "a launch configuration is kernel[groups, local_size], "
+                "kernel[groups, local_size, stream_or_device] or "
+                "kernel[groups, local_size, stream, shared_bytes], "
+                f"not kernel[{config_!r}]"
             )
         try:
             cached = self._configs.get(config_)
@@ -165,9 +167,20 @@ class Dispatcher:
         groups = _dim3(config_[0], "groups")
         local_size = _dim3(config_[1], "local_size")
         stream = device = None
-        if len(config_) == 3 and config_[2] is not None:
+        shared_bytes = 0
+        if len(config_) == 4:
+            # numba.cuda's form: stream 0 is the default stream; then the bytes of the
+            # dynamic shared array (nv.shared.array(0, dtype)).
+            shared_bytes = config_[3]
+            if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, (int, np.integer)) \
+                    or shared_bytes < 0:
+                raise TypeError(f"shared_bytes must be an int >= 0, not {shared_bytes!r}")
+            shared_bytes = int(shared_bytes)
+        if len(config_) >= 3 and config_[2] is not None and not (
+            len(config_) == 4 and isinstance(config_[2], int) and config_[2] == 0
+        ):
             stream, device = _stream_or_device(config_[2])
-        launch = LaunchConfig(self, groups, local_size, device, stream)
+        launch = LaunchConfig(self, groups, local_size, device, stream, shared_bytes)
         if len(self._configs) > 64:
             self._configs.clear()
         try:
@@ -267,8 +280,8 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, nan_preserve=()):
-        key = (argtypes, mode, nan_preserve)
+    def _compile(self, argtypes, mode, nan_preserve=(), shared_bytes=0):
+        key = (argtypes, mode, nan_preserve, shared_bytes)
         compiled = self._compiled.get(key)
         if compiled is None:
             # Numba's front end is not thread-safe: take its global lock first, then
@@ -282,6 +295,7 @@ class Dispatcher:
                         self._compile_options(),
                         mode,
                         nan_preserve=nan_preserve,
+                        dynamic_shared_bytes=shared_bytes,
                     )
                     self._compiled[key] = compiled
                     self._warn_if_float64_narrowed(compiled)
@@ -310,15 +324,15 @@ class Dispatcher:
             debug=bool(self.options["debug"]),
         )
 
-    def _specialise(self, argtypes, device, wide_indices=False):
+    def _specialise(self, argtypes, device, wide_indices=False, shared_bytes=0):
         mode = self._mode(device)
         if wide_indices:
             # An array past 32-bit indexing: this specialisation has 64-bit extents and strides.
             mode = dataclasses.replace(mode, index64=True)
-        key = (argtypes, device, mode)
+        key = (argtypes, device, mode, shared_bytes)
         spec = self._specialisations.get(key)
         if spec is None:
-            compiled = self._compile(argtypes, mode, _nan_preserve(device))
+            compiled = self._compile(argtypes, mode, _nan_preserve(device), shared_bytes)
             device.check_support(compiled)
             self._warn_loop_limit(compiled, device)
             with self._lock:  # threads may specialise at once; one launcher per key
@@ -326,10 +340,11 @@ class Dispatcher:
                 if spec is None:
                     spec = Specialisation(compiled, device, _make_launcher(device, compiled))
                     self._specialisations[key] = spec
-                    # A new list, never one changed in place: the fast path iterates
-                    # the old one without a lock.
-                    old = self._launchers.get(device, [])
-                    self._launchers[device] = [spec.launcher, *old]
+                    if not shared_bytes:  # sized-at-launch kernels: slow path only
+                        # A new list, never one changed in place: the fast path iterates
+                        # the old one without a lock.
+                        old = self._launchers.get(device, [])
+                        self._launchers[device] = [spec.launcher, *old]
         return spec
 
     def _warn_loop_limit(self, compiled, device):
@@ -353,8 +368,13 @@ class Dispatcher:
 
     @property
     def specialisations(self):
-        """The compiled kernels, by (argument types, narrowing mode)."""
-        return {(argtypes, mode): k for (argtypes, mode, _), k in self._compiled.items()}
+        """The compiled kernels, by (argument types, narrowing mode); kernels compiled for a
+        dynamic shared array's size are left out (the first size's kernel stands for them)."""
+        out = {}
+        for (argtypes, mode, _, shared_bytes), k in self._compiled.items():
+            if not shared_bytes or (argtypes, mode) not in out:
+                out[(argtypes, mode)] = k
+        return out
 
     # ------------------------------------------------------------ inspection
 
@@ -457,7 +477,7 @@ class Dispatcher:
             argtypes.append(arguments.typeof_argument(arg, position))
         wide = any(arguments.needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
         wide = wide or launch.needs_64bit_ids()
-        spec = self._specialise(tuple(argtypes), device, wide)
+        spec = self._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
 
         # NumPy arrays travel to the device; the ones the kernel writes come back.
         device_args = list(args)
@@ -504,12 +524,19 @@ class LaunchConfig:
     device : Device or None
         The device, or None for the default device at the time of the call.
     stream : Stream or None
+    shared_bytes : int
+        Bytes of the dynamic shared array (``nv.shared.array(0, dtype)``), 0 for none. A
+        kernel is compiled once per size (its array has that many elements), and such
+        launches take the slow path.
     """
 
-    __slots__ = ("_checked", "device", "dispatcher", "groups", "local_size", "stream")
+    __slots__ = (
+        "_checked", "device", "dispatcher", "groups", "local_size", "shared_bytes", "stream"
+    )
 
-    def __init__(self, dispatcher, groups, local_size, device=None, stream=None):
+    def __init__(self, dispatcher, groups, local_size, device=None, stream=None, shared_bytes=0):
         self.dispatcher = dispatcher
+        self.shared_bytes = shared_bytes
         self.groups = groups
         self.local_size = local_size
         self.device = device
@@ -521,7 +548,7 @@ class LaunchConfig:
         device = self.device
         if device is None:
             device = _default_device()
-        if device is not None:
+        if device is not None and not self.shared_bytes:
             if self._checked is not device:
                 self.check_limits(device)
             for launcher in self.dispatcher._launchers.get(device, ()):

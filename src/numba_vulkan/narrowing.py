@@ -45,6 +45,10 @@ class Mode:
         The device holds float64 data (False: float64 arrays are stored as float32).
     int64_storage : bool
         The device holds int64 data (False: int64 arrays are stored as int32).
+    float32_atomic_add : bool
+        The device adds float32 atomically (else atomic.add on float32 is a CAS loop).
+    int64_atomics : bool
+        The device has 64-bit integer atomics (else atomics on 64-bit data are refused).
     """
 
     ints: bool = False
@@ -53,6 +57,8 @@ class Mode:
     index64: bool = False
     float64_storage: bool = True
     int64_storage: bool = True
+    float32_atomic_add: bool = True
+    int64_atomics: bool = True
 
     @classmethod
     def for_device(cls, info, narrow=None):
@@ -67,7 +73,12 @@ class Mode:
 
         f64 = bool(getattr(info, "float64", True))
         i64 = bool(getattr(info, "int64", True))
-        storage = dict(float64_storage=f64, int64_storage=i64)
+        storage = dict(
+            float64_storage=f64,
+            int64_storage=i64,
+            float32_atomic_add=bool(getattr(info, "float32_atomic_add", True)),
+            int64_atomics=bool(getattr(info, "int64_atomics", True)),
+        )
         if narrow is None:
             if config.NARROW:
                 return cls(ints=True, floats=True, **storage)

@@ -269,7 +269,7 @@ case("launch groups > max_groups (raw SPIR-V)",
      lambda: _device().launch(_words(), _device().info.max_groups[0] + 1, [_arr()]), "max_groups")
 
 # Launch configurations and kernel calls.
-for label, cfg in [("one", (4,)), ("four", (1, 2, 3, 4)), ("str", "a"), ("int", 4),
+for label, cfg in [("one", (4,)), ("five", (1, 2, 3, 4, 5)), ("str", "a"), ("int", 4),
                    ("4-d groups", ((1, 2, 3, 4), 64)), ("str groups", ("a", 64)),
                    ("float local", (1, 2.0)), ("str local item", (1, (8, "8"))),
                    ("zero local", (1, 0)), ("None groups", (None, 64)),

@@ -60,3 +60,23 @@ def test_mandelbrot_prints_picture_and_device():
     assert picture[12][42] == "@"
     assert all(line[0] == " " for line in picture)
     assert device_name() in lines[24]
+
+
+def test_tiled_matmul():
+    out = run_example("tiled_matmul.py", "--size", 40)  # not a multiple of 16: the bounds
+    assert "matches NumPy: True" in out
+
+
+def test_shared_reduction():
+    out = run_example("shared_reduction.py", "--size", 100003)
+    assert "matches NumPy: True" in out
+
+
+def test_histogram():
+    out = run_example("histogram.py", "--size", 200000)
+    assert "matches NumPy: True" in out
+
+
+def test_prefix_sum_with_subgroups():
+    out = run_example("prefix_sum.py", "--size", 40000)
+    assert "matches NumPy: True" in out

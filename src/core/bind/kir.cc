@@ -114,6 +114,43 @@ void InitKir(nb::module_& m) {
         .value("local_size", kir::Builtin::kLocalSize)
         .value("num_groups", kir::Builtin::kNumGroups);
 
+    nb::enum_<kir::AtomicOp>(m, "AtomicOp", "Atomic read-modify-write operations.")
+        .value("add", kir::AtomicOp::kAdd)
+        .value("sub", kir::AtomicOp::kSub)
+        .value("min", kir::AtomicOp::kMin)
+        .value("max", kir::AtomicOp::kMax)
+        .value("and_", kir::AtomicOp::kAnd)
+        .value("or_", kir::AtomicOp::kOr)
+        .value("xor", kir::AtomicOp::kXor)
+        .value("exch", kir::AtomicOp::kExch)
+        .value("cas", kir::AtomicOp::kCas);
+
+    nb::enum_<kir::BarrierKind>(m, "BarrierKind", "Barriers and memory fences.")
+        .value("workgroup", kir::BarrierKind::kWorkgroup)
+        .value("fence_workgroup", kir::BarrierKind::kFenceWorkgroup)
+        .value("fence_device", kir::BarrierKind::kFenceDevice);
+
+    nb::enum_<kir::SubgroupOp>(m, "SubgroupOp", "Subgroup operations.")
+        .value("size", kir::SubgroupOp::kSize)
+        .value("lane", kir::SubgroupOp::kLane)
+        .value("id", kir::SubgroupOp::kId)
+        .value("count", kir::SubgroupOp::kCount)
+        .value("sum", kir::SubgroupOp::kSum)
+        .value("prod", kir::SubgroupOp::kProd)
+        .value("min", kir::SubgroupOp::kMin)
+        .value("max", kir::SubgroupOp::kMax)
+        .value("any", kir::SubgroupOp::kAny)
+        .value("all", kir::SubgroupOp::kAll)
+        .value("elect", kir::SubgroupOp::kElect)
+        .value("ballot", kir::SubgroupOp::kBallot)
+        .value("ballot_count", kir::SubgroupOp::kBallotCount)
+        .value("broadcast", kir::SubgroupOp::kBroadcast)
+        .value("broadcast_first", kir::SubgroupOp::kBroadcastFirst)
+        .value("shuffle", kir::SubgroupOp::kShuffle)
+        .value("shuffle_xor", kir::SubgroupOp::kShuffleXor)
+        .value("shuffle_up", kir::SubgroupOp::kShuffleUp)
+        .value("shuffle_down", kir::SubgroupOp::kShuffleDown);
+
     nb::enum_<kir::MathFn>(m, "MathFn", "Math functions the backend maps to SPIR-V.")
         .value("floor", kir::MathFn::kFloor)
         .value("ceil", kir::MathFn::kCeil)
@@ -261,6 +298,42 @@ void InitKir(nb::module_& m) {
                  CheckValue(b, index);
                  return b.ElemPtr(b.Scalar(k), base, index);
              })
+        .def("array_var",
+             [](kir::Builder& b, bool shared, ScalarKind k, uint64_t count) {
+                 RequireBlock(b);
+                 if (count == 0 && !shared)
+                     throw nb::value_error("array_var: only shared arrays are sized at launch");
+                 auto space = shared ? kir::AddressSpace::kWorkgroup : kir::AddressSpace::kFunction;
+                 return b.ArrayVar(space, b.Scalar(k), count);
+             },
+             nb::arg("shared"), nb::arg("kind"), nb::arg("count"),
+             "A shared (workgroup) or local (function) array of `count` elements; count 0: "
+             "the shared array sized at launch.")
+        .def("index_ptr",
+             [](kir::Builder& b, kir::ValueId array, kir::ValueId index) {
+                 CheckValue(b, array);
+                 KindOfValue(b, index);
+                 return b.IndexPtr(array, index);
+             })
+        .def("atomic",
+             [](kir::Builder& b, kir::AtomicOp op, const std::vector<kir::ValueId>& operands) {
+                 if (operands.size() != (op == kir::AtomicOp::kCas ? 3u : 2u))
+                     throw nb::value_error("atomic: (ptr, value) or (ptr, expected, value)");
+                 CheckValue(b, operands[0]);
+                 if (b.module().type(b.TypeOf(operands[0])).kind != kir::Type::Kind::kPointer)
+                     throw nb::value_error("atomic: not a pointer");
+                 for (size_t i = 1; i < operands.size(); ++i) KindOfValue(b, operands[i]);
+                 return b.Atomic(op, operands);
+             })
+        .def("barrier", [](kir::Builder& b, kir::BarrierKind kind) { b.Barrier(kind); })
+        .def("subgroup",
+             [](kir::Builder& b, kir::SubgroupOp op, ScalarKind result,
+                const std::vector<kir::ValueId>& operands, uint32_t aux) {
+                 for (kir::ValueId v : operands) KindOfValue(b, v);
+                 return b.Subgroup(op, b.Scalar(result), operands, aux);
+             },
+             nb::arg("op"), nb::arg("result"), nb::arg("operands"), nb::arg("aux") = 0,
+             "A subgroup operation (kir.h SubgroupOp) giving a scalar of kind `result`.")
         .def("binary",
              [](kir::Builder& b, Op op, kir::ValueId x, kir::ValueId y) {
                  if (!IsBinaryOp(op)) throw nb::value_error("binary: not a binary op");

@@ -121,6 +121,49 @@ ValueId Builder::ElemPtr(TypeId element, ValueId base, ValueId index) {
     return Append(std::move(i), current_);
 }
 
+ValueId Builder::ArrayVar(AddressSpace space, TypeId element, uint64_t count) {
+    Inst i;
+    i.op = Op::kArrayVar;
+    i.type = module_.GetPointer(space, element);
+    i.imm = count;
+    return AppendToEntry(std::move(i));
+}
+
+ValueId Builder::IndexPtr(ValueId array, ValueId index) {
+    Inst i;
+    i.op = Op::kIndexPtr;
+    i.type = TypeOf(array);
+    i.operands = {array, index};
+    return Append(std::move(i), current_);
+}
+
+ValueId Builder::Atomic(AtomicOp op, const std::vector<ValueId>& operands) {
+    Inst i;
+    i.op = Op::kAtomic;
+    i.type = module_.type(TypeOf(operands.at(0))).pointee;
+    i.imm = static_cast<uint64_t>(op);
+    i.operands = operands;
+    return Append(std::move(i), current_);
+}
+
+void Builder::Barrier(BarrierKind kind) {
+    Inst i;
+    i.op = Op::kBarrier;
+    i.imm = static_cast<uint64_t>(kind);
+    Append(std::move(i), current_);
+}
+
+ValueId Builder::Subgroup(SubgroupOp op, TypeId result, const std::vector<ValueId>& operands,
+                          uint32_t aux) {
+    Inst i;
+    i.op = Op::kSubgroup;
+    i.type = result;
+    i.imm = static_cast<uint64_t>(op);
+    i.aux = aux;
+    i.operands = operands;
+    return Append(std::move(i), current_);
+}
+
 ValueId Builder::Binary(Op op, ValueId a, ValueId b) {
     Inst i;
     i.op = op;

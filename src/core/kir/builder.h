@@ -42,6 +42,15 @@ class Builder {
     ValueId Load(ValueId ptr);
     void Store(ValueId ptr, ValueId value);
     ValueId ElemPtr(TypeId element, ValueId base, ValueId index);
+    // An array of `count` elements in function or workgroup memory (entry block);
+    // count 0: a workgroup array sized at launch.
+    ValueId ArrayVar(AddressSpace space, TypeId element, uint64_t count);
+    ValueId IndexPtr(ValueId array, ValueId index);
+    // (ptr, value) or, for kCas, (ptr, expected, value); returns the old value.
+    ValueId Atomic(AtomicOp op, const std::vector<ValueId>& operands);
+    void Barrier(BarrierKind kind);
+    ValueId Subgroup(SubgroupOp op, TypeId result, const std::vector<ValueId>& operands,
+                     uint32_t aux = 0);
 
     ValueId Binary(Op op, ValueId a, ValueId b);   // arithmetic, bitwise, shifts
     ValueId Compare(Op op, ValueId a, ValueId b);  // result bool

@@ -77,6 +77,11 @@ const char* OpName(Op op) {
         case Op::kBitcast: return "bitcast";
         case Op::kSelect: return "select";
         case Op::kMath: return "math";
+        case Op::kArrayVar: return "arrayvar";
+        case Op::kIndexPtr: return "indexptr";
+        case Op::kAtomic: return "atomic";
+        case Op::kBarrier: return "barrier";
+        case Op::kSubgroup: return "subgroup";
         case Op::kBr: return "br";
         case Op::kCondBr: return "condbr";
         case Op::kRet: return "ret";
@@ -210,6 +215,55 @@ uint32_t Module::AddFile(const std::string& path) {
         if (files[i] == path) return i;
     files.push_back(path);
     return static_cast<uint32_t>(files.size() - 1);
+}
+
+const char* AtomicOpName(AtomicOp a) {
+    switch (a) {
+        case AtomicOp::kAdd: return "add";
+        case AtomicOp::kSub: return "sub";
+        case AtomicOp::kMin: return "min";
+        case AtomicOp::kMax: return "max";
+        case AtomicOp::kAnd: return "and";
+        case AtomicOp::kOr: return "or";
+        case AtomicOp::kXor: return "xor";
+        case AtomicOp::kExch: return "exch";
+        case AtomicOp::kCas: return "cas";
+    }
+    return "?";
+}
+
+const char* BarrierKindName(BarrierKind b) {
+    switch (b) {
+        case BarrierKind::kWorkgroup: return "workgroup";
+        case BarrierKind::kFenceWorkgroup: return "fence_workgroup";
+        case BarrierKind::kFenceDevice: return "fence_device";
+    }
+    return "?";
+}
+
+const char* SubgroupOpName(SubgroupOp s) {
+    switch (s) {
+        case SubgroupOp::kSize: return "size";
+        case SubgroupOp::kLane: return "lane";
+        case SubgroupOp::kId: return "id";
+        case SubgroupOp::kCount: return "count";
+        case SubgroupOp::kSum: return "sum";
+        case SubgroupOp::kProd: return "prod";
+        case SubgroupOp::kMin: return "min";
+        case SubgroupOp::kMax: return "max";
+        case SubgroupOp::kAny: return "any";
+        case SubgroupOp::kAll: return "all";
+        case SubgroupOp::kElect: return "elect";
+        case SubgroupOp::kBallot: return "ballot";
+        case SubgroupOp::kBallotCount: return "ballot_count";
+        case SubgroupOp::kBroadcast: return "broadcast";
+        case SubgroupOp::kBroadcastFirst: return "broadcast_first";
+        case SubgroupOp::kShuffle: return "shuffle";
+        case SubgroupOp::kShuffleXor: return "shuffle_xor";
+        case SubgroupOp::kShuffleUp: return "shuffle_up";
+        case SubgroupOp::kShuffleDown: return "shuffle_down";
+    }
+    return "?";
 }
 
 }  // namespace nvk::kir

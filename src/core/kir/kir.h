@@ -96,6 +96,20 @@ enum class Op : uint16_t {
     kSelect,   // (cond: bool, a, b) -> a if cond else b
     kMath,     // imm: MathFn; operands per MathFn; result of the operands' type
 
+    // Arrays in function or workgroup memory, atomics and barriers (issue 8).
+    kArrayVar,  // imm: element count; result pointer<function|workgroup, T> to element 0.
+                // Entry block only. imm 0: a workgroup array whose length the pipeline
+                // sets at launch (dynamic shared memory, spirv/memory.cc).
+    kIndexPtr,  // (base: a kArrayVar result, index: integer) -> pointer of base's type to
+                // element `index` (in bounds: the front end's concern, as for kElemPtr)
+    kAtomic,    // imm: AtomicOp; (ptr, value), or (ptr, expected, value) for kCas, with ptr
+                // global or workgroup -> the value *ptr held before (its pointee type).
+                // Integers of 32/64 bits; floats only for kAdd (the front end builds the
+                // rest from kCas on the bits). Relaxed ordering, as CUDA's atomics.
+    kBarrier,   // imm: BarrierKind; no operands, no result
+    kSubgroup,  // imm: SubgroupOp; aux: its GroupOperation (reductions) or the ballot
+                // word; operands and result per SubgroupOp (see there)
+
     // Terminators.
     kBr,           // targets[0]
     kCondBr,       // (cond: bool) targets[0] if true, targets[1] if false
@@ -121,6 +135,36 @@ enum class MathFn : uint8_t {
     kIsNan, kIsInf,  // result bool
 };
 
+enum class AtomicOp : uint8_t {
+    kAdd, kSub, kMin, kMax,  // kMin/kMax by the type's signedness
+    kAnd, kOr, kXor, kExch,
+    kCas,  // stores value if *ptr == expected; always returns the old value
+};
+
+// kBarrier: what an invocation waits for and which writes it makes visible.
+enum class BarrierKind : uint8_t {
+    kWorkgroup,       // every invocation of the workgroup reaches it (syncthreads); workgroup
+                      // and device memory written before it are visible after it in the group
+    kFenceWorkgroup,  // memory fence, workgroup scope (threadfence_block)
+    kFenceDevice,     // memory fence, device scope (threadfence)
+};
+
+// kSubgroup operations (SPIR-V's OpGroupNonUniform*), over the active invocations
+// of the calling subgroup.
+enum class SubgroupOp : uint8_t {
+    kSize, kLane, kId, kCount,  // () -> u32: width, index in the subgroup, subgroup index
+                                // in the workgroup, subgroups per workgroup
+    kSum, kProd, kMin, kMax,    // (v) -> v's type; aux: 0 reduce, 1 inclusive, 2 exclusive scan
+    kAny, kAll,                 // (bool) -> bool
+    kElect,                     // () -> bool: true in one active invocation
+    kBallot,                    // (bool) -> u32: word `aux` (0..3) of the ballot
+    kBallotCount,               // (bool) -> u32: invocations whose value is true
+    kBroadcast,                 // (v, lane: u32, uniform) -> v of that lane
+    kBroadcastFirst,            // (v) -> v of the lowest active lane
+    kShuffle, kShuffleXor,      // (v, lane / mask: u32) -> v of that lane
+    kShuffleUp, kShuffleDown,   // (v, delta: u32) -> v of lane - delta / lane + delta
+};
+
 struct Loc {  // a source position, for error messages
     uint32_t file = kNone;  // index into Module::files
     uint32_t line = 0;
@@ -141,6 +185,9 @@ bool IsTerminator(Op op);
 const char* OpName(Op op);        // "add", "condbr", ...
 const char* BuiltinName(Builtin b);
 const char* MathFnName(MathFn f);
+const char* AtomicOpName(AtomicOp a);        // "add", ..., "cas"
+const char* BarrierKindName(BarrierKind b);  // "workgroup", "fence_workgroup", "fence_device"
+const char* SubgroupOpName(SubgroupOp s);    // "size", "sum", "shuffle_xor", ...
 
 // ---------------------------------------------------------------- blocks, functions, module
 

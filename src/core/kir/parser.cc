@@ -429,6 +429,43 @@ util::Status Parser::InstLine() {
             }
             break;
         }
+        case Op::kArrayVar: {
+            NVK_ASSIGN_OR_RETURN(inst.imm, Number("an element count"));
+            break;
+        }
+        case Op::kSubgroup: {
+            SkipWs();
+            size_t col = pos_;
+            NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a subgroup op"));
+            bool found = false;
+            for (int k = 0; k <= static_cast<int>(SubgroupOp::kShuffleDown) && !found; ++k)
+                if (name == SubgroupOpName(static_cast<SubgroupOp>(k))) inst.imm = k, found = true;
+            if (!found) {
+                pos_ = col;
+                return Error("unknown subgroup op '" + std::string(name) + "'");
+            }
+            NVK_ASSIGN_OR_RETURN(inst.aux, Number32("a group operation"));
+            break;
+        }
+        case Op::kAtomic: case Op::kBarrier: {
+            SkipWs();
+            size_t col = pos_;
+            NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("an atomic op or barrier kind"));
+            bool found = false;
+            if (inst.op == Op::kAtomic) {
+                for (int a = 0; a <= static_cast<int>(AtomicOp::kCas) && !found; ++a)
+                    if (name == AtomicOpName(static_cast<AtomicOp>(a))) inst.imm = a, found = true;
+            } else {
+                for (int k = 0; k <= static_cast<int>(BarrierKind::kFenceDevice) && !found; ++k)
+                    if (name == BarrierKindName(static_cast<BarrierKind>(k)))
+                        inst.imm = k, found = true;
+            }
+            if (!found) {
+                pos_ = col;
+                return Error("unknown '" + std::string(name) + "'");
+            }
+            break;
+        }
         default: break;
     }
     // Operands (%N) and branch targets (%bN), comma-separated.

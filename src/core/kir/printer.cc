@@ -154,6 +154,26 @@ std::string PrintInst(const Module& m, const Inst& inst) {
             s += " " + name;
             break;
         }
+        case Op::kArrayVar: args.push_back(std::to_string(inst.imm)); break;
+        case Op::kAtomic:
+            s += " ";
+            s += inst.imm <= static_cast<uint64_t>(AtomicOp::kCas)
+                     ? AtomicOpName(static_cast<AtomicOp>(inst.imm))
+                     : "?" + std::to_string(inst.imm);
+            break;
+        case Op::kSubgroup:
+            s += " ";
+            s += inst.imm <= static_cast<uint64_t>(SubgroupOp::kShuffleDown)
+                     ? SubgroupOpName(static_cast<SubgroupOp>(inst.imm))
+                     : "?" + std::to_string(inst.imm);
+            s += " " + std::to_string(inst.aux);
+            break;
+        case Op::kBarrier:
+            s += " ";
+            s += inst.imm <= static_cast<uint64_t>(BarrierKind::kFenceDevice)
+                     ? BarrierKindName(static_cast<BarrierKind>(inst.imm))
+                     : "?" + std::to_string(inst.imm);
+            break;
         default: break;
     }
     for (ValueId v : inst.operands) args.push_back(ValueRef(v));
@@ -161,7 +181,8 @@ std::string PrintInst(const Module& m, const Inst& inst) {
     for (int i = 0; i < ntargets; ++i) args.push_back(BlockRef(inst.targets[i]));
     // A leading immediate (const, param, builtin) is set off by a space, the
     // operands and targets by commas: `builtin global_id 0`, `condbr %3, %b1, %b2`.
-    size_t nimm = (inst.op == Op::kConst || inst.op == Op::kParam || inst.op == Op::kBuiltin);
+    size_t nimm = (inst.op == Op::kConst || inst.op == Op::kParam || inst.op == Op::kBuiltin ||
+                   inst.op == Op::kArrayVar);
     for (size_t i = 0; i < args.size(); ++i) {
         s += (i == 0 || i == nimm) ? " " : ", ";
         s += args[i];

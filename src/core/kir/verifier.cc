@@ -51,7 +51,7 @@ uint32_t ParamSize(ScalarKind k) {
 }
 
 bool HasResult(Op op) {
-    return op != Op::kStore && !IsTerminator(op);
+    return op != Op::kStore && op != Op::kBarrier && !IsTerminator(op);
 }
 
 int MathArity(MathFn fn) {
@@ -201,7 +201,8 @@ util::Status Verifier::CheckInst(uint32_t bp, uint32_t i) {
     const Block& b = f_.blocks[bp];
     const Inst& inst = b.insts[i];
     auto fail = [&](const std::string& msg) { return Fail(m_, AtInst(bp, i), msg); };
-    bool entry_only = inst.op == Op::kVar || inst.op == Op::kParam || inst.op == Op::kBuiltin;
+    bool entry_only = inst.op == Op::kVar || inst.op == Op::kParam || inst.op == Op::kBuiltin ||
+                      inst.op == Op::kArrayVar;
     if (entry_only && bp != 0) return fail("may appear only in the entry block");
     for (ValueId v : inst.operands) {
         auto def = defs_.find(v);
@@ -360,6 +361,61 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
             }
             return result_is(ops[0]);
         }
+        case Op::kArrayVar:
+            NVK_RETURN_IF_ERROR(arity(0));
+            if (!rt || rt->kind != Type::Kind::kPointer || rt->space == AddressSpace::kGlobal ||
+                !IsScalar(rt->pointee))
+                return fail("an array is a function or workgroup pointer to a scalar");
+            if (inst.imm == 0 && rt->space != AddressSpace::kWorkgroup)
+                return fail("only workgroup arrays are sized at launch");
+            return util::Status::Ok();
+        case Op::kIndexPtr: {
+            NVK_RETURN_IF_ERROR(arity(2));
+            auto def = defs_.find(inst.operands[0]);
+            if (def == defs_.end() ||
+                f_.blocks[def->second.first].insts[def->second.second].op != Op::kArrayVar)
+                return fail("the base must be an arrayvar");
+            if (!IsScalarKind(ops[1], IsInteger)) return fail("the index must be an integer");
+            return result_is(ops[0]);
+        }
+        case Op::kAtomic: {
+            if (inst.imm > static_cast<uint64_t>(AtomicOp::kCas)) return fail("no such atomic op");
+            AtomicOp a = static_cast<AtomicOp>(inst.imm);
+            NVK_RETURN_IF_ERROR(arity(a == AtomicOp::kCas ? 3 : 2));
+            const Type* pt = TypeOf(ops[0]);
+            if (!pt || pt->kind != Type::Kind::kPointer || pt->space == AddressSpace::kFunction)
+                return fail("atomics act on global or workgroup pointers");
+            for (size_t p = 1; p < ops.size(); ++p)
+                if (ops[p] != pt->pointee) return fail("operand type differs from the pointee");
+            ScalarKind k = m_.types[pt->pointee].scalar;
+            bool ok = IsInteger(k) ? BitWidth(k) >= 32 : IsFloat(k) && a == AtomicOp::kAdd;
+            if (!ok || BitWidth(k) < 32)
+                return fail(std::string("atomic ") + AtomicOpName(a) + " of " + Name(ops[1]));
+            return result_is(pt->pointee);
+        }
+        case Op::kSubgroup: {
+            if (inst.imm > static_cast<uint64_t>(SubgroupOp::kShuffleDown))
+                return fail("no such subgroup op");
+            auto s = static_cast<SubgroupOp>(inst.imm);
+            size_t n = 1;
+            if (s <= SubgroupOp::kCount || s == SubgroupOp::kElect) n = 0;
+            if (s == SubgroupOp::kBroadcast || s >= SubgroupOp::kShuffle) n = 2;
+            NVK_RETURN_IF_ERROR(arity(n));
+            if (!IsScalar(inst.type)) return fail("a subgroup op gives a scalar");
+            if (n == 2 && !Is(ops[1], ScalarKind::kU32)) return fail("the lane must be u32");
+            if (s >= SubgroupOp::kSum && s <= SubgroupOp::kMax) {
+                if (inst.aux > 2) return fail("reduce, inclusive or exclusive scan");
+                if (IsScalarKind(ops[0], [](ScalarKind k) { return k == ScalarKind::kBool; }))
+                    return fail("arithmetic on bool");
+            }
+            return util::Status::Ok();
+        }
+        case Op::kBarrier:
+            NVK_RETURN_IF_ERROR(arity(0));
+            if (inst.imm > static_cast<uint64_t>(BarrierKind::kFenceDevice))
+                return fail("no such barrier");
+            if (inst.type != kNone) return fail("a barrier has no result");
+            return util::Status::Ok();
         case Op::kBr: case Op::kRet: case Op::kUnreachable: return arity(0);
         case Op::kCondBr:
             NVK_RETURN_IF_ERROR(arity(1));

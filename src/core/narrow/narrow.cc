@@ -436,6 +436,7 @@ class Narrower {
 
 // Removes instructions with results nobody uses and no effect: arithmetic,
 // conversions, comparisons, selects, constants, loads of local variables.
+// Atomics write memory whether or not their old value is used: never removed.
 void RemoveDeadCode(Function& f, const Module& m) {
     for (bool changed = true; changed;) {
         changed = false;
@@ -447,7 +448,7 @@ void RemoveDeadCode(Function& f, const Module& m) {
             std::vector<Inst> kept;
             for (Inst& i : b.insts) {
                 bool pure = i.result != kNone && i.op != Op::kVar && i.op != Op::kParam &&
-                            i.op != Op::kBuiltin;
+                            i.op != Op::kBuiltin && i.op != Op::kAtomic;
                 if (i.op == Op::kLoad)
                     pure = m.type(f.values.at(i.operands[0]).type).space == AddressSpace::kFunction;
                 if (pure && uses[i.result] == 0) {

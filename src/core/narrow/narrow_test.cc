@@ -337,3 +337,38 @@ func main {
 
 }  // namespace
 }  // namespace nvk::narrow::testing
+
+namespace nvk::narrow::testing {
+namespace {
+
+// Issue 8's ops: an atomic whose old value nobody uses still writes memory, so
+// dead-code removal keeps it; shared arrays, barriers and subgroup ops pass
+// through, and the results of atomics and subgroup ops keep their full range
+// (the i64 add on them stays 64-bit).
+TEST(Narrow, KeepsAtomicsBarriersAndSubgroupOps) {
+    const char* text = R"(param out.addr : u64 @0
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = arrayvar 4 : ptr<workgroup, i64>
+  %2 = const 0 : i32
+  %3 = indexptr %1, %2 : ptr<workgroup, i64>
+  %4 = const 1 : i64
+  %5 = atomic add %3, %4 : i64
+  barrier workgroup
+  %6 = load %3 : i64
+  %7 = subgroup sum 0 %6 : i64
+  %8 = add %7, %4 : i64
+  %9 = elemptr %0, %2 : ptr<global, i64>
+  store %9, %8
+  ret
+}
+)";
+    std::string after = After(text);
+    EXPECT_TRUE(HasLine(after, "%5 = atomic add %3, %4 : i64")) << after;
+    EXPECT_TRUE(HasLine(after, "barrier workgroup")) << after;
+    EXPECT_TRUE(HasLine(after, "%8 = add %7, %4 : i64")) << after;
+}
+
+}  // namespace
+}  // namespace nvk::narrow::testing

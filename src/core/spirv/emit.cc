@@ -87,11 +87,12 @@ util::Status Emitter::EmitBlock(const kir::Block& block, bool is_entry) {
     if (is_entry) {
         for (const kir::Inst& inst : block.insts) {
             if (inst.op == kir::Op::kVar) NVK_RETURN_IF_ERROR(EmitVar(inst));
+            if (inst.op == kir::Op::kArrayVar) NVK_RETURN_IF_ERROR(EmitArrayVar(inst));
         }
     }
     for (size_t i = 0; i + 1 < block.insts.size(); ++i) {
         const kir::Inst& inst = block.insts[i];
-        if (inst.op == kir::Op::kVar) {
+        if (inst.op == kir::Op::kVar || inst.op == kir::Op::kArrayVar) {
             if (!is_entry) return Error(util::Code::kInternal, inst, "var outside the entry block");
             continue;
         }
@@ -124,6 +125,11 @@ util::Status Emitter::EmitInst(const kir::Inst& inst) {
         case Op::kBitcast: return EmitBitcast(inst);
         case Op::kSelect: return EmitSelect(inst);
         case Op::kMath: return EmitMath(inst);
+        case Op::kArrayVar: return EmitArrayVar(inst);
+        case Op::kIndexPtr: return EmitIndexPtr(inst);
+        case Op::kAtomic: return EmitAtomic(inst);
+        case Op::kBarrier: return EmitBarrier(inst);
+        case Op::kSubgroup: return EmitSubgroup(inst);
         case Op::kBr: case Op::kCondBr: case Op::kRet: case Op::kUnreachable:
             return Error(util::Code::kInternal, inst, "terminator in the middle of a block");
     }

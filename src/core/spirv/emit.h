@@ -23,7 +23,10 @@ struct EmitOptions {
 
 // The module has one GLCompute entry point "main". Its workgroup size comes
 // from specialization constants 0, 1, 2 (x, y, z; default 1), so one module
-// serves every local size.
+// serves every local size. A kernel with dynamic shared memory (a workgroup
+// kArrayVar of 0 elements) has its length, in elements, in specialization
+// constant 3 (default 1).
+inline constexpr uint32_t kDynamicSharedSpecId = 3;
 util::Result<std::vector<uint32_t>> Emit(const kir::Module& module, const EmitOptions& options);
 
 }  // namespace nvk::spirv

@@ -5,7 +5,9 @@
 // order puts every block after its dominators, as SPIR-V requires). Each
 // instruction is dispatched to the file of its concern:
 //
-//   memory.cc        parameters, builtins, variables, loads, stores, element pointers
+//   memory.cc        parameters, builtins, variables, arrays, loads, stores, element pointers
+//   sync.cc          atomics and barriers
+//   subgroup.cc      subgroup builtins and OpGroupNonUniform* operations
 //   arithmetic.cc    integer/float/bool arithmetic, comparisons, conversions, select
 //   extended.cc      kMath through GLSL.std.450 and the core OpIsNan/OpIsInf
 //   control_flow.cc  merge instructions and terminators
@@ -45,6 +47,15 @@ class Emitter {
     util::Status EmitLoad(const kir::Inst& inst);
     util::Status EmitStore(const kir::Inst& inst);
     util::Status EmitElemPtr(const kir::Inst& inst);
+    util::Status EmitArrayVar(const kir::Inst& inst);
+    util::Status EmitIndexPtr(const kir::Inst& inst);
+
+    // sync.cc
+    util::Status EmitAtomic(const kir::Inst& inst);
+    util::Status EmitBarrier(const kir::Inst& inst);
+
+    // subgroup.cc
+    util::Status EmitSubgroup(const kir::Inst& inst);
     void DeclareParamBlock();
 
     // arithmetic.cc
@@ -96,6 +107,9 @@ class Emitter {
     Id param_base_ = 0;         // params_in_buffer: the pointer to it (entry block)
     Id workgroup_size_ = 0;     // the WorkgroupSize spec-constant composite
     Id builtin_vars_[5] = {};   // kir::Builtin -> Input variable (kLocalSize unused)
+    Id dynamic_shared_length_ = 0;  // the spec constant sizing dynamic shared memory
+    Id subgroup_vars_[4] = {};      // SubgroupSize, SubgroupLocalInvocationId, SubgroupId,
+                                    // NumSubgroups Input variables
 };
 
 }  // namespace nvk::spirv

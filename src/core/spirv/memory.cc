@@ -10,6 +10,14 @@
 // load through an access chain. Parameters are loaded where their kParam
 // instruction sits, which is always the entry block.
 //
+// Local and shared arrays. kArrayVar is an OpVariable of an OpTypeArray: in
+// the Function storage class at the top of the entry block (with the scalar
+// variables), or in Workgroup at module scope. A workgroup array of imm 0
+// elements is the kernel's dynamic shared memory: its length is the
+// specialization constant SpecId 3 (default 1), which the runtime sets at
+// pipeline creation from the launch's shared-memory bytes. kIndexPtr is an
+// OpAccessChain into the array.
+//
 // Arrays. kElemPtr(base, index) computes base + index * sizeof(T) in 64-bit
 // integer math (a signed index is sign-extended, an unsigned one
 // zero-extended) and converts the sum to a PhysicalStorageBuffer pointer.
@@ -145,6 +153,41 @@ util::Status Emitter::EmitVar(const kir::Inst& inst) {
     NVK_ASSIGN_OR_RETURN(Id ptr_type, TypeOf(inst.type));
     Bind(inst, Append(spv::Op::OpVariable, ptr_type,
                       {static_cast<uint32_t>(spv::StorageClass::Function)}));
+    return util::Status::Ok();
+}
+
+util::Status Emitter::EmitArrayVar(const kir::Inst& inst) {
+    const kir::Type& ptr = m_.type(inst.type);
+    Id element = ScalarType(m_.type(ptr.pointee).scalar);
+    Id length;
+    if (inst.imm == 0) {
+        if (dynamic_shared_length_ == 0) {
+            dynamic_shared_length_ = b_.SpecConstU32(1, kDynamicSharedSpecId);
+            b_.Name(dynamic_shared_length_, "dynamic_shared_length");
+        }
+        length = dynamic_shared_length_;
+    } else {
+        if (inst.imm > UINT32_MAX) return Error(util::Code::kUnsupported, inst, "array too large");
+        length = b_.ConstU32(static_cast<uint32_t>(inst.imm));
+    }
+    Id array = b_.TypeArray(element, length);
+    if (ptr.space == kir::AddressSpace::kWorkgroup) {
+        Id var = b_.GlobalVariable(b_.TypePointer(spv::StorageClass::Workgroup, array),
+                                   spv::StorageClass::Workgroup);
+        b_.Name(var, "shared");
+        Bind(inst, var);
+    } else {
+        Bind(inst, Append(spv::Op::OpVariable, b_.TypePointer(spv::StorageClass::Function, array),
+                          {static_cast<uint32_t>(spv::StorageClass::Function)}));
+    }
+    return util::Status::Ok();
+}
+
+util::Status Emitter::EmitIndexPtr(const kir::Inst& inst) {
+    NVK_ASSIGN_OR_RETURN(Id base, Value(inst.operands.at(0)));
+    NVK_ASSIGN_OR_RETURN(Id index, Value(inst.operands.at(1)));
+    NVK_ASSIGN_OR_RETURN(Id ptr_type, TypeOf(inst.type));
+    Bind(inst, Append(spv::Op::OpAccessChain, ptr_type, {base, index}));
     return util::Status::Ok();
 }
 

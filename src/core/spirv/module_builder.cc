@@ -124,6 +124,14 @@ Id ModuleBuilder::TypePointer(spv::StorageClass storage, Id pointee) {
     return type_ids_[key] = id;
 }
 
+Id ModuleBuilder::TypeArray(Id element, Id length) {
+    auto key = Key(spv::Op::OpTypeArray, {element, length});
+    if (auto it = type_ids_.find(key); it != type_ids_.end()) return it->second;
+    Id id = NewId();
+    types_.Add(spv::Op::OpTypeArray, {id, element, length});
+    return type_ids_[key] = id;
+}
+
 Id ModuleBuilder::TypeFunction(Id return_type) {
     auto key = Key(spv::Op::OpTypeFunction, {return_type});
     if (auto it = type_ids_.find(key); it != type_ids_.end()) return it->second;
@@ -206,6 +214,11 @@ std::vector<uint32_t> ModuleBuilder::Finish(spv::AddressingModel addressing,
                                             spv::MemoryModel memory) {
     InstList head;
     for (spv::Capability c : capabilities_) head.Add(spv::Op::OpCapability, {W(c)});
+    for (const std::string& e : extensions_) {
+        std::vector<uint32_t> ops;
+        AppendString(ops, e);
+        head.Add(spv::Op::OpExtension, ops);
+    }
     if (glsl_ != 0) {
         std::vector<uint32_t> ops = {glsl_};
         AppendString(ops, "GLSL.std.450");

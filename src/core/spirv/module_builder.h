@@ -53,6 +53,7 @@ class ModuleBuilder {
 
     // Capabilities are a set: adding one twice declares it once.
     void AddCapability(spv::Capability c) { capabilities_.insert(c); }
+    void AddExtension(const std::string& name) { extensions_.insert(name); }
     Id GlslStd450();  // the "GLSL.std.450" import, created on first use
 
     // Debug names and decorations.
@@ -70,6 +71,7 @@ class ModuleBuilder {
     Id TypeVector(Id component, uint32_t count);
     Id TypePointer(spv::StorageClass storage, Id pointee);
     Id TypeFunction(Id return_type);  // no parameters
+    Id TypeArray(Id element, Id length);  // length: the id of a u32 constant or spec constant
     Id TypeStruct(const std::vector<Id>& members);
 
     // Constants (interned). `bits` holds the value in its low `width` bits;
@@ -106,6 +108,7 @@ class ModuleBuilder {
   private:
     Id next_id_ = 1;
     std::set<spv::Capability> capabilities_;
+    std::set<std::string> extensions_;
     Id glsl_ = 0;
     Id entry_function_ = 0;
     std::string entry_name_;

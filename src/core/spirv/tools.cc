@@ -90,6 +90,17 @@ std::vector<std::string> CapabilityNames(const std::vector<uint32_t>& words) {
                 case spv::Capability::StorageBuffer16BitAccess: add("storage16"); break;
                 case spv::Capability::StoragePushConstant8: add("push_constant8"); break;
                 case spv::Capability::StoragePushConstant16: add("push_constant16"); break;
+                case spv::Capability::Int64Atomics: add("int64_atomics"); break;
+                case spv::Capability::GroupNonUniform: add("subgroup_basic"); break;
+                case spv::Capability::GroupNonUniformVote: add("subgroup_vote"); break;
+                case spv::Capability::GroupNonUniformArithmetic: add("subgroup_arithmetic"); break;
+                case spv::Capability::GroupNonUniformBallot: add("subgroup_ballot"); break;
+                case spv::Capability::GroupNonUniformShuffle: add("subgroup_shuffle"); break;
+                case spv::Capability::GroupNonUniformShuffleRelative:
+                    add("subgroup_shuffle_relative");
+                    break;
+                case spv::Capability::AtomicFloat32AddEXT: add("float32_atomic_add"); break;
+                case spv::Capability::AtomicFloat64AddEXT: add("float64_atomic_add"); break;
                 default: break;
             }
         } else if (op != spv::Op::OpCapability) {

@@ -43,6 +43,25 @@ class TreeBuilder {
                     if (dom_.Contains(p)) work.push_back(p);
             }
         }
+        // Loop exits that the header dominates directly (a `while` loop's exit, taken
+        // from the header): treated as joins even with one entering edge, so that the
+        // code after the loop is placed after the loop construct (its merge), not
+        // nested inside the loop's body. A barrier after a loop must not sit in the
+        // loop construct, where invocations leaving at different iterations reach it
+        // divergently (lavapipe then loses atomic updates made before the barrier).
+        // Only in functions with a barrier: the wrapping `block` shares the loop, and
+        // a `continue` dispatched out of a nested construct then fails validation
+        // (control-flow fuzz seed 56), a limitation of Lower still to fix; kernels
+        // without barriers keep the shape they always had.
+        bool has_barrier = false;
+        for (const kir::Block& b : f_.blocks)
+            for (const kir::Inst& i : b.insts) has_barrier |= i.op == kir::Op::kBarrier;
+        if (!has_barrier) return util::Status::Ok();
+        for (auto& [header, body] : loops_)
+            for (BlockId b : body)
+                for (BlockId s : f_.FindBlock(b)->Successors())
+                    if (!body.count(s) && dom_.Contains(s) && dom_.idom.at(s) == header)
+                        loop_exits_.insert(s);
         return util::Status::Ok();
     }
 
@@ -80,7 +99,7 @@ class TreeBuilder {
 
     bool IsJoin(BlockId b) const {
         auto it = forward_in_.find(b);
-        return it != forward_in_.end() && it->second >= 2;
+        return (it != forward_in_.end() && it->second >= 2) || loop_exits_.count(b) != 0;
     }
     bool IsLoopHeader(BlockId b) const { return back_sources_.count(b) != 0; }
 
@@ -157,6 +176,7 @@ class TreeBuilder {
     std::unordered_map<BlockId, int> forward_in_;
     std::unordered_map<BlockId, std::vector<BlockId>> back_sources_;
     std::unordered_map<BlockId, std::unordered_set<BlockId>> loops_;
+    std::unordered_set<BlockId> loop_exits_;
 };
 
 // Whether every `br label` in seq is in tail position, given whether seq itself is.

@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import grid
+from . import divergence, grid
 from .lower import Lowerer
 
 
@@ -56,7 +56,7 @@ class LoweredKernel:
     callees: list = field(default_factory=list)
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
+def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -73,6 +73,8 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
         Which 64-bit types are computed in 32 bits.
     name : str
         The kernel's name in the module.
+    dynamic_shared_bytes : int
+        Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
 
     Returns
     -------
@@ -83,7 +85,9 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name):
     numba_vulkan.errors.VulkanUnsupportedError
         For a construct kernels cannot express; the error carries its source location.
     """
+    divergence.check(func_ir)  # barriers under id-dependent branches
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
+    lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
     return LoweredKernel(

@@ -58,6 +58,9 @@ def lower_call(lowerer, expr, target):
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(f"calling '{callee_name(fn)}'", loc)
+    parallel = _parallel_call(fn)
+    if parallel is not None:  # shared/local arrays, atomics, barriers (issue 8)
+        return parallel(lowerer, fn, expr, sig, target)
     if not _handled_here(fn, fn_ty):
         device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
         if device_call is not None:
@@ -103,6 +106,26 @@ def lower_call(lowerer, expr, target):
     if value is not None:
         return value, sig.return_type
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
+
+
+def _parallel_call(fn):
+    """The lowering function of an issue-8 intrinsic or np.empty-like callee, or None."""
+    from . import atomics, local_arrays, subgroups, sync
+
+    if not _hashable(fn):
+        return None
+    if fn in sync.CALLS:
+        return sync.CALLS[fn]
+    if fn in local_arrays.CALLS:
+        lower = local_arrays.CALLS[fn]
+        return lambda lo, f, expr, sig, target: lower(lo, expr, sig, target)
+    if atomics.stub_name(fn) is not None:
+        return atomics.lower_atomic
+    if subgroups.stub_name(fn) is not None:
+        return subgroups.lower_subgroup
+    if any(fn is c for c in local_arrays.NUMPY_CONSTRUCTORS):
+        return local_arrays.lower_numpy_constructor
+    return None
 
 
 _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,

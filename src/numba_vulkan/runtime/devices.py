@@ -355,7 +355,7 @@ class Device:
         if shared > info.max_shared_memory:
             raise VulkanSupportError(
                 f"the kernel uses {shared} bytes of shared memory; Vulkan device "
-                f"'{info.name}' allows {info.max_shared_memory}"
+                f"'{info.name}' allows {info.max_shared_memory} (max_shared_memory)"
             )
 
     def load_kernel(self, words, push_size):

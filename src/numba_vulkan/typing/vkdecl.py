@@ -36,3 +36,276 @@ def _register_axis_intrinsic(stub):
 
 
 AXIS_TEMPLATES = {stub: _register_axis_intrinsic(stub) for stub in stubs.AXIS_INTRINSICS}
+
+
+# ---------------------------------------------------------------- issue 8: parallel primitives
+
+from numba.core.typing.templates import AttributeTemplate, ConcreteTemplate, bound_function  # noqa: E402
+
+
+def _register_namespace(ns):
+    """Type a stub namespace (nv.shared, nv.atomic ...) as a module whose attributes are stubs."""
+    registry.register_global(ns, types.Module(ns))
+
+
+for _stub in stubs.BARRIERS:
+    registry.register_global(
+        _stub,
+        types.Function(
+            type(f"VulkanTemplate_{_stub.__name__}", (ConcreteTemplate,),
+                 {"key": _stub, "cases": [signature(types.none)]})
+        ),
+    )
+
+
+def _array_dtype(dtype):
+    """The Numba scalar type a dtype argument names (np.float32, numba.float32, ...), or None."""
+    if isinstance(dtype, types.NumberClass):
+        return dtype.instance_type
+    if isinstance(dtype, types.DType):
+        return dtype.dtype
+    if isinstance(dtype, types.BooleanLiteral) or dtype == types.boolean:
+        return None
+    if isinstance(dtype, types.Function) and getattr(dtype.typing_key, "__name__", "") == "bool":
+        return types.boolean
+    return None
+
+
+def _shape_ndim(shape):
+    if isinstance(shape, (types.Integer, types.IntegerLiteral)):
+        return 1
+    if isinstance(shape, types.BaseTuple) and all(
+        isinstance(t, (types.Integer, types.IntegerLiteral)) for t in shape.types
+    ):
+        return len(shape.types)
+    return None
+
+
+class ArrayConstructor(AbstractTemplate):
+    """``shared.array(shape, dtype)`` / ``local.array(shape, dtype)``: a C-contiguous array;
+    the front end checks that the shape is a constant (numba.cuda's rule)."""
+
+    def generic(self, args, kws):
+        kws = dict(kws)
+        args = list(args)
+        if "shape" in kws:
+            args.insert(0, kws.pop("shape"))
+        if "dtype" in kws:
+            args.append(kws.pop("dtype"))
+        if kws or len(args) != 2:
+            return None
+        shape, dtype = args
+        ndim = _shape_ndim(shape)
+        elem = _array_dtype(dtype)
+        if ndim is None or not 1 <= ndim <= 3:
+            raise TypingError(f"{self.key.__name__}(): the shape must be a constant int or a "
+                              f"tuple of 1 to 3 ints, not {shape}")
+        if elem is None or not isinstance(elem, (types.Integer, types.Float, types.Boolean)):
+            raise TypingError(f"{self.key.__name__}(): unsupported dtype {dtype}")
+        return signature(types.Array(elem, ndim, "C"), shape, dtype)
+
+
+_ATOMIC_DTYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,
+                  types.float64)
+
+
+class AtomicTemplate(AbstractTemplate):
+    """``atomic.op(ary, idx, val)``: the old value, of the array's dtype."""
+
+    integers_only = False
+    nargs = 3
+
+    def generic(self, args, kws):
+        if kws or len(args) != self.nargs:
+            return None
+        ary, idx = args[0], args[1]
+        if not isinstance(ary, types.Array):
+            return None
+        if ary.dtype not in _ATOMIC_DTYPES or (
+            self.integers_only and not isinstance(ary.dtype, types.Integer)
+        ):
+            raise TypingError(f"atomic.{self.key.__name__.split('.')[-1]} on {ary.dtype} arrays "
+                              "is not supported (int32, uint32, int64, uint64" +
+                              ("" if self.integers_only else ", float32, float64") + ")")
+        if isinstance(idx, types.BaseTuple):
+            if len(idx.types) != ary.ndim or not all(
+                    isinstance(t, types.Integer) for t in idx.types):
+                raise TypingError(f"atomics on a {ary.ndim}-d array take {ary.ndim} integer "
+                                  f"indices, not {idx}")
+        elif not isinstance(idx, types.Integer) or ary.ndim != 1:
+            raise TypingError(f"atomics on a {ary.ndim}-d array need a tuple of {ary.ndim} "
+                              f"indices, not {idx}")
+        return signature(ary.dtype, ary, idx, *([ary.dtype] * (self.nargs - 2)))
+
+
+_INT_ONLY = {"and_", "or_", "xor", "inc", "dec", "cas"}
+
+for _name, _stub in stubs.atomic._members.items():
+    registry.register_global(
+        _stub,
+        types.Function(type(f"VulkanTemplate_atomic_{_name}", (AtomicTemplate,), {
+            "key": _stub, "integers_only": _name in _INT_ONLY,
+            "nargs": 4 if _name == "cas" else 3,
+        })),
+    )
+
+for _ns in (stubs.shared, stubs.local):
+    registry.register_global(
+        _ns.array,
+        types.Function(type(f"VulkanTemplate_{_ns.__name__}_array", (ArrayConstructor,),
+                            {"key": _ns.array})),
+    )
+
+
+class GridGroup(types.Opaque):
+    """The type of ``cg.this_grid()``; the front end refuses to lower it."""
+
+
+grid_group = GridGroup("GridGroup")
+
+registry.register_global(
+    stubs.cg.this_grid,
+    types.Function(type("VulkanTemplate_this_grid", (ConcreteTemplate,),
+                        {"key": stubs.cg.this_grid, "cases": [signature(grid_group)]})),
+)
+
+
+@registry.register_attr
+class GridGroupAttributes(AttributeTemplate):
+    key = GridGroup
+
+    @bound_function("GridGroup.sync")
+    def resolve_sync(self, ty, args, kws):
+        return signature(types.none)
+
+
+for _ns in (stubs.shared, stubs.local, stubs.atomic, stubs.cg):
+    _register_namespace(_ns)
+
+
+# np.empty/zeros/ones/full inside kernels: Numba's own overloads return a new array,
+# which its pipeline refuses without NRT; these templates type them as the local array
+# the front end makes (local_arrays.lower_numpy_constructor checks the shape is constant).
+
+import numpy as _np  # noqa: E402
+
+
+def _fold(args, kws, names):
+    folded = list(args)
+    for name in names[len(args):]:
+        if name in kws:
+            folded.append(kws[name])
+        else:
+            break
+    if len(folded) + sum(1 for k in kws if k not in names[len(args):len(folded)]) != len(
+            args) + len(kws) or any(k not in names for k in kws):
+        return None
+    return folded
+
+
+def _numpy_constructor_template(fn, names):
+    class NumpyConstructor(AbstractTemplate):
+        key = fn
+
+        def generic(self, args, kws):
+            folded = _fold(args, dict(kws), names)
+            if folded is None or not folded:
+                return None
+            shape = folded[0]
+            ndim = _shape_ndim(shape)
+            if ndim is None or not 1 <= ndim <= 3:
+                return None
+            dtype_index = names.index("dtype")
+            if len(folded) > dtype_index and not isinstance(folded[dtype_index], types.NoneType):
+                elem = _array_dtype(folded[dtype_index])
+            elif fn is _np.full:
+                if len(folded) < 2:
+                    return None
+                elem = types.unliteral(folded[1])
+                if isinstance(elem, types.Integer):
+                    elem = types.intp if elem.signed else types.uint64
+            else:
+                elem = types.float64
+            if elem is None or not isinstance(elem, (types.Integer, types.Float, types.Boolean)):
+                return None
+            return signature(types.Array(elem, ndim, "C"), *folded)
+
+    return NumpyConstructor
+
+
+for _fn, _names in (
+    (_np.empty, ("shape", "dtype")),
+    (_np.zeros, ("shape", "dtype")),
+    (_np.ones, ("shape", "dtype")),
+    (_np.full, ("shape", "fill_value", "dtype")),
+):
+    registry.register_global(_fn, types.Function(_numpy_constructor_template(_fn, _names)))
+
+
+# ---------------------------------------------------------------- subgroups
+
+
+class SubgroupTemplate(AbstractTemplate):
+    """Typing of nv.subgroup.*: see stubs.subgroup for each operation."""
+
+    op = ""
+
+    def generic(self, args, kws):
+        if kws:
+            return None
+        op = self.op
+        args = tuple(types.unliteral(a) for a in args)
+        scalar = (types.Integer, types.Float, types.Boolean)
+        if op in ("size", "lane", "id", "count"):
+            return signature(types.intp) if not args else None
+        if op == "elect":
+            return signature(types.boolean) if not args else None
+        if len(args) == 1 and isinstance(args[0], scalar):
+            (v,) = args
+            if op in ("any", "all"):
+                return signature(types.boolean, v)
+            if op == "ballot":
+                return signature(types.UniTuple(types.uint32, 4), v)
+            if op == "ballot_count":
+                return signature(types.uint32, v)
+            if op == "broadcast_first":
+                return signature(v, v)
+            base = op.split("_", 1)[-1]
+            if base in ("sum", "prod", "min", "max"):
+                if isinstance(v, types.Boolean):
+                    raise TypingError(f"subgroup.{op} of bool (use ballot_count)")
+                return signature(v, v)
+            return None
+        if len(args) == 2 and isinstance(args[0], scalar) and isinstance(args[1], types.Integer):
+            if op in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down"):
+                return signature(args[0], *args)
+        return None
+
+
+for _name, _stub in stubs.subgroup._members.items():
+    registry.register_global(
+        _stub,
+        types.Function(type(f"VulkanTemplate_subgroup_{_name}", (SubgroupTemplate,),
+                            {"key": _stub, "op": _name})),
+    )
+_register_namespace(stubs.subgroup)
+
+
+class BarrierReduction(AbstractTemplate):
+    """syncthreads_count(p) -> int32; syncthreads_and/or(p) -> int32 (0 or 1), as numba.cuda."""
+
+    def generic(self, args, kws):
+        if kws or len(args) != 1:
+            return None
+        p = types.unliteral(args[0])
+        if not isinstance(p, (types.Boolean, types.Integer, types.Float)):
+            return None
+        return signature(types.int32, p)
+
+
+for _stub in stubs.BARRIER_REDUCTIONS:
+    registry.register_global(
+        _stub,
+        types.Function(type(f"VulkanTemplate_{_stub.__name__}", (BarrierReduction,),
+                            {"key": _stub})),
+    )

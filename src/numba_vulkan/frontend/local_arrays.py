@@ -1,0 +1,362 @@
+"""Arrays a kernel creates: ``nv.shared.array``, ``nv.local.array`` and ``np.empty``-likes.
+
+Each is one KIR ``array_var`` in the entry block: a workgroup array (shared)
+or a function array (local, private per invocation) of a constant number of
+elements, row-major (C order). Element access is ``index_ptr(array, linear)``
+with constant strides; negative indices wrap as for arguments. The shape must
+be a compile-time constant (numba.cuda's rule), which the front end evaluates
+from literals, global constants and arithmetic on them (``(TILE, TILE + 1)``)
+with Numba's constant inference.
+
+Element kinds: the dtype's compute kind (float16 stays float16 so that stores
+round as NumPy does). A shared float array that some atomic other than a
+native float add writes is held as integers of the same width (``bits``): a
+compare-and-swap needs an integer element, and SPIR-V cannot view a workgroup
+array as another type. Loads and stores bitcast, which costs nothing.
+
+``shared.array(0, dtype)`` is the dynamic shared array, sized by the launch
+(``kernel[groups, local_size, stream, shared_bytes]``): the dispatcher
+compiles the kernel once per size, with shared_bytes // itemsize elements.
+(The emitter can also size it at pipeline creation through a specialization
+constant, spirv/memory.cc; the runtime does not use that yet.) One dynamic
+array per kernel: numba.cuda's dynamic arrays all alias one buffer, typed
+SPIR-V arrays cannot.
+"""
+
+import operator
+
+import numpy as np
+from numba.core import ir, types
+
+from .. import _core, errors, stubs
+from . import arith
+from .arrays import ArrayArg
+from .errors import unsupported
+from .types import compute_kind, exact_kind, index_kind, is_signed
+
+Op = _core.Op
+K = _core.Kind
+
+_BITS_KIND = {K.f32: K.u32, K.f64: K.u64}
+
+
+class LocalArray(ArrayArg):
+    """A shared or local array of constant shape (duck-types ArrayArg for indexing)."""
+
+    def __init__(self, lowerer, ty, shape, shared, bits=False, loc=None):  # noqa: no super
+        b, mode = lowerer.b, lowerer.mode
+        self.name = "shared" if shared else "local"
+        self.ty = ty
+        self.ndim = ty.ndim
+        self.shared = shared
+        self.dims = tuple(shape)
+        self.dynamic = False  # dynamic arrays are sized before this (see _make)
+        self.compute = compute_kind(ty.dtype, mode, loc)
+        elem = exact_kind(ty.dtype) if exact_kind(ty.dtype) == K.f16 else self.compute
+        self.value_kind = elem
+        self.bits = bits and elem in _BITS_KIND
+        self.storage = _BITS_KIND[elem] if self.bits else elem
+        self.index_kind = index_kind(mode)
+        self.written = False
+        count = 1
+        for d in self.dims:
+            count *= d
+        self.count = count
+        if self.dynamic:
+            count = 0
+        elif count <= 0:
+            raise unsupported(f"{'shared' if shared else 'local'} arrays of shape {self.dims}", loc)
+        self.var = b.array_var(shared, self.storage, count)
+        self.strides_elems = []
+        stride = 1
+        for d in reversed(self.dims):
+            self.strides_elems.insert(0, stride)
+            stride *= d
+        self.addr = None
+
+    # Extents and strides are constants, made in the block that uses them.
+    @property
+    def extents(self):
+        return [self._b_const(d) for d in self.dims]
+
+    @property
+    def strides(self):
+        return [self._b_const(s) for s in self.strides_elems]
+
+    def _b_const(self, value):
+        return arith.const(self._b, self.index_kind, value)
+
+    def element_ptr(self, b, indices, loc, kind=None):
+        if len(indices) != self.ndim:
+            raise unsupported(
+                f"indexing a {self.ndim}-d array with {len(indices)} indices (array views)", loc
+            )
+        if self.dynamic:
+            # Its length is only known at launch: negative indices cannot wrap.
+            (idx,) = indices
+            return b.index_ptr(self.var, arith.convert(b, idx, self.index_kind))
+        ik = self.index_kind
+        linear = None
+        for idx, extent, stride in zip(indices, self.dims, self.strides_elems):
+            signed = is_signed(b.kind(idx))
+            idx = arith.convert(b, idx, ik)
+            if signed:
+                negative = b.compare(Op.lt, idx, arith.const(b, ik, 0))
+                idx = b.select(negative, b.binary(Op.add, idx, arith.const(b, ik, extent)), idx)
+            term = idx if stride == 1 else b.binary(Op.mul, idx, arith.const(b, ik, stride))
+            linear = term if linear is None else b.binary(Op.add, linear, term)
+        return b.index_ptr(self.var, linear)
+
+    def load(self, b, indices, loc):
+        value = b.load(self.element_ptr(b, indices, loc))
+        if self.bits:
+            value = b.bitcast(self.value_kind, value)
+        return arith.convert(b, value, self.compute)
+
+    def store(self, b, indices, value, loc):
+        ptr = self.element_ptr(b, indices, loc)
+        value = arith.convert(b, value, self.value_kind)
+        if self.bits:
+            value = b.bitcast(self.storage, value)
+        b.store(ptr, value)
+        self.written = True
+
+    def shape(self, b, kind):
+        return tuple(arith.const(b, kind, d) for d in self.dims)
+
+    def size(self, b, kind):
+        if self.dynamic:
+            raise unsupported("the size of the dynamic shared array", None)
+        return arith.const(b, kind, self.count)
+
+    def strides_in_bytes(self, b, kind):
+        itemsize = np.dtype(str(self.ty.dtype)).itemsize if self.ty.dtype != types.boolean else 1
+        return tuple(arith.const(b, kind, s * itemsize) for s in self.strides_elems)
+
+
+def _bind_builder(arr, b):
+    arr._b = b
+    return arr
+
+
+def constant_shape(lowerer, var, what, loc):
+    """The constant shape (tuple of ints) of Numba variable `var`, or VulkanUnsupportedError."""
+    value = _evaluate(lowerer, var, 0)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = (int(value),)
+    if (
+        not isinstance(value, tuple)
+        or not value
+        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+    ):
+        raise unsupported(
+            f"{what} with a shape that is not a compile-time constant (use literals or global "
+            "constants, e.g. (TILE, TILE + 1))",
+            loc,
+        )
+    if len(value) > 3:
+        raise unsupported(f"{what} of {len(value)} dimensions (1 to 3)", loc)
+    return tuple(int(v) for v in value)
+
+
+_NO = object()
+_BINOPS = {
+    operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
+    operator.floordiv: operator.floordiv, operator.mod: operator.mod,
+    operator.lshift: operator.lshift, operator.rshift: operator.rshift,
+}
+
+
+def _evaluate(lowerer, var, depth):
+    """The compile-time value of Numba variable `var`: literals, globals, closure values,
+    tuples of them and + - * // % << >> on them; _NO where it is not a constant."""
+    if depth > 32:
+        return _NO
+    ty = lowerer.typemap.get(var.name)
+    if isinstance(ty, types.IntegerLiteral):
+        return ty.literal_value
+    try:
+        defn = lowerer.func_ir.get_definition(var)
+    except Exception:  # no single definition
+        return _NO
+    if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)):
+        return defn.value
+    if isinstance(defn, ir.Var):
+        return _evaluate(lowerer, defn, depth + 1)
+    if not isinstance(defn, ir.Expr):
+        return _NO
+    if defn.op == "build_tuple":
+        items = tuple(_evaluate(lowerer, v, depth + 1) for v in defn.items)
+        return _NO if any(i is _NO for i in items) else items
+    if defn.op == "binop" and defn.fn in _BINOPS:
+        a, c = _evaluate(lowerer, defn.lhs, depth + 1), _evaluate(lowerer, defn.rhs, depth + 1)
+        if isinstance(a, int) and isinstance(c, int):
+            try:
+                return _BINOPS[defn.fn](a, c)
+            except (ZeroDivisionError, ValueError):
+                return _NO
+        return _NO
+    if defn.op == "unary" and defn.fn is operator.neg:
+        a = _evaluate(lowerer, defn.value, depth + 1)
+        return -a if isinstance(a, int) else _NO
+    if defn.op == "getattr":
+        base = _evaluate(lowerer, defn.value, depth + 1)
+        return _NO if base is _NO else getattr(base, defn.attr, _NO)
+    return _NO
+
+
+def _arg(expr, sig_names, name, index):
+    kws = dict(expr.kws)
+    if name in kws:
+        return kws[name]
+    if index < len(expr.args):
+        return expr.args[index]
+    return None
+
+
+def _make(lowerer, expr, sig, target, shared):
+    loc = expr.loc
+    what = "nv.shared.array" if shared else "nv.local.array"
+    shape_var = _arg(expr, None, "shape", 0)
+    shape = constant_shape(lowerer, shape_var, what, loc)
+    ty = sig.return_type
+    if any(d < 0 for d in shape):
+        raise unsupported(f"{what} of negative shape {shape}", loc)
+    if 0 in shape and not (shared and shape == (0,)):
+        raise unsupported(f"{what} of shape {shape} (0 only as shared.array(0, dtype), the "
+                          "dynamic shared array)", loc)
+    shape_was_dynamic = shape == (0,) and shared
+    if shape_was_dynamic:
+        if getattr(lowerer, "dynamic_shared", None) is not None:
+            raise unsupported("more than one dynamic shared array (shared.array(0, dtype)) in "
+                              "a kernel", loc)
+    if shape == (0,) and shared:
+        nbytes = getattr(lowerer, "dynamic_shared_bytes", 0)
+        itemsize = 4 if ty.dtype == types.boolean else np.dtype(str(ty.dtype)).itemsize
+        if nbytes < itemsize:
+            raise unsupported(
+                "the dynamic shared array (shared.array(0, dtype)) without shared memory bytes "
+                "at launch (launch it as kernel[groups, local_size, stream, shared_bytes])", loc
+            )
+        shape = (nbytes // itemsize,)
+    bits = shared and id(expr) in atomic_bits_arrays(lowerer)
+    arr = LocalArray(lowerer, ty, shape, shared, bits=bits, loc=loc)
+    if shape_was_dynamic:
+        lowerer.dynamic_shared = arr
+    return arr
+
+
+def lower_shared_array(lowerer, expr, sig, target):
+    return _bind_builder(_make(lowerer, expr, sig, target, True), lowerer.b), sig.return_type
+
+
+def lower_local_array(lowerer, expr, sig, target):
+    return _bind_builder(_make(lowerer, expr, sig, target, False), lowerer.b), sig.return_type
+
+
+def lower_numpy_constructor(lowerer, fn, expr, sig, target):
+    """np.empty/zeros/ones/full(shape, ...) with a constant shape: a local array, filled."""
+    b, loc = lowerer.b, expr.loc
+    name = fn.__name__
+    ty = sig.return_type
+    if not isinstance(ty, types.Array):
+        raise unsupported(f"np.{name} giving {ty}", loc)
+    shape_var = _arg(expr, None, "shape", 0)
+    shape = constant_shape(lowerer, shape_var, f"np.{name}", loc)
+    if 0 in shape or any(d < 0 for d in shape):
+        raise unsupported(f"np.{name} of shape {shape} in a kernel", loc)
+    arr = _bind_builder(LocalArray(lowerer, ty, shape, False, loc=loc), b)
+    if name == "empty":
+        return arr, ty
+    # Fill with a loop over the linear index (the body loads the fill value itself:
+    # KIR values do not cross blocks).
+    fill_var = _arg(expr, None, "fill_value", 1) if name == "full" else None
+    ik = arr.index_kind
+    i_ptr = b.var(ik)
+    b.store(i_ptr, arith.const(b, ik, 0))
+    tag = f"fill{b.current_block}"
+    header, body, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
+    b.br(header)
+    b.set_block(header)
+    b.condbr(b.compare(Op.lt, b.load(i_ptr), arith.const(b, ik, arr.count)), body, done)
+    b.set_block(body)
+    if fill_var is not None:
+        value = lowerer.cast(lowerer.load_var(fill_var.name), lowerer.typemap[fill_var.name],
+                             ty.dtype, loc)
+    else:
+        value = arith.const(b, arr.compute, 1 if name == "ones" else 0)
+    i = b.load(i_ptr)
+    v = arith.convert(b, value, arr.value_kind)
+    b.store(b.index_ptr(arr.var, i), v)
+    b.store(i_ptr, b.binary(Op.add, i, arith.const(b, ik, 1)))
+    b.br(header)
+    b.set_block(done)
+    return arr, ty
+
+
+NUMPY_CONSTRUCTORS = (np.empty, np.zeros, np.ones, np.full)
+
+
+def atomic_bits_arrays(lowerer):
+    """ids of the shared.array call expressions whose arrays a float atomic other than a native
+    add writes (they are held as integer bits; see the module's docstring). Cached."""
+    cached = getattr(lowerer, "_atomic_bits", None)
+    if cached is not None:
+        return cached
+    from . import atomics
+
+    out = set()
+    func_ir = lowerer.func_ir
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                    and stmt.value.op == "call"):
+                continue
+            fn = _static_callee(lowerer, stmt.value.func)
+            name = atomics.stub_name(fn)
+            if name is None or not stmt.value.args:
+                continue
+            ary_ty = lowerer.typemap.get(stmt.value.args[0].name)
+            if not isinstance(ary_ty, types.Array) or not isinstance(ary_ty.dtype, types.Float):
+                continue
+            if name == "add" and atomics.native_float_add(lowerer, ary_ty.dtype):
+                continue
+            defn = _array_definition(func_ir, stmt.value.args[0])
+            if defn is not None:
+                out.add(id(defn))
+    lowerer._atomic_bits = out
+    return out
+
+
+def _static_callee(lowerer, var):
+    try:
+        defn = lowerer.func_ir.get_definition(var)
+    except Exception:
+        return None
+    if isinstance(defn, (ir.Global, ir.FreeVar)):
+        return defn.value
+    if isinstance(defn, ir.Expr) and defn.op == "getattr":
+        base = _static_callee(lowerer, defn.value)
+        return getattr(base, defn.attr, None) if base is not None else None
+    return None
+
+
+def _array_definition(func_ir, var):
+    """The call expression that created array variable `var`, following plain copies."""
+    for _ in range(16):
+        try:
+            defn = func_ir.get_definition(var)
+        except Exception:
+            return None
+        if isinstance(defn, ir.Var):
+            var = defn
+            continue
+        if isinstance(defn, ir.Expr) and defn.op == "call":
+            return defn
+        return None
+    return None
+
+
+CALLS = {stubs.shared.array: lower_shared_array, stubs.local.array: lower_local_array}
+
+__all__ = ["CALLS", "LocalArray", "NUMPY_CONSTRUCTORS", "lower_numpy_constructor", "errors"]

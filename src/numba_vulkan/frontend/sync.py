@@ -1,0 +1,92 @@
+"""Barriers, memory fences and grid-wide synchronisation.
+
+``nv.barrier()`` (``syncthreads``) is a workgroup control barrier with
+acquire-release semantics over shared and global memory; the fences are
+memory barriers at workgroup and device scope (spirv/sync.cc).
+
+Every invocation of a workgroup must reach the same barrier, or the
+workgroup hangs or runs on with undefined results. divergence.py refuses a
+barrier that provably sits under a branch on an invocation's own id; other
+divergent barriers (say, under a branch on data read from memory) are the
+programmer's responsibility, as in CUDA.
+
+``syncthreads_count/and/or(p)`` count the invocations with a true ``p`` in
+a hidden one-element shared u32: barrier; every invocation swaps 0 in
+(atomically, so no branch and no race); barrier; each adds its 0 or 1
+atomically; barrier; each reads the count. The first barrier keeps a reset
+from overtaking the previous call's reads. and/or compare the count with
+the workgroup's size and with 0.
+
+Grid-wide synchronisation (``cg.this_grid().sync()``) does not exist in
+Vulkan: workgroups of one dispatch cannot wait for each other. The front end
+refuses it and says what to do instead.
+"""
+
+from .. import _core, errors, stubs
+
+_KINDS = {
+    stubs.barrier: _core.BarrierKind.workgroup,
+    stubs.threadfence_block: _core.BarrierKind.fence_workgroup,
+    stubs.threadfence: _core.BarrierKind.fence_device,
+}
+
+
+def lower_barrier(lowerer, fn, expr, sig, target):
+    if fn is stubs.barrier:
+        lowerer.barrier_locs = getattr(lowerer, "barrier_locs", []) + [expr.loc]
+    lowerer.b.barrier(_KINDS[fn])
+    return None, sig.return_type
+
+
+def lower_barrier_reduction(lowerer, fn, expr, sig, target):
+    from . import arith
+
+    b = lowerer.b
+    K = _core.Kind
+    lowerer.barrier_locs = getattr(lowerer, "barrier_locs", []) + [expr.loc]
+    value = lowerer.load_cast(expr.args[0], sig.args[0])
+    pred = arith.truth(b, value) if b.kind(value) != K.bool else value
+    counter = getattr(lowerer, "barrier_counter", None)
+    if counter is None:
+        counter = lowerer.barrier_counter = b.array_var(True, K.u32, 1)
+    zero = arith.const(b, K.u32, 0)
+    one = arith.const(b, K.u32, 1)
+    A = _core.AtomicOp
+    b.barrier(_core.BarrierKind.workgroup)
+    b.atomic(A.exch, [b.index_ptr(counter, zero), zero])
+    b.barrier(_core.BarrierKind.workgroup)
+    b.atomic(A.add, [b.index_ptr(counter, zero), b.select(pred, one, zero)])
+    b.barrier(_core.BarrierKind.workgroup)
+    count = b.load(b.index_ptr(counter, zero))
+    if fn is stubs.syncthreads_count:
+        result = count
+    elif fn is stubs.syncthreads_or:
+        result = arith.convert(b, b.compare(_core.Op.ne, count, zero), K.u32)
+    else:
+        total = None
+        for axis in range(3):
+            n = b.builtin(_core.Builtin.local_size, axis)
+            total = n if total is None else b.binary(_core.Op.mul, total, n)
+        result = arith.convert(b, b.compare(_core.Op.eq, count, total), K.u32)
+    return arith.convert(b, result, K.i32), sig.return_type
+
+
+def lower_this_grid(lowerer, fn, expr, sig, target):
+    raise errors.VulkanUnsupportedError(
+        "grid-wide synchronisation (cg.this_grid().sync()) does not exist in Vulkan: "
+        "workgroups of one launch cannot wait for each other. Split the kernel into "
+        "several kernels at the sync points and launch them one after the other on one "
+        "stream (launches on a stream run in order, each seeing the previous one's writes)",
+        loc=expr.loc,
+    )
+
+
+CALLS = {
+    stubs.barrier: lower_barrier,
+    stubs.threadfence_block: lower_barrier,
+    stubs.threadfence: lower_barrier,
+    stubs.cg.this_grid: lower_this_grid,
+    stubs.syncthreads_count: lower_barrier_reduction,
+    stubs.syncthreads_and: lower_barrier_reduction,
+    stubs.syncthreads_or: lower_barrier_reduction,
+}

@@ -1,0 +1,156 @@
+"""nv.subgroup.*: every operation against NumPy, computed for the device's subgroup size
+(DeviceInfo.subgroup_size: 8 on lavapipe), so the tests hold for any size."""
+
+import numba
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+N = 64
+
+
+@pytest.fixture(scope="module")
+def width(device):
+    if not (device.info.subgroup_arithmetic and device.info.subgroup_shuffle):
+        pytest.skip("the device lacks subgroup arithmetic or shuffles")
+    return device.info.subgroup_size
+
+
+def _lanes(a, w):
+    return a.reshape(-1, w)
+
+
+@nv.jit
+def ids(out):
+    g = nv.global_id(0)
+    out[0, g] = nv.subgroup.size()
+    out[1, g] = nv.subgroup.lane()
+    out[2, g] = nv.subgroup.id()
+    out[3, g] = nv.subgroup.count()
+    out[4, g] = nv.subgroup.elect()
+
+
+def test_ids(width):
+    out = np.zeros((5, N), np.int64)
+    ids[1, N](out)
+    g = np.arange(N)
+    np.testing.assert_array_equal(out[0], width)
+    np.testing.assert_array_equal(out[1], g % width)
+    np.testing.assert_array_equal(out[2], g // width)
+    np.testing.assert_array_equal(out[3], N // width)
+    np.testing.assert_array_equal(out[4], g % width == 0)
+
+
+def _arith_kernel():
+    @nv.jit
+    def arith(a, out):
+        g = nv.global_id(0)
+        v = a[g]
+        out[0, g] = nv.subgroup.sum(v)
+        out[1, g] = nv.subgroup.prod(v)
+        out[2, g] = nv.subgroup.min(v)
+        out[3, g] = nv.subgroup.max(v)
+        out[4, g] = nv.subgroup.inclusive_sum(v)
+        out[5, g] = nv.subgroup.exclusive_sum(v)
+        out[6, g] = nv.subgroup.inclusive_max(v)
+        out[7, g] = nv.subgroup.exclusive_min(v)
+        out[8, g] = nv.subgroup.inclusive_prod(v)
+        out[9, g] = nv.subgroup.exclusive_max(v)
+    return arith
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32,
+                                   np.float64], ids=lambda d: np.dtype(d).name)
+def test_reductions_and_scans(dtype, width):
+    rng = np.random.default_rng(3)
+    lo = 0 if np.dtype(dtype).kind == "u" else -3
+    a = rng.integers(lo, 4, N).astype(dtype)  # small integers: exact in every order
+    out = np.zeros((10, N), dtype)
+    _arith_kernel()[1, N](a, out)
+    L = _lanes(a, width)
+    big = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    ident_min = big.max if big else np.inf
+    ident_max = big.min if big else -np.inf
+    with np.errstate(over="ignore"):
+        want = [
+            np.repeat(L.sum(1, dtype=dtype), width),
+            np.repeat(L.prod(1, dtype=dtype), width),
+            np.repeat(L.min(1), width),
+            np.repeat(L.max(1), width),
+            np.cumsum(L, 1, dtype=dtype).ravel(),
+            (np.cumsum(L, 1, dtype=dtype) - L).ravel(),
+            np.maximum.accumulate(L, 1).ravel(),
+            np.concatenate([np.full((L.shape[0], 1), ident_min, dtype),
+                            np.minimum.accumulate(L, 1)[:, :-1]], 1).ravel(),
+            np.cumprod(L, 1, dtype=dtype).ravel(),
+            np.concatenate([np.full((L.shape[0], 1), ident_max, dtype),
+                            np.maximum.accumulate(L, 1)[:, :-1]], 1).ravel(),
+        ]
+    for row, w in enumerate(want):
+        np.testing.assert_array_equal(out[row], w.astype(dtype), err_msg=f"row {row}")
+
+
+@nv.jit
+def votes_and_moves(a, out, ballots):
+    g = nv.global_id(0)
+    v = a[g]
+    lane = nv.subgroup.lane()
+    w = nv.subgroup.size()
+    out[0, g] = nv.subgroup.any(v > 5)
+    out[1, g] = nv.subgroup.all(v >= 0)
+    out[2, g] = nv.subgroup.ballot_count(v % 2 == 1)
+    out[3, g] = nv.subgroup.broadcast(v, 1)
+    out[4, g] = nv.subgroup.broadcast_first(v)
+    out[5, g] = nv.subgroup.shuffle(v, (lane + 3) % w)
+    out[6, g] = nv.subgroup.shuffle_xor(v, 1)
+    up = nv.subgroup.shuffle_up(v, 1)
+    down = nv.subgroup.shuffle_down(v, 1)
+    out[7, g] = up if lane >= 1 else -1
+    out[8, g] = down if lane + 1 < w else -1
+    b = nv.subgroup.ballot(v % 2 == 1)
+    ballots[0, g] = b[0]
+    ballots[1, g] = b[1]
+
+
+def test_votes_ballots_broadcasts_shuffles(width):
+    a = np.random.default_rng(4).integers(0, 8, N).astype(np.int32)
+    out = np.zeros((9, N), np.int32)
+    ballots = np.zeros((2, N), np.uint32)
+    votes_and_moves[1, N](a, out, ballots)
+    L = _lanes(a, width)
+    lane = np.arange(width)
+    np.testing.assert_array_equal(out[0], np.repeat((L > 5).any(1), width))
+    np.testing.assert_array_equal(out[1], 1)
+    np.testing.assert_array_equal(out[2], np.repeat((L % 2 == 1).sum(1), width))
+    np.testing.assert_array_equal(out[3], np.repeat(L[:, 1], width))
+    np.testing.assert_array_equal(out[4], np.repeat(L[:, 0], width))
+    np.testing.assert_array_equal(out[5], L[:, (lane + 3) % width].ravel())
+    np.testing.assert_array_equal(out[6], L[:, lane ^ 1].ravel())
+    np.testing.assert_array_equal(out[7], np.where(lane >= 1, L[:, lane - 1], -1).ravel())
+    np.testing.assert_array_equal(out[8], np.where(lane + 1 < width, L[:, (lane + 1) % width],
+                                                   -1).ravel())
+    bits = ((L % 2 == 1) * (1 << lane.astype(np.uint64))).sum(1)
+    np.testing.assert_array_equal(ballots[0], np.repeat(bits & 0xFFFFFFFF, width))
+    np.testing.assert_array_equal(ballots[1], np.repeat(bits >> 32, width))
+
+
+def test_capabilities_are_reported():
+    compiled = votes_and_moves.compile((numba.int32[::1], numba.int32[:, ::1],
+                                        numba.uint32[:, ::1]))
+    for cap in ("subgroup_basic", "subgroup_vote", "subgroup_ballot", "subgroup_shuffle",
+                "subgroup_shuffle_relative"):
+        assert cap in compiled.capabilities
+
+
+def test_barrier_under_a_branch_on_the_lane_is_refused(width):
+    @nv.jit
+    def k(out):
+        if nv.subgroup.lane() == 0:
+            nv.barrier()
+        out[0] = 1
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="every invocation"):
+        k[1, N](np.zeros(1, np.int32))
