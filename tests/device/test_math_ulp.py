@@ -2,11 +2,15 @@
 sample (edge cases plus random operands over each function's interesting range) must stay
 within the bounds docs/math.md promises. benchmarks/math_accuracy.py sweeps 10^6 samples."""
 
+import math
+
 import mpmath as mp
 import numpy as np
 import pytest
 from conftest import requires_feature
 from math_support import max_ulp, random_floats, run_kernel, special_floats
+
+import numba_vulkan as nv
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -118,3 +122,24 @@ def test_atan2_ulp(dtype):
             e = max(int(mp.floor(mp.log(abs(ex), 2))), fi.minexp) if ex else fi.minexp
             worst = max(worst, float(abs(mp.mpf(float(oi)) - ex) / mp.mpf(2) ** (e - fi.nmant)))
     assert worst <= 1.0, worst
+
+
+@nv.jit(fastmath=True)
+def _device_helper(v):
+    return math.exp(v) * math.sqrt(abs(v))
+
+
+def test_math_in_a_device_function():
+    """Math calls inside an inlined device function reach the library (and its fastmath rule)."""
+
+    @nv.jit(fastmath=True)
+    def kernel(a, out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = _device_helper(a[i])
+
+    x = np.linspace(-20, 20, 101)
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, out)
+    ref = np.exp(x) * np.sqrt(np.abs(x))
+    assert np.all(np.abs(out - ref) <= 2 * np.abs(np.spacing(ref)))
