@@ -32,6 +32,7 @@ UNARY = {
     "scaling": ["math.degrees(x)", "math.radians(x)", "np.degrees(x)", "np.rad2deg(x)",
                 "np.radians(x)", "np.deg2rad(x)", "math.frexp(x)[0]", "math.frexp(x)[1]"],
     "sqrt": ["math.sqrt(x)", "np.sqrt(x)"],
+    "arith": ["np.square(x)", "np.negative(x)", "np.positive(x)"],
 }  # fmt: skip
 
 # Results converted to int: operands where the conversion is defined (finite, in range).
@@ -102,7 +103,8 @@ def test_sqrt_many(dtype):
 INTS = {
     np.int64: ["math.isnan(x)", "math.isfinite(x)", "np.sign(x)", "np.floor(x)", "round(x)",
                "math.fabs(x)", "np.signbit(x)", "math.sqrt(x)", "np.rint(x)"],
-    np.int32: ["np.isinf(x)", "math.floor(x)", "np.absolute(x)", "np.sign(x)"],
+    np.int32: ["np.isinf(x)", "math.floor(x)", "np.absolute(x)", "np.sign(x)", "np.square(x)",
+               "np.negative(x)"],
     np.uint32: ["np.absolute(x)"],
 }  # fmt: skip
 

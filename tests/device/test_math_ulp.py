@@ -26,6 +26,9 @@ CASES = {
     "math.exp(x)": (mp.exp, lambda dt, n: _uniform(dt, n, *_exp_range(dt)), 1.0),
     "np.exp2(x)": (lambda v: mp.power(2, v), lambda dt, n: _uniform(dt, n, -160, 140) if dt ==
                    np.float32 else _uniform(dt, n, -1100, 1030), 1.0),
+    "math.exp2(x)": (lambda v: mp.power(2, v), lambda dt, n: _uniform(dt, n, -150, 128), 1.0),
+    "np.float_power(x, 1.5)": (lambda v: mp.power(abs(v), 1.5) if v >= 0 or mp.isinf(v) else mp.nan,
+                               lambda dt, n: _positive(dt, n), 1.0),
     "math.log(x)": (mp.log, lambda dt, n: _positive(dt, n), 1.0),
     "math.log2(x)": (lambda v: mp.log(v, 2), lambda dt, n: _positive(dt, n), 1.0),
     "math.log10(x)": (mp.log10, lambda dt, n: _positive(dt, n), 1.0),

@@ -145,6 +145,13 @@ def _minmax(is_max, prefer_nan):
     return lower
 
 
+def _arith1(c, fn):
+    k = c.ret_kind
+    if k == K.bool:
+        raise unsupported(f"'{c.name}' of a bool", c.loc)
+    return fn(c.b, arith.convert(c.b, c.args[0], k))
+
+
 def _ldexp(c):
     b = c.b
     k = c.ret_kind
@@ -314,17 +321,23 @@ TABLE = {
     np.minimum: _minmax(False, True),
     np.maximum: _minmax(True, True),
     np.isclose: _isclose,
+    # simple arithmetic ufuncs (ints wrap as Numba's do)
+    np.square: lambda c: _arith1(c, lambda b, x: b.binary(Op.mul, x, x)),
+    np.negative: lambda c: _arith1(c, lambda b, x: b.unary(Op.neg, x)),
+    np.positive: lambda c: _arith1(c, lambda b, x: x),
     # remainders and powers
     np.fmod: _fmod,
     np.remainder: _binary_arith(arith.mod),
     np.floor_divide: _binary_arith(arith.floordiv),
     builtins.pow: _pow,
     math.pow: _float_binary(power.pow_),
+    np.float_power: _float_binary(power.pow_),
     np.power: _pow,
     # exponentials and logarithms (math.log with a base is refused: see _log)
     math.exp: _float_unary(explog.exp),
     np.exp: _float_unary(explog.exp),
     np.exp2: _float_unary(explog.exp2),
+    math.exp2: _float_unary(explog.exp2),
     math.expm1: _float_unary(explog.expm1),
     np.expm1: _float_unary(explog.expm1),
     math.log1p: _float_unary(explog.log1p),
