@@ -127,7 +127,9 @@ def compile_kernel(
     core = _core.compile(
         lowered.module,
         optimize=options.optimize,
-        fastmath=options.fastmath,
+        # The math library's exact building blocks (two_sum, rint, Dekker products) would be
+        # folded away by fastmath's reassociation: kernels that use it keep exact float ops.
+        fastmath=options.fastmath and not lowered.exact_math,
         max_push_bytes=max_push_bytes,
         nan_preserve=list(nan_preserve),
         narrow_ints=mode.prove,
