@@ -180,6 +180,10 @@ def {name}(a, b, c):
         c[i, j] = acc
 """
 
+# The same product with the grid's x axis along the columns: neighbouring invocations
+# read neighbouring elements of b and write neighbouring elements of c.
+MATMUL_COALESCED_SOURCE = MATMUL_SOURCE.replace("i, j = {index2d}", "j, i = {index2d}")
+
 XORSHIFT_SOURCE = """
 def {name}(seeds, out):
     i = {index}
@@ -330,9 +334,9 @@ def bench_first_call(backend, repeats, n=1024, source=KERNEL_SOURCE):
     return {"ms_median": statistics.median(times) * 1e3, "all_ms": [t * 1e3 for t in times]}
 
 
-def bench_matmul(backend, n, repeats, launches=5):
+def bench_matmul(backend, n, repeats, launches=5, source=MATMUL_SOURCE):
     """Naive float32 matmul of two n x n matrices, GFLOP/s (2 n^3 per launch)."""
-    kernel = make_kernel(backend, "matmul_kernel", MATMUL_SOURCE)
+    kernel = make_kernel(backend, "matmul_kernel", source)
     rng = np.random.default_rng(1)
     ah = rng.standard_normal((n, n), dtype=np.float32)
     bh = rng.standard_normal((n, n), dtype=np.float32)
@@ -469,6 +473,12 @@ def run_backend(cls, args):
             lambda: bench_first_call(backend, args.first_calls, source=DEVFN_SOURCE),
         ),
         ("matmul", lambda: bench_matmul(backend, args.matmul_n, args.repeats)),
+        (
+            "matmul_coalesced",
+            lambda: bench_matmul(
+                backend, args.matmul_n, args.repeats, source=MATMUL_COALESCED_SOURCE
+            ),
+        ),
         ("xorshift", lambda: bench_xorshift(backend, args.xorshift_size, args.repeats)),
     ):
         if name not in args.only:
@@ -537,6 +547,13 @@ def table(results):
     )
     rows.append(
         (
+            "matmul, x along columns (GFLOP/s)",
+            cell(v, "matmul_coalesced", "GFLOPs_median", "{:.0f}"),
+            cell(c, "matmul_coalesced", "GFLOPs_median", "{:.0f}"),
+        )
+    )
+    rows.append(
+        (
             "xorshift (ms, median)",
             cell(v, "xorshift", "ms_median", "{:.3f}"),
             cell(c, "xorshift", "ms_median", "{:.3f}"),
@@ -561,7 +578,7 @@ def main(argv=None):
     parser.add_argument("--xorshift-size", type=int, default=24, help="log2 of the seed count")
     parser.add_argument(
         "--only",
-        default="launch,triad,first_call,first_call_devfn,matmul,xorshift",
+        default="launch,triad,first_call,first_call_devfn,matmul,matmul_coalesced,xorshift",
         help="comma-separated figures",
     )
     parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
@@ -611,7 +628,7 @@ def main(argv=None):
     for name, r in results.items():
         if not r.get("available"):
             print(f"{name}: not measured ({r['reason']})")
-        for figure in ("launch", "triad", "first_call", "matmul", "xorshift"):
+        for figure in ("launch", "triad", "first_call", "first_call_devfn", "matmul", "matmul_coalesced", "xorshift"):
             if isinstance(r.get(figure), dict) and "error" in r[figure]:
                 print(f"{name} {figure}: {r[figure]['error']}")
     print(f"wrote {out}")

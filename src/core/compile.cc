@@ -66,10 +66,10 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     emit_options.fastmath = options.fastmath;
     emit_options.preserve_float_widths = options.preserve_float_widths;
     NVK_ASSIGN_OR_RETURN(out.words, spirv::Emit(module, emit_options));
-    NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
+    if (options.validate) NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     if (options.optimize) {
         NVK_ASSIGN_OR_RETURN(out.words, spirv::Optimize(out.words));
-        NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
+        if (options.validate) NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     }
     // 5. What the device must support, read from the final module.
     out.capabilities = spirv::CapabilityNames(out.words);

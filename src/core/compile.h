@@ -12,6 +12,7 @@ namespace nvk {
 
 struct CompileOptions {
     bool optimize = true;          // run the SPIRV-Tools optimiser
+    bool validate = true;          // SPIRV-Tools validation (NUMBA_VULKAN_VALIDATE)
     bool fastmath = false;
     uint32_t max_push_bytes = 128;  // the device's push-constant limit
     std::vector<uint32_t> preserve_float_widths;  // see spirv::EmitOptions

@@ -47,6 +47,8 @@ def _device_array_class():
     return getattr(runtime, "DeviceArray", ())
 
 
+_NDARRAY_TYPES = {}  # (dtype, ndim, writeable) -> Numba type of a NumPy argument
+
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
 
 
@@ -59,6 +61,10 @@ def typeof_argument(value, position):
     if isinstance(value, _device_array_class()):
         return target.device_array_type(value)
     if isinstance(value, np.ndarray):
+        key = (value.dtype, value.ndim, value.flags.writeable)
+        cached = _NDARRAY_TYPES.get(key)
+        if cached is not None:  # a launch with NumPy arguments types each, every launch
+            return cached
         dtype = None
         if value.dtype.kind in "biufc" or value.dtype.fields is not None:  # also records
             try:  # big-endian data is copied to the device in native order
@@ -71,7 +77,10 @@ def typeof_argument(value, position):
                 f"argument {position}: NumPy arrays of dtype {value.dtype} and ndim {value.ndim} "
                 "cannot be passed to a kernel"
             )
-        return types.Array(dtype, value.ndim, "C", readonly=not value.flags.writeable)
+        typ = types.Array(dtype, value.ndim, "C", readonly=not value.flags.writeable)
+        if len(_NDARRAY_TYPES) < 1024:
+            _NDARRAY_TYPES[key] = typ
+        return typ
     if isinstance(value, _SCALAR_TYPES):
         return typeof(value)
     if isinstance(value, tuple):

@@ -85,8 +85,45 @@ class CompiledKernel:
         self.kir = core.kir
         self.kir_narrowed = core.kir_narrowed
         self.unbound = []
-        self.typed = typed  # the Numba typing result (for inspect_types)
+        self.typed = typed  # the Numba typing result (for inspect_types); None from the cache
+        self.from_cache = False  # loaded from the disk cache (cache=True)
         self._spirv = None
+
+    # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
+    _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
+               "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
+               "loop_iterations", "kir", "kir_narrowed")  # fmt: skip
+
+    def to_record(self):
+        """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
+        from . import compiler
+
+        record = {name: getattr(self, name) for name in self._RECORD}
+        record["words"] = self.words.tobytes()
+        uses = self.__dict__.get("uses_float64")
+        if uses is None:
+            uses = self.typed is not None and compiler.uses_float64(self.typed)
+        record["uses_float64"] = bool(uses)
+        return record
+
+    @classmethod
+    def from_record(cls, record):
+        """The kernel a disk cache entry describes, without Numba's typing (typed is None)."""
+        import types as pytypes
+
+        core = pytypes.SimpleNamespace(
+            words=np.frombuffer(record["words"], dtype=np.uint32),
+            **{k: record[k] for k in ("entry", "param_size", "params_in_buffer", "push_size",
+                                      "capabilities", "shared_bytes", "dynamic_shared_itemsize",
+                                      "kir", "kir_narrowed")},
+        )  # fmt: skip
+        kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
+                     argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
+                     grid=record["grid"], loop_iterations=record["loop_iterations"])  # fmt: skip
+        kernel.local_size = record["local_size"]
+        kernel.uses_float64 = record["uses_float64"]
+        kernel.from_cache = True
+        return kernel
 
     def disassemble(self):
         """The SPIR-V module as assembly text.

@@ -101,8 +101,9 @@ def compile_kernel(
     # refuse them rather than compile a kernel that silently skips the checks.
     if options.boundscheck:
         raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: boundscheck=True is not supported yet "
-            "(it needs exceptions inside kernels)"
+            f"kernel {pyfunc.__name__!r}: boundscheck=True (or NUMBA_BOUNDSCHECK=1) is not "
+            "supported yet: index checks need exceptions inside kernels; unset "
+            "NUMBA_BOUNDSCHECK or set it to 0"
         )
     if options.error_model == "python":
         raise errors.VulkanUnsupportedError(
@@ -126,10 +127,13 @@ def compile_kernel(
     core = _core.compile(
         lowered.module,
         optimize=options.optimize,
-        fastmath=options.fastmath,
+        # The math library's exact building blocks (two_sum, rint, Dekker products) would be
+        # folded away by fastmath's reassociation: kernels that use it keep exact float ops.
+        fastmath=options.fastmath and not lowered.exact_math,
         max_push_bytes=max_push_bytes,
         nan_preserve=list(nan_preserve),
         narrow_ints=mode.prove,
+        validate=bool(config.VALIDATE),
     )
     kernel = codegen.CompiledKernel(
         name=name,

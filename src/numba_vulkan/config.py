@@ -59,5 +59,7 @@ TIMEOUT = _float("NUMBA_VULKAN_TIMEOUT", 0.0)
 INT64 = _int("NUMBA_VULKAN_INT64", 0)  # no integer narrowing
 NARROW = _int("NUMBA_VULKAN_NARROW", 0)  # narrow everything
 PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16)
-BOUNDSCHECK = _int("NUMBA_BOUNDSCHECK", 0)
+# Numba's variable: 1 turns index checks on for every kernel, 0 off, unset (None)
+# leaves it to each kernel's boundscheck option.
+BOUNDSCHECK = _int("NUMBA_BOUNDSCHECK", None)
 DUMP = os.environ.get("NUMBA_VULKAN_DUMP", "")  # e.g. "kir,spirv"

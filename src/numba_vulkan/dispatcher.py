@@ -16,6 +16,7 @@ Asynchrony follows numba.cuda: a launch whose arrays are all device arrays
 returns at once; one with NumPy arrays waits, because it copies results back.
 """
 
+import collections
 import dataclasses
 import inspect
 import threading
@@ -26,10 +27,11 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, checks, compiler, config, narrowing, target
+from . import arguments, cache, checks, compiler, config, narrowing, target
 from .errors import (
     InternalCompilerError,
     VulkanLoopLimitWarning,
+    VulkanPerformanceWarning,
     VulkanPrecisionWarning,
     VulkanSupportError,
 )
@@ -46,6 +48,12 @@ _JIT_OPTIONS = {
 }
 
 DEFAULT_LOCAL_SIZE = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
+
+#: Vulkan's guaranteed maxPushConstantsSize; kernels compiled without a device
+#: assume it, kernels for a device use that device's limit.
+MIN_PUSH_BYTES = 128
+
+CacheStats = collections.namedtuple("CacheStats", "cache_hits cache_misses")
 
 
 def jit(func=None, **options):
@@ -68,9 +76,18 @@ def jit(func=None, **options):
     narrow : None, bool, "ints" or "floats"
         How 64-bit types are narrowed; see ``numba_vulkan.narrowing.Mode``.
     cache : bool
-        Keep compiled kernels on disk (not implemented yet: accepted, no effect).
-    device, inline, debug
-        Accepted for compatibility with numba.cuda's ``jit``.
+        Keep compiled kernels on disk and load them in later processes without
+        compiling (numba_vulkan/cache.py; NUMBA_VULKAN_CACHE=0 turns it off,
+        NUMBA_VULKAN_CACHE_DIR moves it).
+    device : bool
+        Accepted for numba.cuda's ``jit``: every ``@jit`` function is both a
+        kernel and a device function (docs/device-functions.md).
+    inline : {"never", "always"}
+        Both mean the same: calls are always inlined into the kernel
+        (docs/device-functions.md says why); the generated code is identical.
+    debug : bool
+        ``True`` is refused with VulkanUnsupportedError (no debug information
+        or in-kernel checks yet).
 
     Returns
     -------
@@ -140,6 +157,9 @@ class Dispatcher:
         self._lock = threading.RLock()
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
         self._warned_precision = False
+        self._warned_uncachable = False
+        # Disk cache counters by argument types, as numba's dispatcher.stats.
+        self.stats = CacheStats({}, {})
 
     # ------------------------------------------------------------ launch forms
 
@@ -272,7 +292,7 @@ class Dispatcher:
             mode = self._mode(device)
         elif not isinstance(mode, narrowing.Mode):
             raise TypeError(f"mode must be a numba_vulkan.narrowing.Mode, not {mode!r}")
-        return self._compile(argtypes, mode, _nan_preserve(device))
+        return self._compile(argtypes, mode, _nan_preserve(device), _max_push(device))
 
     def _mode(self, device):
         narrow = self.options["narrow"]
@@ -280,8 +300,9 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, nan_preserve=(), shared_bytes=0):
-        key = (argtypes, mode, nan_preserve, shared_bytes)
+    def _compile(self, argtypes, mode, nan_preserve=(), max_push_bytes=MIN_PUSH_BYTES,
+                 shared_bytes=0):
+        key = (argtypes, mode, nan_preserve, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
         if compiled is None:
             # Numba's front end is not thread-safe: take its global lock first, then
@@ -289,24 +310,49 @@ class Dispatcher:
             with global_compiler_lock, self._lock:
                 compiled = self._compiled.get(key)
                 if compiled is None:
-                    compiled = compiler.compile_kernel(
-                        self.py_func,
-                        argtypes,
-                        self._compile_options(),
-                        mode,
-                        nan_preserve=nan_preserve,
-                        dynamic_shared_bytes=shared_bytes,
-                    )
+                    options = self._compile_options()
+                    disk_key = self._disk_key(argtypes, options, mode, nan_preserve,
+                                              max_push_bytes, shared_bytes)  # fmt: skip
+                    if disk_key is not None:
+                        compiled = cache.load_kernel(self.py_func, disk_key)
+                        counter = self.stats.cache_hits if compiled else self.stats.cache_misses
+                        counter[argtypes] = counter.get(argtypes, 0) + 1
+                    if compiled is None:
+                        compiled = compiler.compile_kernel(
+                            self.py_func,
+                            argtypes,
+                            options,
+                            mode,
+                            max_push_bytes=max_push_bytes,
+                            nan_preserve=nan_preserve,
+                            dynamic_shared_bytes=shared_bytes,
+                        )
+                        if disk_key is not None:
+                            cache.store_kernel(self.py_func, disk_key, compiled)
                     self._compiled[key] = compiled
                     self._warn_if_float64_narrowed(compiled)
         return compiled
+
+    def _disk_key(self, argtypes, options, mode, nan_preserve, max_push_bytes, shared_bytes):
+        """The disk cache key of a specialisation, or None when it is not cached."""
+        if not self.options["cache"] or not cache.enabled():
+            return None
+        try:
+            return cache.kernel_key(self.py_func, argtypes, options, mode,
+                                    (nan_preserve, max_push_bytes, shared_bytes))  # fmt: skip
+        except cache.Uncachable as e:
+            if not self._warned_uncachable:
+                self._warned_uncachable = True
+                warnings.warn(f"kernel {self.__name__!r} is not cached: it refers to {e}",
+                              VulkanPerformanceWarning, stacklevel=5)  # fmt: skip
+            return None
 
     def _warn_if_float64_narrowed(self, compiled):
         """VulkanPrecisionWarning, once per kernel, when the default mode computes float64
         values in float32 (a device without float64); an explicit ``narrow`` asks for it."""
         if not compiled.mode.floats or self.options["narrow"] is not None or config.NARROW:
             return
-        if self._warned_precision or not compiler.uses_float64(compiled.typed):
+        if self._warned_precision or not _uses_float64(compiled):
             return
         self._warned_precision = True
         warnings.warn(
@@ -317,9 +363,12 @@ class Dispatcher:
         )
 
     def _compile_options(self):
+        boundscheck = bool(self.options["boundscheck"])
+        if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
+            boundscheck = bool(config.BOUNDSCHECK)
         return compiler.Options(
             fastmath=bool(self.options["fastmath"]),
-            boundscheck=bool(self.options["boundscheck"]),
+            boundscheck=boundscheck,
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),
         )
@@ -332,9 +381,11 @@ class Dispatcher:
         key = (argtypes, device, mode, shared_bytes)
         spec = self._specialisations.get(key)
         if spec is None:
-            compiled = self._compile(argtypes, mode, _nan_preserve(device), shared_bytes)
+            compiled = self._compile(argtypes, mode, _nan_preserve(device), _max_push(device),
+                                     shared_bytes)
             device.check_support(compiled)
             self._warn_loop_limit(compiled, device)
+            self._warn_if_float64_slow(compiled, device)
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
                 if spec is None:
@@ -346,6 +397,24 @@ class Dispatcher:
                         old = self._launchers.get(device, [])
                         self._launchers[device] = [spec.launcher, *old]
         return spec
+
+    def _warn_if_float64_slow(self, compiled, device):
+        """VulkanPerformanceWarning, once per kernel, for float64 arithmetic on a GPU
+        that runs it far slower than float32 (runtime.devices.float64_is_slow)."""
+        from .runtime.devices import float64_is_slow
+
+        if compiled.mode.floats or self.__dict__.get("_warned_float64_slow"):
+            return
+        if not float64_is_slow(device.info) or not _uses_float64(compiled):
+            return
+        self._warned_float64_slow = True
+        warnings.warn(
+            f"kernel {self.__name__!r} computes in float64, which {device.info.name} runs much "
+            "slower than float32; if float32 is enough, use float32 arrays and write float "
+            "literals as np.float32(...) (a bare 1.0 is a float64), or pass narrow='floats'",
+            VulkanPerformanceWarning,
+            stacklevel=4,
+        )
 
     def _warn_loop_limit(self, compiled, device):
         """Warn once per kernel and device whose loop cap its loops could pass (probes.py)."""
@@ -371,7 +440,7 @@ class Dispatcher:
         """The compiled kernels, by (argument types, narrowing mode); kernels compiled for a
         dynamic shared array's size are left out (the first size's kernel stands for them)."""
         out = {}
-        for (argtypes, mode, _, shared_bytes), k in self._compiled.items():
+        for (argtypes, mode, _, _, shared_bytes), k in self._compiled.items():
             if not shared_bytes or (argtypes, mode) not in out:
                 out[(argtypes, mode)] = k
         return out
@@ -437,7 +506,10 @@ class Dispatcher:
         for kernel in self._compiled.values():
             print(f"{self.__name__} {kernel.argtypes}", file=file)
             print("-" * 80, file=file)
-            print(compiler.annotate(kernel.typed), file=file)
+            if kernel.typed is None:
+                print("(loaded from the disk cache: no Numba typing to show)", file=file)
+            else:
+                print(compiler.annotate(kernel.typed), file=file)
             print("=" * 80, file=file)
 
     def __repr__(self):
@@ -447,9 +519,14 @@ class Dispatcher:
 
     def _check_arg_count(self, args):
         """TypeError naming the kernel when ``args`` do not fit its parameters."""
-        try:
-            signature = inspect.signature(self.py_func)
-        except (TypeError, ValueError):  # no signature to check against
+        signature = self.__dict__.get("_signature", False)
+        if signature is False:  # computed once: inspect.signature costs ~15 µs a launch
+            try:
+                signature = inspect.signature(self.py_func)
+            except (TypeError, ValueError):  # no signature to check against
+                signature = None
+            self.__dict__["_signature"] = signature
+        if signature is None:
             return
         try:
             signature.bind(*args)
@@ -485,7 +562,7 @@ class Dispatcher:
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
                 arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
-                on_device = runtime.to_device(np.ascontiguousarray(arg), device=device)
+                on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
@@ -495,7 +572,10 @@ class Dispatcher:
                 )
         device_args = tuple(device_args)
 
-        if not spec.launcher.launch(launch.groups, launch.local_size, device_args):
+        # With results to copy back, the launch is held: the copies' wait submits the
+        # launch and the copies at once (one vkQueueSubmit, not two).
+        held = bool(copy_back)
+        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held):
             raise InternalCompilerError(
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
@@ -622,6 +702,22 @@ def _stream_class():
     return runtime.Stream
 
 
+def _uses_float64(compiled):
+    """Whether a kernel computes with float64 values (recorded in cache entries)."""
+    uses = getattr(compiled, "uses_float64", None)
+    if uses is None:
+        uses = compiled.typed is not None and compiler.uses_float64(compiled.typed)
+        compiled.uses_float64 = uses
+    return uses
+
+
+def _max_push(device):
+    """Bytes of push constants a kernel may use on `device` (Vulkan's minimum without one)."""
+    if device is None:
+        return MIN_PUSH_BYTES
+    return max(MIN_PUSH_BYTES, int(getattr(device.info, "max_push_constants", MIN_PUSH_BYTES)))
+
+
 def _nan_preserve(device):
     """The float widths whose signed zeros, infinities and NaNs the device can keep."""
     return () if device is None else tuple(device.info.nan_preserve)
@@ -651,6 +747,13 @@ def _device_name(device):
     return f"device {getattr(info, 'index', '?')} ({getattr(info, 'name', device)})"
 
 
+def _upload(host, device):
+    global _upload
+    from .runtime.array import _upload
+
+    return _upload(host, device)
+
+
 def _make_launcher(device, compiled):
     """The C++ launcher of ``compiled`` on ``device`` (interface C of the runtime)."""
     from . import _core
@@ -665,4 +768,7 @@ def _make_launcher(device, compiled):
         compiled.param_size,
         compiled.params_in_buffer,
         getattr(compiled, "grid", None),
+        # Which arrays the kernel writes: the device puts barriers only where a
+        # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
+        list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
     )

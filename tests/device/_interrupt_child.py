@@ -64,16 +64,29 @@ def device_works():
     return bool((out == x * 3 + np.arange(1000)).all())
 
 
+def work_size(target_s=0.5):
+    """Invocations per launch so that one launch takes about `target_s` on this device:
+    N on lavapipe; a fast GPU (the H200 runs N invocations in well under a millisecond)
+    gets up to 4096 times more, so the signal still finds queued work."""
+    out = nv.device_array(N, np.int32)
+    spin.forall(N)(out, np.int32(1))  # compile before timing anything
+    nv.synchronize()
+    start = time.perf_counter()
+    spin.forall(N)(out, np.int32(LOOP))
+    nv.synchronize()
+    seconds = time.perf_counter() - start
+    return N * max(1, min(4096, int(target_s / max(seconds, 1e-6))))
+
+
 def queue_work(out):
     for _ in range(LAUNCHES):
-        spin.forall(N)(out, np.int32(LOOP))
+        spin.forall(out.size)(out, np.int32(LOOP))
 
 
 def interrupt(mode):
     device = nv.get_device()
-    out = nv.device_array(N, np.int32)
-    spin.forall(N)(out, np.int32(1))  # compile before timing anything
-    nv.synchronize()
+    n = work_size()
+    out = nv.device_array(n, np.int32)
     fired = {}
 
     def fire():
@@ -97,7 +110,7 @@ def interrupt(mode):
             # Launches block once MAX_IN_FLIGHT batches are queued: a wait for a slot.
             # Shorter launches (N // 16 invocations), or draining them takes minutes.
             for _ in range(10_000):
-                spin.forall(N // 16)(out, np.int32(LOOP))
+                spin.forall(n // 16)(out, np.int32(LOOP))
         caught = "none"
     except KeyboardInterrupt:
         caught = "KeyboardInterrupt"
@@ -120,9 +133,7 @@ def interrupt(mode):
 
 def timeout():
     device = nv.get_device()
-    out = nv.device_array(N, np.int32)
-    spin.forall(N)(out, np.int32(1))
-    nv.synchronize()
+    out = nv.device_array(work_size(), np.int32)
     device.timeout = 0.3
     queue_work(out)
     start = time.perf_counter()

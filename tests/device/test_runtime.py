@@ -304,6 +304,7 @@ def test_launcher(device, tmp_path, in_buffer):
     words, push_size = K.scale_index(tmp_path, in_buffer)
     kernel = device.load_kernel(words, push_size)
     launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, in_buffer)
+    launcher.keep_last_block = True
     n = 1000
     out = rt.to_device(np.zeros(n, np.uint32))
     assert launcher.launch(((n + 63) // 64, 1, 1), (64, 1, 1), (out, np.uint32(2))) is True
@@ -382,8 +383,14 @@ def test_device_launch_and_run(device, tmp_path):
     device.run(ck, (2, 1, 1), [host], block)
     np.testing.assert_array_equal(host, np.arange(50, dtype=np.uint32) * 3)
 
-    with pytest.raises(ValueError):
-        device.launch(ck, (1, 1, 1), [np.zeros(3)], b"")
+    # A host array in launch is uploaded and read there (the reference's small host
+    # arrays); launch copies nothing back, so the host array is unchanged.
+    small = np.zeros(40, np.uint32)
+    device.launch(ck, (2, 1, 1), [small], block)
+    device.synchronize()
+    assert not small.any()
+    with pytest.raises(ValueError, match="must be a DeviceArray, a NumPy array or None"):
+        device.launch(ck, (1, 1, 1), [[1, 2, 3]], b"")
 
 
 def test_sync_mode_subprocess(tmp_path):

@@ -78,8 +78,9 @@ void InitCompile(nb::module_& m) {
         [](const kir::Module& module, bool optimize, bool fastmath, uint32_t max_push_bytes,
            std::vector<uint32_t> nan_preserve, bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
-           std::optional<std::vector<uint32_t>> max_groups) {
+           std::optional<std::vector<uint32_t>> max_groups, bool validate) {
             CompileOptions options;
+            options.validate = validate;
             options.narrow_ints = narrow_ints;
             auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
                              const char* name) {
@@ -105,6 +106,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("fastmath") = false, nb::arg("max_push_bytes") = 128,
         nb::arg("nan_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
+        nb::arg("validate") = true,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs. "
         "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "

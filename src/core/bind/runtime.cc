@@ -73,6 +73,8 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["storage16"] = d.storage16;
     r["storage8"] = d.storage8;
     r["float32_atomic_add"] = d.float32_atomic_add;
+    r["push_constant8"] = d.push_constant8;
+    r["push_constant16"] = d.push_constant16;
     r["max_local_size"] = tuple3(d.max_local_size);
     r["max_local_invocations"] = d.max_local_invocations;
     r["max_groups"] = tuple3(d.max_groups);
@@ -133,6 +135,10 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         return GetInstance(debug_level)->debug_level();
     });
 
+    nb::class_<PyTimestamp>(m, "Timestamp", "A timestamp recorded on a device (Event).")
+        .def_prop_ro("value", [](PyTimestamp& t) { return t.ref->value; },
+                     "The timeline value of the batch that writes it.");
+
     nb::class_<vk::Device> cls(m, "Device", "A Vulkan logical device (one per physical device).");
     cls
         .def_static(
@@ -164,6 +170,8 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_prop_ro("family", [](vk::Device& d) { return d.info().compute_family; })
         .def_prop_ro("transfer_family", [](vk::Device& d) { return d.info().transfer_family; })
         .def_prop_ro("arrays_mapped", &vk::Device::arrays_mapped)
+        .def_prop_ro("barrier_count", &vk::Device::barrier_count,
+                     "Memory barriers recorded so far (hazard tracking; for tests).")
         .def_prop_rw("pool_limit", &vk::Device::pool_limit, &vk::Device::set_pool_limit)
         .def_prop_rw("sync_launches", &vk::Device::sync_launches, &vk::Device::set_sync_launches)
         .def_prop_rw("timeout", &vk::Device::timeout, &vk::Device::set_timeout,
@@ -184,28 +192,38 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
              [](vk::Device& d) { Released([&] { return d.Synchronize(); }); })
         .def("record_timestamp",
              [](vk::Device& d) {
-                 uint64_t value = 0;
-                 util::Result<uint32_t> query = util::Status::Ok();
+                 util::Result<vk::TimestampRef> ts = util::Status::Ok();
                  {
                      nb::gil_scoped_release release;  // may wait for a batch slot
-                     query = d.RecordTimestamp(&value);
+                     ts = d.RecordTimestamp();
                  }
-                 return nb::make_tuple(Unwrap(std::move(query)), value);
+                 return PyTimestamp{Unwrap(std::move(ts))};
              },
-             "Record a timestamp after the work so far: (query, timeline value).")
+             "Record a timestamp after the work so far (a Timestamp).")
         .def("read_timestamp_ns",
-             [](vk::Device& d, uint32_t query, uint64_t value) {
+             [](vk::Device& d, PyTimestamp& ts) {
                  util::Result<double> r = util::Status::Ok();
                  {
                      nb::gil_scoped_release release;
-                     r = d.ReadTimestampNs(query, value);
+                     r = d.ReadTimestampNs(*ts.ref);
                  }
                  return Unwrap(std::move(r));
              },
-             nb::arg("query"), nb::arg("value"))
+             nb::arg("timestamp"))
         .def("wait_value",
              [](vk::Device& d, uint64_t value) { Released([&] { return d.WaitValue(value); }); })
         .def("flush", [](vk::Device& d) { Released([&] { return d.Flush(); }); })
+        .def("pipeline_cache_data",
+             [](vk::Device& d) {
+                 std::vector<uint8_t> data = Unwrap(d.PipelineCacheData());
+                 return nb::bytes(reinterpret_cast<const char*>(data.data()), data.size());
+             },
+             "The VkPipelineCache's contents (runtime/cache.py saves them).")
+        .def("merge_pipeline_cache",
+             [](vk::Device& d, nb::bytes data) {
+                 ThrowIfError(d.MergePipelineCache(data.c_str(), data.size()));
+             },
+             nb::arg("data"), "Merge pipeline cache data saved earlier (a mismatch is ignored).")
         .def("idle", [](vk::Device& d) {
             ThrowIfError(d.Usable());
             return d.Idle();
@@ -220,6 +238,12 @@ void InitRuntime(nb::module_& m) {
     g_main_thread = nb::cast<unsigned long>(
         nb::module_::import_("threading").attr("main_thread")().attr("ident"));
     vk::SetWaitCheck(&CheckSignals);
+    // The runtime's constants, read by runtime.Device and runtime.Event (never copied).
+    m.attr("MAX_BATCH") = vk::kMaxBatch;
+    m.attr("MAX_IN_FLIGHT") = vk::kMaxInFlight;
+    m.attr("BATCH_SLOTS") = vk::kMaxInFlight + 1;
+    m.attr("PARAM_ARENA_BYTES") = vk::kParamArenaBytes;
+    m.attr("QUERIES") = vk::kQueries;
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
     InitRuntimeLaunch(m, device_class);

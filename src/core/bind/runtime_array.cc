@@ -39,6 +39,19 @@ void InitRuntimeArrays(nb::module_& m) {
              },
              nb::arg("offset"), nb::arg("out"),
              "Fill a C-contiguous host array with the bytes at `offset`.")
+        .def_prop_ro("pinned", [](PyBuffer& b) { return b.ref->mapped != nullptr; })
+        .def("host_view",
+             [](nb::handle self) {
+                 PyBuffer& b = nb::cast<PyBuffer&>(self);
+                 if (!b.ref->mapped) {
+                     Throw(util::InvalidArgument("the buffer is not mapped into the process"));
+                 }
+                 size_t shape[1] = {static_cast<size_t>(b.ref->size)};
+                 // The array keeps this Buffer object (and so the memory) alive.
+                 return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(b.ref->mapped, 1, shape,
+                                                                     self);
+             },
+             "The mapped memory as a NumPy uint8 array that keeps the buffer alive.")
         .def("wait",
              [](PyBuffer& b) {
                  util::Status s;
@@ -60,6 +73,17 @@ void InitRuntimeArrays(nb::module_& m) {
               return PyBuffer{Unwrap(std::move(r))};
           },
           nb::arg("device"), nb::arg("nbytes"));
+    m.def("vk_allocate_pinned",
+          [](vk::Device& device, uint64_t nbytes) {
+              util::Result<vk::BufferRef> r = util::Status::Ok();
+              {
+                  nb::gil_scoped_release release;
+                  r = device.AllocatePinned(nbytes == 0 ? 1 : nbytes);
+              }
+              return PyBuffer{Unwrap(std::move(r))};
+          },
+          nb::arg("device"), nb::arg("nbytes"),
+          "Host-visible, mapped memory the device copies to and from directly.");
     m.def("vk_copy",
           [](PyBuffer& src, uint64_t src_offset, PyBuffer& dst, uint64_t dst_offset,
              uint64_t nbytes) {

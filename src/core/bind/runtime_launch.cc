@@ -12,11 +12,18 @@
 // Threads: one Launcher serves every thread that launches its kernel, so
 // launch() keeps the parameter block and the list of used buffers on its own
 // stack (not in the Launcher), and the device marks the buffers as used under
-// its lock. Only the copy kept for last_block() is shared, behind a mutex.
+// its lock. Only the copy kept for last_block() is shared, behind a mutex, and
+// only when asked for (keep_last_block = True): launches pay nothing for it
+// otherwise.
+//
+// Hazards: the launcher tells the device which of the used buffers the kernel
+// may write (`writes`, from CompiledKernel.writes), so that the device records a
+// barrier only before a launch that conflicts with earlier work (vk/batch.cc).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -38,6 +45,7 @@ struct ArgSpec {
     uint32_t code = 0;
     int ndim = 0;
     uint32_t addr_offset = 0;
+    bool written = true;  // whether the kernel may write it (hazard tracking)
     uint32_t extent_offsets[kMaxDims] = {};
     uint32_t stride_offsets[kMaxDims] = {};
     uint32_t index_bytes = 4;
@@ -86,7 +94,7 @@ bool ReadTriple(PyObject* obj, uint32_t out[3]) {
 class Launcher {
   public:
     Launcher(vk::Device* device, nb::object kernel, nb::list argspecs, uint32_t param_size,
-             bool params_in_buffer, nb::object grid)
+             bool params_in_buffer, nb::object grid, nb::object writes)
         : device_(device), kernel_obj_(std::move(kernel)), in_buffer_(params_in_buffer) {
         kernel_ = nb::cast<PyKernel&>(kernel_obj_).kernel.get();
         if (&kernel_->device() != device_) {
@@ -95,6 +103,14 @@ class Launcher {
         param_size_ = param_size;
         block_bytes_ = (param_size + 15u) & ~15u;
         last_block_.assign(block_bytes_, 0);
+        std::vector<bool> covered(param_size, false);  // bytes every launch writes
+        auto cover = [&](uint32_t off, uint32_t n) {
+            for (uint32_t k = off; k < off + n && k < param_size; ++k) covered[k] = true;
+        };
+        if (!writes.is_none() && nb::len(writes) != nb::len(argspecs)) {
+            Throw(util::InvalidArgument("writes must have one entry per argspec"));
+        }
+        size_t position = 0;
         for (nb::handle h : argspecs) {
             nb::tuple t = nb::cast<nb::tuple>(h);
             std::string what = nb::cast<std::string>(t[0]);
@@ -122,12 +138,17 @@ class Launcher {
                     Throw(util::InvalidArgument("malformed array argspec"));
                 }
                 check(spec.addr_offset, 8);
+                cover(spec.addr_offset, 8);
                 for (int i = 0; i < spec.ndim; ++i) {
                     spec.extent_offsets[i] = nb::cast<uint32_t>(extents[i]);
                     spec.stride_offsets[i] = nb::cast<uint32_t>(strides[i]);
                     check(spec.extent_offsets[i], spec.index_bytes);
                     check(spec.stride_offsets[i], spec.index_bytes);
+                    cover(spec.extent_offsets[i], spec.index_bytes);
+                    cover(spec.stride_offsets[i], spec.index_bytes);
                 }
+                // Without `writes`, every array may be written (always safe).
+                spec.written = writes.is_none() || nb::cast<bool>(writes[position]);
                 ++array_count_;
             } else if (what == "scalar") {
                 // ("scalar", dtype name, slot code, slot bytes, offset)
@@ -146,12 +167,21 @@ class Launcher {
                 if (dtype == "float64") spec.py_kind = 'f';
                 if (dtype == "bool") spec.py_kind = 'b';
                 check(spec.offset, spec.nbytes);
+                cover(spec.offset, spec.nbytes);
             } else {
                 Throw(util::InvalidArgument("argspec kind must be 'array' or 'scalar'"));
             }
             specs_.push_back(spec);
+            ++position;
         }
         ReadGridSpec(grid, param_size);
+        for (int a = 0; a < 3; ++a) {
+            if (grid_.has_base) cover(grid_.base[a], 4);
+            if (grid_.has_groups) cover(grid_.groups[a], 4);
+        }
+        // Where every byte of the block is written per launch, launch() skips the
+        // memset (the alignment padding past param_size is never read by a kernel).
+        zero_block_ = std::find(covered.begin(), covered.end(), false) != covered.end();
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
@@ -164,7 +194,7 @@ class Launcher {
         return span <= kMax;
     }
 
-    bool Launch(nb::handle groups, nb::handle local, nb::handle args) {
+    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold) {
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
             PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
@@ -182,19 +212,24 @@ class Launcher {
         constexpr size_t kStackUsed = 32;
         alignas(16) uint8_t stack_block[kStackBlock];
         vk::Buffer* stack_used[kStackUsed];
+        bool stack_writes[kStackUsed];
         std::unique_ptr<uint8_t[]> heap_block;
         std::unique_ptr<vk::Buffer*[]> heap_used;
+        std::unique_ptr<bool[]> heap_writes;
         uint8_t* block = stack_block;
         if (block_bytes_ > kStackBlock) {
             heap_block.reset(new uint8_t[block_bytes_]);
             block = heap_block.get();
         }
         vk::Buffer** used = stack_used;
+        bool* writes = stack_writes;
         if (array_count_ > kStackUsed) {
             heap_used.reset(new vk::Buffer*[array_count_]);
+            heap_writes.reset(new bool[array_count_]);
             used = heap_used.get();
+            writes = heap_writes.get();
         }
-        std::memset(block, 0, block_bytes_);
+        if (zero_block_) std::memset(block, 0, block_bytes_);
         size_t n_used = 0;
         for (size_t i = 0; i < specs_.size(); ++i) {
             const ArgSpec& spec = specs_[i];
@@ -214,6 +249,7 @@ class Launcher {
                     PutInt(block, spec.stride_offsets[d], spec.index_bytes,
                            a->strides[d] / static_cast<int64_t>(a->itemsize));
                 }
+                writes[n_used] = spec.written;
                 used[n_used++] = a->buffer.get();
             } else if (!WriteScalar(spec, arg, block)) {
                 return false;
@@ -233,11 +269,11 @@ class Launcher {
         util::Result<uint64_t> value = util::Status::Ok();
         {
             nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = DispatchGrid(*pipeline, g, block, used, n_used);
+            value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold);
         }
-        {
+        if (keep_last_.load(std::memory_order_relaxed)) {
             std::lock_guard<std::mutex> lock(last_mutex_);
-            std::memcpy(last_block_.data(), block, block_bytes_);
+            std::memcpy(last_block_.data(), block, param_size_);
         }
         if (!value.ok()) Throw(value.status());
         return true;
@@ -249,7 +285,8 @@ class Launcher {
     // (grid.groups), which the kernel adds to WorkgroupId / reads for
     // num_groups (frontend/grid.py). Returns the timeline value of the last piece.
     util::Result<uint64_t> DispatchGrid(VkPipeline pipeline, const uint32_t g[3],
-                                        uint8_t* block, vk::Buffer* const* used, size_t n_used) {
+                                        uint8_t* block, vk::Buffer* const* used, size_t n_used,
+                                        const bool* writes, bool hold) {
         const auto& max = device_->info().max_groups;
         if (grid_.has_groups) {
             for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
@@ -259,7 +296,7 @@ class Launcher {
                 for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.base[a], 0);
             }
             return device_->RecordDispatch(*kernel_, pipeline, g, block, param_size_, in_buffer_,
-                                           used, n_used);
+                                           used, n_used, writes, hold);
         }
         uint64_t value = 0;
         uint32_t piece[3];
@@ -276,7 +313,8 @@ class Launcher {
                     }
                     NVK_ASSIGN_OR_RETURN(value, device_->RecordDispatch(*kernel_, pipeline, piece,
                                                                         block, param_size_,
-                                                                        in_buffer_, used, n_used));
+                                                                        in_buffer_, used, n_used,
+                                                                        writes, hold));
                 }
             }
         }
@@ -284,9 +322,16 @@ class Launcher {
     }
 
     nb::bytes LastBlock() const {
+        if (!keep_last_.load()) {
+            Throw(util::InvalidArgument("set keep_last_block = True before launching to keep "
+                                        "the parameter block of the last launch"));
+        }
         std::lock_guard<std::mutex> lock(last_mutex_);
         return nb::bytes(reinterpret_cast<const char*>(last_block_.data()), param_size_);
     }
+
+    bool keep_last() const { return keep_last_.load(); }
+    void set_keep_last(bool on) { keep_last_.store(on); }
 
   private:
     // The hidden grid parameters (frontend/grid.py): None, or (base offsets or
@@ -387,6 +432,8 @@ class Launcher {
     uint32_t block_bytes_ = 0;  // param_size_ rounded up to 16
     std::vector<ArgSpec> specs_;
     size_t array_count_ = 0;
+    bool zero_block_ = true;  // some byte of the block is no argument's: zero it first
+    std::atomic<bool> keep_last_{false};
     mutable std::mutex last_mutex_;
     std::vector<uint8_t> last_block_;  // the block of the last launch, for last_block()
     GridSpec grid_;
@@ -441,9 +488,14 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                 util::Result<uint64_t> value = util::Status::Ok();
                 {
                     nb::gil_scoped_release release;
+                    // A raw module may reach memory through addresses in `push` that
+                    // `buffers` does not list: barriers on both sides, as before
+                    // hazard tracking (the listed buffers count as written).
+                    d.ForceBarrier();
                     value = d.RecordDispatch(*k.kernel, pipeline, g, block.data(),
                                              static_cast<uint32_t>(block.size()), false,
                                              used.data(), used.size());
+                    d.ForceBarrier();
                 }
                 ThrowIfError(value.status());
             },
@@ -452,11 +504,22 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
 
     nb::class_<Launcher>(m, "Launcher", "The fast launch path of one kernel specialisation.")
-        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object>(),
+        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object,
+                      nb::object>(),
              nb::arg("device"), nb::arg("kernel"), nb::arg("argspecs"), nb::arg("param_size"),
-             nb::arg("params_in_buffer"), nb::arg("grid") = nb::none())
+             nb::arg("params_in_buffer"), nb::arg("grid") = nb::none(),
+             nb::arg("writes") = nb::none(),
+             "`writes`: per argument, whether the kernel may write it (None: every array "
+             "may be written); it decides where the device needs barriers.")
+        .def_prop_rw(
+            "keep_last_block", [](Launcher& l) { return l.keep_last(); },
+            [](Launcher& l, bool on) { l.set_keep_last(on); },
+            "Keep a copy of each launch's parameter block for last_block() (off: free).")
         .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
-             nb::arg("args"))
+             nb::arg("args"), nb::arg("hold") = false,
+             "Record a launch; False if `args` do not fit this specialisation. `hold`: "
+             "leave it unsubmitted for now (copies of its results follow, and their wait "
+             "submits all at once).")
         .def("last_block", &Launcher::LastBlock,
              "The parameter block of the last launch (for tests and debugging).");
 }

@@ -22,6 +22,11 @@ struct PyBuffer {
     vk::BufferRef ref;
 };
 
+// _core.Timestamp: one recorded timestamp (an Event's mark).
+struct PyTimestamp {
+    vk::TimestampRef ref;
+};
+
 // _core.Kernel: a SPIR-V module loaded on one device.
 struct PyKernel {
     std::unique_ptr<vk::Kernel> kernel;

@@ -1,10 +1,16 @@
 // Copies between host memory and buffers.
 //
-// A copy waits only for the launches that still use its buffer (Buffer::last_use),
-// not for the whole device. Mapped buffers (lavapipe, integrated GPUs) are then
-// read or written with memcpy; the others go through a host-visible staging
-// buffer and a vkCmdCopyBuffer recorded into the open batch, in chunks of half
-// of kStagingBytes, double-buffered.
+// Mapped buffers (lavapipe, integrated GPUs) are read or written with memcpy,
+// after waiting only for the launches that still use the buffer
+// (Buffer::last_use), not for the whole device. The others go through
+// host-visible memory and a vkCmdCopyBuffer recorded into the open batch, ordered
+// after earlier launches by the hazard tracking (batch.cc), so they need no wait
+// before recording:
+//   - a small write (up to kInlineWrite bytes) is copied into the open batch's
+//     parameter ring and its copy command recorded, with no wait at all: the
+//     launch that follows (a NumPy argument) goes out in the same submission;
+//   - larger writes and all reads use a staging buffer of their own, in chunks of
+//     half of kStagingBytes, double-buffered; a read waits once, for its copy.
 //
 // Threads: each staged copy takes a staging buffer of its own (TakeStaging: a
 // free one kept from an earlier copy, else a new one; at most kKeptStaging are
@@ -20,7 +26,8 @@ namespace nvk::vk {
 
 namespace {
 constexpr uint64_t kStagingBytes = 64ull << 20;
-constexpr size_t kKeptStaging = 2;  // free staging buffers kept for later copies
+constexpr size_t kKeptStaging = 4;  // free staging buffers kept for later copies
+constexpr uint64_t kInlineWrite = 16 * 1024;
 }  // namespace
 
 util::Result<BufferRef> Device::TakeStaging(uint64_t nbytes) {
@@ -55,23 +62,51 @@ util::Status Device::Write(Buffer& dst, uint64_t offset, const void* src, uint64
     NVK_RETURN_IF_ERROR(Usable());
     if (offset + nbytes > dst.size) return util::InvalidArgument("write past the end of a buffer");
     if (nbytes == 0) return util::Status::Ok();
-    NVK_RETURN_IF_ERROR(WaitBuffer(dst));
     if (dst.mapped) {
+        NVK_RETURN_IF_ERROR(WaitBuffer(dst));
         std::memcpy(dst.mapped + offset, src, nbytes);
         return util::Status::Ok();
     }
+    if (nbytes <= kInlineWrite) return InlineWrite(dst, offset, src, nbytes);
     return StagedCopy(dst, offset, const_cast<void*>(src), nbytes, /*to_device=*/true);
+}
+
+util::Status Device::InlineWrite(Buffer& dst, uint64_t offset, const void* src,
+                                 uint64_t nbytes) {
+    const uint32_t aligned = static_cast<uint32_t>((nbytes + 15u) & ~uint64_t{15});
+    Lock lock(mu_);
+    for (;;) {
+        NVK_RETURN_IF_ERROR(OpenBatch(lock));
+        if (slots_[open_slot_].params_used + aligned <= kParamArenaBytes) break;
+        NVK_RETURN_IF_ERROR(FlushLocked());  // the ring is full: start a new batch
+    }
+    Slot& slot = slots_[open_slot_];
+    std::memcpy(slot.params->mapped + slot.params_used, src, nbytes);
+    // The ring is written by the host only, and reused only once this batch is done:
+    // no hazard on it. The destination is written by the copy.
+    Buffer* used = &dst;
+    OrderAccessLocked(&used, 1, nullptr);
+    VkBufferCopy region{slot.params_used, offset, nbytes};
+    fns_.vkCmdCopyBuffer(slot.cb, slot.params->buffer, dst.buffer, 1, &region);
+    slot.params_used += aligned;
+    MarkUsed(dst, open_value());
+    ++open_count_;
+    // Not submitted yet (unless the batch is full): the launch that reads it comes next
+    // and goes out with it. Anything that waits for `dst` submits it (WaitValue).
+    if (open_count_ >= kMaxBatch) NVK_RETURN_IF_ERROR(FlushLocked());
+    return util::Status::Ok();
 }
 
 util::Status Device::Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbytes) {
     NVK_RETURN_IF_ERROR(Usable());
     if (offset + nbytes > src.size) return util::InvalidArgument("read past the end of a buffer");
     if (nbytes == 0) return util::Status::Ok();
-    NVK_RETURN_IF_ERROR(WaitBuffer(src));
     if (src.mapped) {
+        NVK_RETURN_IF_ERROR(WaitBuffer(src));
         std::memcpy(dst, src.mapped + offset, nbytes);
         return util::Status::Ok();
     }
+    // The copy is ordered after the launches that write `src` (batch.cc): one wait.
     return StagedCopy(src, offset, dst, nbytes, /*to_device=*/false);
 }
 
@@ -94,7 +129,11 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
     auto record = [&](uint64_t done, uint64_t n, int h) -> util::Status {
         Lock lock(mu_);
         NVK_RETURN_IF_ERROR(OpenBatch(lock));
-        RecordBarrier();
+        if (to_device) {
+            OrderAccessLocked(*staging, buffer);
+        } else {
+            OrderAccessLocked(buffer, *staging);
+        }
         VkBufferCopy region{};
         region.size = n;
         if (to_device) {
@@ -151,14 +190,16 @@ util::Status Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_
     NVK_RETURN_IF_ERROR(Usable());
     Lock lock(mu_);
     NVK_RETURN_IF_ERROR(OpenBatch(lock));
-    RecordBarrier();
+    OrderAccessLocked(src, dst);
     VkBufferCopy region{src_offset, dst_offset, nbytes};
     fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, src.buffer, dst.buffer, 1, &region);
     const uint64_t value = open_value();
     MarkUsed(src, value);
     MarkUsed(dst, value);
     ++open_count_;
-    if (open_count_ >= kMaxBatch || IdleLocked()) NVK_RETURN_IF_ERROR(FlushLocked());
+    if (open_count_ >= kMaxBatch || (SubmitDue() && IdleLocked())) {
+        NVK_RETURN_IF_ERROR(FlushLocked());
+    }
     return util::Status::Ok();
 }
 

@@ -48,6 +48,7 @@ inline constexpr uint32_t kMaxBatch = 16;     // launches per submission
 inline constexpr uint32_t kMaxInFlight = 4;   // submissions the device may have pending
 inline constexpr uint32_t kParamArenaBytes = 64 * 1024;  // parameter ring per batch
 inline constexpr uint32_t kQueries = 1024;              // timestamp queries per device
+inline constexpr uint64_t kSubmitGapNs = 40'000;  // batch.cc: submit-when-idle spacing
 
 // A VkBuffer with its own memory and a device address. Created and pooled by
 // Device; users hold it through BufferRef, whose deleter returns it to the pool.
@@ -61,8 +62,22 @@ struct Buffer {
     // Timeline value of the last batch that used it. Written under the device's
     // mutex (only ever raised); read without it.
     std::atomic<uint64_t> last_use{0};
+    // Hazard tracking (batch.cc): the barrier epoch in which a recorded command last
+    // wrote / read it (0: never). Guarded by the device's mutex.
+    uint64_t write_epoch = 0;
+    uint64_t read_epoch = 0;
 };
 using BufferRef = std::shared_ptr<Buffer>;
+
+// One recorded timestamp (timestamps.cc). Its fields are guarded by the device's
+// mutex; the result is kept here once read, or before its query is reused.
+struct Timestamp {
+    uint32_t query = 0;
+    uint64_t value = 0;  // the timeline value of the batch that writes it
+    double ns = 0;
+    bool resolved = false;
+};
+using TimestampRef = std::shared_ptr<Timestamp>;
 
 struct PoolStats {
     uint64_t pooled_bytes = 0;    // released buffers kept for reuse
@@ -107,14 +122,26 @@ class Device {
 
     // ---- memory.cc: buffers and the pool -------------------------------------------
     util::Result<BufferRef> Allocate(uint64_t nbytes);
+    // Host-visible (host-cached where the device offers it), mapped memory that the
+    // device copies to and from directly: runtime.pinned_array. Never pooled.
+    util::Result<BufferRef> AllocatePinned(uint64_t nbytes) { return AllocateHost(nbytes); }
     uint64_t pool_limit() const { return pool_limit_.load(); }
     void set_pool_limit(uint64_t bytes) { pool_limit_.store(bytes); }
     // Frees pooled buffers until at most `limit` bytes stay pooled.
     util::Status Trim(uint64_t limit);
     PoolStats pool_stats() const;
 
+    // ---- pipeline_cache.cc: the VkPipelineCache on disk (runtime/cache.py) ----------
+    // The cache's contents (vkGetPipelineCacheData), header included.
+    util::Result<std::vector<uint8_t>> PipelineCacheData();
+    // Merges a cache saved earlier; the driver ignores data from another device or
+    // driver (its header's UUID does not match), so a stale file is harmless.
+    util::Status MergePipelineCache(const void* data, size_t nbytes);
+
     // ---- copy.cc: transfers between host memory and buffers ---------------------------
-    // Each waits for the launches that still use the buffer (not for the others).
+    // Ordered after the launches recorded before them; a Read returns once the data is
+    // on the host, a Write may return before the device has the data (small writes
+    // to unmapped buffers go out with the next submission) but after `src` was read.
     util::Status Write(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes);
     util::Status Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbytes);
     // Device-side copy, recorded into the open batch (ordered like a launch).
@@ -126,11 +153,23 @@ class Device {
     // parameter block `params` (`size` bytes): pushed directly, or, when `in_buffer`,
     // copied into the batch's parameter ring and its address pushed. The `n_used`
     // buffers `used` are marked as used by it (Buffer::last_use) before any other
-    // thread can see the dispatch. Returns the timeline value it completes at.
+    // thread can see the dispatch. `writes[i]` says whether the kernel may write
+    // used[i] (null: it may write every one); a barrier is recorded before the
+    // dispatch only where it conflicts with earlier work (batch.cc). Every buffer the
+    // kernel can touch must be listed. `hold`: do not submit it now even if the
+    // device is idle (the caller records copies of its results next and waits for
+    // them, which submits everything at once). Returns the timeline value it
+    // completes at.
     util::Result<uint64_t> RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                           const uint32_t groups[3], const void* params,
                                           uint32_t size, bool in_buffer,
-                                          Buffer* const* used = nullptr, size_t n_used = 0);
+                                          Buffer* const* used = nullptr, size_t n_used = 0,
+                                          const bool* writes = nullptr, bool hold = false);
+    // The next command gets a barrier whatever it touches (raw dispatches, whose
+    // accesses are not all known).
+    void ForceBarrier() { force_barrier_.store(true, std::memory_order_relaxed); }
+    // Barriers recorded so far (for tests of the hazard tracking).
+    uint64_t barrier_count() const { return barriers_.load(std::memory_order_relaxed); }
     // Submits the open batch, if any.
     util::Status Flush();
     // Waits until the timeline reaches `value` (flushing first when it is the open
@@ -142,12 +181,12 @@ class Device {
     bool Idle();
 
     // ---- timestamps.cc: timestamp queries for events -----------------------------------
-    // Records a timestamp after all work recorded so far; returns the query index
-    // and, in *value, the timeline value at which it is written. Queries are reused
-    // round-robin, kQueries of them.
-    util::Result<uint32_t> RecordTimestamp(uint64_t* value);
-    // The timestamp of `query` in nanoseconds, waiting for `value` first.
-    util::Result<double> ReadTimestampNs(uint32_t query, uint64_t value);
+    // Records a timestamp after all work recorded so far. Queries are reused
+    // round-robin, kQueries of them; a Timestamp stays readable after its query is
+    // reused (its result is kept first).
+    util::Result<TimestampRef> RecordTimestamp();
+    // The timestamp in nanoseconds, waiting for its batch first.
+    util::Result<double> ReadTimestampNs(Timestamp& ts);
 
     // Runs `destroy` once the timeline passes what is recorded now (the open batch,
     // if any): for Vulkan objects that launches in flight may still use. Never waits.
@@ -178,15 +217,29 @@ class Device {
     util::Status OpenBatch(Lock& lock);
     util::Status FlushLocked();
     bool IdleLocked();
+    bool SubmitDue() const;  // the last submission is at least kSubmitGapNs old
+    static uint64_t NowNs();
     void RecordBarrier();
+    // Records a barrier before the next command if it reads or writes something an
+    // earlier command wrote, or writes something an earlier command read, since the
+    // last barrier; then notes its accesses. `writes` null: every buffer written.
+    void OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes);
+    void OrderAccessLocked(Buffer& read, Buffer& written) {
+        Buffer* both[2] = {&read, &written};
+        const bool w[2] = {false, true};
+        OrderAccessLocked(both, 2, w);
+    }
     uint64_t open_value() const { return submitted_ + 1; }  // the open batch's value
     static void MarkUsed(Buffer& buffer, uint64_t value);   // under mu_
 
     // copy.cc
     util::Result<BufferRef> TakeStaging(uint64_t nbytes);  // a free one of >= nbytes, or new
     void GiveBackStaging(BufferRef staging);
+    util::Status InlineWrite(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes);
     util::Status StagedCopy(Buffer& buffer, uint64_t offset, void* host, uint64_t nbytes,
                             bool to_device);
+
+    util::Status ResolveTimestampLocked(Timestamp& ts);  // timestamps.cc; its batch is done
 
     // wait.cc: waits without any lock held, in slices; checks interrupts and the timeout.
     util::Status WaitTimeline(uint64_t value);
@@ -235,11 +288,20 @@ class Device {
     uint32_t open_count_ = 0;
     VkPipeline bound_pipeline_ = VK_NULL_HANDLE;
     uint64_t submitted_ = 0;               // last value submitted
+    uint64_t last_submit_ns_ = 0;          // steady clock at the last submission
+    // Hazard tracking: the current barrier epoch (raised by every barrier), and
+    // whether the next command needs a barrier regardless (a buffer written in this
+    // epoch was destroyed: its memory may come back under another Buffer).
+    uint64_t epoch_ = 1;
+    std::atomic<bool> force_barrier_{false};
+    std::atomic<uint64_t> barriers_{0};
     std::atomic<uint64_t> completed_{0};  // last value known complete
 
-    // Timestamps.
+    // Timestamps: the pool, the next query to hand out, and the record that last
+    // used each query (kept alive by its holder only).
     VkQueryPool query_pool_ = VK_NULL_HANDLE;
     uint32_t next_query_ = 0;
+    std::array<std::weak_ptr<Timestamp>, kQueries> query_owner_;
 };
 
 }  // namespace nvk::vk

@@ -73,6 +73,8 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
     info.float16 = f12.shaderFloat16;
     info.storage16 = f11.storageBuffer16BitAccess;
     info.storage8 = f12.storageBuffer8BitAccess;
+    info.push_constant8 = f12.storagePushConstant8;
+    info.push_constant16 = f11.storagePushConstant16;
     info.float32_atomic_add =
         atomic_float.shaderBufferFloat32AtomicAdd && atomic_float.shaderSharedFloat32AtomicAdd;
     info.buffer_device_address = f12.bufferDeviceAddress;

@@ -28,6 +28,7 @@ struct PhysicalDeviceInfo {
     bool float64 = false, int64 = false, int16 = false, int8 = false;
     bool int64_atomics = false, float16 = false, storage16 = false, storage8 = false;
     bool float32_atomic_add = false;
+    bool push_constant8 = false, push_constant16 = false;  // 8/16-bit push constants
     bool buffer_device_address = false, timeline_semaphore = false;
     bool vulkan_memory_model = false;
     bool has_atomic_float_ext = false;

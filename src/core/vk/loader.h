@@ -72,6 +72,8 @@ inline constexpr const char* kLoaderHint =
     X(vkDestroyPipeline)              \
     X(vkCreatePipelineCache)          \
     X(vkDestroyPipelineCache)         \
+    X(vkGetPipelineCacheData)         \
+    X(vkMergePipelineCaches)          \
     X(vkCmdBindPipeline)              \
     X(vkCmdPushConstants)             \
     X(vkCmdDispatch)                  \

@@ -84,6 +84,11 @@ util::Result<Buffer*> Device::CreateBuffer(uint64_t size, uint32_t memory_type, 
 }
 
 void Device::DestroyBuffer(Buffer* buffer) {
+    // Its memory may come back under a new Buffer, which the hazard tracking
+    // (batch.cc) knows nothing of: be safe and put a barrier before the next command.
+    // Called under the device's mutex (retired destructions), or for a buffer no
+    // other thread has seen.
+    if (buffer->write_epoch != 0) force_barrier_.store(true, std::memory_order_relaxed);
     if (buffer->buffer) fns_.vkDestroyBuffer(device_, buffer->buffer, nullptr);
     if (buffer->memory) fns_.vkFreeMemory(device_, buffer->memory, nullptr);  // also unmaps
     delete buffer;

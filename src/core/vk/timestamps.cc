@@ -1,10 +1,18 @@
 // Timestamp queries: the device side of runtime.Event.
 //
 // One query pool of kQueries timestamps per device, created on first use and
-// handed out round-robin: an event recorded more than kQueries records ago may
-// read a newer timestamp. Each record resets its query and writes it at the end
+// handed out round-robin. Each record resets its query and writes it at the end
 // of the pipeline, inside the open batch, so it lands after all work recorded
-// before it. Recording happens under the device's mutex; reading waits without it.
+// before it. A record is a Timestamp the caller keeps (an Event holds it); the
+// device remembers, per query, the last record that used it (weakly). Before a
+// query is reused, the result of the record that still owns it is read and
+// kept in that record, if anyone still holds it: so an event stays correct
+// however many events were recorded after it (issue 9, item 4). Reading that
+// result needs its batch done: usually long ago (kQueries records back); if not,
+// the reuse submits the open batch and waits for it.
+//
+// Threads: recording, reuse and reading results happen under the device's mutex;
+// waits drop it (and re-check afterwards).
 #include <string>
 
 #include "vk/device.h"
@@ -12,7 +20,20 @@
 
 namespace nvk::vk {
 
-util::Result<uint32_t> Device::RecordTimestamp(uint64_t* value) {
+util::Status Device::ResolveTimestampLocked(Timestamp& ts) {
+    uint64_t ticks = 0;
+    const VkQueryResultFlags flags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT;
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkGetQueryPoolResults(device_, query_pool_, ts.query, 1,
+                                                           sizeof(ticks), &ticks, sizeof(ticks),
+                                                           flags),
+                                "vkGetQueryPoolResults"));
+    if (info_.timestamp_bits < 64) ticks &= (uint64_t{1} << info_.timestamp_bits) - 1;
+    ts.ns = static_cast<double>(ticks) * info_.timestamp_period;
+    ts.resolved = true;
+    return util::Status::Ok();
+}
+
+util::Result<TimestampRef> Device::RecordTimestamp() {
     NVK_RETURN_IF_ERROR(Usable());
     if (info_.timestamp_bits == 0) {
         return util::Unsupported("the compute queue of Vulkan device '" + info_.name +
@@ -26,34 +47,49 @@ util::Result<uint32_t> Device::RecordTimestamp(uint64_t* value) {
         NVK_VK_CHECK("vkCreateQueryPool",
                      fns_.vkCreateQueryPool(device_, &info, nullptr, &query_pool_));
     }
-    NVK_RETURN_IF_ERROR(OpenBatch(lock));
-    const uint32_t query = next_query_;
+    // Open a batch and make sure query next_query_ is free, without dropping the lock
+    // in between (each wait starts over).
+    for (;;) {
+        NVK_RETURN_IF_ERROR(OpenBatch(lock));
+        TimestampRef old = query_owner_[next_query_].lock();
+        if (!old || old->resolved) break;
+        if (old->value >= open_value()) {  // in the open batch: submit it first
+            NVK_RETURN_IF_ERROR(FlushLocked());
+            continue;
+        }
+        if (old->value > completed_.load() && old->value > PollCompleted()) {
+            lock.unlock();
+            util::Status waited = WaitTimeline(old->value);
+            lock.lock();
+            NVK_RETURN_IF_ERROR(waited);
+            continue;
+        }
+        NVK_RETURN_IF_ERROR(ResolveTimestampLocked(*old));
+        break;
+    }
+    auto ts = std::make_shared<Timestamp>();
+    ts->query = next_query_;
+    ts->value = open_value();
+    query_owner_[next_query_] = ts;
     next_query_ = (next_query_ + 1) % kQueries;
     VkCommandBuffer cb = slots_[open_slot_].cb;
-    fns_.vkCmdResetQueryPool(cb, query_pool_, query, 1);
-    fns_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, query);
-    *value = open_value();
+    fns_.vkCmdResetQueryPool(cb, query_pool_, ts->query, 1);
+    fns_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, ts->query);
     if (IdleLocked()) NVK_RETURN_IF_ERROR(FlushLocked());
-    return query;
+    return ts;
 }
 
-util::Result<double> Device::ReadTimestampNs(uint32_t query, uint64_t value) {
-    VkQueryPool pool = VK_NULL_HANDLE;
+util::Result<double> Device::ReadTimestampNs(Timestamp& ts) {
     {
         Lock lock(mu_);
-        pool = query_pool_;
+        if (ts.resolved) return ts.ns;
     }
-    if (pool == VK_NULL_HANDLE || query >= kQueries) {
-        return util::InvalidArgument("the event was never recorded");
-    }
-    NVK_RETURN_IF_ERROR(WaitValue(value));
-    uint64_t ticks = 0;
-    NVK_RETURN_IF_ERROR(Checked(
-        fns_.vkGetQueryPoolResults(device_, pool, query, 1, sizeof(ticks), &ticks, sizeof(ticks),
-                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults"));
-    if (info_.timestamp_bits < 64) ticks &= (uint64_t{1} << info_.timestamp_bits) - 1;
-    return static_cast<double>(ticks) * info_.timestamp_period;
+    NVK_RETURN_IF_ERROR(WaitValue(ts.value));
+    Lock lock(mu_);
+    // Resolved meanwhile by a reuse of its query, or still the owner of its query
+    // (a reuse resolves it first, under this lock).
+    if (!ts.resolved) NVK_RETURN_IF_ERROR(ResolveTimestampLocked(ts));
+    return ts.ns;
 }
 
 }  // namespace nvk::vk

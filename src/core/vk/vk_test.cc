@@ -35,6 +35,32 @@ TEST(Device, WriteReadRoundTrip) {
     EXPECT_FALSE(device->Read(**buffer, 1000, out.data(), 1000).ok());
 }
 
+TEST(Device, PinnedMemoryIsMappedAndCopiedDirectly) {
+    REQUIRE_DEVICE();
+    auto pinned = device->AllocatePinned(4096);
+    ASSERT_TRUE(pinned.ok()) << pinned.status().message();
+    ASSERT_NE((*pinned)->mapped, nullptr);
+    for (int i = 0; i < 1024; ++i) reinterpret_cast<uint32_t*>((*pinned)->mapped)[i] = i * 3;
+    auto array = device->Allocate(4096);
+    ASSERT_TRUE(array.ok());
+    ASSERT_TRUE(device->Copy(**pinned, 0, **array, 0, 4096).ok());  // one vkCmdCopyBuffer
+    std::vector<uint32_t> out(1024);
+    ASSERT_TRUE(device->Read(**array, 0, out.data(), 4096).ok());
+    for (int i = 0; i < 1024; ++i) ASSERT_EQ(out[i], static_cast<uint32_t>(i * 3));
+}
+
+TEST(Device, PipelineCacheDataRoundTrips) {
+    REQUIRE_DEVICE();
+    auto data = device->PipelineCacheData();
+    ASSERT_TRUE(data.ok()) << data.status().message();
+    ASSERT_GE(data->size(), 16u + VK_UUID_SIZE);  // at least the header
+    EXPECT_TRUE(device->MergePipelineCache(data->data(), data->size()).ok());
+    // Data of another driver (a header with another UUID) is ignored, not an error.
+    std::vector<uint8_t> foreign = *data;
+    for (size_t i = 16; i < 16 + VK_UUID_SIZE; ++i) foreign[i] ^= 0xff;
+    EXPECT_TRUE(device->MergePipelineCache(foreign.data(), foreign.size()).ok());
+}
+
 TEST(Device, PoolReusesReleasedBuffers) {
     REQUIRE_DEVICE();
     ASSERT_TRUE(device->Trim(0).ok());
@@ -90,18 +116,19 @@ TEST(Kernel, DispatchWritesEveryElement) {
 
     // Timestamps around more launches: later ones read later times.
     if (device->info().timestamp_bits > 0) {
-        uint64_t v0 = 0, v1 = 0;
-        auto q0 = device->RecordTimestamp(&v0);
+        auto q0 = device->RecordTimestamp();
         ASSERT_TRUE(q0.ok()) << q0.status().message();
         struct { uint64_t address; uint32_t n; uint32_t pad; } params{(*buffer)->address, n, 0};
+        Buffer* used = buffer->get();
         for (int rep = 0; rep < 10; ++rep) {
-            auto value = device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false);
+            auto value =
+                device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false, &used, 1);
             ASSERT_TRUE(value.ok());
         }
-        auto q1 = device->RecordTimestamp(&v1);
+        auto q1 = device->RecordTimestamp();
         ASSERT_TRUE(q1.ok());
-        auto t0 = device->ReadTimestampNs(*q0, v0);
-        auto t1 = device->ReadTimestampNs(*q1, v1);
+        auto t0 = device->ReadTimestampNs(**q0);
+        auto t1 = device->ReadTimestampNs(**q1);
         ASSERT_TRUE(t0.ok() && t1.ok());
         EXPECT_GE(*t1, *t0);
         EXPECT_GT(*t1, 0.0);

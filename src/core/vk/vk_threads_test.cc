@@ -68,10 +68,9 @@ std::string Work(Device* device, Kernel* shared, const std::vector<uint32_t>& wo
         if (rep % 5 == 0 && !device->Synchronize().ok()) return "Synchronize failed";
         if (rep % 7 == 0 && !device->Trim(1 << 20).ok()) return "Trim failed";
         if (rep % 4 == 1 && device->info().timestamp_bits > 0) {
-            uint64_t v = 0;
-            auto q = device->RecordTimestamp(&v);
+            auto q = device->RecordTimestamp();
             if (!q.ok()) return "RecordTimestamp: " + q.status().message();
-            if (!device->ReadTimestampNs(*q, v).ok()) return "ReadTimestampNs failed";
+            if (!device->ReadTimestampNs(**q).ok()) return "ReadTimestampNs failed";
         }
         (void)device->pool_stats();
         (void)device->Idle();

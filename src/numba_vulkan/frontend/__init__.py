@@ -33,6 +33,10 @@ class LoweredKernel:
         writes the first workgroup of each dispatch and the whole grid's
         workgroup counts (three u32 each; None when the kernel does not read
         them), and the width of the kernel's ids (see frontend/grid.py).
+    exact_math : bool
+        True when the kernel calls the math library (frontend/mathlib), whose
+        algorithms need exactly rounded float ops: the kernel is then emitted
+        without fastmath's freedoms (docs/math.md, "fastmath").
     device_calls : list
         ``(jitted function, ir.Loc)`` of each device function inlined (frontend/inline.py).
     inlined_loops : bool
@@ -46,6 +50,7 @@ class LoweredKernel:
     param_size: int
     writes: tuple
     grid: tuple = (None, None, 4)
+    exact_math: bool = False
     device_calls: list = field(default_factory=list)
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
@@ -91,6 +96,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         param_size=lowerer.module.param_block_size(),
         writes=writes,
         grid=grid.layout(lowerer),
+        exact_math=getattr(lowerer, "exact_math", False),
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,

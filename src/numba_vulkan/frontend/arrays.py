@@ -50,6 +50,10 @@ class ArrayArg:
             self.storage = storage_kind(ty.dtype, mode, loc)
             self.compute = compute_kind(ty.dtype, mode, loc)
         self.index_kind = index_kind(mode)
+        # Whether the kernel may write the array. Correctness depends on it twice:
+        # NumPy arguments are copied back only if written, and the device records
+        # barriers between launches only for written arrays (vk/batch.cc). Every
+        # way of writing array memory (stores, atomics) must set it.
         self.written = False
         ik = self.index_kind
         addr_param = module.add_param(f"{name}.addr", _core.Kind.u64)

@@ -11,7 +11,7 @@ from numba.core import types
 from numba.core.unsafe import eh
 
 from .. import _core, stubs
-from . import arith, grid, loops
+from . import arith, grid, loops, mathlib
 from .errors import unsupported
 from .types import compute_kind, is_float, is_scalar_type, is_signed
 
@@ -120,6 +120,9 @@ def lower_call(lowerer, expr, target):
         return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise unsupported("raise statements", loc)
+    value = mathlib.lower(lowerer, fn, expr, sig, callee_name(fn))  # math.*, np ufuncs, round, pow
+    if value is not None:
+        return value, sig.return_type
     raise unsupported(f"calling '{callee_name(fn)}'", loc)
 
 

@@ -11,14 +11,13 @@ import operator
 from numba.core import types
 
 from .. import _core
-from . import arith, calls, loops
+from . import arith, calls, loops, mathlib
 from .arrays import ArrayArg
 from .errors import unsupported
 from .types import compute_kind, is_float, is_int, is_scalar_type
 
 Op = _core.Op
 K = _core.Kind
-M = _core.MathFn
 
 
 def _op_name(fn):
@@ -143,9 +142,10 @@ def _power(lo, expr, x, y, rk, sig):
             y = arith.convert(b, y, K.i32)
         base = arith.convert(b, x, rk)
         return arith.power(b, base, y, lo.static_int(expr.rhs))
-    if rk == K.f32:
-        return b.math(M.pow, [arith.convert(b, x, rk), arith.convert(b, y, rk)])
-    raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]} (float exponents on float64)", loc)
+    if is_float(rk):  # the math library's pow: within 1 ulp, C99 special values
+        lo.exact_math = True  # see LoweredKernel.exact_math
+        return mathlib.power.pow_(b, arith.convert(b, x, rk), arith.convert(b, y, rk))
+    raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]}", loc)
 
 
 def unary(lo, expr, target):

@@ -52,10 +52,20 @@ def lower(lowerer, builtin, axis, kind):
     base = arith.convert(b, b.param(_params(lowerer, BASE)[axis]), work)
     group = b.binary(Op.add, arith.convert(b, b.builtin(B.group_id, axis), work), base)
     if builtin == B.group_id:
-        return arith.convert(b, group, kind)
+        return arith.convert(b, _known_nonnegative(b, group, work), kind)
     size = arith.convert(b, b.builtin(B.local_size, axis), work)
     local = arith.convert(b, b.builtin(B.local_id, axis), work)
-    return arith.convert(b, b.binary(Op.add, b.binary(Op.mul, group, size), local), kind)
+    ids = b.binary(Op.add, b.binary(Op.mul, group, size), local)
+    return arith.convert(b, _known_nonnegative(b, ids, work), kind)
+
+
+def _known_nonnegative(b, value, work):
+    """`value` & (2^31 - 1) for 32-bit ids: a no-op, since the launcher keeps every id of a
+    32-bit specialisation below 2^31, which tells the narrowing pass that ids are never
+    negative (so `ids + 1` fits, and negative-index wrapping of ids folds away)."""
+    if work != K.i32:
+        return value
+    return b.binary(Op.and_, value, arith.const(b, K.i32, 2**31 - 1))
 
 
 def layout(lowerer):

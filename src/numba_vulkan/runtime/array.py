@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
 from . import devices as _devices
+from . import pinned as _pinned
 
 
 def _core():
@@ -362,6 +363,10 @@ class DeviceArray(_core().DeviceArrayBase):
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
+                # One buffer copy, no staging; on a stream it returns at once.
+                pinned_ok = out.dtype.fields is None  # records go as bytes below
+                if pinned_ok and _pinned.copy_to_host(self, out, wait=stream is None):
+                    return out
                 self._buffer.read(self._offset, _raw(out))  # straight into `out`, no temporary
                 return out
         values = self._read_stored()
@@ -402,6 +407,10 @@ class DeviceArray(_core().DeviceArrayBase):
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
+        # One buffer copy, no staging; on a stream it returns at once.
+        pinned_ok = host.dtype.fields is None  # records go as bytes below
+        if self.size and pinned_ok and _pinned.copy_to_device(self, host, wait=stream is None):
+            return self
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
             return self
@@ -417,18 +426,42 @@ class DeviceArray(_core().DeviceArrayBase):
         self._buffer.write(lo, _raw(raw))
         return self
 
-    # ---- reductions (through the host this round) --------------------------------
+    # ---- reductions (on the device: runtime/reduce.py) -----------------------------
     def sum(self):
-        """Sum of all elements (computed on the host this round)."""
-        return self.copy_to_host().sum()
+        """Sum of all elements, computed on the device.
+
+        Returns
+        -------
+        numpy scalar
+            Of NumPy's result dtype (int64/uint64 for smaller integers and bool).
+        """
+        from .reduce import reduce
+
+        return reduce(self, "sum")
 
     def min(self):
-        """Smallest element (computed on the host this round)."""
-        return self.copy_to_host().min()
+        """Smallest element, computed on the device (NaN if any element is NaN).
+
+        Raises
+        ------
+        ValueError
+            If the array is empty, as in NumPy.
+        """
+        from .reduce import reduce
+
+        return reduce(self, "min")
 
     def max(self):
-        """Largest element (computed on the host this round)."""
-        return self.copy_to_host().max()
+        """Largest element, computed on the device (NaN if any element is NaN).
+
+        Raises
+        ------
+        ValueError
+            If the array is empty, as in NumPy.
+        """
+        from .reduce import reduce
+
+        return reduce(self, "max")
 
     def __array__(self, dtype=None, copy=None):
         values = self.copy_to_host()
@@ -457,7 +490,21 @@ def to_device(array, device=None, stream=None):
         device = stream.device
     host = _host_array(array, "array")
     out = DeviceArray(device, host.shape, host.dtype)
-    return out.copy_to_device(host)
+    return out.copy_to_device(host, stream=stream)
+
+
+def _upload(host, device):
+    """to_device for the launch path: `host` is a NumPy array whose dtype a kernel
+    takes (the dispatcher typed it). Skips to_device's checks and conversions
+    where nothing needs converting (a launch with NumPy arguments makes one per
+    array, every launch)."""
+    out = DeviceArray(device, host.shape, host.dtype)
+    if out.size:
+        stored = out._stored_dtype
+        if host.dtype != stored or not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host, dtype=stored)  # bool, byte order, layout
+        out._buffer.write(0, _raw(host))
+    return out
 
 
 def _host_array(array, what):

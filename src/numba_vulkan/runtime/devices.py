@@ -44,6 +44,8 @@ class DeviceInfo:
         Buffers may hold 16-bit (float16, int16) or 8-bit values.
     float32_atomic_add : bool
         Atomic float32 addition in buffers and shared memory (VK_EXT_shader_atomic_float).
+    push_constant8, push_constant16 : bool
+        Push constants may hold 8-bit or 16-bit values (storagePushConstant8/16).
     max_local_size : tuple of int
         Largest workgroup extent along each axis.
     max_local_invocations : int
@@ -88,6 +90,8 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     storage16: bool = False
     storage8: bool = False
     float32_atomic_add: bool = False
+    push_constant8: bool = False
+    push_constant16: bool = False
     max_local_size: tuple = (128, 128, 64)
     max_local_invocations: int = 128
     max_groups: tuple = (65535, 65535, 65535)
@@ -119,6 +123,9 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
 
 
 _FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
+# Capability names a CompiledKernel may list (spirv/tools.h CapabilityNames, plus the
+# features kernels may use), each a boolean DeviceInfo field.
+_CAPABILITIES = {f.name for f in dataclasses.fields(DeviceInfo) if f.type in (bool, "bool")}
 _infos = None
 _lock = threading.RLock()
 
@@ -131,6 +138,25 @@ def _new_lock_in_forked_child():
 
 
 os.register_at_fork(after_in_child=_new_lock_in_forked_child)
+
+
+# GPUs whose float64 rate is a large fraction of their float32 rate (data-centre
+# parts). Other GPUs run float64 at 1/16 to 1/64 of float32 or emulate it; CPUs
+# (lavapipe) run it at full speed. No Vulkan property reports this.
+_FAST_FLOAT64 = ("H100", "H200", "H800", "GH200", "A100", "A800", "A30", "V100", "P100", "B100",
+                 "B200", "GB200", "INSTINCT", "MI100", "MI210", "MI250", "MI300")  # fmt: skip
+
+
+def float64_is_slow(info):
+    """Whether float64 arithmetic is much slower than float32 on a device (a name heuristic).
+
+    True for GPUs other than the data-centre parts in _FAST_FLOAT64; False for
+    CPUs and virtual devices. Used for VulkanPerformanceWarning only.
+    """
+    if info.kind not in ("discrete", "integrated") or not info.float64:
+        return False
+    name = info.name.upper()
+    return not any(part in name for part in _FAST_FLOAT64)
 
 
 def list_devices(refresh=False):
@@ -151,8 +177,10 @@ def list_devices(refresh=False):
     numba_vulkan.errors.VulkanLoaderError
         If there is no Vulkan loader; the message contains :data:`hint`.
     """
-    global _infos
+    global _infos, _default
     with _lock:
+        if refresh:
+            _default = None
         if _infos is None or refresh:
             raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
             _infos = [_with_cached_probes(DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}))
@@ -207,9 +235,12 @@ class Device:
     ``spawn`` start method. Devices stay open until the process ends.
     """
 
-    MAX_BATCH = 16
-    MAX_IN_FLIGHT = 4
-    MAX_SLOTS = 32
+    # The C++ core's constants (src/core/vk/device.h), never copies. MAX_SLOTS is
+    # the number of batch slots (command buffer + parameter ring), MAX_IN_FLIGHT + 1:
+    # kernels here have no descriptor-set slots, the reference's meaning of it.
+    MAX_BATCH = _core().MAX_BATCH
+    MAX_IN_FLIGHT = _core().MAX_IN_FLIGHT
+    MAX_SLOTS = _core().BATCH_SLOTS
 
     _open: typing.ClassVar[dict] = {}  # index -> Device
 
@@ -236,6 +267,9 @@ class Device:
         self._core.timeout = float(config.TIMEOUT)
         self.mode = Mode.for_device(info)
         self._kernels = {}
+        from .. import cache
+
+        cache.load_pipeline_cache(self)  # and save it at exit (NUMBA_VULKAN_CACHE)
 
     def _probe(self):
         """Measure what the driver does not report (probes.py) and record it in ``info``."""
@@ -326,7 +360,32 @@ class Device:
             debug.report_new_messages()
 
     def wait_for(self, buffer):
-        """Wait until no launch uses `buffer` (a ``_core.Buffer``) any more."""
+        """Wait until no launch uses a buffer any more.
+
+        Launches that do not use it may go on running.
+
+        Parameters
+        ----------
+        buffer : _core.Buffer or DeviceArray
+            The buffer, or a device array whose buffer to wait for.
+
+        Raises
+        ------
+        TypeError
+            If `buffer` is neither.
+        ValueError
+            If it belongs to another device.
+        """
+        from .array import DeviceArray
+
+        if isinstance(buffer, DeviceArray):
+            if buffer.device is not self:
+                raise ValueError(f"the array belongs to {buffer.device}, not {self}")
+            buffer = buffer._buffer
+        if not isinstance(buffer, _core().Buffer):
+            raise TypeError(
+                f"buffer must be a device buffer or a DeviceArray, not {type(buffer).__name__}"
+            )
         buffer.wait()
 
     def check_support(self, kernel):
@@ -346,7 +405,12 @@ class Device:
         """
         info = self.info
         for cap in getattr(kernel, "capabilities", ()) or ():
-            if cap in _FIELDS and isinstance(getattr(info, cap), bool) and not getattr(info, cap):
+            if cap not in _CAPABILITIES:
+                raise VulkanSupportError(
+                    f"the kernel needs capability {cap!r}, which numba_vulkan does not know "
+                    f"how to check on Vulkan device {info.index} '{info.name}'"
+                )
+            if not getattr(info, cap):
                 raise VulkanSupportError(
                     f"the kernel needs {cap}, which Vulkan device {info.index} "
                     f"'{info.name}' does not support"
@@ -420,8 +484,11 @@ class Device:
             (loaded once per device and cached).
         groups : tuple of int
             Workgroup counts along x, y and z.
-        arrays : list of DeviceArray or None
-            The device arrays the kernel uses (None entries are skipped).
+        arrays : list of DeviceArray, numpy.ndarray or None
+            The arrays the kernel uses (None entries are skipped). NumPy arrays
+            (small host arrays) are copied to the device first and read from
+            there; nothing is copied back, so pass arrays the kernel writes as
+            device arrays, or use :meth:`run`.
         push : bytes or callable, optional
             The parameter block; a callable is called with `arrays` and returns it.
         local_size : tuple of int, optional
@@ -430,8 +497,8 @@ class Device:
         Raises
         ------
         ValueError
-            If a device array belongs to another device, or an array is not a
-            DeviceArray.
+            If a device array belongs to another device, or an entry is not an
+            array.
         """
         from .array import DeviceArray
 
@@ -443,12 +510,21 @@ class Device:
         if not (callable(push) or isinstance(push, (bytes, bytearray, memoryview))):
             raise TypeError(f"push must be bytes or a callable, not {type(push).__name__}")
         buffers = []
-        for a in arrays:
+        arrays = list(arrays)
+        for position, a in enumerate(arrays):
             if a is None:
                 continue
+            if isinstance(a, np.ndarray):
+                # A small host array (the reference's status, shapes, scalars): uploaded
+                # now; the launch reads the copy. Nothing is copied back (launch does not
+                # wait): use run for arrays the kernel writes.
+                from .array import to_device
+
+                a = arrays[position] = to_device(a, device=self)
             if not isinstance(a, DeviceArray):
                 raise ValueError(  # noqa: TRY004 (the spec names ValueError)
-                    "Device.launch takes device arrays only; use Device.run"
+                    f"arrays[{position}] must be a DeviceArray, a NumPy array or None, "
+                    f"not {type(a).__name__}"
                 )
             if a.device is not self:
                 raise ValueError(f"a device array of {a.device} was passed to {self}")
@@ -509,6 +585,8 @@ def _triple(v):
 
 
 _selected = None
+# get_device(None) without a selection, found once (list_devices(refresh) forgets it).
+_default = None
 
 _KIND_ORDER = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
 
@@ -567,12 +645,17 @@ def get_device(which=None):
     VulkanSupportError
         If there is no Vulkan 1.2 device with a compute queue at all.
     """
+    global _default
     if isinstance(which, Device):
         return which
-    infos = list_devices()
-    if which is None:
+    if which is None:  # the launch path asks every launch: answer from the cache
         if _selected is not None:
             return _selected
+        if _default is not None:
+            return _default
+    default = which is None
+    infos = list_devices()
+    if which is None:
         if config.DEVICE:
             which = config.DEVICE
         else:
@@ -581,7 +664,10 @@ def get_device(which=None):
                     "no Vulkan 1.2 device with a compute queue was found." + hint
                 )
             which = min(infos, key=lambda i: (_KIND_ORDER.get(i.kind, 9), i.index))
-    return Device(_resolve(which, infos))
+    device = Device(_resolve(which, infos))
+    if default:
+        _default = device
+    return device
 
 
 def select_device(which):

@@ -73,7 +73,7 @@ class Event:
         If the device's compute queue writes no timestamps.
     """
 
-    QUERIES = 1024
+    QUERIES = _devices._core().QUERIES  # timestamp queries per device (C++ kQueries)
 
     def __init__(self, device):
         from ..errors import VulkanSupportError
@@ -84,7 +84,7 @@ class Event:
                 f"Vulkan device '{self.device.info.name}' writes no timestamps on its "
                 "compute queue, so events cannot be timed"
             )
-        self._mark = None  # (query, timeline value)
+        self._mark = None  # a _core.Timestamp
 
     def record(self, stream=None):
         """Mark the point after all work launched on the device so far.
@@ -103,7 +103,7 @@ class Event:
             raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream is not None and stream.device is not self.device:
             raise ValueError("the stream belongs to another device")
-        self._mark = tuple(self.device._core.record_timestamp())
+        self._mark = self.device._core.record_timestamp()
         return self
 
     def query(self):
@@ -120,12 +120,12 @@ class Event:
         """
         if self._mark is None:
             raise ValueError("the event has not been recorded; call record() before synchronize()")
-        self.device._core.wait_value(self._mark[1])
+        self.device._core.wait_value(self._mark.value)
 
     def _ns(self):
         if self._mark is None:
             raise ValueError("the event has not been recorded")
-        return self.device._core.read_timestamp_ns(*self._mark)
+        return self.device._core.read_timestamp_ns(self._mark)
 
     def elapsed_time(self, end):
         """Milliseconds the device took from this event to `end`.
@@ -159,24 +159,33 @@ def event_elapsed_time(start, end):
 
 
 def pinned_array(shape, dtype=np.float64, device=None):
-    """Allocate a C-contiguous host array for copies to and from a device.
+    """Allocate a host array that a device can copy to and from directly.
 
-    This round the array is ordinary host memory (copies stage it like any
-    other array); the device is still looked up so that a bad `device` fails.
+    Like numba.cuda.pinned_array: the memory is a Vulkan buffer in host-visible,
+    host-cached memory of the device, mapped into the process, so copies
+    between it and device arrays are single buffer copies (DMA on a discrete
+    GPU) with no staging buffer (runtime/pinned.py).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : numpy.dtype
+    device : int, str, Device or None
+        The device; the selected one by default.
 
     Returns
     -------
     numpy.ndarray
         Uninitialised, C-contiguous.
     """
-    _devices.get_device(device)
-    shape = checks.as_shape(shape)
-    dtype = checks.as_dtype(dtype)
-    if dtype.kind not in "biuf" or dtype.itemsize > 8:
-        raise TypeError(f"dtype must be a boolean, integer or float type of at most 64 bits, "
-                        f"not {dtype}")  # fmt: skip
-    checks.nbytes_of(shape, dtype.itemsize)
-    return np.empty(shape, dtype=dtype)
+    from . import pinned
+
+    return pinned.allocate(_devices.get_device(device), shape, dtype)
+
+
+def mapped_array(shape, dtype=np.float64, device=None):
+    """Same as :func:`pinned_array` (numba.cuda's name for host memory the device maps)."""
+    return pinned_array(shape, dtype, device)
 
 
 def print_records(words):

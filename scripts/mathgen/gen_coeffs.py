@@ -1,0 +1,184 @@
+"""Generate src/numba_vulkan/frontend/mathlib/coeffs.py: polynomial coefficients of the math library.
+
+Each polynomial is the Chebyshev interpolant (near-minimax: within a small factor
+of the best uniform approximation) of its function on its reduction interval,
+computed with mpmath at 60 digits, converted to the monomial basis in the
+variable itself, then rounded to the target width. The script prints, for each
+polynomial, the maximum error of the rounded coefficients over a dense grid,
+relative to the size of the function's contribution, so that a reader can check
+it is far below the target's ulp.
+
+Usage: python3 scripts/mathgen/gen_coeffs.py  (needs `pip install mpmath`)
+"""
+
+import os
+import struct
+
+import mpmath as mp
+
+mp.mp.dps = 60
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "src", "numba_vulkan", "frontend",
+                   "mathlib", "coeffs.py")  # fmt: skip
+
+
+def f32(v):
+    return struct.unpack("f", struct.pack("f", float(v)))[0]
+
+
+def cheb_fit(f, a, b, deg):
+    """Monomial coefficients c[0..deg] of the Chebyshev interpolant of f on [a, b]."""
+    a, b = mp.mpf(a), mp.mpf(b)
+    n = deg + 1
+    nodes = [mp.cos(mp.pi * (k + mp.mpf(1) / 2) / n) for k in range(n)]
+    xs = [(b - a) / 2 * t + (b + a) / 2 for t in nodes]
+    ys = [f(x) for x in xs]
+    # Solve the Vandermonde system in x directly (well enough conditioned at 60 digits).
+    m = mp.matrix([[x**j for j in range(n)] for x in xs])
+    return list(mp.lu_solve(m, mp.matrix(ys)))
+
+
+def horner(c, x):
+    r = mp.mpf(0)
+    for v in reversed(c):
+        r = r * x + v
+    return r
+
+
+def check(name, f, a, b, c, scale):
+    worst = mp.mpf(0)
+    for i in range(2001):
+        x = mp.mpf(a) + (mp.mpf(b) - mp.mpf(a)) * i / 2000
+        e = abs(horner(c, x) - f(x)) * scale(x)
+        worst = max(worst, e)
+    print(f"{name}: degree {len(c) - 1}, max weighted error {mp.nstr(worst, 3)}")
+    return worst
+
+
+def exp_p(x):
+    """(e^x - 1 - x) / x^2, so that e^x = 1 + (x + x^2 p(x))."""
+    if abs(x) < mp.mpf("1e-20"):
+        return mp.mpf(1) / 2
+    return (mp.exp(x) - 1 - x) / x**2
+
+
+def exp2_p(x):
+    """(2^x - 1 - x ln2) / x^2, so that 2^x = 1 + (x ln2 + x^2 p(x))."""
+    if abs(x) < mp.mpf("1e-20"):
+        return mp.log(2) ** 2 / 2
+    return (mp.power(2, x) - 1 - x * mp.log(2)) / x**2
+
+
+def log_r(z):
+    """R(z) with log((1+s)/(1-s)) = 2s + s R(s^2) (fdlibm's form): R(z) = sum 2 z^n / (2n+1)."""
+    if z < mp.mpf("1e-30"):
+        return mp.mpf(0)
+    s = mp.sqrt(z)
+    return (mp.log((1 + s) / (1 - s)) - 2 * s) / s
+
+
+def round_bits(v, bits):
+    """v rounded to `bits` significant bits (so that small multiples of it are exact)."""
+    e = mp.floor(mp.log(abs(v), 2))
+    scale = mp.mpf(2) ** (bits - 1 - e)
+    return mp.nint(v * scale) / scale
+
+
+def split_constants():
+    """Cody-Waite style hi + lo pairs: hi has few bits (its products with small ints or with
+    short-mantissa values are exact), lo is the rest rounded to the width."""
+    consts = {
+        "LN2": mp.log(2), "INV_LN2": 1 / mp.log(2), "INV_LN10": 1 / mp.log(10),
+        "LOG10_2": mp.log10(2), "TWO_THIRDS": mp.mpf(2) / 3, "ATAN_HALF": mp.atan(0.5),
+        "ATAN_ONE": mp.pi / 4, "ATAN_1P5": mp.atan(1.5), "HALF_PI": mp.pi / 2, "PI": mp.pi,
+    }  # fmt: skip
+    hi_bits = {"F64": 32, "F32": 12}
+    out = []
+    for name, v in consts.items():
+        for width, bits in hi_bits.items():
+            conv = float if width == "F64" else f32
+            hi = round_bits(v, bits)
+            out.append(f"{name}_HI_{width} = {conv(hi)!r}")
+            out.append(f"{name}_LO_{width} = {conv(v - hi)!r}")
+            out.append(f"{name}_{width} = {conv(v)!r}")
+            out.append(f"{name}_R_{width} = {conv(v - mp.mpf(conv(v)))!r}  # v - {name}_{width}")
+    return out + [""]
+
+
+def log_q(z):
+    if z < mp.mpf("1e-30"):
+        return mp.mpf(2) / 5
+    s = mp.sqrt(z)
+    return (mp.log((1 + s) / (1 - s)) - 2 * s - 2 * s**3 / 3) / s**5
+
+
+def atan_p(z):
+    if z < mp.mpf("1e-30"):
+        return mp.mpf(1) / 3
+    x = mp.sqrt(z)
+    return (1 - mp.atan(x) / x) / z
+
+
+def odd_series(f, z):
+    """(f(x) - x) / x^3 at x = sqrt(z), for an odd f with f'(0) = 1."""
+    if z < mp.mpf("1e-30"):
+        return mp.diff(f, 0, 3) / 6
+    x = mp.sqrt(z)
+    return (f(x) - x) / x**3
+
+
+def main():
+    ln2 = mp.log(2)
+    h = ln2 / 2 * mp.mpf("1.0001")
+    smax = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1) * mp.mpf("1.0001")
+    zmax = smax**2
+    specs = {
+        # name: (function, interval, degree per width, weight: error contribution per unit)
+        "EXP": (exp_p, (-h, h), {"F64": 10, "F32": 5}, lambda x: x * x),
+        "EXP2": (exp2_p, (mp.mpf(-0.5001), mp.mpf(0.5001)), {"F64": 10, "F32": 5},
+                 lambda x: x * x),
+        "LOG": (log_r, (0, zmax), {"F64": 7, "F32": 3}, lambda z: mp.sqrt(z) / 2),
+        # pow's log tail: log((1+s)/(1-s)) = 2s + 2s^3/3 + s^5 Q(s^2), Q(z) = sum 2 z^n/(2n+5)
+        "LOGQ": (log_q, (0, zmax), {"F64": 8, "F32": 3}, lambda z: z**2 * mp.sqrt(z)),
+        # atan(x) = x - x z P(z), z = x^2, |x| <= 7/16 (fdlibm's s_atan.c form)
+        "ATAN": (atan_p, (0, (mp.mpf(7) / 16) ** 2 * mp.mpf("1.0001")), {"F64": 12, "F32": 5},
+                 lambda z: z),
+        # sinh(x) = x + x^3 S(x^2), cosh(x) = 1 + x^2 C(x^2) on |x| <= 1; tanh(x) = x + x^3 T(x^2)
+        # on |x| <= 0.3
+        "SINH": (lambda z: odd_series(mp.sinh, z), (0, mp.mpf("1.0001")), {"F64": 10, "F32": 5},
+                 lambda z: z),
+        "COSH": (lambda z: (mp.cosh(mp.sqrt(z)) - 1) / z if z > 1e-30 else mp.mpf(1) / 2,
+                 (0, mp.mpf("1.0001")), {"F64": 8, "F32": 4}, lambda z: z),
+        "TANH": (lambda z: odd_series(mp.tanh, z), (0, mp.mpf("0.0901")), {"F64": 11, "F32": 5},
+                 lambda z: z),
+        # asin(x) = x + x^3 P(x^2) on |x| <= 1/2 (beyond: pi/2 - 2 asin(sqrt((1 - x)/2)))
+        "ASIN": (lambda z: odd_series(mp.asin, z), (0, mp.mpf("0.2501")), {"F64": 12, "F32": 5},
+                 lambda z: z),
+        # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
+        "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
+                  lambda x: mp.cbrt(x)),
+    }  # fmt: skip
+    lines = [
+        '"""Polynomial coefficients of the math library (lowest degree first).',
+        "",
+        "GENERATED by scripts/mathgen/gen_coeffs.py (Chebyshev interpolants computed with mpmath);",
+        'do not edit: change the script and run it again."""',
+        "",
+    ]
+    for name, (f, (a, b), degs, weight) in specs.items():
+        for width, deg in degs.items():
+            c = cheb_fit(f, a, b, deg)
+            rounded = [mp.mpf(float(v)) if width == "F64" else mp.mpf(f32(v)) for v in c]
+            check(f"{name}_{width}", f, a, b, rounded, weight)
+            vals = [float(v) if width == "F64" else f32(v) for v in c]
+            body = "".join(f"    {v!r},\n" for v in vals)
+            lines.append(f"{name}_{width} = (\n{body})")
+            lines.append("")
+    lines += split_constants()
+    with open(OUT, "w") as fh:
+        fh.write("\n".join(lines))
+    print("wrote", os.path.normpath(OUT))
+
+
+if __name__ == "__main__":
+    main()

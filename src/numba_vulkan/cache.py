@@ -1,0 +1,281 @@
+"""Disk caches: compiled kernels (``@jit(cache=True)``) and each device's VkPipelineCache.
+
+Kernels. An entry is everything the runtime needs to launch a specialisation
+(``CompiledKernel.to_record``: SPIR-V words, parameter layout and argspecs,
+grid parameters, capabilities, mode), pickled into
+``<cache dir>/kernels/<module>.<name>-<key>.nvk``. The key is a SHA-256 of:
+
+- the versions of numba_vulkan, Numba, NumPy and Python, and the size and
+  mtime of the compiled ``_core`` extension (a rebuilt compiler is a new one);
+- the kernel's bytecode (``marshal`` of its code object, nested code included);
+- the values of the globals and closure variables its code names, recursively
+  through every function, ``@jit`` kernel or ``njit`` function it reaches
+  (numbers, strings, tuples, arrays by content, modules and classes by name;
+  anything else by its pickle, and a value that cannot be pickled makes the
+  kernel uncachable, with a warning);
+- the contents of the source file of every function reached;
+- the argument types, the narrowing mode, the code generation options, the
+  device's NaN-preservation widths and the push-constant limit.
+
+A hit builds the CompiledKernel from the entry alone: no Numba typing, no
+compilation. Unreadable or corrupt entries are misses; writes are atomic
+(temporary file + rename), so concurrent processes are safe.
+
+Pipelines. ``vkGetPipelineCacheData`` of each device used is saved at exit to
+``<cache dir>/pipelines/<driver key hash>.bin`` and merged into the device's
+cache when a later process opens it (the driver itself rejects data of another
+device or driver version).
+
+``NUMBA_VULKAN_CACHE=0`` turns both off; ``NUMBA_VULKAN_CACHE_DIR`` moves the
+folder (default ``$XDG_CACHE_HOME/numba_vulkan``, i.e. ``~/.cache/numba_vulkan``).
+"""
+
+import atexit
+import dis
+import hashlib
+import marshal
+import os
+import pickle
+import sys
+import tempfile
+import types
+import warnings
+
+import numpy as np
+
+from . import config
+
+_FORMAT = 1  # bump when the entry layout changes
+
+
+def enabled():
+    """Whether NUMBA_VULKAN_CACHE allows disk caches (read at each use)."""
+    return bool(config.CACHE)
+
+
+def cache_dir():
+    """The folder of numba_vulkan's on-disk caches."""
+    from .runtime import probes
+
+    return probes.cache_dir()
+
+
+class Uncachable(Exception):
+    """A value the key cannot describe (the kernel is then compiled every time)."""
+
+
+# ---------------------------------------------------------------- keys
+
+
+def _versions():
+    import numba
+
+    from . import __version__, _core
+
+    try:
+        st = os.stat(_core.__file__)
+        build = (st.st_size, st.st_mtime_ns)
+    except (OSError, AttributeError):
+        build = None
+    return (_FORMAT, __version__, numba.__version__, np.__version__, sys.version, build)
+
+
+class _Hasher:
+    """Feeds the functions a kernel reaches, and their values, into one hash."""
+
+    def __init__(self):
+        self.h = hashlib.sha256()
+        self.seen = set()
+        self.files = {}
+
+    def add(self, *parts):
+        for p in parts:
+            self.h.update(repr(p).encode())
+            self.h.update(b"\0")
+
+    def function(self, func):
+        if id(func) in self.seen:
+            self.add("seen", getattr(func, "__qualname__", "?"))
+            return
+        self.seen.add(id(func))
+        code = func.__code__
+        self.add("function", func.__module__, func.__qualname__)
+        self.h.update(marshal.dumps(code))
+        self.source_file(code.co_filename)
+        names = set()
+        _code_names(code, names)
+        globs = func.__globals__
+        for name in sorted(names):
+            if name in globs:
+                self.add("global", name)
+                self.value(globs[name])
+        for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+            self.add("free", name)
+            try:
+                self.value(cell.cell_contents)
+            except ValueError:  # an empty cell
+                self.add("empty")
+        self.add("defaults", repr(func.__defaults__))
+
+    def source_file(self, path):
+        if path in self.files:
+            return
+        try:
+            with open(path, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+        except OSError:  # "<string>" and the like: the bytecode is all there is
+            digest = None
+        self.files[path] = digest
+        self.add("file", path, digest)
+
+    def value(self, v):
+        from .dispatcher import Dispatcher
+        from .stubs import Stub
+
+        if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+            self.add(type(v).__name__, v)
+        elif isinstance(v, np.generic):
+            self.add("np", v.dtype.str, v.tobytes())
+        elif isinstance(v, np.ndarray):
+            self.add("ndarray", v.dtype.str, v.shape, hashlib.sha256(v.tobytes()).hexdigest())
+        elif isinstance(v, (tuple, list, frozenset)):
+            items = sorted(v, key=repr) if isinstance(v, frozenset) else v
+            self.add(type(v).__name__, len(v))
+            for item in items:
+                self.value(item)
+        elif isinstance(v, types.ModuleType):
+            self.add("module", v.__name__)
+        elif isinstance(v, Dispatcher):
+            self.add("kernel", v.options)
+            self.function(v.py_func)
+        elif isinstance(v, Stub):
+            self.add("stub", v.__name__)
+        elif isinstance(v, types.FunctionType):
+            self.function(v)
+        elif hasattr(v, "py_func") and isinstance(v.py_func, types.FunctionType):
+            self.add("numba dispatcher", type(v).__name__, getattr(v, "targetoptions", None))
+            self.function(v.py_func)
+        elif isinstance(v, type):
+            self.add("class", v.__module__, v.__qualname__)
+        elif isinstance(v, types.BuiltinFunctionType):
+            self.add("builtin", getattr(v, "__module__", None), v.__qualname__)
+        else:
+            try:
+                self.h.update(pickle.dumps(v, protocol=4))
+            except Exception as e:
+                raise Uncachable(f"{type(v).__name__} value {v!r:.60} ({e})") from None
+
+
+def _code_names(code, out):
+    """The global names `code` (and code nested in it) loads; attribute names are
+    not globals, so they do not drag unrelated module values into the key."""
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            out.add(ins.argval)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code_names(const, out)
+
+
+def kernel_key(pyfunc, argtypes, options, mode, extra=()):
+    """The SHA-256 hex key of one specialisation (raises Uncachable)."""
+    h = _Hasher()
+    h.add("versions", _versions())
+    h.function(pyfunc)
+    h.add("argtypes", tuple(str(t) for t in argtypes), tuple(repr(t) for t in argtypes))
+    h.add("mode", mode, "options", options, "extra", extra)
+    return h.h.hexdigest()
+
+
+def _entry_path(pyfunc, key):
+    name = f"{getattr(pyfunc, '__module__', '') or ''}.{pyfunc.__qualname__}"
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:80]
+    return os.path.join(cache_dir(), "kernels", f"{name}-{key[:40]}.nvk")
+
+
+def load_kernel(pyfunc, key):
+    """The CompiledKernel cached under `key`, or None."""
+    from .codegen import CompiledKernel
+
+    try:
+        with open(_entry_path(pyfunc, key), "rb") as f:
+            record = pickle.load(f)
+        if record.get("key") != key:
+            return None
+        return CompiledKernel.from_record(record["kernel"])
+    except Exception:  # missing, unreadable or from an incompatible version: a miss
+        return None
+
+
+def store_kernel(pyfunc, key, compiled):
+    """Write `compiled` under `key`; failures to write only cost a compilation later."""
+    path = _entry_path(pyfunc, key)
+    try:
+        data = pickle.dumps({"key": key, "kernel": compiled.to_record()}, protocol=4)
+    except Exception as e:
+        warnings.warn(f"kernel {pyfunc.__name__!r} cannot be cached: {e}", RuntimeWarning,
+                      stacklevel=3)  # fmt: skip
+        return
+    _write_atomic(path, data)
+
+
+def _write_atomic(path, data):
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp.")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def clear():
+    """Delete every cached kernel and pipeline cache (entries of old sources stay
+    otherwise: a changed kernel gets a new entry, the old one is never read again)."""
+    import shutil
+
+    for sub in ("kernels", "pipelines"):
+        shutil.rmtree(os.path.join(cache_dir(), sub), ignore_errors=True)
+
+
+# ---------------------------------------------------------------- pipeline caches
+
+_devices = []  # devices whose pipeline cache is saved at exit
+
+
+def _pipeline_path(device):
+    from .runtime import probes
+
+    key = hashlib.sha256(probes.driver_key(device.info).encode()).hexdigest()[:32]
+    return os.path.join(cache_dir(), "pipelines", f"{key}.bin")
+
+
+def load_pipeline_cache(device):
+    """Merge the saved pipeline cache of `device`'s driver, and save it again at exit."""
+    if not enabled():
+        return
+    try:
+        with open(_pipeline_path(device), "rb") as f:
+            data = f.read()
+        if data:
+            device._core.merge_pipeline_cache(data)
+    except Exception:  # no file, or data the driver refuses: start empty
+        pass
+    if not _devices:
+        atexit.register(save_pipeline_caches)
+    _devices.append(device)
+
+
+def save_pipeline_caches():
+    """Write every used device's pipeline cache (also run at exit)."""
+    if not enabled():
+        return
+    for device in list(_devices):
+        try:
+            data = device._core.pipeline_cache_data()
+        except Exception:  # a lost device or a forked child: nothing to save
+            continue
+        if data:
+            _write_atomic(_pipeline_path(device), data)

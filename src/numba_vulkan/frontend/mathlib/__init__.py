@@ -1,0 +1,403 @@
+"""The math library: `math.*`, NumPy's scalar ufuncs and the numeric builtins in kernels.
+
+Each function is a Python function that emits KIR through the builder, built
+from ops whose precision Vulkan fixes (integer ops, comparisons, selects,
+correctly rounded float add/sub/mul, exact Floor/Ceil/Trunc), so that results
+do not depend on how loose a driver's GLSL.std.450 built-ins are. One module
+per family (bits, rounding, roots); this module maps the Python callables to
+them and converts arguments and results to the kinds Numba's typing chose.
+
+A callable that is not in the table is not handled here: calls.py then
+refuses it with VulkanUnsupportedError naming it (exp, log, sin, ... until
+they are written; see docs/math.md).
+"""
+
+import builtins
+import math
+
+import numpy as np
+from numba.core import types
+
+from ... import _core
+from .. import arith
+from ..errors import unsupported
+from ..types import compute_kind, is_float, is_signed
+from . import bits, explog, hyperbolic, inverse, power, roots, rounding
+
+K = _core.Kind
+Op = _core.Op
+
+
+class Call:
+    """One call's operands (cast to the signature's types) and kinds."""
+
+    def __init__(self, lowerer, expr, sig, name):
+        self.lo, self.b, self.expr, self.sig, self.name = lowerer, lowerer.b, expr, sig, name
+        self.loc = expr.loc
+        # Arguments left out take their defaults: Numba types them as Omitted, after the others.
+        given = sig.args[: len(expr.args)]
+        for t in given:
+            if not isinstance(types.unliteral(t), (types.Boolean, types.Integer, types.Float)):
+                raise unsupported(f"'{name}' of {t}", self.loc)
+        self.args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, given)]
+
+    def kind(self, ty):
+        return compute_kind(ty, self.lo.mode, self.loc)
+
+    @property
+    def ret_kind(self):
+        return self.kind(self.sig.return_type)
+
+    def float_kind(self):
+        """The float kind the function computes in: the result's, else the first float operand's."""
+        if isinstance(self.sig.return_type, types.Float):
+            return self.ret_kind
+        for t in self.sig.args:
+            if isinstance(types.unliteral(t), types.Float):
+                return self.kind(t)
+        return self.kind(types.float64)
+
+    def fargs(self):
+        k = self.float_kind()
+        return [arith.convert(self.b, a, k) for a in self.args]
+
+    def ret(self, v):
+        return arith.convert(self.b, v, self.ret_kind)
+
+    def arg_is_float(self, i):
+        return isinstance(types.unliteral(self.sig.args[i]), types.Float)
+
+
+def _float_unary(impl):
+    def lower(c):
+        (x,) = c.fargs()
+        return c.ret(impl(c.b, x))
+
+    return lower
+
+
+def _float_binary(impl):
+    def lower(c):
+        x, y = c.fargs()
+        return c.ret(impl(c.b, x, y))
+
+    return lower
+
+
+def _to_int(impl):
+    """math.floor/ceil/trunc: an int result (identity on ints), as int() converts the float."""
+
+    def lower(c):
+        if not c.arg_is_float(0):
+            return c.ret(c.args[0])
+        return c.ret(impl(c.b, c.args[0]))
+
+    return lower
+
+
+def _same_kind(impl):
+    """np.floor and friends: identity on ints (Numba types np.floor(int) as int), else float."""
+
+    def lower(c):
+        if not is_float(c.ret_kind):
+            return c.ret(c.args[0])
+        return _float_unary(impl)(c)
+
+    return lower
+
+
+def _classify(impl, int_answer):
+    def lower(c):
+        if not c.arg_is_float(0):
+            return arith.const(c.b, K.bool, int_answer)
+        return impl(c.b, c.args[0])
+
+    return lower
+
+
+def _scale(constant):
+    def lower(c):
+        (x,) = c.fargs()
+        return c.ret(c.b.binary(Op.mul, x, arith.const(c.b, c.b.kind(x), constant)))
+
+    return lower
+
+
+def _minmax(is_max, prefer_nan):
+    """np.minimum/maximum (NaN wins) and np.fmin/fmax (the number wins), as Numba lowers them."""
+
+    def lower(c):
+        b = c.b
+        k = c.ret_kind
+        x, y = (arith.convert(b, a, k) for a in c.args)
+        first = b.compare(Op.ge if is_max else Op.le, x, y)
+        if k == K.bool:
+            xi, yi = arith.convert(b, x, K.i32), arith.convert(b, y, K.i32)
+            first = b.compare(Op.ge if is_max else Op.le, xi, yi)
+        r = b.select(first, x, y)
+        if not is_float(k):
+            return r
+        x_nan = bits.is_nan(b, x)
+        any_nan = bits.either(b, x_nan, bits.is_nan(b, y))
+        nan_r = b.select(x_nan, x, y) if prefer_nan else b.select(x_nan, y, x)
+        return b.select(any_nan, nan_r, r)
+
+    return lower
+
+
+def _arith1(c, fn):
+    k = c.ret_kind
+    if k == K.bool:
+        raise unsupported(f"'{c.name}' of a bool", c.loc)
+    return fn(c.b, arith.convert(c.b, c.args[0], k))
+
+
+def _ldexp(c):
+    b = c.b
+    k = c.ret_kind
+    x = arith.convert(b, c.args[0], k)
+    return bits.ldexp(b, x, c.args[1])
+
+
+def _frexp(c):
+    b = c.b
+    mk, ek = (c.kind(t) for t in c.sig.return_type.types)
+    x = arith.convert(b, c.args[0], mk)
+    return bits.frexp(b, x, ek)
+
+
+def _round(c):
+    """round(x) -> int and round(x, 0) -> float, ties to even; other ndigits are refused."""
+    b = c.b
+    if len(c.args) == 2:
+        nd = c.lo.static_int(c.expr.args[1])
+        if nd != 0:
+            raise unsupported(f"'{c.name}' with ndigits other than a literal 0", c.loc)
+    if not c.arg_is_float(0):
+        return c.ret(c.args[0])
+    return c.ret(rounding.rint(b, c.args[0]))
+
+
+def _np_round(c):
+    if len(c.args) == 2:
+        nd = c.lo.static_int(c.expr.args[1])
+        if nd != 0:
+            raise unsupported(f"'{c.name}' with decimals other than a literal 0", c.loc)
+    if not c.arg_is_float(0):
+        return c.ret(c.args[0])
+    return c.ret(rounding.rint(c.b, c.args[0]))
+
+
+def _sign(c):
+    """np.sign as Numba computes it: 1, -1, and x itself for zeros (-0.0 stays) and NaN."""
+    b = c.b
+    k = c.ret_kind
+    x = arith.convert(b, c.args[0], k)
+    zero = arith.const(b, k, 0)
+    r = x
+    if is_signed(k) or is_float(k):
+        r = b.select(b.compare(Op.lt, x, zero), arith.const(b, k, -1), r)
+    return b.select(b.compare(Op.gt, x, zero), arith.const(b, k, 1), r)
+
+
+def _signbit(c):
+    b = c.b
+    if c.arg_is_float(0):
+        return bits.sign_bit(b, c.args[0])
+    x = c.args[0]
+    k = b.kind(x)
+    if is_signed(k):
+        return b.compare(Op.lt, x, arith.const(b, k, 0))
+    return arith.const(b, K.bool, False)
+
+
+def _abs(c):
+    b = c.b
+    k = c.ret_kind
+    x = arith.convert(b, c.args[0], k)
+    if is_float(k):
+        return bits.fabs(b, x)
+    if is_signed(k):
+        return b.select(b.compare(Op.lt, x, arith.const(b, k, 0)), b.unary(Op.neg, x), x)
+    return x
+
+
+def _fmod(c):
+    b = c.b
+    k = c.ret_kind
+    x, y = (arith.convert(b, a, k) for a in c.args)
+    if is_float(k):
+        return arith.fmod(b, x, y)
+    # NumPy's integer fmod: C's remainder, 0 for a zero divisor. (Numba's CPU lowering uses an
+    # unsigned remainder on signed ints, np.fmod(-1, 2) == 1; this follows NumPy: -1.)
+    zero = arith.const(b, k, 0)
+    is_zero = b.compare(Op.eq, y, zero)
+    return b.select(is_zero, zero, b.binary(Op.rem, x, b.select(is_zero, arith.const(b, k, 1), y)))
+
+
+def _binary_arith(fn):
+    def lower(c):
+        k = c.ret_kind
+        x, y = (arith.convert(c.b, a, k) for a in c.args)
+        return fn(c.b, x, y)
+
+    return lower
+
+
+def _pow(c):
+    """builtins.pow(x, y): `x ** y` (an integer y by squaring, a float y by power.pow_)."""
+    b = c.b
+    if len(c.args) != 2:
+        raise unsupported(f"'{c.name}' with a modulus", c.loc)
+    yk = b.kind(c.args[1])
+    if is_float(yk):
+        return _float_binary(power.pow_)(c)
+    y = arith.convert(b, c.args[1], K.i32) if yk == K.bool else c.args[1]
+    return arith.power(
+        b, arith.convert(b, c.args[0], c.ret_kind), y, c.lo.static_int(c.expr.args[1])
+    )
+
+
+def _isclose(c):
+    """np.isclose(a, b[, rtol[, atol]]): |a - b| <= atol + rtol * |b|; infinities equal only to
+    themselves; NaN never close (equal_nan=False)."""
+    b = c.b
+    if len(c.args) > 4:
+        raise unsupported(f"'{c.name}' with equal_nan", c.loc)
+    ak = [b.kind(a) for a in c.args[:2]]
+    dk = ak[0] if ak[0] == ak[1] and is_float(ak[0]) else c.kind(types.float64)
+    x, y = (arith.convert(b, a, dk) for a in c.args[:2])
+    tk = c.kind(types.float64)
+    rtol = arith.convert(b, c.args[2], tk) if len(c.args) > 2 else arith.const(b, tk, 1e-5)
+    atol = arith.convert(b, c.args[3], tk) if len(c.args) > 3 else arith.const(b, tk, 1e-8)
+    diff = arith.convert(b, bits.fabs(b, b.binary(Op.sub, x, y)), tk)
+    bound = b.binary(Op.add, atol, b.binary(Op.mul, rtol, arith.convert(b, bits.fabs(b, y), tk)))
+    close = b.compare(Op.le, diff, bound)
+    finite = bits.both(b, bits.is_finite(b, x), bits.is_finite(b, y))
+    return b.select(finite, close, b.compare(Op.eq, x, y))
+
+
+TABLE = {
+    # classification and sign
+    math.fabs: _float_unary(bits.fabs),
+    np.fabs: _float_unary(bits.fabs),
+    np.absolute: _abs,
+    math.isnan: _classify(bits.is_nan, False),
+    np.isnan: _classify(bits.is_nan, False),
+    math.isinf: _classify(bits.is_inf, False),
+    np.isinf: _classify(bits.is_inf, False),
+    math.isfinite: _classify(bits.is_finite, True),
+    np.isfinite: _classify(bits.is_finite, True),
+    math.copysign: _float_binary(bits.copysign),
+    np.copysign: _float_binary(bits.copysign),
+    np.signbit: _signbit,
+    np.sign: _sign,
+    math.nextafter: _float_binary(bits.nextafter),
+    np.nextafter: _float_binary(bits.nextafter),
+    # rounding
+    math.floor: _to_int(rounding.floor),
+    math.ceil: _to_int(rounding.ceil),
+    math.trunc: _to_int(rounding.trunc),
+    np.floor: _same_kind(rounding.floor),
+    np.ceil: _same_kind(rounding.ceil),
+    np.trunc: _same_kind(rounding.trunc),
+    np.rint: _same_kind(rounding.rint),
+    builtins.round: _round,
+    np.round: _np_round,
+    np.around: _np_round,
+    # exponent and scaling
+    math.ldexp: _ldexp,
+    np.ldexp: _ldexp,
+    math.frexp: _frexp,
+    math.degrees: _scale(180 / math.pi),
+    math.radians: _scale(math.pi / 180),
+    np.degrees: _scale(180 / math.pi),
+    np.rad2deg: _scale(180 / math.pi),
+    np.radians: _scale(math.pi / 180),
+    np.deg2rad: _scale(math.pi / 180),
+    # min / max
+    np.fmin: _minmax(False, False),
+    np.fmax: _minmax(True, False),
+    np.minimum: _minmax(False, True),
+    np.maximum: _minmax(True, True),
+    np.isclose: _isclose,
+    # simple arithmetic ufuncs (ints wrap as Numba's do)
+    np.square: lambda c: _arith1(c, lambda b, x: b.binary(Op.mul, x, x)),
+    np.negative: lambda c: _arith1(c, lambda b, x: b.unary(Op.neg, x)),
+    np.positive: lambda c: _arith1(c, lambda b, x: x),
+    # remainders and powers
+    np.fmod: _fmod,
+    np.remainder: _binary_arith(arith.mod),
+    np.floor_divide: _binary_arith(arith.floordiv),
+    builtins.pow: _pow,
+    math.pow: _float_binary(power.pow_),
+    np.float_power: _float_binary(power.pow_),
+    np.power: _pow,
+    # exponentials and logarithms (math.log with a base is refused: see _log)
+    math.exp: _float_unary(explog.exp),
+    np.exp: _float_unary(explog.exp),
+    np.exp2: _float_unary(explog.exp2),
+    math.exp2: _float_unary(explog.exp2),
+    math.expm1: _float_unary(explog.expm1),
+    np.expm1: _float_unary(explog.expm1),
+    math.log1p: _float_unary(explog.log1p),
+    np.log1p: _float_unary(explog.log1p),
+    math.log: None,
+    np.log: _float_unary(explog.log),
+    math.log2: _float_unary(explog.log2),
+    np.log2: _float_unary(explog.log2),
+    math.log10: _float_unary(explog.log10),
+    np.log10: _float_unary(explog.log10),
+    # inverse trigonometric
+    math.atan: _float_unary(inverse.atan),
+    np.arctan: _float_unary(inverse.atan),
+    math.atan2: _float_binary(inverse.atan2),
+    math.asin: _float_unary(inverse.asin),
+    np.arcsin: _float_unary(inverse.asin),
+    math.acos: _float_unary(inverse.acos),
+    np.arccos: _float_unary(inverse.acos),
+    np.arctan2: _float_binary(inverse.atan2),
+    # hyperbolic
+    math.tanh: _float_unary(hyperbolic.tanh),
+    np.tanh: _float_unary(hyperbolic.tanh),
+    math.sinh: _float_unary(hyperbolic.sinh),
+    np.sinh: _float_unary(hyperbolic.sinh),
+    math.cosh: _float_unary(hyperbolic.cosh),
+    np.cosh: _float_unary(hyperbolic.cosh),
+    math.asinh: _float_unary(hyperbolic.asinh),
+    np.arcsinh: _float_unary(hyperbolic.asinh),
+    math.acosh: _float_unary(hyperbolic.acosh),
+    np.arccosh: _float_unary(hyperbolic.acosh),
+    math.atanh: _float_unary(hyperbolic.atanh),
+    np.arctanh: _float_unary(hyperbolic.atanh),
+    # roots
+    math.sqrt: _float_unary(roots.sqrt),
+    np.sqrt: _float_unary(roots.sqrt),
+    math.hypot: _float_binary(roots.hypot),
+    np.cbrt: _float_unary(roots.cbrt),
+    np.hypot: _float_binary(roots.hypot),
+}
+
+
+def _log(c):
+    if len(c.args) != 1:
+        raise unsupported(f"'{c.name}' with a base (write log(x) / log(base))", c.loc)
+    return _float_unary(explog.log)(c)
+
+
+TABLE[math.log] = _log
+
+
+def _key(fn):
+    try:
+        return fn in TABLE
+    except TypeError:  # unhashable callee
+        return False
+
+
+def lower(lowerer, fn, expr, sig, name):
+    """The KIR value of a call to a math function, or None when `fn` is not one."""
+    if not _key(fn):
+        return None
+    lowerer.exact_math = True  # see LoweredKernel.exact_math
+    return TABLE[fn](Call(lowerer, expr, sig, name))

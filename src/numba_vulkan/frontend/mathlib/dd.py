@@ -1,0 +1,110 @@
+"""Exact float building blocks: Veltkamp's split, Dekker's product, Knuth's sum, and a division
+accurate to about half an ulp whatever the driver's division does.
+
+All of them rely on each float op being rounded once, as Vulkan requires for
+add, sub and mul and as the NoContraction decoration of the accurate path
+guarantees (no fused multiply-add behind our back). OpFDiv is only required to
+be within 2.5 ulp (float32; float64 only "as precise as float32"), hence `div`.
+"""
+
+from ... import _core
+from ..arith import const
+
+K = _core.Kind
+Op = _core.Op
+
+_SPLIT = {K.f32: 2.0**12 + 1, K.f64: 2.0**27 + 1}
+
+
+def split(b, a):
+    """Veltkamp's split: a = hi + lo exactly, each half fitting in half the precision."""
+    k = b.kind(a)
+    c = b.binary(Op.mul, a, const(b, k, _SPLIT[k]))
+    hi = b.binary(Op.sub, c, b.binary(Op.sub, c, a))
+    return hi, b.binary(Op.sub, a, hi)
+
+
+def two_prod(b, x, y):
+    """(p, e) with p = fl(x*y) and x*y = p + e exactly (Dekker), for operands far from overflow."""
+    p = b.binary(Op.mul, x, y)
+    xh, xl = split(b, x)
+    yh, yl = split(b, y)
+    e = b.binary(Op.sub, b.binary(Op.mul, xh, yh), p)
+    e = b.binary(Op.add, e, b.binary(Op.mul, xh, yl))
+    e = b.binary(Op.add, e, b.binary(Op.mul, xl, yh))
+    e = b.binary(Op.add, e, b.binary(Op.mul, xl, yl))
+    return p, e
+
+
+def two_sum(b, x, y):
+    """(s, e) with s = fl(x+y) and x + y = s + e exactly (Knuth)."""
+    s = b.binary(Op.add, x, y)
+    bb = b.binary(Op.sub, s, x)
+    e = b.binary(
+        Op.add,
+        b.binary(Op.sub, x, b.binary(Op.sub, s, bb)),
+        b.binary(Op.sub, y, bb),
+    )
+    return s, e
+
+
+def div(b, x, y):
+    """x / y to within about 0.5 ulp: the driver's quotient, then Newton corrections on the exact
+    remainder x - q*y (one for float32, two for float64, from a float32-quality start).
+
+    For x / y in the normal range and y far from overflow; callers keep operands moderate.
+    """
+    k = b.kind(x)
+    q = b.binary(Op.div, x, y)
+    inv = b.binary(Op.div, const(b, k, 1.0), y)
+    for _ in range(1 if k == K.f32 else 2):
+        p, e = two_prod(b, q, y)
+        r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)
+        q = b.binary(Op.add, q, b.binary(Op.mul, r, inv))
+    return q
+
+
+# ---------------------------------------------------------------- double words (hi, lo), |lo| <= ulp(hi)/2
+
+
+def fast_two_sum(b, x, y):
+    """(s, e) with s + e = x + y exactly, for |x| >= |y| (or x == 0)."""
+    s = b.binary(Op.add, x, y)
+    return s, b.binary(Op.sub, y, b.binary(Op.sub, s, x))
+
+
+def dw_add(b, x, y):
+    """(xh + xl) + (yh + yl) as a double word (relative error about 2^-2p)."""
+    s, e = two_sum(b, x[0], y[0])
+    e = b.binary(Op.add, e, b.binary(Op.add, x[1], y[1]))
+    return fast_two_sum(b, s, e)
+
+
+def dw_mul(b, x, y):
+    """(xh + xl) * (yh + yl) as a double word."""
+    p, e = two_prod(b, x[0], y[0])
+    e = b.binary(
+        Op.add, e, b.binary(Op.add, b.binary(Op.mul, x[0], y[1]), b.binary(Op.mul, x[1], y[0]))
+    )
+    return fast_two_sum(b, p, e)
+
+
+def dw_div(b, x, y):
+    """(xh + xl) / (yh + yl) as a double word (y far from 0 and from overflow)."""
+    q = div(b, x[0], y[0])
+    p, e = two_prod(b, q, y[0])
+    r = b.binary(Op.sub, b.binary(Op.sub, x[0], p), e)
+    r = b.binary(Op.sub, b.binary(Op.add, r, x[1]), b.binary(Op.mul, q, y[1]))
+    return fast_two_sum(b, q, b.binary(Op.div, r, y[0]))
+
+
+def dw_sqrt(b, x, sqrt):
+    """sqrt(xh + xl) as a double word, from a correctly rounded `sqrt` of one word."""
+    k = b.kind(x[0])
+    s = sqrt(b, x[0])
+    p, e = two_prod(b, s, s)
+    r = b.binary(Op.add, b.binary(Op.sub, b.binary(Op.sub, x[0], p), e), x[1])
+    zero = const(b, k, 0.0)
+    is_zero = b.compare(Op.eq, s, zero)
+    two_s = b.select(is_zero, const(b, k, 1.0), b.binary(Op.mul, s, const(b, k, 2.0)))
+    return fast_two_sum(b, s, b.select(is_zero, zero, b.binary(Op.div, r, two_s)))

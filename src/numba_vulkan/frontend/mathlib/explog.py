@@ -1,0 +1,257 @@
+"""exp, exp2, log, log2, log10 within 1 ulp, from fdlibm's published algorithms.
+
+exp(x): Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split in a
+short hi (k * hi is exact) and a lo part; e^r = 1 + (r + r^2 p(r)) with p a
+near-minimax polynomial (scripts/mathgen/gen_coeffs.py); the result is
+ldexp(e^r, k), which rounds once more only in the subnormal range and gives inf
+and 0 on overflow and underflow. exp2 is the same with k = rint(x).
+
+log(x): x = 2^k m, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f/(2+f);
+log(1+f) = f - f^2/2 + s (f^2/2 + R(s^2)) (fdlibm's e_log.c). log2 and log10
+keep f - f^2/2 as an exact short hi word plus a lo word and multiply by split
+constants (fdlibm's e_log2.c, e_log10.c), so that the division by ln 2 or ln 10
+adds no rounding error of its own. The division s = f/(2+f) uses dd.div
+(Vulkan's own division may be off by several ulp).
+
+Accuracy measured against mpmath: docs/math.md. Special values as C99: exp(NaN)
+= NaN, exp(-inf) = 0, exp(inf) = inf; log(0) = -inf, log(x<0) = NaN, log(inf) = inf.
+"""
+
+from ... import _core
+from ..arith import const
+from . import bits, coeffs, dd, rounding
+
+K = _core.Kind
+Op = _core.Op
+
+_W = {K.f32: "F32", K.f64: "F64"}
+# |x| beyond which exp over/underflows whatever the rounding (keeps k a small int).
+_EXP_CLAMP = {K.f32: 200.0, K.f64: 1600.0}
+_HI_MASK = {K.f32: ~0xFFF, K.f64: ~0xFFFFFFFF}  # clears all but ~12 (f32) / 21 (f64) bits
+
+
+def _c(b, k, name):
+    return const(b, k, getattr(coeffs, f"{name}_{_W[k]}"))
+
+
+def _horner(b, cs, x):
+    k = b.kind(x)
+    r = const(b, k, cs[-1])
+    for c in reversed(cs[:-1]):
+        r = b.binary(Op.add, b.binary(Op.mul, r, x), const(b, k, c))
+    return r
+
+
+def _mul(b, x, y):
+    return b.binary(Op.mul, x, y)
+
+
+def _add(b, x, y):
+    return b.binary(Op.add, x, y)
+
+
+def _sub(b, x, y):
+    return b.binary(Op.sub, x, y)
+
+
+def _exp_tail(b, x, kf, r, poly, ln2):
+    """ldexp(e^(c r), k) with e^(c r) = 1 + (c r + r^2 poly(r)), c = 1 (exp) or ln 2 (exp2).
+
+    1 + c*r is kept exact (Knuth's sum; for exp2 Dekker's product of r and a
+    short ln2_hi, plus r*ln2_lo) so that the only large rounding is the last
+    addition: about 0.5 ulp plus a small part from the polynomial.
+    """
+    k = b.kind(x)
+    p = _horner(b, poly, r)
+    rest = _mul(b, _mul(b, r, r), p)
+    if ln2 is None:
+        lead = r
+    else:
+        lead, err = dd.two_prod(b, r, ln2[0])
+        rest = _add(b, rest, _add(b, err, _mul(b, r, ln2[1])))
+    hi, lo = dd.two_sum(b, const(b, k, 1.0), lead)
+    e = _add(b, hi, _add(b, lo, rest))
+    res = bits.ldexp(b, e, b.convert(bits.int_kind(k), kf))
+    return b.select(bits.is_nan(b, x), x, res)
+
+
+def _clamped(b, x):
+    k = b.kind(x)
+    lim = _EXP_CLAMP[k]
+    safe = b.select(bits.is_nan(b, x), const(b, k, 0.0), x)
+    safe = b.select(b.compare(Op.gt, safe, const(b, k, lim)), const(b, k, lim), safe)
+    return b.select(b.compare(Op.lt, safe, const(b, k, -lim)), const(b, k, -lim), safe)
+
+
+def exp(b, x):
+    k = b.kind(x)
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    r = _sub(b, _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI"))), _mul(b, kf, _c(b, k, "LN2_LO")))
+    return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
+
+
+def exp_parts(b, x):
+    """e^x = (m_hi + m_lo) * 2^k for a finite x (clamped to the exp range): m as an exact-ish
+    double word (relative error about 2^-(prec+4)), k as a float of integer value."""
+    k = b.kind(x)
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))  # exact
+    r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
+    r = _add(b, r_hi, r_lo)
+    rest = _add(b, r_lo, _mul(b, _mul(b, r, r), _horner(b, getattr(coeffs, f"EXP_{_W[k]}"), r)))
+    hi, lo = dd.two_sum(b, const(b, k, 1.0), r_hi)
+    m_hi, m_lo = dd.fast_two_sum(b, hi, _add(b, lo, rest))
+    return m_hi, m_lo, kf
+
+
+def exp2(b, x):
+    k = b.kind(x)
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, safe)
+    r = _sub(b, safe, kf)  # exact
+    ln2 = (_c(b, k, "LN2_HI"), _c(b, k, "LN2_LO"))
+    return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP2_{_W[k]}"), ln2)
+
+
+def expm1(b, x):
+    """e^x - 1 within 1 ulp: 2^k (1 + em1(r)) - 1 = ((2^k - 1) + 2^k r_hi) + 2^k (r_lo + r^2 p(r)),
+    the first sum kept exact (Knuth), r = r_hi + r_lo the exact-ish reduced argument; k = 0
+    near 0. Where 2^k dominates (k > prec + 1) it is exp(x) - 1; below 2^-(prec+2), -1."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    prec = bits.LAYOUT[k][3]
+    safe = _clamped(b, x)
+    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))
+    r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
+    r = _add(b, r_hi, r_lo)
+    # Small k: (2^k - 1) is exact (-prec <= k <= prec - 3; below, -1 dominates) and is
+    # summed exactly with 2^k r_hi.
+    lim = float(prec - 3)
+    kc = b.select(b.compare(Op.gt, kf, const(b, k, lim)), const(b, k, lim), kf)
+    low = float(-(prec + 2))  # below: e^x < 2^-(prec+2), so expm1 rounds to -1
+    kc = b.select(b.compare(Op.lt, kc, const(b, k, low)), const(b, k, low), kc)
+    t = bits.pow2(b, k, b.convert(ik, kc))
+    rest = _add(b, r_lo, _mul(b, _mul(b, r, r), _horner(b, getattr(coeffs, f"EXP_{_W[k]}"), r)))
+    hi, lo = dd.two_sum(b, _sub(b, t, const(b, k, 1.0)), _mul(b, t, r_hi))
+    small = _add(b, hi, _add(b, lo, _mul(b, t, rest)))
+    # Large k: 2^k ((1 + r_hi) + (rest - 2^-k)), the -1 folded in below the leading word.
+    bias = bits.LAYOUT[k][2]
+    kb = b.select(b.compare(Op.gt, kf, const(b, k, float(bias))), const(b, k, float(bias)), kf)
+    kb = b.select(b.compare(Op.lt, kb, const(b, k, 0.0)), const(b, k, 0.0), kb)
+    inv_t = bits.pow2(b, k, b.unary(Op.neg, b.convert(ik, kb)))
+    inv_t = b.select(b.compare(Op.ge, kf, const(b, k, float(bias))), const(b, k, 0.0), inv_t)
+    hi2, lo2 = dd.two_sum(b, const(b, k, 1.0), r_hi)
+    e = _add(b, hi2, _add(b, lo2, _sub(b, rest, inv_t)))
+    big = bits.ldexp(b, e, b.convert(ik, kf))
+    v = b.select(b.compare(Op.gt, kf, const(b, k, lim)), big, small)
+    v = b.select(b.compare(Op.lt, kf, const(b, k, low)), const(b, k, -1.0), v)
+    return b.select(bits.is_nan(b, x), x, v)
+
+
+def _log_parts(b, x):
+    """(ok, dk, f, hfsq, r) for log(x) = dk ln2 + f - hfsq + r, and ok = x is finite and > 0."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    ok = bits.both(b, b.compare(Op.gt, x, const(b, k, 0.0)), bits.is_finite(b, x))
+    m, e = bits.frexp(b, b.select(ok, x, const(b, k, 1.0)), ik)
+    low = b.compare(Op.lt, m, const(b, k, 0.5**0.5))
+    m = b.select(low, _mul(b, m, const(b, k, 2.0)), m)
+    e = b.select(low, _sub(b, e, const(b, ik, 1)), e)
+    f = _sub(b, m, const(b, k, 1.0))
+    s = dd.div(b, f, _add(b, const(b, k, 2.0), f))
+    z = _mul(b, s, s)
+    big_r = _horner(b, getattr(coeffs, f"LOG_{_W[k]}"), z)
+    hfsq = _mul(b, const(b, k, 0.5), _mul(b, f, f))
+    r = _mul(b, s, _add(b, hfsq, big_r))
+    return ok, b.convert(k, e), f, hfsq, r
+
+
+def _log_special(b, x):
+    """C99: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf, log(NaN) = NaN."""
+    k = b.kind(x)
+    special = b.select(b.compare(Op.eq, x, const(b, k, 0.0)), const(b, k, float("-inf")), x)
+    special = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), const(b, k, float("nan")), special)
+    return special
+
+
+def log(b, x, extra=None):
+    """log(x) (+ extra, a term far below an ulp of x's log added before the last roundings)."""
+    k = b.kind(x)
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    if extra is not None:
+        r = _add(b, r, extra)
+    # dk*ln2_hi - ((hfsq - (r + dk*ln2_lo)) - f)
+    inner = _sub(b, _sub(b, hfsq, _add(b, r, _mul(b, dk, _c(b, k, "LN2_LO")))), f)
+    v = _sub(b, _mul(b, dk, _c(b, k, "LN2_HI")), inner)
+    return b.select(ok, v, _log_special(b, x))
+
+
+def log1p(b, x, x_lo=None):
+    """log(1 + x + x_lo) within 1 ulp: u = 1 + x rounded, c = x - (u - 1) its exact error, then
+    log(u) + c / u, the correction (below an ulp of u, so its own rounding does not matter)
+    added to log's small terms before its last roundings."""
+    k = b.kind(x)
+    one = const(b, k, 1.0)
+    u = _add(b, one, x)
+    c = _sub(b, x, _sub(b, u, one))
+    # |x| > 1 makes u - 1 exact: then c is the error of the addition the other way round.
+    c = b.select(b.compare(Op.gt, bits.fabs(b, x), one), _sub(b, one, _sub(b, u, x)), c)
+    ok = bits.both(b, b.compare(Op.gt, u, const(b, k, 0.0)), bits.is_finite(b, u))
+    if x_lo is not None:  # the argument's low word (a double-word argument)
+        c = _add(b, c, x_lo)
+    w = b.binary(Op.div, c, b.select(ok, u, one))
+    # log(1 + w) = w - w^2/2: the square matters only where u rounded to 1 (w = x, tiny).
+    w = _sub(b, w, _mul(b, const(b, k, 0.5), _mul(b, w, w)))
+    corr = b.select(ok, w, const(b, k, 0.0))
+    v = log(b, u, corr)
+    # x == -1 -> -inf, x < -1 -> NaN (log of u <= 0 gives those), inf -> inf, NaN -> NaN.
+    v = b.select(b.compare(Op.eq, x, const(b, k, -1.0)), const(b, k, float("-inf")), v)
+    return b.select(b.compare(Op.lt, x, const(b, k, -1.0)), const(b, k, float("nan")), v)
+
+
+def _hi_lo(b, f, hfsq, r):
+    """f - hfsq + r as hi + lo with hi short (its products with the split constants are exact)."""
+    k = b.kind(f)
+    ik = bits.int_kind(k)
+    hi = _sub(b, f, hfsq)
+    hi = bits.from_bits(b, k, b.binary(Op.and_, bits.to_bits(b, hi), const(b, ik, _HI_MASK[k])))
+    lo = _add(b, _sub(b, _sub(b, f, hi), hfsq), r)
+    return hi, lo
+
+
+def log2(b, x):
+    k = b.kind(x)
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    hi, lo = _hi_lo(b, f, hfsq, r)
+    val_hi = _mul(b, hi, _c(b, k, "INV_LN2_HI"))
+    val_lo = _add(
+        b, _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN2_LO")), _mul(b, lo, _c(b, k, "INV_LN2_HI"))
+    )
+    w = _add(b, dk, val_hi)
+    val_lo = _add(b, val_lo, _add(b, _sub(b, dk, w), val_hi))
+    v = _add(b, val_lo, w)
+    return b.select(ok, v, _log_special(b, x))
+
+
+def log10(b, x):
+    k = b.kind(x)
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    hi, lo = _hi_lo(b, f, hfsq, r)
+    val_hi = _mul(b, hi, _c(b, k, "INV_LN10_HI"))
+    y2 = _mul(b, dk, _c(b, k, "LOG10_2_HI"))
+    val_lo = _add(
+        b,
+        _add(
+            b,
+            _mul(b, dk, _c(b, k, "LOG10_2_LO")),
+            _mul(b, _add(b, lo, hi), _c(b, k, "INV_LN10_LO")),
+        ),
+        _mul(b, lo, _c(b, k, "INV_LN10_HI")),
+    )
+    w = _add(b, y2, val_hi)
+    val_lo = _add(b, val_lo, _add(b, _sub(b, y2, w), val_hi))
+    v = _add(b, val_lo, w)
+    return b.select(ok, v, _log_special(b, x))

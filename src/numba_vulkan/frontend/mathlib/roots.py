@@ -1,0 +1,177 @@
+"""Correctly rounded sqrt and a <= 1 ulp hypot, from exactly rounded ops.
+
+Vulkan does not require OpSqrt / GLSL Sqrt to be correctly rounded (float32:
+"inherited from 1.0 / inversesqrt()", several ulp; float64: only as precise
+as float32), so sqrt is computed here:
+
+1. x = xs * 4**j with xs in [1, 4) (frexp on the bits, exact);
+2. a float32 first guess s0 = Sqrt(xs) from the driver (any precision of a
+   few ulp of float32 will do), y = 1 / s0, then Newton steps on
+   y ~ 1/sqrt(xs) with multiplications and additions only (one for float32,
+   two for float64: 2**-21 -> 2**-42 -> beyond 2**-53), s = xs * y;
+3. one step s += r * y / 2 on the exact residual r = xs - s*s (Dekker's
+   product, which needs no fma: float ops carry NoContraction);
+4. the exact rounding test, twice: with r exact (it is representable when s
+   is within one ulp), sqrt(xs) lies above the midpoint s + u/2 (u = the ulp
+   above s) iff r > s*u, and below the midpoint s - d/2 (d = the ulp below s)
+   iff r <= -s*d; both products are exact (u, d powers of two) and equality
+   cannot happen on the upper side and means "below" on the lower side
+   (x - s*s is a multiple of the midpoint granularity; see docs/math.md);
+5. the result s * 2**j, exact since j keeps it normal.
+"""
+
+from ... import _core
+from ..arith import const
+from . import bits
+from .dd import two_prod, two_sum
+
+K = _core.Kind
+Op = _core.Op
+M = _core.MathFn
+
+
+def _residual(b, x, s):
+    """x - s*s, exact when s is within an ulp of sqrt(x) (the true residual is then representable)."""
+    p, e = two_prod(b, s, s)
+    return b.binary(Op.sub, b.binary(Op.sub, x, p), e)
+
+
+def _first_guess(b, xs):
+    k = b.kind(xs)
+    if k == K.f32:
+        return b.math(M.sqrt, [xs])
+    return b.convert(k, b.math(M.sqrt, [b.convert(K.f32, xs)]))
+
+
+def _sqrt_reduced(b, xs):
+    """The correctly rounded sqrt of xs in [1, 4)."""
+    k = b.kind(xs)
+    ik = bits.int_kind(k)
+    half = const(b, k, 0.5)
+    s0 = _first_guess(b, xs)
+    y = b.binary(Op.div, const(b, k, 1.0), s0)
+    for _ in range(1 if k == K.f32 else 2):
+        t = b.binary(Op.mul, b.binary(Op.mul, xs, y), y)
+        y = b.binary(
+            Op.add, y, b.binary(Op.mul, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t)))
+        )
+    s = b.binary(Op.mul, xs, y)
+    r = _residual(b, xs, s)
+    s = b.binary(Op.add, s, b.binary(Op.mul, r, b.binary(Op.mul, half, y)))
+    for _ in range(2):
+        r = _residual(b, xs, s)
+        sb = bits.to_bits(b, s)
+        s_up = bits.from_bits(b, k, b.binary(Op.add, sb, const(b, ik, 1)))
+        s_dn = bits.from_bits(b, k, b.binary(Op.sub, sb, const(b, ik, 1)))
+        up = b.compare(Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
+        down = b.compare(Op.le, r, b.unary(Op.neg, b.binary(Op.mul, s, b.binary(Op.sub, s, s_dn))))
+        s = b.select(up, s_up, b.select(down, s_dn, s))
+    return s
+
+
+def _reduce(b, x):
+    """(xs, j) with x = xs * 4**j, xs in [1, 4), for a finite x > 0."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    m, e = bits.frexp(b, x, ik)  # x = m * 2**e, m in [0.5, 1)
+    odd = b.compare(Op.ne, b.binary(Op.and_, e, const(b, ik, 1)), const(b, ik, 0))
+    xs = b.binary(Op.mul, m, b.select(odd, const(b, k, 2.0), const(b, k, 4.0)))
+    j = b.binary(
+        Op.shr,
+        b.binary(Op.sub, e, b.select(odd, const(b, ik, 1), const(b, ik, 2))),
+        const(b, ik, 1),
+    )
+    return xs, j
+
+
+def sqrt(b, x):
+    """IEEE sqrt: correctly rounded; sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf."""
+    k = b.kind(x)
+    ok = bits.both(b, b.compare(Op.gt, x, const(b, k, 0.0)), bits.is_finite(b, x))
+    xs, j = _reduce(b, b.select(ok, x, const(b, k, 1.0)))
+    s = b.binary(Op.mul, _sqrt_reduced(b, xs), bits.pow2(b, k, j))
+    special = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), const(b, k, float("nan")), x)
+    return b.select(ok, s, special)
+
+
+def hypot(b, x, y):
+    """sqrt(x*x + y*y) within 1 ulp, without spurious overflow or underflow (C99 special values).
+
+    The larger magnitude is brought to [1, 2) by an exact power of two, the
+    sum of squares is kept as an exact double-word (Dekker, Knuth), and its
+    square root is the correctly rounded sqrt of the high word plus a first
+    order correction for the rest; the scaling back is one ldexp (one rounding
+    if the result is subnormal).
+    """
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    ax, ay = bits.fabs(b, x), bits.fabs(b, y)
+    big = b.select(b.compare(Op.ge, ax, ay), ax, ay)
+    small = b.select(b.compare(Op.ge, ax, ay), ay, ax)
+    ok = bits.both(b, bits.is_finite(b, big), b.compare(Op.gt, big, const(b, k, 0.0)))
+    safe = b.select(ok, big, const(b, k, 1.0))
+    _, e = bits.frexp(b, safe, ik)
+    e = b.binary(Op.sub, e, const(b, ik, 1))  # safe = m * 2**e, m in [1, 2)
+    neg_e = b.unary(Op.neg, e)
+    hs = bits.ldexp(b, safe, neg_e)
+    ls = bits.ldexp(b, b.select(ok, small, const(b, k, 0.0)), neg_e)
+    p1, e1 = two_prod(b, hs, hs)
+    p2, e2 = two_prod(b, ls, ls)
+    s_hi, s_lo = two_sum(b, p1, p2)
+    s_lo = b.binary(Op.add, s_lo, b.binary(Op.add, e1, e2))
+    s_hi, s_lo = two_sum(b, s_hi, s_lo)
+    h = sqrt(b, s_hi)
+    r = b.binary(Op.add, _residual(b, s_hi, h), s_lo)
+    h = b.binary(Op.add, h, b.binary(Op.div, b.binary(Op.mul, r, const(b, k, 0.5)), h))
+    result = bits.ldexp(b, h, e)
+    inf = const(b, k, float("inf"))
+    # C99: hypot(±inf, anything) = +inf, even NaN; otherwise NaN in gives NaN; hypot(0, 0) = 0.
+    special = b.select(
+        bits.either(b, bits.is_inf(b, x), bits.is_inf(b, y)),
+        inf,
+        b.select(
+            bits.either(b, bits.is_nan(b, x), bits.is_nan(b, y)), const(b, k, float("nan")), big
+        ),
+    )
+    return b.select(ok, result, special)
+
+
+def cbrt(b, x):
+    """The real cube root within 1 ulp (C99 cbrt: odd, cbrt(+-0) = +-0, cbrt(+-inf) = +-inf).
+
+    |x| = xs * 8**q with xs in [0.5, 4) (exact, from frexp); z ~ xs**(-1/3) from a
+    cubic first guess (2.6 %) and Newton steps z += z (1 - xs z^3) / 3 that use
+    no division (two for float32, three for float64); c = xs z^2; one last step
+    c += (xs - c^3) z^2 / 3 with c^3 as an exact double word (Dekker).
+    """
+    from . import coeffs
+
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    ax = bits.fabs(b, x)
+    ok = bits.both(b, b.compare(Op.gt, ax, const(b, k, 0.0)), bits.is_finite(b, ax))
+    m, e = bits.frexp(b, b.select(ok, ax, const(b, k, 1.0)), ik)
+    # e = 3q + rem with rem in {0, 1, 2}: shift e to non-negative before the truncating division.
+    off = 3 * 1200
+    q = b.binary(Op.sub, b.binary(Op.div, b.binary(Op.add, e, const(b, ik, off)), const(b, ik, 3)),
+                 const(b, ik, off // 3))  # fmt: skip
+    rem = b.binary(Op.sub, e, b.binary(Op.mul, q, const(b, ik, 3)))
+    xs = b.binary(Op.mul, m, bits.pow2(b, k, rem))
+    cs = getattr(coeffs, "RCBRT_F32" if k == K.f32 else "RCBRT_F64")
+    z = const(b, k, cs[-1])
+    for c in reversed(cs[:-1]):
+        z = b.binary(Op.add, b.binary(Op.mul, z, xs), const(b, k, c))
+    third = const(b, k, 1.0 / 3.0)
+    one = const(b, k, 1.0)
+    for _ in range(2 if k == K.f32 else 3):
+        z3 = b.binary(Op.mul, b.binary(Op.mul, z, z), z)
+        z = b.binary(Op.add, z, b.binary(Op.mul, b.binary(Op.mul, z, third),
+                                         b.binary(Op.sub, one, b.binary(Op.mul, xs, z3))))  # fmt: skip
+    z2 = b.binary(Op.mul, z, z)
+    c = b.binary(Op.mul, xs, z2)
+    p, pe = two_prod(b, c, c)
+    cube, ce = two_prod(b, p, c)
+    r = b.binary(Op.sub, b.binary(Op.sub, b.binary(Op.sub, xs, cube), ce), b.binary(Op.mul, pe, c))
+    c = b.binary(Op.add, c, b.binary(Op.mul, r, b.binary(Op.mul, z2, third)))
+    res = bits.copysign(b, b.binary(Op.mul, c, bits.pow2(b, k, q)), x)
+    return b.select(ok, res, x)  # zeros, infinities and NaN are their own cube roots

@@ -1,0 +1,40 @@
+"""Rounding to integers: floor, ceil, trunc (the exact GLSL.std.450 ops) and round-half-even.
+
+Vulkan requires Floor, Ceil and Trunc to be exact. RoundEven is not in KIR's
+math set, and is built here from exact additions: for |x| < 2**(prec-1),
+(|x| + 2**(prec-1)) - 2**(prec-1) rounds |x| to an integer in the
+round-to-nearest-even mode that Vulkan's correctly rounded OpFAdd uses (the
+kernel's float ops carry NoContraction, so the driver may not fold the pair
+away); larger values are already integers.
+"""
+
+from ... import _core
+from ..arith import const
+from . import bits
+
+K = _core.Kind
+Op = _core.Op
+M = _core.MathFn
+
+
+def floor(b, x):
+    return b.math(M.floor, [x])
+
+
+def ceil(b, x):
+    return b.math(M.ceil, [x])
+
+
+def trunc(b, x):
+    return b.math(M.trunc, [x])
+
+
+def rint(b, x):
+    """x rounded to the nearest integer, ties to even (C99 rint, NumPy rint, Python round)."""
+    k = b.kind(x)
+    prec = bits.LAYOUT[k][3]
+    big = const(b, k, 2.0 ** (prec - 1))
+    ax = bits.fabs(b, x)
+    r = b.binary(Op.sub, b.binary(Op.add, ax, big), big)
+    r = bits.copysign(b, r, x)  # -0.4 -> -0.0, as C99 rint
+    return b.select(b.compare(Op.lt, ax, big), r, x)  # NaN and inf fail the test and pass through

@@ -1,0 +1,217 @@
+"""DeviceArray.sum/min/max on the device, with kernels written in the kernel language.
+
+A reduction runs in passes until one value is left. In each pass invocation
+``i`` of ``P = ceil(n / CHUNK)`` reduces the elements ``i, i + P, i + 2P, ...``
+(at most CHUNK of them: neighbouring invocations read neighbouring elements, and
+no loop gets near lavapipe's 65,535-iteration cap) into ``partials[i]``; the
+next pass reduces the partials the same way. No shared memory or barriers are
+needed. The kernels are generated from one template per (operation,
+accumulator, rank), compiled by our own compiler and cached by the dispatcher
+per dtype and device.
+
+Accuracy and NumPy's semantics:
+
+- Integer sums accumulate in int64 (signed and bool inputs) or uint64
+  (unsigned), wrapping as NumPy does; addition modulo 2^64 is associative,
+  so the result is NumPy's bit for bit. The result dtype is NumPy's.
+- Float sums use Kahan's compensated summation within each chunk and in every
+  later pass, in the input's precision (float16 in float32, rounded once at the
+  end, as NumPy's pairwise sum of float16 does). Its error is about 2 ulp of
+  the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
+  pairwise sum. A plain sum runs alongside: where it is not finite (an infinity
+  or NaN in the data, or overflow) it is the result, as in NumPy.
+- min/max propagate NaN as NumPy does (any NaN gives NaN); integers are exact.
+  Bool min/max are computed as "all" / "any" through the sum.
+- Empty arrays: sum gives 0; min/max raise ValueError as NumPy does.
+
+The kernels never compute in narrowed types: on a device with int64 and float64
+they use the default mode (Numba's types; the compiler narrows only what it
+proves exact, such as index arithmetic), elsewhere ``narrow=False``, so that a
+device without int64 or float64 refuses them with VulkanSupportError rather
+than sum in 32 bits.
+"""
+
+import numpy as np
+
+CHUNK = 256  # elements one invocation reduces per pass
+
+_TEMPLATE = """
+def {name}(x, out, n, stride):
+    i = global_id(0)
+    if i < stride:
+{body}
+"""
+
+_SUM_FLOAT = """\
+        s = ACC(0)
+        c = ACC(0)
+        p = ACC(0)
+        j = i
+        for _ in range(CHUNK):
+            if j >= n:
+                break
+            v = ACC({load})
+            p += v
+            y = v - c
+            t = s + y
+            c = (t - s) - y
+            s = t
+            j += stride
+        if p - p != ACC(0):
+            s = p
+        out[i] = s
+"""
+
+_SUM_INT = """\
+        s = ACC(0)
+        j = i
+        for _ in range(CHUNK):
+            if j >= n:
+                break
+            s += ACC({load})
+            j += stride
+        out[i] = s
+"""
+
+_MINMAX = """\
+        m = ACC({load0})
+        j = i + stride
+        for _ in range(CHUNK_1):
+            if j >= n:
+                break
+            v = ACC({load})
+            if v {cmp} m or v != v:
+                m = v
+            j += stride
+        out[i] = m
+"""
+
+# How a rank-d kernel reads flat element k of x (C order over any strides).
+_LOADS = {
+    1: "x[{k}]",
+    2: "x[{k} // x.shape[1], {k} % x.shape[1]]",
+    3: "x[{k} // (x.shape[1] * x.shape[2]), ({k} // x.shape[2]) % x.shape[1], {k} % x.shape[2]]",
+}
+
+_ACC_NAMES = {
+    "float32": np.float32,
+    "float64": np.float64,
+    "int64": np.int64,
+    "uint64": np.uint64,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+}
+
+_kernels = {}
+
+
+def _kernel(op, acc, ndim, narrow):
+    """The jit kernel for (op, accumulator dtype name, rank, narrow option), generated once."""
+    key = (op, acc, ndim, narrow)
+    kernel = _kernels.get(key)
+    if kernel is not None:
+        return kernel
+    from .. import jit
+    from ..stubs import global_id
+
+    load = _LOADS[ndim].format(k="j")
+    if op == "sum":
+        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(load=load)
+    else:
+        cmp = "<" if op == "min" else ">"
+        body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
+    name = f"_nv_{op}_{acc}_{ndim}d"
+    source = _TEMPLATE.format(name=name, body=body)
+    namespace = {"global_id": global_id, "ACC": _ACC_NAMES[acc], "CHUNK": CHUNK, "CHUNK_1": CHUNK - 1}
+    exec(compile(source, f"<numba_vulkan reduction {name}>", "exec"), namespace)
+    kernel = jit(narrow=narrow)(namespace[name])
+    _kernels[key] = kernel
+    return kernel
+
+
+def _narrow_option(device):
+    """None (Numba's types, with the compiler's proven-exact 32-bit index arithmetic,
+    twice as fast on lavapipe) where that mode narrows nothing on `device`; else
+    False, so that a device without int64/float64 refuses the kernels rather than
+    accumulate in 32 bits (and NUMBA_VULKAN_NARROW=1 does not narrow them)."""
+    from ..narrowing import Mode
+
+    mode = Mode.for_device(device.info, None)
+    return None if not (mode.ints or mode.floats) else False
+
+
+def _accumulator(op, dtype):
+    """Dtype name of the partials for reducing `dtype` with `op`."""
+    if op == "sum":
+        if dtype.kind == "f":
+            return "float64" if dtype.itemsize == 8 else "float32"
+        return "uint64" if dtype.kind == "u" else "int64"
+    if dtype == np.float16:
+        return "float32"
+    return dtype.name
+
+
+def _result_dtype(op, dtype):
+    """The dtype NumPy gives the reduction of `dtype` (sum widens small integers)."""
+    if op == "sum":
+        return np.zeros(1, dtype).sum().dtype
+    return dtype
+
+
+def _as_kernel_operand(array):
+    """`array` as a view of rank 1 to 3 that kernels accept (copying only if it must)."""
+    if array.ndim == 0 or array.is_contiguous:
+        return array.reshape(-1)
+    if array.ndim <= 3:
+        return array
+    # Merge neighbouring axes that are contiguous with each other.
+    shape, strides = list(array.shape), list(array.strides)
+    merged_shape, merged_strides = [shape[0]], [strides[0]]
+    for n, s in zip(shape[1:], strides[1:]):
+        if merged_strides[-1] == s * n:
+            merged_shape[-1] *= n
+            merged_strides[-1] = s
+        else:
+            merged_shape.append(n)
+            merged_strides.append(s)
+    if len(merged_shape) <= 3:
+        try:
+            return array.reshape(tuple(merged_shape))
+        except ValueError:
+            pass
+    return array.copy().reshape(-1)
+
+
+def reduce(array, op):
+    """`op` ("sum", "min" or "max") of all elements of a DeviceArray, as a NumPy scalar."""
+    dtype = array.dtype
+    result = _result_dtype(op, dtype)
+    if array.size == 0:
+        if op == "sum":
+            return result.type(0)
+        name = "minimum" if op == "min" else "maximum"
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if dtype.kind == "b" and op != "sum":
+        count = reduce(array, "sum")
+        return np.bool_(count == array.size if op == "min" else count > 0)
+    from .array import DeviceArray
+
+    device = array.device
+    acc = _accumulator(op, dtype)
+    narrow = _narrow_option(device)
+    values = _as_kernel_operand(array)
+    n = array.size
+    while True:
+        stride = -(-n // CHUNK)
+        partials = DeviceArray(device, (stride,), np.dtype(acc))
+        launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
+        launch(values, partials, n, stride)
+        if stride == 1:
+            break
+        values, n = partials, stride
+    value = partials.copy_to_host()[0]
+    return result.type(value)

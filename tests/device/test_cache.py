@@ -1,0 +1,205 @@
+"""cache=True: a second process loads the kernel from disk without Numba typing;
+a changed source file is a miss; NUMBA_VULKAN_CACHE=0 and NUMBA_VULKAN_CACHE_DIR
+work; the pipeline cache is saved per driver."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+
+MODULE = """
+import numba_vulkan as nv
+from khelp import bump
+SCALE = {scale}
+
+@nv.jit(cache=True)
+def triple(x, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = bump(x[i]) * SCALE
+"""
+
+HELPER = """
+import numba_vulkan as nv
+
+@nv.jit(device=True)
+def bump(v):
+    return v + {bump}
+"""
+
+CHILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import numba_vulkan as nv
+from numba_vulkan import compiler
+if sys.argv[2] == "no-typing":
+    def refuse(*a, **k):
+        raise AssertionError("Numba typing ran on a cache hit")
+    compiler.type_kernel = refuse
+import kmod
+nv.get_device()
+x = np.arange(10, dtype=np.float32)
+out = np.zeros_like(x)
+t = time.perf_counter()
+kmod.triple.forall(10)(x, out)
+ms = (time.perf_counter() - t) * 1e3
+print(json.dumps({"out": out.tolist(), "hits": sum(kmod.triple.stats.cache_hits.values()),
+                  "misses": sum(kmod.triple.stats.cache_misses.values()), "ms": ms}))
+"""
+
+
+def _run(tmp_path, mode="", **env):
+    child_env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC))
+    child_env.pop("NUMBA_VULKAN_CACHE", None)
+    child_env.update(env)
+    child_env.setdefault("NUMBA_VULKAN_CACHE_DIR", str(tmp_path / "cache"))
+    child_env.setdefault("NUMBA_VULKAN_CACHE", "1")  # conftest turns it off for the suite
+    r = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), mode], env=child_env,
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _write_module(tmp_path, scale, bump=0):
+    (tmp_path / "kmod.py").write_text(textwrap.dedent(MODULE.format(scale=scale)))
+    (tmp_path / "khelp.py").write_text(textwrap.dedent(HELPER.format(bump=bump)))
+    for pyc in (tmp_path / "__pycache__").glob("*") if (tmp_path / "__pycache__").exists() else ():
+        pyc.unlink()
+
+
+def test_hit_in_a_second_process_without_typing(tmp_path):
+    _write_module(tmp_path, 3)
+    first = _run(tmp_path)
+    assert first["misses"] == 1 and first["hits"] == 0
+    assert first["out"][:3] == [0.0, 3.0, 6.0]
+    second = _run(tmp_path, "no-typing")  # type_kernel raises if called
+    assert second["hits"] == 1 and second["misses"] == 0
+    assert second["out"] == first["out"]
+    entries = list((tmp_path / "cache" / "kernels").glob("kmod.triple-*.nvk"))
+    assert len(entries) == 1
+    print(f"first call: {first['ms']:.1f} ms compiling, {second['ms']:.1f} ms from the cache")
+
+
+def test_miss_after_the_source_changes(tmp_path):
+    _write_module(tmp_path, 3)
+    assert _run(tmp_path)["misses"] == 1
+    _write_module(tmp_path, 5)  # a global the kernel reads changes, and the file
+    changed = _run(tmp_path)
+    assert changed["misses"] == 1 and changed["hits"] == 0
+    assert changed["out"][:3] == [0.0, 5.0, 10.0]
+    assert _run(tmp_path)["hits"] == 1
+
+
+def test_miss_after_a_device_function_in_another_file_changes(tmp_path):
+    _write_module(tmp_path, 3)
+    assert _run(tmp_path)["misses"] == 1
+    _write_module(tmp_path, 3, bump=1)  # only khelp.py changes
+    changed = _run(tmp_path)
+    assert changed["misses"] == 1 and changed["out"][:3] == [3.0, 6.0, 9.0]
+    assert _run(tmp_path, "no-typing")["hits"] == 1
+
+
+def test_cache_off_and_moved(tmp_path):
+    _write_module(tmp_path, 3)
+    off = _run(tmp_path, NUMBA_VULKAN_CACHE="0")
+    assert off["hits"] == 0 and off["misses"] == 0  # not even looked up
+    assert not (tmp_path / "cache" / "kernels").exists()
+    moved = tmp_path / "elsewhere"
+    _run(tmp_path, NUMBA_VULKAN_CACHE_DIR=str(moved))
+    assert list((moved / "kernels").glob("*.nvk"))
+    assert _run(tmp_path, NUMBA_VULKAN_CACHE_DIR=str(moved))["hits"] == 1
+
+
+def test_pipeline_cache_saved_per_driver(tmp_path):
+    _write_module(tmp_path, 3)
+    _run(tmp_path)
+    files = list((tmp_path / "cache" / "pipelines").glob("*.bin"))
+    assert len(files) == 1 and files[0].stat().st_size > 0
+    _run(tmp_path)  # loads it (a corrupt or foreign file is ignored by the driver)
+    files[0].write_bytes(b"garbage")
+    assert _run(tmp_path)["hits"] == 1
+
+
+def test_uncachable_global_warns(tmp_path, monkeypatch):
+    import numpy as np
+
+    import numba_vulkan as nv
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "CACHE", 1)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+
+    class Opaque:
+        def __reduce__(self):
+            raise TypeError("not picklable")
+
+    token = Opaque()
+
+    def kernel(x):
+        i = nv.global_id(0)
+        if i < x.size and token is not None:
+            x[i] = 1
+
+    with pytest.warns(nv.VulkanPerformanceWarning, match="not cached"):
+        k = nv.jit(cache=True)(kernel)
+        try:
+            k.forall(4)(np.zeros(4, np.int32))
+        except Exception:
+            pass  # the kernel itself may not compile; the warning is what is tested
+
+
+def test_clear_removes_the_entries(tmp_path, monkeypatch):
+    from numba_vulkan import cache, config
+
+    _write_module(tmp_path, 3)
+    _run(tmp_path)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+    assert list((tmp_path / "cache" / "kernels").glob("*.nvk"))
+    cache.clear()
+    assert not (tmp_path / "cache" / "kernels").exists()
+    assert _run(tmp_path)["misses"] == 1
+
+
+SHARED_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import numba_vulkan as nv
+
+@nv.jit(cache=True)
+def block_sums(x, out):
+    buf = nv.shared.array(0, np.float32)  # sized at launch
+    t = nv.local_id(0)
+    g = nv.group_id(0)
+    buf[t] = x[g * 64 + t]
+    nv.barrier()
+    if t == 0:
+        s = np.float32(0)
+        for j in range(64):
+            s += buf[j]
+        out[g] = s
+
+x = np.arange(256, dtype=np.float32)
+out = np.zeros(4, np.float32)
+block_sums[4, 64, 0, 256](x, out)
+print(json.dumps({"out": out.tolist(), "hits": sum(block_sums.stats.cache_hits.values())}))
+"""
+
+
+def test_kernels_with_dynamic_shared_memory_are_cached(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC), NUMBA_VULKAN_CACHE="1",
+               NUMBA_VULKAN_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    (tmp_path / "k.py").write_text(SHARED_CHILD)
+    want = [float(sum(range(64 * b, 64 * b + 64))) for b in range(4)]
+    for hits in (0, 1):
+        r = subprocess.run([sys.executable, str(tmp_path / "k.py"), str(tmp_path)], env=env,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        result = json.loads(r.stdout.strip().splitlines()[-1])
+        assert result == {"out": want, "hits": hits}

@@ -1,0 +1,148 @@
+"""The accurate elementary functions against mpmath: the largest error in ulps over a small
+sample (edge cases plus random operands over each function's interesting range) must stay
+within the bounds docs/math.md promises. benchmarks/math_accuracy.py sweeps 10^6 samples."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from conftest import requires_feature
+from math_support import max_ulp, random_floats, run_kernel, special_floats
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+FLOATS = [np.float32, pytest.param(np.float64, marks=requires_feature("float64"))]
+
+
+def _exp_range(dtype):
+    return (-110, 100) if dtype == np.float32 else (-750, 720)
+
+
+# expr -> (mpmath reference, operand sampler(dtype, n), ulp bound)
+CASES = {
+    "math.exp(x)": (mp.exp, lambda dt, n: _uniform(dt, n, *_exp_range(dt)), 1.0),
+    "np.exp2(x)": (lambda v: mp.power(2, v), lambda dt, n: _uniform(dt, n, -160, 140) if dt ==
+                   np.float32 else _uniform(dt, n, -1100, 1030), 1.0),
+    "math.exp2(x)": (lambda v: mp.power(2, v), lambda dt, n: _uniform(dt, n, -150, 128), 1.0),
+    "np.float_power(x, 1.5)": (lambda v: mp.power(abs(v), 1.5) if v >= 0 or mp.isinf(v) else mp.nan,
+                               lambda dt, n: _positive(dt, n), 1.0),
+    "math.log(x)": (mp.log, lambda dt, n: _positive(dt, n), 1.0),
+    "math.log2(x)": (lambda v: mp.log(v, 2), lambda dt, n: _positive(dt, n), 1.0),
+    "math.log10(x)": (mp.log10, lambda dt, n: _positive(dt, n), 1.0),
+    "math.expm1(x)": (mp.expm1, lambda dt, n: _uniform(dt, n, *_exp_range(dt)), 1.0),
+    "math.log1p(x)": (mp.log1p, lambda dt, n: np.concatenate([_positive(dt, n), _uniform(
+        dt, n // 2, -1, 1)]), 1.0),
+    "np.cbrt(x)": (lambda v: mp.sign(v) * mp.cbrt(abs(v)), lambda dt, n: random_floats(dt, n), 1.0),
+    "math.atan(x)": (mp.atan, lambda dt, n: np.concatenate([random_floats(dt, n),
+                     _uniform(dt, n, -3, 3)]), 1.0),
+    "math.tanh(x)": (mp.tanh, lambda dt, n: _uniform(dt, n, -12, 12), 1.0),
+    "math.sinh(x)": (mp.sinh, lambda dt, n: _uniform(dt, n, *_hyp_range(dt)), 1.0),
+    "math.cosh(x)": (mp.cosh, lambda dt, n: _uniform(dt, n, *_hyp_range(dt)), 1.0),
+    "math.asinh(x)": (mp.asinh, lambda dt, n: np.concatenate([random_floats(dt, n),
+                      _uniform(dt, n, -5, 5)]), 1.0),
+    "math.acosh(x)": (mp.acosh, lambda dt, n: np.concatenate([np.abs(random_floats(dt, n)),
+                      _uniform(dt, n, 1, 5)]), 1.0),
+    "math.atanh(x)": (mp.atanh, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
+    "math.asin(x)": (mp.asin, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
+    "math.acos(x)": (mp.acos, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
+    "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
+                           lambda dt, n: random_floats(dt, n), 1.0),
+}  # fmt: skip
+
+
+def _hyp_range(dtype):
+    return (-92, 92) if dtype == np.float32 else (-712, 712)
+
+
+def _uniform(dtype, n, lo, hi):
+    rng = np.random.default_rng(11)
+    near0 = random_floats(dtype, n // 4, seed=12, hi_exp=-1)
+    return np.concatenate([rng.uniform(lo, hi, n).astype(dtype), near0, special_floats(dtype)])
+
+
+def _positive(dtype, n):
+    rng = np.random.default_rng(13)
+    x = np.abs(random_floats(dtype, n, seed=14))
+    near1 = (1 + rng.uniform(-0.3, 0.4, n // 2)).astype(dtype)
+    return np.concatenate([x, near1, special_floats(dtype)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("expr", sorted(CASES))
+def test_ulp(expr, dtype):
+    ref, sample, bound = CASES[expr]
+    x = sample(dtype, 1500)
+    out = run_kernel(expr, x)
+    worst, at = max_ulp(out, x, ref)
+    assert worst <= bound, f"{expr} on {dtype.__name__}: {worst:.3f} ulp at x = {at!r}"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pow_ulp(dtype):
+    rng = np.random.default_rng(21)
+    x = np.concatenate([np.abs(random_floats(dtype, 700, seed=22, lo_exp=-60, hi_exp=60)),
+                        rng.uniform(0.5, 2.0, 700).astype(dtype)])  # fmt: skip
+    y = np.concatenate([rng.uniform(-20, 20, 700), rng.uniform(-900, 900, 700)]).astype(dtype)
+    out = run_kernel("x ** y", x, y)
+    worst = 0.0
+    fi = np.finfo(dtype)
+    with mp.workdps(40):
+        for xi, yi, oi in zip(x, y, out):
+            ex = mp.power(mp.mpf(float(xi)), mp.mpf(float(yi)))
+            if ex > float(fi.max):
+                assert np.isinf(oi), (xi, yi, oi)
+                continue
+            e = max(int(mp.floor(mp.log(ex, 2))), fi.minexp) if ex else fi.minexp
+            worst = max(worst, float(abs(mp.mpf(float(oi)) - ex) / mp.mpf(2) ** (e - fi.nmant)))
+    assert worst <= 1.0, worst
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_fastmath_keeps_the_library_exact(dtype):
+    """fastmath=True lets the driver reassociate, which would fold the library's exact steps
+    ((a + 2^52) - 2^52, Knuth's sum) and give garbage: such kernels keep exact float ops."""
+    x = _uniform(dtype, 500, -80, 80)
+    out = run_kernel("math.exp(x) + np.rint(x)", x, fastmath=True)
+    ref, _ = run_kernel("math.exp(x)", x), None
+    expected = ref + np.rint(x)
+    assert np.array_equal(out, expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_atan2_ulp(dtype):
+    rng = np.random.default_rng(31)
+    y = np.concatenate([random_floats(dtype, 700, seed=32), rng.uniform(-3, 3, 700).astype(dtype)])
+    x = np.concatenate([random_floats(dtype, 700, seed=33), rng.uniform(-3, 3, 700).astype(dtype)])
+    out = run_kernel("math.atan2(x, y)", y, x)
+    fi = np.finfo(dtype)
+    worst = 0.0
+    with mp.workdps(40):
+        for yi, xi, oi in zip(y, x, out):
+            ex = mp.atan2(mp.mpf(float(yi)), mp.mpf(float(xi)))
+            e = max(int(mp.floor(mp.log(abs(ex), 2))), fi.minexp) if ex else fi.minexp
+            worst = max(worst, float(abs(mp.mpf(float(oi)) - ex) / mp.mpf(2) ** (e - fi.nmant)))
+    assert worst <= 1.0, worst
+
+
+@nv.jit(fastmath=True)
+def _device_helper(v):
+    return math.exp(v) * math.sqrt(abs(v))
+
+
+def test_math_in_a_device_function():
+    """Math calls inside an inlined device function reach the library (and its fastmath rule)."""
+
+    @nv.jit(fastmath=True)
+    def kernel(a, out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = _device_helper(a[i])
+
+    x = np.linspace(-20, 20, 101)
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, out)
+    ref = np.exp(x) * np.sqrt(np.abs(x))
+    assert np.all(np.abs(out - ref) <= 2 * np.abs(np.spacing(ref)))

@@ -1,0 +1,143 @@
+"""The rest of the runtime reference: constants from the core, check_support,
+environment variables and options that are either honoured or refused."""
+
+import numpy as np
+import pytest
+from numba import float32, int32, types
+
+import numba_vulkan as nv
+from numba_vulkan import _core, config, runtime
+from numba_vulkan.runtime import devices
+
+
+def test_constants_come_from_the_core():
+    assert runtime.Device.MAX_BATCH == _core.MAX_BATCH
+    assert runtime.Device.MAX_IN_FLIGHT == _core.MAX_IN_FLIGHT
+    assert runtime.Device.MAX_SLOTS == _core.MAX_IN_FLIGHT + 1
+    assert runtime.Event.QUERIES == _core.QUERIES
+
+
+class _Kernel:
+    def __init__(self, *caps):
+        self.capabilities = caps
+
+
+def test_check_support_checks_every_capability():
+    dev = nv.get_device()
+    info = dev.info
+    for cap in ("push_constant8", "push_constant16", "storage8", "float64", "int64"):
+        assert isinstance(getattr(info, cap), bool)
+        if getattr(info, cap):
+            dev.check_support(_Kernel(cap))
+        else:
+            with pytest.raises(nv.VulkanSupportError, match=cap):
+                dev.check_support(_Kernel(cap))
+    with pytest.raises(nv.VulkanSupportError, match="does not know"):
+        dev.check_support(_Kernel("teleportation"))
+
+
+def test_check_support_refuses_what_the_device_lacks(monkeypatch):
+    dev = nv.get_device()
+    import dataclasses
+
+    monkeypatch.setattr(dev, "info", dataclasses.replace(dev.info, push_constant8=False))
+    with pytest.raises(nv.VulkanSupportError, match="push_constant8"):
+        dev.check_support(_Kernel("push_constant8"))
+
+
+def _kernel():
+    def k(x, a):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = a
+
+    return nv.jit(k)
+
+
+def test_compile_accepts_numba_types():
+    k = _kernel()
+    a = k.compile((float32[::1], float32))
+    b = k.compile([types.Array(types.float32, 1, "C"), types.float32])
+    c = k.compile("void(float32[::1], float32)")
+    assert a is b is c
+    assert k.compile((int32[:], int32), device=0).argtypes == (int32[:], int32)
+    with pytest.raises(TypeError):
+        k.compile((np.float32, 1))
+
+
+def test_numba_boundscheck_is_refused_clearly(monkeypatch):
+    monkeypatch.setattr(config, "BOUNDSCHECK", 1)
+    with pytest.raises(nv.VulkanUnsupportedError, match="NUMBA_BOUNDSCHECK"):
+        _kernel().compile((float32[::1], float32))
+    monkeypatch.setattr(config, "BOUNDSCHECK", 0)  # forces it off, even with the option
+    nv.jit(boundscheck=True)(_kernel().py_func).compile((float32[::1], float32))
+    monkeypatch.setattr(config, "BOUNDSCHECK", None)
+    with pytest.raises(nv.VulkanUnsupportedError, match="boundscheck=True"):
+        nv.jit(boundscheck=True)(_kernel().py_func).compile((float32[::1], float32))
+
+
+def test_validate_variable_switches_spirv_validation(monkeypatch):
+    on = _kernel().compile((float32[::1], float32))
+    monkeypatch.setattr(config, "VALIDATE", 0)
+    off = _kernel().compile((float32[::1], float32))
+    assert np.array_equal(on.words, off.words)  # the same module, only not validated
+
+
+def test_max_push_bytes_follows_the_device():
+    def many(a, b, c, d, e, f, g, h):
+        i = nv.global_id(0)
+        j = nv.global_id(1)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] = b[i, j] + c[i, j] + d[i, j] + e[i, j] + f[i, j] + g[i, j] + h[i, j]
+
+    k = nv.jit(many)
+    argtypes = (float32[:, :],) * 8  # 8 x (address + 2 extents + 2 strides) = 192 bytes
+    generic = k.compile(argtypes)
+    assert generic.params_in_buffer and generic.param_size > 128
+    dev = nv.get_device()
+    on_device = k.compile(argtypes, device=dev)
+    assert on_device.params_in_buffer == (on_device.param_size > dev.info.max_push_constants)
+    x = np.ones((4, 4), np.float32)
+    outs = [x.copy() for _ in range(8)]
+    k[(1, 1), (4, 4)](*outs)
+    np.testing.assert_array_equal(outs[0], np.full((4, 4), 7, np.float32))
+
+
+def test_float64_performance_heuristic():
+    import dataclasses
+
+    info = nv.get_device().info
+    fake = lambda name, kind: dataclasses.replace(info, name=name, kind=kind, float64=True)  # noqa: E731
+    assert devices.float64_is_slow(fake("NVIDIA GeForce RTX 4090", "discrete"))
+    assert not devices.float64_is_slow(fake("NVIDIA H200", "discrete"))
+    assert not devices.float64_is_slow(fake("llvmpipe", "cpu"))
+
+
+def test_float64_on_a_slow_device_warns_once(monkeypatch):
+    monkeypatch.setattr(devices, "float64_is_slow", lambda info: True)
+
+    @nv.jit
+    def f64(x):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = x[i] * 1.5
+
+    with pytest.warns(nv.VulkanPerformanceWarning, match="float64"):
+        f64.forall(4)(np.ones(4))
+    if nv.get_device().info.float64:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", nv.VulkanPerformanceWarning)
+            f64.forall(4)(np.ones(4))  # once per kernel
+
+
+def test_wait_for_takes_buffers_and_arrays():
+    dev = nv.get_device()
+    d = nv.to_device(np.arange(8, dtype=np.float32))
+    dev.wait_for(d)
+    dev.wait_for(d._buffer)
+    with pytest.raises(TypeError, match="buffer must be"):
+        dev.wait_for(np.zeros(3))
+    dev.synchronize(report=False)
+    dev.synchronize(report=True)
