@@ -173,7 +173,7 @@ for label, value in [("int", 5), ("str", "s"), ("float", 2.5), ("object", object
 # Host data that cannot become device arrays.
 BAD_HOST = [
     ("str", "abc"), ("None", None), ("object", object()), ("ragged", [1, [2, 3]]),
-    ("dict", {"a": 1}), ("complex", np.array([1 + 2j])), ("strings", np.array(["a", "b"])),
+    ("dict", {"a": 1}), ("complex256", np.array([1 + 2j], np.clongdouble)), ("strings", np.array(["a", "b"])),
     ("datetime", np.array(["2020-01-01"], dtype="M8[D]")), ("objects", np.array([1, None])),
     ("void", np.zeros(2, dtype="V4")),
 ]  # fmt: skip
@@ -181,7 +181,7 @@ for label, value in BAD_HOST:
     case(f"to_device({label})", (lambda v: lambda: nv.to_device(v))(value), "array|dtype")
     case(f"copy_to_device({label})", (lambda v: lambda: _arr(2).copy_to_device(v))(value),
          "array|dtype|shape")  # fmt: skip
-for label, dtype in [("object", object), ("complex", np.complex128), ("str", "U3"),
+for label, dtype in [("object", object), ("complex256", np.clongdouble), ("str", "U3"),
                      ("datetime", "M8[s]"), ("nonsense", "nonsense"), ("int", 5),
                      ("void", "V8"), ("float128", np.longdouble)]:  # fmt: skip
     case(f"device_array.dtype={label}", (lambda d: lambda: nv.device_array(4, d))(dtype), "dtype")
