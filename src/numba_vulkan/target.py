@@ -31,21 +31,51 @@ target_registry["vulkan"] = Vulkan
 TARGET_NAME = "vulkan"
 
 
+_ARRAY_LIBRARY_METHODS = frozenset(
+    {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "fill"}
+)
+
+
+def _is_array_library_function(val):
+    """np.sum, np.dot... (frontend/reductions.py FUNCTIONS), without importing it here."""
+    from .frontend.reductions import FUNCTIONS
+
+    try:
+        return val in FUNCTIONS
+    except TypeError:  # unhashable
+        return False
+
+
 class VulkanTypingContext(NumbaTypingContext):
     """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
 
     def load_additional_registries(self):
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
-        from numba.np import arraymath, linalg  # noqa: F401  (types a.sum(), np.dot...:
-        # registered on import, which only the CPU target does; lowered in
-        # frontend/reductions.py, never with Numba's CPU implementations)
 
         from .typing import vkdecl
 
         super().load_additional_registries()
         self.install_registry(vkdecl.registry)
 
+    def _load_array_library(self):
+        """Numba's typing of array reductions (a.sum(), np.dot...) is registered when
+        numba.np.arraymath and numba.np.linalg are imported, which only the CPU target
+        does; they cost half a second (linalg imports SciPy), so only kernels that use
+        them pay it. Lowered in frontend/reductions.py, never with Numba's CPU code."""
+        if not getattr(self, "_array_library", False):
+            from numba.np import arraymath, linalg  # noqa: F401
+
+            self._array_library = True
+            self.refresh()
+
+    def resolve_getattr(self, typ, attr):
+        if isinstance(typ, types.Array) and attr in _ARRAY_LIBRARY_METHODS:
+            self._load_array_library()
+        return super().resolve_getattr(typ, attr)
+
     def resolve_value_type(self, val):
+        if _is_array_library_function(val):
+            self._load_array_library()
         # @nv.jit and numba.njit functions are device functions here, typed (and later
         # inlined) for Vulkan: never compiled for the CPU (typing/devfn.py).
         from .typing import devfn
