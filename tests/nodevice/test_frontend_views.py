@@ -86,3 +86,25 @@ def test_refusals_name_the_construct_and_line(func, words):
     message = str(info.value)
     assert words in message, message
     assert str(line_of(func, "# MARK")) in message, message
+
+
+def test_array_library_typing_is_loaded_only_when_used():
+    """numba.np.linalg imports SciPy (half a second of first-compile time): kernels that do
+    not call a.sum()/np.dot... must not pay it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numba_vulkan as nv\n"
+        "@nv.jit\n"
+        "def k(a):\n"
+        "    a[nv.global_id(0)] = 1\n"
+        "k.compile('void(int64[::1])')\n"
+        "assert 'numba.np.linalg' not in sys.modules\n"
+        "@nv.jit\n"
+        "def r(a):\n"
+        "    a[0] = a[1:].sum()\n"
+        "r.compile('void(int64[::1])')\n"
+        "assert 'numba.np.linalg' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
