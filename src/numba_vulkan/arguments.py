@@ -7,7 +7,7 @@ from numba.core import sigutils, types
 from numba.core.errors import NumbaError
 from numba.np import numpy_support
 
-from . import target
+from .typing import target
 
 
 def parse_argtypes(argtypes):

@@ -30,34 +30,20 @@ device or driver version).
 folder (default ``$XDG_CACHE_HOME/numba_vulkan``, i.e. ``~/.cache/numba_vulkan``).
 """
 
-import atexit
 import dis
 import hashlib
 import marshal
 import os
 import pickle
 import sys
-import tempfile
 import types
 import warnings
 
 import numpy as np
 
-from . import config
+from .runtime.disk import cache_dir, enabled, write_atomic  # noqa: F401 (enabled: the API)
 
 _FORMAT = 1  # bump when the entry layout changes
-
-
-def enabled():
-    """Whether NUMBA_VULKAN_CACHE allows disk caches (read at each use)."""
-    return bool(config.CACHE)
-
-
-def cache_dir():
-    """The folder of numba_vulkan's on-disk caches."""
-    from .runtime import probes
-
-    return probes.cache_dir()
 
 
 class Uncachable(Exception):
@@ -129,8 +115,8 @@ class _Hasher:
         self.add("file", path, digest)
 
     def value(self, v):
-        from .dispatcher import Dispatcher
         from .stubs import Stub
+        from .typing.devfn import is_nv_jitted
 
         if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
             self.add(type(v).__name__, v)
@@ -145,7 +131,7 @@ class _Hasher:
                 self.value(item)
         elif isinstance(v, types.ModuleType):
             self.add("module", v.__name__)
-        elif isinstance(v, Dispatcher):
+        elif is_nv_jitted(v):
             self.add("kernel", v.options)
             self.function(v.py_func)
         elif isinstance(v, Stub):
@@ -216,19 +202,7 @@ def store_kernel(pyfunc, key, compiled):
         warnings.warn(f"kernel {pyfunc.__name__!r} cannot be cached: {e}", RuntimeWarning,
                       stacklevel=3)  # fmt: skip
         return
-    _write_atomic(path, data)
-
-
-def _write_atomic(path, data):
-    folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp.")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_atomic(path, data)
 
 
 def clear():
@@ -241,41 +215,3 @@ def clear():
 
 
 # ---------------------------------------------------------------- pipeline caches
-
-_devices = []  # devices whose pipeline cache is saved at exit
-
-
-def _pipeline_path(device):
-    from .runtime import probes
-
-    key = hashlib.sha256(probes.driver_key(device.info).encode()).hexdigest()[:32]
-    return os.path.join(cache_dir(), "pipelines", f"{key}.bin")
-
-
-def load_pipeline_cache(device):
-    """Merge the saved pipeline cache of `device`'s driver, and save it again at exit."""
-    if not enabled():
-        return
-    try:
-        with open(_pipeline_path(device), "rb") as f:
-            data = f.read()
-        if data:
-            device._core.merge_pipeline_cache(data)
-    except Exception:  # no file, or data the driver refuses: start empty
-        pass
-    if not _devices:
-        atexit.register(save_pipeline_caches)
-    _devices.append(device)
-
-
-def save_pipeline_caches():
-    """Write every used device's pipeline cache (also run at exit)."""
-    if not enabled():
-        return
-    for device in list(_devices):
-        try:
-            data = device._core.pipeline_cache_data()
-        except Exception:  # a lost device or a forked child: nothing to save
-            continue
-        if data:
-            _write_atomic(_pipeline_path(device), data)

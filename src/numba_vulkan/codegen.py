@@ -96,13 +96,13 @@ class CompiledKernel:
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
-        from . import compiler
+        from .typing import pipeline
 
         record = {name: getattr(self, name) for name in self._RECORD}
         record["words"] = self.words.tobytes()
         uses = self.__dict__.get("uses_float64")
         if uses is None:
-            uses = self.typed is not None and compiler.uses_float64(self.typed)
+            uses = self.typed is not None and pipeline.uses_float64(self.typed)
         record["uses_float64"] = bool(uses)
         return record
 

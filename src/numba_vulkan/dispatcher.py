@@ -27,7 +27,9 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, narrowing, target
+from . import arguments, cache, checks, compiler, config, narrowing
+from .runtime import compiler_hook
+from .typing import devfn, pipeline, target
 from .errors import (
     InternalCompilerError,
     VulkanLoopLimitWarning,
@@ -366,7 +368,7 @@ class Dispatcher:
         boundscheck = bool(self.options["boundscheck"])
         if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
             boundscheck = bool(config.BOUNDSCHECK)
-        return compiler.Options(
+        return pipeline.Options(
             fastmath=bool(self.options["fastmath"]),
             boundscheck=boundscheck,
             error_model=self.options["error_model"],
@@ -509,7 +511,7 @@ class Dispatcher:
             if kernel.typed is None:
                 print("(loaded from the disk cache: no Numba typing to show)", file=file)
             else:
-                print(compiler.annotate(kernel.typed), file=file)
+                print(pipeline.annotate(kernel.typed), file=file)
             print("=" * 80, file=file)
 
     def __repr__(self):
@@ -590,6 +592,8 @@ class Dispatcher:
 
 
 dispatcher_registry[target.Vulkan] = Dispatcher
+devfn.register_jit_class(Dispatcher)
+compiler_hook.set_jit(jit)
 
 
 class LaunchConfig:
@@ -706,7 +710,7 @@ def _uses_float64(compiled):
     """Whether a kernel computes with float64 values (recorded in cache entries)."""
     uses = getattr(compiled, "uses_float64", None)
     if uses is None:
-        uses = compiled.typed is not None and compiler.uses_float64(compiled.typed)
+        uses = compiled.typed is not None and pipeline.uses_float64(compiled.typed)
         compiled.uses_float64 = uses
     return uses
 

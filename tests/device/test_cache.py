@@ -37,11 +37,11 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import numba_vulkan as nv
-from numba_vulkan import compiler
+from numba_vulkan.typing import pipeline
 if sys.argv[2] == "no-typing":
     def refuse(*a, **k):
         raise AssertionError("Numba typing ran on a cache hit")
-    compiler.type_kernel = refuse
+    pipeline.type_kernel = refuse
 import kmod
 nv.get_device()
 x = np.arange(10, dtype=np.float32)

@@ -5,7 +5,8 @@ the compiler's own Numba pipeline, then run its KIR in the interpreter
 import numba
 import numpy as np
 
-from numba_vulkan import _core, compiler, frontend, narrowing
+from numba_vulkan import _core, frontend, narrowing
+from numba_vulkan.typing import pipeline
 
 INTS = narrowing.Mode(ints=True, floats=False)
 EXACT = narrowing.Mode(ints=False, floats=False)
@@ -14,7 +15,7 @@ INDEX64 = narrowing.Mode(index64=True)
 
 
 def lower(fn, argtypes, mode=EXACT):
-    typed = compiler.type_kernel(fn, tuple(argtypes), compiler.Options())
+    typed = pipeline.type_kernel(fn, tuple(argtypes), pipeline.Options())
     return frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, fn.__name__
     )

@@ -6,7 +6,8 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 import numba_vulkan as nv
-from numba_vulkan import arguments, compiler, dispatcher, stubs
+from numba_vulkan import arguments, dispatcher, stubs
+from numba_vulkan.typing import pipeline
 
 
 def saxpy(a, x, y, out):
@@ -185,7 +186,7 @@ def test_intrinsics_typed_as_intp():
         out[0] = nv.global_id(0) + nv.local_id(1) + nv.group_id(2)
         out[1] = nv.local_size(0) * nv.num_groups(1)
 
-    typed = compiler.type_kernel(kernel, (types.Array(types.int64, 1, "C"),), compiler.Options())
+    typed = pipeline.type_kernel(kernel, (types.Array(types.int64, 1, "C"),), pipeline.Options())
     calls = {
         str(sig.return_type) for sig in typed.calltypes.values() if hasattr(sig, "return_type")
     }
@@ -198,14 +199,14 @@ def test_intrinsic_axis_must_be_literal_0_to_2():
         out[0] = nv.global_id(3)
 
     with pytest.raises(TypingError, match=r"global_id\(\) takes a constant axis 0, 1 or 2"):
-        compiler.type_kernel(bad_axis, (types.Array(types.int64, 1, "C"),), compiler.Options())
+        pipeline.type_kernel(bad_axis, (types.Array(types.int64, 1, "C"),), pipeline.Options())
 
     def runtime_axis(out, k):
         out[0] = nv.local_id(k)
 
     with pytest.raises(TypingError):
-        compiler.type_kernel(
-            runtime_axis, (types.Array(types.int64, 1, "C"), types.int64), compiler.Options()
+        pipeline.type_kernel(
+            runtime_axis, (types.Array(types.int64, 1, "C"), types.int64), pipeline.Options()
         )
 
 
@@ -216,8 +217,8 @@ def test_typing_uses_math_and_numpy_scalars():
         i = nv.global_id(0)
         out[i] = math.sqrt(x) + np.float32(abs(x)) + min(x, 2.0)
 
-    typed = compiler.type_kernel(
-        kernel, (types.Array(types.float32, 1, "C"), types.float32), compiler.Options()
+    typed = pipeline.type_kernel(
+        kernel, (types.Array(types.float32, 1, "C"), types.float32), pipeline.Options()
     )
     assert typed.return_type == types.none
 
@@ -227,7 +228,7 @@ def test_typing_errors_surface_as_numba_typing_error():
         out[0] = "text" + 1
 
     with pytest.raises(TypingError):
-        compiler.type_kernel(kernel, (types.Array(types.int64, 1, "C"),), compiler.Options())
+        pipeline.type_kernel(kernel, (types.Array(types.int64, 1, "C"),), pipeline.Options())
 
 
 def test_typed_ir_has_no_phis():
@@ -238,8 +239,8 @@ def test_typed_ir_has_no_phis():
                 acc += k
         out[0] = acc
 
-    typed = compiler.type_kernel(
-        kernel, (types.Array(types.int64, 1, "C"), types.int64), compiler.Options()
+    typed = pipeline.type_kernel(
+        kernel, (types.Array(types.int64, 1, "C"), types.int64), pipeline.Options()
     )
     ops = {
         getattr(stmt.value, "op", None)
@@ -253,7 +254,7 @@ def test_typed_ir_has_no_phis():
 def test_vulkan_target_registered():
     from numba.core.target_extension import GPU, target_registry
 
-    from numba_vulkan import target
+    from numba_vulkan.typing import target
 
     assert target_registry["vulkan"] is target.Vulkan
     assert issubclass(target.Vulkan, GPU)

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 
-from numba_vulkan import compiler
+from numba_vulkan.typing import pipeline
 from numba_vulkan.frontend.loop_bounds import static_iterations
 
 N = 7
@@ -58,5 +58,5 @@ def test_static_iterations(fn, expected):
     args = [numba.typeof(np.zeros(1, np.int64))]
     if fn.__code__.co_argcount == 2:
         args.append(numba.int64)
-    typed = compiler.type_kernel(fn, tuple(args), compiler.Options())
+    typed = pipeline.type_kernel(fn, tuple(args), pipeline.Options())
     assert static_iterations(typed.func_ir) == expected

@@ -198,6 +198,11 @@ util::Result<Id> Emitter::Convert(Id value, ScalarKind from, ScalarKind to) {
     // (sign- or zero-extension; narrowing truncates either way), then
     // reinterpret the bits if the signedness differs.
     bool from_signed = kir::IsSigned(from), to_signed = kir::IsSigned(to);
+    if (uint64_t bits = 0; from_width < 64 && b_.IntConstBits(value, &bits)) {
+        // A constant: its converted value (SPIRV-Tools folds few 64-bit operations).
+        if (from_signed && (bits >> (from_width - 1)) & 1) bits |= ~uint64_t{0} << from_width;
+        return b_.ConstScalar(to_type, bits);
+    }
     if (from_signed && to_width == 64 && from_width < 64) {
         // Sign extension to 64 bits as zero extension and a shift pair: lavapipe
         // (Mesa 22) compares an OpSConvert result against a constant wrongly

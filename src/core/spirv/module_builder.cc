@@ -183,7 +183,15 @@ Id ModuleBuilder::ConstScalar(Id type, uint64_t bits) {
     } else {
         types_.Add(spv::Op::OpConstant, {type, id, static_cast<uint32_t>(bits)});
     }
+    const_bits_[id] = bits & (width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1);
     return const_ids_[key] = id;
+}
+
+bool ModuleBuilder::IntConstBits(Id id, uint64_t* bits) const {
+    auto it = const_bits_.find(id);
+    if (it == const_bits_.end()) return false;
+    *bits = it->second;
+    return true;
 }
 
 Id ModuleBuilder::SpecConstU32(uint32_t default_value, uint32_t spec_id) {

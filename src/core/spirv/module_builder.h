@@ -79,6 +79,9 @@ class ModuleBuilder {
     // SPIR-V requires.
     Id ConstScalar(Id type, uint64_t bits);
     Id ConstBool(bool value);
+    // The value bits (low `width` bits, no sign extension) of a constant made by
+    // ConstScalar; false for any other id.
+    bool IntConstBits(Id id, uint64_t* bits) const;
     Id ConstU32(uint32_t value) { return ConstScalar(TypeInt(32, false), value); }
     Id ConstU64(uint64_t value) { return ConstScalar(TypeInt(64, false), value); }
     Id SpecConstU32(uint32_t default_value, uint32_t spec_id);
@@ -124,6 +127,7 @@ class ModuleBuilder {
     // Interning tables. Keys: (opcode, operands...).
     std::map<std::vector<uint32_t>, Id> type_ids_;
     std::map<std::pair<Id, uint64_t>, Id> const_ids_;
+    std::map<Id, uint64_t> const_bits_;    // constant id -> its value bits
     std::map<Id, uint32_t> int_widths_;    // int type id -> width
     std::map<Id, bool> int_signed_;        // int type id -> signedness
     std::map<Id, uint32_t> float_widths_;  // float type id -> width

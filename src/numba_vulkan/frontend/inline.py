@@ -41,7 +41,7 @@ class _Omitted:
 
 def typed_callee(fn_ty, sig):
     """The TypedKernel a call of Numba type `fn_ty` with signature `sig` runs, or None."""
-    from ..compiler import TypedKernel
+    from ..typing.pipeline import TypedKernel
     from ..typing.overloads import OverloadDispatcher
 
     if isinstance(fn_ty, types.Dispatcher):
@@ -70,8 +70,8 @@ def _method_callee(fn_ty, sig):
     """
     from numba.core.typing.templates import _OverloadMethodTemplate
 
-    from ..compiler import TypedKernel
-    from ..target import contexts
+    from ..typing.pipeline import TypedKernel
+    from ..typing.target import contexts
 
     generic = getattr(fn_ty.template, "generic", None)
     outer = None

@@ -267,9 +267,9 @@ class Device:
         self._core.timeout = float(config.TIMEOUT)
         self.mode = Mode.for_device(info)
         self._kernels = {}
-        from .. import cache
+        from . import disk
 
-        cache.load_pipeline_cache(self)  # and save it at exit (NUMBA_VULKAN_CACHE)
+        disk.load_pipeline_cache(self)  # and save it at exit (NUMBA_VULKAN_CACHE)
 
     def _probe(self):
         """Measure what the driver does not report (probes.py) and record it in ``info``."""

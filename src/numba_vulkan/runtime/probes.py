@@ -95,9 +95,11 @@ def loop_iteration_limit(device):
     cached = cached_loop_limit(device.info)
     if cached is not _MISSING:
         return cached
-    from ..dispatcher import jit
+    from . import compiler_hook
 
-    kernel = jit(_probe_kernel)
+    if not compiler_hook.available():  # only numba_vulkan.runtime is loaded: not known
+        return None
+    kernel = compiler_hook.jit(_probe_kernel)
     ones = np.ones(2, np.int32)
     out = np.zeros(1, np.int32)
     kernel.forall(1, device=device, local_size=1)(ones, np.int32(PROBE_ITERATIONS), out)

@@ -115,8 +115,8 @@ def _kernel(op, acc, ndim, narrow):
     kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
-    from .. import jit
     from ..stubs import global_id
+    from .compiler_hook import jit
 
     load = _LOADS[ndim].format(k="j")
     if op == "sum":

@@ -51,13 +51,28 @@ def check_not_recursive(py_func):
         )
 
 
+#: The classes of numba_vulkan's own jit dispatchers. numba_vulkan.dispatcher
+#: registers its Dispatcher here when it is imported: typing does not import the
+#: dispatcher, which builds on it.
+JIT_CLASSES = []
+
+
+def register_jit_class(cls):
+    """Make instances of `cls` (a jit dispatcher class) device functions when called."""
+    if cls not in JIT_CLASSES:
+        JIT_CLASSES.append(cls)
+
+
+def is_nv_jitted(obj):
+    """Whether `obj` is an @nv.jit dispatcher."""
+    return isinstance(obj, tuple(JIT_CLASSES))
+
+
 def is_jitted(obj):
     """Whether `obj` is an @nv.jit or a numba.njit/jit dispatcher (a device function here)."""
     from numba.core.dispatcher import Dispatcher as NumbaDispatcher
 
-    from ..dispatcher import Dispatcher
-
-    return isinstance(obj, (Dispatcher, NumbaDispatcher))
+    return is_nv_jitted(obj) or isinstance(obj, NumbaDispatcher)
 
 
 def device_function(obj):
@@ -80,9 +95,7 @@ def device_function(obj):
 def origin_options(origin):
     """The options of the user's dispatcher that matter when it is inlined: a dict with
     fastmath, boundscheck, debug and error_model (None where the user did not set it)."""
-    from ..dispatcher import Dispatcher
-
-    if isinstance(origin, Dispatcher):
+    if is_nv_jitted(origin):
         opts = origin.options
         return {
             "fastmath": bool(opts["fastmath"]),
@@ -118,7 +131,7 @@ def _loaded_names(code):
 
 def _callees(py_func):
     """(jitted callee, its Python function, line) for each jitted function `py_func` names."""
-    from ..compiler import lookup_name
+    from .pipeline import lookup_name
 
     code = getattr(py_func, "__code__", None)
     if code is None:

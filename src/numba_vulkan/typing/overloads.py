@@ -30,7 +30,7 @@ class OverloadDispatcher:
         self.jit_options = dict(jit_options)
         self.origin = origin  # the user's object (nv.jit / numba.njit dispatcher), or None
         self._pysig = utils.pysignature(py_func)
-        self.overloads = {}  # argument types -> compiler.TypedKernel
+        self.overloads = {}  # argument types -> pipeline.TypedKernel
 
     def __repr__(self):
         return f"<numba_vulkan overload {getattr(self.py_func, '__qualname__', self.py_func)}>"
@@ -60,11 +60,10 @@ class OverloadDispatcher:
         argtypes = tuple(argtypes)
         typed = self.overloads.get(argtypes)
         if typed is None:
-            from .. import compiler
-            from . import devfn
+            from . import devfn, pipeline
 
             devfn.check_not_recursive(self.py_func)
-            typed = compiler.type_kernel(self.py_func, argtypes, compiler.Options())
+            typed = pipeline.type_kernel(self.py_func, argtypes, pipeline.Options())
             self.overloads[argtypes] = typed
         return typed
 

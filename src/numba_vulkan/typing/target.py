@@ -52,7 +52,7 @@ class VulkanTypingContext(NumbaTypingContext):
     def load_additional_registries(self):
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
-        from .typing import vkdecl
+        from . import vkdecl
 
         super().load_additional_registries()
         self.install_registry(vkdecl.registry)
@@ -78,7 +78,7 @@ class VulkanTypingContext(NumbaTypingContext):
             self._load_array_library()
         # @nv.jit and numba.njit functions are device functions here, typed (and later
         # inlined) for Vulkan: never compiled for the CPU (typing/devfn.py).
-        from .typing import devfn
+        from . import devfn
 
         fn = devfn.device_function(val)
         if fn is not None:
@@ -88,7 +88,7 @@ class VulkanTypingContext(NumbaTypingContext):
     def resolve_module_constants(self, typ, attr):
         # Numba lets the AttributeError of a missing module attribute escape (no line, no
         # construct); None makes type inference report "Unknown attribute" at its line, which
-        # compiler.type_kernel_for_user turns into a VulkanUnsupportedError.
+        # pipeline.type_kernel_for_user turns into a VulkanUnsupportedError.
         if not hasattr(typ.pymod, attr):
             return None
         return super().resolve_module_constants(typ, attr)
@@ -152,7 +152,7 @@ def device_array_type(array):
 def register_device_array_typeof():
     """Teach ``numba.typeof`` about DeviceArray (once the runtime package provides it)."""
     try:
-        from .runtime import DeviceArray
+        from ..runtime import DeviceArray
     except ImportError:
         return False
 
@@ -168,7 +168,7 @@ def register_device_array_typeof():
 
 def _overload_jit(**jit_options):
     """The jit decorator Numba uses for ``@overload`` implementations typed for Vulkan."""
-    from .typing.overloads import OverloadDispatcher
+    from .overloads import OverloadDispatcher
 
     return lambda pyfunc: OverloadDispatcher(pyfunc, jit_options)
 
