@@ -15,6 +15,7 @@ generates code.
 
 import functools
 
+import numpy as np
 from numba.core import imputils, types
 from numba.core.base import BaseContext
 from numba.core.target_extension import GPU, jit_registry, target_override, target_registry
@@ -37,13 +38,16 @@ _ARRAY_LIBRARY_METHODS = frozenset(
 
 
 def _is_array_library_function(val):
-    """np.sum, np.dot... (frontend/reductions.py FUNCTIONS), without importing it here."""
-    from .frontend.reductions import FUNCTIONS
-
+    """np.sum, np.dot... (those frontend/reductions.py lowers)."""
     try:
-        return val in FUNCTIONS
+        return val in _ARRAY_LIBRARY_FUNCTIONS
     except TypeError:  # unhashable
         return False
+
+
+_ARRAY_LIBRARY_FUNCTIONS = frozenset(
+    {np.sum, np.prod, np.mean, np.min, np.max, np.amin, np.amax, np.argmin, np.argmax, np.dot}
+)
 
 
 class VulkanTypingContext(NumbaTypingContext):
