@@ -10,6 +10,11 @@ Figures (see benchmarks/README.md for what each one means):
 3. first_call: time of the first call of a kernel never seen before
    (typing + compile + pipeline creation + launch + synchronise), with disk
    caches off and a fresh function each time.
+4. matmul: naive float32 matrix product C = A @ B (2-d grid of 16 x 16, one
+   output element per invocation, an inner loop over k), GFLOP/s = 2 n^3 / t.
+5. xorshift: 16 rounds of a 32-bit xorshift hash on 2^24 uint32 seeds (Numba
+   computes uint32 << uint32 in 64 bits and truncates on store); both
+   backends' results must equal numba.njit's on the CPU.
 
 numba.cuda is measured where it imports and finds a GPU; otherwise its
 columns say why it is missing.
@@ -80,14 +85,20 @@ class VulkanBackend(Backend):
     def launch(self, kernel, n, args, local=256):
         kernel[(n + local - 1) // local, local](*args)
 
+    def launch2d(self, kernel, rows, cols, args, local=16):
+        kernel[((rows + local - 1) // local, (cols + local - 1) // local), (local, local)](*args)
+
     def synchronize(self):
         self.nv.synchronize()
 
     def index_source(self):
         return "nv.global_id(0)"
 
+    def index2d_source(self):
+        return "nv.global_id(0), nv.global_id(1)"
+
     def kernel_namespace(self):
-        return {"nv": self.nv}
+        return {"nv": self.nv, "np": np}
 
     def describe(self):
         info = self.device.info
@@ -116,14 +127,20 @@ class CudaBackend(Backend):
     def launch(self, kernel, n, args, local=256):
         kernel[(n + local - 1) // local, local](*args)
 
+    def launch2d(self, kernel, rows, cols, args, local=16):
+        kernel[((rows + local - 1) // local, (cols + local - 1) // local), (local, local)](*args)
+
     def synchronize(self):
         self.cuda.synchronize()
 
     def index_source(self):
         return "cuda.grid(1)"
 
+    def index2d_source(self):
+        return "cuda.grid(2)"
+
     def kernel_namespace(self):
-        return {"cuda": self.cuda}
+        return {"cuda": self.cuda, "np": np}
 
     def describe(self):
         name = self.device.name
@@ -144,12 +161,37 @@ def {name}(a, b, c, s):
 """
 
 
-def make_kernel(backend, name):
-    """A brand-new Python function (new code object) compiled by `backend`."""
-    src = KERNEL_SOURCE.format(name=name, index=backend.index_source())
+MATMUL_SOURCE = """
+def {name}(a, b, c):
+    i, j = {index2d}
+    if i < c.shape[0] and j < c.shape[1]:
+        acc = np.float32(0.0)
+        for k in range(a.shape[1]):
+            acc += a[i, k] * b[k, j]
+        c[i, j] = acc
+"""
+
+XORSHIFT_SOURCE = """
+def {name}(seeds, out):
+    i = {index}
+    if i < out.size:
+        h = seeds[i]
+        for _ in range(16):
+            h ^= h << np.uint32(13)
+            h ^= h >> np.uint32(17)
+            h ^= h << np.uint32(5)
+        out[i] = h
+"""
+
+
+def make_kernel(backend, name, source=KERNEL_SOURCE, jit=None):
+    """A brand-new Python function (new code object) compiled by `backend` (or by `jit`)."""
+    src = source.format(
+        name=name, index=backend.index_source(), index2d=backend.index2d_source()
+    )
     namespace = dict(backend.kernel_namespace())
     exec(compile(src, f"<bench {name}>", "exec"), namespace)  # noqa: S102
-    return backend.jit(namespace[name])
+    return (jit or backend.jit)(namespace[name])
 
 
 def arrays(backend, n):
@@ -242,6 +284,79 @@ def bench_first_call(backend, repeats, n=1024):
     return {"ms_median": statistics.median(times) * 1e3, "all_ms": [t * 1e3 for t in times]}
 
 
+def bench_matmul(backend, n, repeats, launches=5):
+    """Naive float32 matmul of two n x n matrices, GFLOP/s (2 n^3 per launch)."""
+    kernel = make_kernel(backend, "matmul_kernel", MATMUL_SOURCE)
+    rng = np.random.default_rng(1)
+    ah = rng.standard_normal((n, n), dtype=np.float32)
+    bh = rng.standard_normal((n, n), dtype=np.float32)
+    a, b = backend.to_device(ah), backend.to_device(bh)
+    c = backend.to_device(np.zeros((n, n), np.float32))
+    warm_until = time.perf_counter() + 1.0
+    while time.perf_counter() < warm_until:
+        backend.launch2d(kernel, n, n, (a, b, c))
+        backend.synchronize()
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(launches):
+            backend.launch2d(kernel, n, n, (a, b, c))
+        backend.synchronize()
+        seconds.append((time.perf_counter() - start) / launches)
+    got = c.copy_to_host()
+    rows = slice(0, 64)
+    if not np.allclose(got[rows], ah[rows] @ bh, rtol=1e-3, atol=1e-2 * np.sqrt(n)):
+        raise AssertionError(f"{backend.name}: matmul computed wrong values")
+    flop = 2.0 * n**3
+    return {
+        "n": n,
+        "GFLOPs_best": flop / min(seconds) / 1e9,
+        "GFLOPs_median": flop / statistics.median(seconds) / 1e9,
+        "all_GFLOPs": [flop / t / 1e9 for t in seconds],
+    }
+
+
+def bench_xorshift(backend, log2_n, repeats, launches=20):
+    """16 rounds of uint32 xorshift on 2^log2_n seeds: G-hashes/s, and bit-exact results."""
+    import numba
+
+    n = 1 << log2_n
+    kernel = make_kernel(backend, "xorshift_kernel", XORSHIFT_SOURCE)
+    seeds_h = np.random.default_rng(2).integers(1, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    seeds, out = backend.to_device(seeds_h), backend.to_device(np.zeros(n, np.uint32))
+    warm_until = time.perf_counter() + 1.0
+    while time.perf_counter() < warm_until:
+        backend.launch(kernel, n, (seeds, out))
+        backend.synchronize()
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(launches):
+            backend.launch(kernel, n, (seeds, out))
+        backend.synchronize()
+        seconds.append((time.perf_counter() - start) / launches)
+    # The reference: the same source under numba.njit on the CPU, one seed per call.
+    cpu = make_kernel(
+        backend, "xorshift_cpu", XORSHIFT_SOURCE.replace("{index}", "0"), jit=numba.njit
+    )
+    sample = 4096
+    expected = np.zeros(1, np.uint32)
+    got = out.copy_to_host()
+    for i in range(sample):
+        cpu(seeds_h[i : i + 1], expected)
+        if expected[0] != got[i]:
+            raise AssertionError(
+                f"{backend.name}: xorshift of seed {seeds_h[i]} gave {got[i]}, "
+                f"numba.njit gives {expected[0]}"
+            )
+    return {
+        "n": n,
+        "ms_median": statistics.median(seconds) * 1e3,
+        "Ghash_per_s_median": n / statistics.median(seconds) / 1e9,
+        "checked_against_njit": sample,
+    }
+
+
 # ------------------------------------------------------------------ metadata
 
 
@@ -303,6 +418,8 @@ def run_backend(cls, args):
         ("launch", lambda: bench_launch(backend, args.launches, args.repeats)),
         ("triad", lambda: bench_triad(backend, args.size, args.triad_launches, args.repeats)),
         ("first_call", lambda: bench_first_call(backend, args.first_calls)),
+        ("matmul", lambda: bench_matmul(backend, args.matmul_n, args.repeats)),
+        ("xorshift", lambda: bench_xorshift(backend, args.xorshift_size, args.repeats)),
     ):
         if name not in args.only:
             continue
@@ -354,6 +471,20 @@ def table(results):
             cell(c, "first_call", "ms_median", "{:.1f}"),
         )
     )
+    rows.append(
+        (
+            "matmul (GFLOP/s, median)",
+            cell(v, "matmul", "GFLOPs_median", "{:.0f}"),
+            cell(c, "matmul", "GFLOPs_median", "{:.0f}"),
+        )
+    )
+    rows.append(
+        (
+            "xorshift (ms, median)",
+            cell(v, "xorshift", "ms_median", "{:.3f}"),
+            cell(c, "xorshift", "ms_median", "{:.3f}"),
+        )
+    )
     widths = [max(len(r[k]) for r in rows) for k in range(3)]
     lines = ["  ".join(text.ljust(w) for text, w in zip(r, widths)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -369,7 +500,11 @@ def main(argv=None):
     parser.add_argument("--triad-launches", type=int, default=20, help="launches per triad timing")
     parser.add_argument("--repeats", type=int, default=7, help="repeats (median is reported)")
     parser.add_argument("--first-calls", type=int, default=5, help="fresh kernels for first_call")
-    parser.add_argument("--only", default="launch,triad,first_call", help="comma-separated figures")
+    parser.add_argument("--matmul-n", type=int, default=2048, help="matmul matrix size")
+    parser.add_argument("--xorshift-size", type=int, default=24, help="log2 of the seed count")
+    parser.add_argument(
+        "--only", default="launch,triad,first_call,matmul,xorshift", help="comma-separated figures"
+    )
     parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
     parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/...)")
     args = parser.parse_args(argv)
@@ -401,6 +536,8 @@ def main(argv=None):
             "triad_launches": args.triad_launches,
             "repeats": args.repeats,
             "first_calls": args.first_calls,
+            "matmul_n": args.matmul_n,
+            "xorshift_n": 1 << args.xorshift_size,
         },
         "results": results,
     }
@@ -415,7 +552,7 @@ def main(argv=None):
     for name, r in results.items():
         if not r.get("available"):
             print(f"{name}: not measured ({r['reason']})")
-        for figure in ("launch", "triad", "first_call"):
+        for figure in ("launch", "triad", "first_call", "matmul", "xorshift"):
             if isinstance(r.get(figure), dict) and "error" in r[figure]:
                 print(f"{name} {figure}: {r[figure]['error']}")
     print(f"wrote {out}")

@@ -79,3 +79,40 @@ def typeof_argument(value, position):
         f"argument {position} has type {type(value).__name__}, which kernels cannot take: "
         "pass NumPy arrays, device arrays (nv.to_device), scalars or tuples of these"
     )
+
+
+def scalar_for_launch(value, argtype, mode, position, kernel):
+    """A scalar argument as the launcher takes it for its specialisation (``argtype``).
+
+    NumPy scalars become exactly the NumPy type of ``argtype`` (numpy.longlong is
+    typed int64 but is not numpy.int64); an integer that a narrowed slot
+    (``narrow="ints"``) cannot hold raises OverflowError naming the argument.
+    """
+    argtype = types.unliteral(argtype)
+    if isinstance(value, np.generic):
+        value = numpy_support.as_dtype(argtype).type(value)
+    if mode.ints and isinstance(argtype, types.Integer) and argtype.bitwidth == 64:
+        lo, hi = (-(2**31), 2**31 - 1) if argtype.signed else (0, 2**32 - 1)
+        if not lo <= int(value) <= hi:
+            raise OverflowError(
+                f"argument {position} of kernel {kernel!r} is {int(value)}, which does not fit "
+                f"the {'' if argtype.signed else 'unsigned '}32-bit integers the kernel computes "
+                f"in (narrow='ints'); use narrow=None to compute in 64 bits"
+            )
+    return value
+
+
+def check_narrowed_array(array, mode, position, kernel):
+    """OverflowError if a NumPy int64/uint64 array holds values that a kernel computing in
+    32-bit integers (``narrow="ints"``) would change; device arrays are not checked."""
+    if not mode.ints or array.dtype.kind not in "iu" or array.dtype.itemsize != 8 or not array.size:
+        return
+    lo, hi = (-(2**31), 2**31 - 1) if array.dtype.kind == "i" else (0, 2**32 - 1)
+    low, high = int(array.min()), int(array.max())
+    if low < lo or high > hi:
+        bad = low if low < lo else high
+        raise OverflowError(
+            f"argument {position} of kernel {kernel!r} holds {bad}, which does not fit the "
+            "32-bit integers the kernel computes in (narrow='ints'); use narrow=None to "
+            "compute in 64 bits"
+        )

@@ -267,9 +267,9 @@ class Dispatcher:
 
     def _specialise(self, argtypes, device, wide_indices=False):
         mode = self._mode(device)
-        if wide_indices and mode.ints:
-            # An array past 32-bit indexing: this specialisation computes in 64 bits.
-            mode = dataclasses.replace(mode, ints=False)
+        if wide_indices:
+            # An array past 32-bit indexing: this specialisation has 64-bit extents and strides.
+            mode = dataclasses.replace(mode, index64=True)
         key = (argtypes, device, mode)
         spec = self._specialisations.get(key)
         if spec is None:
@@ -374,12 +374,15 @@ class Dispatcher:
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
+                arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
                 on_device = runtime.to_device(np.ascontiguousarray(arg), device=device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
-            elif isinstance(arg, np.generic) and arg.dtype == np.bool_:
-                device_args[position] = bool(arg)
+            elif isinstance(arg, (np.generic, int, float)):
+                device_args[position] = arguments.scalar_for_launch(
+                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                )
         device_args = tuple(device_args)
 
         if not spec.launcher.launch(launch.groups, launch.local_size, device_args):

@@ -145,4 +145,4 @@ def scale_index(tmp_path, in_buffer):
 
 def argspecs():
     """The Launcher argspecs of scale_index: (out: uint32[:], k: uint32)."""
-    return [("array", np.dtype(np.uint32), 1, 0, (8,), (12,), 4), ("scalar", "u", 4, 16)]
+    return [("array", np.dtype(np.uint32), 1, 0, (8,), (12,), 4), ("scalar", "uint32", "u", 4, 16)]

@@ -77,7 +77,7 @@ def test_get_device_forms(device):
     assert rt.get_device(info) is device
     assert rt.get_device(device) is device
     assert rt.get_device(info.name[:4].upper()) is device
-    assert device.mode.ints is True
+    assert device.mode.ints is False  # Numba semantics by default: int64 stays int64
     assert device.mode.floats is (not info.float64)
     assert device.handle and device.queue
 
@@ -306,7 +306,7 @@ def test_launcher(device, tmp_path, in_buffer):
     launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, in_buffer)
     n = 1000
     out = rt.to_device(np.zeros(n, np.uint32))
-    assert launcher.launch(((n + 63) // 64, 1, 1), (64, 1, 1), (out, 2)) is True
+    assert launcher.launch(((n + 63) // 64, 1, 1), (64, 1, 1), (out, np.uint32(2))) is True
     np.testing.assert_array_equal(out.copy_to_host(), np.arange(n, dtype=np.uint32) * 2)
 
     # The parameter block holds the address, extent, stride (elements) and scalar.
@@ -323,7 +323,7 @@ def test_launcher(device, tmp_path, in_buffer):
     # Many launches back to back: batches of MAX_BATCH, at most MAX_IN_FLIGHT in flight.
     outs = [rt.device_array(n, np.uint32) for _ in range(5)]
     for rep in range(200):
-        assert launcher.launch((16, 1, 1), (64, 1, 1), (outs[rep % 5], rep))
+        assert launcher.launch((16, 1, 1), (64, 1, 1), (outs[rep % 5], np.uint32(rep)))
     for j, o in enumerate(outs):
         rep = 195 + j
         np.testing.assert_array_equal(o.copy_to_host(), np.arange(n, dtype=np.uint32) * rep)
@@ -339,15 +339,18 @@ def test_launcher_rejects_mismatched_arguments(device, tmp_path):
     launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, False)
     good = rt.device_array(10, np.uint32)
     g, l = (1, 1, 1), (64, 1, 1)
-    assert launcher.launch(g, l, (good, 1))
-    assert launcher.launch(g, l, (np.zeros(10, np.uint32), 1)) is False  # host array
-    assert launcher.launch(g, l, (rt.device_array(10, np.int32), 1)) is False  # dtype
-    assert launcher.launch(g, l, (rt.device_array((2, 5), np.uint32), 1)) is False  # ndim
+    one = np.uint32(1)
+    assert launcher.launch(g, l, (good, one))
+    assert launcher.launch(g, l, (good, 1)) is False  # a Python int is an int64, as numba types it
+    assert launcher.launch(g, l, (good, np.int32(1))) is False  # another integer type
+    assert launcher.launch(g, l, (np.zeros(10, np.uint32), one)) is False  # host array
+    assert launcher.launch(g, l, (rt.device_array(10, np.int32), one)) is False  # dtype
+    assert launcher.launch(g, l, (rt.device_array((2, 5), np.uint32), one)) is False  # ndim
     assert launcher.launch(g, l, (good, 1.5)) is False  # float for an int scalar
     assert launcher.launch(g, l, (good, True)) is False  # bool for an int scalar
     assert launcher.launch(g, l, (good,)) is False  # arity
     with pytest.raises(VulkanSupportError, match="local size"):
-        launcher.launch(g, (device.info.max_local_invocations + 1, 1, 1), (good, 1))
+        launcher.launch(g, (device.info.max_local_invocations + 1, 1, 1), (good, one))
     with pytest.raises(ValueError):
         _core.Launcher(
             device._core, kernel, [("array", np.uint32, 1, 20, (8,), (12,), 4)], 24, False
@@ -396,7 +399,7 @@ words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), False)
 L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, False)
 out = rt.device_array(4096, np.uint32)
 for i in range(5):
-    assert L.launch((64, 1, 1), (64, 1, 1), (out, i))
+    assert L.launch((64, 1, 1), (64, 1, 1), (out, np.uint32(i)))
     assert d._core.idle()
 print("SYNC-OK")
 """
@@ -428,7 +431,7 @@ if K.have_spirv_as():
         L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, in_buffer)
         out = rt.device_array(1000, np.uint32)
         for i in range(40):
-            assert L.launch((16, 1, 1), (64, 1, 1), (out, i))
+            assert L.launch((16, 1, 1), (64, 1, 1), (out, np.uint32(i)))
         assert out[999] == 999 * 39
 with warnings.catch_warnings():
     warnings.simplefilter("error")
@@ -463,7 +466,7 @@ from numba_vulkan.errors import VulkanValidationWarning
 d = rt.get_device()
 words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), False)
 L = _core.Launcher(d._core, d.load_kernel(words, 8), K.argspecs(), K.PARAM_SIZE, False)
-L.launch((1, 1, 1), (64, 1, 1), (rt.device_array(10, np.uint32), 1))
+L.launch((1, 1, 1), (64, 1, 1), (rt.device_array(10, np.uint32), np.uint32(1)))
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     rt.synchronize()
@@ -509,7 +512,7 @@ words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), True)
 L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, True)
 out = rt.device_array(1000, np.uint32)
 for i in range(40):
-    assert L.launch((16, 1, 1), (64, 1, 1), (out, i))
+    assert L.launch((16, 1, 1), (64, 1, 1), (out, np.uint32(i)))
     if i % 9 == 0:
         assert out[999] == 999 * i
 assert (out.copy_to_host() == np.arange(1000, dtype=np.uint32) * 39).all()
@@ -563,7 +566,7 @@ def test_events_time_the_device(device, tmp_path):
     start.record()
     mid.record()
     for i in range(50):
-        launcher.launch((1 << 10, 1, 1), (64, 1, 1), (out, i))
+        launcher.launch((1 << 10, 1, 1), (64, 1, 1), (out, np.uint32(i)))
     assert end.record() is end
     end.synchronize()
     assert end.query()

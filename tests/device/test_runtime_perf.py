@@ -19,7 +19,7 @@ import _spirv_kernels as K
 # are there to make the launcher do the work of a 3-array, 1-scalar kernel.
 SPECS = [
     ("array", np.uint32, 1, 0, (8,), (12,), 4),
-    ("scalar", "u", 4, 16),
+    ("scalar", "uint32", "u", 4, 16),
     ("array", np.uint32, 1, 24, (32,), (36,), 4),
     ("array", np.uint32, 1, 40, (48,), (52,), 4),
 ]
@@ -34,7 +34,7 @@ def measure(n_launches=20000, in_buffer=True):
     kernel = device.load_kernel(words, push_size)
     launcher = _core.Launcher(device._core, kernel, SPECS, 64, True)
     a, b, c = (rt.device_array(64, np.uint32) for _ in range(3))
-    args = (a, 3, b, c)
+    args = (a, np.uint32(3), b, c)
     groups, local = (1, 1, 1), (64, 1, 1)
     for _ in range(200):
         launcher.launch(groups, local, args)

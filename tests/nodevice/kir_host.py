@@ -10,9 +10,10 @@ from numba_vulkan import _core, compiler, frontend, narrowing
 INTS = narrowing.Mode(ints=True, floats=False)
 EXACT = narrowing.Mode(ints=False, floats=False)
 NARROW = narrowing.Mode(ints=True, floats=True)
+INDEX64 = narrowing.Mode(index64=True)
 
 
-def lower(fn, argtypes, mode=INTS):
+def lower(fn, argtypes, mode=EXACT):
     typed = compiler.type_kernel(fn, tuple(argtypes), compiler.Options())
     return frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, fn.__name__
@@ -22,7 +23,7 @@ def lower(fn, argtypes, mode=INTS):
 def _storage_dtype(dtype, mode):
     if dtype == np.bool_:
         return np.dtype(np.int32)
-    if mode.floats and dtype == np.float64:
+    if not mode.float64_storage and dtype == np.float64:
         return np.dtype(np.float32)
     return dtype
 
@@ -37,7 +38,7 @@ def _param_bits(value, kind):
     return int(value) & ((1 << bits) - 1)
 
 
-def run_kir(fn, args, mode=INTS, builtins=(), max_steps=2_000_000):
+def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000):
     """Lower `fn` for `args`, run it in the KIR interpreter; returns the arrays after the run."""
     argtypes = [numba.typeof(a) for a in args]
     lk = lower(fn, argtypes, mode)
@@ -56,7 +57,7 @@ def run_kir(fn, args, mode=INTS, builtins=(), max_steps=2_000_000):
             params += [_param_bits(s // a.itemsize, ik) for s in a.strides]
             base += max(host.nbytes, 8) + (1 << 16)
         else:
-            _, code, nbytes, _ = spec
+            _, _, code, nbytes, _ = spec
             if code == "b":
                 params.append(1 if a else 0)
             else:
@@ -72,7 +73,7 @@ def run_kir(fn, args, mode=INTS, builtins=(), max_steps=2_000_000):
     return results
 
 
-def check(fn, *args, mode=INTS, rtol=0.0):
+def check(fn, *args, mode=EXACT, rtol=0.0):
     """Run `fn` in CPython and in KIR; every array must match."""
     expected = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
     fn(*expected)

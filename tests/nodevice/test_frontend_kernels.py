@@ -133,8 +133,8 @@ def _uint_and_bool(out, u, flag):
 
 def test_uint32_and_bool_arguments():
     lk = lower(_uint_and_bool, [numba.typeof(np.zeros(3, np.uint32)), numba.uint32, numba.boolean])
-    assert lk.argspecs[1][:3] == ("scalar", "u", 4)
-    assert lk.argspecs[2][:3] == ("scalar", "b", 4)
+    assert lk.argspecs[1][:4] == ("scalar", "uint32", "u", 4)
+    assert lk.argspecs[2][:4] == ("scalar", "bool", "b", 4)
     check(_uint_and_bool, np.zeros(3, np.uint32), np.uint32(4000), True)
     # uint32 // int64 is int64 in Numba: exact only without integer narrowing
     check(_uint_and_bool, np.zeros(3, np.uint32), np.uint32(4000000000), False, mode=EXACT)
@@ -150,12 +150,13 @@ def test_global_id_and_argspecs():
     x = np.arange(8, dtype=np.float32)
     argtypes = [numba.typeof(v) for v in (x, x, x, np.float32(2.0))]
     lk = lower(_saxpy, argtypes)
-    # a.addr, 1 extent, 1 stride per array (i32 under mode.ints), then the f32 scalar
+    # a.addr, 1 extent, 1 stride per array (i32 in a 32-bit-index specialisation), then the
+    # f32 scalar: its exact type, slot code, slot bytes and offset
     assert lk.argspecs[0] == ("array", np.dtype(np.float32), 1, 0, (8,), (12,), 4)
     assert lk.argspecs[1] == ("array", np.dtype(np.float32), 1, 16, (24,), (28,), 4)
-    assert lk.argspecs[3] == ("scalar", "f", 4, 48)
+    assert lk.argspecs[3] == ("scalar", "float32", "f", 4, 48)
     assert lk.param_size == 56 and lk.writes == (True, False, False, False)
-    lk64 = lower(_saxpy, argtypes, EXACT)
+    lk64 = lower(_saxpy, argtypes, INDEX64)
     assert lk64.argspecs[0] == ("array", np.dtype(np.float32), 1, 0, (8,), (16,), 8)
     out = np.zeros(8, np.float32)
     for gid in (0, 5, 9):

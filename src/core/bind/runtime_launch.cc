@@ -33,29 +33,19 @@ struct ArgSpec {
     uint32_t extent_offsets[kMaxDims] = {};
     uint32_t stride_offsets[kMaxDims] = {};
     uint32_t index_bytes = 4;
-    // scalar
-    char kind = 0;  // 'i', 'u', 'f', 'b'
-    uint32_t nbytes = 0;
+    // scalar: the argument's exact type (a NumPy scalar type, and which Python
+    // builtin values Numba types the same way), and its slot in the block
+    PyObject* np_type = nullptr;  // e.g. numpy.int32
+    char py_kind = 0;             // 'i' int64 ints, 'U' uint64 ints, 'f' float, 'b' bool, 0 none
+    char kind = 0;                // slot: 'i', 'u', 'f', 'b'
+    uint32_t nbytes = 0;          // slot: 4 or 8
     uint32_t offset = 0;
 };
 
-// NumPy's scalar base classes, looked up once.
-struct NumpyScalars {
-    PyObject* integer = nullptr;
-    PyObject* floating = nullptr;
-    PyObject* bool_ = nullptr;
-};
-
-const NumpyScalars& Numpy() {
-    static NumpyScalars n = [] {
-        nb::module_ np = nb::module_::import_("numpy");
-        NumpyScalars r;
-        r.integer = nb::object(np.attr("integer")).release().ptr();
-        r.floating = nb::object(np.attr("floating")).release().ptr();
-        r.bool_ = nb::object(np.attr("bool_")).release().ptr();
-        return r;
-    }();
-    return n;
+// The NumPy scalar type of a dtype name ("int32" -> numpy.int32), kept alive for good.
+PyObject* NumpyScalarType(const std::string& dtype) {
+    nb::module_ np = nb::module_::import_("numpy");
+    return nb::object(np.attr("dtype")(dtype).attr("type")).release().ptr();
 }
 
 template <typename T>
@@ -131,14 +121,21 @@ class Launcher {
                 }
                 ++array_count_;
             } else if (what == "scalar") {
-                std::string code = nb::cast<std::string>(t[1]);
+                // ("scalar", dtype name, slot code, slot bytes, offset)
+                std::string dtype = nb::cast<std::string>(t[1]);
+                std::string code = nb::cast<std::string>(t[2]);
                 spec.kind = code.empty() ? 0 : code[0];
-                spec.nbytes = nb::cast<uint32_t>(t[2]);
-                spec.offset = nb::cast<uint32_t>(t[3]);
+                spec.nbytes = nb::cast<uint32_t>(t[3]);
+                spec.offset = nb::cast<uint32_t>(t[4]);
                 if (code.size() != 1 || !std::strchr("iufb", spec.kind) ||
                     (spec.nbytes != 4 && spec.nbytes != 8)) {
                     Throw(util::InvalidArgument("malformed scalar argspec"));
                 }
+                spec.np_type = NumpyScalarType(dtype);
+                if (dtype == "int64") spec.py_kind = 'i';
+                if (dtype == "uint64") spec.py_kind = 'U';
+                if (dtype == "float64") spec.py_kind = 'f';
+                if (dtype == "bool") spec.py_kind = 'b';
                 check(spec.offset, spec.nbytes);
             } else {
                 Throw(util::InvalidArgument("argspec kind must be 'array' or 'scalar'"));
@@ -146,7 +143,6 @@ class Launcher {
             specs_.push_back(spec);
         }
         used_.assign(array_count_, nullptr);
-        Numpy();
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
@@ -219,43 +215,64 @@ class Launcher {
     }
 
   private:
+    // Write a scalar argument whose type is exactly the specialisation's (as
+    // numba.typeof would type it) and whose value fits the slot; anything else
+    // answers false, and the dispatcher's slow path picks or compiles another
+    // specialisation, or raises OverflowError for a value a narrowed slot cannot hold.
     static bool WriteScalar(const ArgSpec& spec, PyObject* arg, uint8_t* block) {
-        const NumpyScalars& np = Numpy();
-        const bool is_bool = PyBool_Check(arg) || PyObject_TypeCheck(arg, (PyTypeObject*)np.bool_);
+        if (reinterpret_cast<PyObject*>(Py_TYPE(arg)) != spec.np_type) {
+            const bool builtin_match =
+                (spec.py_kind == 'b' && PyBool_Check(arg)) ||
+                (spec.py_kind == 'f' && PyFloat_CheckExact(arg)) ||
+                ((spec.py_kind == 'i' || spec.py_kind == 'U') && PyLong_CheckExact(arg));
+            if (!builtin_match) return false;
+        }
         if (spec.kind == 'b') {
-            if (!is_bool) return false;
-            Put<uint32_t>(block, spec.offset, PyObject_IsTrue(arg) ? 1u : 0u);
+            int truth = PyObject_IsTrue(arg);
+            if (truth < 0) { PyErr_Clear(); return false; }
+            Put<uint32_t>(block, spec.offset, truth ? 1u : 0u);
             return true;
         }
-        if (is_bool) return false;
         if (spec.kind == 'f') {
-            if (!PyFloat_Check(arg) && !PyObject_TypeCheck(arg, (PyTypeObject*)np.floating)) {
-                return false;
-            }
             double v = PyFloat_AsDouble(arg);
             if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
             if (spec.nbytes == 8) Put<double>(block, spec.offset, v);
             else Put<float>(block, spec.offset, static_cast<float>(v));
             return true;
         }
-        // 'i' or 'u'
-        if (!PyLong_Check(arg) && !PyObject_TypeCheck(arg, (PyTypeObject*)np.integer)) return false;
-        PyObject* index = PyLong_Check(arg) ? (Py_INCREF(arg), arg) : PyNumber_Index(arg);
+        __int128 v = 0;
+        if (!ReadInteger(arg, &v)) return false;
+        // A Python int is an int64 below 2^63 and a uint64 from there (numba.typeof).
+        if (spec.py_kind == 'i' && PyLong_CheckExact(arg) && v > INT64_MAX) return false;
+        if (spec.py_kind == 'U' && PyLong_CheckExact(arg) && v <= INT64_MAX) return false;
+        const int bits = static_cast<int>(spec.nbytes) * 8;
+        const __int128 lo = spec.kind == 'i' ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
+        const __int128 hi = spec.kind == 'i' ? (static_cast<__int128>(1) << (bits - 1)) - 1
+                                             : (static_cast<__int128>(1) << bits) - 1;
+        if (v < lo || v > hi) return false;  // a narrowed slot: the slow path says so
+        if (spec.nbytes == 8) Put<uint64_t>(block, spec.offset, static_cast<uint64_t>(v));
+        else Put<uint32_t>(block, spec.offset, static_cast<uint32_t>(v));
+        return true;
+    }
+
+    // The value of a Python int or NumPy integer, from -2^63 to 2^64 - 1.
+    static bool ReadInteger(PyObject* arg, __int128* out) {
+        PyObject* index = PyNumber_Index(arg);
         if (!index) { PyErr_Clear(); return false; }
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-        if (overflow > 0) {
-            // Above int64: only a uint64 value can be meant.
+        bool ok = !(v == -1 && PyErr_Occurred());
+        if (ok && overflow > 0) {
             unsigned long long u = PyLong_AsUnsignedLongLong(index);
-            Py_DECREF(index);
-            if (PyErr_Occurred()) { PyErr_Clear(); return false; }
-            PutInt(block, spec.offset, spec.nbytes, static_cast<int64_t>(u));
-            return true;
+            ok = !(u == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+            *out = u;
+        } else {
+            ok = ok && overflow == 0;
+            *out = v;
         }
         Py_DECREF(index);
-        if (overflow < 0 || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return false; }
-        PutInt(block, spec.offset, spec.nbytes, v);
-        return true;
+        if (!ok) PyErr_Clear();
+        return ok;
     }
 
     vk::Device* device_;

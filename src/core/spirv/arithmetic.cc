@@ -198,6 +198,20 @@ util::Result<Id> Emitter::Convert(Id value, ScalarKind from, ScalarKind to) {
     // (sign- or zero-extension; narrowing truncates either way), then
     // reinterpret the bits if the signedness differs.
     bool from_signed = kir::IsSigned(from), to_signed = kir::IsSigned(to);
+    if (from_signed && to_width == 64 && from_width < 64) {
+        // Sign extension to 64 bits as zero extension and a shift pair: lavapipe
+        // (Mesa 22) compares an OpSConvert result against a constant wrongly
+        // (`int64(x) < 0` was false for negative int32 x).
+        Id u64 = b_.TypeInt(64, false), i64 = b_.TypeInt(64, true);
+        Id unsigned_from = b_.TypeInt(from_width, false);
+        Id bits = Append(spv::Op::OpUConvert, u64,
+                         {Append(spv::Op::OpBitcast, unsigned_from, {value})});
+        Id shift = b_.ConstScalar(u64, 64 - from_width);
+        Id high = Append(spv::Op::OpBitcast, i64,
+                         {Append(spv::Op::OpShiftLeftLogical, u64, {bits, shift})});
+        value = Append(spv::Op::OpShiftRightArithmetic, i64, {high, shift});
+        return to_signed ? value : Append(spv::Op::OpBitcast, to_type, {value});
+    }
     if (from_width != to_width) {
         Id mid_type = b_.TypeInt(to_width, from_signed);
         value = Append(from_signed ? spv::Op::OpSConvert : spv::Op::OpUConvert, mid_type, {value});

@@ -21,7 +21,8 @@ class LoweredKernel:
     argspecs : list of tuple
         One launcher argspec per kernel argument, in order: ``("array", dtype,
         ndim, addr_offset, extent_offsets, stride_offsets, index_bytes)`` or
-        ``("scalar", code, nbytes, offset)``.
+        ``("scalar", dtype name, slot code, slot bytes, offset)``: the argument's exact
+        type (as ``numba.typeof`` gives it), and its slot ('i', 'u', 'f' or 'b', 4 or 8 bytes).
     param_size : int
         Size of the parameter block in bytes.
     writes : tuple of bool

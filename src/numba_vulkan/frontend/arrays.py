@@ -2,10 +2,15 @@
 
 An array argument is flattened into parameters, in this order: its buffer
 device address (u64, the address of element 0 of the view), its extents and
-its strides in elements (i32 under mode.ints, else i64). Element access is
-pointer arithmetic: wrap negative indices around (idx < 0 -> idx + extent),
+its strides in elements, in the specialisation's index kind (i32, or i64 for
+arrays past 2^31 elements; see numba_vulkan.narrowing). Element access is
+pointer arithmetic in the index kind: each index is converted to it (exact
+for every in-bounds index; an out-of-bounds access is undefined, as in Numba
+without boundscheck), negative indices wrap around (idx < 0 -> idx + extent),
 linear = sum(idx_k * stride_k), then elemptr + load/store in the storage kind,
-converting to and from the compute kind.
+converting to and from the compute kind. What the kernel's code sees of an
+array (.shape, .size, .strides, len) has Numba's type, intp: the index-kind
+parameters are widened to it.
 """
 
 from numba.core import types
@@ -78,15 +83,22 @@ class ArrayArg:
         b.store(ptr, arith.convert(b, value, self.storage))
         self.written = True
 
-    def size(self, b):
-        total = self.extents[0]
-        for e in self.extents[1:]:
+    def shape(self, b, kind):
+        """The extents as values of `kind` (the compute kind of intp)."""
+        return tuple(arith.convert(b, e, kind) for e in self.extents)
+
+    def size(self, b, kind):
+        """The number of elements, computed in `kind` (a product of extents may pass 2^31
+        even where every extent and every element's offset fits: broadcast views)."""
+        extents = self.shape(b, kind)
+        total = extents[0]
+        for e in extents[1:]:
             total = b.binary(Op.mul, total, e)
         return total
 
-    def strides_in_bytes(self, b):
-        itemsize = arith.const(b, self.index_kind, host_dtype(self.ty.dtype).itemsize)
-        return tuple(b.binary(Op.mul, s, itemsize) for s in self.strides)
+    def strides_in_bytes(self, b, kind):
+        itemsize = arith.const(b, kind, host_dtype(self.ty.dtype).itemsize)
+        return tuple(b.binary(Op.mul, arith.convert(b, s, kind), itemsize) for s in self.strides)
 
 
 def index_values(lowerer, arr, index_var, index_ty, loc):

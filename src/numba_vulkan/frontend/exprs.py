@@ -14,7 +14,7 @@ from .. import _core
 from . import arith, calls, loops
 from .arrays import ArrayArg
 from .errors import unsupported
-from .types import compute_kind, index_kind, is_float, is_int, is_scalar_type
+from .types import compute_kind, is_float, is_int, is_scalar_type
 
 Op = _core.Op
 K = _core.Kind
@@ -139,13 +139,13 @@ def getattr_(lo, expr, target):
     value = lo.load_var(expr.value.name)
     target_ty = lo.typemap[target]
     if isinstance(value, ArrayArg):
-        ik = index_kind(lo.mode)
+        ik = compute_kind(types.intp, lo.mode, loc)
         if attr == "shape":
-            return tuple(value.extents), types.UniTuple(types.intp, value.ndim)
+            return value.shape(b, ik), types.UniTuple(types.intp, value.ndim)
         if attr == "strides":
-            return value.strides_in_bytes(b), types.UniTuple(types.intp, value.ndim)
+            return value.strides_in_bytes(b, ik), types.UniTuple(types.intp, value.ndim)
         if attr == "size":
-            return value.size(b), types.intp
+            return value.size(b, ik), types.intp
         if attr == "ndim":
             return arith.const(b, ik, value.ndim), types.intp
         if attr == "itemsize":

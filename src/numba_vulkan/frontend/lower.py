@@ -19,7 +19,7 @@ from .. import _core
 from . import arith
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
-from .types import compute_kind, is_scalar_type, nbytes, param_kind, scalar_code
+from .types import compute_kind, host_dtype, is_scalar_type, nbytes, param_kind, scalar_code
 
 Op = _core.Op
 
@@ -117,8 +117,14 @@ class Lowerer:
                 pk = param_kind(ty, self.mode, loc)
                 index = self.module.add_param(name, pk)
                 self.params.append((self.b.param(index), ty))
-                code = "b" if isinstance(types.unliteral(ty), types.Boolean) else scalar_code(pk)
-                self.argspecs.append(("scalar", code, nbytes(pk), self.module.param_offset(index)))
+                is_bool = isinstance(types.unliteral(ty), types.Boolean)
+                self.argspecs.append((
+                    "scalar",
+                    str(host_dtype(types.unliteral(ty))),
+                    "b" if is_bool else scalar_code(pk),
+                    nbytes(pk),
+                    self.module.param_offset(index),
+                ))  # fmt: skip
             else:
                 raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
 

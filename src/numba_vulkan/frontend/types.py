@@ -1,11 +1,12 @@
-"""Numba types -> KIR scalar kinds, under a narrowing mode.
+"""Numba types -> KIR scalar kinds, under a narrowing mode (numba_vulkan.narrowing).
 
-Two kinds matter for every scalar: the *compute* kind (what KIR arithmetic
-runs on: int64 becomes i32 when ``mode.ints``, float64 becomes f32 when
-``mode.floats``) and, for array elements, the *storage* kind (what lies in
-device memory: bool is stored as i32, int64 stays i64 even when computed in
-32 bits, float64 is stored as f32 only when ``mode.floats``, because the
-runtime then stores float64 arrays as float32).
+Three kinds matter for a scalar: the *compute* kind (what KIR arithmetic
+runs on: the Numba type's own width, except int64 -> i32 under ``mode.ints``
+and float64 -> f32 under ``mode.floats``), the *storage* kind of an array
+element (what lies in device memory: the dtype itself, bool as i32, and the
+32-bit counterpart only where the device cannot hold 64-bit data), and the
+*parameter* kind of a scalar argument's slot (4 or 8 bytes: bool, 8- and
+16-bit values travel widened to 32 bits).
 """
 
 from numba.core import types
@@ -78,8 +79,8 @@ def compute_kind(ty, mode, loc=None):
 
 
 def index_kind(mode):
-    """Kind of indices, extents and strides: i32 under mode.ints, else i64."""
-    return K.i32 if mode.ints else K.i64
+    """Kind of extents, strides and linear indices: i64 in a 64-bit-index specialisation."""
+    return K.i64 if mode.index64 else K.i32
 
 
 def storage_kind(dtype, mode, loc=None):
@@ -89,8 +90,10 @@ def storage_kind(dtype, mode, loc=None):
         raise unsupported(f"array arguments with dtype {dtype}", loc)
     if k == K.bool:
         return K.i32
-    if mode.floats and k == K.f64:
+    if k == K.f64 and not mode.float64_storage:
         return K.f32
+    if k in _NARROW_INT and not mode.int64_storage:
+        return _NARROW_INT[k]
     return k
 
 
@@ -99,10 +102,14 @@ def host_dtype(dtype):
     return numpy_support.as_dtype(dtype)
 
 
+_PARAM_WIDENED = {K.bool: K.u32, K.i8: K.i32, K.i16: K.i32, K.u8: K.u32, K.u16: K.u32}
+
+
 def param_kind(ty, mode, loc=None):
-    """The kind of a scalar argument's slot in the parameter block (bool travels as u32)."""
+    """The kind of a scalar argument's slot in the parameter block: the compute kind, with
+    bool, 8- and 16-bit integers widened to 32 bits (float16 computes as f32 already)."""
     k = compute_kind(ty, mode, loc)
-    return K.u32 if k == K.bool else k
+    return _PARAM_WIDENED.get(k, k)
 
 
 def scalar_code(kind):
