@@ -29,9 +29,14 @@ the answer (see check_values for how results are compared):
   range (``(x if lo < x < hi else 0.0)``; NaN takes the else branch): LLVM's
   fptosi/fptoui of an out-of-range value is poison.
 
-Integer overflow wraps in both (Numba's LLVM add/mul have no nsw), integer
-division by zero gives 0 under the NumPy error model, ``MIN // -1`` gives 0 in
-Numba, and float division by zero gives inf/NaN: all are generated and checked.
+Signed integer overflow in ``+ - * **`` cannot be kept out by construction,
+and Numba marks those LLVM ops ``nsw``: an overflow is poison there, and LLVM
+does exploit it (``u32 % (s ** 2)`` with ``s ** 2`` past 2^63 skips the sign
+fix). The CPU version therefore also records both operands of every such node
+(`probes`), and an element where one overflows is left out of the comparison
+(see typecheck.overflowed). Unsigned wrap-around, integer division by zero
+(0 under the NumPy error model), ``MIN // -1`` (0 in Numba) and float
+division by zero (inf/NaN) are defined, and generated and checked.
 """
 
 import linecache
@@ -74,6 +79,9 @@ CASTS = {
     "np.bool_": np.bool_, "int": int, "float": float, "bool": bool,
 }  # fmt: skip
 CALLS = {"abs": abs, "min": min, "max": max}
+
+# Operators that Numba emits with LLVM's nsw flag when the result is a signed integer.
+NSW_OPS = ("+", "-", "*", "**")
 
 # Float operations whose result Vulkan does not promise to round correctly.
 INEXACT = {"/", "**"}
@@ -361,8 +369,35 @@ class Program:
     def body(self, indent):
         return [f"{indent}out{k}[i] = {e.render()}" for k, e in enumerate(self.exprs)]
 
+    def probes(self):
+        """[(output, node, operand texts)] for each signed `+ - * **` (nsw in Numba)."""
+        found = []
+        for k, e in enumerate(self.exprs):
+            for n in e.walk():
+                ty = types.unliteral(n.ty)
+                if n.kind == "bin" and n.op in NSW_OPS and isinstance(ty, types.Integer) and ty.signed:
+                    x, y = (kid.render() for kid in n.kids)
+                    if n.op == "**" and not _small_literal(n.kids[1], 4):
+                        y = f"({y} & 3)"
+                    found.append((k, n, (x, y)))
+        return found
+
+    def probe_dtypes(self):
+        """The probe arrays' dtypes: uint64 for unsigned operands, int64 for the others."""
+        out = []
+        for _, n, _ in self.probes():
+            for kid in n.kids:
+                t = types.unliteral(kid.ty)
+                unsigned = isinstance(t, types.Integer) and not t.signed
+                out.append(np.dtype(np.uint64 if unsigned else np.int64))
+        return out
+
     def cpu_src(self):
-        lines = [f"def fuzz_cpu({', '.join(self.params())}):", "    for i in range(out0.size):"]
+        probes = [f"p{j}" for j in range(2 * len(self.probes()))]
+        lines = [f"def fuzz_cpu({', '.join(self.params() + probes)}):",
+                 "    for i in range(out0.size):"]  # fmt: skip
+        for j, (_, _, (x, y)) in enumerate(self.probes()):
+            lines += [f"        p{2 * j}[i] = {x}", f"        p{2 * j + 1}[i] = {y}"]
         return "\n".join(lines + self.body(" " * 8)) + "\n"
 
     def kernel_src(self):
@@ -461,7 +496,7 @@ class _Gen:
         return self._note(Node("ifexp", "", (sub(), sub(), sub())))
 
     def _note(self, node):
-        self.features.add(f"{node.kind} {node.op.strip()}")
+        self.features.add(f"{node.kind} {node.op.strip()}".strip())
         return node
 
 
