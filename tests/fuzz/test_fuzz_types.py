@@ -28,7 +28,8 @@ def test_generator_is_deterministic():
         a, b = typegen.generate(seed), typegen.generate(seed)
         assert a.kernel_src() == b.kernel_src() and a.cpu_src() == b.cpu_src()
         ia, ib = typecheck.make_inputs(a), typecheck.make_inputs(b)
-        assert all(np.array_equal(x.view(np.uint8), y.view(np.uint8)) for x, y in zip(ia[0][0], ib[0][0]))
+        for x, y in zip(ia[0][0], ib[0][0]):
+            assert np.array_equal(x.view(np.uint8), y.view(np.uint8))
 
 
 def test_generator_covers_every_width_and_operation():
@@ -43,7 +44,7 @@ def test_generator_covers_every_width_and_operation():
         features |= program.features
     all_widths = {np.dtype(d) for _, d in typegen.DTYPES}
     assert widths == all_widths
-    assert set(typegen.SCALAR_TYPES) - scalar_types <= {np.int8, np.uint16}, scalar_types
+    assert scalar_types == set(typegen.SCALAR_TYPES)
     assert {np.dtype(t) for t in ("int64", "uint64", "float32", "float64", "bool")} <= out_types
     ops = {f"bin {op}" for op in typegen.BINOPS} | {f"un {op.strip()}" for op in typegen.UNOPS}
     ops |= {f"cast {c}" for c in typegen.CASTS} | {f"call {f}" for f in typegen.CALLS}

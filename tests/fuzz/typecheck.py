@@ -62,7 +62,7 @@ def compile_cpu(program):
 
 
 def check_types(program, fn):
-    """The types njit inferred for the stored values must be the generator's (else a generator bug)."""
+    """njit's types of the stored values must be the generator's (else a generator bug)."""
     cres = fn.overloads[fn.signatures[0]]
     ann = cres.type_annotation
     found = {}
@@ -73,9 +73,8 @@ def check_types(program, fn):
     for k, e in enumerate(program.exprs):
         want = types.unliteral(e.ty)
         if found.get(f"out{k}") != want:
-            raise AssertionError(
-                f"generator bug: out{k} typed {want}, njit says {found.get(f'out{k}')}: {e.render()}"
-            )
+            got = found.get(f"out{k}")
+            raise AssertionError(f"generator bug: out{k} is {want}, njit: {got}: {e.render()}")
 
 
 def run_cpu(program, inputs, fn=None):
@@ -126,7 +125,8 @@ def overflowed(program, probes, n):
 def run_device(program, inputs):
     import numba_vulkan as nv
 
-    kernel = nv.jit(**jit_options())(_load(program.kernel_src(), "fuzz_kernel", {"np": np, "nv": nv}))
+    fn = _load(program.kernel_src(), "fuzz_kernel", {"np": np, "nv": nv})
+    kernel = nv.jit(**jit_options())(fn)
     results = []
     for arrays, scalars in inputs:
         n = arrays[0].size
@@ -151,6 +151,12 @@ def _ulps(dtype):
     return {np.float32: 3, np.float64: 2**29 + 4}[dtype.type]  # float64 `/`: single precision
 
 
+def _ordinal(a):
+    """Floats as integers that count ULPs (for values of one sign, which is all it is used for)."""
+    bits = a.view({4: np.int32, 8: np.int64}[a.itemsize]).astype(object)
+    return np.array([abs(int(b)) for b in bits], dtype=object)
+
+
 def differing(expr, want, got, exact=True):
     """Indices where got differs from want (see the module docstring); None if not compared."""
     if want.dtype.kind != "f":
@@ -161,11 +167,8 @@ def differing(expr, want, got, exact=True):
         inexact_kids = any(k.inexact() for k in expr.kids)
         if not (expr.kind == "bin" and expr.op in typegen.INEXACT) or inexact_kids:
             return None
-        ib = want.view(bits).astype(np.int64) ^ ((want.view(bits) >> (8 * want.itemsize - 1)) *
-                                                  ((1 << (8 * want.itemsize - 1)) - 1)).astype(np.int64)
-        gb = got.view(bits).astype(np.int64) ^ ((got.view(bits) >> (8 * got.itemsize - 1)) *
-                                                ((1 << (8 * got.itemsize - 1)) - 1)).astype(np.int64)
-        same |= (np.abs(ib - gb) <= _ulps(want.dtype)) & (np.sign(want) == np.sign(got))
+        ulps = np.abs(_ordinal(want) - _ordinal(got))
+        same |= (ulps <= _ulps(want.dtype)) & (np.sign(want) == np.sign(got))
     return np.flatnonzero(~same)
 
 
@@ -204,8 +207,10 @@ def _describe(program, inputs, bad, want, got, limit=4):
                      f"{want[r][k].size} differ: {program.exprs[k].render()}")  # fmt: skip
         for j in idx[:3]:
             args = [f"{n}={a[j]!r}" for (n, _), a in zip(program.arrays, arrays)]
-            args += [f"{n}={type(v).__name__}({v!r})" for (n, _), v in zip(program.scalars, scalars)]
-            lines.append(f"    i={j}: njit {want[r][k][j]!r} device {got[r][k][j]!r}  <- {', '.join(args)}")
+            args += [f"{n}={type(v).__name__}({v!r})"
+                     for (n, _), v in zip(program.scalars, scalars)]  # fmt: skip
+            lines.append(f"    i={j}: njit {want[r][k][j]!r} device {got[r][k][j]!r}"
+                         f"  <- {', '.join(args)}")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -311,7 +316,8 @@ def check(seed, n=N, minimise_failures=True):
     if first[0] == "error":
         text = f"seed {seed}: {first[1]}\n{program.source()}"
     else:
-        text = f"seed {seed}: outputs differ\n{_describe(program, inputs, *first[1])}\n{program.source()}"
+        details = _describe(program, inputs, *first[1])
+        text = f"seed {seed}: outputs differ\n{details}\n{program.source()}"
     if minimise_failures:
         try:
             small, small_inputs = minimise(program, inputs, first, exact)

@@ -375,7 +375,8 @@ class Program:
         for k, e in enumerate(self.exprs):
             for n in e.walk():
                 ty = types.unliteral(n.ty)
-                if n.kind == "bin" and n.op in NSW_OPS and isinstance(ty, types.Integer) and ty.signed:
+                signed = isinstance(ty, types.Integer) and ty.signed
+                if n.kind == "bin" and n.op in NSW_OPS and signed:
                     x, y = (kid.render() for kid in n.kids)
                     if n.op == "**" and not _small_literal(n.kids[1], 4):
                         y = f"({y} & 3)"
