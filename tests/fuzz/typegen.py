@@ -220,6 +220,11 @@ def retype(node):
         raise Untypable(f"{node.ty}")
     if all(_is_const_leaf(leaf) for leaf in node.walk() if leaf.kind == "leaf"):
         raise Untypable("a constant expression")
+    if node.kind == "bin" and node.op in ("//", "%") and not is_float(node.ty):
+        if any(_nsw(n) and n.op in ("*", "**") for n in node.kids[1].walk()):
+            # x * y == 0 becomes x == 0 or y == 0 under nsw: njit's zero-divisor test
+            # then misses a product that wrapped to 0, and the CPU traps (SIGFPE).
+            raise Untypable("a divisor that may overflow")
     if node.kind == "bin" and node.op in FLOAT_ARITH and is_float(node.ty):
         if any(maybe_zero(kid) for kid in node.kids):
             raise Untypable("a float op on a constant zero (lavapipe folds it wrongly)")
@@ -231,6 +236,13 @@ FLOAT_ARITH = ("+", "-", "*", "/", "//", "%", "**")
 
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def _nsw(node):
+    """A signed `+ - * **`: Numba emits it with nsw, so its overflow is undefined."""
+    ty = types.unliteral(node.ty)
+    signed = isinstance(ty, types.Integer) and ty.signed
+    return node.kind == "bin" and node.op in NSW_OPS and signed
 
 
 def _is_const_leaf(node):
@@ -263,7 +275,10 @@ def maybe_zero(node):
         return node.value is not None and node.value == 0
     if k == "bin":
         if op in ("-", "^", "%", "//", "<", "<=", ">", ">=", "==", "!=", "&", "|"):
-            if kids[0].render() == kids[1].render():
+            # x ^ x, also through no-op casts (x ^ np.uint64(x)): one input on both sides.
+            inputs = [{n.op for n in kid.walk() if n.kind == "leaf" and not _is_const_leaf(n)}
+                      for kid in kids]  # fmt: skip
+            if len(inputs[0]) <= 1 and inputs[0] == inputs[1]:
                 return True
         if op in ("*", "&"):
             return maybe_zero(kids[0]) or maybe_zero(kids[1])
@@ -374,9 +389,7 @@ class Program:
         found = []
         for k, e in enumerate(self.exprs):
             for n in e.walk():
-                ty = types.unliteral(n.ty)
-                signed = isinstance(ty, types.Integer) and ty.signed
-                if n.kind == "bin" and n.op in NSW_OPS and signed:
+                if _nsw(n):
                     x, y = (kid.render() for kid in n.kids)
                     if n.op == "**" and not _small_literal(n.kids[1], 4):
                         y = f"({y} & 3)"
