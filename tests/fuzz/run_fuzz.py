@@ -85,10 +85,12 @@ class Worker:
                 self.proc.kill()
 
 
-def run_seeds(seeds, make_worker, timeout, stop_after=0, jobs=1):
+def run_seeds(seeds, make_worker, timeout, stop_after=0, jobs=1, progress=0):
     """Check `seeds` in `jobs` worker processes, printing each failure as it comes.
 
     Returns the failing seeds (sorted). A worker that hangs or dies is replaced.
+    With `progress`, a line every `progress` seeds says how many are done: all
+    seeds below the smallest one still running have passed or been reported.
     """
     import threading
 
@@ -96,24 +98,35 @@ def run_seeds(seeds, make_worker, timeout, stop_after=0, jobs=1):
     lock = threading.Lock()
     todo = iter(seeds)
     stop = threading.Event()
+    running, done = set(), [0]
+    start = time.perf_counter()
 
     def loop():
         worker = None
         while not stop.is_set():
             with lock:
                 seed = next(todo, None)
+                if seed is not None:
+                    running.add(seed)
             if seed is None:
                 break
             worker = worker or make_worker()
             report, healthy = worker.check(seed, timeout)
             if not healthy:
                 worker = None
-            if report:
-                with lock:
+            with lock:
+                running.discard(seed)
+                done[0] += 1
+                if report:
                     failures.append(seed)
                     print(report, flush=True)
                     if stop_after and len(failures) >= stop_after:
                         stop.set()
+                if progress and done[0] % progress == 0:
+                    low = min(running) if running else None
+                    print(f"[{done[0]} seeds done, {len(failures)} failed, "
+                          f"{time.perf_counter() - start:.0f} s; none running below {low}]",
+                          flush=True)  # fmt: skip
         if worker:
             worker.close()
 

@@ -40,6 +40,7 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--show", action="store_true", help="print the programs, run nothing")
     parser.add_argument("--stop-after", type=int, default=0, help="stop after this many failures")
+    parser.add_argument("--progress", type=int, default=0, help="a progress line every N seeds")
     args = parser.parse_args(argv)
 
     seeds = run_fuzz.parse_seeds(args.seeds)
@@ -49,7 +50,7 @@ def main(argv=None):
         return 0
     start = time.perf_counter()
     failures = run_fuzz.run_seeds(
-        seeds, lambda: make_worker(args.n), args.timeout, args.stop_after, args.jobs
+        seeds, lambda: make_worker(args.n), args.timeout, args.stop_after, args.jobs, args.progress
     )
     elapsed = time.perf_counter() - start
     print(
