@@ -221,9 +221,9 @@ def retype(node):
     if all(_is_const_leaf(leaf) for leaf in node.walk() if leaf.kind == "leaf"):
         raise Untypable("a constant expression")
     if node.kind == "bin" and node.op in ("//", "%") and not is_float(node.ty):
-        if any(_nsw(n) and n.op in ("*", "**") for n in node.kids[1].walk()):
-            # x * y == 0 becomes x == 0 or y == 0 under nsw: njit's zero-divisor test
-            # then misses a product that wrapped to 0, and the CPU traps (SIGFPE).
+        if any(_nsw(n) for n in node.kids[1].walk()):
+            # A divisor that overflowed is poison in njit, and so is its zero test: LLVM
+            # drops it (x * y == 0 becomes x == 0 or y == 0) and the CPU traps (SIGFPE).
             raise Untypable("a divisor that may overflow")
     if node.kind == "bin" and node.op in FLOAT_ARITH and is_float(node.ty):
         if any(maybe_zero(kid) for kid in node.kids):
