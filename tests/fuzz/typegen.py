@@ -34,7 +34,8 @@ and Numba marks those LLVM ops ``nsw``: an overflow is poison there, and LLVM
 does exploit it (``u32 % (s ** 2)`` with ``s ** 2`` past 2^63 skips the sign
 fix). The CPU version therefore also records both operands of every such node
 (`probes`), and an element where one overflows is left out of the comparison
-(see typecheck.overflowed). Unsigned wrap-around, integer division by zero
+(see typecheck.overflowed); no such node appears in an integer divisor, where
+a poison value loses njit's zero test and traps. Unsigned wrap-around, integer division by zero
 (0 under the NumPy error model), ``MIN // -1`` (0 in Numba) and float
 division by zero (inf/NaN) are defined, and generated and checked.
 """
