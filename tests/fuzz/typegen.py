@@ -34,9 +34,9 @@ and Numba marks those LLVM ops ``nsw``: an overflow is poison there, and LLVM
 does exploit it (``u32 % (s ** 2)`` with ``s ** 2`` past 2^63 skips the sign
 fix). The CPU version therefore also records both operands of every such node
 (`probes`), and an element where one overflows is left out of the comparison
-(see typecheck.overflowed); no such node appears in an integer divisor, where
-a poison value loses njit's zero test and traps. Unsigned wrap-around, integer division by zero
-(0 under the NumPy error model), ``MIN // -1`` (0 in Numba) and float
+(see typecheck.overflowed); no such node appears under an integer `//` or `%`,
+where a poison operand loses njit's zero test and traps. Unsigned wrap-around,
+integer division by zero (0 under the NumPy error model), ``MIN // -1`` (0 in Numba) and float
 division by zero (inf/NaN) are defined, and generated and checked.
 """
 
@@ -222,10 +222,12 @@ def retype(node):
     if all(_is_const_leaf(leaf) for leaf in node.walk() if leaf.kind == "leaf"):
         raise Untypable("a constant expression")
     if node.kind == "bin" and node.op in ("//", "%") and not is_float(node.ty):
-        if any(_nsw(n) for n in node.kids[1].walk()):
-            # A divisor that overflowed is poison in njit, and so is its zero test: LLVM
-            # drops it (x * y == 0 becomes x == 0 or y == 0) and the CPU traps (SIGFPE).
-            raise Untypable("a divisor that may overflow")
+        if any(_nsw(n) for kid in node.kids for n in kid.walk()):
+            # An operand that overflowed is poison in njit, and so are the zero and
+            # MIN // -1 tests: LLVM drops them (x * y == 0 becomes x == 0 or y == 0;
+            # x ** 2 is "non-negative") and the CPU traps (SIGFPE; seeds 604, 1696,
+            # 1876, 1907 of earlier versions).
+            raise Untypable("an integer division of a value that may overflow")
     if node.kind == "bin" and node.op in FLOAT_ARITH and is_float(node.ty):
         if any(maybe_zero(kid) for kid in node.kids):
             raise Untypable("a float op on a constant zero (lavapipe folds it wrongly)")
