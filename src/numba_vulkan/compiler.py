@@ -179,10 +179,13 @@ class VulkanCompiler(compiler.CompilerBase):
     """Numba's untyped passes (without ReconstructSSA) and type inference, then stop."""
 
     def define_pipelines(self):
+        from .cuda.rewrite import CudaCompatRewrite  # here: numba_vulkan.cuda imports us
+
         pm = PassManager("numba_vulkan")
         pm.add_pass(TranslateByteCode, "analyzing bytecode")
         pm.add_pass(FixupArgs, "fix up args")
         pm.add_pass(IRProcessing, "processing IR")
+        pm.add_pass(CudaCompatRewrite, "numba_vulkan.cuda: threadIdx.x ... to intrinsics")
         # Closures first, in case they use nonlocals (as Numba orders it).
         pm.add_pass(InlineClosureLikes, "inline calls to locally defined closures")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
