@@ -130,6 +130,16 @@ class _ConstNamespace:
 const = _ConstNamespace()
 
 
+def _type_as_module(obj):
+    """Type `obj` in kernels as a module, so that ``cuda.const.array_like`` resolves."""
+    from ..typing import vkdecl
+
+    vkdecl.registry.register_global(obj, types.Module(obj))
+
+
+_type_as_module(const)
+
+
 @overload(const.array_like, target="vulkan")
 def _const_array_like(ary):
     if isinstance(ary, types.Array):
