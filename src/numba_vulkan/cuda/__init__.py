@@ -38,6 +38,12 @@ from .kernel_api import (  # noqa: F401
     warpsize,
 )
 
+# numba.cuda re-exports Numba's scalar types (``from numba.cuda import float32``).
+from numba.core.types import (  # noqa: E402,F401
+    boolean, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
+    intp, uint8, uint16, uint32, uint64, void,
+)
+
 # ---------------------------------------------------------------- kernel side: same stubs
 
 shared = _s.shared
@@ -204,7 +210,6 @@ for _name, _why in _REFUSED.items():
 
 _NOT_MAPPED = {
     "reduce": "cuda.reduce is not mapped yet (numba_vulkan.runtime.reduce has the reductions)",
-    "random": "cuda.random (xoroshiro128+) is not mapped yet",
     "libdevice": "cuda.libdevice names are not mapped yet: use the math module",
     "cudadrv": "the CUDA driver API does not exist on Vulkan",
     "driver": "the CUDA driver API does not exist on Vulkan",
