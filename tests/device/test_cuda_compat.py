@@ -430,3 +430,26 @@ def test_syncwarp_refused_in_kernel():
 def test_dim3_outside_kernel_is_clear():
     with pytest.raises(NotImplementedError, match="threadIdx.x"):
         cuda.threadIdx.x
+
+
+def test_dim3_through_a_variable_and_from_import():
+    from numba_vulkan.cuda import blockDim, threadIdx
+
+    @cuda.jit
+    def k(out):
+        t = threadIdx
+        b = cuda.blockIdx
+        out[t.x + b.x * blockDim.x] = t.x * 10 + b.x
+
+    out = np.zeros(64, dtype=np.int64)
+    k[2, 32](out)
+    np.testing.assert_array_equal(out, np.arange(64) % 32 * 10 + np.arange(64) // 32)
+
+
+def test_dim3_as_a_value_refused():
+    @cuda.jit
+    def k(out):
+        out[cuda.grid(1)] = cuda.threadIdx
+
+    with pytest.raises(VulkanUnsupportedError, match="threadIdx.x, .y and .z"):
+        k[1, 1](np.zeros(1))

@@ -81,33 +81,51 @@ def rewrite(func_ir):
             body.append(ir.Assign(call, stmt.target, loc))
             changed = True
         block.body = body
+    if _drop_dead_markers(func_ir):
+        changed = True
     if changed:
-        _drop_dead_markers(func_ir)
         func_ir._definitions = _definitions(func_ir)
     return changed
 
 
 def _drop_dead_markers(func_ir):
     """Remove the assignments of the Dim3 objects themselves (``$t = cuda.threadIdx``) once
-    their ``.x`` reads are rewritten: Numba could not type them. One still used elsewhere
-    (threadIdx passed to a function) stays, and typing then names it."""
-    used = set()
+    their ``.x`` reads are rewritten: Numba could not type them. One still used otherwise
+    (threadIdx stored or passed on) is refused: only its components are values."""
+    markers, dropped = {}, False
     for block in func_ir.blocks.values():
         for stmt in block.body:
-            names = {v.name for v in stmt.list_vars()}
-            if isinstance(stmt, ir.Assign):
-                names.discard(stmt.target.name)
-            used |= names
-    for block in func_ir.blocks.values():
-        block.body = [
-            stmt for stmt in block.body
-            if not (isinstance(stmt, ir.Assign) and stmt.target.name not in used
-                    and isinstance(_assigned_object(func_ir, stmt), kernel_api.Dim3))
-        ]
+            if isinstance(stmt, ir.Assign) and isinstance(
+                    _assigned_object(func_ir, stmt), kernel_api.Dim3):
+                markers[id(stmt)] = stmt
+    while True:
+        used = set()
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                names = {v.name for v in stmt.list_vars()}
+                if isinstance(stmt, ir.Assign):
+                    names.discard(stmt.target.name)
+                used |= names
+        dead = {k for k, stmt in markers.items() if stmt.target.name not in used}
+        if not dead:
+            break
+        dropped = True
+        for block in func_ir.blocks.values():
+            block.body = [stmt for stmt in block.body if id(stmt) not in dead]
+        for k in dead:
+            del markers[k]
+    for stmt in markers.values():
+        obj = _assigned_object(func_ir, stmt)
+        raise VulkanUnsupportedError(
+            f"cuda.{obj.__name__} ({stmt.loc.short()}) used as a value: only its components "
+            f"{obj.__name__}.x, .y and .z can be read in kernels")
+    return dropped
 
 
 def _assigned_object(func_ir, stmt):
     value = stmt.value
+    if isinstance(value, ir.Var):
+        return _static_value(func_ir, value)
     if isinstance(value, (ir.Global, ir.FreeVar)):
         return value.value
     if isinstance(value, ir.Expr) and value.op == "getattr":
