@@ -453,3 +453,19 @@ def test_dim3_as_a_value_refused():
 
     with pytest.raises(VulkanUnsupportedError, match="threadIdx.x, .y and .z"):
         k[1, 1](np.zeros(1))
+
+
+def test_variables_assigned_twice():
+    # Without SSA, `y = x` with x assigned twice has no single definition: the rewrite
+    # pass must leave it alone (it raised KeyError once, on examples/mandelbrot.py).
+    @cuda.jit
+    def k(out):
+        x = cuda.threadIdx.x
+        y = x
+        x = y + 1
+        y = x
+        out[cuda.threadIdx.x] = y
+
+    out = np.zeros(32, dtype=np.int64)
+    k[1, 32](out)
+    np.testing.assert_array_equal(out, np.arange(32) + 1)

@@ -24,7 +24,10 @@ def _static_value(func_ir, var, depth=0):
     """The Python object `var` holds if it is a global or a chain of attributes of one."""
     if depth > 8:
         return _MISSING
-    defn = guard(func_ir.get_definition, var)
+    try:  # a variable assigned more than once (no SSA here) raises KeyError: not static
+        defn = guard(func_ir.get_definition, var)
+    except KeyError:
+        return _MISSING
     if isinstance(defn, (ir.Global, ir.FreeVar)):
         return defn.value
     if isinstance(defn, ir.Expr) and defn.op == "getattr":
