@@ -462,10 +462,11 @@ def test_variables_assigned_twice():
     def k(out):
         x = cuda.threadIdx.x
         y = x
-        x = y + 1
-        y = x
+        for _ in range(3):  # redefinitions in a loop keep one name
+            y = x
+            x = y + 1
         out[cuda.threadIdx.x] = y
 
     out = np.zeros(32, dtype=np.int64)
     k[1, 32](out)
-    np.testing.assert_array_equal(out, np.arange(32) + 1)
+    np.testing.assert_array_equal(out, np.arange(32) + 2)
