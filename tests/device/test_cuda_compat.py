@@ -470,3 +470,18 @@ def test_variables_assigned_twice():
     out = np.zeros(32, dtype=np.int64)
     k[1, 32](out)
     np.testing.assert_array_equal(out, np.arange(32) + 2)
+
+
+def test_jit_with_signature_and_options():
+    @cuda.jit("void(float32[:], float32[:])", fastmath=False, lineinfo=True)
+    def copy(a, out):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = a[i]
+
+    a = np.arange(50, dtype=np.float32)
+    out = np.zeros_like(a)
+    copy[1, 64](a, out)
+    np.testing.assert_array_equal(out, a)
+    with pytest.raises(VulkanUnsupportedError, match="linking"):
+        cuda.jit(link=["f.cu"])
