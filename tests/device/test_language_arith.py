@@ -524,3 +524,35 @@ def test_scalar_arguments():
     f = np.zeros(10, np.float32)
     kernel.forall(10)(np.float32(0.5), np.float32(-1.25), f)
     assert_exact(f, (np.float32(0.5) * np.arange(10, dtype=np.float32)) + np.float32(-1.25))
+
+
+# ------------------------------------------------------ Numba's integer corner cases
+
+
+@requires_feature("int64")
+def test_int64_min_floordiv_minus_one_gives_zero():
+    # Numba's integer division returns 0 (quotient and remainder) for MIN // -1,
+    # the one overflowing case, as it does for a zero divisor (int_divmod_signed).
+    x = np.array([-(2**63), -(2**63), -7, -(2**63) + 1], np.int64)
+    y = np.array([-1, 1, -1, -1], np.int64)
+    assert_exact(run_binary("x // y", x, y, np.int64, narrow=False), [0, -(2**63), 7, 2**63 - 1])
+    assert_exact(run_binary("x % y", x, y, np.int64, narrow=False), [0, 0, 0, 0])
+
+
+@requires_feature("int64")
+@pytest.mark.parametrize(
+    "dtype, values, want",
+    [
+        # Numba negates an integer in its own width, then widens (int_negate_impl):
+        # -int32(-2**31) is -2**31 as int64, -uint8(100) is 156 as uint64.
+        (np.int32, [-(2**31), 5, -3, 0], [-(2**31), -5, 3, 0]),
+        (np.int8, [-128, 127, 1, 0], [-128, -127, -1, 0]),
+        (np.uint8, [100, 0, 255, 1], [156, 0, 1, 255]),
+        (np.uint32, [1, 0, 2**32 - 1, 2**31], [2**32 - 1, 0, 1, 2**31]),
+        (np.bool_, [True, False, True, False], [-1, 0, -1, 0]),
+    ],
+)
+def test_negation_happens_in_the_operand_width(dtype, values, want):
+    x = np.array(values, dtype)
+    out_dtype = np.uint64 if np.dtype(dtype).kind == "u" else np.int64
+    assert_exact(run_unary("-x", x, out_dtype, narrow=False), np.array(want).astype(out_dtype))

@@ -28,25 +28,37 @@ def parse_seeds(text):
     return [int(s) for s in text.split(",")]
 
 
-def _worker(tasks, results, n):
+def _worker(tasks, results, check, describe, n):
     while True:
         seed = tasks.get()
         if seed is None:
             return
         try:
-            report = gen.check(seed, n)
+            report = check(seed, n)
         except BaseException as e:  # noqa: BLE001 - report everything
-            report = f"seed {seed}: {type(e).__name__}: {e}\n{gen.generate(seed).kernel_src}"
+            report = f"seed {seed}: {type(e).__name__}: {e}\n{describe(seed)}"
         results.put((seed, report))
 
 
-class Worker:
-    """A process that checks seeds one at a time; replaced when one hangs or crashes."""
+def describe_program(seed):
+    return gen.generate(seed).kernel_src
 
-    def __init__(self, n):
+
+class Worker:
+    """A process that checks seeds one at a time; replaced when one hangs or crashes.
+
+    `check(seed, n)` returns None or a failure report; `describe(seed)` gives
+    the program's text for a seed whose worker hung or died. Both must be
+    module-level functions (the worker is a spawned process).
+    """
+
+    def __init__(self, n, check=gen.check, describe=describe_program):
         ctx = mp.get_context("spawn")
+        self.describe = describe
         self.tasks, self.results = ctx.Queue(), ctx.Queue()
-        self.proc = ctx.Process(target=_worker, args=(self.tasks, self.results, n), daemon=True)
+        self.proc = ctx.Process(
+            target=_worker, args=(self.tasks, self.results, check, describe, n), daemon=True
+        )
         self.proc.start()
 
     def check(self, seed, timeout):
@@ -59,13 +71,11 @@ class Worker:
                 if not self.proc.is_alive():
                     return (
                         f"seed {seed}: worker died (exit code {self.proc.exitcode})\n"
-                        f"{gen.generate(seed).kernel_src}"
+                        f"{self.describe(seed)}"
                     ), False
         self.proc.kill()
         self.proc.join()
-        return (
-            f"seed {seed}: no result within {timeout} s (hang?)\n{gen.generate(seed).kernel_src}"
-        ), False
+        return f"seed {seed}: no result within {timeout} s (hang?)\n{self.describe(seed)}", False
 
     def close(self):
         if self.proc.is_alive():
@@ -73,6 +83,59 @@ class Worker:
             self.proc.join(5)
             if self.proc.is_alive():
                 self.proc.kill()
+
+
+def run_seeds(seeds, make_worker, timeout, stop_after=0, jobs=1, progress=0):
+    """Check `seeds` in `jobs` worker processes, printing each failure as it comes.
+
+    Returns the failing seeds (sorted). A worker that hangs or dies is replaced.
+    With `progress`, a line every `progress` seeds says how many are done: all
+    seeds below the smallest one still running have passed or been reported.
+    """
+    import threading
+
+    failures = []
+    lock = threading.Lock()
+    todo = iter(seeds)
+    stop = threading.Event()
+    running, done = set(), [0]
+    start = time.perf_counter()
+
+    def loop():
+        worker = None
+        while not stop.is_set():
+            with lock:
+                seed = next(todo, None)
+                if seed is not None:
+                    running.add(seed)
+            if seed is None:
+                break
+            worker = worker or make_worker()
+            report, healthy = worker.check(seed, timeout)
+            if not healthy:
+                worker = None
+            with lock:
+                running.discard(seed)
+                done[0] += 1
+                if report:
+                    failures.append(seed)
+                    print(report, flush=True)
+                    if stop_after and len(failures) >= stop_after:
+                        stop.set()
+                if progress and done[0] % progress == 0:
+                    low = min(running) if running else None
+                    print(f"[{done[0]} seeds done, {len(failures)} failed, "
+                          f"{time.perf_counter() - start:.0f} s; none running below {low}]",
+                          flush=True)  # fmt: skip
+        if worker:
+            worker.close()
+
+    threads = [threading.Thread(target=loop) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(failures)
 
 
 def main(argv=None):
@@ -87,30 +150,23 @@ def main(argv=None):
         help="only generate and run with CPython (checks the generator)",
     )
     parser.add_argument("--stop-after", type=int, default=0, help="stop after this many failures")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     args = parser.parse_args(argv)
 
-    failures = []
     start = time.perf_counter()
     seeds = parse_seeds(args.seeds)
-    worker = None
-    for seed in seeds:
-        program = gen.generate(seed)
-        if args.show:
-            print(f"# seed {seed}\n{program.python_src}\n{program.kernel_src}")
+    if args.show or args.python_only:
+        for seed in seeds:
+            program = gen.generate(seed)
+            if args.show:
+                print(f"# seed {seed}\n{program.python_src}\n{program.kernel_src}")
+            if args.python_only:
+                gen.run_python(program, gen.inputs(seed, args.n))
         if args.python_only:
-            gen.run_python(program, gen.inputs(seed, args.n))
-            continue
-        worker = worker or Worker(args.n)
-        report, healthy = worker.check(seed, args.timeout)
-        if not healthy:
-            worker = None
-        if report:
-            failures.append(seed)
-            print(report, flush=True)
-            if args.stop_after and len(failures) >= args.stop_after:
-                break
-    if worker:
-        worker.close()
+            return 0
+    failures = run_seeds(
+        seeds, lambda: Worker(args.n), args.timeout, args.stop_after, args.jobs
+    )
     elapsed = time.perf_counter() - start
     print(
         f"{len(seeds)} seeds, {len(failures)} failed in {elapsed:.1f} s"

@@ -90,6 +90,16 @@ def _safe_divisor(b, y):
 def int_floordiv(b, x, y):
     k = b.kind(x)
     is_zero, ys = _safe_divisor(b, y)
+    if is_signed(k):
+        # MIN // -1 overflows (undefined in SPIR-V, a trap on x86): Numba gives 0, like
+        # division by zero, so both take the divisor 1 and then the result 0.
+        overflow = b.binary(
+            Op.and_,
+            b.compare(Op.eq, x, const(b, k, -(1 << (BITS[k] - 1)))),
+            b.compare(Op.eq, y, const(b, k, -1)),
+        )
+        is_zero = b.binary(Op.or_, is_zero, overflow)
+        ys = b.select(overflow, const(b, k, 1), ys)
     q = b.binary(Op.div, x, ys)
     if is_signed(k):
         zero = const(b, k, 0)

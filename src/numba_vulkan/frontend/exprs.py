@@ -167,7 +167,10 @@ def unary(lo, expr, target):
     elif fn is operator.pos:
         r = x
     elif fn is operator.neg:
-        x = arith.convert(b, x, rk)
+        # Numba negates an integer in its own width and then widens (-int32(MIN) is
+        # -2**31 as int64, -uint8(100) is 156 as uint64); a bool is widened first.
+        if b.kind(x) == K.bool:
+            x = arith.convert(b, x, rk)
         r = b.unary(Op.neg, x)
     elif fn is operator.invert:
         if is_float(b.kind(x)):

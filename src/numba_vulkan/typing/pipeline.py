@@ -84,6 +84,17 @@ class VulkanTypingDone(AnalysisPass):
         return False
 
 
+#: Untyped-IR passes that packages built on this one add right after IRProcessing
+#: (numba_vulkan.cuda adds its rewrite of ``cuda.threadIdx.x`` & co. when imported).
+_EXTRA_UNTYPED_PASSES = []
+
+
+def add_untyped_pass(pass_class, description):
+    """Run `pass_class` (a registered Numba FunctionPass) on every kernel, after IRProcessing."""
+    if all(c is not pass_class for c, _ in _EXTRA_UNTYPED_PASSES):
+        _EXTRA_UNTYPED_PASSES.append((pass_class, description))
+
+
 class VulkanCompiler(compiler.CompilerBase):
     """Numba's untyped passes (without ReconstructSSA) and type inference, then stop."""
 
@@ -92,6 +103,8 @@ class VulkanCompiler(compiler.CompilerBase):
         pm.add_pass(TranslateByteCode, "analyzing bytecode")
         pm.add_pass(FixupArgs, "fix up args")
         pm.add_pass(IRProcessing, "processing IR")
+        for pass_class, description in _EXTRA_UNTYPED_PASSES:
+            pm.add_pass(pass_class, description)
         # Closures first, in case they use nonlocals (as Numba orders it).
         pm.add_pass(InlineClosureLikes, "inline calls to locally defined closures")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
