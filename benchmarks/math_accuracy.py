@@ -79,6 +79,7 @@ def sampler(kind):
 EXP_RANGE = {np.float32: (-104.0, 89.0), np.float64: (-746.0, 710.0)}
 EXP2_RANGE = {np.float32: (-150.0, 128.0), np.float64: (-1075.0, 1024.0)}
 M1_RANGE = {np.float32: (-1.0, 3.0), np.float64: (-1.0, 3.0)}
+TRIG_RANGE = {np.float32: (-100.0, 100.0), np.float64: (-100.0, 100.0)}
 
 
 def POW_Y(dtype, n, rng):
@@ -109,6 +110,10 @@ ACCURATE = {
         np.arctan,
         sampler({np.float32: (-4.0, 4.0), np.float64: (-4.0, 4.0)}),
     ),
+    # trig: a third over the whole exponent range (the Payne-Hanek reduction), the rest moderate
+    "sin": ("math.sin(x)", np.sin, sampler(TRIG_RANGE)),
+    "cos": ("math.cos(x)", np.cos, sampler(TRIG_RANGE)),
+    "tan": ("math.tan(x)", np.tan, sampler(TRIG_RANGE)),
     "tanh": (
         "math.tanh(x)",
         np.tanh,

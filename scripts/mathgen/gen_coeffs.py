@@ -127,6 +127,39 @@ def odd_series(f, z):
     return (f(x) - x) / x**3
 
 
+def cos_c(z):
+    """(cos(x) - 1 + x^2/2) / x^4 at x = sqrt(z)."""
+    if z < mp.mpf("1e-20"):
+        return mp.mpf(1) / 24
+    x = mp.sqrt(z)
+    return (mp.cos(x) - 1 + z / 2) / z**2
+
+
+def trig_constants():
+    """2/pi in chunks of `prec` bits (integers: chunk j holds the bits of weight
+    2^-(prec j + 1) .. 2^-(prec (j + 1))), enough for the largest finite operand plus the
+    reduction's working precision; and pi/2 as an exact double word."""
+    out = []
+    old = mp.mp.dps
+    mp.mp.dps = 450  # 1400 bits
+    two_over_pi = 2 / mp.pi
+    for width, prec, count in (("F64", 53, 26), ("F32", 24, 12)):
+        chunks = []
+        rest = two_over_pi
+        for _ in range(count):
+            rest *= mp.mpf(2) ** prec
+            c = int(mp.floor(rest))
+            chunks.append(c)
+            rest -= c
+        out.append(f"TWO_OVER_PI_CHUNKS_{width} = {tuple(chunks)!r}")
+        conv = float if width == "F64" else f32
+        hi = conv(mp.pi / 2)
+        out.append(f"PIO2_DW_HI_{width} = {hi!r}")
+        out.append(f"PIO2_DW_LO_{width} = {conv(mp.pi / 2 - mp.mpf(hi))!r}")
+    mp.mp.dps = old
+    return out + [""]
+
+
 def main():
     ln2 = mp.log(2)
     h = ln2 / 2 * mp.mpf("1.0001")
@@ -154,6 +187,11 @@ def main():
         # asin(x) = x + x^3 P(x^2) on |x| <= 1/2 (beyond: pi/2 - 2 asin(sqrt((1 - x)/2)))
         "ASIN": (lambda z: odd_series(mp.asin, z), (0, mp.mpf("0.2501")), {"F64": 12, "F32": 5},
                  lambda z: z),
+        # sin(x) = x + x^3 S(x^2), cos(x) = 1 - x^2/2 + x^4 C(x^2) on |x| <= pi/4 (trig.py)
+        "SIN": (lambda z: odd_series(mp.sin, z), (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")),
+                {"F64": 7, "F32": 4}, lambda z: z),
+        "COS": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 7, "F32": 4},
+                lambda z: z * z),
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
                   lambda x: mp.cbrt(x)),
@@ -175,6 +213,7 @@ def main():
             lines.append(f"{name}_{width} = (\n{body})")
             lines.append("")
     lines += split_constants()
+    lines += trig_constants()
     with open(OUT, "w") as fh:
         fh.write("\n".join(lines))
     print("wrote", os.path.normpath(OUT))

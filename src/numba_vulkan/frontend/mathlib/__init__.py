@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, hyperbolic, inverse, power, roots, rounding
+from . import bits, explog, hyperbolic, inverse, power, roots, rounding, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -348,6 +348,13 @@ TABLE = {
     np.log2: _float_unary(explog.log2),
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
+    # trigonometric (full-range reduction: trig.py)
+    math.sin: _float_unary(trig.sin),
+    np.sin: _float_unary(trig.sin),
+    math.cos: _float_unary(trig.cos),
+    np.cos: _float_unary(trig.cos),
+    math.tan: _float_unary(trig.tan),
+    np.tan: _float_unary(trig.tan),
     # inverse trigonometric
     math.atan: _float_unary(inverse.atan),
     np.arctan: _float_unary(inverse.atan),
