@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, hyperbolic, inverse, power, roots, rounding, trig
+from . import bits, erf, explog, hyperbolic, inverse, power, roots, rounding, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -355,6 +355,9 @@ TABLE = {
     np.cos: _float_unary(trig.cos),
     math.tan: _float_unary(trig.tan),
     np.tan: _float_unary(trig.tan),
+    # error function (erf.py)
+    math.erf: _float_unary(erf.erf),
+    math.erfc: _float_unary(erf.erfc),
     # inverse trigonometric
     math.atan: _float_unary(inverse.atan),
     np.arctan: _float_unary(inverse.atan),
