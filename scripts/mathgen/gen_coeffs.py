@@ -223,11 +223,12 @@ def main():
                 {"F64": 7, "F32": 4}, lambda z: z),
         "COS": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 7, "F32": 4},
                 lambda z: z * z),
-        # erf(x) = x + x P(x^2) on |x| < 0.84375; erf(1 + s) = ERX + B(s) on 0.84375 <= |x| < 1.25
-        "ERF_A": (erf_a, (0, mp.mpf("0.84375") ** 2 * mp.mpf("1.0001")), {"F64": 11, "F32": 5},
+        # erf(x) = x + x P(x^2) on |x| < 0.84375; erf(1 + s) = ERX + B(s) on 0.5 <= |x| < 1.25
+        "ERF_A": (erf_a, (0, mp.mpf("0.84375") ** 2 * mp.mpf("1.0001")), {"F64": 14, "F32": 7},
                   lambda z: 1),
-        "ERF_B": (lambda t: mp.erf(1 + t) - erx(), (mp.mpf(-0.15625), mp.mpf(0.25)),
-                  {"F64": 14, "F32": 7}, lambda t: 1),
+        # (erfc uses B from 0.5: there 1 - ERX - B has no cancellation, 0.5 - (x - 0.5 + xP) has)
+        "ERF_B": (lambda t: mp.erf(1 + t) - erx(), (mp.mpf(-0.5001), mp.mpf(0.25)),
+                  {"F64": 22, "F32": 10}, lambda t: 1),
         # erfc(x) = exp(-x^2) G_i(x - mid_i) on the intervals ERFC_EDGES (x >= 1.25)
         **{f"ERFC_G{i}": (lambda t, i=i: erfc_g(t + erfc_mid(i)),
                           (erfc_edge(i) - erfc_mid(i), erfc_edge(i + 1) - erfc_mid(i)),

@@ -1,11 +1,11 @@
 """erf and erfc within 2 ulp (fdlibm's s_erf.c intervals, polynomials instead of its rationals).
 
 With a = |x|:
-- a < 0.84375: erf = x + x P(x^2). erfc = 1 - erf, written as 0.5 - ((a - 0.5) + a P) for
-  a >= 1/4 (a - 0.5 exact) so that the cancellation happens on exact terms; for x < 0,
-  erfc = 1 + erf(a).
-- 0.84375 <= a < 1.25: erf = ERX + B(a - 1), ERX = erf(1) to 12 bits (1 +- ERX exact),
-  erfc = (1 - ERX) - B, or (1 + ERX) + B for x < 0.
+- a < 0.84375: erf = x + x P(x^2). For a < 0.5, erfc = 1 - erf, written as
+  0.5 - ((a - 0.5) + a P) for a >= 1/4 (a - 0.5 exact) so that the cancellation happens on
+  exact terms; for x < 0, erfc = 1 + erf(a).
+- 0.84375 <= a < 1.25 (erfc: 0.5 <= a < 1.25): erf = ERX + B(a - 1), ERX = erf(1) to 12 bits
+  (1 +- ERX exact), erfc = (1 - ERX) - B, or (1 + ERX) + B for x < 0.
 - 1.25 <= a < 27.5 (float32: erfc underflows near 10.05): erfc(a) = e^(-a^2) G_i(a - mid_i),
   with G_i a polynomial fit of erfc(a) e^(a^2) around the midpoint of interval i (ERFC_EDGES,
   coefficients chosen by selects). a^2 is kept exact (Dekker), e^(-a^2_hi) is a double word
@@ -123,7 +123,10 @@ def erf(b, x):
 def erfc(b, x):
     k = b.kind(x)
     one = const(b, k, 1.0)
-    _, small, big, erfs, erfcs, (_, pb) = _parts(b, x)
+    a, _, big, erfs, erfcs, (_, pb) = _parts(b, x)
+    # Below 0.5 only: on [0.5, 0.84375) 0.5 - ((a - 0.5) + aP) cancels in P (measured 2 ulp),
+    # while (1 - ERX) - B(a - 1) adds terms of one sign (B's fit covers [-0.5, 0.25]).
+    small = b.compare(Op.lt, a, const(b, k, 0.5))
     pos = _pick(b, small, big, erfcs)
     # x < 0: 1 + erf(a) = 1 + (a + aP), (1 + ERX) + B, 2 - erfc(a)
     neg_s = _add(b, one, erfs[0])
