@@ -79,6 +79,27 @@ def sampler(kind):
 EXP_RANGE = {np.float32: (-104.0, 89.0), np.float64: (-746.0, 710.0)}
 EXP2_RANGE = {np.float32: (-150.0, 128.0), np.float64: (-1075.0, 1024.0)}
 M1_RANGE = {np.float32: (-1.0, 3.0), np.float64: (-1.0, 3.0)}
+TRIG_RANGE = {np.float32: (-100.0, 100.0), np.float64: (-100.0, 100.0)}
+ERF_RANGE = {np.float32: (-10.5, 10.5), np.float64: (-28.0, 28.0)}
+
+
+def _mp_ref(fn):
+    """A reference from mpmath (NumPy has no erf): 40 digits, rounded to long double by strtold."""
+
+    def ref(x):
+        import mpmath as mp
+
+        with mp.workdps(40):
+            flat = [np.longdouble(mp.nstr(fn(mp.mpf(float(v))), 30)) for v in x.ravel()]
+        return np.array(flat, LD).reshape(x.shape)
+
+    return ref
+
+
+def _erfc(v):
+    import mpmath as mp
+
+    return mp.erfc(v) if mp.isnan(v) or abs(v) < 100 else mp.mpf(2 if v < 0 else 0)
 
 
 def POW_Y(dtype, n, rng):
@@ -109,6 +130,12 @@ ACCURATE = {
         np.arctan,
         sampler({np.float32: (-4.0, 4.0), np.float64: (-4.0, 4.0)}),
     ),
+    # trig: a third over the whole exponent range (the Payne-Hanek reduction), the rest moderate
+    "erf": ("math.erf(x)", _mp_ref(lambda v: __import__("mpmath").erf(v)), sampler(ERF_RANGE)),
+    "erfc": ("math.erfc(x)", _mp_ref(_erfc), sampler(ERF_RANGE)),
+    "sin": ("math.sin(x)", np.sin, sampler(TRIG_RANGE)),
+    "cos": ("math.cos(x)", np.cos, sampler(TRIG_RANGE)),
+    "tan": ("math.tan(x)", np.tan, sampler(TRIG_RANGE)),
     "tanh": (
         "math.tanh(x)",
         np.tanh,

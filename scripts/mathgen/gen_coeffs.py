@@ -127,6 +127,70 @@ def odd_series(f, z):
     return (f(x) - x) / x**3
 
 
+ERFC_EDGES = ("1.25", "2", "3", "4.5", "6.5", "9", "13", "19", "27.5")
+
+
+def erfc_edge(i):
+    return mp.mpf(ERFC_EDGES[i])
+
+
+def erfc_mid(i):
+    return (erfc_edge(i) + erfc_edge(i + 1)) / 2
+
+
+def erfc_g(x):
+    """erfc(x) e^(x^2): smooth, about 1/(x sqrt(pi)); fitted piecewise around each midpoint."""
+    return mp.erfc(x) * mp.exp(x * x)
+
+
+def erx():
+    """erf(1) rounded to 12 bits, so that 1 + ERX and 1 - ERX are exact in either width."""
+    return round_bits(mp.erf(1), 12)
+
+
+def erf_a(z):
+    """erf(x)/x - 1 at x = sqrt(z)."""
+    if z < mp.mpf("1e-30"):
+        return 2 / mp.sqrt(mp.pi) - 1
+    x = mp.sqrt(z)
+    return mp.erf(x) / x - 1
+
+
+def cos_c(z):
+    """(cos(x) - 1 + x^2/2) / x^4 at x = sqrt(z)."""
+    if z < mp.mpf("1e-20"):
+        return mp.mpf(1) / 24
+    x = mp.sqrt(z)
+    return (mp.cos(x) - 1 + z / 2) / z**2
+
+
+def trig_constants():
+    """2/pi in chunks of `prec` bits (integers: chunk j holds the bits of weight
+    2^-(prec j + 1) .. 2^-(prec (j + 1))), enough for the largest finite operand plus the
+    reduction's working precision; and pi/2 as an exact double word."""
+    out = []
+    old = mp.mp.dps
+    mp.mp.dps = 450  # 1400 bits
+    two_over_pi = 2 / mp.pi
+    for width, prec, count in (("F64", 53, 26), ("F32", 24, 12)):
+        chunks = []
+        rest = two_over_pi
+        for _ in range(count):
+            rest *= mp.mpf(2) ** prec
+            c = int(mp.floor(rest))
+            chunks.append(c)
+            rest -= c
+        out.append(f"TWO_OVER_PI_CHUNKS_{width} = {tuple(chunks)!r}")
+        conv = float if width == "F64" else f32
+        hi = conv(mp.pi / 2)
+        out.append(f"PIO2_DW_HI_{width} = {hi!r}")
+        out.append(f"PIO2_DW_LO_{width} = {conv(mp.pi / 2 - mp.mpf(hi))!r}")
+    out.append(f"ERX = {float(erx())!r}")
+    out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
+    mp.mp.dps = old
+    return out + [""]
+
+
 def main():
     ln2 = mp.log(2)
     h = ln2 / 2 * mp.mpf("1.0001")
@@ -154,6 +218,22 @@ def main():
         # asin(x) = x + x^3 P(x^2) on |x| <= 1/2 (beyond: pi/2 - 2 asin(sqrt((1 - x)/2)))
         "ASIN": (lambda z: odd_series(mp.asin, z), (0, mp.mpf("0.2501")), {"F64": 12, "F32": 5},
                  lambda z: z),
+        # sin(x) = x + x^3 S(x^2), cos(x) = 1 - x^2/2 + x^4 C(x^2) on |x| <= pi/4 (trig.py)
+        "SIN": (lambda z: odd_series(mp.sin, z), (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")),
+                {"F64": 7, "F32": 4}, lambda z: z),
+        "COS": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 7, "F32": 4},
+                lambda z: z * z),
+        # erf(x) = x + x P(x^2) on |x| < 0.84375; erf(1 + s) = ERX + B(s) on 0.5 <= |x| < 1.25
+        "ERF_A": (erf_a, (0, mp.mpf("0.84375") ** 2 * mp.mpf("1.0001")), {"F64": 14, "F32": 7},
+                  lambda z: 1),
+        # (erfc uses B from 0.5: there 1 - ERX - B has no cancellation, 0.5 - (x - 0.5 + xP) has)
+        "ERF_B": (lambda t: mp.erf(1 + t) - erx(), (mp.mpf(-0.5001), mp.mpf(0.25)),
+                  {"F64": 22, "F32": 10}, lambda t: 1),
+        # erfc(x) = exp(-x^2) G_i(x - mid_i) on the intervals ERFC_EDGES (x >= 1.25)
+        **{f"ERFC_G{i}": (lambda t, i=i: erfc_g(t + erfc_mid(i)),
+                          (erfc_edge(i) - erfc_mid(i), erfc_edge(i + 1) - erfc_mid(i)),
+                          {"F64": 18, "F32": 8}, lambda t, i=i: 1 / erfc_g(t + erfc_mid(i)))
+           for i in range(len(ERFC_EDGES) - 1)},
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
                   lambda x: mp.cbrt(x)),
@@ -174,7 +254,11 @@ def main():
             body = "".join(f"    {v!r},\n" for v in vals)
             lines.append(f"{name}_{width} = (\n{body})")
             lines.append("")
+            if name.startswith("ERFC_G"):  # the constant term as a double word (erf.py)
+                lo = float(c[0] - rounded[0]) if width == "F64" else f32(c[0] - rounded[0])
+                lines += [f"{name}_{width}_C0LO = {lo!r}", ""]
     lines += split_constants()
+    lines += trig_constants()
     with open(OUT, "w") as fh:
         fh.write("\n".join(lines))
     print("wrote", os.path.normpath(OUT))

@@ -50,7 +50,37 @@ CASES = {
     "math.acos(x)": (mp.acos, lambda dt, n: _uniform(dt, n, -1, 1), 1.0),
     "math.hypot(x, 1.5)": (lambda v: mp.sqrt(v * v + mp.mpf(1.5) ** 2),
                            lambda dt, n: random_floats(dt, n), 1.0),
+    "math.sin(x)": (mp.sin, lambda dt, n: _trig(dt, n), 1.0),
+    "math.cos(x)": (mp.cos, lambda dt, n: _trig(dt, n), 1.0),
+    "math.tan(x)": (mp.tan, lambda dt, n: _trig(dt, n), 1.0),
+    "math.erf(x)": (mp.erf, lambda dt, n: _erf(dt, n), 2.0),
+    "math.erfc(x)": (lambda v: mp.erfc(v) if mp.isnan(v) or abs(v) < 100 else mp.mpf(v < 0) * 2,
+                     lambda dt, n: _erf(dt, n), 2.0),
 }  # fmt: skip
+
+# The operands closest to a multiple of pi/2 (Muller, "Elementary Functions", table 11.1):
+# there |x mod pi/2| is about 2^-29 (float32) and 2^-61 (float64).
+_TRIG_HARD = {np.float32: [16367173 * 2.0**72], np.float64: [6381956970095103 * 2.0**797]}
+
+
+def _erf(dtype, n):
+    """Every interval of erf.py (edges included), the erfc underflow zone, and wide operands."""
+    rng = np.random.default_rng(19)
+    edges = np.array([0.25, 0.84375, 1.25, 2, 3, 4.5, 6.5, 9, 10.05, 13, 19, 27.2])
+    near = np.concatenate([edges, -edges, np.nextafter(edges.astype(dtype), dtype(0))])
+    return np.concatenate([_uniform(dtype, n, -6, 6), rng.uniform(-28, 28, n // 2).astype(dtype),
+                           random_floats(dtype, n // 4, seed=20), near.astype(dtype)])
+
+
+def _trig(dtype, n):
+    """Full-range operands (every exponent), moderate ones, ones near multiples of pi/2 and the
+    known hardest cases for the reduction."""
+    rng = np.random.default_rng(17)
+    k = rng.integers(1, 2000, n // 4)
+    near = (k * (np.pi / 2)) * (1 + rng.uniform(-1e-6, 1e-6, n // 4))
+    hard = np.array(_TRIG_HARD[dtype])
+    return np.concatenate([random_floats(dtype, n, seed=18), _uniform(dtype, n, -20, 20),
+                           near.astype(dtype), hard.astype(dtype)])
 
 
 def _hyp_range(dtype):
@@ -146,3 +176,26 @@ def test_math_in_a_device_function():
     kernel.forall(x.size)(x, out)
     ref = np.exp(x) * np.sqrt(np.abs(x))
     assert np.all(np.abs(out - ref) <= 2 * np.abs(np.spacing(ref)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_erf_special_values(dtype):
+    """erf(+-0) = +-0, erf(+-inf) = +-1, erfc(+-0) = 1, erfc(inf) = 0, erfc(-inf) = 2, NaN."""
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype)
+    erf = run_kernel("math.erf(x)", x)
+    assert np.array_equal(erf, np.array([0.0, -0.0, 1, -1, np.nan], dtype), equal_nan=True)
+    assert np.signbit(erf[1]) and not np.signbit(erf[0])
+    erfc = run_kernel("math.erfc(x)", x)
+    assert np.array_equal(erfc, np.array([1, 1, 0, 2, np.nan], dtype), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_trig_special_values(dtype):
+    """sin, tan keep the sign of zero; cos(+-0) = 1; NaN and +-inf give NaN (C99, NumPy)."""
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30], dtype)
+    for expr, ref in (("math.sin(x)", np.sin), ("np.tan(x)", np.tan), ("np.cos(x)", np.cos)):
+        out = run_kernel(expr, x)
+        with np.errstate(invalid="ignore"):
+            want = ref(x)
+        assert np.array_equal(out, want, equal_nan=True), (expr, out)
+        assert np.array_equal(np.signbit(out[:2]), np.signbit(want[:2])), (expr, out)

@@ -39,8 +39,8 @@ def _partial_index(a):
     a[None, 0][0, 1] = 2
 
 
-def _sin_call(a, x):  # float ** float is in since the math library (docs/math.md); sin not yet
-    a[0] = math.sin(x)
+def _lgamma_call(a, x):  # float ** float and sin are in the math library (docs/math.md)
+    a[0] = math.lgamma(x)
 
 
 def _unknown_call(a):
@@ -55,7 +55,7 @@ def _unknown_call(a):
         (_slices, [numba.float32[:]], "a slice step of zero"),
         (_returns, [numba.float32[:]], "returning a value from a kernel"),
         (_lists, [numba.int64[:]], "lists"),
-        (_sin_call, [numba.float64[:], numba.float64], "calling 'math.sin'"),
+        (_lgamma_call, [numba.float64[:], numba.float64], "calling 'math.lgamma'"),
         (_unknown_call, [numba.float64[:]], "calling 'math.gamma'"),
         (_partial_index, [numba.float64[:, :]], "Tuple(none"),
         (_returns, [numba.complex128[:]], "returning a value from a kernel"),

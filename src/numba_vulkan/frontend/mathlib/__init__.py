@@ -4,12 +4,12 @@ Each function is a Python function that emits KIR through the builder, built
 from ops whose precision Vulkan fixes (integer ops, comparisons, selects,
 correctly rounded float add/sub/mul, exact Floor/Ceil/Trunc), so that results
 do not depend on how loose a driver's GLSL.std.450 built-ins are. One module
-per family (bits, rounding, roots); this module maps the Python callables to
+per family (bits, rounding, roots, trig, erf, ...); this module maps the Python callables to
 them and converts arguments and results to the kinds Numba's typing chose.
 
 A callable that is not in the table is not handled here: calls.py then
-refuses it with VulkanUnsupportedError naming it (exp, log, sin, ... until
-they are written; see docs/math.md).
+refuses it with VulkanUnsupportedError naming it (gamma, lgamma, cmath, ...
+until they are written; see docs/math.md).
 """
 
 import builtins
@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, explog, hyperbolic, inverse, power, roots, rounding
+from . import bits, erf, explog, hyperbolic, inverse, power, roots, rounding, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -348,6 +348,16 @@ TABLE = {
     np.log2: _float_unary(explog.log2),
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
+    # trigonometric (full-range reduction: trig.py)
+    math.sin: _float_unary(trig.sin),
+    np.sin: _float_unary(trig.sin),
+    math.cos: _float_unary(trig.cos),
+    np.cos: _float_unary(trig.cos),
+    math.tan: _float_unary(trig.tan),
+    np.tan: _float_unary(trig.tan),
+    # error function (erf.py)
+    math.erf: _float_unary(erf.erf),
+    math.erfc: _float_unary(erf.erfc),
     # inverse trigonometric
     math.atan: _float_unary(inverse.atan),
     np.arctan: _float_unary(inverse.atan),

@@ -1,0 +1,203 @@
+"""sin, cos, tan within 1 ulp over the whole float range.
+
+Argument reduction |x| = (q + f) pi/2, |f| <= 1/2, is an exact multi-word
+product with 2/pi (Payne and Hanek's idea, written with float ops only so that
+it stays branch-free): 2/pi is stored as integer chunks of `prec` bits
+(coeffs.TWO_OVER_PI_CHUNKS_*, generated with mpmath). For x = m 2^e, the chunks
+whose product with x is a multiple of 4 (they change neither the quadrant nor
+the fraction) are skipped: the first chunk used, j0, is chosen from e, and its
+constants are picked by a chain of selects. x is scaled by an exact power of
+two so that the NCHUNK products x * chunk stay in range; each product is made
+exact by Dekker's two_prod, each of its two words reduced mod 4 exactly
+(t - 4 rint(t/4)), split into integer and fraction (by rint, so that the
+fractions lie in [-1/2, 1/2] and are exact), and the fractions summed in
+three words (Knuth's two_sum twice), the integer parts removed as they appear.
+The fraction, known to about 2^-(3 prec), times pi/2 as a double word gives
+r = r_hi + r_lo: even for the operands closest to a multiple of pi/2 (|r| ~
+2^-61 for float64, 2^-29 for float32) r keeps more than prec + 10 good bits.
+
+|x| <= pi/4 skips the reduction (q = 0, r = x).
+
+Kernels on |r| <= pi/4 (+ a little), coefficients from scripts/mathgen/gen_coeffs.py:
+sin(r) = r_hi + (r_hi z S(z) + r_lo (1 - z/2)), z = r_hi^2; cos(r) = (1 - z/2) as an exact
+two_sum of 1 and -z_hi/2 (z from Dekker's product), plus the small terms z^2 C(z), -z_lo/2,
+-r_hi r_lo. tan = sin/cos as double words (dd.dw_div), -cos/sin in odd quadrants.
+
+Special values as C99: NaN and +-inf give NaN; +-0 (and tiny |x|, where the result rounds to
+x) give x itself for sin and tan, so the sign of zero is kept; cos(+-0) = 1.
+"""
+
+from ... import _core
+from ..arith import const
+from . import bits, coeffs, dd, rounding
+
+K = _core.Kind
+Op = _core.Op
+
+_W = {K.f32: "F32", K.f64: "F64"}
+NCHUNK = 5  # products summed: truncation below 2^-(prec (NCHUNK - 2)), far below what r needs
+# Below this |x| sin(x) and tan(x) round to x (x^3/3 < ulp(x)/2).
+_TINY = {K.f32: 2.0**-13, K.f64: 2.0**-27}
+
+
+def _add(b, x, y):
+    return b.binary(Op.add, x, y)
+
+
+def _sub(b, x, y):
+    return b.binary(Op.sub, x, y)
+
+
+def _mul(b, x, y):
+    return b.binary(Op.mul, x, y)
+
+
+def _horner(b, cs, x):
+    k = b.kind(x)
+    r = const(b, k, cs[-1])
+    for c in reversed(cs[:-1]):
+        r = _add(b, _mul(b, r, x), const(b, k, c))
+    return r
+
+
+def _mod4(b, t):
+    """t - 4 rint(t / 4), in [-2, 2]: exact for every finite float t (0 when 4 divides t's
+    ulp; |t| < 2 is unchanged; else the difference is a multiple of ulp(t) no larger than t).
+    A floor instead would turn a tiny negative t into 4 - |t|, which rounds."""
+    k = b.kind(t)
+    return _sub(b, t, _mul(b, const(b, k, 4.0), rounding.rint(b, _mul(b, t, const(b, k, 0.25)))))
+
+
+def reduce(b, ax):
+    """(q, r_hi, r_lo): ax = (q + f) pi/2 + (error far below an ulp), r = f pi/2, for a finite
+    ax >= 0; q a float of integer value (only q mod 4 matters)."""
+    k = b.kind(ax)
+    ik, _, _, prec = bits.LAYOUT[k]
+    chunks = getattr(coeffs, f"TWO_OVER_PI_CHUNKS_{_W[k]}")
+    # xs = ax 2^-(prec j0 + guard): the products (and their errors) stay in the normal range.
+    guard = 2 * prec
+    _, e = bits.frexp(b, ax, ik)
+    # Chunk j's product has its last bit at 2^(e - prec - prec (j + 1)): a multiple of 4 for
+    # j <= (e - 2)/prec - 2. So j0 = max(0, floor((e - 2)/prec) - 1).
+    e2 = b.select(b.compare(Op.lt, e, const(b, ik, 2)), const(b, ik, 2), e)
+    j0 = b.binary(Op.div, _sub(b, e2, const(b, ik, 2)), const(b, ik, prec))
+    j0 = _sub(b, j0, const(b, ik, 1))
+    j0 = b.select(b.compare(Op.lt, j0, const(b, ik, 0)), const(b, ik, 0), j0)
+    jmax = (bits.LAYOUT[k][2] + 1 - 2) // prec - 1
+    assert jmax + NCHUNK <= len(chunks)
+    shift = b.unary(Op.neg, _add(b, b.binary(Op.mul, j0, const(b, ik, prec)), const(b, ik, guard)))
+    xs = bits.ldexp(b, ax, shift)
+    terms = []
+    for i in range(NCHUNK):
+        scale = 2.0 ** (guard - prec * (i + 1))
+        c = const(b, k, float(chunks[i]) * scale)
+        for j in range(1, jmax + 1):
+            cj = const(b, k, float(chunks[j + i]) * scale)
+            c = b.select(b.compare(Op.eq, j0, const(b, ik, j)), cj, c)
+        terms.extend(dd.two_prod(b, xs, c))
+    zero = const(b, k, 0.0)
+    q, a0, a1, a2 = zero, zero, zero, zero
+    for t in terms:
+        # Integer parts by rint, fractions in [-1/2, 1/2]: t - rint(t) is exact.
+        t = _mod4(b, t)
+        n = rounding.rint(b, t)
+        q = _add(b, q, n)
+        a0, e1 = dd.two_sum(b, a0, _sub(b, t, n))
+        a1, e2_ = dd.two_sum(b, a1, e1)
+        a2 = _add(b, a2, e2_)
+        n = rounding.rint(b, a0)
+        q = _add(b, q, n)
+        a0 = _sub(b, a0, n)
+    n = rounding.rint(b, _add(b, a0, a1))  # -1, 0 or 1: f into [-1/2, 1/2]
+    q = _add(b, q, n)
+    a0 = _sub(b, a0, n)
+    s, err = dd.two_sum(b, a0, a1)
+    s, err = dd.fast_two_sum(b, s, _add(b, err, a2))
+    pio2 = (const(b, k, getattr(coeffs, f"PIO2_DW_HI_{_W[k]}")),
+            const(b, k, getattr(coeffs, f"PIO2_DW_LO_{_W[k]}")))  # fmt: skip
+    r_hi, r_lo = dd.dw_mul(b, (s, err), pio2)
+    # Small operands need no reduction (and r = x keeps tiny and subnormal x exact).
+    small = b.compare(Op.le, ax, const(b, k, 0.785398))
+    return (b.select(small, zero, q), b.select(small, ax, r_hi), b.select(small, zero, r_lo))
+
+
+def _sin_dw(b, rh, rl):
+    k = b.kind(rh)
+    z = _mul(b, rh, rh)
+    poly = _horner(b, getattr(coeffs, f"SIN_{_W[k]}"), z)
+    tail = _add(b, _mul(b, _mul(b, rh, z), poly),
+                _mul(b, rl, _sub(b, const(b, k, 1.0), _mul(b, const(b, k, 0.5), z))))  # fmt: skip
+    return dd.fast_two_sum(b, rh, tail)
+
+
+def _cos_dw(b, rh, rl):
+    k = b.kind(rh)
+    zh, zl = dd.two_prod(b, rh, rh)
+    half = const(b, k, 0.5)
+    w, we = dd.two_sum(b, const(b, k, 1.0), b.unary(Op.neg, _mul(b, half, zh)))
+    poly = _horner(b, getattr(coeffs, f"COS_{_W[k]}"), zh)
+    small = _sub(b, _sub(b, we, _mul(b, half, zl)), _mul(b, rh, rl))
+    tail = _add(b, _mul(b, _mul(b, zh, zh), poly), small)
+    return dd.fast_two_sum(b, w, tail)
+
+
+def _setup(b, x):
+    k = b.kind(x)
+    ax = bits.fabs(b, x)
+    finite = bits.is_finite(b, x)
+    safe = b.select(finite, ax, const(b, k, 0.0))
+    q, rh, rl = reduce(b, safe)
+    ik = bits.int_kind(k)
+    qi = b.binary(Op.and_, b.convert(ik, q), const(b, ik, 3))
+    return k, ik, finite, qi, rh, rl
+
+
+def _quadrant(b, qi, ik, n):
+    return b.compare(Op.eq, qi, const(b, ik, n))
+
+
+def _neg(b, v):
+    return b.unary(Op.neg, v)
+
+
+def _finish(b, x, v, finite, tiny_is_x):
+    k = b.kind(x)
+    if tiny_is_x:
+        v = b.select(bits.sign_bit(b, x), _neg(b, v), v)
+        v = b.select(b.compare(Op.lt, bits.fabs(b, x), const(b, k, _TINY[k])), x, v)
+    return b.select(finite, v, const(b, k, float("nan")))
+
+
+def sin(b, x):
+    k, ik, finite, qi, rh, rl = _setup(b, x)
+    s = _sin_dw(b, rh, rl)[0]
+    c = _cos_dw(b, rh, rl)[0]
+    v = b.select(bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)), c, s)
+    v = b.select(b.compare(Op.ge, qi, const(b, ik, 2)), _neg(b, v), v)
+    return _finish(b, x, v, finite, True)
+
+
+def cos(b, x):
+    k, ik, finite, qi, rh, rl = _setup(b, x)
+    s = _sin_dw(b, rh, rl)[0]
+    c = _cos_dw(b, rh, rl)[0]
+    v = b.select(bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)), s, c)
+    neg = bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 2))
+    v = b.select(neg, _neg(b, v), v)
+    return _finish(b, x, v, finite, False)
+
+
+def tan(b, x):
+    k, ik, finite, qi, rh, rl = _setup(b, x)
+    s = _sin_dw(b, rh, rl)
+    c = _cos_dw(b, rh, rl)
+    odd = b.compare(Op.eq, b.binary(Op.and_, qi, const(b, ik, 1)), const(b, ik, 1))
+    # |r| <= pi/4: in odd quadrants sin(r) may be tiny (>= 2^-62 away from 0 unless r == 0).
+    zero = b.compare(Op.eq, s[0], const(b, k, 0.0))
+    one = const(b, k, 1.0)
+    s_safe = (b.select(zero, one, s[0]), b.select(zero, const(b, k, 0.0), s[1]))
+    num = (b.select(odd, c[0], s[0]), b.select(odd, c[1], s[1]))
+    den = (b.select(odd, s_safe[0], c[0]), b.select(odd, s_safe[1], c[1]))
+    v = dd.dw_div(b, num, den)[0]
+    v = b.select(odd, _neg(b, v), v)
+    return _finish(b, x, v, finite, True)
