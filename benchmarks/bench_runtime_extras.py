@@ -124,7 +124,12 @@ def scale(x, out):
 def bench_first_call(repeats):
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "cached_kernel.py").write_text(textwrap.dedent(KERNEL))
-        env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NUMBA_VULKAN_CACHE_DIR=tmp + "/c")
+        # The child imports the numba_vulkan this process uses (installed, or the tree).
+        import numba_vulkan
+
+        package = Path(numba_vulkan.__file__).resolve().parents[1]
+        path = os.pathsep.join(p for p in (str(package), os.environ.get("PYTHONPATH")) if p)
+        env = dict(os.environ, PYTHONPATH=path, NUMBA_VULKAN_CACHE_DIR=tmp + "/c")
 
         def run(cache):
             r = subprocess.run([sys.executable, "-c", CHILD, tmp], check=True, capture_output=True,

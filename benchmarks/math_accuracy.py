@@ -32,7 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+# The source tree's package where it has a built extension; otherwise the installed one.
+_TREE = Path(__file__).resolve().parents[1] / "src"
+if list((_TREE / "numba_vulkan").glob("_core*.so")):
+    sys.path.insert(0, str(_TREE))
 import numba_vulkan as nv
 
 LD = np.longdouble

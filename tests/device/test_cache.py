@@ -2,6 +2,7 @@
 a changed source file is a miss; NUMBA_VULKAN_CACHE=0 and NUMBA_VULKAN_CACHE_DIR
 work; the pipeline cache is saved per driver."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,7 +11,9 @@ import textwrap
 
 import pytest
 
-SRC = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+# The folder the numba_vulkan under test comes from (installed or a source tree with
+# a built extension): the child processes import the same one.
+SRC = os.path.dirname(os.path.dirname(importlib.util.find_spec("numba_vulkan").origin))
 
 MODULE = """
 import numba_vulkan as nv
