@@ -67,6 +67,8 @@ def bench_vulkan(args):
 
 def bench_cuda(args):
     try:
+        if not hasattr(np, "row_stack"):
+            np.row_stack = np.vstack  # numba-cuda 0.30.4 still refers to it
         from numba import cuda
 
         if not cuda.is_available():

@@ -65,6 +65,7 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     emit_options.params_in_buffer = out.params_in_buffer;
     emit_options.fastmath = options.fastmath;
     emit_options.preserve_float_widths = options.preserve_float_widths;
+    emit_options.denorm_preserve_widths = options.denorm_preserve_widths;
     NVK_ASSIGN_OR_RETURN(out.words, spirv::Emit(module, emit_options));
     if (options.validate) NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     if (options.optimize) {

@@ -16,6 +16,7 @@ struct CompileOptions {
     bool fastmath = false;
     uint32_t max_push_bytes = 128;  // the device's push-constant limit
     std::vector<uint32_t> preserve_float_widths;  // see spirv::EmitOptions
+    std::vector<uint32_t> denorm_preserve_widths;  // see spirv::EmitOptions
     // Compute 64-bit integer ops in 32 bits where a range analysis proves the
     // results identical (narrow/narrow.h). Independent of `optimize`: it
     // never changes a result, only speed; tests turn it off to compare.

@@ -20,7 +20,8 @@ from .typing.pipeline import annotate, check_device_calls, type_kernel_for_user
 
 
 def compile_kernel(
-    pyfunc, argtypes, options, mode, max_push_bytes=128, nan_preserve=(), dynamic_shared_bytes=0
+    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=((), ()),
+    dynamic_shared_bytes=0,
 ):
     """Compile one specialisation of a kernel.
 
@@ -36,10 +37,11 @@ def compile_kernel(
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
-    nan_preserve : tuple of int
+    float_controls : (tuple of int, tuple of int)
         Float widths for which the device can keep signed zeros, infinities and
-        NaNs (``DeviceInfo.nan_preserve``); the kernel asks for that at the
-        widths it uses unless ``fastmath`` is on.
+        NaNs (``DeviceInfo.nan_preserve``), and those for which it can keep
+        subnormals (``DeviceInfo.denorm_preserve``); the kernel asks for both at
+        the widths it uses unless ``fastmath`` is on.
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
@@ -84,7 +86,8 @@ def compile_kernel(
         # folded away by fastmath's reassociation: kernels that use it keep exact float ops.
         fastmath=options.fastmath and not lowered.exact_math,
         max_push_bytes=max_push_bytes,
-        nan_preserve=list(nan_preserve),
+        nan_preserve=list(float_controls[0]),
+        denorm_preserve=list(float_controls[1]),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
     )

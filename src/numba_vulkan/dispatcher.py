@@ -294,7 +294,7 @@ class Dispatcher:
             mode = self._mode(device)
         elif not isinstance(mode, narrowing.Mode):
             raise TypeError(f"mode must be a numba_vulkan.narrowing.Mode, not {mode!r}")
-        return self._compile(argtypes, mode, _nan_preserve(device), _max_push(device))
+        return self._compile(argtypes, mode, _float_controls(device), _max_push(device))
 
     def _mode(self, device):
         narrow = self.options["narrow"]
@@ -302,9 +302,9 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, nan_preserve=(), max_push_bytes=MIN_PUSH_BYTES,
+    def _compile(self, argtypes, mode, float_controls=((), ()), max_push_bytes=MIN_PUSH_BYTES,
                  shared_bytes=0):
-        key = (argtypes, mode, nan_preserve, max_push_bytes, shared_bytes)
+        key = (argtypes, mode, float_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
         if compiled is None:
             # Numba's front end is not thread-safe: take its global lock first, then
@@ -313,7 +313,7 @@ class Dispatcher:
                 compiled = self._compiled.get(key)
                 if compiled is None:
                     options = self._compile_options()
-                    disk_key = self._disk_key(argtypes, options, mode, nan_preserve,
+                    disk_key = self._disk_key(argtypes, options, mode, float_controls,
                                               max_push_bytes, shared_bytes)  # fmt: skip
                     if disk_key is not None:
                         compiled = cache.load_kernel(self.py_func, disk_key)
@@ -326,7 +326,7 @@ class Dispatcher:
                             options,
                             mode,
                             max_push_bytes=max_push_bytes,
-                            nan_preserve=nan_preserve,
+                            float_controls=float_controls,
                             dynamic_shared_bytes=shared_bytes,
                         )
                         if disk_key is not None:
@@ -335,13 +335,13 @@ class Dispatcher:
                     self._warn_if_float64_narrowed(compiled)
         return compiled
 
-    def _disk_key(self, argtypes, options, mode, nan_preserve, max_push_bytes, shared_bytes):
+    def _disk_key(self, argtypes, options, mode, float_controls, max_push_bytes, shared_bytes):
         """The disk cache key of a specialisation, or None when it is not cached."""
         if not self.options["cache"] or not cache.enabled():
             return None
         try:
             return cache.kernel_key(self.py_func, argtypes, options, mode,
-                                    (nan_preserve, max_push_bytes, shared_bytes))  # fmt: skip
+                                    (float_controls, max_push_bytes, shared_bytes))  # fmt: skip
         except cache.Uncachable as e:
             if not self._warned_uncachable:
                 self._warned_uncachable = True
@@ -383,7 +383,7 @@ class Dispatcher:
         key = (argtypes, device, mode, shared_bytes)
         spec = self._specialisations.get(key)
         if spec is None:
-            compiled = self._compile(argtypes, mode, _nan_preserve(device), _max_push(device),
+            compiled = self._compile(argtypes, mode, _float_controls(device), _max_push(device),
                                      shared_bytes)
             device.check_support(compiled)
             self._warn_loop_limit(compiled, device)
@@ -722,9 +722,13 @@ def _max_push(device):
     return max(MIN_PUSH_BYTES, int(getattr(device.info, "max_push_constants", MIN_PUSH_BYTES)))
 
 
-def _nan_preserve(device):
-    """The float widths whose signed zeros, infinities and NaNs the device can keep."""
-    return () if device is None else tuple(device.info.nan_preserve)
+def _float_controls(device):
+    """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
+    subnormals it can keep): what a kernel asks for without fastmath."""
+    if device is None:
+        return ((), ())
+    info = device.info
+    return tuple(info.nan_preserve), tuple(getattr(info, "denorm_preserve", ()))
 
 
 def _resolve_device(which):

@@ -44,3 +44,30 @@ def test_kernels_compile_to_valid_spirv(fn, argtypes, mode):
     ck = _core.compile(lk.module)
     assert ck.param_size == lk.param_size
     _core.validate(ck.words)
+
+
+def test_float_controls_are_requested_at_the_widths_used():
+    """Without fastmath a kernel asks the driver to keep signed zeros, inf/NaN and
+    subnormals at each float width it computes in (NVIDIA flushes float32 subnormals
+    otherwise); with fastmath it asks for neither."""
+    from numba import float32, float64
+
+    from numba_vulkan import compiler, narrowing
+    from numba_vulkan.typing import pipeline
+
+    def half(a, out):
+        out[0] = a[0] * 0.5
+
+    argtypes = (float32[::1], float64[::1])
+    controls = ((16, 32, 64), (32, 64))
+    text = compiler.compile_kernel(
+        half, argtypes, pipeline.Options(), narrowing.Mode(), float_controls=controls
+    ).disassemble()
+    for width in (32, 64):
+        assert f"OpExecutionMode %main SignedZeroInfNanPreserve {width}" in text
+        assert f"OpExecutionMode %main DenormPreserve {width}" in text
+    assert "SignedZeroInfNanPreserve 16" not in text  # no float16 in the kernel
+    fast = compiler.compile_kernel(
+        half, argtypes, pipeline.Options(fastmath=True), narrowing.Mode(), float_controls=controls
+    ).disassemble()
+    assert "DenormPreserve" not in fast and "SignedZeroInfNanPreserve" not in fast

@@ -76,7 +76,8 @@ void InitCompile(nb::module_& m) {
     m.def(
         "compile",
         [](const kir::Module& module, bool optimize, bool fastmath, uint32_t max_push_bytes,
-           std::vector<uint32_t> nan_preserve, bool narrow_ints,
+           std::vector<uint32_t> nan_preserve, std::vector<uint32_t> denorm_preserve,
+           bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate) {
             CompileOptions options;
@@ -95,6 +96,7 @@ void InitCompile(nb::module_& m) {
             options.fastmath = fastmath;
             options.max_push_bytes = max_push_bytes;
             options.preserve_float_widths = std::move(nan_preserve);
+            options.denorm_preserve_widths = std::move(denorm_preserve);
             kir::Module copy = module;
             util::Result<CompiledKernel> result = [&] {
                 nb::gil_scoped_release release;
@@ -104,11 +106,13 @@ void InitCompile(nb::module_& m) {
         },
         nb::arg("module"), nb::kw_only(), nb::arg("optimize") = true,
         nb::arg("fastmath") = false, nb::arg("max_push_bytes") = 128,
-        nb::arg("nan_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
+        nb::arg("nan_preserve") = std::vector<uint32_t>(),
+        nb::arg("denorm_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
         nb::arg("validate") = true,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
-        "the float widths for which the device keeps signed zeros, infinities and NaNs. "
+        "the float widths for which the device keeps signed zeros, infinities and NaNs; "
+        "denorm_preserve: those for which it keeps subnormals. "
         "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "
         "the results identical. max_local_size, max_groups: the device's limits per axis "
         "(3 entries each), which bound the ids for that analysis.");

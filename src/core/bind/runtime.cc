@@ -51,8 +51,9 @@ void Released(F&& f) {
 nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     nb::dict r;
     auto tuple3 = [](const std::array<uint32_t, 3>& a) { return nb::make_tuple(a[0], a[1], a[2]); };
-    nb::list nan;
+    nb::list nan, denorm;
     for (int w : d.nan_preserve) nan.append(w);
+    for (int w : d.denorm_preserve) denorm.append(w);
     r["index"] = d.index;
     r["name"] = d.name;
     r["kind"] = d.kind;
@@ -81,6 +82,7 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["max_shared_memory"] = d.max_shared_memory;
     r["max_push_constants"] = d.max_push_constants;
     r["nan_preserve"] = nb::tuple(nan);
+    r["denorm_preserve"] = nb::tuple(denorm);
     r["timestamp_bits"] = d.timestamp_bits;
     r["timestamp_period"] = d.timestamp_period;
     r["subgroup_size"] = d.subgroup_size;

@@ -45,14 +45,22 @@ util::Result<std::vector<uint32_t>> Emitter::Run() {
 }
 
 void Emitter::RequestFloatPreservation() {
-    for (uint32_t width : options_.preserve_float_widths) {
-        bool used = false;
+    auto used = [&](uint32_t width) {
         for (const kir::Type& t : m_.types)
-            used |= t.kind == kir::Type::Kind::kScalar && kir::IsFloat(t.scalar) &&
-                    static_cast<uint32_t>(kir::BitWidth(t.scalar)) == width;
-        if (!used) continue;
+            if (t.kind == kir::Type::Kind::kScalar && kir::IsFloat(t.scalar) &&
+                static_cast<uint32_t>(kir::BitWidth(t.scalar)) == width)
+                return true;
+        return false;
+    };
+    for (uint32_t width : options_.preserve_float_widths) {
+        if (!used(width)) continue;
         b_.AddCapability(spv::Capability::SignedZeroInfNanPreserve);
         b_.AddExecutionMode(spv::ExecutionMode::SignedZeroInfNanPreserve, {width});
+    }
+    for (uint32_t width : options_.denorm_preserve_widths) {
+        if (!used(width)) continue;
+        b_.AddCapability(spv::Capability::DenormPreserve);
+        b_.AddExecutionMode(spv::ExecutionMode::DenormPreserve, {width});
     }
 }
 

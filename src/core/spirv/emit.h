@@ -19,6 +19,11 @@ struct EmitOptions {
     // SignedZeroInfNanPreserve at each width it computes in: without it a
     // driver may turn -0.0 into 0.0 (NVIDIA does), and Python's results differ.
     std::vector<uint32_t> preserve_float_widths;
+    // Float widths for which the device can keep subnormals
+    // (DeviceInfo.denorm_preserve). Without fastmath the module asks for
+    // DenormPreserve at each of them it computes in: NVIDIA flushes float32
+    // subnormals to zero otherwise, where NumPy keeps them.
+    std::vector<uint32_t> denorm_preserve_widths;
 };
 
 // The module has one GLCompute entry point "main". Its workgroup size comes

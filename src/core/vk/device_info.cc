@@ -92,6 +92,9 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
     if (p12.shaderSignedZeroInfNanPreserveFloat16) info.nan_preserve.push_back(16);
     if (p12.shaderSignedZeroInfNanPreserveFloat32) info.nan_preserve.push_back(32);
     if (p12.shaderSignedZeroInfNanPreserveFloat64) info.nan_preserve.push_back(64);
+    if (p12.shaderDenormPreserveFloat16) info.denorm_preserve.push_back(16);
+    if (p12.shaderDenormPreserveFloat32) info.denorm_preserve.push_back(32);
+    if (p12.shaderDenormPreserveFloat64) info.denorm_preserve.push_back(64);
 
     info.subgroup_size = p11.subgroupSize;
     if (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {

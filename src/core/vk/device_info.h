@@ -39,6 +39,7 @@ struct PhysicalDeviceInfo {
     uint32_t max_shared_memory = 0;
     uint32_t max_push_constants = 0;
     std::vector<int> nan_preserve;  // 16, 32, 64
+    std::vector<int> denorm_preserve;  // widths whose subnormals shaders can keep
     uint32_t timestamp_bits = 0;
     float timestamp_period = 1.0f;
 

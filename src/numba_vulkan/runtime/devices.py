@@ -56,6 +56,9 @@ class DeviceInfo:
         Bytes of workgroup-shared memory per workgroup.
     nan_preserve : tuple of int
         Float widths for which shaders can keep NaN, infinity and signed zero.
+    denorm_preserve : tuple of int
+        Float widths for which shaders can keep subnormal numbers (kernels ask
+        for it without fastmath; otherwise a driver may flush them to zero).
     timestamp_bits : int
         Valid bits of the compute queue's timestamps (0: none).
     timestamp_period : float
@@ -97,6 +100,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     max_groups: tuple = (65535, 65535, 65535)
     max_shared_memory: int = 16384
     nan_preserve: tuple = ()
+    denorm_preserve: tuple = ()
     timestamp_bits: int = 0
     timestamp_period: float = 1.0
     subgroup_size: int = 1
