@@ -349,10 +349,11 @@ def test_raw_dispatch_keeps_barriers_on_both_sides(device, tmp_path):
     push[16:20].view(np.uint32)[0] = 3
     kernel = device.load_kernel(words, push_size)
     device.launch(kernel, (N // 64,), [], push.tobytes(), local_size=(64, 1, 1))
+    # Uploaded first: on a discrete GPU the upload is a copy command, fenced too.
+    other = nv.to_device(np.zeros(N, np.int32))
     keep = _start(device)  # noqa: F841
     before = _barriers(device)
     device.launch(kernel, (N // 64,), [], push.tobytes(), local_size=(64, 1, 1))
-    other = nv.to_device(np.zeros(N, np.int32))
     fill.forall(N)(other, np.int32(1))  # touches nothing it lists: still fenced
     assert _barriers(device) - before == 2
     np.testing.assert_array_equal(out.copy_to_host(), np.arange(N, dtype=np.uint32) * 3)
