@@ -48,6 +48,28 @@ def convert(b, v, to):
     return b.convert(to, v)
 
 
+_WIDE_OF_SMALL = {K.i8: K.i32, K.i16: K.i32, K.u8: K.u32, K.u16: K.u32}
+
+
+def small_int_unary(b, op, x):
+    """`op` (neg or not) on `x` with the wrap-around of x's own width.
+
+    An 8- or 16-bit operand is computed in 32 bits and wrapped back explicitly
+    (shift pair or mask), and the result is that exact 32-bit value: NVIDIA's
+    driver negated an int8 without wrapping (-int8(-128) widened to 128). Other
+    kinds are computed as they are.
+    """
+    k = b.kind(x)
+    wide = _WIDE_OF_SMALL.get(k)
+    if wide is None:
+        return b.unary(op, x)
+    r = b.unary(op, convert(b, x, wide))
+    if is_signed(k):
+        unused = const(b, wide, 32 - BITS[k])
+        return b.binary(Op.shr, b.binary(Op.shl, r, unused), unused)
+    return b.binary(Op.and_, r, const(b, wide, (1 << BITS[k]) - 1))
+
+
 def truth(b, v):
     """Python truthiness of a scalar: nonzero (NaN is true)."""
     return convert(b, v, K.bool)

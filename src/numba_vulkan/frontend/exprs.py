@@ -171,11 +171,11 @@ def unary(lo, expr, target):
         # -2**31 as int64, -uint8(100) is 156 as uint64); a bool is widened first.
         if b.kind(x) == K.bool:
             x = arith.convert(b, x, rk)
-        r = b.unary(Op.neg, x)
+        r = arith.small_int_unary(b, Op.neg, x)
     elif fn is operator.invert:
         if is_float(b.kind(x)):
             raise unsupported("'~' on floats", loc)
-        r = arith.logical_not(b, x) if b.kind(x) == K.bool else b.unary(Op.not_, x)
+        r = arith.logical_not(b, x) if b.kind(x) == K.bool else arith.small_int_unary(b, Op.not_, x)
     else:
         raise unsupported(f"the operator '{_op_name(fn)}'", loc)
     return arith.convert(b, r, rk), sig.return_type
