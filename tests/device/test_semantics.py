@@ -257,3 +257,18 @@ def test_float64_narrowed_by_default_warns_once():
         warnings.simplefilter("error")
         kernel.compile((float64[:], float64[:]), mode=no_f64)  # once per kernel
         nv.jit(scale, narrow="floats").compile(argtypes, mode=no_f64)  # asked for: no warning
+
+
+def float_to_int(a, out64, out32):
+    i = nv.global_id(0)
+    if i < out64.size:
+        out64[i] = np.int64(a[i])
+        out32[i] = np.int32(a[i])
+
+
+def test_out_of_range_float_to_int_as_numba():
+    # Undefined in SPIR-V (NVIDIA saturates); numba.njit and NumPy give the smallest integer.
+    a = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 2.0**63, -(2.0**63), 2.0**31,
+                  -(2.0**31) - 1, 3.9, -3.9, -0.0, 2.0**62])  # fmt: skip
+    dev, cpu = both(float_to_int, a, np.zeros(a.size, np.int64), np.zeros(a.size, np.int32))
+    assert_same(dev, cpu)

@@ -45,7 +45,23 @@ def convert(b, v, to):
         return b.compare(Op.ne, v, const(b, frm, 0))
     if frm == K.bool:
         return b.select(v, const(b, to, 1), const(b, to, 0))
+    if is_float(frm) and to in (K.i32, K.i64):
+        return _float_to_signed(b, v, to)
     return b.convert(to, v)
+
+
+def _float_to_signed(b, v, to):
+    """float -> int32/int64 truncating toward zero; NaN and values out of range give the
+    smallest integer, as x86 (numba.njit, NumPy) does. SPIR-V leaves them undefined:
+    NVIDIA saturates (math.floor(3.4e38) gave 2**63 - 1, not -2**63)."""
+    frm = b.kind(v)
+    smallest = -(1 << (BITS[to] - 1))
+    in_range = b.binary(
+        Op.and_,
+        b.compare(Op.ge, v, const(b, frm, float(smallest))),
+        b.compare(Op.lt, v, const(b, frm, -float(smallest))),
+    )
+    return b.select(in_range, b.convert(to, v), const(b, to, smallest))
 
 
 _WIDE_OF_SMALL = {K.i8: K.i32, K.i16: K.i32, K.u8: K.u32, K.u16: K.u32}
