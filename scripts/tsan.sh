@@ -13,7 +13,7 @@ if [ ! -f "$dir/build.ninja" ]; then
         -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
 fi
 cmake --build "$dir" --target nvk_vk_threads_test nvk_vk_test
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
 # TSan fails on kernels with high mmap randomisation (vm.mmap_rnd_bits > 28):
 # run without address-space randomisation where setarch allows it.
 run=()
