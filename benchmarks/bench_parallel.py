@@ -184,13 +184,14 @@ def fig_matmul(backend, args):
     return {"n": n, "seconds": t, "gflops": 2 * n**3 / t / 1e9, "correct": ok}
 
 
-def fig_reduction(backend, args):
+def _two_pass_sum(backend, args, source, name):
+    """A reduction of 2^reduce_log2 float32 in two launches (GROUPS partial sums, then one)."""
     n = 1 << args.reduce_log2
     data = np.random.default_rng(0).integers(0, 4, n).astype(np.float32)
     d = backend.to_device(data)
     partial = device_array(backend, GROUPS, np.float32)
     total = device_array(backend, 1, np.float32)
-    k = build(backend, REDUCE, "block_sum")
+    k = build(backend, source, name)
 
     def run():
         k[GROUPS, BLOCK](d, partial)
@@ -200,6 +201,10 @@ def fig_reduction(backend, args):
     got = float(total.copy_to_host()[0])
     want = float(data.astype(np.float64).sum())
     return {"n": n, "seconds": t, "gbs": 4 * n / t / 1e9, "correct": abs(got - want) <= 1e-6 * want}
+
+
+def fig_reduction(backend, args):
+    return _two_pass_sum(backend, args, REDUCE, "block_sum")
 
 
 def fig_histogram(backend, args):
@@ -219,21 +224,7 @@ def fig_histogram(backend, args):
 def fig_subgroup_reduction(backend, args):
     if backend.name != "numba_vulkan":
         return {"error": "not measured: numba.cuda has no subgroup.sum (same source impossible)"}
-    n = 1 << args.reduce_log2
-    data = np.random.default_rng(0).integers(0, 4, n).astype(np.float32)
-    d = backend.to_device(data)
-    partial = device_array(backend, GROUPS, np.float32)
-    total = device_array(backend, 1, np.float32)
-    k = build(backend, SUBGROUP_REDUCE, "sg_sum")
-
-    def run():
-        k[GROUPS, BLOCK](d, partial)
-        k[1, BLOCK](partial, total)
-
-    t = timed(backend, run, args.repeats, args.inner)
-    got = float(total.copy_to_host()[0])
-    want = float(data.astype(np.float64).sum())
-    return {"n": n, "seconds": t, "gbs": 4 * n / t / 1e9, "correct": abs(got - want) <= 1e-6 * want}
+    return _two_pass_sum(backend, args, SUBGROUP_REDUCE, "sg_sum")
 
 
 FIGURES = {"tiled_matmul": fig_matmul, "reduction": fig_reduction, "histogram": fig_histogram,
