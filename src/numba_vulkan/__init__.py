@@ -42,7 +42,12 @@ from .runtime import (
     synchronize,
     to_device,
 )
-from .stubs import (
+from .ufunc import guvectorize, vectorize
+from .ufunc import register as _register_vectorize_target
+
+_register_vectorize_target()  # numba.vectorize(..., target="vulkan") from now on
+
+from .stubs import (  # noqa: E402
     atomic,
     barrier,
     cg,
@@ -87,6 +92,7 @@ __all__ = [
     "get_device",
     "global_id",
     "group_id",
+    "guvectorize",
     "jit",
     "list_devices",
     "local",
@@ -107,4 +113,5 @@ __all__ = [
     "threadfence",
     "threadfence_block",
     "to_device",
+    "vectorize",
 ]
