@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import checks
 from . import devices as _devices
 from . import pinned as _pinned
+from .operators import ArrayOperators
 
 
 def _core():
@@ -75,7 +76,7 @@ def _check_stream(stream, device=None):
         raise ValueError("stream belongs to another device than the array")
 
 
-class DeviceArray(_core().DeviceArrayBase):
+class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
@@ -464,8 +465,14 @@ class DeviceArray(_core().DeviceArrayBase):
         return reduce(self, "max")
 
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(d)``: a copy on the host (``copy=False`` is refused: the data are on
+        the device). NumPy's ufuncs and operators do not come here: they run on the
+        device (``__array_ufunc__``, runtime/operators.py)."""
+        if copy is False:
+            raise ValueError("a device array cannot be converted to a NumPy array without a "
+                             "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
-        return values if dtype is None else values.astype(dtype)
+        return values if dtype is None else values.astype(dtype, copy=False)
 
 
 def to_device(array, device=None, stream=None):

@@ -29,6 +29,8 @@ from . import operands
 
 _kernels = {}
 _lock = threading.Lock()
+#: core_key[0] of kernels whose core is ours (NumPy's ufuncs, casts), not user code.
+_LIBRARY_KERNELS = ("np", "np-constant", "astype")
 
 
 def cast_expr(dtype, to_bool_ok=True):
@@ -68,6 +70,19 @@ def _source(name, kinds, in_casts, out_casts, rank):
     return "\n".join(lines) + "\n"
 
 
+class _EveryDevice:
+    """Stands in for the dispatcher's set of devices already warned about lavapipe's loop
+    cap (Dispatcher._warn_loop_limit): kernels of NumPy's ufuncs loop only inside the math
+    library and the integer power, whose loops are short (at most 64 iterations or the
+    library's fixed counts), so the warning would only mislead."""
+
+    def __contains__(self, device):
+        return True
+
+    def add(self, device):
+        pass
+
+
 def kernel(core, core_key, kinds, in_casts, out_casts, rank, narrow, options=()):
     """The cached jit kernel for one template instance (see the module docstring).
 
@@ -89,6 +104,8 @@ def kernel(core, core_key, kinds, in_casts, out_casts, rank, narrow, options=())
         namespace = {"np": np, "global_id": global_id, "core": core}
         exec(compile(source, f"<numba_vulkan element-wise {name}>", "exec"), namespace)
         k = jit(narrow=narrow, **dict(options))(namespace[name])
+        if core_key[0] in _LIBRARY_KERNELS:
+            k.__dict__["_loop_warned"] = _EveryDevice()
         _kernels[key] = k
     return k
 
