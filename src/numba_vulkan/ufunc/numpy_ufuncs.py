@@ -23,6 +23,8 @@ Integer ``power`` with a negative exponent raises ValueError as NumPy does
 (checked on the host, with a device reduction for array exponents).
 """
 
+import math
+import re
 import threading
 
 import numpy as np
@@ -94,7 +96,7 @@ _BOOL = {
 
 _FLOAT = {
     **_ARITH,
-    "true_divide": "x / y",
+    "divide": "x / y",
     "negative": "-x",
     "positive": "x",
     "absolute": "np.fabs(x)",
@@ -103,11 +105,19 @@ _FLOAT = {
     "conjugate": "x",
     "divmod": "(np.floor_divide(x, y), np.remainder(x, y))",
     "float_power": "np.power(x, y)",
+    "sign": "ONE if x > Z else (MONE if x < Z else (x if x != x else Z))",  # sign(-0) is +0
+}
+
+# float16 loops are computed in float32; these are the functions where that is not NumPy's
+# half-precision result (None: refused).
+_HALF = {
+    "nextafter": "_nextafter16(x, y)",
+    "spacing": None,
 }
 
 _COMPLEX = {
     **_ARITH,
-    "true_divide": "x / y",
+    "divide": "x / y",
     "negative": "-x",
     "positive": "x",
     "absolute": "abs(x)",
@@ -126,6 +136,25 @@ def _fmod(x, y):
     return r
 
 
+def _nextafter16(x, y):
+    """np.nextafter of float16 values held in float32: the neighbour in half precision
+    (11 significant bits, subnormals down to 2^-24), which float32's nextafter is not."""
+    if x != x or y != y:
+        return x + y
+    if x == y:
+        return y
+    if x == 0:
+        return np.copysign(np.float32(2.0**-24), y)
+    if x - x != 0:  # an infinity, stepping toward y: the largest finite half
+        return np.copysign(np.float32(65504.0), x)
+    m, e = math.frexp(abs(x))
+    ulp = math.ldexp(1.0, max(e - 11, -24))
+    toward_zero = (y > x) != (x > 0)
+    if toward_zero and m == 0.5 and e - 11 > -24:
+        ulp = ulp / 2  # below a power of two the spacing halves
+    return x + ulp if y > x else x - ulp
+
+
 _helpers = None
 
 
@@ -134,7 +163,8 @@ def _helper_functions():
     if _helpers is None:
         from ..runtime.compiler_hook import jit
 
-        _helpers = {"_fmod": jit(device=True)(_fmod)}
+        _helpers = {"_fmod": jit(device=True)(_fmod),
+                    "_nextafter16": jit(device=True)(_nextafter16)}
     return _helpers
 
 
@@ -174,7 +204,9 @@ def _compute_dtype(dtype):
     return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
 
 
-def _expression(name, in_dtypes):
+def _expression(name, in_dtypes, loop_dtypes):
+    if loop_dtypes[0] == np.float16 and name in _HALF:
+        return _HALF[name]
     kinds = {d.kind for d in in_dtypes}
     first = in_dtypes[0]
     if name in _CMP:
@@ -217,9 +249,11 @@ def _mixed_compare(name, in_dtypes):
     return f"{above} if y < 0 else (x {op} np.uint64(y))"
 
 
-def core_for(ufunc, in_dtypes):
-    """The jit device function computing `ufunc` on scalars of the compute types."""
-    key = (ufunc.__name__, tuple(in_dtypes))
+def core_for(ufunc, in_dtypes, loop_dtypes=None):
+    """The jit device function computing `ufunc` on scalars of the compute types
+    (`loop_dtypes`: NumPy's loop types, where float16 differs from the compute type)."""
+    loop_dtypes = tuple(loop_dtypes or in_dtypes)
+    key = (ufunc.__name__, tuple(in_dtypes), loop_dtypes)
     core = _cores.get(key)
     if core is not None:
         return core
@@ -230,7 +264,7 @@ def core_for(ufunc, in_dtypes):
         from ..runtime.compiler_hook import jit
 
         name = ufunc.__name__
-        expr = _expression(name, in_dtypes)
+        expr = _expression(name, in_dtypes, loop_dtypes)
         if expr is None:
             raise VulkanUnsupportedError(
                 f"np.{name} is not available on device arrays for "
@@ -298,16 +332,17 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     from .vectorizer import apply
 
     try:
-        core = core_for(ufunc, compute)
+        core = core_for(ufunc, compute, in_loop)
     except VulkanUnsupportedError:
         raise
     try:
-        result = apply(core, ("np", ufunc.__name__, tuple(compute)), values, compute,
+        result = apply(core, ("np", ufunc.__name__, tuple(compute), tuple(in_loop)), values, compute,
                        list(out_loop), out_arg, None)  # fmt: skip
     except VulkanUnsupportedError as e:
+        reason = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines()[0]
         raise VulkanUnsupportedError(
             f"np.{ufunc.__name__} is not available on device arrays of "
-            f"{', '.join(map(str, in_loop))}: {e}"
+            f"{', '.join(map(str, in_loop))}: {reason}"
         ) from None
     return result
 
