@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
 from . import devices as _devices
+from . import indexing as _indexing
 from . import pinned as _pinned
 from .operators import ArrayOperators
 
@@ -83,10 +84,16 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
     need on every call. Create them with :func:`to_device`, :func:`device_array`
     or :func:`device_array_like`.
 
-    Indexing works as on NumPy arrays, without advanced indexing: an integer for
-    every axis reads or writes one element; slices, integers for some axes,
-    ``...`` and ``None`` give views sharing the memory. ``.T``, ``transpose``
-    and ``reshape`` give views too.
+    Indexing works as on NumPy arrays: an integer for every axis reads or
+    writes one element; slices, integers for some axes, ``...`` and ``None``
+    give views sharing the memory. Index arrays, lists and boolean masks (NumPy
+    or device arrays) give new arrays gathered on the device, and assignments
+    through them scatter on the device (runtime/indexing.py). ``.T``,
+    ``transpose`` and ``reshape`` give views.
+
+    NumPy's ufuncs and Python's operators compute on the device and return
+    device arrays (``d + 1``, ``np.sin(d)``, ``d[d > 0]``; runtime/operators.py);
+    ``np.asarray(d)`` copies to the host.
 
     Parameters
     ----------
@@ -195,11 +202,13 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
                 k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
             ):
                 raise IndexError(
-                    "device arrays support integers, slices, ... and None as indices, "
-                    f"not {type(k).__name__} (no advanced indexing)"
+                    "device arrays support integers, slices, ..., None, integer arrays and "
+                    f"boolean masks as indices, not {type(k).__name__}"
                 )
 
     def __getitem__(self, key):
+        if _indexing.is_advanced(key):  # index arrays, lists, masks: gathered on the device
+            return _indexing.getitem(self, key)
         self._check_key(key)
         offset = self._element_offset(key)
         if offset is not None:
@@ -210,6 +219,8 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         return self._view_from(dummy, dummy[key])
 
     def __setitem__(self, key, value):
+        if _indexing.is_advanced(key):  # scattered on the device
+            return _indexing.setitem(self, key, value)
         self._check_key(key)
         offset = self._element_offset(key)
         value = _host_array(value, "value")
