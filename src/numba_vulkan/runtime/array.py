@@ -475,6 +475,20 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
 
         return reduce(self, "max")
 
+    # ---- DLPack (runtime/dlpack.py) ----------------------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
+        of mapped memory when the consumer asks for the CPU (``np.from_dlpack(d)``)."""
+        from . import dlpack
+
+        return dlpack.export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(kDLVulkan = 7, device index)."""
+        from . import dlpack
+
+        return dlpack.device_of(self)
+
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(d)``: a copy on the host (``copy=False`` is refused: the data are on
         the device). NumPy's ufuncs and operators do not come here: they run on the
