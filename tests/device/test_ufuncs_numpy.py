@@ -161,6 +161,9 @@ def test_promotion_and_weak_python_scalars(device):
     _same(df * 2.5, f32 * 2.5)  # stays float32
     _same(d8 / 2, i8 / 2)  # float64
     _same(d8 + np.float32(1), i8 + np.float32(1))
+    _same(df + np.float64(1.5), f32 + np.float64(1.5))  # NumPy scalars are strong (float64)
+    _same(df * d8.sum(), f32 * i8.sum())
+    assert (df == None) is False and (df != "a") is True  # noqa: E711
     _same(d8 + f32, i8 + f32)  # float32 (int8 fits)
     _same(2 - d8, 2 - i8)
     _same(d8 < 1000, i8 < 1000)  # NumPy 2 compares out-of-range ints exactly

@@ -13,6 +13,11 @@
 import numpy as np
 
 
+def _array_like(value):
+    return isinstance(value, (ArrayOperators, np.ndarray, np.generic, bool, int, float, complex,
+                              list, tuple))
+
+
 def _binary(ufunc):
     def op(self, other):
         return ufunc(self, other)
@@ -73,9 +78,13 @@ class ArrayOperators:
         return np.greater_equal(self, other)
 
     def __eq__(self, other):
+        if not _array_like(other):
+            return NotImplemented  # d == None, d == "x": Python's identity fallback
         return np.equal(self, other)
 
     def __ne__(self, other):
+        if not _array_like(other):
+            return NotImplemented
         return np.not_equal(self, other)
 
     def any(self):

@@ -172,8 +172,9 @@ def device_of(values, device=None):
 
 
 def is_python_scalar(value):
-    """Python's bool, int, float and complex (NumPy 2 treats int, float, complex as weak)."""
-    return isinstance(value, (bool, int, float, complex))
+    """Python's bool, int, float and complex (NumPy 2 treats int, float, complex as weak);
+    not NumPy's scalars, which are strong (np.float64 is a subclass of float)."""
+    return type(value) in (bool, int, float, complex)
 
 
 def as_operand(value):
