@@ -68,14 +68,16 @@ def main():
            ("first call, 5 device functions, ms",
             {s: get(r, s, "first_call_devfn", "ms_median") for s in SIDES})],
           "lower")  # fmt: skip
+    def both(src, *keys):
+        return {s: get(src, s, *keys) for s in SIDES}
+
     _bars(OUT / "bench_throughput.png", f"Kernels: throughput ({gpu})", "GB/s or GFLOP/s",
-          [("STREAM triad 2^28 f32, GB/s", {s: get(r, s, "triad", "GBps_median") for s in SIDES}),
-           ("naive matmul 2048², coalesced, GFLOP/s",
-            {s: get(r, s, "matmul_coalesced", "GFLOPs_median") for s in SIDES}),
-           ("naive matmul 2048², GFLOP/s", {s: get(r, s, "matmul", "GFLOPs_median") for s in SIDES}),
-           ("16×16 tiled matmul 4096², GFLOP/s", {s: get(p, s, "tiled_matmul", "gflops") for s in SIDES}),
-           ("shared-memory reduction 2^28 f32, GB/s", {s: get(p, s, "reduction", "gbs") for s in SIDES}),
-           ("histogram 2^28 bytes, GB/s", {s: get(p, s, "histogram", "gbs") for s in SIDES})],
+          [("STREAM triad 2^28 f32, GB/s", both(r, "triad", "GBps_median")),
+           ("naive matmul 2048² coalesced, GFLOP/s", both(r, "matmul_coalesced", "GFLOPs_median")),
+           ("naive matmul 2048², GFLOP/s", both(r, "matmul", "GFLOPs_median")),
+           ("16×16 tiled matmul 4096², GFLOP/s", both(p, "tiled_matmul", "gflops")),
+           ("shared-memory reduction 2^28 f32, GB/s", both(p, "reduction", "gbs")),
+           ("histogram 2^28 bytes, GB/s", both(p, "histogram", "gbs"))],
           "higher")  # fmt: skip
     print(f"figures written to {OUT}")
     return 0

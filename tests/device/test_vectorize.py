@@ -47,7 +47,8 @@ def test_device_arrays_broadcasting_and_out(device):
     np.testing.assert_array_equal(r.copy_to_host(), hypot_cpu(a, b))
     out = nv.device_array((2, 3, 4), np.float64)
     assert hypot_v(a, b[::-1], out=out) is out  # out shape (2, 3, 4): inputs broadcast to it
-    np.testing.assert_array_equal(out.copy_to_host(), np.broadcast_to(hypot_cpu(a, b[::-1]), (2, 3, 4)))
+    expected = np.broadcast_to(hypot_cpu(a, b[::-1]), (2, 3, 4))
+    np.testing.assert_array_equal(out.copy_to_host(), expected)
     host_out = np.empty((3, 4))
     assert hypot_v(a, 1.0, out=host_out) is host_out
     np.testing.assert_array_equal(host_out, hypot_cpu(a, 1.0))
@@ -113,7 +114,8 @@ def test_kernels_are_cached_per_signature(device):
 
 
 @numba.guvectorize(["void(float32[:], float32[:], float32[:])",
-                    "void(float64[:], float64[:], float64[:])"], "(n),(n)->()", target="vulkan")  # fmt: skip
+                    "void(float64[:], float64[:], float64[:])"],
+                   "(n),(n)->()", target="vulkan")  # fmt: skip
 def dot_v(a, b, out):
     s = 0.0
     for i in range(a.shape[0]):

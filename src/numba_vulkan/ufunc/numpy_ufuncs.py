@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import VulkanUnsupportedError
 from ..runtime.array import DeviceArray
-from . import elementwise, operands
+from . import operands
 
 # ---------------------------------------------------------------- expressions per kind
 
@@ -331,13 +331,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     compute = [_compute_dtype(d) for d in in_loop]
     from .vectorizer import apply
 
+    core = core_for(ufunc, compute, in_loop)
+    key = ("np", ufunc.__name__, tuple(compute), tuple(in_loop))
     try:
-        core = core_for(ufunc, compute, in_loop)
-    except VulkanUnsupportedError:
-        raise
-    try:
-        result = apply(core, ("np", ufunc.__name__, tuple(compute), tuple(in_loop)), values, compute,
-                       list(out_loop), out_arg, None)  # fmt: skip
+        result = apply(core, key, values, compute, list(out_loop), out_arg, None)
     except VulkanUnsupportedError as e:
         reason = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines()[0]
         raise VulkanUnsupportedError(
