@@ -57,6 +57,11 @@ def test_device_arrays_broadcasting_and_out(device):
     five = np.arange(2 * 2 * 3 * 2 * 5, dtype=np.float32).reshape(2, 2, 3, 2, 5)[..., ::2]
     np.testing.assert_array_equal(hypot_v(five, np.float32(1)), hypot_cpu(five, np.float32(1)))
     assert hypot_v(3.0, 4.0) == 5.0
+    s = nv.stream()
+    on_stream = hypot_v(d, d, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(on_stream.copy_to_host(), hypot_cpu(a, a))
+    np.testing.assert_array_equal(hypot_v(a, a, stream=0), hypot_cpu(a, a))
     with pytest.raises(ValueError):
         hypot_v(a, np.ones(3))
     with pytest.raises(TypeError, match="no signature"):

@@ -110,7 +110,7 @@ def kernel(core, core_key, kinds, in_casts, out_casts, rank, narrow, options=())
     return k
 
 
-def run(core, core_key, inputs, in_casts, outputs, out_casts, device, options=()):
+def run(core, core_key, inputs, in_casts, outputs, out_casts, device, options=(), stream=None):
     """Launch ``outputs[k][...] = core(*inputs)[k]`` element by element.
 
     Parameters
@@ -129,6 +129,8 @@ def run(core, core_key, inputs, in_casts, outputs, out_casts, device, options=()
     device : Device
     options : tuple of (str, object)
         Further ``jit`` options of the kernel (see `kernel`).
+    stream : Stream, optional
+        Launch on this stream.
     """
     shape = outputs[0].shape
     if any(n == 0 for n in shape):
@@ -144,7 +146,7 @@ def run(core, core_key, inputs, in_casts, outputs, out_casts, device, options=()
         it = iter(views[:nin_arrays])
         args = [next(it) if kind == "a" else x for kind, x in zip(kinds, inputs)]
         args += views[nin_arrays:]
-        k.forall(tuple(reversed(launch_shape)), device=device)(*args)
+        k.forall(tuple(reversed(launch_shape)), device=device, stream=stream)(*args)
 
 
 def _is_array(x):

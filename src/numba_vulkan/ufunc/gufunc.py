@@ -152,6 +152,10 @@ class VulkanGUFunc:
             if o is not None and not isinstance(o, (DeviceArray, np.ndarray)):
                 raise TypeError(f"outputs must be device or NumPy arrays, not {type(o).__name__}")
         spec = self._select(values, outs)
+        if isinstance(stream, int) and stream == 0:  # numba.cuda's default stream
+            stream = None
+        if stream is not None and device is None:
+            device = stream.device
         dev = operands.device_of(values + [o for o in outs if o is not None],
                                  device or self._default_device)  # fmt: skip
         loop_shape, sizes = self._shapes(values, outs)
@@ -172,7 +176,7 @@ class VulkanGUFunc:
                                      f"{shape}")  # fmt: skip
                 targets.append(o if isinstance(o, DeviceArray) else to_device(o, dev))
                 host_outs.append(o if isinstance(o, np.ndarray) else None)
-        self._launch(spec, ins + targets, loop_shape, dev)
+        self._launch(spec, ins + targets, loop_shape, dev, stream)
         on_device = any(isinstance(a, DeviceArray) for a in values + outs)
         results = []
         for t, h in zip(targets, host_outs):
@@ -257,7 +261,7 @@ class VulkanGUFunc:
             return kernel_scalar(v, dtype)
         return to_device(np.asarray(v).astype(dtype, copy=False), dev)
 
-    def _launch(self, spec, arrays, loop_shape, dev):
+    def _launch(self, spec, arrays, loop_shape, dev, stream=None):
         dims_all = self._ins + self._outs
         kinds, prepared = [], []
         for a, (_, as_array), dims in zip(arrays, spec, dims_all):
@@ -286,7 +290,7 @@ class VulkanGUFunc:
             it = iter(views)
             args = [next(it) if k == "a" else p for k, p in zip(kinds, prepared)]
             n = views[0].shape[0]
-            kernel.forall(n, device=dev)(*args)
+            kernel.forall(n, device=dev, stream=stream)(*args)
 
 
 def _loop_views(arrays, loop_shape):

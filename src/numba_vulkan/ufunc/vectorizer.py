@@ -155,7 +155,8 @@ class VulkanVectorize:
 class VulkanUFunc:
     """An element-wise function run on a Vulkan device (see the module docstring).
 
-    Call it as ``f(x, y, out=None, device=None, stream=None)``. ``out`` (a device
+    Call it as ``f(x, y, out=None, device=None, stream=None)`` (launches go on `stream`
+    where one is given). ``out`` (a device
     or NumPy array of the result's shape) receives the result, converted to its
     dtype where NumPy's ``same_kind`` casting allows. Kernels are generated per
     signature, operand kinds and rank and cached.
@@ -218,8 +219,12 @@ class VulkanUFunc:
         else:
             dtypes = natural_dtypes(values)
             ret = self._result_dtype(dtypes)
+        if isinstance(stream, int) and stream == 0:  # numba.cuda's default stream
+            stream = None
+        if stream is not None and device is None:
+            device = stream.device
         return apply(self._core, ("vectorize", id(self), tuple(dtypes)), values, dtypes, [ret],
-                     out, device or self._default_device, self._options)  # fmt: skip
+                     out, device or self._default_device, self._options, stream)  # fmt: skip
 
     def reduce(self, array, axis=0, device=None):
         """Reduce a 1-d array (or any array with ``axis=None``) with this binary function,
@@ -247,9 +252,10 @@ def infer_return_dtype(pyfunc, dtypes, name):
         ) from None
 
 
-def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=()):
+def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=(), stream=None):
     """Run `core` element-wise over `values` (converted to `dtypes`) into outputs of
-    `out_dtypes` (allocated, or `out`), and return them as NumPy's ufuncs would."""
+    `out_dtypes` (allocated, or `out`), and return them as NumPy's ufuncs would. On a
+    `stream`, launches with device arrays return at once (host results still wait)."""
     outs = _out_tuple(out, len(out_dtypes))
     dev = operands.device_of(list(values) + [o for o in outs if o is not None], device)
     shapes = [np.shape(v) for v in values if not operands.is_python_scalar(v)]
@@ -284,7 +290,7 @@ def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=()):
             targets.append(DeviceArray(dev, shape, o.dtype))
             copy_back.append(o)
     inputs = _separate_overlaps(inputs, targets)
-    elementwise.run(core, core_key, inputs, in_casts, targets, out_casts, dev, options)
+    elementwise.run(core, core_key, inputs, in_casts, targets, out_casts, dev, options, stream)
     on_device = any(isinstance(v, DeviceArray) for v in values) or any(
         isinstance(o, DeviceArray) for o in given
     )
