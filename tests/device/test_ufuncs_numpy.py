@@ -248,3 +248,21 @@ def test_clear_errors(device):
         np.asarray(d, copy=False)
     with pytest.raises(VulkanUnsupportedError, match="gcd"):
         np.gcd(nv.to_device(np.arange(4)), 2)
+
+
+def test_complex_ufuncs(device):
+    rng = np.random.default_rng(7)
+    for dtype in (np.complex64, np.complex128):
+        x = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(dtype)
+        y = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(dtype)
+        dx, dy = nv.to_device(x), nv.to_device(y)
+        for ufunc in [np.add, np.subtract, np.equal, np.not_equal]:
+            _same(ufunc(dx, dy), ufunc(x, y))
+        for ufunc in [np.negative, np.conjugate, np.positive]:
+            _same(ufunc(dx), ufunc(x))
+        # Products round twice per part (NumPy's SIMD loops may fuse one): a few ulp.
+        tol = 4 * np.finfo(dtype).eps
+        for ours, ref in [(dx * dy, x * y), (dx / dy, x / y), (abs(dx), abs(x)),
+                          (np.square(dx), np.square(x)), (dx * 2j, x * 2j)]:  # fmt: skip
+            assert np.asarray(ours).dtype == ref.dtype
+            np.testing.assert_allclose(np.asarray(ours), ref, rtol=tol)

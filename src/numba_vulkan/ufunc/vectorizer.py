@@ -110,6 +110,9 @@ def prepare_inputs(values, dtypes, device):
         elif isinstance(v, np.ndarray) and v.ndim > 0:
             inputs.append(to_device(v.astype(dtype, copy=False), device))
             casts.append("{}")
+        elif np.dtype(dtype).kind == "c":  # kernels take no complex scalars: a 0-d array
+            inputs.append(to_device(np.asarray(kernel_scalar(v, dtype)), device))
+            casts.append("{}")
         else:
             inputs.append(kernel_scalar(v, dtype))
             casts.append("{}")
