@@ -266,3 +266,15 @@ def test_complex_ufuncs(device):
                           (np.square(dx), np.square(x)), (dx * 2j, x * 2j)]:  # fmt: skip
             assert np.asarray(ours).dtype == ref.dtype
             np.testing.assert_allclose(np.asarray(ours), ref, rtol=tol)
+
+
+def test_astype_on_the_device(device):
+    x = np.array([-2.7, -0.5, 0.0, 0.5, 3.9, 1e3], np.float64)
+    d = nv.to_device(x)
+    for dtype in (np.int32, np.int64, np.float32, np.bool_, np.uint8):
+        with np.errstate(all="ignore"):
+            ref = x.astype(dtype) if dtype is not np.uint8 else x.clip(0, 255).astype(dtype)
+        src = d if dtype is not np.uint8 else nv.to_device(x.clip(0, 255))
+        _same(src.astype(dtype), ref)
+    _same(nv.to_device(np.arange(12).reshape(3, 4))[:, ::-2].astype(np.float32),
+          np.arange(12).reshape(3, 4)[:, ::-2].astype(np.float32))

@@ -87,6 +87,13 @@ class ArrayOperators:
             return NotImplemented
         return np.not_equal(self, other)
 
+    def astype(self, dtype):
+        """A new device array with the elements converted to `dtype` (NumPy's conversion:
+        floats to ints truncate, to bool is ``!= 0``), computed on the device."""
+        from ..ufunc.gufunc import cast_on_device
+
+        return cast_on_device(self, np.dtype(dtype))
+
     def any(self):
         """Whether any element is true (computed on the device)."""
         return np.bool_(np.not_equal(self, 0).sum() > 0) if self.size else np.False_

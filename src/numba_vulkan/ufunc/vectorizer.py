@@ -339,7 +339,9 @@ def _separate_overlaps(inputs, targets):
                 if operands.same_memory(x, t) and not operands.same_elements(
                     operands.broadcast_to(x, t.shape), t
                 ):
-                    x = x.copy()
+                    from .gufunc import cast_on_device
+
+                    x = cast_on_device(x, x.dtype)  # a contiguous copy made on the device
                     break
         fixed.append(x)
     return fixed
