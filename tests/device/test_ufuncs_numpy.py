@@ -227,6 +227,10 @@ def test_in_place_and_out(device):
     i = nv.to_device(np.arange(5))
     with pytest.raises(TypeError, match="same_kind"):
         i += 1.5
+    np.add(i, 1.5, out=i, casting="unsafe")  # as NumPy: truncated into the int64 array
+    _same(i, np.add(np.arange(5), 1.5).astype(np.int64))
+    _same(np.add(nv.to_device(np.int8([100])), np.int8(100), dtype=np.float64),
+          np.add(np.int8([100]), np.int8(100), dtype=np.float64))
 
 
 def test_clear_errors(device):

@@ -334,7 +334,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     core = core_for(ufunc, compute, in_loop)
     key = ("np", ufunc.__name__, tuple(compute), tuple(in_loop))
     try:
-        result = apply(core, key, values, compute, list(out_loop), out_arg, None)
+        result = apply(core, key, values, compute, list(out_loop), out_arg, None,
+                       casting=casting)
     except VulkanUnsupportedError as e:
         reason = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines()[0]
         raise VulkanUnsupportedError(
@@ -360,11 +361,14 @@ def _resolve(ufunc, values, dtype):
             spec.append(type(v))
         else:
             spec.append(np.dtype(v.dtype))
-    outs = [None] * ufunc.nout
-    if dtype is not None:
-        outs = [np.dtype(dtype)] * ufunc.nout
+    outs = (None,) * ufunc.nout
+    signature = None
+    if dtype is not None:  # NumPy's dtype= fixes the outputs' DType in the loop signature
+        signature = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
     try:
-        return ufunc.resolve_dtypes(tuple(spec) + tuple(outs))
+        if signature is None:
+            return ufunc.resolve_dtypes(tuple(spec) + outs)
+        return ufunc.resolve_dtypes(tuple(spec) + outs, signature=signature)
     except TypeError:
         raise
     except Exception as e:  # NumPy's _UFuncNoLoopError and the like

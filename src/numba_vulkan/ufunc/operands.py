@@ -27,7 +27,12 @@ MAX_RANK = 3
 
 
 def view(array, shape, dev_strides, extra_offset=0):
-    """A view of `array`'s buffer with the given shape and stored-byte strides."""
+    """A view of `array`'s buffer with the given shape and stored-byte strides (`array`
+    itself where that is what it already is: views cost a DeviceArray each)."""
+    if not extra_offset and tuple(array.shape) == tuple(shape) and tuple(
+        array._dev_strides
+    ) == tuple(dev_strides):
+        return array
     stored = (array._buffer, array._offset + extra_offset, tuple(int(s) for s in dev_strides))
     return DeviceArray(array.device, tuple(int(n) for n in shape), array.dtype, _stored=stored)
 

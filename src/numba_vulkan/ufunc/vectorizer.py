@@ -255,7 +255,8 @@ def infer_return_dtype(pyfunc, dtypes, name):
         ) from None
 
 
-def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=(), stream=None):
+def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=(), stream=None,
+          casting="same_kind"):
     """Run `core` element-wise over `values` (converted to `dtypes`) into outputs of
     `out_dtypes` (allocated, or `out`), and return them as NumPy's ufuncs would. On a
     `stream`, launches with device arrays return at once (host results still wait)."""
@@ -280,10 +281,10 @@ def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=(), s
             out_casts.append(elementwise.cast_expr(dt))
             copy_back.append(None)
             continue
-        if not np.can_cast(dt, o.dtype, "same_kind"):
+        if not np.can_cast(dt, o.dtype, casting):
             raise TypeError(
                 f"Cannot cast ufunc output from dtype('{dt}') to dtype('{o.dtype}') with "
-                "casting rule 'same_kind'"
+                f"casting rule {casting!r}"
             )
         out_casts.append(elementwise.cast_expr(o.dtype))
         if isinstance(o, DeviceArray):
