@@ -167,3 +167,19 @@ def test_guvectorize(device):
         dot_v(a, np.ones(4, np.float32))
     with pytest.raises(NameError, match="undefined output symbols"):  # Numba's layout parser
         nv.guvectorize(["void(float64[:], float64[:])"], "()->(n)")(lambda a, o: None)(1.0)
+
+
+def test_kernel_cache_never_confuses_functions(device):
+    """Functions made one after another (a new one may reuse a dead one's id()) keep their
+    own kernels."""
+    x = np.arange(4, dtype=np.float64)
+    for k in range(3):
+        f = nv.vectorize(["float64(float64)"])(eval(f"lambda v: v + {k}"))
+        np.testing.assert_array_equal(f(x), x + k)
+        del f
+
+
+def test_foreign_ufuncs_are_refused_on_device_arrays(device):
+    cpu = numba.vectorize(["float64(float64)"])(lambda v: v * 2)
+    with pytest.raises(TypeError, match="NumPy's ufuncs"):
+        cpu(nv.to_device(np.ones(3)))

@@ -36,6 +36,7 @@ from . import elementwise, operands
 
 _kernels = {}
 _lock = threading.Lock()
+_serial = itertools.count()
 
 
 def _kernel(core_fn, key, kinds, narrow, options):
@@ -117,6 +118,7 @@ class VulkanGUFunc:
         self._options = (("fastmath", True),) if fastmath else ()
         self._core = jit(device=True, fastmath=fastmath)(pyfunc)
         self._signatures = [self._parse(sig) for sig in signatures]
+        self._key = next(_serial)  # not id(self): ids are reused once an object is gone
 
     def _parse(self, sig):
         args, _ = sigutils.normalize_signature(sig)
@@ -279,7 +281,7 @@ class VulkanGUFunc:
             return
         narrow = _narrow_option(dev)
         kinds = tuple(kinds)
-        key = ("gufunc", id(self), spec)
+        key = ("gufunc", self._key, spec)
         kernel = _kernel(self._core, key, kinds, narrow, self._options)
         nloop = len(loop_shape)
         arrays_only = [p for p in prepared if isinstance(p, DeviceArray)]

@@ -294,6 +294,11 @@ _UNSUPPORTED_KWARGS = ("where", "axes", "axis", "keepdims", "signature", "extobj
 
 def array_ufunc(ufunc, method, inputs, kwargs):
     """DeviceArray.__array_ufunc__: the ufunc computed on the device (see the module docs)."""
+    if getattr(np, ufunc.__name__, None) is not ufunc:
+        raise TypeError(
+            f"{ufunc.__name__!r} is not one of NumPy's ufuncs: only those run on device arrays "
+            "(for your own function use numba_vulkan.vectorize, or np.asarray(d) on the host)"
+        )
     if method != "__call__":
         return _other_method(ufunc, method, inputs, kwargs)
     for x in inputs + tuple(_as_tuple(kwargs.get("out"))):

@@ -18,6 +18,7 @@ the result type is what Numba's typing infers for the function.
 """
 
 import inspect
+import itertools
 
 import numpy as np
 from numba.core import sigutils
@@ -25,6 +26,9 @@ from numba.np import numpy_support
 
 from ..runtime.array import DeviceArray
 from . import elementwise, operands
+
+
+_serial = itertools.count()
 
 
 def parse_signatures(signatures):
@@ -195,6 +199,9 @@ class VulkanUFunc:
                 raise TypeError(f"{self.__name__}: a signature has {len(dtypes)} arguments, "
                                 f"the function {self.nin}")  # fmt: skip
         self._return_types = {}  # arg dtypes -> result dtype, without signatures
+        # Identifies this function in the kernel cache (an id() could be reused by a later
+        # object once this one is gone, and find this one's kernels).
+        self._key = next(_serial)
 
     @property
     def types(self):
@@ -226,7 +233,7 @@ class VulkanUFunc:
             stream = None
         if stream is not None and device is None:
             device = stream.device
-        return apply(self._core, ("vectorize", id(self), tuple(dtypes)), values, dtypes, [ret],
+        return apply(self._core, ("vectorize", self._key, tuple(dtypes)), values, dtypes, [ret],
                      out, device or self._default_device, self._options, stream)  # fmt: skip
 
     def reduce(self, array, axis=0, device=None):
