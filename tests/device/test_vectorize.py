@@ -138,6 +138,9 @@ def test_guvectorize(device):
     d = dot_v(nv.to_device(a.astype(np.float64)), b.astype(np.float64))
     assert isinstance(d, nv.DeviceArray)
     np.testing.assert_array_equal(d.copy_to_host(), a.astype(np.float64) @ b)
+    ints = dot_v(nv.to_device(a.astype(np.int32)), b.astype(np.float64))  # converted on device
+    assert ints.dtype == np.float64
+    np.testing.assert_array_equal(ints.copy_to_host(), a.astype(np.float64) @ b)
     out = np.empty((2, 4), np.float32)
     dot_v(a, b, out)
     np.testing.assert_array_equal(out, a @ b)
