@@ -6,7 +6,8 @@ ufuncs and operators on DeviceArray.
 - vectorizer.py / gufunc.py: the ``vectorize`` / ``guvectorize`` targets;
 - registry.py: ``target="vulkan"`` in Numba's registries, ``nv.vectorize``/``nv.guvectorize``;
 - reduction.py: ``VulkanUFunc.reduce``;
-- numpy_ufuncs.py / operators.py: ``DeviceArray.__array_ufunc__`` and the Python operators.
+- numpy_ufuncs.py: NumPy's ufuncs on device arrays (``DeviceArray.__array_ufunc__``, which
+  runtime/operators.py installs with the Python operators).
 """
 
 from .registry import guvectorize, register, vectorize

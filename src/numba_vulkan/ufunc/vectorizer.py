@@ -300,7 +300,8 @@ def apply(core, core_key, values, dtypes, out_dtypes, out, device, options=(), s
         else:
             targets.append(DeviceArray(dev, shape, o.dtype))
             copy_back.append(o)
-    inputs = _separate_overlaps(inputs, targets)
+    # Only outputs given by the caller can share memory with an input (ours are new).
+    inputs = _separate_overlaps(inputs, [t for t, o in zip(targets, outs) if o is not None])
     elementwise.run(core, core_key, inputs, in_casts, targets, out_casts, dev, options, stream)
     on_device = any(isinstance(v, DeviceArray) for v in values) or any(
         isinstance(o, DeviceArray) for o in given
@@ -340,6 +341,8 @@ def _out_tuple(out, nout):
 def _separate_overlaps(inputs, targets):
     """Inputs that overlap an output other than element for element are copied first
     (NumPy's rule: the result is as if the inputs were read before any write)."""
+    if not targets:
+        return inputs
     fixed = []
     for x in inputs:
         if isinstance(x, DeviceArray):
