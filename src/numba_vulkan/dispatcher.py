@@ -27,7 +27,7 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, narrowing
+from . import arguments, cache, checks, compiler, config, hidden_args, narrowing
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -652,14 +652,22 @@ def _make_launcher(device, compiled):
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
-    return _core.Launcher(
+    hidden = getattr(compiled, "hidden", None)
+    if hidden:  # global arrays through hidden parameters (hidden_args.py)
+        specs, writes = hidden_args.launcher_specs(compiled)
+        values = hidden_args.hidden_arrays(compiled, device)
+    else:
+        specs = list(compiled.argspecs)
+        writes = list(compiled.writes) if getattr(compiled, "writes", None) is not None else None
+    launcher = _core.Launcher(
         core_device,
         kernel_core,
-        list(compiled.argspecs),
+        specs,
         compiled.param_size,
         compiled.params_in_buffer,
         getattr(compiled, "grid", None),
         # Which arrays the kernel writes: the device puts barriers only where a
         # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
-        list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
+        writes,
     )
+    return hidden_args.HiddenArgsLauncher(launcher, values) if hidden else launcher
