@@ -27,7 +27,7 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, hidden_args, narrowing
+from . import arguments, cache, checks, compiler, config, hidden_args, narrowing, packed_args
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -579,6 +579,10 @@ class Dispatcher:
                 device_args[position] = arguments.scalar_for_launch(
                     arg, argtypes[position], spec.compiled.mode, position, self.__name__
                 )
+            elif isinstance(arg, tuple):
+                device_args[position] = packed_args.for_launch(
+                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                )
         device_args = tuple(device_args)
 
         # With results to copy back, the launch is held: the copies' wait submits the
@@ -652,10 +656,10 @@ def _make_launcher(device, compiled):
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
-    hidden = getattr(compiled, "hidden", None)
-    if hidden:  # global arrays through hidden parameters (hidden_args.py)
-        specs, writes = hidden_args.launcher_specs(compiled)
-        values = hidden_args.hidden_arrays(compiled, device)
+    adapted = packed_args.needs_adapter(compiled)
+    if adapted:  # packed arguments, hidden arrays (packed_args.py, hidden_args.py)
+        specs, writes = packed_args.launcher_specs(compiled)
+        hidden = hidden_args.hidden_arrays(compiled, device) if compiled.hidden else ()
     else:
         specs = list(compiled.argspecs)
         writes = list(compiled.writes) if getattr(compiled, "writes", None) is not None else None
@@ -670,4 +674,6 @@ def _make_launcher(device, compiled):
         # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
         writes,
     )
-    return hidden_args.HiddenArgsLauncher(launcher, values) if hidden else launcher
+    if adapted:
+        return packed_args.AdaptedLauncher(launcher, compiled.argspecs, hidden)
+    return launcher

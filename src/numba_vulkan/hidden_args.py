@@ -3,11 +3,11 @@ device arrays, appended to every launch's arguments.
 
 A kernel that reads a large global NumPy array, or a global DeviceArray, has
 array parameters the user does not pass. Its C++ launcher is made with their
-argspecs after the arguments' and a wrapper (``HiddenArgsLauncher``) appends
-the arrays to each call's arguments, so the launcher writes their addresses
-and the device tracks them as any argument (barriers after earlier writes,
-buffers kept alive until the work completes). Kernels without hidden arrays
-get the bare C++ launcher and pay nothing.
+argspecs after the arguments' and a wrapper (packed_args.AdaptedLauncher)
+appends the arrays to each call's arguments, so the launcher writes their
+addresses and the device tracks them as any argument (barriers after earlier
+writes, buffers kept alive until the work completes). Kernels without hidden
+arrays or packed arguments get the bare C++ launcher and pay nothing.
 
 Constant data is uploaded once per device, the first time a launcher is made
 there, and kept with the CompiledKernel (``hidden_on_device``) for as long as
@@ -43,35 +43,6 @@ def hidden_arrays(compiled, device):
                 values.append(value)
             found = compiled.hidden_on_device[device] = tuple(values)
     return found
-
-
-def launcher_specs(compiled):
-    """(argspecs, writes) of the C++ launcher: the arguments', then the hidden arrays'."""
-    specs = list(compiled.argspecs) + [spec for spec, _, _ in compiled.hidden]
-    writes = list(compiled.writes) + [written for _, written, _ in compiled.hidden]
-    return specs, writes
-
-
-class HiddenArgsLauncher:
-    """A C++ launcher whose kernel has hidden arrays: appends them to each launch."""
-
-    __slots__ = ("core", "hidden")
-
-    def __init__(self, core, hidden):
-        self.core = core
-        self.hidden = tuple(hidden)
-
-    def launch(self, groups, local_size, args, hold=False):
-        return self.core.launch(groups, local_size, tuple(args) + self.hidden, hold)
-
-    def __getattr__(self, name):  # keep_last_block, last_block(): the C++ launcher's
-        return getattr(self.core, name)
-
-    def __setattr__(self, name, value):
-        if name in self.__slots__:
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.core, name, value)
 
 
 def _name(device):

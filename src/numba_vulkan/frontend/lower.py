@@ -19,6 +19,7 @@ from .. import _core
 from . import arith
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
+from .packed import declare_packed, packable
 from .types import compute_kind, host_dtype, is_scalar_type, nbytes, param_kind, scalar_code
 
 Op = _core.Op
@@ -166,6 +167,10 @@ class Lowerer:
                     nbytes(pk),
                     self.module.param_offset(index),
                 ))  # fmt: skip
+            elif packable(ty):  # tuples, namedtuples, complex: flattened (packed.py)
+                value, spec = declare_packed(self, name, ty, loc)
+                self.params.append((value, ty))
+                self.argspecs.append(spec)
             else:
                 raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
 
@@ -364,7 +369,8 @@ class Lowerer:
         if isinstance(param, ArrayArg):
             return param
         value, arg_ty = param
-        value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
+        if not isinstance(value, tuple):  # packed arguments are in compute kinds already
+            value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
         return self.cast(value, arg_ty, ty, loc)
 
     def lower_setitem(self, stmt):
