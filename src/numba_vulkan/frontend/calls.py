@@ -120,6 +120,11 @@ def lower_call(lowerer, expr, target):
         return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise unsupported("raise statements", loc)
+    from .array_ufuncs import lower_array_ufunc
+
+    on_arrays = lower_array_ufunc(lowerer, expr, fn, sig, callee_name(fn))  # np.sin(x, out)
+    if on_arrays is not None:
+        return on_arrays
     value = mathlib.lower(lowerer, fn, expr, sig, callee_name(fn))  # math.*, np ufuncs, round, pow
     if value is not None:
         return value, sig.return_type
