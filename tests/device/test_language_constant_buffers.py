@@ -185,3 +185,29 @@ def test_storing_into_a_global_device_array_is_refused():
 
     with pytest.raises(nv.VulkanUnsupportedError, match="readonly array"):
         k.forall(1)(np.zeros(1, np.int64))
+
+
+def test_narrowed_kernels_refuse_global_ints_past_32_bits():
+    wide = np.arange(300, dtype=np.int64) * 2**33  # a constant buffer
+    small_wide = np.array([2**40, 1], dtype=np.int64)  # inlined
+
+    for table in (wide, small_wide):
+        @nv.jit(narrow="ints")
+        def k(out):
+            i = nv.global_id(0)
+            if i < out.size:
+                out[i] = table[i]
+
+        with pytest.raises(nv.VulkanUnsupportedError, match="does not fit the 32-bit integers"):
+            k.forall(2)(np.zeros(2, np.int64))
+    fits = np.arange(300, dtype=np.int64) - 150
+
+    @nv.jit(narrow="ints")
+    def k2(out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = fits[i] * 3
+
+    out = np.zeros(300, np.int64)
+    k2.forall(300)(out)
+    np.testing.assert_array_equal(out, fits * 3)

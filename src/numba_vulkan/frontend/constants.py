@@ -95,6 +95,19 @@ def _python_value(v):
     return float(v)
 
 
+def _check_narrowed(value, mode, loc):
+    """Refuse 64-bit integers that a kernel computing in 32 bits (narrow="ints") would
+    change, as the dispatcher refuses such NumPy arguments (OverflowError there)."""
+    if not mode.ints or value.dtype.kind not in "iu" or value.dtype.itemsize != 8 or not value.size:
+        return
+    lo, hi = (-(2**31), 2**31 - 1) if value.dtype.kind == "i" else (0, 2**32 - 1)
+    low, high = int(value.min()), int(value.max())
+    if low < lo or high > hi:
+        raise unsupported(
+            f"a global array holding {low if low < lo else high}, which does not fit the "
+            "32-bit integers the kernel computes in (narrow='ints'; use narrow=None)", loc)  # fmt: skip
+
+
 def _inlinable(value, ty):
     """Whether global array `value` is small enough, and of plain numbers, to inline."""
     plain = isinstance(ty.dtype, (types.Integer, types.Float, types.Boolean))
@@ -117,6 +130,7 @@ def constant_array(lowerer, value, ty, loc):
         )
     if value.ndim < 1 or value.ndim > 3:
         raise unsupported(f"{value.ndim}-d global arrays (1 to 3 dimensions)", loc)
+    _check_narrowed(value, lowerer.mode, loc)
     if _inlinable(value, ty):
         return ConstArray(lowerer, value, ty, loc)
     frozen = np.array(value, copy=True, order="C")  # frozen now, as Numba does
