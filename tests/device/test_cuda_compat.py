@@ -397,13 +397,17 @@ def test_launch_with_stream_and_dynamic_shared_memory():
 
 
 @pytest.mark.parametrize("name, words", [
-    ("random", "cuda.random"), ("libdevice", "libdevice"), ("managed_array", "managed"),
+    ("libdevice", "libdevice"), ("managed_array", "managed"),
     ("compile_ptx", "PTX"), ("no_such_name_at_all", "not mapped"),
 ])
 def test_unmapped_names_raise_naming_the_feature(name, words):
     with pytest.raises(VulkanUnsupportedError, match=words):
         obj = getattr(cuda, name)
         obj()
+
+
+def test_cuda_random_as_an_attribute():
+    assert cuda.random.create_xoroshiro128p_states(2, seed=0).shape == (2,)
 
 
 def test_grid_sync_refused():
