@@ -211,3 +211,23 @@ def test_narrowed_kernels_refuse_global_ints_past_32_bits():
     out = np.zeros(300, np.int64)
     k2.forall(300)(out)
     np.testing.assert_array_equal(out, fits * 3)
+
+
+TABLES = [np.arange(300, dtype=np.float64) * (k + 1) for k in range(8)]
+T0, T1, T2, T3, T4, T5, T6, T7 = TABLES
+
+
+def test_many_constant_buffers_move_the_parameters_into_a_buffer():
+    @nv.jit
+    def k(out, a):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = T0[i] + T1[i] + T2[i] + T3[i] + T4[i] + T5[i] + T6[i] + T7[i] + a[i]
+
+    a = nv.to_device(np.ones(300))
+    out = nv.device_array(300, np.float64)
+    for _ in range(2):
+        k.forall(300)(out, a)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(300) * 36 + 1)
+    (compiled,) = k.specialisations.values()
+    assert compiled.params_in_buffer and len(compiled.hidden) == 8
