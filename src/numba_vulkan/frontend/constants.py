@@ -4,7 +4,7 @@ Numba freezes the value of a global (or closure) NumPy array when it compiles
 the kernel (changing the array afterwards does not change the kernel); so do
 we, in one of two forms:
 
-- small arrays of plain numbers (up to ``MAX_ELEMENTS`` elements) are inlined:
+- small arrays of plain numbers (up to ``MAX_ELEMENTS``, 16, elements) are inlined:
   ``arr[i]`` becomes a chain of ``select(linear == k, value_k, ...)`` over the
   frozen elements, exact and without any buffer, but one select per element
   at every read;
@@ -28,8 +28,13 @@ from .types import compute_kind, index_kind, is_signed
 
 Op = _core.Op
 
-#: The largest global array inlined as constants (each read costs one select per element).
-MAX_ELEMENTS = 256
+#: The largest global array inlined as constants. Each read of an inlined array costs a
+#: select per element unless its index is a constant (then it folds to the value); a
+#: constant buffer costs one load. On lavapipe, with variable indices, inlining wins at 8
+#: elements and loses from 32 on (2x at 64, 9x at 256: benchmarks/bench_constants.py,
+#: results/lavapipe_2026-11-30_constants.txt); small tables, often read at constant
+#: indices (coefficients), stay inlined.
+MAX_ELEMENTS = 16
 
 
 class ConstArray(ArrayArg):
