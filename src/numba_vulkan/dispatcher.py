@@ -561,7 +561,7 @@ class Dispatcher:
                     f"{_device_name(device)}; copy it with copy_to_host() and to_device()"
                 )
             argtypes.append(arguments.typeof_argument(arg, position))
-        wide = any(arguments.needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
+        wide = any(arguments.needs_64bit_indices(a) for a in _leaves(args) if hasattr(a, "strides"))
         wide = wide or launch.needs_64bit_ids()
         spec = self._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
 
@@ -579,10 +579,13 @@ class Dispatcher:
                 device_args[position] = arguments.scalar_for_launch(
                     arg, argtypes[position], spec.compiled.mode, position, self.__name__
                 )
-            elif isinstance(arg, tuple):
+            elif isinstance(arg, tuple):  # scalars, arrays: packed_args.py
+                pairs = [] if spec.compiled.writes[position] else None
                 device_args[position] = packed_args.for_launch(
-                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                    arg, argtypes[position], spec.compiled.mode, position, self.__name__,
+                    device, pairs,
                 )
+                copy_back.extend(pairs or ())
         device_args = tuple(device_args)
 
         # With results to copy back, the launch is held: the copies' wait submits the
@@ -608,6 +611,15 @@ compiler_hook.set_jit(jit)
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _leaves(args):
+    """The arguments, with the items of tuple arguments in place of the tuples."""
+    for a in args:
+        if isinstance(a, tuple):
+            yield from _leaves(a)
+        else:
+            yield a
 
 
 class _HostInfo:

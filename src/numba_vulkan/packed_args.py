@@ -24,7 +24,9 @@ def launcher_specs(compiled):
             flat = []
             _flatten_spec(spec, flat)
             specs.extend(flat)
-            writes.extend([False] * len(flat))  # scalars only
+            # The arrays of a tuple argument count as written when any of them is (safe:
+            # at worst a barrier or a copy back too many).
+            writes.extend([written and s[0] == "array" for s in flat])
         else:
             specs.append(spec)
             writes.append(written)
@@ -114,14 +116,31 @@ class AdaptedLauncher:
             setattr(self.core, name, value)
 
 
-def for_launch(value, argtype, mode, position, kernel):
-    """A tuple argument with its scalars as the launcher takes them (scalar_for_launch on
-    each: exact NumPy types, OverflowError for ints a narrowed slot cannot hold)."""
+def for_launch(value, argtype, mode, position, kernel, device=None, copy_back=None):
+    """A tuple argument as the launcher takes it: scalars through scalar_for_launch (exact
+    NumPy types, OverflowError for ints a narrowed slot cannot hold), NumPy arrays copied
+    to `device` (appended to `copy_back` as (host, device copy) pairs, to copy back after
+    the launch), device arrays checked to be on `device`."""
     from numba.core import types
 
+    from .arguments import check_narrowed_array
+
     if isinstance(value, tuple) and isinstance(argtype, types.BaseTuple):
-        items = [for_launch(v, t, mode, position, kernel) for v, t in zip(value, argtype.types)]
+        items = [for_launch(v, t, mode, position, kernel, device, copy_back)
+                 for v, t in zip(value, argtype.types)]  # fmt: skip
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, (np.generic, int, float)):
         return scalar_for_launch(value, argtype, mode, position, kernel)
+    if isinstance(value, np.ndarray) and device is not None:
+        from .runtime.array import _upload
+
+        check_narrowed_array(value, mode, position, kernel)
+        on_device = _upload(value, device)
+        if copy_back is not None and value.flags.writeable:
+            copy_back.append((value, on_device))
+        return on_device
+    if getattr(value, "device", device) is not device and hasattr(value, "copy_to_host"):
+        raise ValueError(
+            f"argument {position} of kernel {kernel!r} holds a device array of another "
+            "device than the launch's; copy it with copy_to_host() and to_device()")  # fmt: skip
     return value

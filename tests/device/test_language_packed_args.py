@@ -121,10 +121,52 @@ def test_narrowed_int_in_a_tuple_is_checked():
         k.forall(1)(np.zeros(1, np.int64), (2**40,))
 
 
-def test_tuple_of_arrays_is_refused_clearly():
+def test_tuple_mixing_arrays_and_scalars_is_refused_clearly():
     @nv.jit
     def k(out, t):
-        out[0] = t[0][0]
+        out[0] = t[0][0] + t[1]
 
-    with pytest.raises(nv.VulkanUnsupportedError, match="argument 't'"):
-        k.forall(1)(np.zeros(1), (np.zeros(2), np.zeros(2)))
+    with pytest.raises(nv.VulkanUnsupportedError, match=r"kernel arguments of type Tuple\(array.*argument .t."):
+        k.forall(1)(np.zeros(1), (np.zeros(2), 1.0))
+
+
+def test_tuples_of_arrays_device_and_numpy():
+    @nv.jit
+    def axpy(arrays, a):
+        x, y, out = arrays
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = a * x[i] + y[i] + len(arrays) + arrays[2].size - out.size
+
+    x = np.arange(16.0)
+    y = np.ones(16)
+    out = np.zeros(16)
+    axpy.forall(16)((x, y, out), 2.0)  # NumPy arrays inside: copied in, and back
+    np.testing.assert_array_equal(out, 2 * x + y + 3)
+    dx, dy, dout = nv.to_device(x), nv.to_device(y), nv.device_array(16, np.float64)
+    for a in (1.0, 3.0):
+        axpy.forall(16)((dx, dy, dout), a)
+    np.testing.assert_array_equal(dout.copy_to_host(), 3 * x + y + 3)
+    assert axpy.slow_path_count == 1  # device arrays: the fast path, the same launcher
+
+
+def test_tuple_of_arrays_through_a_device_function():
+    @nv.jit(device=True)
+    def pick(arrays, i):
+        a, b = arrays
+        return a[i] - b[i]
+
+    @nv.jit(device=True)
+    def swap(arrays):
+        return arrays[1], arrays[0]
+
+    @nv.jit
+    def k(out, arrays):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = pick(arrays, i) + swap(arrays)[1][i]
+
+    a, b = np.arange(8, dtype=np.int32), np.arange(8, dtype=np.int32)[::-1].copy()
+    out = np.zeros(8, np.int32)
+    k.forall(8)(out, (a, b))
+    np.testing.assert_array_equal(out, a - b + a)

@@ -77,6 +77,11 @@ def k_unpack_star(o):
     o[0] = a
 
 
+def k_unpack_length(o):
+    a, b = (1, 2, 3)
+    o[0] = a
+
+
 CASES = [
     (k_missing_nv, "'numba_vulkan.missing_attr' (nv.missing_attr) does not exist"),
     (k_missing_shared, "'nv.shared.missing' does not exist"),
@@ -93,6 +98,7 @@ CASES = [
     (k_str, "calling 'str'"),
     (k_dict, "building a dict"),
     (k_unpack_star, "UNPACK_EX"),
+    (k_unpack_length, "(3 items) into 2 names"),
 ]
 
 

@@ -93,7 +93,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
-    writes = tuple(getattr(p, "written", False) for p in lowerer.params)
+    writes = tuple(_written(p) for p in lowerer.params)
     return LoweredKernel(
         module=lowerer.module,
         argspecs=lowerer.argspecs,
@@ -106,6 +106,14 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         callees=lowerer.callees,
         hidden=hidden.lowered_hidden(lowerer),
     )
+
+
+def _written(param):
+    """Whether the kernel may write argument `param` (an ArrayArg, or (value, type) where
+    the value of a tuple of arrays is a tuple of ArrayArgs: written if any of them is)."""
+    if isinstance(param, tuple) and isinstance(param[0], tuple):
+        return any(getattr(item, "written", False) for item in param[0])
+    return getattr(param, "written", False)
 
 
 __all__ = ["LoweredKernel", "lower_kernel"]

@@ -24,6 +24,7 @@ _OTHER_TARGET = re.compile(
     r"Function resolution cannot find any matches for function '<function ([^ ]+) at"
 )
 _ILLEGAL_DEL = re.compile(r"Illegal IR, del found")
+_UNPACK_LENGTH = re.compile(r"wrong tuple length for [^:]+: ', 'expected (\d+), got (\d+)")
 _SETATTR = re.compile(r"Cannot resolve setattr: \((.+?)\)\.(\w+) =")
 _YIELD_CLOSURE = re.compile(r"The use of yield in a closure is unsupported")
 _OPCODES = {
@@ -110,6 +111,10 @@ def describe(error):
             f"calling '{m.group(1)}' is not supported in Vulkan kernels (it is registered for "
             "another target; register it for the generic target or target='vulkan')"
         )
+    m = _UNPACK_LENGTH.search(text)
+    if m:
+        return (f"unpacking a tuple ({m.group(2)} items) into {m.group(1)} names is not "
+                "supported in Vulkan kernels")  # fmt: skip
     m = _SETATTR.search(text)
     if m:
         return (f"setting the attribute '.{m.group(2)}' of {m.group(1)} is not supported in "
