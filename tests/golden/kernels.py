@@ -232,3 +232,13 @@ CASES = {
     "subgroups": (subgroups, (int32[::1], int32[::1])),
     "bools_and_bytes": (bools_and_bytes, (uint8[::1], boolean[::1], uint8[::1])),
 }
+
+
+def array_tuples(arrays, scale):
+    x, out = arrays
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = x[i] * scale
+
+
+CASES["array_tuples"] = (array_tuples, (types.UniTuple(float32[::1], 2), float32))
