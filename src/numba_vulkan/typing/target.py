@@ -121,6 +121,8 @@ class VulkanTypingContext(NumbaTypingContext):
         fn = devfn.device_function(val)
         if fn is not None:
             return types.Dispatcher(fn)
+        if _is_device_array(val):  # a global DeviceArray: used in place (frontend/hidden.py)
+            return device_array_type(val)
         return super().resolve_value_type(val)
 
     def resolve_module_constants(self, typ, attr):
@@ -184,6 +186,12 @@ def device_array_type(array):
     dtype = numpy_support.from_dtype(array.dtype)
     layout = "C" if array.is_contiguous else "A"
     return types.Array(dtype, array.ndim, layout)
+
+
+def _is_device_array(value):
+    from ..runtime import DeviceArray
+
+    return isinstance(value, DeviceArray)
 
 
 @functools.cache
