@@ -77,6 +77,23 @@ def test_lazy_vectorize_types_follow_numba(device):
     def poly_cpu(x, y):
         return x * x - 3 * y + 1
 
+    @numba.vectorize(target="vulkan")  # Numba's decorator without signatures
+    def poly_numba(x, y):
+        return x * x - 3 * y + 1
+
+    x4 = np.arange(4.0)
+    np.testing.assert_array_equal(poly_numba(x4, 1.0), x4 * x4 - 3 * 1.0 + 1)
+
+    @numba.guvectorize("(n)->()", target="vulkan")  # dynamic: the output is passed
+    def total(a, out):
+        out[0] = 0
+        for v in a:
+            out[0] += v
+
+    out = np.zeros(3)
+    total(np.arange(12.0).reshape(3, 4), out)
+    np.testing.assert_array_equal(out, np.arange(12.0).reshape(3, 4).sum(axis=1))
+
     for x, y in [(np.arange(-5, 5, dtype=np.int8), np.int8(2)),
                  (np.arange(10, dtype=np.uint64), np.arange(10, dtype=np.uint64)),
                  (np.linspace(0, 1, 7, dtype=np.float32), 2)]:  # fmt: skip
