@@ -2,7 +2,6 @@
 and against the same functions compiled for the CPU by Numba."""
 
 import math
-import warnings
 
 import numba
 import numpy as np
@@ -10,7 +9,6 @@ import pytest
 
 import numba_vulkan as nv
 from numba_vulkan import cuda
-from numba_vulkan.errors import VulkanLoopLimitWarning
 
 
 @numba.vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="vulkan")
@@ -68,6 +66,7 @@ def test_device_arrays_broadcasting_and_out(device):
         hypot_v(np.ones(2, np.complex128), 1.0)
 
 
+@pytest.mark.filterwarnings("ignore::numba_vulkan.errors.VulkanLoopLimitWarning")  # short loops
 def test_lazy_vectorize_types_follow_numba(device):
     @nv.vectorize
     def poly(x, y):
@@ -145,8 +144,8 @@ def dot_v(a, b, out):
     out[0] = s
 
 
+@pytest.mark.filterwarnings("ignore::numba_vulkan.errors.VulkanLoopLimitWarning")  # short loops
 def test_guvectorize(device):
-    warnings.simplefilter("ignore", VulkanLoopLimitWarning)  # the loops here are short
     a = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
     b = np.arange(3, dtype=np.float32)
     r = dot_v(a, b)
