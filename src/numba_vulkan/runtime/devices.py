@@ -298,11 +298,23 @@ class Device:
     # Facts of the logical device.
     handle = property(lambda self: self._core.handle, doc="The VkDevice handle.")
     queue = property(lambda self: self._core.queue, doc="The compute queue's VkQueue handle.")
-    stream_queue = queue
+    stream_queue = property(
+        lambda self: self._core.stream_queue,
+        doc="The VkQueue handle streams launch kernels on: a second queue of the compute "
+        "family where it has one, else ``queue`` (runtime/streams.py).",
+    )
+    stream_queues = property(
+        lambda self: tuple(
+            {0: "queue", 1: "second compute queue", 2: "transfer queue"}[q]
+            for q in self._core.stream_queues
+        ),
+        doc="(where streams' kernels run, where their copies run): 'queue' (the device's), "
+        "'second compute queue' or 'transfer queue' (of the transfer-only family).",
+    )
     family = property(lambda self: self._core.family, doc="Queue family of the compute queue.")
     transfer_family = property(
         lambda self: self._core.transfer_family,
-        doc="A transfer-only queue family, or -1 (unused this round).",
+        doc="A transfer-only queue family (streams copy on its queue), or -1.",
     )
     command_pool = property(lambda self: self._core.command_pool, doc="The VkCommandPool.")
     memory = property(
@@ -353,13 +365,19 @@ class Device:
     def synchronize(self, report=True):
         """Wait until every kernel launched on this device has finished.
 
+        Waits for the work of every stream of the device too, and completes their
+        copies to pageable host arrays (as each stream's ``synchronize`` does).
+
         Parameters
         ----------
         report : bool
             Whether to report what happened since the last synchronisation
             (validation messages as warnings under ``NUMBA_VULKAN_DEBUG``).
         """
+        from . import streams
+
         self._core.synchronize()
+        streams.finish_device(self)
         if report:
             debug.report_new_messages()
 
@@ -471,7 +489,7 @@ class Device:
             self._kernels[key] = entry
         return entry[1]
 
-    def launch(self, kernel, groups, arrays, push=b"", local_size=None):
+    def launch(self, kernel, groups, arrays, push=b"", local_size=None, _stream=None):
         """Start `kernel` over `groups` workgroups without waiting for it.
 
         Our kernels take no descriptor bindings: arrays are device addresses in
@@ -524,7 +542,7 @@ class Device:
                 # wait): use run for arrays the kernel writes.
                 from .array import to_device
 
-                a = arrays[position] = to_device(a, device=self)
+                a = arrays[position] = to_device(a, device=self, stream=_stream)
             if not isinstance(a, DeviceArray):
                 raise ValueError(  # noqa: TRY004 (the spec names ValueError)
                     f"arrays[{position}] must be a DeviceArray, a NumPy array or None, "
@@ -538,17 +556,32 @@ class Device:
         if local_size is None:
             local_size = getattr(kernel, "local_size", None) or (1, 1, 1)
         loaded = self._kernel_for(kernel)
-        self._core.dispatch(loaded, _triple(groups), _triple(local_size), bytes(push), buffers)
+        stream_core = None if _stream is None else _stream._core
+        self._core.dispatch(loaded, _triple(groups), _triple(local_size), bytes(push), buffers,
+                            stream_core)
 
-    def launch_stream(self, stream, kernel, groups, arrays, push=b""):
-        """Enqueue `kernel` on a Stream; streams run on the device's one queue this round."""
-        from .extras import Stream
+    def launch_stream(self, stream, kernel, groups, arrays, push=b"", local_size=None):
+        """Enqueue `kernel` on a Stream; see :meth:`launch` for the arguments.
+
+        The launch waits, on the device, for the stream's earlier work and for
+        whatever else still uses the buffers of `arrays` (other streams, work
+        outside streams). NumPy arrays in `arrays` (small host arrays) are
+        copied to the device on the stream first; nothing is copied back.
+
+        Raises
+        ------
+        TypeError
+            If `stream` is not a Stream.
+        ValueError
+            If the stream or a device array belongs to another device.
+        """
+        from .streams import Stream
 
         if not isinstance(stream, Stream):
             raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream.device is not self:
-            raise ValueError("the stream belongs to another device")
-        self.launch(kernel, groups, arrays, push)
+            raise ValueError(f"the stream belongs to {stream.device}, not to {self}")
+        self.launch(kernel, groups, arrays, push, local_size, _stream=stream)
 
     def run(self, kernel, groups, arrays, push=b"", local_size=None):
         """Dispatch `kernel` over `groups` workgroups and wait for it.
