@@ -13,8 +13,8 @@ maximum); `overlap` = 1 - both / (copy + kernel) says how much was saved (0: non
 0.5: the two figures were equal and fully overlapped). On lavapipe there is one
 queue and one CPU doing both: expect no overlap there.
 
-The kernel's size (its number of invocations, each a chain of `--rounds`
-dependent float32 multiply-adds) is calibrated per backend to take `--kernel-ms`.
+The kernel's size (its number of invocations, each `--rounds` rounds of 8
+float32 multiply-adds) is calibrated per backend to take about `--kernel-ms`.
 
     python3 benchmarks/bench_streams.py                                   # the GPU machine
     python3 benchmarks/bench_streams.py --copy-mib 16 --kernel-ms 100 --rounds 500 \\
@@ -60,17 +60,30 @@ def _figures(copy, kernel, both, repeats):
 
 
 def bench_vulkan(args):
+    import warnings
+
     import numba_vulkan as nv
+
+    # The loop bound is an argument below lavapipe's cap (--rounds is checked).
+    warnings.simplefilter("ignore", nv.VulkanLoopLimitWarning)
 
     @nv.jit
     def busy(out, rounds, n):
         i = nv.global_id(0)
         if i < n:
-            acc = np.float32(i) * np.float32(1e-9)
-            for _ in range(rounds):
-                acc = acc * np.float32(0.999999) + np.float32(1e-7)
-            if acc == np.float32(-1.0):  # never: keeps the loop
-                out[0] = acc
+            a = np.float32(i) * np.float32(1e-9)
+            b = a + np.float32(1e-3)
+            for _ in range(rounds):  # 8 multiply-adds a round, two chains
+                a = a * np.float32(0.999999) + np.float32(1e-7)
+                b = b * np.float32(0.999998) + np.float32(2e-7)
+                a = a * np.float32(0.999997) + np.float32(3e-7)
+                b = b * np.float32(0.999996) + np.float32(4e-7)
+                a = a * np.float32(0.999995) + np.float32(5e-7)
+                b = b * np.float32(0.999994) + np.float32(6e-7)
+                a = a * np.float32(0.999993) + np.float32(7e-7)
+                b = b * np.float32(0.999992) + np.float32(8e-7)
+            if a + b == np.float32(-1.0):  # never: keeps the loop
+                out[0] = a
 
     dev = nv.get_device()
     nbytes = args.copy_mib << 20
@@ -125,11 +138,19 @@ def bench_cuda(args):
     def busy(out, rounds, n):
         i = cuda.grid(1)
         if i < n:
-            acc = np.float32(i) * np.float32(1e-9)
-            for _ in range(rounds):
-                acc = acc * np.float32(0.999999) + np.float32(1e-7)
-            if acc == np.float32(-1.0):
-                out[0] = acc
+            a = np.float32(i) * np.float32(1e-9)
+            b = a + np.float32(1e-3)
+            for _ in range(rounds):  # as bench_vulkan's kernel
+                a = a * np.float32(0.999999) + np.float32(1e-7)
+                b = b * np.float32(0.999998) + np.float32(2e-7)
+                a = a * np.float32(0.999997) + np.float32(3e-7)
+                b = b * np.float32(0.999996) + np.float32(4e-7)
+                a = a * np.float32(0.999995) + np.float32(5e-7)
+                b = b * np.float32(0.999994) + np.float32(6e-7)
+                a = a * np.float32(0.999993) + np.float32(7e-7)
+                b = b * np.float32(0.999992) + np.float32(8e-7)
+            if a + b == np.float32(-1.0):
+                out[0] = a
 
     nbytes = args.copy_mib << 20
     host = cuda.pinned_array(nbytes, np.uint8)
@@ -172,7 +193,8 @@ def main():
     p.add_argument("--kernel-ms", type=float, default=1000.0,
                    help="the kernel's target duration (default 1000)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=20000,
-                   help="multiply-adds per invocation, below 65,535 (default 20000)")  # fmt: skip
+                   help="loop rounds (8 multiply-adds each) per invocation, below 65,535 "
+                   "(default 20000)")  # fmt: skip
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--backends", default="numba_vulkan,numba.cuda")
     p.add_argument("--out", help="JSON file (default benchmarks/results/bench_streams_<date>.json)")
