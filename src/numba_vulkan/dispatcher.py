@@ -74,8 +74,11 @@ def jit(func=None, **options):
     ----------
     func : function, optional
         The function; omitted when options are given.
-    fastmath : bool
+    fastmath : bool or set of str
         Allow the driver's fast float built-ins and reassociation/contraction.
+        A set of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf',
+        'nsz', 'arcp'}``) is accepted; only all of them turn fast math on (a
+        subset keeps exact IEEE results, which it allows: checks.fastmath_enabled).
     boundscheck : bool
         Check indices. Not supported yet: ``True`` makes compilation raise
         VulkanUnsupportedError (index checks need exceptions inside kernels).
@@ -114,7 +117,8 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
-    for name in ("fastmath", "boundscheck", "cache", "device", "debug"):
+    merged["fastmath"] = checks.fastmath_enabled(merged["fastmath"], "jit option fastmath")
+    for name in ("boundscheck", "cache", "device", "debug"):
         if not isinstance(merged[name], (bool, np.bool_)):
             raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
     if merged["inline"] not in ("never", "always"):

@@ -141,3 +141,35 @@ def test_wait_for_takes_buffers_and_arrays():
         dev.wait_for(np.zeros(3))
     dev.synchronize(report=False)
     dev.synchronize(report=True)
+
+
+def test_fastmath_takes_numbas_flag_sets():
+    import numba
+
+    from numba_vulkan import checks
+
+    def k(x, a):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = x[i] * a + 1.0
+
+    assert nv.jit(fastmath=set(checks.FASTMATH_FLAGS))(k).options["fastmath"] is True
+    partial = nv.jit(fastmath={"contract"})(k)  # a subset: exact IEEE results, as it allows
+    assert partial.options["fastmath"] is False
+    types_ = (numba.float32[:], numba.int64)
+    exact = nv.jit(k).inspect_spirv(*types_)
+    assert partial.inspect_spirv(*types_) == exact
+    assert nv.jit(fastmath=True)(k).inspect_spirv(*types_) != exact
+    with pytest.raises(ValueError, match="not Numba's fastmath flags"):
+        nv.jit(fastmath={"fast"})(k)
+    with pytest.raises(TypeError, match="fastmath"):
+        nv.jit(fastmath="yes")(k)
+
+
+def test_compile_takes_numba_types_of_any_layout():
+    import numba
+
+    k = _kernel()
+    compiled = k.compile((numba.float32[:], numba.int64))
+    assert compiled.argtypes == (numba.float32[:], numba.int64)
+    assert k.compile((numba.float64[:, ::1], numba.float64)).argtypes[0].layout == "C"
