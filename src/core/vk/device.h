@@ -218,6 +218,8 @@ class Device {
     util::Status WaitValue(uint64_t value);
     // Waits until neither the device's batches nor a stream use `buffer`.
     util::Status WaitBuffer(const Buffer& buffer);
+    // Whether neither uses it now (never waits; an open batch using it: false).
+    bool BufferIdle(const Buffer& buffer);
     // Waits for everything recorded so far, by any thread.
     util::Status Synchronize();
     bool Idle();

@@ -357,4 +357,13 @@ util::Status Device::WaitBuffer(const Buffer& buffer) {
     return WaitSemaphore(stream->semaphore, stream->completed, value);
 }
 
+bool Device::BufferIdle(const Buffer& buffer) {
+    Lock lock(mu_);
+    const uint64_t last = buffer.last_use.load();
+    if (last > completed_.load() && last > PollCompleted()) return false;
+    StreamState* s = buffer.stream;
+    return s == nullptr || buffer.stream_value <= s->completed.load() ||
+           buffer.stream_value <= PollStream(*s);
+}
+
 }  // namespace nvk::vk

@@ -11,7 +11,8 @@ where the device has them. This module adds the host side:
   to the device, the host array is copied into it at once (so it may change
   afterwards); to the host, the stream fills it and the data is copied out of
   it when the host learns the stream got there (``synchronize``, a ``query``
-  that answers True, or the device's ``synchronize``);
+  that answers True, or the device's ``synchronize``); staging buffers are kept
+  for later copies and reused once idle (``Buffer.idle``);
 - views with gaps are copied as one buffer copy with a region per run of
   adjacent elements;
 - the host work due once the stream has passed a point (copies out of staging
@@ -199,10 +200,40 @@ def _regions(array, host_offset, to_device):
     )
 
 
+_staging_lock = threading.Lock()
+_staging_free = {}  # Device -> [(buffer, uint8 view)], kept for later copies
+_STAGING_KEPT = 8  # per device
+_STAGING_KEPT_BYTES = 256 << 20  # larger staging buffers are not kept
+
+
 def _staging(device, nbytes):
-    """A pinned buffer of at least `nbytes` and its bytes as a uint8 NumPy array."""
-    buffer = _core().vk_allocate_pinned(device._core, max(nbytes, 1))
-    return buffer, buffer.host_view()
+    """A pinned buffer of at least `nbytes` that nothing uses now, and its bytes as a
+    uint8 NumPy array: one kept from an earlier copy (the stream op that used it is
+    done: Buffer.idle), or a new one. The caller gives it back (_give_back) once
+    it has enqueued its use (to the device) or read the data out (to the host)."""
+    with _staging_lock:
+        kept = _staging_free.setdefault(device, [])
+        for k, (buffer, view) in enumerate(kept):
+            if buffer.size >= nbytes and buffer.idle:
+                del kept[k]
+                break
+        else:
+            buffer = None
+    if buffer is None:
+        buffer = _core().vk_allocate_pinned(device._core, max(nbytes, 1))
+        view = buffer.host_view()
+    return buffer, view
+
+
+def _give_back(device, buffer, view):
+    """Keep a staging buffer for later copies (taken again only once idle)."""
+    if buffer.size > _STAGING_KEPT_BYTES:
+        return
+    with _staging_lock:
+        kept = _staging_free.setdefault(device, [])
+        kept.append((buffer, view))
+        if len(kept) > _STAGING_KEPT:
+            del kept[0]
 
 
 def copy_to_device(array, host, stream):
@@ -222,6 +253,7 @@ def copy_to_device(array, host, stream):
     buffer, view = _staging(array.device, raw.size)
     view[: raw.size] = raw  # the caller may change `host` from now on
     core.copy(buffer, array._buffer, _regions(array, 0, True))
+    _give_back(array.device, buffer, view)
 
 
 def copy_to_host(array, out, stream):
@@ -246,6 +278,7 @@ def copy_to_host(array, out, stream):
         if array.dtype.kind == "b":
             values = values != 0
         np.copyto(out, values, casting="unsafe")
+        _give_back(array.device, buffer, view)
 
     stream._after(copy_out)
 
