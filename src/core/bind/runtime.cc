@@ -289,6 +289,12 @@ void InitRuntimeStreams(nb::module_& m) {
         .def_prop_ro("value",
                      [](PyStream& s) { return s.state().submitted.load(); },
                      "The timeline value of the last submission (0: none yet).")
+        .def_prop_ro("completed",
+                     [](PyStream& s) {
+                         ThrowIfError(s.device().Usable());
+                         return s.device().StreamCompleted(s.state());
+                     },
+                     "The last timeline value known complete (never waits).")
         .def("record_timestamp", [](PyStream& s) {
             util::Result<vk::TimestampRef> ts = util::Status::Ok();
             {

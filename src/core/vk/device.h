@@ -254,6 +254,8 @@ class Device {
     util::Result<TimestampRef> StreamTimestamp(StreamState& stream);
     // Whether everything enqueued on `stream` has finished (never waits).
     bool StreamDone(StreamState& stream);
+    // The last value of the stream's timeline known complete (asks the semaphore).
+    uint64_t StreamCompleted(StreamState& stream) { return PollStream(stream); }
     // Waits for everything enqueued on `stream` so far (interruptible, bounded).
     util::Status StreamSynchronize(StreamState& stream);
     // Which queues streams use: 0 the device's queue, 1 a second queue of its family,

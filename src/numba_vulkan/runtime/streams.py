@@ -22,7 +22,6 @@ where the device has them. This module adds the host side:
 
 import contextlib
 import threading
-import weakref
 
 import numpy as np
 
@@ -80,7 +79,6 @@ class Stream:
         self._core = self.device._core.create_stream()
         self._lock = threading.Lock()
         self._host_work = []  # callables due once the stream has passed what is enqueued
-        _register(self)
 
     def __repr__(self):
         return f"<Stream value={self.value} on {self.device.info.name!r}>"
@@ -131,30 +129,38 @@ class Stream:
     def _after(self, work):
         """Run `work()` once the stream has passed everything enqueued so far."""
         with self._lock:
-            self._host_work.append(work)
+            self._host_work.append((self._core.value, work))
+            with _pending_lock:
+                _pending.add(self)  # kept alive until done, even if the user drops it
 
     def _finish(self):
-        """Run the host work that is due: the caller saw the stream done."""
+        """Run the host work that is due: that of the points the stream has passed
+        (other threads may have enqueued more since the caller saw it done)."""
         with self._lock:
-            work, self._host_work = self._host_work, []
-        for w in work:
-            w()
+            if not self._host_work:
+                return
+            done = self._core.completed
+            due = [w for v, w in self._host_work if v <= done]
+            self._host_work = [(v, w) for v, w in self._host_work if v > done]
+            if not self._host_work:
+                with _pending_lock:
+                    _pending.discard(self)
+            # Run in order, under the lock: a later thread's _finish must not overtake.
+            for w in due:
+                w()
 
 
-_streams_lock = threading.Lock()
-_streams = weakref.WeakSet()
-
-
-def _register(stream):
-    with _streams_lock:
-        _streams.add(stream)
+# Streams with host work not yet run (strong references: a dropped stream's copies
+# still complete at the device's synchronize).
+_pending_lock = threading.Lock()
+_pending = set()
 
 
 def finish_device(device):
     """Run the due host work of every stream of `device` (after a device synchronize)."""
-    with _streams_lock:
-        live = [s for s in _streams if s.device is device]
-    for s in live:
+    with _pending_lock:
+        due = [s for s in _pending if s.device is device]
+    for s in due:
         s._finish()
 
 
