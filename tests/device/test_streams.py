@@ -268,3 +268,39 @@ def test_threads_each_with_a_stream(device):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_a_dropped_streams_copies_complete_at_the_devices_synchronize(device):
+    import gc
+
+    out = np.zeros(500, np.int32)
+    s = nv.stream()
+    d = nv.to_device(np.arange(500, dtype=np.int32), stream=s)
+    d.copy_to_host(out=out, stream=s)
+    del s
+    gc.collect()
+    device.synchronize()
+    np.testing.assert_array_equal(out, np.arange(500))
+
+
+def test_threads_sharing_one_stream(device):
+    s = nv.stream()
+    errors = []
+
+    def work(seed):
+        try:
+            for rep in range(20):
+                host = np.full(3000, seed * 100 + rep, np.int64)
+                d = nv.to_device(host, stream=s)
+                out = d.copy_to_host(stream=s)  # pageable: copied out when seen done
+                s.synchronize()
+                np.testing.assert_array_equal(out, host)
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
