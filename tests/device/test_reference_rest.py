@@ -173,3 +173,19 @@ def test_compile_takes_numba_types_of_any_layout():
     compiled = k.compile((numba.float32[:], numba.int64))
     assert compiled.argtypes == (numba.float32[:], numba.int64)
     assert k.compile((numba.float64[:, ::1], numba.float64)).argtypes[0].layout == "C"
+
+
+def test_run_copies_back_only_what_the_kernel_writes(device):
+    from numba import float64
+
+    from numba_vulkan.runtime.devices import _written_arrays
+
+    @nv.jit
+    def plus_one(src, dst):
+        i = nv.global_id(0)
+        if i < dst.size:
+            dst[i] = src[i] + 1
+
+    compiled = plus_one.compile((float64[::1], float64[::1]), device=device)
+    assert _written_arrays(compiled, 2) == [False, True]
+    assert _written_arrays(object(), 3) == [True, True, True]  # unknown: all, always safe

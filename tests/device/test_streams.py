@@ -304,3 +304,4 @@ def test_threads_sharing_one_stream(device):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+

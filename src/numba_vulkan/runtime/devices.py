@@ -587,16 +587,24 @@ class Device:
         """Dispatch `kernel` over `groups` workgroups and wait for it.
 
         Like :meth:`launch`, but `arrays` may hold NumPy arrays: they are copied
-        to temporary device arrays before the launch and back afterwards. Give
-        `push` as a callable to build the parameter block from the device arrays
-        (it receives the list with NumPy arrays replaced by their device copies).
+        to temporary device arrays before the launch and, those the kernel writes
+        (``kernel.writes`` of a CompiledKernel, one entry per argument; every
+        array for a kernel without it), back afterwards. Give `push` as a callable
+        to build the parameter block from the device arrays (it receives the list
+        with NumPy arrays replaced by their device copies).
+
+        Raises
+        ------
+        ValueError
+            If a device array belongs to another device.
         """
         from .array import DeviceArray, to_device
 
         if not isinstance(arrays, (list, tuple)):
             raise TypeError(f"arrays must be a list of arrays, not {type(arrays).__name__}")
+        written = _written_arrays(kernel, len(arrays))
         device_arrays, back = [], []
-        for a in arrays:
+        for position, a in enumerate(arrays):
             if a is None or isinstance(a, DeviceArray):
                 device_arrays.append(a)
             else:
@@ -607,7 +615,8 @@ class Device:
                 host = a
                 d = to_device(host, device=self)
                 device_arrays.append(d)
-                back.append((host, d))
+                if written[position]:
+                    back.append((host, d))
         self.launch(kernel, groups, device_arrays, push, local_size)
         self.synchronize()
         for host, d in back:
@@ -619,6 +628,21 @@ class Device:
 
 def _triple(v):
     return checks.as_dim3(v, "groups")
+
+
+def _written_arrays(kernel, count):
+    """Per entry of a launch's `arrays` (the kernel's array arguments in order), whether
+    the kernel may write it: from a CompiledKernel's ``writes`` and ``argspecs``, else
+    True for all (always safe)."""
+    writes = getattr(kernel, "writes", None)
+    specs = getattr(kernel, "argspecs", None)
+    if writes is None or specs is None or len(writes) != len(specs):
+        return [True] * count
+    try:
+        flags = [bool(w) for w, spec in zip(writes, specs) if spec[0] == "array"]
+    except (TypeError, IndexError, KeyError):  # another description of the parameters
+        return [True] * count
+    return flags if len(flags) == count else [True] * count
 
 
 _selected = None
