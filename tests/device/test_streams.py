@@ -305,3 +305,29 @@ def test_threads_sharing_one_stream(device):
         t.join()
     assert not errors, errors[0]
 
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.bool_])
+def test_views_with_many_runs_are_gathered_by_a_kernel(device, dtype):
+    s = nv.stream()
+    base = (np.arange(80 * 70 * 3) % 7).astype(dtype).reshape(80, 70, 3)
+    d = nv.to_device(base)
+    keys = [(slice(None), slice(None, None, -2), 1), (slice(1, None, 2),), (Ellipsis, 0),
+            (Ellipsis, slice(None, None, 2))]  # fmt: skip
+    for key in keys:
+        view = d[key]
+        assert streams._by_kernel(view) == (key != (slice(1, None, 2),))
+        out = view.copy_to_host(stream=s)
+        view.copy_to_device(np.logical_not(base[key]).astype(dtype), stream=s)
+        full = d.copy_to_host(stream=s)
+        s.synchronize()
+        np.testing.assert_array_equal(out, base[key])
+        expected = base.copy()
+        expected[key] = np.logical_not(base[key])
+        np.testing.assert_array_equal(full, expected)
+        d.copy_to_device(base)
+    flat = nv.to_device(base.reshape(-1))
+    out = flat[::3].copy_to_host(stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(out, base.reshape(-1)[::3])
+    assert set(streams._copy_kernels) >= {1, 2, 3}

@@ -14,7 +14,8 @@ where the device has them. This module adds the host side:
   that answers True, or the device's ``synchronize``); staging buffers are kept
   for later copies and reused once idle (``Buffer.idle``);
 - views with gaps are copied as one buffer copy with a region per run of
-  adjacent elements;
+  adjacent elements, or, with more than GATHER_MIN_RUNS runs (ranks 1-3), by a
+  kernel on the stream that gathers or scatters them through a contiguous twin;
 - the host work due once the stream has passed a point (copies out of staging
   buffers) is kept in order per stream and run by whichever call sees the
   stream done (``_finish``).
@@ -182,14 +183,21 @@ def stream(device=None):
 # ---- copies on a stream -----------------------------------------------------------------
 
 
+def _fold(array):
+    """(k, bytes per run): the axes from k on are contiguous and form one run."""
+    shape, strides, run = array.shape, array._dev_strides, array._itemsize
+    k = len(shape)
+    while k > 0 and (shape[k - 1] == 1 or strides[k - 1] == run):
+        run *= shape[k - 1]
+        k -= 1
+    return k, run
+
+
 def _runs(array):
     """(byte offsets in its buffer, bytes per run) of the runs of adjacent elements of
     the DeviceArray `array`, in C order."""
-    shape, strides, run = list(array.shape), list(array._dev_strides), array._itemsize
-    k = len(shape)
-    while k > 0 and (shape[k - 1] == 1 or strides[k - 1] == run):  # fold contiguous axes
-        run *= shape[k - 1]
-        k -= 1
+    shape, strides = list(array.shape), list(array._dev_strides)
+    k, run = _fold(array)
     offsets = np.full((), array._offset, np.int64)
     for n, s in zip(shape[:k], strides[:k]):
         offsets = offsets[..., None] + np.arange(n, dtype=np.int64) * s
@@ -242,9 +250,63 @@ def _give_back(device, buffer, view):
             del kept[0]
 
 
+# Views with more runs of adjacent elements than this are gathered or scattered by a
+# kernel on the device (ranks 1-3, numeric types) instead of one copy region per run.
+GATHER_MIN_RUNS = 1024
+_copy_kernels = {}
+
+
+def _by_kernel(array):
+    k, _ = _fold(array)
+    runs = int(np.prod(array.shape[:k], dtype=np.int64))
+    return runs > GATHER_MIN_RUNS and 1 <= array.ndim <= 3 and array.dtype.kind in "biuf"
+
+
+def _copy_kernel(ndim):
+    """A kernel copying src[idx] to dst[idx] for every index of an ndim-d shape, one
+    invocation per element (forall over the size)."""
+    kernel = _copy_kernels.get(ndim)
+    if kernel is None:
+        from ..stubs import global_id
+        from .compiler_hook import jit
+
+        def copy1(src, dst):
+            g = global_id(0)
+            if g < dst.size:
+                dst[g] = src[g]
+
+        def copy2(src, dst):
+            g = global_id(0)
+            if g < dst.size:
+                n1 = dst.shape[1]
+                dst[g // n1, g % n1] = src[g // n1, g % n1]
+
+        def copy3(src, dst):
+            g = global_id(0)
+            if g < dst.size:
+                n12 = dst.shape[1] * dst.shape[2]
+                i, r = g // n12, g % n12
+                j, k = r // dst.shape[2], r % dst.shape[2]
+                dst[i, j, k] = src[i, j, k]
+
+        kernel = _copy_kernels.setdefault(ndim, jit((copy1, copy2, copy3)[ndim - 1]))
+    return kernel
+
+
+def _contiguous_twin(array):
+    from .array import DeviceArray
+
+    return DeviceArray(array.device, array.shape, array.dtype)
+
+
 def copy_to_device(array, host, stream):
     """Enqueue on `stream` the copy of NumPy `host` (shape checked) into DeviceArray `array`."""
     if array.size == 0:
+        return
+    if _by_kernel(array):  # many small runs: a contiguous copy, then a scatter kernel
+        twin = _contiguous_twin(array)
+        copy_to_device(twin, host, stream)
+        _copy_kernel(array.ndim).forall(array.size, stream=stream)(twin, array)
         return
     stored = array._stored_dtype
     core = stream._core
@@ -266,6 +328,11 @@ def copy_to_host(array, out, stream):
     """Enqueue on `stream` the copy of DeviceArray `array` into NumPy `out` (same shape,
     writeable); `out` holds the data once the stream is seen done."""
     if array.size == 0:
+        return
+    if _by_kernel(array):  # many small runs: a gather kernel, then a contiguous copy
+        twin = _contiguous_twin(array)
+        _copy_kernel(array.ndim).forall(array.size, stream=stream)(array, twin)
+        copy_to_host(twin, out, stream)
         return
     stored = array._stored_dtype
     core = stream._core
