@@ -331,3 +331,15 @@ def test_views_with_many_runs_are_gathered_by_a_kernel(device, dtype):
     s.synchronize()
     np.testing.assert_array_equal(out, base.reshape(-1)[::3])
     assert set(streams._copy_kernels) >= {1, 2, 3}
+
+
+def test_copy_of_a_view_runs_on_the_device_in_order(device):
+    base = np.arange(60 * 50, dtype=np.float32).reshape(60, 50)
+    d = nv.to_device(base)
+    for key in [(slice(None, None, 2), slice(3, 40)), (slice(None), slice(None, None, -3))]:
+        view = d[key]
+        c = view.copy()  # no host round trip; later work on c or d is ordered after it
+        _double.forall(c.size)(c.reshape(-1))
+        d.copy_to_device(np.zeros_like(base))  # writes the source after the copy was enqueued
+        np.testing.assert_array_equal(c.copy_to_host(), 2 * base[key])
+        d.copy_to_device(base)

@@ -292,8 +292,10 @@ class DeviceArray(_core().DeviceArrayBase):
         if self.is_contiguous:
             nbytes = self.size * self._itemsize
             _core().vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
-        else:  # this round: through the host
-            out.copy_to_device(self.copy_to_host())
+        else:  # on the device, ordered like any other work on these buffers
+            from . import streams
+
+            streams.copy_view(self, out)
         return out
 
     # ---- copies ------------------------------------------------------------------

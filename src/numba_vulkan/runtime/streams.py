@@ -371,6 +371,27 @@ def copy_device_to_device(src, dst, stream):
     return True
 
 
+_internal_lock = threading.Lock()
+_internal = {}  # Device -> the Stream that DeviceArray.copy uses
+
+
+def copy_view(src, dst):
+    """Copy the DeviceArray view `src` into the contiguous `dst` (same device, shape and
+    dtype) on the device, without waiting: on a stream of the runtime's own, so work
+    outside streams that uses `dst` (or writes `src`) later waits for it."""
+    with _internal_lock:
+        stream = _internal.get(src.device)
+        if stream is None:
+            stream = _internal[src.device] = Stream(src.device)
+    if src.size == 0:
+        return
+    if _by_kernel(src):
+        _copy_kernel(src.ndim).forall(src.size, stream=stream)(src, dst)
+    else:
+        regions = _regions(src, dst._offset, False)
+        stream._core.copy(src._buffer, dst._buffer, regions)
+
+
 def check(stream, device=None):
     """Refuse a `stream` argument that is not a Stream (of `device`, if given)."""
     if stream is None:
