@@ -318,6 +318,7 @@ void InitRuntime(nb::module_& m) {
     m.attr("BATCH_SLOTS") = vk::kMaxInFlight + 1;
     m.attr("PARAM_ARENA_BYTES") = vk::kParamArenaBytes;
     m.attr("QUERIES") = vk::kQueries;
+    m.attr("KERNEL_SLOTS") = vk::kKernelSlots;
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
     InitRuntimeLaunch(m, device_class);

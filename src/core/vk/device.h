@@ -54,6 +54,7 @@ inline constexpr uint32_t kMaxBatch = 16;     // launches per submission
 inline constexpr uint32_t kMaxInFlight = 4;   // submissions the device may have pending
 inline constexpr uint32_t kParamArenaBytes = 64 * 1024;  // parameter ring per batch
 inline constexpr uint32_t kQueries = 1024;              // timestamp queries per device
+inline constexpr uint32_t kKernelSlots = 32;  // runtime/slots.py: host-array slots per kernel
 inline constexpr uint64_t kSubmitGapNs = 40'000;  // batch.cc: submit-when-idle spacing
 inline constexpr uint32_t kStreamInFlight = 64;   // stream.cc: submissions per stream in flight
 

@@ -239,12 +239,12 @@ class Device:
     ``spawn`` start method. Devices stay open until the process ends.
     """
 
-    # The C++ core's constants (src/core/vk/device.h), never copies. MAX_SLOTS is
-    # the number of batch slots (command buffer + parameter ring), MAX_IN_FLIGHT + 1:
-    # kernels here have no descriptor-set slots, the reference's meaning of it.
+    # The C++ core's constants (src/core/vk/device.h), never copies. MAX_SLOTS: the
+    # slots of a kernel, each the device copies of one launch's small host arrays
+    # (runtime/slots.py; our kernels have no descriptor sets to put in them).
     MAX_BATCH = _core().MAX_BATCH
     MAX_IN_FLIGHT = _core().MAX_IN_FLIGHT
-    MAX_SLOTS = _core().BATCH_SLOTS
+    MAX_SLOTS = _core().KERNEL_SLOTS
 
     _open: typing.ClassVar[dict] = {}  # index -> Device
 
@@ -271,6 +271,9 @@ class Device:
         self._core.timeout = float(config.TIMEOUT)
         self.mode = Mode.for_device(info)
         self._kernels = {}
+        from .slots import Slots
+
+        self._slots = Slots()  # the kernels' host-array slots (launch)
         from . import disk
 
         disk.load_pipeline_cache(self)  # and save it at exit (NUMBA_VULKAN_CACHE)
@@ -522,8 +525,6 @@ class Device:
             If a device array belongs to another device, or an entry is not an
             array.
         """
-        from .array import DeviceArray
-
         groups = checks.as_dim3(groups, "groups")
         if local_size is not None:
             local_size = checks.as_dim3(local_size, "local_size", minimum=1)
@@ -531,18 +532,25 @@ class Device:
             raise TypeError(f"arrays must be a list of device arrays, not {type(arrays).__name__}")
         if not (callable(push) or isinstance(push, (bytes, bytearray, memoryview))):
             raise TypeError(f"push must be bytes or a callable, not {type(push).__name__}")
-        buffers = []
         arrays = list(arrays)
+        if not any(isinstance(a, np.ndarray) for a in arrays):
+            return self._launch(kernel, groups, arrays, push, local_size, _stream)
+        # Small host arrays (the reference's status, shapes, scalars): the launch reads
+        # their device copies in a slot of the kernel (runtime/slots.py). Nothing is
+        # copied back (launch does not wait): use run for arrays the kernel writes.
+        loaded = self._kernel_for(kernel)
+        written = _written_arrays(kernel, len(arrays))
+        with self._slots.lock:
+            arrays = self._slots.take(self, loaded, arrays, written, _stream)
+            return self._launch(kernel, groups, arrays, push, local_size, _stream)
+
+    def _launch(self, kernel, groups, arrays, push, local_size, _stream):
+        from .array import DeviceArray
+
+        buffers = []
         for position, a in enumerate(arrays):
             if a is None:
                 continue
-            if isinstance(a, np.ndarray):
-                # A small host array (the reference's status, shapes, scalars): uploaded
-                # now; the launch reads the copy. Nothing is copied back (launch does not
-                # wait): use run for arrays the kernel writes.
-                from .array import to_device
-
-                a = arrays[position] = to_device(a, device=self, stream=_stream)
             if not isinstance(a, DeviceArray):
                 raise ValueError(  # noqa: TRY004 (the spec names ValueError)
                     f"arrays[{position}] must be a DeviceArray, a NumPy array or None, "
