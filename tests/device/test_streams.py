@@ -343,3 +343,19 @@ def test_copy_of_a_view_runs_on_the_device_in_order(device):
         d.copy_to_device(np.zeros_like(base))  # writes the source after the copy was enqueued
         np.testing.assert_array_equal(c.copy_to_host(), 2 * base[key])
         d.copy_to_device(base)
+
+
+def test_streams_with_staged_copies_subprocess():
+    """This file again under NVK_VULKAN_STAGING=1: work outside streams then copies
+    through staging buffers and the open batch, as on discrete GPUs, and must still
+    order against streams."""
+    import os
+    import subprocess
+
+    package = str(Path(nv.__file__).resolve().parents[1])  # this numba_vulkan, wherever it is
+    path = os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, NVK_VULKAN_STAGING="1", PYTHONPATH=path)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        __file__, "-k", "not subprocess"], capture_output=True, text=True,
+                       env=env, cwd=str(Path(__file__).parent), timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
