@@ -100,6 +100,7 @@ def compile_kernel(
         mode=mode,
         typed=typed,
         grid=lowered.grid,
+        hidden=lowered.hidden,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops
         else None,  # loops inside device functions: no static bound (yet)

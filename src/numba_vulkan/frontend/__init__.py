@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid
+from . import divergence, grid, hidden
 from .lower import Lowerer
 
 
@@ -43,6 +43,9 @@ class LoweredKernel:
         Whether an inlined device function has loops (no static loop bound then).
     callees : list
         The TypedKernel of each device function inlined (for checks on the whole kernel).
+    hidden : list
+        ``(argspec, written, source)`` of each hidden array (global arrays read through
+        a buffer: frontend/hidden.py), which the launcher takes after the arguments.
     """
 
     module: object
@@ -54,6 +57,7 @@ class LoweredKernel:
     device_calls: list = field(default_factory=list)
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
+    hidden: list = field(default_factory=list)
 
 
 def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
@@ -89,7 +93,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
-    writes = tuple(getattr(p, "written", False) for p in lowerer.params)
+    writes = tuple(_written(p) for p in lowerer.params)
     return LoweredKernel(
         module=lowerer.module,
         argspecs=lowerer.argspecs,
@@ -100,7 +104,16 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
+        hidden=hidden.lowered_hidden(lowerer),
     )
+
+
+def _written(param):
+    """Whether the kernel may write argument `param` (an ArrayArg, or (value, type) where
+    the value of a tuple of arrays is a tuple of ArrayArgs: written if any of them is)."""
+    if isinstance(param, tuple) and isinstance(param[0], tuple):
+        return any(getattr(item, "written", False) for item in param[0])
+    return getattr(param, "written", False)
 
 
 __all__ = ["LoweredKernel", "lower_kernel"]
