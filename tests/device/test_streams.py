@@ -359,3 +359,19 @@ def test_streams_with_staged_copies_subprocess():
                         __file__, "-k", "not subprocess"], capture_output=True, text=True,
                        env=env, cwd=str(Path(__file__).parent), timeout=600)  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_tuple_arguments_on_a_stream(device):
+    @nv.jit
+    def add_pair(pair, out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = pair[0][i] + pair[1][i]
+
+    s = nv.stream()
+    a, b = np.arange(300.0), np.ones(300)
+    out = nv.device_array(300, np.float64)
+    add_pair.forall(300, stream=s)((a, nv.to_device(b)), out)
+    host = out.copy_to_host(stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(host, a + 1)
