@@ -28,6 +28,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
 from . import arguments, cache, checks, compiler, config, narrowing
+from .frontend.mathlib import denormals
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -631,11 +632,13 @@ def _max_push(device):
 
 def _float_controls(device):
     """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep): what a kernel asks for without fastmath."""
+    subnormals it can keep): what a kernel asks for without fastmath; and how the math library
+    treats float32 subnormals there (frontend/mathlib/denormals.py)."""
     if device is None:
         return ((), ())
     info = device.info
-    return tuple(info.nan_preserve), tuple(getattr(info, "denorm_preserve", ()))
+    denorm = tuple(getattr(info, "denorm_preserve", ()))
+    return tuple(info.nan_preserve), denorm, denormals.mode_for(denorm, config.SUBNORMALS32)
 
 
 def _upload(host, device):

@@ -56,7 +56,9 @@ class LoweredKernel:
     callees: list = field(default_factory=list)
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
+def lower_kernel(
+    func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0
+):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -75,6 +77,9 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         The kernel's name in the module.
     dynamic_shared_bytes : int
         Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
+    denormals : int
+        How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
+        device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
 
     Returns
     -------
@@ -88,6 +93,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     divergence.check(func_ir)  # barriers under id-dependent branches
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
+    lowerer.denormals = denormals
     lowerer.run()
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
     return LoweredKernel(
