@@ -144,3 +144,16 @@ def test_simulation_flushes(flushing):
     flushed = np.zeros(2, F32) if flushing == "simulate" else np.square(x)
     assert np.array_equal(run_kernel("np.square(x)", x), flushed)
     assert np.array_equal(run_kernel("math.ldexp(x, -70)", x), np.ldexp(x, -70))
+
+
+def test_gamma_lgamma():
+    """gamma of subnormals is 1/x (finite above 2.9e-39), lgamma -ln|x|; both through frexp."""
+    import test_math_gamma as tg
+
+    rng = np.random.default_rng(14)
+    x = np.concatenate([_subnormals(200, 15), rng.uniform(-30, 35, 300)]).astype(F32)
+    away = x[~((x >= tg.NEG_ZEROS[0]) & (x <= tg.NEG_ZEROS[1]))]  # lgamma's relative bound
+    for expr, ref, xs in (("math.gamma(x)", tg._gamma_ref, x),
+                          ("math.lgamma(x)", tg._lgamma_ref, away)):  # fmt: skip
+        worst, at = max_ulp(run_kernel(expr, xs), xs, ref)
+        assert worst <= 4.0, f"{expr} (flushing device): {worst:.3f} ulp at x = {at!r}"

@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, denormals, erf, explog, hyperbolic, inverse, power, roots, rounding, trig
+from . import bits, denormals, erf, explog, gamma, hyperbolic, inverse, power, roots, rounding, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -395,6 +395,9 @@ TABLE = {
     # error function (erf.py)
     math.erf: _erf,
     math.erfc: _float_unary(erf.erfc),
+    # gamma function (gamma.py)
+    math.gamma: _float_unary(gamma.gamma),
+    math.lgamma: _float_unary(gamma.lgamma),
     # inverse trigonometric
     math.atan: _tiny_is_x(inverse.atan),
     np.arctan: _tiny_is_x(inverse.atan),
