@@ -57,7 +57,8 @@ class LoweredKernel:
 
 
 def lower_kernel(
-    func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0
+    func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
+    fastmath=False,
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -80,6 +81,9 @@ def lower_kernel(
     denormals : int
         How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
         device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
+    fastmath : bool
+        The kernel's fastmath option: math calls use the driver's built-ins where they exist
+        (mathlib/fast.py).
 
     Returns
     -------
@@ -94,6 +98,7 @@ def lower_kernel(
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.denormals = denormals
+    lowerer.fastmath = bool(fastmath)
     lowerer.run()
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
     return LoweredKernel(

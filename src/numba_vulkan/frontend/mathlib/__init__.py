@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, denormals, erf, explog, gamma, hyperbolic, inverse, power, roots, rounding, trig
+from . import bits, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots, rounding, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -449,5 +449,10 @@ def lower(lowerer, fn, expr, sig, name):
     """The KIR value of a call to a math function, or None when `fn` is not one."""
     if not _key(fn):
         return None
+    call = Call(lowerer, expr, sig, name)
+    if getattr(lowerer, "fastmath", False):
+        v = fast.lower(call, fn)  # the driver's built-in (fast.py), where there is one
+        if v is not None:
+            return v
     lowerer.exact_math = True  # see LoweredKernel.exact_math
-    return TABLE[fn](Call(lowerer, expr, sig, name))
+    return TABLE[fn](call)
