@@ -200,3 +200,16 @@ def test_trig_special_values(dtype):
             want = ref(x)
         assert np.array_equal(out, want, equal_nan=True), (expr, out)
         assert np.array_equal(np.signbit(out[:2]), np.signbit(want[:2])), (expr, out)
+
+
+SIGNED_ZERO = ["math.log1p(x)", "math.expm1(x)", "math.sinh(x)", "math.asinh(x)", "math.atanh(x)",
+               "math.tanh(x)", "math.atan(x)", "math.asin(x)", "math.erf(x)", "np.cbrt(x)",
+               "math.sqrt(x)", "math.tan(x)", "math.sin(x)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_signed_zeros(dtype):
+    """f(+-0) = +-0 for the odd functions (C99; log1p and expm1 gave +0 for -0 once)."""
+    from math_support import assert_all_same_bits
+
+    assert_all_same_bits(SIGNED_ZERO, np.array([-0.0, 0.0], dtype))

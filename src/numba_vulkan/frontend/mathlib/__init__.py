@@ -22,7 +22,7 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots, rounding, trig
+from . import bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots, rounding, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -448,7 +448,10 @@ def _key(fn):
 def lower(lowerer, fn, expr, sig, name):
     """The KIR value of a call to a math function, or None when `fn` is not one."""
     if not _key(fn):
-        return None
+        v = cmathlib.lower(lowerer, fn, expr, sig)  # cmath (complex operands)
+        if v is not None:
+            lowerer.exact_math = True
+        return v
     call = Call(lowerer, expr, sig, name)
     if getattr(lowerer, "fastmath", False):
         v = fast.lower(call, fn)  # the driver's built-in (fast.py), where there is one
