@@ -334,6 +334,11 @@ def lower(lowerer, fn, expr, sig):
         return None
     if not known or len(expr.args) != len(sig.args):
         return None
+    if fn is not cmath.rect and len(expr.args) != 1:
+        from ..errors import unsupported
+
+        raise unsupported("cmath.log with a base (write cmath.log(z) / cmath.log(base))",
+                          expr.loc)  # fmt: skip
     b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE))
     args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
     ty = sig.args[0]
