@@ -157,3 +157,17 @@ def test_gamma_lgamma():
                           ("math.lgamma(x)", tg._lgamma_ref, away)):  # fmt: skip
         worst, at = max_ulp(run_kernel(expr, xs), xs, ref)
         assert worst <= 4.0, f"{expr} (flushing device): {worst:.3f} ulp at x = {at!r}"
+
+
+def test_atan2_pow_cbrt_of_subnormals():
+    """Two-operand functions with subnormal operands and results (atan2(tiny, 1) is tiny)."""
+    x = _subnormals(200, 16)
+    one = np.ones_like(x) * np.float32(1.5)
+    out = run_kernel("math.atan2(x, y)", x, one)
+    worst = max_ulp(out, x, lambda v: mp.atan2(v, mp.mpf(1.5)))[0]
+    assert worst <= 1.0, worst
+    out = run_kernel("math.atan2(y, x)", x, one)  # +-pi/2
+    assert np.all(np.abs(out) == np.float32(np.pi / 2)), out
+    out = run_kernel("x ** y", np.abs(x), np.full_like(x, np.float32(0.5)))
+    want = np.sqrt(np.abs(x))
+    assert np.all(np.abs(out - want) <= np.spacing(want)), out  # pow: within 1 ulp
