@@ -272,6 +272,17 @@ def _fmod(c):
     return b.select(is_zero, zero, b.binary(Op.rem, x, b.select(is_zero, arith.const(b, k, 1), y)))
 
 
+def _remainder(c):
+    """np.remainder; float32 on a flushing device in float64 like np.fmod (_fmod): both
+    conversions are exact and the float64 result rounds to the float32 one."""
+    b = c.b
+    k = c.ret_kind
+    if k == K.f32 and denormals.flushes(b) and c.kind(types.float64) == K.f64:
+        x, y = (b.convert(K.f64, arith.convert(b, a, k)) for a in c.args)
+        return b.convert(K.f32, arith.mod(b, x, y))
+    return _binary_arith(arith.mod)(c)
+
+
 def _binary_arith(fn):
     def lower(c):
         k = c.ret_kind
@@ -364,7 +375,7 @@ TABLE = {
     np.positive: lambda c: _arith1(c, lambda b, x: x),
     # remainders and powers
     np.fmod: _fmod,
-    np.remainder: _binary_arith(arith.mod),
+    np.remainder: _remainder,
     np.floor_divide: _binary_arith(arith.floordiv),
     builtins.pow: _pow,
     math.pow: _float_binary(power.pow_),
