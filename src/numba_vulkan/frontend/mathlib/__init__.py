@@ -4,12 +4,13 @@ Each function is a Python function that emits KIR through the builder, built
 from ops whose precision Vulkan fixes (integer ops, comparisons, selects,
 correctly rounded float add/sub/mul, exact Floor/Ceil/Trunc), so that results
 do not depend on how loose a driver's GLSL.std.450 built-ins are. One module
-per family (bits, rounding, roots, trig, erf, ...); this module maps the Python callables to
-them and converts arguments and results to the kinds Numba's typing chose.
+per family (bits, rounding, roots, trig, erf, gamma, ...; cmath in cmathlib); this module
+maps the Python callables to them and converts arguments and results to the kinds Numba's
+typing chose. Under fastmath some calls become the driver's built-ins (fast.py); on a device
+that may flush float32 subnormals the library builds through denormals.py's builder.
 
 A callable that is not in the table is not handled here: calls.py then
-refuses it with VulkanUnsupportedError naming it (gamma, lgamma, cmath, ...
-until they are written; see docs/math.md).
+refuses it with VulkanUnsupportedError naming it (see docs/math.md).
 """
 
 import builtins
