@@ -77,7 +77,8 @@ def trig_chain(x, out):
 def build(backend, source, name, dtype, fastmath):
     ns = dict(backend.kernel_namespace())
     ns.update(math=math, F=dtype)
-    exec(compile(source.format(gx=INDEX[backend.name]), f"<bench_math {name}>", "exec"), ns)  # noqa: S102
+    src = source.format(gx=INDEX[backend.name])
+    exec(compile(src, f"<bench_math {name}>", "exec"), ns)  # noqa: S102
     jit = backend.nv.jit if backend.name == "numba_vulkan" else backend.cuda.jit
     return jit(fastmath=fastmath)(ns[name])
 

@@ -1,7 +1,7 @@
 """The math library on a device that flushes float32 subnormals (NVIDIA: DenormPreserve is not
 available for float32), simulated on lavapipe: with config.SUBNORMALS32 = "simulate" the library
-takes the flush-safe forms a flushing device gets and its own float32 ops flush their subnormal operands
-and results as such a device does (mathlib/denormals.py). The results must still be those of
+takes the flush-safe forms a flushing device gets and its own float32 ops flush their subnormal
+operands and results as such a device does (mathlib/denormals.py). The results must still be those of
 the CPU, subnormals included: bit for bit for the exact functions, within the promised ulp for
 the others, on operand samples rich in subnormals and in results that underflow gradually."""
 

@@ -23,7 +23,10 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots, rounding, trig
+from . import (
+    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots,
+    rounding, trig,
+)
 
 K = _core.Kind
 Op = _core.Op

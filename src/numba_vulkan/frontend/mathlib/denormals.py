@@ -169,7 +169,8 @@ class FlushSafeBuilder:
         """float64 -> float32 where the result is subnormal: |v| * 2**149 rounded to an
         integer (ties to even, in float64) is the float32's bit pattern."""
         b = self._b
-        av = b.bitcast(K.f64, b.binary(Op.and_, b.bitcast(K.i64, v), const(b, K.i64, (1 << 63) - 1)))
+        mag = b.binary(Op.and_, b.bitcast(K.i64, v), const(b, K.i64, (1 << 63) - 1))
+        av = b.bitcast(K.f64, mag)
         t = b.binary(Op.mul, av, const(b, K.f64, 2.0**149))
         big = const(b, K.f64, 2.0**52)
         m = b.binary(Op.sub, b.binary(Op.add, t, big), big)  # t < 2**23: rint
