@@ -85,7 +85,7 @@ def compile_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=subnormals,
-        fastmath=options.fastmath,
+        fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
     )
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)

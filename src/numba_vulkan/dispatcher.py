@@ -46,6 +46,25 @@ from .launch import (
     _stream_or_device,
 )
 
+# Numba's fastmath flags (numba.core.cpu_options.FastMathOptions); 'afn' lets a kernel use
+# the driver's approximate built-ins (frontend/mathlib/fast.py).
+FASTMATH_FLAGS = frozenset({"contract", "afn", "reassoc", "nnan", "ninf", "nsz", "arcp", "fast"})
+
+
+def _fastmath_option(value):
+    """fastmath=True/False, or a set of Numba's flag names (kept as a frozenset)."""
+    if isinstance(value, (set, frozenset, list, tuple)):
+        flags = frozenset(value)
+        unknown = sorted(str(f) for f in flags - FASTMATH_FLAGS)
+        if unknown:
+            raise ValueError(
+                f"unknown fastmath flag(s) {', '.join(unknown)}; Numba's flags are "
+                f"{', '.join(sorted(FASTMATH_FLAGS))}"
+            )
+        return flags
+    return value
+
+
 _JIT_OPTIONS = {
     "fastmath": False,
     "boundscheck": False,
@@ -75,8 +94,11 @@ def jit(func=None, **options):
     ----------
     func : function, optional
         The function; omitted when options are given.
-    fastmath : bool
-        Allow the driver's fast float built-ins and reassociation/contraction.
+    fastmath : bool or set of str
+        Allow the driver's fast float built-ins and reassociation/contraction; or a set
+        of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf', 'nsz',
+        'arcp', 'fast'}``): any of them relaxes the arithmetic, 'afn' or 'fast' also
+        uses the built-ins (docs/math.md).
     boundscheck : bool
         Check indices. Not supported yet: ``True`` makes compilation raise
         VulkanUnsupportedError (index checks need exceptions inside kernels).
@@ -115,7 +137,10 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
+    merged["fastmath"] = _fastmath_option(merged["fastmath"])
     for name in ("fastmath", "boundscheck", "cache", "device", "debug"):
+        if name == "fastmath" and isinstance(merged[name], frozenset):
+            continue
         if not isinstance(merged[name], (bool, np.bool_)):
             raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
     if merged["inline"] not in ("never", "always"):
@@ -376,8 +401,12 @@ class Dispatcher:
         boundscheck = bool(self.options["boundscheck"])
         if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
             boundscheck = bool(config.BOUNDSCHECK)
+        fm = self.options["fastmath"]
         return pipeline.Options(
-            fastmath=bool(self.options["fastmath"]),
+            fastmath=bool(fm),
+            # the driver's approximate built-ins: fastmath=True, or 'afn' (or 'fast') among
+            # the flags; a set without it (e.g. {'contract'}) only relaxes the arithmetic
+            fast_builtins=bool(fm & {"afn", "fast"}) if isinstance(fm, frozenset) else bool(fm),
             boundscheck=boundscheck,
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),

@@ -59,3 +59,21 @@ def test_pow_and_erf_stay_accurate():
     out = run_kernel("x ** np.float32(2.0) + math.erf(x)", x, fastmath=True)
     want = (x.astype(np.float64) ** 2 + np.array([math.erf(v) for v in x])).astype(np.float32)
     assert np.allclose(out, want, rtol=2e-7), out
+
+
+def test_numba_flag_sets():
+    """fastmath={'afn', ...} uses the built-ins; a set without 'afn' only relaxes the arithmetic
+    (math calls stay accurate); an unknown flag is refused."""
+    import numba_vulkan as nv
+    from numba import float32
+
+    sig = (float32[::1], float32[::1])
+    afn = _kernel(["math.exp(x)"], 1, fastmath={"afn", "contract"}).compile(sig).disassemble()
+    assert " Exp " in afn
+    contract = _kernel(["math.exp(x)"], 1, fastmath={"contract"}).compile(sig).disassemble()
+    assert " Exp " not in contract
+    x = np.linspace(-5, 5, 101).astype(np.float32)
+    out = run_kernel("math.exp(x)", x, fastmath={"nsz"})
+    assert np.array_equal(out, run_kernel("math.exp(x)", x))
+    with pytest.raises(ValueError, match="fastmath flag"):
+        nv.jit(fastmath={"fastest"})
