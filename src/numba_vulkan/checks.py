@@ -133,27 +133,22 @@ def nbytes_of(shape, itemsize, what="shape"):
     return nbytes
 
 
-#: Numba's fastmath flags (LLVM's fast-math flags); a kernel gets the freedoms of
-#: ``fastmath=True`` only when it is given all of them.
-FASTMATH_FLAGS = frozenset({"contract", "afn", "reassoc", "nnan", "ninf", "nsz", "arcp"})
+#: Numba's fastmath flags (numba.core.cpu_options.FastMathOptions, LLVM's fast-math flags);
+#: 'afn' (or 'fast') lets a kernel use the driver's approximate built-ins
+#: (frontend/mathlib/fast.py), any flag relaxes the arithmetic (docs/math.md).
+FASTMATH_FLAGS = frozenset({"contract", "afn", "reassoc", "nnan", "ninf", "nsz", "arcp", "fast"})
 
 
-def fastmath_enabled(value, what="fastmath"):
-    """Whether a fastmath option (True/False, or a set of Numba's flags) turns fast math on.
-
-    Fast math here is one switch (the driver's fast built-ins, reassociation and
-    contraction, no NaN/inf/signed-zero preservation: docs/math.md). A set of
-    flags grants only some of those freedoms: the kernel then keeps exact IEEE
-    semantics (which every subset allows) unless the set holds every flag.
-    """
+def fastmath_option(value, what="fastmath"):
+    """A fastmath option checked: True/False, or a frozenset of Numba's flag names."""
     flags = getattr(value, "flags", value)  # numba's FastMathOptions
     if isinstance(flags, (bool, np.bool_)):
         return bool(flags)
     if isinstance(flags, (set, frozenset, list, tuple)):
-        names = set(flags)
-        unknown = sorted(n for n in names if not isinstance(n, str) or n not in FASTMATH_FLAGS)
+        names = frozenset(flags)
+        unknown = sorted(repr(n) for n in names if not isinstance(n, str) or n not in FASTMATH_FLAGS)
         if unknown:
-            raise ValueError(f"{what} flags {unknown!r} are not Numba's fastmath flags "
+            raise ValueError(f"{what} flags {', '.join(unknown)} are not Numba's fastmath flags "
                              f"({', '.join(sorted(FASTMATH_FLAGS))})")  # fmt: skip
-        return names >= FASTMATH_FLAGS
+        return names
     raise TypeError(f"{what} must be True, False or a set of fastmath flags, not {_describe(value)}")

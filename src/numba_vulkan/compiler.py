@@ -41,7 +41,10 @@ def compile_kernel(
         Float widths for which the device can keep signed zeros, infinities and
         NaNs (``DeviceInfo.nan_preserve``), and those for which it can keep
         subnormals (``DeviceInfo.denorm_preserve``); the kernel asks for both at
-        the widths it uses unless ``fastmath`` is on.
+        the widths it uses unless ``fastmath`` is on. An optional third item says how
+        the math library treats float32 subnormals (frontend/mathlib/denormals.py:
+        PRESERVE, FLUSH or SIMULATE); by default FLUSH unless float32 is among the
+        second item's widths.
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
@@ -70,11 +73,19 @@ def compile_kernel(
             f"kernel {pyfunc.__name__!r}: debug=True is not supported yet (numba.cuda's "
             "debug=True adds debug information and exception checks inside kernels)"
         )
+    from .frontend.mathlib import denormals
+
     name = pyfunc.__name__
     typed = type_kernel_for_user(pyfunc, argtypes, options)
+    if len(float_controls) > 2:
+        subnormals = float_controls[2]
+    else:
+        subnormals = denormals.mode_for(float_controls[1])
     lowered = frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
+        denormals=subnormals,
+        fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
     )
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)

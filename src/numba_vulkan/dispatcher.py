@@ -28,6 +28,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
 from . import arguments, cache, checks, compiler, config, hidden_args, narrowing, packed_args
+from .frontend.mathlib import denormals
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -75,10 +76,10 @@ def jit(func=None, **options):
     func : function, optional
         The function; omitted when options are given.
     fastmath : bool or set of str
-        Allow the driver's fast float built-ins and reassociation/contraction.
-        A set of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf',
-        'nsz', 'arcp'}``) is accepted; only all of them turn fast math on (a
-        subset keeps exact IEEE results, which it allows: checks.fastmath_enabled).
+        Allow the driver's fast float built-ins and reassociation/contraction; or a set
+        of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf', 'nsz',
+        'arcp', 'fast'}``): any of them relaxes the arithmetic, 'afn' or 'fast' also
+        uses the built-ins (docs/math.md).
     boundscheck : bool
         Check indices. Not supported yet: ``True`` makes compilation raise
         VulkanUnsupportedError (index checks need exceptions inside kernels).
@@ -117,7 +118,7 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
-    merged["fastmath"] = checks.fastmath_enabled(merged["fastmath"], "jit option fastmath")
+    merged["fastmath"] = checks.fastmath_option(merged["fastmath"], "jit option fastmath")
     for name in ("boundscheck", "cache", "device", "debug"):
         if not isinstance(merged[name], (bool, np.bool_)):
             raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
@@ -379,8 +380,12 @@ class Dispatcher:
         boundscheck = bool(self.options["boundscheck"])
         if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
             boundscheck = bool(config.BOUNDSCHECK)
+        fm = self.options["fastmath"]
         return pipeline.Options(
-            fastmath=bool(self.options["fastmath"]),
+            fastmath=bool(fm),
+            # the driver's approximate built-ins: fastmath=True, or 'afn' (or 'fast') among
+            # the flags; a set without it (e.g. {'contract'}) only relaxes the arithmetic
+            fast_builtins=bool(fm & {"afn", "fast"}) if isinstance(fm, frozenset) else bool(fm),
             boundscheck=boundscheck,
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),
@@ -670,11 +675,13 @@ def _max_push(device):
 
 def _float_controls(device):
     """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep): what a kernel asks for without fastmath."""
+    subnormals it can keep): what a kernel asks for without fastmath; and how the math library
+    treats float32 subnormals there (frontend/mathlib/denormals.py)."""
     if device is None:
         return ((), ())
     info = device.info
-    return tuple(info.nan_preserve), tuple(getattr(info, "denorm_preserve", ()))
+    denorm = tuple(getattr(info, "denorm_preserve", ()))
+    return tuple(info.nan_preserve), denorm, denormals.mode_for(denorm, config.SUBNORMALS32)
 
 
 def _upload(host, device):

@@ -39,12 +39,12 @@ def _partial_index(a):
     a[None, 0][0, 1] = 2
 
 
-def _lgamma_call(a, x):  # float ** float and sin are in the math library (docs/math.md)
-    a[0] = math.lgamma(x)
+def _gcd_call(a, x):  # float ** float, sin, gamma are in the math library (docs/math.md)
+    a[0] = math.gcd(x, 6)
 
 
 def _unknown_call(a):
-    a[0] = math.gamma(a[1])
+    a[0] = np.logaddexp(a[1], a[2])
 
 
 @pytest.mark.parametrize(
@@ -55,8 +55,8 @@ def _unknown_call(a):
         (_slices, [numba.float32[:]], "a slice step of zero"),
         (_returns, [numba.float32[:]], "returning a value from a kernel"),
         (_lists, [numba.int64[:]], "building a list"),
-        (_lgamma_call, [numba.float64[:], numba.float64], "calling 'math.lgamma'"),
-        (_unknown_call, [numba.float64[:]], "calling 'math.gamma'"),
+        (_gcd_call, [numba.int64[:], numba.int64], "calling 'math.gcd'"),
+        (_unknown_call, [numba.float64[:]], "calling 'numpy.logaddexp'"),
         (_partial_index, [numba.float64[:, :]], "Tuple(none"),
         (_returns, [numba.complex128[:]], "returning a value from a kernel"),
     ],

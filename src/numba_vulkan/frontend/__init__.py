@@ -60,7 +60,10 @@ class LoweredKernel:
     hidden: list = field(default_factory=list)
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
+def lower_kernel(
+    func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
+    fastmath=False,
+):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -79,6 +82,12 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         The kernel's name in the module.
     dynamic_shared_bytes : int
         Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
+    denormals : int
+        How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
+        device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
+    fastmath : bool
+        The kernel's fastmath option: math calls use the driver's built-ins where they exist
+        (mathlib/fast.py).
 
     Returns
     -------
@@ -92,6 +101,8 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     divergence.check(func_ir)  # barriers under id-dependent branches
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
+    lowerer.denormals = denormals
+    lowerer.fastmath = bool(fastmath)
     lowerer.run()
     writes = tuple(_written(p) for p in lowerer.params)
     return LoweredKernel(

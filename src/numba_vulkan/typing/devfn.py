@@ -106,7 +106,7 @@ def origin_options(origin):
         }
     opts = getattr(origin, "targetoptions", {}) or {}
     return {
-        "fastmath": checks.fastmath_enabled(opts.get("fastmath", False)),
+        "fastmath": bool(checks.fastmath_option(opts.get("fastmath", False))),
         "boundscheck": bool(opts.get("boundscheck", False)),
         "debug": bool(opts.get("debug", False)),
         # njit's default is 'python'; only an explicit choice is compared with the kernel's.

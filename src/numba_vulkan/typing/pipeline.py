@@ -43,6 +43,7 @@ class Options:
     """The compilation options of ``@nv.jit`` that change generated code."""
 
     fastmath: bool = False
+    fast_builtins: bool = None  # the driver's built-ins for math calls; None: as fastmath
     boundscheck: bool = False
     error_model: str = "numpy"
     optimize: bool = True
@@ -159,7 +160,7 @@ def check_device_calls(kernel_name, options, device_calls):
                 f"its error_model={opts['error_model']!r} differs from the kernel's "
                 f"{options.error_model!r}"
             )
-        elif opts["fastmath"] != bool(options.fastmath):
+        elif bool(opts["fastmath"]) != bool(options.fastmath):
             problem = (
                 f"its fastmath={opts['fastmath']} differs from the kernel's "
                 f"{bool(options.fastmath)}; a device function is inlined and compiled with the "
