@@ -57,6 +57,10 @@ class CompiledKernel:
     kir_narrowed : str
         The KIR after integer narrowing (docs/narrowing.md), the form the
         structurizer and the SPIR-V emitter see.
+    sites : tuple
+        Where the kernel raises and prints (numba_vulkan/sites.py). When there are
+        any, the last argspec is the hidden status buffer, which the dispatcher
+        appends to the arguments of each launch (runtime/reports.py).
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
@@ -64,7 +68,7 @@ class CompiledKernel:
 
     def __init__(
         self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0,
+        loop_iterations=0, sites=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -82,6 +86,11 @@ class CompiledKernel:
         self.mode = mode
         self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
+        self.sites = tuple(sites)
+        if self.sites:
+            from . import sites as _sites
+
+            _sites.register(self.sites)  # the host decodes what the kernel records
         self.kir = core.kir
         self.kir_narrowed = core.kir_narrowed
         self.unbound = []
@@ -92,7 +101,7 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
-               "loop_iterations", "kir", "kir_narrowed")  # fmt: skip
+               "loop_iterations", "kir", "kir_narrowed", "sites")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
@@ -119,7 +128,8 @@ class CompiledKernel:
         )  # fmt: skip
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
                      argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
-                     grid=record["grid"], loop_iterations=record["loop_iterations"])  # fmt: skip
+                     grid=record["grid"], loop_iterations=record["loop_iterations"],
+                     sites=record.get("sites", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]
         kernel.from_cache = True

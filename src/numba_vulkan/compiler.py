@@ -52,19 +52,6 @@ def compile_kernel(
     from . import _core, codegen, frontend
     from .frontend import loop_bounds
 
-    # Both need exceptions raised inside kernels, which this release does not have yet:
-    # refuse them rather than compile a kernel that silently skips the checks.
-    if options.boundscheck:
-        raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: boundscheck=True (or NUMBA_BOUNDSCHECK=1) is not "
-            "supported yet: index checks need exceptions inside kernels; unset "
-            "NUMBA_BOUNDSCHECK or set it to 0"
-        )
-    if options.error_model == "python":
-        raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: error_model='python' is not supported yet "
-            "(ZeroDivisionError inside kernels); the default 'numpy' model gives 0"
-        )
     if options.debug:
         raise errors.VulkanUnsupportedError(
             f"kernel {pyfunc.__name__!r}: debug=True is not supported yet (numba.cuda's "
@@ -75,6 +62,8 @@ def compile_kernel(
     lowered = frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
+        boundscheck=options.boundscheck,
+        error_model=options.error_model,
     )
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)
@@ -100,6 +89,7 @@ def compile_kernel(
         mode=mode,
         typed=typed,
         grid=lowered.grid,
+        sites=lowered.sites,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops
         else None,  # loops inside device functions: no static bound (yet)

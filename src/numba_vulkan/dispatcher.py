@@ -596,6 +596,8 @@ class Dispatcher:
                 host[...] = on_device.copy_to_host()
         if config.SYNC and not copy_back:
             device.synchronize()
+        elif spec.compiled.sites and any(isinstance(a, np.ndarray) for a in args):
+            device.synchronize()  # a launch with NumPy arguments reports (runtime/reports.py)
 
 
 dispatcher_registry[target.Vulkan] = Dispatcher
@@ -652,7 +654,7 @@ def _make_launcher(device, compiled):
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
-    return _core.Launcher(
+    launcher = _core.Launcher(
         core_device,
         kernel_core,
         list(compiled.argspecs),
@@ -663,3 +665,8 @@ def _make_launcher(device, compiled):
         # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
         list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
     )
+    if getattr(compiled, "sites", ()):  # raises or prints: the status buffer goes last
+        from .runtime.reports import StatusLauncher
+
+        return StatusLauncher(launcher, device)
+    return launcher

@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid
+from . import divergence, grid, status
 from .lower import Lowerer
 
 
@@ -43,6 +43,10 @@ class LoweredKernel:
         Whether an inlined device function has loops (no static loop bound then).
     callees : list
         The TypedKernel of each device function inlined (for checks on the whole kernel).
+    sites : tuple
+        The kernel's raise and print sites (numba_vulkan/sites.py). A kernel with any
+        has a hidden last argument, the status buffer (frontend/status.py): its argspec
+        ends ``argspecs`` and its entry ends ``writes`` (True where the kernel prints).
     """
 
     module: object
@@ -54,9 +58,11 @@ class LoweredKernel:
     device_calls: list = field(default_factory=list)
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
+    sites: tuple = ()
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
+def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0,
+                 boundscheck=False, error_model="numpy"):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -75,6 +81,10 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         The kernel's name in the module.
     dynamic_shared_bytes : int
         Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
+    boundscheck : bool
+        Check array indices (IndexError; frontend/exceptions.py).
+    error_model : {"numpy", "python"}
+        "python": a zero divisor raises ZeroDivisionError.
 
     Returns
     -------
@@ -88,11 +98,18 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     divergence.check(func_ir)  # barriers under id-dependent branches
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
+    lowerer.boundscheck = bool(boundscheck)
+    lowerer.error_model = error_model
     lowerer.run()
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
+    argspecs = list(lowerer.argspecs)
+    hidden = status.argspec(lowerer)
+    if hidden is not None:  # the status buffer: one more argument after the kernel's own
+        argspecs.append(hidden)
+        writes += (bool(lowerer.prints),)
     return LoweredKernel(
         module=lowerer.module,
-        argspecs=lowerer.argspecs,
+        argspecs=argspecs,
         param_size=lowerer.module.param_block_size(),
         writes=writes,
         grid=grid.layout(lowerer),
@@ -100,6 +117,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
+        sites=tuple(lowerer.sites),
     )
 
 

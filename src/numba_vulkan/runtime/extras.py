@@ -3,8 +3,8 @@
 This round, a Stream is the simple model the spec allows: its work is ordered
 on the device's one compute queue (so it is also ordered with work outside
 streams), and copies given a stream are done at once. Events are timestamp
-queries recorded into the device's open batch. Print records are not
-implemented yet and say so.
+queries recorded into the device's open batch. ``print_records`` decodes a
+print buffer (runtime/reports.py).
 """
 
 import contextlib
@@ -189,7 +189,7 @@ def mapped_array(shape, dtype=np.float64, device=None):
 
 
 def print_records(words):
-    """Print what a kernel's ``print`` calls recorded (not implemented yet)."""
-    raise NotImplementedError(
-        "print_records waits for the print record format of numba_vulkan.vkimpl"
-    )
+    """Print what a kernel's ``print`` calls recorded (see runtime/reports.py)."""
+    from .reports import print_records as _print_records
+
+    _print_records(words)
