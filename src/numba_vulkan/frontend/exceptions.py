@@ -48,6 +48,8 @@ def _site(lowerer, exc_class, args, loc, template=None, signed=(True, True)):
 def lower_raise(lowerer, stmt):
     """ir.StaticRaise / ir.Raise / ir.DynamicRaise: record the exception and return."""
     loc = stmt.loc
+    if getattr(stmt, "exc_class", None) is None and getattr(stmt, "exception", None) is None:
+        raise unsupported("a bare 'raise' (re-raising)", loc)
     if not isinstance(stmt, ir.StaticRaise):
         raise unsupported(
             "raising an exception whose arguments are not constants (kernels can raise "
