@@ -101,6 +101,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     lowerer.boundscheck = bool(boundscheck)
     lowerer.error_model = error_model
     lowerer.run()
+    status.finish(lowerer)  # the shared raise block, if some statement raises
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
     argspecs = list(lowerer.argspecs)
     hidden = status.argspec(lowerer)

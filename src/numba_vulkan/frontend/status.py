@@ -79,33 +79,62 @@ def spill(lowerer, values):
 
 
 def emit_raise(lowerer, site, values=()):
-    """Record `site`'s exception (if no invocation did first) and return from the kernel.
+    """Raise `site`'s exception: store its key and values, jump to the kernel's raise block.
 
     `values` are up to two integer KIR values of the current block (the message's
-    run-time values). Ends the current block.
+    run-time values). Ends the current block. Every raise of a kernel goes to one
+    shared block (``finish``), so each site costs a few private stores and a branch:
+    drivers that run both sides of a branch under a mask (lavapipe) then pay for the
+    atomic and the buffer stores once per kernel, not once per check.
     """
     b = lowerer.b
     add_site(lowerer, site)
-    slots = spill(lowerer, values)
-    old = b.atomic(A.cas, [word_ptr(lowerer, sites.EXC_FLAG), arith.const(b, K.u32, 0),
+    root = lowerer.root
+    if getattr(root, "raise_block", None) is None:
+        root.raise_block = b.create_block("raise")
+        root.raise_vars = [b.var(K.u32) for _ in range(6)]  # key, value 0, value 1 (lo, hi)
+    words = [arith.const(b, K.u32, site.key & 0xFFFFFFFF), arith.const(b, K.u32, site.key >> 32)]
+    for v in values:
+        words.extend(split64(b, v))
+        root.raise_values = True
+    words += [arith.const(b, K.u32, 0)] * (6 - len(words))
+    for var, w in zip(root.raise_vars, words):
+        b.store(var, w)
+    b.br(root.raise_block)
+
+
+def finish(lowerer):
+    """Emit the kernel's raise block, if some statement raises: the first invocation to
+    get here (compare-and-swap on the flag) writes the record; all return."""
+    root = lowerer.root
+    if getattr(root, "raise_block", None) is None:
+        return
+    b = root.b
+    b.set_block(root.raise_block)
+    key_lo, key_hi, *value_words = [b.load(v) for v in root.raise_vars]
+    slots = spill(root, [key_lo, key_hi, *value_words])
+    old = b.atomic(A.cas, [word_ptr(root, sites.EXC_FLAG), arith.const(b, K.u32, 0),
                            arith.const(b, K.u32, 1)])  # fmt: skip
     won = b.compare(Op.eq, old, arith.const(b, K.u32, 0))
-    tag = f"raise{b.current_block}"
-    write, done = b.create_block(f"{tag}.write"), b.create_block(f"{tag}.done")
+    write, done = b.create_block("raise.write"), b.create_block("raise.done")
     b.condbr(won, write, done)
     b.set_block(write)
-    store_word(lowerer, sites.EXC_KEY, arith.const(b, K.u32, site.key & 0xFFFFFFFF))
-    store_word(lowerer, sites.EXC_KEY + 1, arith.const(b, K.u32, site.key >> 32))
-    wide = lowerer.mode.index64
+    key_lo, key_hi, *value_words = [b.load(s) for s in slots]
+    store_word(root, sites.EXC_KEY, key_lo)
+    store_word(root, sites.EXC_KEY + 1, key_hi)
+    # The host zeroes the record after reading it: words that are always 0 here (high
+    # words of 32-bit ids, values no site has) are not stored (each store costs on
+    # drivers that run untaken branches under a mask).
+    wide = root.mode.index64
     for axis in range(3):
-        gid = grid.lower(lowerer, B.global_id, axis, K.u64 if wide else K.i32)
-        low, high = split64(b, gid) if wide else (gid, arith.const(b, K.u32, 0))
-        store_word(lowerer, sites.EXC_GID + 2 * axis, low)
-        store_word(lowerer, sites.EXC_GID + 2 * axis + 1, high)
-    for i, slot in enumerate(slots):
-        low, high = split64(b, b.load(slot))
-        store_word(lowerer, sites.EXC_VALUES + 2 * i, low)
-        store_word(lowerer, sites.EXC_VALUES + 2 * i + 1, high)
+        gid = grid.lower(root, B.global_id, axis, K.u64 if wide else K.i32)
+        low, high = split64(b, gid) if wide else (gid, None)
+        store_word(root, sites.EXC_GID + 2 * axis, low)
+        if high is not None:
+            store_word(root, sites.EXC_GID + 2 * axis + 1, high)
+    if getattr(root, "raise_values", False):
+        for i, w in enumerate(value_words):
+            store_word(root, sites.EXC_VALUES + i, w)
     b.br(done)
     b.set_block(done)
     b.ret()
