@@ -158,7 +158,9 @@ def check(lowerer, bad, site, values=()):
 
 def argspec(lowerer):
     """The launcher's argspec of the hidden argument, or None if the kernel has none."""
-    index = getattr(lowerer.root, "status_param", None)
-    if index is None:
+    root = lowerer.root
+    if not root.sites:
         return None
+    _addr(root)  # declared by every site's code; a kernel with sites always has it
+    index = root.status_param
     return ("array", "uint32", 0, lowerer.module.param_offset(index), (), (), 4)
