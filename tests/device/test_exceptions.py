@@ -277,3 +277,55 @@ def test_error_model_numpy_gives_numpy_results(device):
     nv.jit(error_model="python")(divisions)[1, 1](out, 7, 2)
     np.testing.assert_array_equal(out, [3, 1, 3.5])
     assert config.BOUNDSCHECK in (None, 0, 1)
+
+
+@nv.jit(error_model="python")
+def divmod_and_complex(out, x, y, wr, wi):
+    q, r = divmod(x, y)
+    out[0] = q + r
+    c = (2 + 4j) / complex(wr, wi)
+    out[1] = c.real
+
+
+@pytest.mark.parametrize("x, y, w, message", [
+    (7, 0, 1.0, "integer divmod by zero"),
+    (7.0, 0.0, 1.0, "modulo by zero"),
+    (7, 2, 0.0, "complex division by zero"),
+])  # fmt: skip
+def test_error_model_python_divmod_and_complex_division(x, y, w, message):
+    out = np.zeros(2)
+    with pytest.raises(ZeroDivisionError, match=f"^{message} "):
+        divmod_and_complex[1, 1](out, x, y, 0.0, w)
+    with pytest.raises(ZeroDivisionError, match=f"^{message}$"):
+        numba.njit(error_model="python")(divmod_and_complex.py_func)(out, x, y, 0.0, w)
+    divmod_and_complex[1, 1](out, 7, 2, 0.0, 2.0)
+    np.testing.assert_array_equal(out, [4, 2])  # (2 + 4j) / 2j = 2 - 1j
+
+
+@nv.jit(boundscheck=True)
+def views_and_local_arrays(a, i, which):
+    v = a[1:4]
+    loc = nv.local.array(3, np.float32)
+    sh = nv.shared.array(5, np.float32)
+    loc[0] = 0
+    sh[0] = 0
+    if which == 0:
+        v[i] = 1
+    elif which == 1:
+        loc[i] = 1
+    else:
+        sh[i] = 2
+        a[0] = sh[0] + loc[0]
+
+
+@pytest.mark.parametrize("which, message", [
+    (0, "index 5 is out of bounds for axis 0 with size 3 (array 'v')"),
+    (1, "index 5 is out of bounds for axis 0 with size 3 (array 'loc')"),
+    (2, "index 5 is out of bounds for axis 0 with size 5 (array 'sh')"),
+])  # fmt: skip
+def test_boundscheck_of_views_local_and_shared_arrays(which, message):
+    with pytest.raises(IndexError) as info:
+        views_and_local_arrays[1, 1](np.zeros(10, np.float32), 5, which)
+    assert str(info.value).startswith(message)
+    a = np.zeros(10, np.float32)
+    views_and_local_arrays[1, 1](a, 2, which)  # in bounds: no error

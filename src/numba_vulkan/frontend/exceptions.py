@@ -13,13 +13,15 @@ synchronisation (runtime/reports.py).
   writes one array element, each index is checked as Numba checks it (after
   negative wrap-around, 0 <= index < extent); IndexError names the array, the
   axis, the index as written and the extent, in NumPy's words.
-- ``error_model="python"``: before ``/``, ``//`` and ``%`` on integers and floats,
-  a zero divisor raises ZeroDivisionError with numba.njit's messages.
+- ``error_model="python"``: before ``/``, ``//``, ``%`` and ``divmod`` on integers
+  and floats and ``/`` on complex numbers, a zero divisor raises ZeroDivisionError
+  with numba.njit's messages.
 
 Checks run before the statement is lowered, when only variables are live, so the
 branch around the raise needs no spills (KIR values do not cross blocks).
 """
 
+import builtins
 import operator
 
 from numba.core import ir, types
@@ -77,9 +79,11 @@ def precheck(lowerer, stmt):
             if not isinstance(lowerer.typemap[stmt.target.name], types.Array):  # not a view
                 _check_element(lowerer, stmt.value, stmt.value.value)
     if getattr(root, "error_model", "numpy") == "python":
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
-                stmt.value.op in ("binop", "inplace_binop"):  # fmt: skip
-            _check_division(lowerer, stmt.value)
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+            if stmt.value.op in ("binop", "inplace_binop"):
+                _check_division(lowerer, stmt.value)
+            elif stmt.value.op == "call" and _callee(lowerer, stmt.value) is builtins.divmod:
+                _check_divmod(lowerer, stmt.value)
 
 
 def _check_element(lowerer, node, array_var):
@@ -103,7 +107,9 @@ def _check_element(lowerer, node, array_var):
             return
     if len(lowerer._indices(node, arr, node.loc)) != ty.ndim:
         return  # a view: fewer indices than axes
-    name = getattr(getattr(arr, "root", arr), "name", None) or array_var.name
+    name = array_var.name  # the user's name for the array (a view's, not its base's)
+    if name.startswith("$"):  # a temporary: name the array it refers to
+        name = getattr(getattr(arr, "root", arr), "name", None) or name
     b = lowerer.b
     for axis in range(ty.ndim):
         # Each check ends its block: indices and extents are loaded anew in the next one.
@@ -140,11 +146,18 @@ def _check_division(lowerer, expr):
     fn = expr.immutable_fn if expr.op == "inplace_binop" else expr.fn
     sym = _DIVISIONS.get(fn)
     sig = lowerer.calltypes.get(expr)
-    if sym is None or sig is None or not all(is_scalar_type(t) for t in sig.args):
-        return
-    if not is_scalar_type(sig.return_type):
+    if sym is None or sig is None:
         return
     b, loc = lowerer.b, expr.loc
+    if sym == "/" and isinstance(sig.args[1], types.Complex):  # both parts zero
+        re, im = lowerer.load_cast(expr.rhs, sig.args[1])
+        bad = arith.logical_and(b, b.compare(Op.eq, re, arith.const(b, b.kind(re), 0)),
+                                b.compare(Op.eq, im, arith.const(b, b.kind(im), 0)))  # fmt: skip
+        site = _site(lowerer, ZeroDivisionError, ("complex division by zero",), loc)
+        status.check(lowerer, bad, site)
+        return
+    if not all(is_scalar_type(t) for t in sig.args) or not is_scalar_type(sig.return_type):
+        return
     y = lowerer.load_cast(expr.rhs, sig.args[1])
     yk = b.kind(y)
     if yk == K.bool:
@@ -156,5 +169,29 @@ def _check_division(lowerer, expr):
         message = "division by zero" if floats else "integer division by zero"
     else:
         message = "modulo by zero" if floats else "integer modulo by zero"
+    bad = b.compare(Op.eq, y, arith.const(b, yk, 0))
+    status.check(lowerer, bad, _site(lowerer, ZeroDivisionError, (message,), loc))
+
+
+def _callee(lowerer, expr):
+    """The Python function a call expression calls, where it is a global or closure value."""
+    try:
+        defn = lowerer.func_ir.get_definition(expr.func)
+    except KeyError:
+        return None
+    return getattr(defn, "value", None) if isinstance(defn, (ir.Global, ir.FreeVar)) else None
+
+
+def _check_divmod(lowerer, expr):
+    """divmod(x, 0): ZeroDivisionError with numba.njit's messages."""
+    sig = lowerer.calltypes.get(expr)
+    if sig is None or len(expr.args) != 2 or not all(is_scalar_type(t) for t in sig.args):
+        return
+    b, loc = lowerer.b, expr.loc
+    y = lowerer.load_cast(expr.args[1], sig.args[1])
+    yk = b.kind(y)
+    if yk == K.bool:
+        y, yk = arith.convert(b, y, K.i32), K.i32
+    message = "modulo by zero" if is_float(yk) else "integer divmod by zero"
     bad = b.compare(Op.eq, y, arith.const(b, yk, 0))
     status.check(lowerer, bad, _site(lowerer, ZeroDivisionError, (message,), loc))
