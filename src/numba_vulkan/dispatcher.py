@@ -77,11 +77,12 @@ def jit(func=None, **options):
     fastmath : bool
         Allow the driver's fast float built-ins and reassociation/contraction.
     boundscheck : bool
-        Check indices. Not supported yet: ``True`` makes compilation raise
-        VulkanUnsupportedError (index checks need exceptions inside kernels).
+        Check every element index; one out of bounds raises IndexError on the host
+        at the next synchronisation (``NUMBA_BOUNDSCHECK`` overrides it;
+        docs/exceptions-and-print.md).
     error_model : {"numpy", "python"}
-        What integer division by zero does: give 0 (NumPy). "python" (raise
-        ZeroDivisionError) is refused with VulkanUnsupportedError for now.
+        What division by zero does: "numpy" (the default, as numba.cuda) gives 0 for
+        integers and inf/NaN for floats; "python" raises ZeroDivisionError.
     narrow : None, bool, "ints" or "floats"
         How 64-bit types are narrowed; see ``numba_vulkan.narrowing.Mode``.
     cache : bool
@@ -95,8 +96,8 @@ def jit(func=None, **options):
         Both mean the same: calls are always inlined into the kernel
         (docs/device-functions.md says why); the generated code is identical.
     debug : bool
-        ``True`` is refused with VulkanUnsupportedError (no debug information
-        or in-kernel checks yet).
+        ``True`` is refused with VulkanUnsupportedError (no debug information;
+        boundscheck and error_model="python" give the checks).
 
     Returns
     -------
