@@ -329,3 +329,33 @@ def test_boundscheck_of_views_local_and_shared_arrays(which, message):
     assert str(info.value).startswith(message)
     a = np.zeros(10, np.float32)
     views_and_local_arrays[1, 1](a, 2, which)  # in bounds: no error
+
+
+@nv.jit
+def far(chosen):
+    if nv.global_id(0) == chosen:
+        raise ValueError("far")
+
+
+def test_global_id_past_the_first_dispatch_of_a_split_grid(device):
+    limit = device.info.max_groups[0] * 64  # forall's 64 invocations per group
+    chosen = limit + 12_345  # in the second dispatch of the split grid
+    far.forall(limit + 20_000)(np.int64(chosen))
+    with pytest.raises(ValueError) as info:
+        device.synchronize()
+    assert info.value.global_id == (chosen, 0, 0)
+
+
+@nv.jit(narrow=True, boundscheck=True)
+def narrowed(out, chosen):
+    i = nv.global_id(0)
+    if i == chosen:
+        out[0] = out[i + out.size]
+
+
+def test_narrowed_kernels_report_values(device):
+    out = nv.to_device(np.zeros(3))
+    narrowed.forall(4)(out, 2)
+    with pytest.raises(IndexError, match="^index 5 is out of bounds for axis 0 with size 3") as e:
+        device.synchronize()
+    assert e.value.global_id == (2, 0, 0)
