@@ -127,3 +127,26 @@ def test_kernels_that_do_not_print_or_raise_take_no_status_buffer(device):
     assert not spec.compiled.sites
     assert not isinstance(spec.launcher, reports.StatusLauncher)
     assert len(spec.compiled.argspecs) == 1
+
+
+def test_unreported_output_is_flushed_at_exit(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "unreported.py"
+    script.write_text(
+        "import numpy as np, numba_vulkan as nv\n"
+        "@nv.jit\n"
+        "def k(out):\n"
+        "    if nv.global_id(0) == 0:\n"
+        "        print('printed at exit')\n"
+        "        raise KeyError('never synchronized')\n"
+        "k.forall(1)(nv.to_device(np.zeros(1)))\n"  # asynchronous, never synchronised
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "printed at exit\n"
+    assert "KeyError" in r.stderr and "never synchronized" in r.stderr

@@ -47,6 +47,10 @@ def _allocate(device):
     from .. import _core
     from .array import DeviceArray
 
+    if not _buffers:
+        import atexit
+
+        atexit.register(_at_exit)
     capacity = print_words()
     total = sites.PRINT_AREA + sites.PRINT_HEADER + capacity
     buffer = _core.vk_allocate_pinned(device._core, 4 * total)
@@ -55,6 +59,21 @@ def _allocate(device):
     words[sites.PRINT_AREA + 1] = capacity
     array = DeviceArray(device, (), np.uint32, _stored=(buffer, 0, ()))
     return words, array
+
+
+def _at_exit():
+    """Print what kernels printed and was never reported, as CUDA flushes printf output at
+    exit; an exception never reported becomes a warning (nothing can raise it any more)."""
+    import warnings
+
+    for device in list(_buffers):
+        try:
+            device._core.synchronize()  # launches nothing waited for yet
+            check(device)
+        except Exception as e:  # noqa: BLE001 (the kernel's own exception, or a lost device)
+            warnings.warn(f"numba_vulkan: a kernel raised an exception that no synchronize "
+                          f"reported before exit: {type(e).__name__}: {e}", RuntimeWarning,
+                          stacklevel=1)  # fmt: skip
 
 
 def check(device):
