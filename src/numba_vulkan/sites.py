@@ -54,7 +54,8 @@ class RaiseSite:
         self.line = line
         self.template = template
         self.signed = tuple(signed)
-        cls = f"{getattr(exc_class, '__module__', '')}.{getattr(exc_class, '__qualname__', exc_class)}"
+        module = getattr(exc_class, "__module__", "")
+        cls = f"{module}.{getattr(exc_class, '__qualname__', exc_class)}"
         self.key = _key(("raise", cls, self.args, kernel, filename, line, template, self.signed))
 
     def exception(self, words):

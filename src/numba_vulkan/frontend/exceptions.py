@@ -101,7 +101,7 @@ def _check_element(lowerer, node, array_var):
         if node.index_var is None and any(not isinstance(i, int) for i in items):
             return  # slices: a view, not an element
     else:
-        index_ty = lowerer.typemap[(node.index if isinstance(node, ir.SetItem) else node.index).name]
+        index_ty = lowerer.typemap[node.index.name]  # ir.SetItem and getitem alike
         items_ty = index_ty.types if isinstance(index_ty, types.BaseTuple) else (index_ty,)
         if not all(isinstance(t, types.Integer) for t in items_ty):
             return
