@@ -590,11 +590,18 @@ class Dispatcher:
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
             )
+        raised = None
         for host, on_device in copy_back:
-            if host.flags.c_contiguous and host.dtype.isnative:
-                on_device.copy_to_host(out=host)
-            else:
-                host[...] = on_device.copy_to_host()
+            try:
+                if host.flags.c_contiguous and host.dtype.isnative:
+                    on_device.copy_to_host(out=host)
+                else:
+                    host[...] = on_device.copy_to_host()
+            except Exception as e:  # a kernel's exception (runtime/reports.py): copy the rest
+                if raised is None:
+                    raised = e
+        if raised is not None:
+            raise raised
         if config.SYNC and not copy_back:
             device.synchronize()
         elif spec.compiled.sites and any(isinstance(a, np.ndarray) for a in args):

@@ -359,3 +359,21 @@ def test_narrowed_kernels_report_values(device):
     with pytest.raises(IndexError, match="^index 5 is out of bounds for axis 0 with size 3") as e:
         device.synchronize()
     assert e.value.global_id == (2, 0, 0)
+
+
+@nv.jit
+def writes_two(a, b, chosen):
+    i = nv.global_id(0)
+    if i < a.size:
+        a[i] = 1
+        b[i] = 2
+        if i == chosen:
+            raise ValueError("after both stores")
+
+
+def test_numpy_arguments_are_all_copied_back_before_the_exception(device):
+    a, b = np.zeros(8), np.zeros(8)
+    with pytest.raises(ValueError, match="after both stores"):
+        writes_two.forall(8)(a, b, 3)
+    np.testing.assert_array_equal(a, np.ones(8))
+    np.testing.assert_array_equal(b, np.full(8, 2.0))
