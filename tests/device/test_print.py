@@ -150,3 +150,29 @@ def test_unreported_output_is_flushed_at_exit(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout == "printed at exit\n"
     assert "KeyError" in r.stderr and "never synchronized" in r.stderr
+
+
+@nv.jit
+def print_helper(x):
+    print("helper", x)
+    return x + 1
+
+
+@nv.jit
+def loop_with_prints(out, n):
+    if nv.global_id(0) == 0:
+        s = 0
+        for j in range(n):
+            s += print_helper(j)
+            if s > 5:
+                raise ArithmeticError("sum too large")
+        out[0] = s
+
+
+def test_print_in_a_device_function_inside_a_loop(device, capsys):
+    out = np.zeros(1)
+    loop_with_prints[1, 1](out, 2)
+    assert out[0] == 3 and capsys.readouterr().out == "helper 0\nhelper 1\n"
+    with pytest.raises(ArithmeticError, match="sum too large"):
+        loop_with_prints[1, 1](out, 10)  # 1 + 2 + 3 > 5: raises after the third print
+    assert capsys.readouterr().out == "helper 0\nhelper 1\nhelper 2\n"
