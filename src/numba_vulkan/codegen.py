@@ -57,10 +57,13 @@ class CompiledKernel:
     kir_narrowed : str
         The KIR after integer narrowing (docs/narrowing.md), the form the
         structurizer and the SPIR-V emitter see.
+    hidden : list
+        ``(argspec, written, source)`` of each hidden array (frontend/hidden.py): global
+        arrays the launcher passes after the arguments; ``source`` is ``("constant",
+        frozen ndarray)``, ``("device", DeviceArray)`` or, last, ``("status", None)``:
+        the device's status buffer of a kernel that raises or prints (runtime/reports.py).
     sites : tuple
-        Where the kernel raises and prints (numba_vulkan/sites.py). When there are
-        any, the last argspec is the hidden status buffer, which the dispatcher
-        appends to the arguments of each launch (runtime/reports.py).
+        Where the kernel raises and prints (numba_vulkan/sites.py).
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
@@ -68,7 +71,7 @@ class CompiledKernel:
 
     def __init__(
         self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0, sites=(),
+        loop_iterations=0, hidden=(), sites=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -86,6 +89,8 @@ class CompiledKernel:
         self.mode = mode
         self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
+        self.hidden = list(hidden)
+        self.hidden_on_device = {}  # device -> the hidden arrays there (hidden_args.py)
         self.sites = tuple(sites)
         if self.sites:
             from . import sites as _sites
@@ -101,12 +106,15 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
-               "loop_iterations", "kir", "kir_narrowed", "sites")  # fmt: skip
+               "loop_iterations", "kir", "kir_narrowed", "hidden", "sites")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
         from .typing import pipeline
 
+        if any(source[0] == "device" for _, _, source in self.hidden):
+            # cache.py refuses such kernels first (their key names a device array)
+            raise ValueError("a kernel that uses a global device array cannot be cached")
         record = {name: getattr(self, name) for name in self._RECORD}
         record["words"] = self.words.tobytes()
         uses = self.__dict__.get("uses_float64")
@@ -129,6 +137,7 @@ class CompiledKernel:
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
                      argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
                      grid=record["grid"], loop_iterations=record["loop_iterations"],
+                     hidden=record.get("hidden", ()),
                      sites=record.get("sites", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]

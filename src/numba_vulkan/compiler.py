@@ -89,6 +89,7 @@ def compile_kernel(
         mode=mode,
         typed=typed,
         grid=lowered.grid,
+        hidden=lowered.hidden,
         sites=lowered.sites,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops

@@ -27,7 +27,7 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, narrowing
+from . import arguments, cache, checks, compiler, config, hidden_args, narrowing, packed_args
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -562,7 +562,7 @@ class Dispatcher:
                     f"{_device_name(device)}; copy it with copy_to_host() and to_device()"
                 )
             argtypes.append(arguments.typeof_argument(arg, position))
-        wide = any(arguments.needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
+        wide = any(arguments.needs_64bit_indices(a) for a in _leaves(args) if hasattr(a, "strides"))
         wide = wide or launch.needs_64bit_ids()
         spec = self._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
 
@@ -580,6 +580,13 @@ class Dispatcher:
                 device_args[position] = arguments.scalar_for_launch(
                     arg, argtypes[position], spec.compiled.mode, position, self.__name__
                 )
+            elif isinstance(arg, tuple):  # scalars, arrays: packed_args.py
+                pairs = [] if spec.compiled.writes[position] else None
+                device_args[position] = packed_args.for_launch(
+                    arg, argtypes[position], spec.compiled.mode, position, self.__name__,
+                    device, pairs,
+                )
+                copy_back.extend(pairs or ())
         device_args = tuple(device_args)
 
         # With results to copy back, the launch is held: the copies' wait submits the
@@ -604,7 +611,7 @@ class Dispatcher:
             raise raised
         if config.SYNC and not copy_back:
             device.synchronize()
-        elif spec.compiled.sites and any(isinstance(a, np.ndarray) for a in args):
+        elif spec.compiled.sites and _holds_numpy(args):
             device.synchronize()  # a launch with NumPy arguments reports (runtime/reports.py)
 
 
@@ -616,11 +623,26 @@ compiler_hook.set_jit(jit)
 # ---------------------------------------------------------------- helpers
 
 
+def _leaves(args):
+    """The arguments, with the items of tuple arguments in place of the tuples."""
+    for a in args:
+        if isinstance(a, tuple):
+            yield from _leaves(a)
+        else:
+            yield a
+
+
 class _HostInfo:
     """DeviceInfo stand-in for compiling without a device: float64 kept."""
 
     float64 = True
     int64 = True
+
+
+def _holds_numpy(args):
+    """Whether launch arguments include NumPy arrays (also inside tuples)."""
+    return any(isinstance(a, np.ndarray) or (isinstance(a, tuple) and _holds_numpy(a))
+               for a in args)  # fmt: skip
 
 
 def _uses_float64(compiled):
@@ -662,19 +684,24 @@ def _make_launcher(device, compiled):
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
+    adapted = packed_args.needs_adapter(compiled)
+    if adapted:  # packed arguments, hidden arrays (packed_args.py, hidden_args.py)
+        specs, writes = packed_args.launcher_specs(compiled)
+        hidden = hidden_args.hidden_arrays(compiled, device) if compiled.hidden else ()
+    else:
+        specs = list(compiled.argspecs)
+        writes = list(compiled.writes) if getattr(compiled, "writes", None) is not None else None
     launcher = _core.Launcher(
         core_device,
         kernel_core,
-        list(compiled.argspecs),
+        specs,
         compiled.param_size,
         compiled.params_in_buffer,
         getattr(compiled, "grid", None),
         # Which arrays the kernel writes: the device puts barriers only where a
         # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
-        list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
+        writes,
     )
-    if getattr(compiled, "sites", ()):  # raises or prints: the status buffer goes last
-        from .runtime.reports import StatusLauncher
-
-        return StatusLauncher(launcher, device)
+    if adapted:
+        return packed_args.AdaptedLauncher(launcher, compiled.argspecs, hidden)
     return launcher

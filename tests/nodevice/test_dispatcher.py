@@ -303,11 +303,12 @@ def test_options_that_raise_in_kernels_compile_with_the_status_argument(options)
 
     kernel = nv.jit(**options)(divide)
     compiled = kernel.compile("(float32, float32[:], float32[:], float32[:])")
-    assert compiled.sites
-    assert len(compiled.argspecs) == 5 and compiled.argspecs[-1][:3] == ("array", "uint32", 0)
+    assert compiled.sites and len(compiled.argspecs) == 4
+    spec, _written, source = compiled.hidden[-1]
+    assert spec[:3] == ("array", "uint32", 0) and source == ("status", None)
     _core.validate(compiled.words)
     plain = nv.jit(divide).compile("(float32, float32[:], float32[:], float32[:])")
-    assert not plain.sites and len(plain.argspecs) == 4  # no checks, no hidden argument
+    assert not plain.sites and not plain.hidden  # no checks, no hidden argument
 
 
 def test_arrays_past_32_bit_indexing_are_detected():

@@ -54,7 +54,7 @@ def _unknown_call(a):
         (_raises_dynamic, [numba.float32[:]], "arguments are not constants"),
         (_slices, [numba.float32[:]], "a slice step of zero"),
         (_returns, [numba.float32[:]], "returning a value from a kernel"),
-        (_lists, [numba.int64[:]], "lists"),
+        (_lists, [numba.int64[:]], "building a list"),
         (_lgamma_call, [numba.float64[:], numba.float64], "calling 'math.lgamma'"),
         (_unknown_call, [numba.float64[:]], "calling 'math.gamma'"),
         (_partial_index, [numba.float64[:, :]], "Tuple(none"),

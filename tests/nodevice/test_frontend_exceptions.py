@@ -72,18 +72,19 @@ def test_kernels_that_raise_or_print_compile_to_valid_spirv(case, mode):
     ck = _core.compile(lk.module)
     _core.validate(ck.words)
     assert lk.sites
-    # The hidden status argument: a 0-d uint32 "array" after the kernel's own arguments.
-    assert len(lk.argspecs) == len(argtypes) + 1
-    assert lk.argspecs[-1][:3] == ("array", "uint32", 0) and lk.argspecs[-1][4:6] == ((), ())
-    assert len(lk.writes) == len(lk.argspecs)
-    assert lk.writes[-1] == any(isinstance(s, sites.PrintSite) for s in lk.sites)
+    # The status buffer: the last hidden array, a 0-d uint32 "array" (frontend/hidden.py).
+    assert len(lk.argspecs) == len(argtypes) == len(lk.writes)
+    spec, written, source = lk.hidden[-1]
+    assert spec[:3] == ("array", "uint32", 0) and spec[4:6] == ((), ())
+    assert source == ("status", None)
+    assert written == any(isinstance(s, sites.PrintSite) for s in lk.sites)
 
 
 def test_kernels_without_checks_have_no_status_argument():
     lk = lower(_indexes, CASES[2][1])  # no boundscheck: plain indexing
-    assert not lk.sites and len(lk.argspecs) == 4
+    assert not lk.sites and not lk.hidden
     lk = lower(_divides, CASES[4][1])  # error_model numpy
-    assert not lk.sites and len(lk.argspecs) == 3
+    assert not lk.sites and not lk.hidden
 
 
 def test_sites_describe_what_the_host_raises():

@@ -242,5 +242,9 @@ def __getattr__(name):
     """Any other numba.cuda name: an error naming the missing feature."""
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "random":  # cuda.random without importing it first, as numba.cuda allows
+        import importlib
+
+        return importlib.import_module(f"{__name__}.random")
     why = _NOT_MAPPED.get(name, "this numba.cuda name is not mapped to Vulkan yet")
     raise UnmappedNameError(f"numba_vulkan.cuda.{name}: {why}")

@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid, status
+from . import divergence, grid, hidden, status
 from .lower import Lowerer
 
 
@@ -43,10 +43,13 @@ class LoweredKernel:
         Whether an inlined device function has loops (no static loop bound then).
     callees : list
         The TypedKernel of each device function inlined (for checks on the whole kernel).
+    hidden : list
+        ``(argspec, written, source)`` of each hidden array (global arrays read through
+        a buffer: frontend/hidden.py), which the launcher takes after the arguments.
+        The last is the status buffer where the kernel has raise or print sites
+        (source ``("status", None)``, written where the kernel prints: frontend/status.py).
     sites : tuple
-        The kernel's raise and print sites (numba_vulkan/sites.py). A kernel with any
-        has a hidden last argument, the status buffer (frontend/status.py): its argspec
-        ends ``argspecs`` and its entry ends ``writes`` (True where the kernel prints).
+        The kernel's raise and print sites (numba_vulkan/sites.py).
     """
 
     module: object
@@ -58,6 +61,7 @@ class LoweredKernel:
     device_calls: list = field(default_factory=list)
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
+    hidden: list = field(default_factory=list)
     sites: tuple = ()
 
 
@@ -102,15 +106,14 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     lowerer.error_model = error_model
     lowerer.run()
     status.finish(lowerer)  # the shared raise block, if some statement raises
-    writes = tuple(getattr(p, "written", False) for p in lowerer.params)
-    argspecs = list(lowerer.argspecs)
-    hidden = status.argspec(lowerer)
-    if hidden is not None:  # the status buffer: one more argument after the kernel's own
-        argspecs.append(hidden)
-        writes += (bool(lowerer.prints),)
+    writes = tuple(_written(p) for p in lowerer.params)
+    hidden_arrays = hidden.lowered_hidden(lowerer)
+    status_spec = status.argspec(lowerer)
+    if status_spec is not None:  # the status buffer: a hidden array after the others
+        hidden_arrays.append((status_spec, bool(lowerer.prints), (status.SOURCE, None)))
     return LoweredKernel(
         module=lowerer.module,
-        argspecs=argspecs,
+        argspecs=lowerer.argspecs,
         param_size=lowerer.module.param_block_size(),
         writes=writes,
         grid=grid.layout(lowerer),
@@ -118,8 +121,17 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
+        hidden=hidden_arrays,
         sites=tuple(lowerer.sites),
     )
+
+
+def _written(param):
+    """Whether the kernel may write argument `param` (an ArrayArg, or (value, type) where
+    the value of a tuple of arrays is a tuple of ArrayArgs: written if any of them is)."""
+    if isinstance(param, tuple) and isinstance(param[0], tuple):
+        return any(getattr(item, "written", False) for item in param[0])
+    return getattr(param, "written", False)
 
 
 __all__ = ["LoweredKernel", "lower_kernel"]

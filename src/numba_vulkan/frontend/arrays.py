@@ -59,6 +59,7 @@ class ArrayArg:
         addr_param = module.add_param(f"{name}.addr", _core.Kind.u64)
         ext_params = [module.add_param(f"{name}.shape[{k}]", ik) for k in range(ty.ndim)]
         str_params = [module.add_param(f"{name}.strides[{k}]", ik) for k in range(ty.ndim)]
+        self.param_ids = (addr_param, ext_params, str_params)  # hidden.py reads them again
         self.addr = b.param(addr_param)
         self.extents = [b.param(p) for p in ext_params]
         self.strides = [b.param(p) for p in str_params]

@@ -194,7 +194,7 @@ def getattr_(lo, expr, target):
     if isinstance(target_ty, types.BoundFunction):
         from .inline import BoundMethod
 
-        return BoundMethod(value, ty), target_ty  # called next: calls.py, frontend/inline.py
+        return BoundMethod(value, ty, attr), target_ty  # called next: calls.py, frontend/inline.py
     if isinstance(ty, types.Record):
         from .records import RecordRef
 
@@ -385,10 +385,10 @@ HANDLERS = {
 }
 
 UNSUPPORTED_EXPRS = {
-    "build_list": "lists",
-    "build_set": "sets",
-    "build_map": "dicts",
-    "make_function": "inner functions (closures)",
-    "list_comprehension": "list comprehensions",
+    "build_list": "building a list (use a tuple, or nv.local.array)",
+    "build_set": "building a set",
+    "build_map": "building a dict",
+    "make_function": "defining an inner function (closure)",
+    "list_comprehension": "a list comprehension",
     "phi": "phi nodes (the IR must not be in SSA form)",
 }

@@ -19,6 +19,7 @@ from .. import _core
 from . import arith
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
+from .packed import declare_packed, packable
 from .types import compute_kind, host_dtype, is_scalar_type, nbytes, param_kind, scalar_code
 
 Op = _core.Op
@@ -35,8 +36,10 @@ def layout(ty, mode, loc=None):
         return (k, k)
     if isinstance(ty, types.BaseTuple):
         parts = tuple(layout(t, mode, loc) for t in ty.types)
+        if parts and all(isinstance(t, types.Array) for t in ty.types):
+            return None  # a tuple of arrays: a compile-time tuple of ArrayArgs (statics)
         if any(p is None for p in parts):
-            raise unsupported(f"tuples holding {ty}", loc)
+            raise unsupported(f"tuples holding {ty} (tuples mixing arrays and values)", loc)
         return parts
     if isinstance(ty, types.RangeType):
         k = compute_kind(ty.dtype, mode, loc)
@@ -53,6 +56,13 @@ def layout(ty, mode, loc=None):
         k = compute_kind(types.intp, mode, loc)
         return (k, k, k)
     return None
+
+
+def _array_tuple(ty):
+    """Whether `ty` is a (named) tuple of arrays, which kernels take as arguments."""
+    return isinstance(ty, types.BaseTuple) and len(ty.types) > 0 and all(
+        isinstance(t, types.Array) for t in ty.types
+    )
 
 
 def _is_unroll_unreachable(stmt):
@@ -173,6 +183,16 @@ class Lowerer:
                     nbytes(pk),
                     self.module.param_offset(index),
                 ))  # fmt: skip
+            elif _array_tuple(ty):  # a tuple of arrays: each item an array argument
+                arrays = tuple(ArrayArg(self, f"{name}[{k}]", t, loc)
+                               for k, t in enumerate(ty.types))  # fmt: skip
+                self.params.append((arrays, ty))
+                cls = ty.instance_class if isinstance(ty, types.BaseNamedTuple) else None
+                self.argspecs.append(("tuple", cls, tuple(a.argspec for a in arrays)))
+            elif packable(ty):  # tuples, namedtuples, complex: flattened (packed.py)
+                value, spec = declare_packed(self, name, ty, loc)
+                self.params.append((value, ty))
+                self.argspecs.append(spec)
             else:
                 raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
 
@@ -377,7 +397,8 @@ class Lowerer:
         if isinstance(param, ArrayArg):
             return param
         value, arg_ty = param
-        value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
+        if not isinstance(value, tuple):  # packed arguments are in compute kinds already
+            value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
         return self.cast(value, arg_ty, ty, loc)
 
     def lower_setitem(self, stmt):

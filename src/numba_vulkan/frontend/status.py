@@ -4,9 +4,10 @@ A kernel that can raise or print (numba_vulkan/sites.py has the layout) gets
 one hidden parameter, ``status.addr``: the device address of the device's
 status buffer. It is declared on first use, like grid.base/grid.groups
 (frontend/grid.py), so kernels that never raise or print have no such
-parameter and pay nothing. To the launcher it is one more array argument
-after the kernel's own, a 0-d uint32 array (``argspec``), which the
-dispatcher appends to the arguments of every launch (runtime/reports.py).
+parameter and pay nothing. To the launcher it is the last hidden array
+(frontend/hidden.py), a 0-d uint32 array (``argspec``) with source
+``("status", None)``, which hidden_args.py resolves to the device's buffer
+(runtime/reports.py) and the launcher appends to every launch.
 
 KIR values do not cross blocks (only the entry block's do), so the values a
 record needs are spilled into variables before each branch and reloaded after.
@@ -21,6 +22,7 @@ A = _core.AtomicOp
 B = _core.Builtin
 
 PARAM = "status.addr"
+SOURCE = "status"  # the hidden array's source kind (frontend/hidden.py, hidden_args.py)
 
 
 def _addr(lowerer):

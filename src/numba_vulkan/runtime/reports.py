@@ -3,7 +3,8 @@
 Each device gets, on the first launch of a kernel that can raise or print, a
 status buffer (layout: numba_vulkan/sites.py) in host-visible memory mapped
 into the process, so reading it costs no copy and no submission. Such kernels
-take it as a hidden last argument (``StatusLauncher`` appends it).
+take it as their last hidden array (frontend/status.py; hidden_args.py appends
+it to each launch).
 
 ``check(device)`` is the one hook of the synchronisation paths
 (``Device.synchronize``, ``DeviceArray.copy_to_host``, launches with NumPy
@@ -145,27 +146,3 @@ def print_records(words):
     if words.ndim != 1 or words.dtype.kind not in "iu":
         raise TypeError("words must be a 1-d integer array (the print buffer as uint32)")
     _emit(words.astype(np.uint64))
-
-
-class StatusLauncher:
-    """A kernel's C++ launcher with the device's status buffer appended to each launch."""
-
-    __slots__ = ("_launcher", "_status")
-
-    def __init__(self, launcher, device):
-        self._launcher = launcher
-        self._status = status_array(device)
-
-    def launch(self, groups, local_size, args, hold=False):
-        return self._launcher.launch(groups, local_size, tuple(args) + (self._status,), hold)
-
-    @property
-    def keep_last_block(self):
-        return self._launcher.keep_last_block
-
-    @keep_last_block.setter
-    def keep_last_block(self, on):
-        self._launcher.keep_last_block = on
-
-    def last_block(self):
-        return self._launcher.last_block()
