@@ -163,6 +163,7 @@ def argspec(lowerer):
     root = lowerer.root
     if not root.sites:
         return None
-    _addr(root)  # declared by every site's code; a kernel with sites always has it
-    index = root.status_param
+    index = getattr(root, "status_param", None)
+    if index is None:  # every site's code declares it; a kernel with sites always has it
+        index = root.status_param = root.module.add_param(PARAM, K.u64)
     return ("array", "uint32", 0, lowerer.module.param_offset(index), (), (), 4)
