@@ -90,6 +90,23 @@ def jit(func_or_sig=None, device=False, **options):
     return _dispatcher.jit(device=device, **options)
 
 
+# ---------------------------------------------------------------- vectorize
+
+
+def vectorize(signatures_or_function=(), **options):
+    """numba.cuda.vectorize: ``numba.vectorize(..., target="vulkan")`` (numba_vulkan.vectorize)."""
+    from ..ufunc import vectorize as _vectorize
+
+    return _vectorize(signatures_or_function, **options)
+
+
+def guvectorize(*args, **options):
+    """numba.cuda.guvectorize: ``numba.guvectorize(..., target="vulkan")``."""
+    from ..ufunc import guvectorize as _guvectorize
+
+    return _guvectorize(*args, **options)
+
+
 # ---------------------------------------------------------------- memory
 
 

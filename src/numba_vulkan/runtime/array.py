@@ -18,8 +18,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
 from . import devices as _devices
+from . import indexing as _indexing
 from . import pinned as _pinned
 from . import reports as _reports
+from .operators import ArrayOperators
 
 
 def _core():
@@ -76,17 +78,23 @@ def _check_stream(stream, device=None):
         raise ValueError("stream belongs to another device than the array")
 
 
-class DeviceArray(_core().DeviceArrayBase):
+class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
     need on every call. Create them with :func:`to_device`, :func:`device_array`
     or :func:`device_array_like`.
 
-    Indexing works as on NumPy arrays, without advanced indexing: an integer for
-    every axis reads or writes one element; slices, integers for some axes,
-    ``...`` and ``None`` give views sharing the memory. ``.T``, ``transpose``
-    and ``reshape`` give views too.
+    Indexing works as on NumPy arrays: an integer for every axis reads or
+    writes one element; slices, integers for some axes, ``...`` and ``None``
+    give views sharing the memory. Index arrays, lists and boolean masks (NumPy
+    or device arrays) give new arrays gathered on the device, and assignments
+    through them scatter on the device (runtime/indexing.py). ``.T``,
+    ``transpose`` and ``reshape`` give views.
+
+    NumPy's ufuncs and Python's operators compute on the device and return
+    device arrays (``d + 1``, ``np.sin(d)``, ``d[d > 0]``; runtime/operators.py);
+    ``np.asarray(d)`` copies to the host.
 
     Parameters
     ----------
@@ -195,11 +203,13 @@ class DeviceArray(_core().DeviceArrayBase):
                 k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
             ):
                 raise IndexError(
-                    "device arrays support integers, slices, ... and None as indices, "
-                    f"not {type(k).__name__} (no advanced indexing)"
+                    "device arrays support integers, slices, ..., None, integer arrays and "
+                    f"boolean masks as indices, not {type(k).__name__}"
                 )
 
     def __getitem__(self, key):
+        if _indexing.is_advanced(key):  # index arrays, lists, masks: gathered on the device
+            return _indexing.getitem(self, key)
         self._check_key(key)
         offset = self._element_offset(key)
         if offset is not None:
@@ -210,6 +220,8 @@ class DeviceArray(_core().DeviceArrayBase):
         return self._view_from(dummy, dummy[key])
 
     def __setitem__(self, key, value):
+        if _indexing.is_advanced(key):  # scattered on the device
+            return _indexing.setitem(self, key, value)
         self._check_key(key)
         offset = self._element_offset(key)
         value = _host_array(value, "value")
@@ -466,9 +478,29 @@ class DeviceArray(_core().DeviceArrayBase):
 
         return reduce(self, "max")
 
+    # ---- DLPack (runtime/dlpack.py) ----------------------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
+        of mapped memory when the consumer asks for the CPU (``np.from_dlpack(d)``)."""
+        from . import dlpack
+
+        return dlpack.export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(kDLVulkan = 7, device index)."""
+        from . import dlpack
+
+        return dlpack.device_of(self)
+
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(d)``: a copy on the host (``copy=False`` is refused: the data are on
+        the device). NumPy's ufuncs and operators do not come here: they run on the
+        device (``__array_ufunc__``, runtime/operators.py)."""
+        if copy is False:
+            raise ValueError("a device array cannot be converted to a NumPy array without a "
+                             "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
-        return values if dtype is None else values.astype(dtype)
+        return values if dtype is None else values.astype(dtype, copy=False)
 
 
 def to_device(array, device=None, stream=None):
