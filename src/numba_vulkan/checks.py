@@ -131,3 +131,29 @@ def nbytes_of(shape, itemsize, what="shape"):
             f"an array of {what} {tuple(shape)} needs {nbytes} bytes, more than any device can hold"
         )
     return nbytes
+
+
+#: Numba's fastmath flags (LLVM's fast-math flags); a kernel gets the freedoms of
+#: ``fastmath=True`` only when it is given all of them.
+FASTMATH_FLAGS = frozenset({"contract", "afn", "reassoc", "nnan", "ninf", "nsz", "arcp"})
+
+
+def fastmath_enabled(value, what="fastmath"):
+    """Whether a fastmath option (True/False, or a set of Numba's flags) turns fast math on.
+
+    Fast math here is one switch (the driver's fast built-ins, reassociation and
+    contraction, no NaN/inf/signed-zero preservation: docs/math.md). A set of
+    flags grants only some of those freedoms: the kernel then keeps exact IEEE
+    semantics (which every subset allows) unless the set holds every flag.
+    """
+    flags = getattr(value, "flags", value)  # numba's FastMathOptions
+    if isinstance(flags, (bool, np.bool_)):
+        return bool(flags)
+    if isinstance(flags, (set, frozenset, list, tuple)):
+        names = set(flags)
+        unknown = sorted(n for n in names if not isinstance(n, str) or n not in FASTMATH_FLAGS)
+        if unknown:
+            raise ValueError(f"{what} flags {unknown!r} are not Numba's fastmath flags "
+                             f"({', '.join(sorted(FASTMATH_FLAGS))})")  # fmt: skip
+        return names >= FASTMATH_FLAGS
+    raise TypeError(f"{what} must be True, False or a set of fastmath flags, not {_describe(value)}")

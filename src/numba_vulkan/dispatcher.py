@@ -74,8 +74,11 @@ def jit(func=None, **options):
     ----------
     func : function, optional
         The function; omitted when options are given.
-    fastmath : bool
+    fastmath : bool or set of str
         Allow the driver's fast float built-ins and reassociation/contraction.
+        A set of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf',
+        'nsz', 'arcp'}``) is accepted; only all of them turn fast math on (a
+        subset keeps exact IEEE results, which it allows: checks.fastmath_enabled).
     boundscheck : bool
         Check every element index; one out of bounds raises IndexError on the host
         at the next synchronisation (``NUMBA_BOUNDSCHECK`` overrides it;
@@ -115,7 +118,8 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
-    for name in ("fastmath", "boundscheck", "cache", "device", "debug"):
+    merged["fastmath"] = checks.fastmath_enabled(merged["fastmath"], "jit option fastmath")
+    for name in ("boundscheck", "cache", "device", "debug"):
         if not isinstance(merged[name], (bool, np.bool_)):
             raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
     if merged["inline"] not in ("never", "always"):
@@ -566,13 +570,22 @@ class Dispatcher:
         wide = wide or launch.needs_64bit_ids()
         spec = self._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
 
-        # NumPy arrays travel to the device; the ones the kernel writes come back.
+        # NumPy arrays travel to the device; the ones the kernel writes come back. On a
+        # stream, both copies are enqueued on it (runtime/streams.py).
+        stream = launch.stream
+        if stream is not None and stream.device is not device:
+            raise ValueError(f"the stream belongs to {_device_name(stream.device)}, but the "
+                             f"kernel is launched on {_device_name(device)}")  # fmt: skip
         device_args = list(args)
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
                 arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
-                on_device = _upload(arg, device)
+                if stream is not None:
+                    on_device = runtime.DeviceArray(device, arg.shape, arg.dtype)
+                    on_device.copy_to_device(arg, stream=stream)
+                else:
+                    on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
@@ -591,12 +604,22 @@ class Dispatcher:
 
         # With results to copy back, the launch is held: the copies' wait submits the
         # launch and the copies at once (one vkQueueSubmit, not two).
-        held = bool(copy_back)
-        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held):
+        held = bool(copy_back) and stream is None
+        stream_core = None if stream is None else stream._core
+        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held,
+                                    stream_core):  # fmt: skip
             raise InternalCompilerError(
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
             )
+        if stream is not None:
+            from .runtime import streams
+
+            for host, on_device in copy_back:  # there after stream.synchronize()
+                if not host.flags.writeable:
+                    continue
+                streams.copy_to_host(on_device, host, stream)
+            return
         raised = None
         for host, on_device in copy_back:
             try:

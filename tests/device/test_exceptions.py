@@ -377,3 +377,15 @@ def test_numpy_arguments_are_all_copied_back_before_the_exception(device):
         writes_two.forall(8)(a, b, 3)
     np.testing.assert_array_equal(a, np.ones(8))
     np.testing.assert_array_equal(b, np.full(8, 2.0))
+
+
+def test_a_kernel_on_a_stream_reports_at_the_stream_synchronize(device, capsys):
+    s = nv.stream()
+    out = nv.to_device(np.zeros(64, np.int64))
+    bare[1, 64, s](out, True)
+    with pytest.raises(IndexError) as info:
+        s.synchronize()
+    assert info.value.global_id == (1, 0, 0)
+    bare[1, 64, s](out, False)
+    s.synchronize()  # nothing left to report
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(64))

@@ -68,14 +68,9 @@ def _c_strides(shape, itemsize):
 
 def _check_stream(stream, device=None):
     """Refuse a `stream` argument that is not a Stream (of `device`, if given)."""
-    if stream is None:
-        return
-    from .extras import Stream
+    from .streams import check
 
-    if not isinstance(stream, Stream):
-        raise TypeError(f"stream must be a Stream (nv.stream()), not {type(stream).__name__}")
-    if device is not None and stream.device is not device:
-        raise ValueError("stream belongs to another device than the array")
+    check(stream, device)
 
 
 class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
@@ -310,8 +305,10 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         if self.is_contiguous:
             nbytes = self.size * self._itemsize
             _core().vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
-        else:  # this round: through the host
-            out.copy_to_device(self.copy_to_host())
+        else:  # on the device, ordered like any other work on these buffers
+            from . import streams
+
+            streams.copy_view(self, out)
         return out
 
     # ---- copies ------------------------------------------------------------------
@@ -350,14 +347,16 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
     def copy_to_host(self, out=None, stream=None):
         """Copy the contents to a NumPy array.
 
-        Waits for the launches that still use the array's buffer (not for the
-        others). `stream` is accepted; the copy is done at once this round.
+        Without a stream, waits for the launches and streams that still use the
+        array's buffer (not for the others).
 
         Parameters
         ----------
         out : numpy.ndarray, optional
             C-contiguous array of the same shape and dtype to fill.
         stream : Stream, optional
+            Enqueue the copy on a stream and return at once; `out` (or the array
+            returned) holds the data after ``stream.synchronize()``.
 
         Returns
         -------
@@ -376,10 +375,18 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
                 raise ValueError("out must be C-contiguous")
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
+        if stream is not None:
+            from . import streams
+
+            if out is None:
+                out = np.empty(self.shape, self.dtype)
+            streams.copy_to_host(self, out, stream)
+            return out
+        if out is not None:
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
                 # One buffer copy, no staging; on a stream it returns at once.
                 pinned_ok = out.dtype.fields is None  # records go as bytes below
-                if pinned_ok and _pinned.copy_to_host(self, out, wait=stream is None):
+                if pinned_ok and _pinned.copy_to_host(self, out):
                     return out
                 self._buffer.read(self._offset, _raw(out))  # straight into `out`, no temporary
                 return out
@@ -402,7 +409,9 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         array : array_like
             Values of the same shape; converted to the element type.
         stream : Stream, optional
-            Accepted; the copy is done at once this round.
+            Enqueue the copy on a stream and return at once. `array` may change
+            right away unless it is a pinned array (``pinned_array``) of the
+            stored type, which the stream reads when it gets there.
 
         Returns
         -------
@@ -416,15 +425,25 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         """
         _check_stream(stream, self.device)
         if isinstance(array, DeviceArray):
+            if stream is not None and array.shape == self.shape:
+                from . import streams
+
+                if streams.copy_device_to_device(array, self, stream):
+                    return self
             array = array.copy_to_host()
         host = _host_array(array, "array")
         if host.shape != self.shape:
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
+        if stream is not None:
+            from . import streams
+
+            streams.copy_to_device(self, host, stream)
+            return self
         # One buffer copy, no staging; on a stream it returns at once.
         pinned_ok = host.dtype.fields is None  # records go as bytes below
-        if self.size and pinned_ok and _pinned.copy_to_device(self, host, wait=stream is None):
+        if self.size and pinned_ok and _pinned.copy_to_device(self, host):
             return self
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
@@ -514,7 +533,7 @@ def to_device(array, device=None, stream=None):
         The device (see :func:`get_device`); the selected one by default, or
         that of `stream`.
     stream : Stream, optional
-        Accepted; the copy is done at once this round.
+        Enqueue the copy on a stream and return at once; see Stream.
 
     Returns
     -------
