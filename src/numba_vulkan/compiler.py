@@ -55,19 +55,6 @@ def compile_kernel(
     from . import _core, codegen, frontend
     from .frontend import loop_bounds
 
-    # Both need exceptions raised inside kernels, which this release does not have yet:
-    # refuse them rather than compile a kernel that silently skips the checks.
-    if options.boundscheck:
-        raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: boundscheck=True (or NUMBA_BOUNDSCHECK=1) is not "
-            "supported yet: index checks need exceptions inside kernels; unset "
-            "NUMBA_BOUNDSCHECK or set it to 0"
-        )
-    if options.error_model == "python":
-        raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: error_model='python' is not supported yet "
-            "(ZeroDivisionError inside kernels); the default 'numpy' model gives 0"
-        )
     if options.debug:
         raise errors.VulkanUnsupportedError(
             f"kernel {pyfunc.__name__!r}: debug=True is not supported yet (numba.cuda's "
@@ -86,6 +73,8 @@ def compile_kernel(
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=subnormals,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
+        boundscheck=options.boundscheck,
+        error_model=options.error_model,
     )
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)
@@ -112,6 +101,7 @@ def compile_kernel(
         typed=typed,
         grid=lowered.grid,
         hidden=lowered.hidden,
+        sites=lowered.sites,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops
         else None,  # loops inside device functions: no static bound (yet)

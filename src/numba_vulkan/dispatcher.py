@@ -81,11 +81,12 @@ def jit(func=None, **options):
         'arcp', 'fast'}``): any of them relaxes the arithmetic, 'afn' or 'fast' also
         uses the built-ins (docs/math.md).
     boundscheck : bool
-        Check indices. Not supported yet: ``True`` makes compilation raise
-        VulkanUnsupportedError (index checks need exceptions inside kernels).
+        Check every element index; one out of bounds raises IndexError on the host
+        at the next synchronisation (``NUMBA_BOUNDSCHECK`` overrides it;
+        docs/exceptions-and-print.md).
     error_model : {"numpy", "python"}
-        What integer division by zero does: give 0 (NumPy). "python" (raise
-        ZeroDivisionError) is refused with VulkanUnsupportedError for now.
+        What division by zero does: "numpy" (the default, as numba.cuda) gives 0 for
+        integers and inf/NaN for floats; "python" raises ZeroDivisionError.
     narrow : None, bool, "ints" or "floats"
         How 64-bit types are narrowed; see ``numba_vulkan.narrowing.Mode``.
     cache : bool
@@ -99,8 +100,8 @@ def jit(func=None, **options):
         Both mean the same: calls are always inlined into the kernel
         (docs/device-functions.md says why); the generated code is identical.
     debug : bool
-        ``True`` is refused with VulkanUnsupportedError (no debug information
-        or in-kernel checks yet).
+        ``True`` is refused with VulkanUnsupportedError (no debug information;
+        boundscheck and error_model="python" give the checks).
 
     Returns
     -------
@@ -624,13 +625,22 @@ class Dispatcher:
                     continue
                 streams.copy_to_host(on_device, host, stream)
             return
+        raised = None
         for host, on_device in copy_back:
-            if host.flags.c_contiguous and host.dtype.isnative:
-                on_device.copy_to_host(out=host)
-            else:
-                host[...] = on_device.copy_to_host()
+            try:
+                if host.flags.c_contiguous and host.dtype.isnative:
+                    on_device.copy_to_host(out=host)
+                else:
+                    host[...] = on_device.copy_to_host()
+            except Exception as e:  # a kernel's exception (runtime/reports.py): copy the rest
+                if raised is None:
+                    raised = e
+        if raised is not None:
+            raise raised
         if config.SYNC and not copy_back:
             device.synchronize()
+        elif spec.compiled.sites and _holds_numpy(args):
+            device.synchronize()  # a launch with NumPy arguments reports (runtime/reports.py)
 
 
 dispatcher_registry[target.Vulkan] = Dispatcher
@@ -655,6 +665,12 @@ class _HostInfo:
 
     float64 = True
     int64 = True
+
+
+def _holds_numpy(args):
+    """Whether launch arguments include NumPy arrays (also inside tuples)."""
+    return any(isinstance(a, np.ndarray) or (isinstance(a, tuple) and _holds_numpy(a))
+               for a in args)  # fmt: skip
 
 
 def _uses_float64(compiled):

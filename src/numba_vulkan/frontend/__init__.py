@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid, hidden
+from . import divergence, grid, hidden, status
 from .lower import Lowerer
 
 
@@ -46,6 +46,10 @@ class LoweredKernel:
     hidden : list
         ``(argspec, written, source)`` of each hidden array (global arrays read through
         a buffer: frontend/hidden.py), which the launcher takes after the arguments.
+        The last is the status buffer where the kernel has raise or print sites
+        (source ``("status", None)``, written where the kernel prints: frontend/status.py).
+    sites : tuple
+        The kernel's raise and print sites (numba_vulkan/sites.py).
     """
 
     module: object
@@ -58,11 +62,12 @@ class LoweredKernel:
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
     hidden: list = field(default_factory=list)
+    sites: tuple = ()
 
 
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
-    fastmath=False,
+    fastmath=False, boundscheck=False, error_model="numpy",
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -88,6 +93,10 @@ def lower_kernel(
     fastmath : bool
         The kernel's fastmath option: math calls use the driver's built-ins where they exist
         (mathlib/fast.py).
+    boundscheck : bool
+        Check array indices (IndexError; frontend/exceptions.py).
+    error_model : {"numpy", "python"}
+        "python": a zero divisor raises ZeroDivisionError.
 
     Returns
     -------
@@ -103,8 +112,15 @@ def lower_kernel(
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.denormals = denormals
     lowerer.fastmath = bool(fastmath)
+    lowerer.boundscheck = bool(boundscheck)
+    lowerer.error_model = error_model
     lowerer.run()
+    status.finish(lowerer)  # the shared raise block, if some statement raises
     writes = tuple(_written(p) for p in lowerer.params)
+    hidden_arrays = hidden.lowered_hidden(lowerer)
+    status_spec = status.argspec(lowerer)
+    if status_spec is not None:  # the status buffer: a hidden array after the others
+        hidden_arrays.append((status_spec, bool(lowerer.prints), (status.SOURCE, None)))
     return LoweredKernel(
         module=lowerer.module,
         argspecs=lowerer.argspecs,
@@ -115,7 +131,8 @@ def lower_kernel(
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
-        hidden=hidden.lowered_hidden(lowerer),
+        hidden=hidden_arrays,
+        sites=tuple(lowerer.sites),
     )
 
 

@@ -20,6 +20,7 @@ from .. import checks
 from . import devices as _devices
 from . import indexing as _indexing
 from . import pinned as _pinned
+from . import reports as _reports
 from .operators import ArrayOperators
 
 
@@ -342,6 +343,7 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         first = raw[start:].view(self._stored_dtype)
         return as_strided(first, self.shape, self._dev_strides, writeable=True)
 
+    @_reports.after_copy  # raises what a kernel raised (runtime/reports.py)
     def copy_to_host(self, out=None, stream=None):
         """Copy the contents to a NumPy array.
 
@@ -398,6 +400,7 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         np.copyto(out, values)
         return out
 
+    @_reports.after_copy
     def copy_to_device(self, array, stream=None):
         """Overwrite the contents with those of a host array.
 

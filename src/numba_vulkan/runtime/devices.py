@@ -374,8 +374,15 @@ class Device:
         Parameters
         ----------
         report : bool
-            Whether to report what happened since the last synchronisation
-            (validation messages as warnings under ``NUMBA_VULKAN_DEBUG``).
+            Whether to report what happened since the last synchronisation:
+            print what kernels printed and raise the exception a kernel raised
+            (runtime/reports.py), and validation messages as warnings under
+            ``NUMBA_VULKAN_DEBUG``.
+
+        Raises
+        ------
+        Exception
+            The first exception that a kernel raised since the last report.
         """
         from . import streams
 
@@ -383,6 +390,9 @@ class Device:
         streams.finish_device(self)
         if report:
             debug.report_new_messages()
+            from . import reports
+
+            reports.check(self)
 
     def wait_for(self, buffer):
         """Wait until no launch uses a buffer any more.

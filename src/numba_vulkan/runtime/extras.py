@@ -2,7 +2,7 @@
 
 Events are timestamp queries recorded into the device's open batch, or on a
 stream as a submission of that stream (src/core/vk/timestamps.cc, stream.cc).
-Print records are not implemented yet and say so.
+``print_records`` decodes a print buffer (runtime/reports.py).
 """
 
 import numpy as np
@@ -166,7 +166,7 @@ def mapped_array(shape, dtype=np.float64, device=None):
 
 
 def print_records(words):
-    """Print what a kernel's ``print`` calls recorded (not implemented yet)."""
-    raise NotImplementedError(
-        "print_records waits for the print record format of numba_vulkan.vkimpl"
-    )
+    """Print what a kernel's ``print`` calls recorded (see runtime/reports.py)."""
+    from .reports import print_records as _print_records
+
+    _print_records(words)

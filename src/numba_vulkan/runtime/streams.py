@@ -108,9 +108,18 @@ class Stream:
 
         Interruptible with Ctrl-C and bounded by ``NUMBA_VULKAN_TIMEOUT``, like
         every wait. Copies to pageable host arrays are complete afterwards.
+
+        Raises
+        ------
+        Exception
+            The first exception a kernel raised since the last report, after
+            printing what kernels printed (runtime/reports.py).
         """
         self._core.synchronize()
         self._finish()
+        from . import reports
+
+        reports.check(self.device)
 
     @contextlib.contextmanager
     def auto_synchronize(self):

@@ -153,8 +153,12 @@ def check_device_calls(kernel_name, options, device_calls):
         problem = None
         if opts["debug"]:
             problem = "debug=True is not supported yet"
-        elif opts["boundscheck"]:
-            problem = "boundscheck=True is not supported yet (it needs exceptions inside kernels)"
+        elif opts["boundscheck"] and not options.boundscheck:
+            problem = (
+                "its boundscheck=True differs from the kernel's boundscheck=False; a device "
+                "function is inlined and checked as the kernel says, so pass boundscheck=True "
+                "to the kernel (or set NUMBA_BOUNDSCHECK=1)"
+            )
         elif opts["error_model"] not in (None, options.error_model):
             problem = (
                 f"its error_model={opts['error_model']!r} differs from the kernel's "
