@@ -1,11 +1,14 @@
 """Sphinx configuration: the Markdown pages in docs/ (MyST) plus the API reference from the
 docstrings. Built by scripts/docs.sh (warnings are errors there)."""
 
+import glob
 import os
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "src"))
+# The source tree when it holds a built extension (scripts/dev-build.sh), else the installed package.
+if glob.glob(os.path.join(ROOT, "src", "numba_vulkan", "_core*")):
+    sys.path.insert(0, os.path.join(ROOT, "src"))
 
 project = "numba_vulkan"
 author = "the numba_vulkan developers"

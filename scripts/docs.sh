@@ -14,6 +14,10 @@ if [ ! -x "$venv/bin/sphinx-build" ]; then
 fi
 "$venv/bin/python" scripts/docs_figures.py
 "$venv/bin/python" scripts/docs_gallery.py   # runs the examples on the default device
-PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" NUMBA_VULKAN_CACHE=0 \
+# src/ when it holds a built extension (scripts/dev-build.sh), else the installed package.
+if compgen -G "src/numba_vulkan/_core*" >/dev/null; then
+    export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+fi
+NUMBA_VULKAN_CACHE=0 \
     "$venv/bin/sphinx-build" -W --keep-going -q -b html docs build/docs/html
 echo "documentation: build/docs/html/index.html"

@@ -23,7 +23,9 @@ EXAMPLES = [
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
+    # The source tree when it holds a built extension (scripts/dev-build.sh), else the installed package.
+    src = str(ROOT / "src") if list((ROOT / "src" / "numba_vulkan").glob("_core*")) else None
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     for name, args in EXAMPLES:
         png = OUT / f"gallery_{name[:-3]}.png"
         proc = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args, "--png",
