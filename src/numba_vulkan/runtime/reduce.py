@@ -43,23 +43,70 @@ def {name}(x, out, n, stride):
 """
 
 _SUM_FLOAT = """\
-        s = ACC(0)
-        c = ACC(0)
+        s0 = ACC(0)
+        c0 = ACC(0)
+        s1 = ACC(0)
+        c1 = ACC(0)
+        s2 = ACC(0)
+        c2 = ACC(0)
+        s3 = ACC(0)
+        c3 = ACC(0)
         p = ACC(0)
         j = i
-        for _ in range(CHUNK):
-            if j >= n:
-                break
-            v = ACC({load})
-            p += v
-            y = v - c
-            t = s + y
-            c = (t - s) - y
-            s = t
-            j += stride
+        if i + (CHUNK - 1) * stride < n:
+            for _ in range(CHUNK // 4):
+                v0 = ACC({load})
+                v1 = ACC({load1})
+                v2 = ACC({load2})
+                v3 = ACC({load3})
+                p += (v0 + v1) + (v2 + v3)
+                y = v0 - c0
+                t = s0 + y
+                c0 = (t - s0) - y
+                s0 = t
+                y = v1 - c1
+                t = s1 + y
+                c1 = (t - s1) - y
+                s1 = t
+                y = v2 - c2
+                t = s2 + y
+                c2 = (t - s2) - y
+                s2 = t
+                y = v3 - c3
+                t = s3 + y
+                c3 = (t - s3) - y
+                s3 = t
+                j += 4 * stride
+        else:
+            for _ in range(CHUNK):
+                if j >= n:
+                    break
+                v0 = ACC({load})
+                p += v0
+                y = v0 - c0
+                t = s0 + y
+                c0 = (t - s0) - y
+                s0 = t
+                j += stride
+        y = s1 - c0
+        t = s0 + y
+        c0 = (t - s0) - y
+        s0 = t
+        y = s2 - c0
+        t = s0 + y
+        c0 = (t - s0) - y
+        s0 = t
+        y = s3 - c0
+        t = s0 + y
+        c0 = (t - s0) - y
+        s0 = t
+        y = -(c1 + c2 + c3) - c0
+        t = s0 + y
+        c0 = (t - s0) - y
+        s0 = t
         if p - p != ACC(0):
-            s = p
-        out[i] = s
+            s0 = p
+        out[i] = s0
 """
 
 _SUM_INT = """\
@@ -120,7 +167,8 @@ def _kernel(op, acc, ndim, narrow):
 
     load = _LOADS[ndim].format(k="j")
     if op == "sum":
-        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(load=load)
+        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(
+            load=load, **{f"load{k}": _LOADS[ndim].format(k=f"(j + {k} * stride)") for k in (1, 2, 3)})
     else:
         cmp = "<" if op == "min" else ">"
         body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
