@@ -246,6 +246,14 @@ class Writer {
         return Add(Op::kAnd, boolean, {a, b});
     }
 
+    void Jump(BlockId target) {
+        Inst inst;
+        inst.op = Op::kBr;
+        inst.targets[0] = target;
+        inst.loc = loc_;
+        insts.push_back(inst);
+    }
+
     void Branch(ValueId cond, BlockId yes, BlockId no) {
         Inst inst;
         inst.op = Op::kCondBr;
@@ -314,29 +322,39 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         if (!Match(m, view, r, &c)) continue;
 
         const kir::Loc loc = body.back().loc;
-        const BlockId guard_id = f.NextBlockId(), unrolled_id = guard_id + 1, rest_id = guard_id + 2;
-        // Every edge into the loop now enters the guard.
+        const BlockId head_id = f.NextBlockId(), unrolled_id = head_id + 1, latch_id = head_id + 2;
+        // Every edge into the loop now enters the new header.
         for (Block& b : f.blocks) {
             if (b.id == loop) continue;
             Inst& t = b.terminator();
             for (BlockId& target : t.targets)
-                if (target == loop) target = guard_id;
+                if (target == loop) target = head_id;
         }
-        Writer guard(m, r, guard_id, loc);
-        guard.Branch(guard.Guard(c, options.factor), unrolled_id, loop);
-        Writer body_copies(m, r, unrolled_id, loc);
-        for (int k = 0; k < options.factor; ++k) CopyBody(f, body, unrolled_id, body_copies.insts);
-        body_copies.Branch(body_copies.Guard(c, options.factor), unrolled_id, rest_id);
-        Writer rest(m, r, rest_id, loc);
-        ValueId i = rest.Add(Op::kLoad, c.type, {c.var});
-        ValueId more = rest.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, rest.Value(c.bound)});
-        rest.Branch(more, loop, exit);
+        Writer head(m, r, head_id, loc);
+        head.Branch(head.Guard(c, options.factor), unrolled_id, loop);
+        Writer copies(m, r, unrolled_id, loc);
+        for (int k = 0; k < options.factor; ++k) CopyBody(f, body, unrolled_id, copies.insts);
+        copies.Jump(latch_id);
+        // The original block runs one iteration, then joins the copies at the latch,
+        // which tests i < bound as the original block's own test did.
+        {
+            Block& one = f.blocks[bi];
+            Inst jump;
+            jump.op = Op::kBr;
+            jump.targets[0] = latch_id;
+            jump.loc = loc;
+            one.insts.back() = jump;
+        }
+        Writer latch(m, r, latch_id, loc);
+        ValueId i = latch.Add(Op::kLoad, c.type, {c.var});
+        ValueId more = latch.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, latch.Value(c.bound)});
+        latch.Branch(more, head_id, exit);
 
-        const char* suffixes[] = {".unroll_guard", ".unrolled", ".unroll_rest"};
-        Writer* writers[] = {&guard, &body_copies, &rest};
+        const char* suffixes[] = {".unroll_head", ".unrolled", ".unroll_latch"};
+        Writer* writers[] = {&head, &copies, &latch};
         for (int k = 0; k < 3; ++k) {
             Block nb;
-            nb.id = guard_id + k;
+            nb.id = head_id + k;
             nb.name = name.empty() ? "" : name + suffixes[k];
             nb.insts = std::move(writers[k]->insts);
             f.blocks.push_back(std::move(nb));

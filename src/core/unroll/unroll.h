@@ -21,16 +21,19 @@
 //     loop runs);
 //   - B has no barrier and no subgroup operation (copies would break their
 //     uniformity), and at most max_body_insts instructions.
-// Such a loop becomes
-//   G: if step > 0 and step and bound are small enough for the test below not
-//      to overflow, and i < bound - (F-1) step:  U  else  B
-//   U: F copies of B's body, then the test of G again:  U  else  R
-//   R: if i < bound:  B  else  the loop's exit
-// with every edge that entered B now entering G. When G or U choose U, the
+// Such a loop becomes one loop whose body runs F iterations or one:
+//   H: if step > 0, step and bound are small enough for the test below not to
+//      overflow, and i < bound - (F-1) step:  U  else  B
+//   U: F copies of B's body;  L
+//   B: the original body, once;  L
+//   L: if i < bound:  H  else  the loop's exit
+// with every edge that entered B now entering H. When H chooses U, the
 // original loop would have run at least F more iterations (step > 0, so
 // i + k step < bound for k < F), so U runs exactly those iterations in order:
 // the results are the original loop's, bit for bit (float sums keep their
-// order). The original B stays as the loop for the last iterations.
+// order). The loop keeps its single exit, so the structurizer nests it as
+// before (a second loop with exits of its own made it wrap both in an outer
+// loop, and NVIDIA's compiler then lost most of the gain).
 #pragma once
 
 #include <cstddef>
