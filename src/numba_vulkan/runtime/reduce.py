@@ -20,6 +20,10 @@ Accuracy and NumPy's semantics:
   the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
   pairwise sum. A plain sum runs alongside: where it is not finite (an infinity
   or NaN in the data, or overflow) it is the result, as in NumPy.
+  A chunk that lies wholly inside the array (all of them but the last few) is
+  read four elements per step into four Kahan sums, joined by Kahan's step at
+  the end: no bounds test between the loads, so a GPU keeps four in flight
+  (0.54 -> 2.7 TB/s on the H200).
 - min/max propagate NaN as NumPy does (any NaN gives NaN); integers are exact.
   Bool min/max are computed as "all" / "any" through the sum.
 - Empty arrays: sum gives 0; min/max raise ValueError as NumPy does.
@@ -42,72 +46,37 @@ def {name}(x, out, n, stride):
 {body}
 """
 
-_SUM_FLOAT = """\
-        s0 = ACC(0)
-        c0 = ACC(0)
-        s1 = ACC(0)
-        c1 = ACC(0)
-        s2 = ACC(0)
-        c2 = ACC(0)
-        s3 = ACC(0)
-        c3 = ACC(0)
-        p = ACC(0)
-        j = i
-        if i + (CHUNK - 1) * stride < n:
-            for _ in range(CHUNK // 4):
-                v0 = ACC({load})
-                v1 = ACC({load1})
-                v2 = ACC({load2})
-                v3 = ACC({load3})
-                p += (v0 + v1) + (v2 + v3)
-                y = v0 - c0
-                t = s0 + y
-                c0 = (t - s0) - y
-                s0 = t
-                y = v1 - c1
-                t = s1 + y
-                c1 = (t - s1) - y
-                s1 = t
-                y = v2 - c2
-                t = s2 + y
-                c2 = (t - s2) - y
-                s2 = t
-                y = v3 - c3
-                t = s3 + y
-                c3 = (t - s3) - y
-                s3 = t
-                j += 4 * stride
-        else:
-            for _ in range(CHUNK):
-                if j >= n:
-                    break
-                v0 = ACC({load})
-                p += v0
-                y = v0 - c0
-                t = s0 + y
-                c0 = (t - s0) - y
-                s0 = t
-                j += stride
-        y = s1 - c0
-        t = s0 + y
-        c0 = (t - s0) - y
-        s0 = t
-        y = s2 - c0
-        t = s0 + y
-        c0 = (t - s0) - y
-        s0 = t
-        y = s3 - c0
-        t = s0 + y
-        c0 = (t - s0) - y
-        s0 = t
-        y = -(c1 + c2 + c3) - c0
-        t = s0 + y
-        c0 = (t - s0) - y
-        s0 = t
-        if p - p != ACC(0):
-            s0 = p
-        out[i] = s0
-"""
+def _kahan(s, c, v, indent):
+    """Kahan's step: add v to the sum s with compensation c."""
+    pad = " " * indent
+    return (f"{pad}y = {v} - {c}\n{pad}t = {s} + y\n{pad}{c} = (t - {s}) - y\n{pad}{s} = t\n")
+
+
+def _sum_float(lanes):
+    """The float sum: a chunk that lies wholly inside the array is read `lanes` elements
+    per step with no bounds test, into `lanes` independent Kahan sums (so that the loads
+    of a step are in flight together); other chunks one element per step."""
+    body = "".join(f"        s{k} = ACC(0)\n        c{k} = ACC(0)\n" for k in range(lanes))
+    body += "        p = ACC(0)\n        j = i\n        if i + (CHUNK - 1) * stride < n:\n"
+    body += f"            for _ in range(CHUNK // {lanes}):\n"
+    body += "".join(f"                v{k} = ACC({{load{k}}})\n" for k in range(lanes))
+    body += "                p += " + " + ".join(f"v{k}" for k in range(lanes)) + "\n"
+    body += "".join(_kahan(f"s{k}", f"c{k}", f"v{k}", 16) for k in range(lanes))
+    body += f"                j += {lanes} * stride\n"
+    body += "        else:\n            for _ in range(CHUNK):\n                if j >= n:\n"
+    body += "                    break\n                v0 = ACC({load0})\n                p += v0\n"
+    body += _kahan("s0", "c0", "v0", 16) + "                j += stride\n"
+    # Lane 0 takes the other lanes' sums, then their compensations.
+    for k in range(1, lanes):
+        body += _kahan("s0", "c0", f"s{k}", 8)
+    if lanes > 1:
+        body += _kahan("s0", "c0", "-(" + " + ".join(f"c{k}" for k in range(1, lanes)) + ")", 8)
+    body += "        if p - p != ACC(0):\n            s0 = p\n        out[i] = s0\n"
+    return body
+
+
+LANES = 4  # 8 ran no faster on the H200
+_SUM_FLOAT = _sum_float(LANES)
 
 _SUM_INT = """\
         s = ACC(0)
@@ -167,8 +136,9 @@ def _kernel(op, acc, ndim, narrow):
 
     load = _LOADS[ndim].format(k="j")
     if op == "sum":
+        loads = {f"load{k}": _LOADS[ndim].format(k=f"(j + {k} * stride)") for k in range(1, LANES)}
         body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(
-            load=load, **{f"load{k}": _LOADS[ndim].format(k=f"(j + {k} * stride)") for k in (1, 2, 3)})
+            load=load, load0=load, **loads)
     else:
         cmp = "<" if op == "min" else ">"
         body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
@@ -257,7 +227,10 @@ def reduce(array, op):
         stride = -(-n // CHUNK)
         partials = DeviceArray(device, (stride,), np.dtype(acc))
         launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
-        launch(values, partials, n, stride)
+        if n < 2**31:  # int32 counts: the compiler proves the index math fits 32 bits
+            launch(values, partials, np.int32(n), np.int32(stride))
+        else:
+            launch(values, partials, n, stride)
         if stride == 1:
             break
         values, n = partials, stride
