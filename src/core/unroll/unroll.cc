@@ -134,15 +134,35 @@ class Resolver {
 
 // What a loop block must have for the unrolling: `i < bound` with i += step.
 struct Counted {
+    BlockId back = kir::kNone;  // where the loop goes on: the block itself, or an empty latch
     ValueId var = kir::kNone;  // i
     kir::TypeId type = kir::kNone;
     int step = -1;
     int bound = -1;
 };
 
+// The block that takes the loop back to `b`: `b` itself, or a block holding only
+// `br b` whose one predecessor is `b` (Numba's CFG under Python 3.12).
+BlockId BackEdge(const kir::Function& f, const Block& b, BlockId target) {
+    if (target == b.id) return target;
+    const Block* latch = f.FindBlock(target);
+    if (latch == nullptr || latch->insts.size() != 1 || latch->insts[0].op != Op::kBr ||
+        latch->insts[0].targets[0] != b.id)
+        return kir::kNone;
+    for (const Block& other : f.blocks) {
+        if (other.id == b.id) continue;
+        for (BlockId s : other.Successors())
+            if (s == target) return kir::kNone;
+    }
+    return target;
+}
+
 bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
     const Inst& term = b.terminator();
-    if (term.op != Op::kCondBr || term.targets[0] != b.id || term.targets[1] == b.id) return false;
+    if (term.op != Op::kCondBr) return false;
+    BlockId back = BackEdge(m.function, b, term.targets[0]);
+    if (back == kir::kNone || term.targets[1] == b.id || term.targets[1] == back) return false;
+    out->back = back;
     const Expr& cond = r.at(r.Resolve(term.operands[0]));
     if (cond.kind != Expr::Kind::kInst) return false;
     int lhs, rhs;
@@ -348,7 +368,8 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         Writer latch(m, r, latch_id, loc);
         ValueId i = latch.Add(Op::kLoad, c.type, {c.var});
         ValueId more = latch.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, latch.Value(c.bound)});
-        latch.Branch(more, head_id, exit);
+        // An empty latch block stays the way back (its `br` now enters the new header).
+        latch.Branch(more, c.back == loop ? head_id : c.back, exit);
 
         const char* suffixes[] = {".unroll_head", ".unrolled", ".unroll_latch"};
         Writer* writers[] = {&head, &copies, &latch};
