@@ -122,14 +122,16 @@ def test_grid_stride_loops_are_unrolled():
 def test_bound_next_to_int64_max():
     # (bound - start) % step == 0: the last i is the bound itself, so the loop
     # ends without wrapping around (as the CPU loop must, to end at all).
-    for start, step in ((I64_MAX - 20, 4), (I64_MAX - 9, 3), (I64_MAX - 98, 7), (I64_MAX - 520, 13)):
+    cases = ((I64_MAX - 20, 4), (I64_MAX - 9, 3), (I64_MAX - 98, 7), (I64_MAX - 520, 13))
+    for start, step in cases:
         got, want = _run(near_max, np.int64, start, step, I64_MAX)
         assert got.tolist() == want.tolist(), (start, step)
 
 
 def test_huge_steps_fall_back_to_the_loop():
     i64_min = -I64_MAX - 1
-    for start, step, n in ((-(2**62), 2**61, 2**62 + 1), (i64_min, 2**62, 2**62), (i64_min + 1, I64_MAX, 0)):
+    cases = ((-(2**62), 2**61, 2**62 + 1), (i64_min, 2**62, 2**62), (i64_min + 1, I64_MAX, 0))
+    for start, step, n in cases:
         got, want = _run(near_max, np.int64, start, step, n)
         assert got.tolist() == want.tolist(), step
 

@@ -113,8 +113,9 @@ class Resolver {
         const Expr& y = exprs_[b];
         if (x.kind != y.kind || x.kind == Expr::Kind::kOpaque) return false;
         if (x.kind != Expr::Kind::kInst) return x.value == y.value;
-        if (x.inst->op != y.inst->op || x.inst->type != y.inst->type || x.inst->imm != y.inst->imm ||
-            x.inst->aux != y.inst->aux || x.kids.size() != y.kids.size())
+        if (x.inst->op != y.inst->op || x.inst->type != y.inst->type ||
+            x.inst->imm != y.inst->imm || x.inst->aux != y.inst->aux ||
+            x.kids.size() != y.kids.size())
             return false;
         for (size_t k = 0; k < x.kids.size(); ++k)
             if (!Equal(x.kids[k], y.kids[k])) return false;
@@ -293,7 +294,8 @@ class Writer {
 };
 
 // Appends a copy of `body` (without its terminator) to `out`, with new values.
-void CopyBody(kir::Function& f, const std::vector<Inst>& body, BlockId block, std::vector<Inst>& out) {
+void CopyBody(kir::Function& f, const std::vector<Inst>& body, BlockId block,
+              std::vector<Inst>& out) {
     std::map<ValueId, ValueId> renamed;
     for (size_t k = 0; k + 1 < body.size(); ++k) {
         Inst inst = body[k];
@@ -367,7 +369,8 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         }
         Writer latch(m, r, latch_id, loc);
         ValueId i = latch.Add(Op::kLoad, c.type, {c.var});
-        ValueId more = latch.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, latch.Value(c.bound)});
+        ValueId bound = latch.Value(c.bound);
+        ValueId more = latch.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, bound});
         // An empty latch block stays the way back (its `br` now enters the new header).
         latch.Branch(more, c.back == loop ? head_id : c.back, exit);
 
