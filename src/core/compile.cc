@@ -10,6 +10,7 @@
 #include "spirv/emit.h"
 #include "spirv/tools.h"
 #include "structurize/structurize.h"
+#include "unroll/unroll.h"
 
 namespace nvk {
 
@@ -43,6 +44,14 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     // 1. The front end's CFG must satisfy KIR's invariants before any pass relies on them.
     NVK_RETURN_IF_ERROR(kir::Verify(module));
     SharedMemory(module, &out);
+    // 1b. Grid-stride loops unrolled under a trip-count guard (before narrowing,
+    //     which then narrows the copies' index math like the original's).
+    if (options.unroll_factor > 1) {
+        unroll::UnrollOptions unroll_options;
+        unroll_options.factor = options.unroll_factor;
+        NVK_RETURN_IF_ERROR(unroll::UnrollCountedLoops(module, unroll_options).status());
+        NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
     // 2. 64-bit integer ops that provably fit are computed in 32 bits. Array
     //    extents are never negative (the front end names them NAME.shape[k]).
     if (options.narrow_ints) {

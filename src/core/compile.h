@@ -21,6 +21,9 @@ struct CompileOptions {
     // results identical (narrow/narrow.h). Independent of `optimize`: it
     // never changes a result, only speed; tests turn it off to compare.
     bool narrow_ints = true;
+    // Copies per unrolled iteration of counted single-block loops
+    // (unroll/unroll.h); 1 leaves loops alone. Never changes a result.
+    int unroll_factor = 4;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};

@@ -16,7 +16,8 @@ grid parameters, capabilities, mode), pickled into
   kernel uncachable, with a warning);
 - the contents of the source file of every function reached;
 - the argument types, the narrowing mode, the code generation options, the
-  device's NaN-preservation widths and the push-constant limit.
+  device's NaN-preservation widths, the push-constant limit and
+  NUMBA_VULKAN_UNROLL.
 
 A hit builds the CompiledKernel from the entry alone: no Numba typing, no
 compilation. Unreadable or corrupt entries are misses; writes are atomic

@@ -90,6 +90,7 @@ def compile_kernel(
         denorm_preserve=list(float_controls[1]),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
+        unroll=min(8, max(1, config.UNROLL)),
     )
     kernel = codegen.CompiledKernel(
         name=name,

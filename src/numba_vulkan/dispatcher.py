@@ -354,7 +354,8 @@ class Dispatcher:
             return None
         try:
             return cache.kernel_key(self.py_func, argtypes, options, mode,
-                                    (float_controls, max_push_bytes, shared_bytes))  # fmt: skip
+                                    (float_controls, max_push_bytes, shared_bytes,
+                                     config.UNROLL))  # fmt: skip
         except cache.Uncachable as e:
             if not self._warned_uncachable:
                 self._warned_uncachable = True
@@ -485,7 +486,7 @@ class Dispatcher:
             specialisation, which is compiled if needed. Without them, the KIR
             of every specialisation compiled so far, by argument types.
         narrowed : bool
-            The KIR after integer narrowing instead (64-bit integer ops
+            The KIR after loop unrolling and integer narrowing instead (64-bit integer ops
             computed in 32 bits where a range analysis proves it exact; see
             docs/narrowing.md).
 

@@ -10,6 +10,7 @@
 #include "kir/verifier.h"
 #include "spirv/emit.h"
 #include "spirv/emit_test_util.h"
+#include "structurize/structurize.h"
 
 namespace nvk::spirv {
 namespace {
@@ -87,6 +88,64 @@ TEST(SyncVerifier, RejectsMisuse) {
     b.Ret();
     EXPECT_NE(kir::Verify(m).message().find("global or workgroup"), std::string::npos);
     (void)shared8;
+}
+
+}  // namespace
+}  // namespace nvk::spirv
+
+namespace nvk::spirv {
+namespace {
+
+// syncthreads orders global memory only where a global write can come before
+// it (sync.cc): a store before the barrier, or after it in a loop back to it.
+constexpr const char* kBarrierKernel = R"(param out.addr : u64 @0
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = builtin local_id 0 : u32
+  %2 = var : ptr<function, u32>
+  br %b1
+%b1 body:
+  %3 = const 7 : u32
+  %4 = elemptr %0, %1 : ptr<global, u32>
+  %BEFORE
+  barrier workgroup
+  %AFTER
+  %5 = load %2 : u32
+  %6 = const 1 : u32
+  %7 = add %5, %6 : u32
+  store %2, %7
+  %8 = lt %7, %3 : bool
+  condbr %8, %LOOP, %b2
+%b2 exit:
+  %9 = elemptr %0, %1 : ptr<global, u32>
+  store %9, %3
+  ret
+}
+)";
+
+std::string BarrierLine(const char* before, const char* after, const char* loop) {
+    std::string text = kBarrierKernel;
+    for (auto [key, value] : {std::pair{"%BEFORE", before}, {"%AFTER", after}, {"%LOOP", loop}})
+        text.replace(text.find(key), std::string(key).size(), value);
+    auto parsed = kir::Parse(text);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message() << "\n" << text;
+    util::Status structured = structurize::Structurize(*parsed);
+    EXPECT_TRUE(structured.ok()) << structured.message();
+    testing::Emitted e = EmitChecked(std::move(*parsed));
+    size_t at = e.text.find("OpControlBarrier");
+    return e.text.substr(at, e.text.find('\n', at) - at);
+}
+
+TEST(BarrierSemantics, GlobalMemoryOnlyWhereAGlobalWriteCanPrecedeIt) {
+    const char* workgroup_only = "OpControlBarrier %uint_2 %uint_2 %uint_264";
+    const char* with_global = "OpControlBarrier %uint_2 %uint_2 %uint_328";
+    EXPECT_EQ(BarrierLine("", "", "%b2"), workgroup_only);  // the write is after the last barrier
+    EXPECT_EQ(BarrierLine("store %4, %3", "", "%b2"), with_global);
+    EXPECT_EQ(BarrierLine("", "store %4, %3", "%b2"), workgroup_only);
+    EXPECT_EQ(BarrierLine("", "store %4, %3", "%b1"), with_global);  // looped back to it
+    EXPECT_EQ(BarrierLine("", "", "%b1"), workgroup_only);
+    EXPECT_EQ(BarrierLine("%10 = atomic add %4, %3 : u32", "", "%b2"), with_global);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ class Emitter {
     // sync.cc
     util::Status EmitAtomic(const kir::Inst& inst);
     util::Status EmitBarrier(const kir::Inst& inst);
+    uint32_t BarrierSemantics();  // of syncthreads: see sync.cc
 
     // subgroup.cc
     util::Status EmitSubgroup(const kir::Inst& inst);
@@ -99,6 +100,7 @@ class Emitter {
 
     std::vector<Id> values_;  // KIR value -> SPIR-V id (0: not emitted yet)
     std::vector<Id> labels_;  // KIR block id -> label id
+    uint32_t barrier_semantics_ = 0;  // computed at the first barrier
 
     // Lazily created module-scope objects.
     Id push_var_ = 0;           // the push-constant block variable

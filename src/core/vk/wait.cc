@@ -28,7 +28,7 @@ constexpr uint64_t kSliceNs = 10'000'000;  // 10 ms: Ctrl-C is seen well within 
 // Spin budget before sleeping. Short enough that neither Ctrl-C nor the timeout
 // notices it; on a CPU device (lavapipe) the spinning thread competes with the
 // device's own worker threads, so it spins only briefly there.
-constexpr uint64_t kSpinNs = 40'000;
+constexpr uint64_t kSpinNs = 100'000;
 constexpr uint64_t kCpuSpinNs = 5'000;
 
 inline void CpuRelax() {

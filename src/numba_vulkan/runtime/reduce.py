@@ -20,6 +20,10 @@ Accuracy and NumPy's semantics:
   the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
   pairwise sum. A plain sum runs alongside: where it is not finite (an infinity
   or NaN in the data, or overflow) it is the result, as in NumPy.
+  A chunk that lies wholly inside the array (all of them but the last few) is
+  read four elements per step into four Kahan sums, joined by Kahan's step at
+  the end: no bounds test between the loads, so a GPU keeps four in flight
+  (0.54 -> 2.4 TB/s on the H200).
 - min/max propagate NaN as NumPy does (any NaN gives NaN); integers are exact.
   Bool min/max are computed as "all" / "any" through the sum.
 - Empty arrays: sum gives 0; min/max raise ValueError as NumPy does.
@@ -42,25 +46,38 @@ def {name}(x, out, n, stride):
 {body}
 """
 
-_SUM_FLOAT = """\
-        s = ACC(0)
-        c = ACC(0)
-        p = ACC(0)
-        j = i
-        for _ in range(CHUNK):
-            if j >= n:
-                break
-            v = ACC({load})
-            p += v
-            y = v - c
-            t = s + y
-            c = (t - s) - y
-            s = t
-            j += stride
-        if p - p != ACC(0):
-            s = p
-        out[i] = s
-"""
+def _kahan(s, c, v, indent):
+    """Kahan's step: add v to the sum s with compensation c."""
+    pad = " " * indent
+    return (f"{pad}y = {v} - {c}\n{pad}t = {s} + y\n{pad}{c} = (t - {s}) - y\n{pad}{s} = t\n")
+
+
+def _sum_float(lanes):
+    """The float sum: a chunk that lies wholly inside the array is read `lanes` elements
+    per step with no bounds test, into `lanes` independent Kahan sums (so that the loads
+    of a step are in flight together); other chunks one element per step."""
+    body = "".join(f"        s{k} = ACC(0)\n        c{k} = ACC(0)\n" for k in range(lanes))
+    body += "        p = ACC(0)\n        j = i\n        if i + (CHUNK - 1) * stride < n:\n"
+    body += f"            for _ in range(CHUNK // {lanes}):\n"
+    body += "".join(f"                v{k} = ACC({{load{k}}})\n" for k in range(lanes))
+    body += "                p += " + " + ".join(f"v{k}" for k in range(lanes)) + "\n"
+    body += "".join(_kahan(f"s{k}", f"c{k}", f"v{k}", 16) for k in range(lanes))
+    body += f"                j += {lanes} * stride\n"
+    body += "        else:\n            for _ in range(CHUNK):\n                if j >= n:\n"
+    body += "                    break\n"
+    body += "                v0 = ACC({load0})\n                p += v0\n"
+    body += _kahan("s0", "c0", "v0", 16) + "                j += stride\n"
+    # Lane 0 takes the other lanes' sums, then their compensations.
+    for k in range(1, lanes):
+        body += _kahan("s0", "c0", f"s{k}", 8)
+    if lanes > 1:
+        body += _kahan("s0", "c0", "-(" + " + ".join(f"c{k}" for k in range(1, lanes)) + ")", 8)
+    body += "        if p - p != ACC(0):\n            s0 = p\n        out[i] = s0\n"
+    return body
+
+
+LANES = 4  # 8 ran no faster on the H200
+_SUM_FLOAT = _sum_float(LANES)
 
 _SUM_INT = """\
         s = ACC(0)
@@ -120,7 +137,9 @@ def _kernel(op, acc, ndim, narrow):
 
     load = _LOADS[ndim].format(k="j")
     if op == "sum":
-        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(load=load)
+        loads = {f"load{k}": _LOADS[ndim].format(k=f"(j + {k} * stride)") for k in range(1, LANES)}
+        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(
+            load=load, load0=load, **loads)
     else:
         cmp = "<" if op == "min" else ">"
         body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
@@ -209,7 +228,10 @@ def reduce(array, op):
         stride = -(-n // CHUNK)
         partials = DeviceArray(device, (stride,), np.dtype(acc))
         launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
-        launch(values, partials, n, stride)
+        if n < 2**31:  # int32 counts: the compiler proves the index math fits 32 bits
+            launch(values, partials, np.int32(n), np.int32(stride))
+        else:
+            launch(values, partials, n, stride)
         if stride == 1:
             break
         values, n = partials, stride

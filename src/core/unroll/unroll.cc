@@ -1,0 +1,391 @@
+// UnrollCountedLoops (see unroll.h for what and why).
+//
+// KIR keeps Python variables in local variables, so a loop's induction
+// variable, step and bound are found by following each value of the loop
+// block back through the loads and stores of that block to an expression over
+// "the value of variable v when the iteration began", entry-block values and
+// constants (Expr). Two expressions that are equal as trees compute the same
+// value; an expression that reads no variable the block stores is the same in
+// every iteration and can be computed again in a new block.
+#include "unroll/unroll.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace nvk::unroll {
+
+namespace {
+
+using kir::Block;
+using kir::BlockId;
+using kir::Inst;
+using kir::Op;
+using kir::ValueId;
+
+struct Expr {
+    enum class Kind { kOpaque, kValue, kStart, kInst };
+    Kind kind = Kind::kOpaque;
+    ValueId value = kir::kNone;  // kValue: an entry-block value; kStart: the variable
+    const Inst* inst = nullptr;  // kInst: the pure instruction it recomputes
+    std::vector<int> kids;       // kInst: the operands' expressions
+};
+
+bool IsPure(Op op) {
+    switch (op) {
+        case Op::kConst: case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kRem:
+        case Op::kNeg: case Op::kAnd: case Op::kOr: case Op::kXor: case Op::kNot: case Op::kShl:
+        case Op::kShr: case Op::kEq: case Op::kNe: case Op::kLt: case Op::kLe: case Op::kGt:
+        case Op::kGe: case Op::kConvert: case Op::kBitcast: case Op::kSelect: case Op::kMath:
+            return true;
+        default: return false;
+    }
+}
+
+// The expressions of one loop block's values.
+class Resolver {
+  public:
+    Resolver(const kir::Function& f, const Block& b, const std::set<ValueId>& vars)
+        : f_(f), b_(b), vars_(vars) {
+        std::map<ValueId, ValueId> last_store;  // variable -> value most recently stored in b
+        for (size_t k = 0; k < b.insts.size(); ++k) {
+            const Inst& inst = b.insts[k];
+            if (inst.result != kir::kNone) def_[inst.result] = k;
+            if (inst.op == Op::kLoad) {
+                auto it = last_store.find(inst.operands[0]);
+                if (it != last_store.end()) forwarded_[k] = it->second;
+            } else if (inst.op == Op::kStore && vars_.count(inst.operands[0])) {
+                last_store[inst.operands[0]] = inst.operands[1];
+                stored_.insert(inst.operands[0]);
+            }
+        }
+    }
+
+    int Resolve(ValueId v) {
+        auto memo = memo_.find(v);
+        if (memo != memo_.end()) return memo->second;
+        Expr e;
+        auto def = def_.find(v);
+        if (def == def_.end()) {
+            if (v < f_.values.size() && f_.values[v].block == f_.entry().id) {
+                e.kind = Expr::Kind::kValue;
+                e.value = v;
+            }
+        } else {
+            const Inst& inst = b_.insts[def->second];
+            if (inst.op == Op::kLoad && vars_.count(inst.operands[0])) {
+                auto fwd = forwarded_.find(def->second);
+                if (fwd != forwarded_.end()) return memo_[v] = Resolve(fwd->second);
+                e.kind = Expr::Kind::kStart;
+                e.value = inst.operands[0];
+            } else if (IsPure(inst.op)) {
+                e.kind = Expr::Kind::kInst;
+                e.inst = &inst;
+                for (ValueId operand : inst.operands) e.kids.push_back(Resolve(operand));
+            }
+        }
+        exprs_.push_back(std::move(e));
+        return memo_[v] = static_cast<int>(exprs_.size() - 1);
+    }
+
+    const Expr& at(int k) const { return exprs_[k]; }
+    const std::set<ValueId>& stored() const { return stored_; }
+
+    // The same in every iteration: reads only variables the block does not store.
+    bool Invariant(int k) const {
+        const Expr& e = exprs_[k];
+        switch (e.kind) {
+            case Expr::Kind::kOpaque: return false;
+            case Expr::Kind::kValue: return true;
+            case Expr::Kind::kStart: return !stored_.count(e.value);
+            case Expr::Kind::kInst:
+                for (int kid : e.kids)
+                    if (!Invariant(kid)) return false;
+                return true;
+        }
+        return false;
+    }
+
+    bool Equal(int a, int b) const {
+        if (a == b) return true;
+        const Expr& x = exprs_[a];
+        const Expr& y = exprs_[b];
+        if (x.kind != y.kind || x.kind == Expr::Kind::kOpaque) return false;
+        if (x.kind != Expr::Kind::kInst) return x.value == y.value;
+        if (x.inst->op != y.inst->op || x.inst->type != y.inst->type ||
+            x.inst->imm != y.inst->imm || x.inst->aux != y.inst->aux ||
+            x.kids.size() != y.kids.size())
+            return false;
+        for (size_t k = 0; k < x.kids.size(); ++k)
+            if (!Equal(x.kids[k], y.kids[k])) return false;
+        return true;
+    }
+
+  private:
+    const kir::Function& f_;
+    const Block& b_;
+    const std::set<ValueId>& vars_;
+    std::map<ValueId, size_t> def_;
+    std::map<size_t, ValueId> forwarded_;  // load index -> the value an earlier store put there
+    std::set<ValueId> stored_;
+    std::map<ValueId, int> memo_;
+    std::vector<Expr> exprs_;
+};
+
+// What a loop block must have for the unrolling: `i < bound` with i += step.
+struct Counted {
+    BlockId back = kir::kNone;  // where the loop goes on: the block itself, or an empty latch
+    ValueId var = kir::kNone;  // i
+    kir::TypeId type = kir::kNone;
+    int step = -1;
+    int bound = -1;
+};
+
+// The block that takes the loop back to `b`: `b` itself, or a block holding only
+// `br b` whose one predecessor is `b` (Numba's CFG under Python 3.12).
+BlockId BackEdge(const kir::Function& f, const Block& b, BlockId target) {
+    if (target == b.id) return target;
+    const Block* latch = f.FindBlock(target);
+    if (latch == nullptr || latch->insts.size() != 1 || latch->insts[0].op != Op::kBr ||
+        latch->insts[0].targets[0] != b.id)
+        return kir::kNone;
+    for (const Block& other : f.blocks) {
+        if (other.id == b.id) continue;
+        for (BlockId s : other.Successors())
+            if (s == target) return kir::kNone;
+    }
+    return target;
+}
+
+bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
+    const Inst& term = b.terminator();
+    if (term.op != Op::kCondBr) return false;
+    BlockId back = BackEdge(m.function, b, term.targets[0]);
+    if (back == kir::kNone || term.targets[1] == b.id || term.targets[1] == back) return false;
+    out->back = back;
+    const Expr& cond = r.at(r.Resolve(term.operands[0]));
+    if (cond.kind != Expr::Kind::kInst) return false;
+    int lhs, rhs;
+    if (cond.inst->op == Op::kLt) {
+        lhs = cond.kids[0], rhs = cond.kids[1];
+    } else if (cond.inst->op == Op::kGt) {
+        lhs = cond.kids[1], rhs = cond.kids[0];
+    } else {
+        return false;
+    }
+    const Expr& next = r.at(lhs);  // i + step
+    if (next.kind != Expr::Kind::kInst || next.inst->op != Op::kAdd) return false;
+    kir::ScalarKind k = m.type(next.inst->type).scalar;
+    if (m.type(next.inst->type).kind != kir::Type::Kind::kScalar ||
+        (k != kir::ScalarKind::kI32 && k != kir::ScalarKind::kI64))
+        return false;
+    for (int side = 0; side < 2; ++side) {
+        const Expr& start = r.at(next.kids[side]);
+        if (start.kind != Expr::Kind::kStart) continue;
+        int step = next.kids[1 - side];
+        if (!r.Invariant(step) || !r.Invariant(rhs)) return false;
+        // i is stored exactly once in the block, with i + step.
+        int stores = 0;
+        bool same = false;
+        for (const Inst& inst : b.insts) {
+            if (inst.op != Op::kStore || inst.operands[0] != start.value) continue;
+            ++stores;
+            same = r.Equal(r.Resolve(inst.operands[1]), lhs);
+        }
+        if (stores != 1 || !same) return false;
+        out->var = start.value;
+        out->type = next.inst->type;
+        out->step = step;
+        out->bound = rhs;
+        return true;
+    }
+    return false;
+}
+
+// Appends instructions to one new block.
+class Writer {
+  public:
+    Writer(kir::Module& m, Resolver& r, BlockId block, kir::Loc loc)
+        : m_(m), r_(r), block_(block), loc_(loc) {}
+
+    std::vector<Inst> insts;
+
+    ValueId Add(Op op, kir::TypeId type, std::vector<ValueId> operands, uint64_t imm = 0) {
+        Inst inst;
+        inst.op = op;
+        inst.type = type;
+        inst.operands = std::move(operands);
+        inst.imm = imm;
+        inst.loc = loc_;
+        inst.result = m_.function.NewValue(type, block_);
+        insts.push_back(inst);
+        return inst.result;
+    }
+
+    // The value of an invariant expression (or of i + step, or i), computed in this block.
+    ValueId Value(int k) {
+        auto memo = memo_.find(k);
+        if (memo != memo_.end()) return memo->second;
+        const Expr& e = r_.at(k);
+        ValueId v = kir::kNone;
+        if (e.kind == Expr::Kind::kValue) {
+            v = e.value;
+        } else if (e.kind == Expr::Kind::kStart) {
+            v = Add(Op::kLoad, m_.type(m_.function.values[e.value].type).pointee, {e.value});
+        } else {
+            std::vector<ValueId> operands;
+            for (int kid : e.kids) operands.push_back(Value(kid));
+            Inst inst = *e.inst;
+            inst.operands = std::move(operands);
+            inst.result = m_.function.NewValue(inst.type, block_);
+            inst.loc = loc_;
+            insts.push_back(inst);
+            v = inst.result;
+        }
+        return memo_[k] = v;
+    }
+
+    // step > 0, step and bound small enough, and i < bound - (factor - 1) * step.
+    ValueId Guard(const Counted& c, int factor) {
+        kir::TypeId t = c.type;
+        kir::TypeId boolean = m_.GetScalar(kir::ScalarKind::kBool);
+        int width = kir::BitWidth(m_.type(t).scalar);
+        int64_t quarter = int64_t{1} << (width - 2);  // step < quarter / (F-1), bound > -quarter
+        ValueId step = Value(c.step);
+        ValueId bound = Value(c.bound);
+        ValueId i = Add(Op::kLoad, t, {c.var});
+        auto constant = [&](int64_t x) { return Add(Op::kConst, t, {}, static_cast<uint64_t>(x)); };
+        ValueId positive = Add(Op::kGt, boolean, {step, constant(0)});
+        ValueId small = Add(Op::kLt, boolean, {step, constant(quarter / (factor - 1))});
+        ValueId above = Add(Op::kGt, boolean, {bound, constant(-quarter)});
+        ValueId span = Add(Op::kMul, t, {step, constant(factor - 1)});
+        ValueId last = Add(Op::kSub, t, {bound, span});
+        ValueId room = Add(Op::kLt, boolean, {i, last});
+        ValueId a = Add(Op::kAnd, boolean, {positive, small});
+        ValueId b = Add(Op::kAnd, boolean, {above, room});
+        return Add(Op::kAnd, boolean, {a, b});
+    }
+
+    void Jump(BlockId target) {
+        Inst inst;
+        inst.op = Op::kBr;
+        inst.targets[0] = target;
+        inst.loc = loc_;
+        insts.push_back(inst);
+    }
+
+    void Branch(ValueId cond, BlockId yes, BlockId no) {
+        Inst inst;
+        inst.op = Op::kCondBr;
+        inst.operands = {cond};
+        inst.targets[0] = yes;
+        inst.targets[1] = no;
+        inst.loc = loc_;
+        insts.push_back(inst);
+    }
+
+  private:
+    kir::Module& m_;
+    Resolver& r_;
+    BlockId block_;
+    kir::Loc loc_;
+    std::map<int, ValueId> memo_;
+};
+
+// Appends a copy of `body` (without its terminator) to `out`, with new values.
+void CopyBody(kir::Function& f, const std::vector<Inst>& body, BlockId block,
+              std::vector<Inst>& out) {
+    std::map<ValueId, ValueId> renamed;
+    for (size_t k = 0; k + 1 < body.size(); ++k) {
+        Inst inst = body[k];
+        for (ValueId& operand : inst.operands) {
+            auto it = renamed.find(operand);
+            if (it != renamed.end()) operand = it->second;
+        }
+        if (inst.result != kir::kNone) {
+            ValueId fresh = f.NewValue(inst.type, block);
+            renamed[inst.result] = fresh;
+            inst.result = fresh;
+        }
+        out.push_back(std::move(inst));
+    }
+}
+
+bool Eligible(const Block& b, const UnrollOptions& options) {
+    if (b.insts.size() > options.max_body_insts) return false;
+    for (const Inst& inst : b.insts)
+        if (inst.op == Op::kBarrier || inst.op == Op::kSubgroup) return false;
+    return true;
+}
+
+}  // namespace
+
+util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& options) {
+    if (options.factor < 2) return 0;
+    if (options.factor > 8) return util::InvalidArgument("unroll factor above 8");
+    kir::Function& f = m.function;
+    if (f.structured) return util::Internal("UnrollCountedLoops runs on the CFG form");
+    std::set<ValueId> vars;
+    for (const Inst& inst : f.entry().insts)
+        if (inst.op == Op::kVar) vars.insert(inst.result);
+
+    int unrolled = 0;
+    const size_t original = f.blocks.size();
+    for (size_t bi = 1; bi < original; ++bi) {
+        if (!Eligible(f.blocks[bi], options)) continue;
+        const std::vector<Inst> body = f.blocks[bi].insts;  // copied: blocks grow below
+        const BlockId loop = f.blocks[bi].id;
+        const std::string name = f.blocks[bi].name;
+        const BlockId exit = body.back().targets[1];
+        Block view = f.blocks[bi];
+        Resolver r(f, view, vars);
+        Counted c;
+        if (!Match(m, view, r, &c)) continue;
+
+        const kir::Loc loc = body.back().loc;
+        const BlockId head_id = f.NextBlockId(), unrolled_id = head_id + 1, latch_id = head_id + 2;
+        // Every edge into the loop now enters the new header.
+        for (Block& b : f.blocks) {
+            if (b.id == loop) continue;
+            Inst& t = b.terminator();
+            for (BlockId& target : t.targets)
+                if (target == loop) target = head_id;
+        }
+        Writer head(m, r, head_id, loc);
+        head.Branch(head.Guard(c, options.factor), unrolled_id, loop);
+        Writer copies(m, r, unrolled_id, loc);
+        for (int k = 0; k < options.factor; ++k) CopyBody(f, body, unrolled_id, copies.insts);
+        copies.Jump(latch_id);
+        // The original block runs one iteration, then joins the copies at the latch,
+        // which tests i < bound as the original block's own test did.
+        {
+            Block& one = f.blocks[bi];
+            Inst jump;
+            jump.op = Op::kBr;
+            jump.targets[0] = latch_id;
+            jump.loc = loc;
+            one.insts.back() = jump;
+        }
+        Writer latch(m, r, latch_id, loc);
+        ValueId i = latch.Add(Op::kLoad, c.type, {c.var});
+        ValueId bound = latch.Value(c.bound);
+        ValueId more = latch.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, bound});
+        // An empty latch block stays the way back (its `br` now enters the new header).
+        latch.Branch(more, c.back == loop ? head_id : c.back, exit);
+
+        const char* suffixes[] = {".unroll_head", ".unrolled", ".unroll_latch"};
+        Writer* writers[] = {&head, &copies, &latch};
+        for (int k = 0; k < 3; ++k) {
+            Block nb;
+            nb.id = head_id + k;
+            nb.name = name.empty() ? "" : name + suffixes[k];
+            nb.insts = std::move(writers[k]->insts);
+            f.blocks.push_back(std::move(nb));
+        }
+        ++unrolled;
+    }
+    return unrolled;
+}
+
+}  // namespace nvk::unroll

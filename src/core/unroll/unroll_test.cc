@@ -1,0 +1,170 @@
+// UnrollCountedLoops: which loops it unrolls, and that the interpreter gives
+// the same memory and the same number of iterations before and after, over
+// starts, steps and bounds around the unroll factor and next to the int64
+// limits (where the guard must fall back to the original loop).
+#include "unroll/unroll.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "kir/interpret.h"
+#include "kir/parser.h"
+#include "kir/printer.h"
+#include "kir/verifier.h"
+
+namespace nvk::unroll {
+namespace {
+
+// i = start; acc = 0; while i < n: acc = acc * 3 + i; i += step
+// (the order of the iterations shows in acc); then out[0] = acc, out[1] = i.
+// %MOD is replaced to make loops the pass must leave alone.
+constexpr const char* kLoop = R"(param out.addr : u64 @0
+param start : i64 @8
+param step : i64 @16
+param n : i64 @24
+func main {
+%b0 entry:
+  %0 = var : ptr<function, i64>
+  %1 = var : ptr<function, i64>
+  %2 = param 0 : u64
+  %3 = param 1 : i64
+  %4 = param 2 : i64
+  %5 = param 3 : i64
+  %22 = var : ptr<function, i64>
+  br %b1
+%b1 pre:
+  store %0, %3
+  %6 = const 0 : i64
+  store %1, %6
+  store %22, %5
+  %7 = lt %3, %5 : bool
+  condbr %7, %b2, %b3
+%b2 body:
+  %8 = load %1 : i64
+  %9 = load %0 : i64
+  %10 = const 3 : i64
+  %11 = mul %8, %10 : i64
+  %12 = add %11, %9 : i64
+  store %1, %12
+  %13 = add %9, %4 : i64
+  store %0, %13
+  %MOD
+  %14 = load %0 : i64
+  %23 = load %22 : i64
+  %15 = lt %14, %23 : bool
+  condbr %15, %b2, %b3
+%b3 exit:
+  %16 = load %1 : i64
+  %17 = const 0 : i64
+  %18 = elemptr %2, %17 : ptr<global, i64>
+  store %18, %16
+  %19 = load %0 : i64
+  %20 = const 1 : i64
+  %21 = elemptr %2, %20 : ptr<global, i64>
+  store %21, %19
+  ret
+}
+)";
+
+kir::Module Parsed(const std::string& mod, bool empty_latch = false) {
+    std::string text = kLoop;
+    text.replace(text.find("%MOD"), 4, mod);
+    if (empty_latch) {  // Python 3.12's CFG: the back edge goes through a block of its own
+        text.replace(text.find("condbr %15, %b2, %b3"), 20, "condbr %15, %b4, %b3");
+        text.replace(text.rfind("}"), 1, "%b4 latch:\n  br %b2\n}");
+    }
+    auto m = kir::Parse(text);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return std::move(m).value();
+}
+
+int Unrolled(kir::Module& m, int factor = 4) {
+    UnrollOptions options;
+    options.factor = factor;
+    auto r = UnrollCountedLoops(m, options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    util::Status v = kir::Verify(m);
+    EXPECT_TRUE(v.ok()) << v.message() << "\n" << kir::Print(m);
+    return r.ok() ? *r : -1;
+}
+
+struct Outcome {
+    bool finished;
+    int64_t acc, i;
+};
+
+Outcome Execute(const kir::Module& m, int64_t start, int64_t step, int64_t n) {
+    kir::Inputs in;
+    in.params = {0x1000, static_cast<uint64_t>(start), static_cast<uint64_t>(step),
+                 static_cast<uint64_t>(n)};
+    in.memory.push_back({0x1000, std::vector<uint8_t>(16, 0)});
+    auto t = kir::Interpret(m, in, 20000);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    Outcome r{t->finished, 0, 0};
+    std::memcpy(&r.acc, t->memory[0].bytes.data(), 8);
+    std::memcpy(&r.i, t->memory[0].bytes.data() + 8, 8);
+    return r;
+}
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+TEST(Unroll, SameResultsForEveryTripCountAndFactor) {
+    for (int factor : {2, 3, 4, 8, -4}) {  // -4: 4, with an empty latch block
+        bool latch = factor < 0;
+        factor = factor < 0 ? -factor : factor;
+        kir::Module before = Parsed("", latch);
+        kir::Module after = Parsed("", latch);
+        ASSERT_EQ(Unrolled(after, factor), 1);
+        for (int64_t start : {-3, 0, 5})
+            for (int64_t step : {1, 2, 3, 7})
+                for (int trips = 0; trips < 20; ++trips) {
+                    int64_t n = start + trips * step - (trips ? step - 1 : 0);
+                    Outcome a = Execute(before, start, step, n), b = Execute(after, start, step, n);
+                    ASSERT_TRUE(a.finished && b.finished);
+                    EXPECT_EQ(a.acc, b.acc) << factor << " " << start << " " << step << " " << n;
+                    EXPECT_EQ(a.i, b.i) << factor << " " << start << " " << step << " " << n;
+                }
+    }
+}
+
+TEST(Unroll, NextToTheInt64Limits) {
+    kir::Module before = Parsed("");
+    kir::Module after = Parsed("");
+    ASSERT_EQ(Unrolled(after), 1);
+    struct Case { int64_t start, step, n; };
+    // Loops that end (the last i is the bound itself, or the step jumps past
+    // it without wrapping) and a few that wrap around and run out of steps.
+    for (Case c : {Case{kMax - 20, 4, kMax}, Case{kMax - 9, 3, kMax}, Case{kMax - 98, 7, kMax},
+                   Case{-(int64_t{1} << 62), int64_t{1} << 61, (int64_t{1} << 62) + 1},
+                   Case{kMin, int64_t{1} << 62, int64_t{1} << 62}, Case{kMin + 1, kMax, 0},
+                   Case{kMin, 1000, kMin + 10'000}, Case{kMax - 20, 7, kMax},
+                   Case{-5, 0, 10}, Case{5, -1, 10}}) {
+        Outcome a = Execute(before, c.start, c.step, c.n), b = Execute(after, c.start, c.step, c.n);
+        EXPECT_EQ(a.finished, b.finished) << c.start << " " << c.step << " " << c.n;
+        if (a.finished) {
+            EXPECT_EQ(a.acc, b.acc) << c.start << " " << c.step << " " << c.n;
+            EXPECT_EQ(a.i, b.i) << c.start << " " << c.step << " " << c.n;
+        }
+    }
+}
+
+TEST(Unroll, LeavesAloneLoopsWhoseBoundOrStepChangeOrThatSynchronise) {
+    const char* mods[] = {
+        "store %22, %12",                // the bound changes in the loop (bound = acc)
+        "store %0, %9",                  // i stored twice
+        "barrier workgroup",             // copies would break the barrier's uniformity
+    };
+    for (const char* mod : mods) {
+        kir::Module m = Parsed(mod);
+        EXPECT_EQ(Unrolled(m), 0) << mod;
+    }
+    kir::Module m = Parsed("");
+    EXPECT_EQ(Unrolled(m, 1), 0);
+}
+
+}  // namespace
+}  // namespace nvk::unroll

@@ -1,0 +1,179 @@
+"""Counted loops unrolled under a trip-count guard (src/core/unroll/unroll.h).
+
+Each kernel runs its loop in one invocation per case and must match
+numba.njit on the same function bit for bit: iteration counts 0 to 9 around
+the unroll factor, steps of 1 to 7, float sums whose order must not change,
+a bound next to the int64 maximum, and loops the pass must leave alone (the
+bound or the step changes inside, a branch in the body). The KIR after the
+pass shows whether a loop was unrolled (blocks named *.unrolled).
+"""
+
+import numba
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+I64_MAX = np.iinfo(np.int64).max
+
+
+def strided_sum(x, start, step, n, out):
+    acc = np.float32(0.0)
+    count = 0
+    i = start
+    while i < n:
+        acc += x[i] * np.float32(1.0001)
+        count += 1
+        i += step
+    out[0] = acc
+    out[1] = count
+    out[2] = i
+
+
+def near_max(start, step, n, out):
+    count = 0
+    last = 0
+    i = start
+    while i < n:
+        count += 1
+        last = i & 1023
+        i += step
+    out[0] = count
+    out[1] = last
+    out[2] = i - start
+
+
+def bound_changes(start, step, n, out):
+    count = 0
+    i = start
+    while i < n:
+        count += 1
+        n -= 1
+        i += step
+    out[0] = count
+    out[1] = n
+
+
+def step_changes(start, step, n, out):
+    count = 0
+    i = start
+    while i < n:
+        count += i
+        i += step
+        step += 1
+    out[0] = count
+    out[1] = step
+
+
+def branchy(x, start, step, n, out):
+    acc = 0
+    i = start
+    while i < n:
+        if x[i] > 0.5:
+            acc += 1
+        i += step
+    out[0] = acc
+
+
+def _kernel(fn):
+    """A kernel whose invocation 0 calls device function `fn` with the kernel's arguments."""
+    params = ", ".join(fn.py_func.__code__.co_varnames[: fn.py_func.__code__.co_argcount])
+    ns = {"nv": nv, "fn": fn}
+    exec(f"def kernel({params}):\n    if nv.global_id(0) == 0:\n        fn({params})\n", ns)
+    return ns["kernel"]
+
+
+KERNELS = {}
+
+
+def _compiled(fn):
+    if fn not in KERNELS:
+        jfn = nv.jit(device=True)(fn)
+        KERNELS[fn] = nv.jit(_kernel(jfn))
+    return KERNELS[fn]
+
+
+def _run(fn, out_dtype, *args):
+    got = np.zeros(3, out_dtype)
+    _compiled(fn)[1, 1](*args, got)
+    want = np.zeros(3, out_dtype)
+    numba.njit(fn)(*args, want)
+    return got, want
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 7])
+def test_float_sum_in_order_for_every_trip_count(step):
+    x = (np.random.default_rng(step).random(80) * 1000).astype(np.float32)
+    for start in (0, 1, 3):
+        for trips in range(10):
+            n = start + (trips - 1) * step + 1 if trips else start
+            got, want = _run(strided_sum, np.float32, x, start, step, n)
+            assert got.tobytes() == want.tobytes(), (start, step, n, got, want)
+
+
+def test_grid_stride_loops_are_unrolled():
+    x = np.zeros(8, np.float32)
+    kir = _compiled(strided_sum).inspect_kir(x, 0, 1, 8, np.zeros(3, np.float32), narrowed=True)
+    assert ".unrolled" in kir
+
+
+def test_bound_next_to_int64_max():
+    # (bound - start) % step == 0: the last i is the bound itself, so the loop
+    # ends without wrapping around (as the CPU loop must, to end at all).
+    cases = ((I64_MAX - 20, 4), (I64_MAX - 9, 3), (I64_MAX - 98, 7), (I64_MAX - 520, 13))
+    for start, step in cases:
+        got, want = _run(near_max, np.int64, start, step, I64_MAX)
+        assert got.tolist() == want.tolist(), (start, step)
+
+
+def test_huge_steps_fall_back_to_the_loop():
+    i64_min = -I64_MAX - 1
+    cases = ((-(2**62), 2**61, 2**62 + 1), (i64_min, 2**62, 2**62), (i64_min + 1, I64_MAX, 0))
+    for start, step, n in cases:
+        got, want = _run(near_max, np.int64, start, step, n)
+        assert got.tolist() == want.tolist(), step
+
+
+@pytest.mark.parametrize("fn", [bound_changes, step_changes])
+def test_changing_bound_or_step_is_left_alone(fn):
+    for start, step, n in ((0, 1, 20), (3, 2, 40), (5, 1, 5)):
+        got, want = _run(fn, np.int64, start, step, n)
+        assert got.tolist() == want.tolist(), (fn.__name__, start, step, n)
+    kir = _compiled(fn).inspect_kir(0, 1, 20, np.zeros(3, np.int64), narrowed=True)
+    assert ".unrolled" not in kir
+
+
+def test_branch_in_body():
+    x = np.random.default_rng(1).random(100).astype(np.float32)
+    for start, step, n in ((0, 1, 100), (1, 3, 99), (2, 5, 7)):
+        got, want = _run(branchy, np.int64, x, start, step, n)
+        assert got.tolist() == want.tolist()
+
+
+def test_histogram_with_atomics_counts_every_element():
+    @nv.jit
+    def hist(data, h):
+        i = nv.global_id(0)
+        stride = nv.num_groups(0) * nv.local_size(0)
+        while i < data.size:
+            nv.atomic.add(h, data[i], 1)
+            i += stride
+
+    data = np.random.default_rng(3).integers(0, 16, 10_007).astype(np.int64)
+    for groups in (1, 3, 40):
+        h = np.zeros(16, np.int32)
+        hist[groups, 64](data, h)
+        assert h.tolist() == np.bincount(data, minlength=16).tolist(), groups
+    assert ".unrolled" in hist.inspect_kir(data, h, narrowed=True)
+
+
+def test_unroll_1_disables(monkeypatch):
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "UNROLL", 1)
+
+    k = nv.jit(_kernel(nv.jit(device=True)(strided_sum)))  # a new dispatcher: compiled afresh
+    x = np.ones(8, np.float32)
+    assert ".unrolled" not in k.inspect_kir(x, 0, 1, 8, np.zeros(3, np.float32), narrowed=True)
