@@ -68,7 +68,7 @@ class CompiledKernel:
 
     def __init__(
         self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0, hidden=(),
+        loop_iterations=0, hidden=(), barrier_guards=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -87,6 +87,8 @@ class CompiledKernel:
         self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
         self.hidden = list(hidden)
+        # Barriers under id comparisons: each launch checks them (frontend/divergence.py).
+        self.barrier_guards = tuple(barrier_guards)
         self.hidden_on_device = {}  # device -> the hidden arrays there (hidden_args.py)
         self.kir = core.kir
         self.kir_narrowed = core.kir_narrowed
@@ -98,7 +100,7 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
-               "loop_iterations", "kir", "kir_narrowed", "hidden")  # fmt: skip
+               "loop_iterations", "kir", "kir_narrowed", "hidden", "barrier_guards")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
@@ -129,7 +131,8 @@ class CompiledKernel:
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
                      argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
                      grid=record["grid"], loop_iterations=record["loop_iterations"],
-                     hidden=record.get("hidden", ()))  # fmt: skip
+                     hidden=record.get("hidden", ()),
+                     barrier_guards=record.get("barrier_guards", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]
         kernel.from_cache = True

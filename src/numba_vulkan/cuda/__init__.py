@@ -38,6 +38,7 @@ from .kernel_api import (  # noqa: F401
     threadIdx,
     warpsize,
 )
+from .reduction import Reduce, reduce  # noqa: F401
 from .rewrite import CudaCompatRewrite
 
 # Kernels see `cuda.threadIdx.x` & co. as our intrinsics from now on (cuda/rewrite.py).
@@ -93,9 +94,34 @@ def jit(func_or_sig=None, device=False, **options):
 # ---------------------------------------------------------------- memory
 
 
-to_device = _rt.to_device
-device_array = _rt.device_array
-device_array_like = _rt.device_array_like
+# numba-cuda's flag saying Numba itself is installed (its tests import it); it always is.
+HAS_NUMBA = True
+
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """numba.cuda.to_device: a copy of `obj` on the device (on `stream` if one is given;
+    ``to``, an existing device array, is filled instead)."""
+    stream = None if stream == 0 else stream
+    if to is not None:
+        to.copy_to_device(obj, stream=stream)
+        return to
+    return _rt.to_device(_np.asarray(obj), stream=stream)
+
+
+def device_array(shape, dtype=_np.float64, strides=None, order="C", stream=0):
+    """numba.cuda.device_array: an uninitialised device array (C order only)."""
+    _c_order_only("device_array", strides, order)
+    return _rt.device_array(shape, dtype)
+
+
+def device_array_like(ary, stream=0):
+    return _rt.device_array_like(ary)
+
+
+def _c_order_only(name, strides, order):
+    if strides is not None or order != "C":
+        raise VulkanUnsupportedError(f"cuda.{name} with strides or order='F': only "
+                                     "C-contiguous device arrays can be created")
 pinned_array = _rt.pinned_array
 
 
@@ -214,8 +240,6 @@ for _name, _why in _REFUSED.items():
     globals()[_name] = refused(_name, _why)
 
 _NOT_MAPPED = {
-    "reduce": "cuda.reduce is not mapped yet (numba_vulkan.runtime.reduce has the reductions)",
-    "libdevice": "cuda.libdevice names are not mapped yet: use the math module",
     "cudadrv": "the CUDA driver API does not exist on Vulkan",
     "driver": "the CUDA driver API does not exist on Vulkan",
     "external_stream": "wrapping a CUDA stream is not possible on Vulkan",
@@ -242,9 +266,9 @@ def __getattr__(name):
     """Any other numba.cuda name: an error naming the missing feature."""
     if name.startswith("__"):
         raise AttributeError(name)
-    if name == "random":  # cuda.random without importing it first, as numba.cuda allows
+    if name in ("random", "libdevice"):  # without importing them first, as numba.cuda allows
         import importlib
 
-        return importlib.import_module(f"{__name__}.random")
+        return importlib.import_module(f"{__name__}.{name}")
     why = _NOT_MAPPED.get(name, "this numba.cuda name is not mapped to Vulkan yet")
     raise UnmappedNameError(f"numba_vulkan.cuda.{name}: {why}")

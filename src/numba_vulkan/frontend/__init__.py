@@ -58,6 +58,7 @@ class LoweredKernel:
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
     hidden: list = field(default_factory=list)
+    barrier_guards: tuple = ()  # divergence.check(): barriers each launch must judge
 
 
 def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
@@ -89,7 +90,8 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     numba_vulkan.errors.VulkanUnsupportedError
         For a construct kernels cannot express; the error carries its source location.
     """
-    divergence.check(func_ir)  # barriers under id-dependent branches
+    # barriers under id-dependent branches: judged at each launch (divergence.py)
+    barrier_guards = divergence.check(func_ir)
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
@@ -105,6 +107,7 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
         hidden=hidden.lowered_hidden(lowerer),
+        barrier_guards=barrier_guards,
     )
 
 
