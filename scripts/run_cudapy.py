@@ -65,8 +65,13 @@ def _map_module(name):
 
 def port(source):
     """The test file with its imports changed (and nothing else)."""
-    source = re.sub(r"^(\s*)from numba import cuda\b", r"\1from numba_vulkan import cuda",
-                    source, flags=re.M)
+    def numba_import(m):  # from numba import cuda[, types ...]: only cuda is ours
+        rest = m.group(2).strip().lstrip(",").strip()
+        return m.group(1) + "from numba_vulkan import cuda" + (
+            f"; from numba import {rest}" if rest else "")
+
+    source = re.sub(r"^(\s*)from numba import cuda\b([^\n(]*)$", numba_import, source,
+                    flags=re.M)
 
     def from_import(m):
         indent, module, names = m.group(1), m.group(2), m.group(3)

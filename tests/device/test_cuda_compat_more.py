@@ -1,0 +1,124 @@
+"""numba.cuda names added for numba-cuda's own tests and documentation examples:
+``cuda.reduce``, ``cuda.libdevice``, keyword forms of the host API, and a barrier under
+a uniform id-dependent branch (numba-cuda's reduction example). Each result is checked
+against NumPy or a CPU loop."""
+
+import math
+
+import numpy as np
+import pytest
+
+from numba_vulkan import cuda
+from numba_vulkan.cuda import libdevice
+from numba_vulkan.errors import VulkanUnsupportedError
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+
+@cuda.reduce
+def sum_reduce(a, b):
+    return a + b
+
+
+def test_reduce_sum_numpy_and_device_arrays():
+    x = np.random.default_rng(3).integers(-1000, 1000, 70001).astype(np.int64)
+    assert sum_reduce(x) == x.sum()  # integers: exact whatever the order
+    assert sum_reduce(x, size=1000) == x[:1000].sum()
+    assert sum_reduce(x[:5], init=7) == x[:5].sum() + 7
+    assert sum_reduce(np.zeros(0, np.int64), init=4) == 4  # empty: init, as numba.cuda
+    f = np.random.default_rng(4).random(100000)
+    got = sum_reduce(cuda.to_device(f))
+    assert got.dtype == np.float64
+    assert abs(got - math.fsum(f)) <= 1e-9 * abs(math.fsum(f))
+    res = cuda.device_array(1, np.float64)
+    assert sum_reduce(cuda.to_device(f), res=res) is None
+    assert res.copy_to_host()[0] == got
+
+
+def test_reduce_max_with_reduce_class_and_lambda():
+    x = np.random.default_rng(5).integers(-10**6, 10**6, 30000).astype(np.int32)
+    assert cuda.Reduce(lambda a, b: max(a, b))(x) == x.max()
+    with pytest.raises(TypeError, match="1-d"):
+        sum_reduce(np.zeros((2, 2)))
+
+
+@cuda.jit
+def _libdevice_kernel(s, c, f, e, p, r, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        s[i], c[i] = libdevice.sincos(x[i])
+        f[i], e[i] = libdevice.frexp(x[i])
+        p[i] = libdevice.powf(np.float32(x[i]), np.float32(0.5))
+        r[i] = libdevice.sad(i, 50, 3)
+
+
+def test_libdevice_names():
+    x = np.linspace(0.5, 20.0, 100)
+    s, c, f = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
+    e, r = np.zeros(100, np.int32), np.zeros(100, np.int64)
+    p = np.zeros(100, np.float32)
+    _libdevice_kernel[4, 32](s, c, f, e, p, r, x)
+    np.testing.assert_allclose(s, np.sin(x), rtol=0, atol=4e-16 * 20)
+    np.testing.assert_allclose(c, np.cos(x), rtol=0, atol=4e-16 * 20)
+    want_f, want_e = np.frexp(x)
+    np.testing.assert_array_equal(f, want_f)
+    np.testing.assert_array_equal(e, want_e)
+    np.testing.assert_allclose(p, np.sqrt(x.astype(np.float32)), rtol=2e-7)
+    np.testing.assert_array_equal(r, np.abs(np.arange(100) - 50) + 3)
+    with pytest.raises(VulkanUnsupportedError, match="libdevice.no_such"):
+        libdevice.no_such  # noqa: B018
+
+
+def test_host_api_keywords():
+    a = np.arange(10.0)
+    s = cuda.stream()
+    d = cuda.to_device(a, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(d.copy_to_host(), a)
+    e = cuda.device_array(10, np.float64, stream=0)
+    cuda.to_device(a * 2, to=e)
+    np.testing.assert_array_equal(e.copy_to_host(), a * 2)
+    assert cuda.device_array_like(a, stream=0).shape == (10,)
+    assert cuda.HAS_NUMBA
+    with pytest.raises(VulkanUnsupportedError, match="order='F'"):
+        cuda.device_array((2, 2), order="F")
+
+
+@cuda.jit
+def _doc_reduction(data):
+    # numba-cuda's documentation reduction example: the barriers sit under
+    # `if tid < size:`, uniform at its launch (every thread of the one block passes).
+    tid = cuda.threadIdx.x
+    size = len(data)
+    if tid < size:
+        i = cuda.grid(1)
+        shr = cuda.shared.array(64, np.int32)
+        shr[tid] = data[i]
+        cuda.syncthreads()
+        s = 1
+        while s < cuda.blockDim.x:
+            if tid % (2 * s) == 0:
+                shr[tid] += shr[tid + s]
+            s *= 2
+            cuda.syncthreads()
+        if tid == 0:
+            data[tid] = shr[0]
+
+
+def test_barrier_under_a_uniform_thread_dependent_branch_is_accepted():
+    a = np.random.default_rng(6).integers(0, 1000, 64).astype(np.int32)
+    want = a.sum()
+    d = cuda.to_device(a)
+    _doc_reduction[1, 64](d)
+    assert d.copy_to_host()[0] == want
+
+
+def test_barrier_under_a_provably_divergent_branch_is_refused():
+    @cuda.jit
+    def k(out):
+        if cuda.threadIdx.x == 0:
+            cuda.syncthreads()
+        out[cuda.threadIdx.x] = 1
+
+    with pytest.raises(VulkanUnsupportedError, match=r"local_id\(0\) == 0"):
+        k[1, 32](np.zeros(32, np.int32))
