@@ -122,3 +122,25 @@ def test_barrier_under_a_provably_divergent_branch_is_refused():
 
     with pytest.raises(VulkanUnsupportedError, match=r"local_id\(0\) == 0"):
         k[1, 32](np.zeros(32, np.int32))
+
+
+def test_cache_hinted_loads_and_stores_are_plain_ones():
+    @cuda.jit
+    def k(r, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            cuda.stcg(r, i, cuda.ldcg(x, i) + cuda.ldca(x, i) + cuda.ldcs(x, i)
+                      + cuda.ldlu(x, i) + cuda.ldcv(x, i))
+
+    x = np.arange(50, dtype=np.int32) * 3
+    r = np.zeros_like(x)
+    k[2, 32](r, x)
+    np.testing.assert_array_equal(r, x * 5)
+
+
+def test_types_and_device_names():
+    from numba_vulkan.cuda import double, types
+
+    assert double is types.float64 and types.Type is not None and cuda.f4 is types.float32
+    assert cuda.get_current_device().compute_capability == (0, 0)
+    assert cuda.get_current_device().name == cuda.gpus[0].name or len(cuda.gpus) > 1

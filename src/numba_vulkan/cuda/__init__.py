@@ -30,11 +30,20 @@ from .kernel_api import (  # noqa: F401
     gridsize,
     lanemask_lt,
     laneid,
+    ldca,
+    ldcg,
+    ldcs,
+    ldcv,
+    ldlu,
     refused,
     shfl_down_sync,
     shfl_sync,
     shfl_up_sync,
     shfl_xor_sync,
+    stcg,
+    stcs,
+    stwb,
+    stwt,
     threadIdx,
     warpsize,
 )
@@ -46,8 +55,10 @@ _pipeline.add_untyped_pass(CudaCompatRewrite, "numba_vulkan.cuda: threadIdx.x ..
 
 # numba.cuda re-exports Numba's scalar types (``from numba.cuda import float32``).
 from numba.core.types import (  # noqa: E402,F401
-    boolean, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
-    intp, uint8, uint16, uint32, uint64, void,
+    b1, bool_, boolean, byte, c8, c16, complex64, complex128, double, f2, f4, f8, float16,
+    float32, float64, i1, i2, i4, i8, int8, int16, int32, int64, int_, intc, intp, long_,
+    longlong, short, u1, u2, u4, u8, uint, uint8, uint16, uint32, uint64, uintc, uintp, ulong,
+    ulonglong, ushort, void,
 )
 
 # ---------------------------------------------------------------- kernel side: same stubs
@@ -166,14 +177,56 @@ def default_stream():
     return _rt.stream()
 
 
+class Device:
+    """A Vulkan device as numba.cuda's Device objects present it: ``id``, ``name``,
+    ``compute_capability`` and numba_vulkan's own attributes (``info`` ...) through to
+    the runtime's device.
+
+    ``compute_capability`` is (0, 0): Vulkan devices have none, and programs compare it
+    against CUDA generations (``cc >= (6, 0)``) to choose a feature; (0, 0) makes them
+    assume none, taking their portable path."""
+
+    compute_capability = (0, 0)
+
+    def __init__(self, device, index):
+        self._device = device
+        self.id = index
+
+    @property
+    def name(self):
+        return self._device.info.name
+
+    def __getattr__(self, attr):
+        return getattr(self._device, attr)
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other._device is self._device
+
+    def __hash__(self):
+        return hash(id(self._device))
+
+    def __repr__(self):
+        return f"<numba_vulkan.cuda.Device {self.id}: {self.name}>"
+
+    def reset(self):
+        """numba.cuda's Device.reset: nothing is released early here."""
+
+
+def _cuda_device(index=None):
+    device = _rt.get_device() if index is None else _rt.get_device(index)
+    if index is None:
+        index = getattr(device.info, "index", 0)
+    return Device(device, index)
+
+
 def select_device(device_id):
     """Make device `device_id` (an index into ``cuda.gpus``) the current one."""
     _rt.select_device(device_id)
-    return _rt.get_device(device_id)
+    return _cuda_device(device_id)
 
 
 def get_current_device():
-    return _rt.get_device()
+    return _cuda_device()
 
 
 def close():
@@ -187,14 +240,14 @@ class _GPUList:
         return len(_rt.list_devices())
 
     def __getitem__(self, i):
-        return _rt.get_device(i)
+        return _cuda_device(i)
 
     def __iter__(self):
-        return (_rt.get_device(i) for i in range(len(self)))
+        return (_cuda_device(i) for i in range(len(self)))
 
     @property
     def current(self):
-        return _rt.get_device()
+        return _cuda_device()
 
     def __repr__(self):
         return f"<numba_vulkan.cuda.gpus: {len(self)} Vulkan device(s)>"
