@@ -13,6 +13,8 @@ which a reader should look at, not trust.
 import re
 
 RULES = [
+    ("missing: vectorize/guvectorize (numba's target='cuda' or cuda.vectorize)",
+     r"cannot import name '(gu)?vectorize'|CudaSupportError|Error at driver init"),
     ("Vulkan cannot: grid sync / cooperative groups",
      r"grid-wide synchron|cooperative|this_grid|cuda\.cg\b|\bcg\b"),
     ("Vulkan cannot: CUDA C/PTX/LTO linking",

@@ -103,7 +103,7 @@ testing.ForeignArray = ForeignArray
 testing.cc_X_or_above = cc_X_or_above
 for _name in ("skip_if_nvjitlink_missing", "skip_if_cudadevrt_missing",
               "skip_if_curand_kernel_missing", "skip_without_nvdisasm",
-              "skip_on_nvjitlink_13_1_sm_120"):
+              ):
     setattr(testing, _name, _skip(f"{CUDA_TOOLKIT} ({_name})"))
 testing.skip_unless_cudasim = _skip("runs only under numba-cuda's simulator")
 testing.xfail_unless_cudasim = unittest.expectedFailure

@@ -49,6 +49,7 @@ MODULE_MAP = [
     ("numba.cuda.utils", "numba.core.utils"),
     ("numba.cuda.np.numpy_support", "numba.np.numpy_support"),
     ("numba.cuda.np", "numba.np"),
+    ("numba.cuda.misc", "numba.misc"),
     ("numba.cuda.typing", "numba.core.typing"),
     # everything else of numba.cuda is the program's API: ours
     ("numba.cuda", "numba_vulkan.cuda"),
@@ -143,6 +144,45 @@ def _why(exc_text):
     return re.sub(r"\x1b\[[0-9;]*m", "", lines[-1] if lines else exc_text)[:400]
 
 
+class _Result(unittest.TestResult):
+    """Keeps the first outcome of a test as [kind, one line naming the exception]."""
+
+    def __init__(self):
+        super().__init__()
+        self.outcome = ["PASS", ""]
+
+    def _set(self, kind, err):
+        if self.outcome[0] != "PASS":
+            return
+        exc_type, value = err[0], err[1]
+        text = str(value).strip()
+        line = next((ln for ln in text.splitlines() if ln.strip()), "")
+        line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+        if exc_type.__name__ in ("Skipped", "SkipTest"):  # pytest.skip() inside a test
+            self.outcome = ["SKIP", line[:200]]
+            return
+        module = exc_type.__module__
+        qual = exc_type.__name__ if module in ("builtins", "__main__") else f"{module}.{exc_type.__name__}"
+        self.outcome = [kind, f"{qual}: {line}"[:400]]
+
+    def addError(self, test, err):
+        self._set("ERROR", err)
+
+    def addFailure(self, test, err):
+        self._set("FAIL", err)
+
+    def addSubTest(self, test, subtest, err):
+        if err is not None:
+            self._set("FAIL" if issubclass(err[0], test.failureException) else "ERROR", err)
+
+    def addSkip(self, test, reason):
+        if self.outcome[0] == "PASS":
+            self.outcome = ["SKIP", reason[:200]]
+
+    def addUnexpectedSuccess(self, test):
+        self._set("FAIL", (AssertionError, AssertionError("unexpected success"), None))
+
+
 def run_one(pkg_parent, name, timeout):
     """Run one ported test module; return {test_id: [outcome, reason]}."""
     sys.path.insert(0, str(pkg_parent))
@@ -165,25 +205,15 @@ def run_one(pkg_parent, name, timeout):
 
     signal.signal(signal.SIGALRM, on_alarm)
     for test in _leaves(suite):
-        result = unittest.TestResult()
+        result = _Result()
         signal.alarm(timeout)
         try:
             test.run(result)
         except _Timeout as e:
-            result.errors.append((test, f"Timeout: {e}"))
+            result.outcome = ["ERROR", f"Timeout: {e}"]
         finally:
             signal.alarm(0)
-        tid = test.id().replace("_cudapy_tests.", "")
-        if result.errors:
-            outcomes[tid] = ["ERROR", _why(result.errors[0][1])]
-        elif result.failures:
-            outcomes[tid] = ["FAIL", _why(result.failures[0][1])]
-        elif result.skipped:
-            outcomes[tid] = ["SKIP", result.skipped[0][1][:200]]
-        elif result.unexpectedSuccesses:
-            outcomes[tid] = ["FAIL", "unexpected success"]
-        else:
-            outcomes[tid] = ["PASS", ""]
+        outcomes[test.id().replace("_cudapy_tests.", "")] = result.outcome
     return outcomes
 
 

@@ -144,3 +144,11 @@ def test_types_and_device_names():
     assert double is types.float64 and types.Type is not None and cuda.f4 is types.float32
     assert cuda.get_current_device().compute_capability == (0, 0)
     assert cuda.get_current_device().name == cuda.gpus[0].name or len(cuda.gpus) > 1
+
+
+def test_device_as_a_context_manager():
+    before = cuda.get_current_device()
+    with cuda.gpus[0] as dev:
+        assert cuda.get_current_device() == dev
+        np.testing.assert_array_equal(cuda.to_device(np.arange(3)).copy_to_host(), np.arange(3))
+    assert cuda.get_current_device() == before

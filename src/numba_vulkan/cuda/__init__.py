@@ -211,6 +211,15 @@ class Device:
     def reset(self):
         """numba.cuda's Device.reset: nothing is released early here."""
 
+    def __enter__(self):
+        """``with cuda.gpus[i]:`` makes device i the current one inside the block."""
+        self._previous = getattr(_rt.get_device().info, "index", 0)
+        _rt.select_device(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        _rt.select_device(self._previous)
+
 
 def _cuda_device(index=None):
     device = _rt.get_device() if index is None else _rt.get_device(index)
