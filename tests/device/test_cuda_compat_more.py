@@ -152,3 +152,46 @@ def test_device_as_a_context_manager():
         assert cuda.get_current_device() == dev
         np.testing.assert_array_equal(cuda.to_device(np.arange(3)).copy_to_host(), np.arange(3))
     assert cuda.get_current_device() == before
+
+
+# numba-cuda's own kernel tests of these files pass in full (scripts/run_cudapy.py).
+CUDAPY_SAMPLE = ("test_cuda_jit_no_types", "test_iterators")
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("NUMBA_CUDA_SRC"),
+                    reason="NUMBA_CUDA_SRC (a numba-cuda checkout) is not set")  # fmt: skip
+def test_numba_cuda_kernel_tests_sample():
+    """A small sample of scripts/run_cudapy.py (the whole run is long: docs/cuda-compat.md)."""
+    import os
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = os.path.join(repo, "scripts", "run_cudapy.py")
+    r = subprocess.run([sys.executable, script, os.environ["NUMBA_CUDA_SRC"], *CUDAPY_SAMPLE],
+                       capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.endswith("0 failed, 0 skipped") and not last.startswith("0 passed"), r.stdout
+
+
+def test_signature_fixes_scalar_types():
+    """numba.cuda converts scalar arguments to the signature's types: 0xFFFFFFFF passed
+    as an int32 is -1 in the kernel; 0.1 as a float32 is float32(0.1)."""
+
+    def store(out, c):
+        out[0] = c
+
+    as_i4 = cuda.jit("void(int64[:], int32)")(store)
+    out = np.zeros(1, np.int64)
+    as_i4[1, 1](out, 0xFFFFFFFF)
+    assert out[0] == -1
+    as_i4.forall(1)(out, 7)
+    assert out[0] == 7
+    as_f4 = cuda.jit("void(float64[:], float32)")(store)
+    f = np.zeros(1)
+    as_f4[1, 1](f, 0.1)
+    assert f[0] == float(np.float32(0.1))
+    untyped = cuda.jit(store)
+    untyped[1, 1](out, 0xFFFFFFFF)  # no signature: a Python int is an int64
+    assert out[0] == 0xFFFFFFFF

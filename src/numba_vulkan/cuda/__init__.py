@@ -47,6 +47,7 @@ from .kernel_api import (  # noqa: F401
     threadIdx,
     warpsize,
 )
+from . import signatures as _signatures
 from .reduction import Reduce, reduce  # noqa: F401
 from .rewrite import CudaCompatRewrite
 
@@ -84,8 +85,9 @@ threadfence_system = _s.threadfence
 def jit(func_or_sig=None, device=False, **options):
     """numba.cuda.jit: ``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit(opts)``.
 
-    A signature (``@cuda.jit("void(float32[:])")``) is accepted and not used: kernels
-    are compiled lazily for the argument types of each launch, as with no signature.
+    A signature (``@cuda.jit("void(float32[:], int32)")``) fixes the types of scalar
+    arguments, which each launch converts to them (cuda/signatures.py); kernels are
+    still compiled lazily for the argument types of each launch.
     ``link``, ``lineinfo`` and ``max_registers`` are CUDA-only and refused with a
     clear error when they ask for something; ``opt`` and ``cache`` are passed on.
     """
@@ -99,7 +101,11 @@ def jit(func_or_sig=None, device=False, **options):
         options.pop(name, None)  # hints only: no effect on what a kernel computes
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
         return _dispatcher.jit(func_or_sig, device=device, **options)
-    return _dispatcher.jit(device=device, **options)
+    if func_or_sig is None or device or isinstance(func_or_sig, list):
+        return _dispatcher.jit(device=device, **options)
+    signature = func_or_sig
+    return lambda func: _signatures.typed_kernel(
+        _dispatcher.jit(func, device=device, **options), signature)
 
 
 # ---------------------------------------------------------------- memory
