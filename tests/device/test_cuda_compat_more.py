@@ -195,3 +195,43 @@ def test_signature_fixes_scalar_types():
     untyped = cuda.jit(store)
     untyped[1, 1](out, 0xFFFFFFFF)  # no signature: a Python int is an int64
     assert out[0] == 0xFFFFFFFF
+
+
+def _bits_reference(v, width):
+    u = int(v) & ((1 << width) - 1)
+    popc = bin(u).count("1")
+    clz = width - u.bit_length()
+    ffs = (u & -u).bit_length()
+    return popc, clz, ffs
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_bit_intrinsics(dtype):
+    @cuda.jit
+    def k(out, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i, 0] = cuda.popc(x[i])
+            out[i, 1] = cuda.clz(x[i])
+            out[i, 2] = cuda.ffs(x[i])
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    x = np.concatenate([np.array([0, 1, info.max, info.min], dtype),
+                        rng.integers(info.min, info.max, 60, dtype=dtype, endpoint=True)])
+    out = np.zeros((x.size, 3), np.int32)
+    k[1, 64](out, x)
+    want = [_bits_reference(v, info.bits) for v in x]
+    np.testing.assert_array_equal(out, np.array(want, np.int32))
+
+
+def test_brev():
+    @cuda.jit
+    def k(o32, o64, a, b):
+        o32[0] = cuda.brev(a[0])
+        o64[0] = cuda.brev(b[0])
+
+    o32, o64 = np.zeros(1, np.uint32), np.zeros(1, np.uint64)
+    k[1, 1](o32, o64, np.array([0x000030F0], np.uint32), np.array([0x000030F0000030F1], np.uint64))
+    assert o32[0] == 0x0F0C0000
+    assert o64[0] == 0x8F0C00000F0C0000

@@ -48,6 +48,7 @@ from .kernel_api import (  # noqa: F401
     warpsize,
 )
 from . import signatures as _signatures
+from .bits import brev, clz, ffs, popc  # noqa: F401
 from .reduction import Reduce, reduce  # noqa: F401
 from .rewrite import CudaCompatRewrite
 
