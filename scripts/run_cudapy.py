@@ -3,6 +3,7 @@
 Usage:
     python3 scripts/run_cudapy.py NUMBA_CUDA_SRC [test_file ...] [--timeout S] [--json OUT]
     python3 scripts/run_cudapy.py --pypi [...]     # numba-cuda 0.30.4 from PyPI instead
+    python3 scripts/run_cudapy.py --report OUT     # the report of a stored run, again
 
 NUMBA_CUDA_SRC is a numba-cuda source tree (a checkout, or an unpacked sdist/wheel);
 the tests are read from its numba_cuda/numba/cuda/tests/cudapy (or numba/cuda/tests/cudapy)
@@ -228,12 +229,19 @@ def main(argv):
     ap.add_argument("--timeout", type=int, default=60, help="seconds per test")
     ap.add_argument("--file-timeout", type=int, default=900, help="seconds per file")
     ap.add_argument("--json", help="write all outcomes to this file")
+    ap.add_argument("--report", metavar="JSON", help="print the report of an earlier --json")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print("@@RESULT " + json.dumps(run_one(args.child[0], args.child[1], args.timeout)))
         return 0
     from cudapy_classify import classify, print_report
+
+    if args.report:  # classify again (the rules may have changed) and print
+        stored = json.loads(pathlib.Path(args.report).read_text())
+        print_report({name: {t: (k, r, classify(k, r, t)) for t, (k, r, _) in tests.items()}
+                      for name, tests in stored.items()})
+        return 0
 
     with tempfile.TemporaryDirectory(prefix="cudapy-") as tmp:
         src = fetch_pypi(tmp) if args.pypi else pathlib.Path(args.src)
@@ -263,7 +271,7 @@ def main(argv):
                 counts[kind] = counts.get(kind, 0) + 1
             print(f"{name:45} {counts} {time.time() - t0:.0f} s", flush=True)
         print(f"total time {time.time() - start:.0f} s")
-    classified = {name: {t: (k, r, classify(k, r)) for t, (k, r) in out.items()}
+    classified = {name: {t: (k, r, classify(k, r, t)) for t, (k, r) in out.items()}
                   for name, out in results.items()}
     print_report(classified)
     if args.json:

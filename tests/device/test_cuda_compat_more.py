@@ -235,3 +235,17 @@ def test_brev():
     k[1, 1](o32, o64, np.array([0x000030F0], np.uint32), np.array([0x000030F0000030F1], np.uint64))
     assert o32[0] == 0x0F0C0000
     assert o64[0] == 0x8F0C00000F0C0000
+
+
+def test_inline_hints_of_numba_cuda_are_accepted():
+    @cuda.jit(device=True, inline=True)
+    def plus_one(x):
+        return x + 1
+
+    @cuda.jit(inline=lambda *args: False)  # a cost model: a hint only
+    def k(a):
+        a[0] = plus_one(a[0])
+
+    a = np.full(1, 41.0)
+    k[1, 1](a)
+    assert a[0] == 42.0

@@ -100,6 +100,10 @@ def jit(func_or_sig=None, device=False, **options):
     options.pop("extensions", None)
     for name in ("lineinfo", "max_registers", "opt", "forceinline"):
         options.pop(name, None)  # hints only: no effect on what a kernel computes
+    if "inline" in options and options["inline"] not in ("never", "always"):
+        # numba.cuda's inline=True/False or a cost-model function: a hint (our device
+        # functions are inlined into kernels whatever it says)
+        options["inline"] = "always" if options["inline"] is True else "never"
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
         return _dispatcher.jit(func_or_sig, device=device, **options)
     if func_or_sig is None or device or isinstance(func_or_sig, list):
