@@ -6,7 +6,8 @@ grid parameters, capabilities, mode), pickled into
 ``<cache dir>/kernels/<module>.<name>-<key>.nvk``. The key is a SHA-256 of:
 
 - the versions of numba_vulkan, Numba, NumPy and Python, and the size and
-  mtime of the compiled ``_core`` extension (a rebuilt compiler is a new one);
+  mtime of the compiled ``_core`` extension and of every Python file of the
+  package (a rebuilt or edited compiler is a new one, also between releases);
 - the kernel's bytecode (``marshal`` of its code object, nested code included);
 - the values of the globals and closure variables its code names, recursively
   through every function, ``@jit`` kernel or ``njit`` function it reaches
@@ -31,6 +32,7 @@ folder (default ``$XDG_CACHE_HOME/numba_vulkan``, i.e. ``~/.cache/numba_vulkan``
 """
 
 import dis
+import functools
 import hashlib
 import marshal
 import os
@@ -53,14 +55,21 @@ class Uncachable(Exception):
 # ---------------------------------------------------------------- keys
 
 
+@functools.cache
 def _versions():
     import numba
 
     from . import __version__, _core
 
+    build = []
+    package = os.path.dirname(os.path.abspath(__file__))
     try:
-        st = os.stat(_core.__file__)
-        build = (st.st_size, st.st_mtime_ns)
+        files = [_core.__file__]
+        for folder, _, names in sorted(os.walk(package)):
+            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+        for path in files:
+            st = os.stat(path)
+            build.append((os.path.relpath(path, package), st.st_size, st.st_mtime_ns))
     except (OSError, AttributeError):
         build = None
     return (_FORMAT, __version__, numba.__version__, np.__version__, sys.version, build)

@@ -60,7 +60,10 @@ class CompiledKernel:
     hidden : list
         ``(argspec, written, source)`` of each hidden array (frontend/hidden.py): global
         arrays the launcher passes after the arguments; ``source`` is ``("constant",
-        frozen ndarray)`` or ``("device", DeviceArray)``.
+        frozen ndarray)``, ``("device", DeviceArray)`` or, last, ``("status", None)``:
+        the device's status buffer of a kernel that raises or prints (runtime/reports.py).
+    sites : tuple
+        Where the kernel raises and prints (numba_vulkan/sites.py).
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
@@ -68,7 +71,7 @@ class CompiledKernel:
 
     def __init__(
         self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0, hidden=(), barrier_guards=(),
+        loop_iterations=0, hidden=(), sites=(), barrier_guards=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -90,6 +93,11 @@ class CompiledKernel:
         # Barriers under id comparisons: each launch checks them (frontend/divergence.py).
         self.barrier_guards = tuple(barrier_guards)
         self.hidden_on_device = {}  # device -> the hidden arrays there (hidden_args.py)
+        self.sites = tuple(sites)
+        if self.sites:
+            from . import sites as _sites
+
+            _sites.register(self.sites)  # the host decodes what the kernel records
         self.kir = core.kir
         self.kir_narrowed = core.kir_narrowed
         self.unbound = []
@@ -100,13 +108,13 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
-               "loop_iterations", "kir", "kir_narrowed", "hidden", "barrier_guards")  # fmt: skip
+               "loop_iterations", "kir", "kir_narrowed", "hidden", "sites", "barrier_guards")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
         from .typing import pipeline
 
-        if any(source[0] != "constant" for _, _, source in self.hidden):
+        if any(source[0] == "device" for _, _, source in self.hidden):
             # cache.py refuses such kernels first (their key names a device array)
             raise ValueError("a kernel that uses a global device array cannot be cached")
         record = {name: getattr(self, name) for name in self._RECORD}
@@ -132,6 +140,7 @@ class CompiledKernel:
                      argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
                      grid=record["grid"], loop_iterations=record["loop_iterations"],
                      hidden=record.get("hidden", ()),
+                     sites=record.get("sites", ()),
                      barrier_guards=record.get("barrier_guards", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]

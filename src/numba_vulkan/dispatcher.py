@@ -28,6 +28,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
 from . import arguments, cache, checks, compiler, config, hidden_args, narrowing, packed_args
+from .frontend.mathlib import denormals
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -74,14 +75,18 @@ def jit(func=None, **options):
     ----------
     func : function, optional
         The function; omitted when options are given.
-    fastmath : bool
-        Allow the driver's fast float built-ins and reassociation/contraction.
+    fastmath : bool or set of str
+        Allow the driver's fast float built-ins and reassociation/contraction; or a set
+        of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf', 'nsz',
+        'arcp', 'fast'}``): any of them relaxes the arithmetic, 'afn' or 'fast' also
+        uses the built-ins (docs/math.md).
     boundscheck : bool
-        Check indices. Not supported yet: ``True`` makes compilation raise
-        VulkanUnsupportedError (index checks need exceptions inside kernels).
+        Check every element index; one out of bounds raises IndexError on the host
+        at the next synchronisation (``NUMBA_BOUNDSCHECK`` overrides it;
+        docs/exceptions-and-print.md).
     error_model : {"numpy", "python"}
-        What integer division by zero does: give 0 (NumPy). "python" (raise
-        ZeroDivisionError) is refused with VulkanUnsupportedError for now.
+        What division by zero does: "numpy" (the default, as numba.cuda) gives 0 for
+        integers and inf/NaN for floats; "python" raises ZeroDivisionError.
     narrow : None, bool, "ints" or "floats"
         How 64-bit types are narrowed; see ``numba_vulkan.narrowing.Mode``.
     cache : bool
@@ -95,8 +100,8 @@ def jit(func=None, **options):
         Both mean the same: calls are always inlined into the kernel
         (docs/device-functions.md says why); the generated code is identical.
     debug : bool
-        ``True`` is refused with VulkanUnsupportedError (no debug information
-        or in-kernel checks yet).
+        ``True`` is refused with VulkanUnsupportedError (no debug information;
+        boundscheck and error_model="python" give the checks).
 
     Returns
     -------
@@ -114,7 +119,8 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
-    for name in ("fastmath", "boundscheck", "cache", "device", "debug"):
+    merged["fastmath"] = checks.fastmath_option(merged["fastmath"], "jit option fastmath")
+    for name in ("boundscheck", "cache", "device", "debug"):
         if not isinstance(merged[name], (bool, np.bool_)):
             raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
     if merged["inline"] not in ("never", "always"):
@@ -375,8 +381,12 @@ class Dispatcher:
         boundscheck = bool(self.options["boundscheck"])
         if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
             boundscheck = bool(config.BOUNDSCHECK)
+        fm = self.options["fastmath"]
         return pipeline.Options(
-            fastmath=bool(self.options["fastmath"]),
+            fastmath=bool(fm),
+            # the driver's approximate built-ins: fastmath=True, or 'afn' (or 'fast') among
+            # the flags; a set without it (e.g. {'contract'}) only relaxes the arithmetic
+            fast_builtins=bool(fm & {"afn", "fast"}) if isinstance(fm, frozenset) else bool(fm),
             boundscheck=boundscheck,
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),
@@ -580,13 +590,22 @@ class Dispatcher:
         if spec.compiled.barrier_guards:
             self._check_barriers(spec.compiled, launch, device)
 
-        # NumPy arrays travel to the device; the ones the kernel writes come back.
+        # NumPy arrays travel to the device; the ones the kernel writes come back. On a
+        # stream, both copies are enqueued on it (runtime/streams.py).
+        stream = launch.stream
+        if stream is not None and stream.device is not device:
+            raise ValueError(f"the stream belongs to {_device_name(stream.device)}, but the "
+                             f"kernel is launched on {_device_name(device)}")  # fmt: skip
         device_args = list(args)
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
                 arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
-                on_device = _upload(arg, device)
+                if stream is not None:
+                    on_device = runtime.DeviceArray(device, arg.shape, arg.dtype)
+                    on_device.copy_to_device(arg, stream=stream)
+                else:
+                    on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
@@ -605,19 +624,38 @@ class Dispatcher:
 
         # With results to copy back, the launch is held: the copies' wait submits the
         # launch and the copies at once (one vkQueueSubmit, not two).
-        held = bool(copy_back)
-        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held):
+        held = bool(copy_back) and stream is None
+        stream_core = None if stream is None else stream._core
+        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held,
+                                    stream_core):  # fmt: skip
             raise InternalCompilerError(
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
             )
+        if stream is not None:
+            from .runtime import streams
+
+            for host, on_device in copy_back:  # there after stream.synchronize()
+                if not host.flags.writeable:
+                    continue
+                streams.copy_to_host(on_device, host, stream)
+            return
+        raised = None
         for host, on_device in copy_back:
-            if host.flags.c_contiguous and host.dtype.isnative:
-                on_device.copy_to_host(out=host)
-            else:
-                host[...] = on_device.copy_to_host()
+            try:
+                if host.flags.c_contiguous and host.dtype.isnative:
+                    on_device.copy_to_host(out=host)
+                else:
+                    host[...] = on_device.copy_to_host()
+            except Exception as e:  # a kernel's exception (runtime/reports.py): copy the rest
+                if raised is None:
+                    raised = e
+        if raised is not None:
+            raise raised
         if config.SYNC and not copy_back:
             device.synchronize()
+        elif spec.compiled.sites and _holds_numpy(args):
+            device.synchronize()  # a launch with NumPy arguments reports (runtime/reports.py)
 
 
 dispatcher_registry[target.Vulkan] = Dispatcher
@@ -644,6 +682,12 @@ class _HostInfo:
     int64 = True
 
 
+def _holds_numpy(args):
+    """Whether launch arguments include NumPy arrays (also inside tuples)."""
+    return any(isinstance(a, np.ndarray) or (isinstance(a, tuple) and _holds_numpy(a))
+               for a in args)  # fmt: skip
+
+
 def _uses_float64(compiled):
     """Whether a kernel computes with float64 values (recorded in cache entries)."""
     uses = getattr(compiled, "uses_float64", None)
@@ -662,11 +706,13 @@ def _max_push(device):
 
 def _float_controls(device):
     """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep): what a kernel asks for without fastmath."""
+    subnormals it can keep): what a kernel asks for without fastmath; and how the math library
+    treats float32 subnormals there (frontend/mathlib/denormals.py)."""
     if device is None:
         return ((), ())
     info = device.info
-    return tuple(info.nan_preserve), tuple(getattr(info, "denorm_preserve", ()))
+    denorm = tuple(getattr(info, "denorm_preserve", ()))
+    return tuple(info.nan_preserve), denorm, denormals.mode_for(denorm, config.SUBNORMALS32)
 
 
 def _upload(host, device):

@@ -31,6 +31,11 @@ def hidden_arrays(compiled, device):
         if found is None:
             values = []
             for _spec, _written, (kind, value) in compiled.hidden:
+                if kind == "status":  # raise and print records (runtime/reports.py)
+                    from .runtime.reports import status_array
+
+                    values.append(status_array(device))
+                    continue
                 if kind == "constant":
                     values.append(_upload(value, device))
                     continue

@@ -94,7 +94,7 @@ class AdaptedLauncher:
         self.packers = tuple(_packer(spec) for spec in argspecs)
         self.hidden = tuple(hidden)
 
-    def launch(self, groups, local_size, args, hold=False):
+    def launch(self, groups, local_size, args, hold=False, stream=None):
         if len(args) != len(self.packers):
             return False
         flat = []
@@ -104,7 +104,7 @@ class AdaptedLauncher:
             elif not pack(value, flat):
                 return False
         flat.extend(self.hidden)
-        return self.core.launch(groups, local_size, tuple(flat), hold)
+        return self.core.launch(groups, local_size, tuple(flat), hold, stream)
 
     def __getattr__(self, name):  # keep_last_block, last_block(): the C++ launcher's
         return getattr(self.core, name)

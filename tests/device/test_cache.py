@@ -260,3 +260,48 @@ def test_a_global_device_array_is_not_cached_and_says_so(tmp_path, monkeypatch):
         nv.jit(cache=True)(kernel).forall(4)(out)
     np.testing.assert_array_equal(out, [1, 2, 3, 4])
     assert not (tmp_path / "cache" / "kernels").exists()
+
+RAISE_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import numba_vulkan as nv
+
+class Odd(Exception):
+    pass
+
+@nv.jit(cache=True, boundscheck=True)
+def k(x, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        if x[i] % 2:
+            raise Odd("odd input")
+        print("even", x[i])
+        out[i] = x[x.size + i]  # out of bounds: IndexError
+
+found = []
+for x in (np.array([3]), np.array([4])):
+    try:
+        k.forall(x.size)(x, np.zeros(x.size))
+    except (Odd, IndexError) as e:
+        found.append([type(e).__name__, str(e)])
+print(json.dumps({"found": found, "hits": sum(k.stats.cache_hits.values())}))
+"""
+
+
+def test_kernels_that_raise_and_print_decode_when_loaded_from_the_cache(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC), NUMBA_VULKAN_CACHE="1",
+               NUMBA_VULKAN_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    (tmp_path / "r.py").write_text(RAISE_CHILD)
+    for hits in (0, 1):
+        r = subprocess.run([sys.executable, str(tmp_path / "r.py"), str(tmp_path)], env=env,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.strip().splitlines()
+        result = json.loads(lines[-1])
+        assert result["hits"] == hits  # the second process decodes the cached kernels' sites
+        (odd, odd_text), (index, index_text) = result["found"]
+        assert odd == "Odd" and odd_text.startswith("odd input (in kernel 'k'")
+        assert index == "IndexError"
+        assert index_text.startswith("index 1 is out of bounds for axis 0 with size 1 (array 'x')")
+        assert "even 4" in lines

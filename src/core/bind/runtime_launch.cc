@@ -194,7 +194,12 @@ class Launcher {
         return span <= kMax;
     }
 
-    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold) {
+    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
+                PyStream* stream) {
+        if (stream != nullptr && &stream->device() != device_) {
+            Throw(util::InvalidArgument("the stream belongs to another device than the kernel's "
+                                        "launcher"));
+        }
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
             PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
@@ -269,7 +274,8 @@ class Launcher {
         util::Result<uint64_t> value = util::Status::Ok();
         {
             nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold);
+            value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold,
+                                 stream ? &stream->state() : nullptr);
         }
         if (keep_last_.load(std::memory_order_relaxed)) {
             std::lock_guard<std::mutex> lock(last_mutex_);
@@ -284,9 +290,33 @@ class Launcher {
     // workgroup in the whole grid (grid.base) and the whole grid's counts
     // (grid.groups), which the kernel adds to WorkgroupId / reads for
     // num_groups (frontend/grid.py). Returns the timeline value of the last piece.
+    // On a stream, the pieces go out as one submission of the stream (vk/stream.cc).
     util::Result<uint64_t> DispatchGrid(VkPipeline pipeline, const uint32_t g[3],
                                         uint8_t* block, vk::Buffer* const* used, size_t n_used,
-                                        const bool* writes, bool hold) {
+                                        const bool* writes, bool hold,
+                                        vk::StreamState* stream = nullptr) {
+        if (stream != nullptr) {
+            std::vector<std::vector<uint8_t>> blocks;
+            std::vector<vk::DispatchPiece> pieces;
+            NVK_RETURN_IF_ERROR(SplitGrid(g, block, [&](const uint32_t* piece) {
+                blocks.emplace_back(block, block + block_bytes_);
+                pieces.push_back({{piece[0], piece[1], piece[2]}, nullptr});
+                return util::Result<uint64_t>(uint64_t{0});
+            }).status());
+            for (size_t i = 0; i < pieces.size(); ++i) pieces[i].params = blocks[i].data();
+            return device_->StreamDispatch(*stream, *kernel_, pipeline, pieces.data(),
+                                           pieces.size(), param_size_, in_buffer_, used, n_used);
+        }
+        return SplitGrid(g, block, [&](const uint32_t* piece) {
+            return device_->RecordDispatch(*kernel_, pipeline, piece, block, param_size_,
+                                           in_buffer_, used, n_used, writes, hold);
+        });
+    }
+
+    // Calls emit(groups) for each piece of the grid `g`, with the grid parameters of
+    // that piece written into `block`; returns the last emit's result.
+    template <typename Emit>
+    util::Result<uint64_t> SplitGrid(const uint32_t g[3], uint8_t* block, Emit&& emit) {
         const auto& max = device_->info().max_groups;
         if (grid_.has_groups) {
             for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
@@ -295,8 +325,7 @@ class Launcher {
             if (grid_.has_base) {
                 for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.base[a], 0);
             }
-            return device_->RecordDispatch(*kernel_, pipeline, g, block, param_size_, in_buffer_,
-                                           used, n_used, writes, hold);
+            return emit(g);
         }
         uint64_t value = 0;
         uint32_t piece[3];
@@ -311,10 +340,7 @@ class Launcher {
                         Put<uint32_t>(block, grid_.base[1], static_cast<uint32_t>(y));
                         Put<uint32_t>(block, grid_.base[2], static_cast<uint32_t>(z));
                     }
-                    NVK_ASSIGN_OR_RETURN(value, device_->RecordDispatch(*kernel_, pipeline, piece,
-                                                                        block, param_size_,
-                                                                        in_buffer_, used, n_used,
-                                                                        writes, hold));
+                    NVK_ASSIGN_OR_RETURN(value, emit(piece));
                 }
             }
         }
@@ -459,7 +485,10 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
         .def(
             "dispatch",
             [](vk::Device& d, PyKernel& k, nb::handle groups, nb::handle local, nb::bytes push,
-               nb::list buffers) {
+               nb::list buffers, PyStream* stream) {
+                if (stream != nullptr && &stream->device() != &d) {
+                    Throw(util::InvalidArgument("the stream belongs to another device"));
+                }
                 uint32_t g[3], l[3];
                 if (!ReadTriple(groups.ptr(), g) || !ReadTriple(local.ptr(), l)) {
                     PyErr_Clear();
@@ -486,7 +515,14 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                     used.push_back(refs.back().get());
                 }
                 util::Result<uint64_t> value = util::Status::Ok();
-                {
+                if (stream != nullptr) {
+                    nb::gil_scoped_release release;
+                    // Ordered by the stream's semaphores: nothing for barriers to do.
+                    vk::DispatchPiece piece{{g[0], g[1], g[2]}, block.data()};
+                    value = d.StreamDispatch(stream->state(), *k.kernel, pipeline, &piece, 1,
+                                             static_cast<uint32_t>(block.size()), false,
+                                             used.data(), used.size());
+                } else {
                     nb::gil_scoped_release release;
                     // A raw module may reach memory through addresses in `push` that
                     // `buffers` does not list: barriers on both sides, as before
@@ -500,8 +536,9 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                 ThrowIfError(value.status());
             },
             nb::arg("kernel"), nb::arg("groups"), nb::arg("local_size"), nb::arg("push"),
-            nb::arg("buffers"),
-            "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
+            nb::arg("buffers"), nb::arg("stream").none() = nb::none(),
+            "Record one dispatch with raw push constants; `buffers` are marked as used by it. "
+            "`stream`: enqueue it on that stream instead.");
 
     nb::class_<Launcher>(m, "Launcher", "The fast launch path of one kernel specialisation.")
         .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object,
@@ -516,10 +553,10 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             [](Launcher& l, bool on) { l.set_keep_last(on); },
             "Keep a copy of each launch's parameter block for last_block() (off: free).")
         .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
-             nb::arg("args"), nb::arg("hold") = false,
+             nb::arg("args"), nb::arg("hold") = false, nb::arg("stream").none() = nb::none(),
              "Record a launch; False if `args` do not fit this specialisation. `hold`: "
              "leave it unsubmitted for now (copies of its results follow, and their wait "
-             "submits all at once).")
+             "submits all at once). `stream`: enqueue it on that stream instead.")
         .def("last_block", &Launcher::LastBlock,
              "The parameter block of the last launch (for tests and debugging).");
 }

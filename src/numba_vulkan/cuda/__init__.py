@@ -113,6 +113,23 @@ def jit(func_or_sig=None, device=False, **options):
         _dispatcher.jit(func, device=device, **options), signature)
 
 
+# ---------------------------------------------------------------- vectorize
+
+
+def vectorize(signatures_or_function=(), **options):
+    """numba.cuda.vectorize: ``numba.vectorize(..., target="vulkan")`` (numba_vulkan.vectorize)."""
+    from ..ufunc import vectorize as _vectorize
+
+    return _vectorize(signatures_or_function, **options)
+
+
+def guvectorize(*args, **options):
+    """numba.cuda.guvectorize: ``numba.guvectorize(..., target="vulkan")``."""
+    from ..ufunc import guvectorize as _guvectorize
+
+    return _guvectorize(*args, **options)
+
+
 # ---------------------------------------------------------------- memory
 
 

@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid, hidden
+from . import divergence, grid, hidden, status
 from .lower import Lowerer
 
 
@@ -46,6 +46,10 @@ class LoweredKernel:
     hidden : list
         ``(argspec, written, source)`` of each hidden array (global arrays read through
         a buffer: frontend/hidden.py), which the launcher takes after the arguments.
+        The last is the status buffer where the kernel has raise or print sites
+        (source ``("status", None)``, written where the kernel prints: frontend/status.py).
+    sites : tuple
+        The kernel's raise and print sites (numba_vulkan/sites.py).
     """
 
     module: object
@@ -58,10 +62,14 @@ class LoweredKernel:
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
     hidden: list = field(default_factory=list)
+    sites: tuple = ()
     barrier_guards: tuple = ()  # divergence.check(): barriers each launch must judge
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
+def lower_kernel(
+    func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
+    fastmath=False, boundscheck=False, error_model="numpy",
+):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -80,6 +88,16 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         The kernel's name in the module.
     dynamic_shared_bytes : int
         Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
+    denormals : int
+        How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
+        device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
+    fastmath : bool
+        The kernel's fastmath option: math calls use the driver's built-ins where they exist
+        (mathlib/fast.py).
+    boundscheck : bool
+        Check array indices (IndexError; frontend/exceptions.py).
+    error_model : {"numpy", "python"}
+        "python": a zero divisor raises ZeroDivisionError.
 
     Returns
     -------
@@ -94,8 +112,17 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     barrier_guards = divergence.check(func_ir)
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
+    lowerer.denormals = denormals
+    lowerer.fastmath = bool(fastmath)
+    lowerer.boundscheck = bool(boundscheck)
+    lowerer.error_model = error_model
     lowerer.run()
+    status.finish(lowerer)  # the shared raise block, if some statement raises
     writes = tuple(_written(p) for p in lowerer.params)
+    hidden_arrays = hidden.lowered_hidden(lowerer)
+    status_spec = status.argspec(lowerer)
+    if status_spec is not None:  # the status buffer: a hidden array after the others
+        hidden_arrays.append((status_spec, bool(lowerer.prints), (status.SOURCE, None)))
     return LoweredKernel(
         module=lowerer.module,
         argspecs=lowerer.argspecs,
@@ -106,7 +133,8 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
-        hidden=hidden.lowered_hidden(lowerer),
+        hidden=hidden_arrays,
+        sites=tuple(lowerer.sites),
         barrier_guards=barrier_guards,
     )
 

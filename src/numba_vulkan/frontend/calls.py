@@ -130,7 +130,9 @@ def lower_call(lowerer, expr, target):
     if fn is RuntimeError and getattr(loc, "filename", None) == "<string>":
         return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):
-        raise unsupported("raise statements", loc)
+        # The exception instance of a raise: the raise statement (frontend/exceptions.py)
+        # takes the class and constant arguments from the IR; nothing runs here.
+        return None, sig.return_type
     from .array_ufuncs import lower_array_ufunc
 
     on_arrays = lower_array_ufunc(lowerer, expr, fn, sig, callee_name(fn))  # np.sin(x, out)

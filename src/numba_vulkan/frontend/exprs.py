@@ -144,7 +144,9 @@ def _power(lo, expr, x, y, rk, sig):
         return arith.power(b, base, y, lo.static_int(expr.rhs))
     if is_float(rk):  # the math library's pow: within 1 ulp, C99 special values
         lo.exact_math = True  # see LoweredKernel.exact_math
-        return mathlib.power.pow_(b, arith.convert(b, x, rk), arith.convert(b, y, rk))
+        x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
+        mb = mathlib.denormals.wrap(b, getattr(lo, "denormals", mathlib.denormals.PRESERVE))
+        return mathlib.power.pow_(mb, x, y)
     raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]}", loc)
 
 

@@ -111,6 +111,13 @@ class Lowerer:
         self.device_calls = []  # (user's jitted function, call location), for option checks
         self.inlined_loops = False  # whether an inlined callee has loops
         self.callees = []  # TypedKernel of each inlined callee
+        # Exceptions and print (frontend/exceptions.py, printing.py, status.py).
+        self.kernel_name = name
+        self.boundscheck = False
+        self.error_model = "numpy"
+        self.sites = []  # RaiseSite and PrintSite of the kernel (numba_vulkan/sites.py)
+        self.status_param = None  # the hidden status.addr parameter, once declared
+        self.prints = False
 
     # ------------------------------------------------------------ driver
 
@@ -323,6 +330,10 @@ class Lowerer:
     def lower_stmt(self, stmt):
         b = self.b
         loc = stmt.loc
+        if self.root.boundscheck or self.root.error_model == "python":
+            from .exceptions import precheck
+
+            precheck(self, stmt)
         if isinstance(stmt, ir.Assign):
             self.lower_assign(stmt)
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
@@ -346,14 +357,16 @@ class Lowerer:
             pass
         elif _is_unroll_unreachable(stmt):
             b.unreachable()  # literal_unroll's switch default: no index reaches it
-        elif isinstance(stmt, ir.StaticRaise) and stmt.exc_class is AssertionError:
-            raise unsupported("assert statements", loc)
         elif isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):
-            raise unsupported("raise statements", loc)
+            from .exceptions import lower_raise
+
+            lower_raise(self, stmt)  # records the exception and returns
         elif isinstance(stmt, (ir.TryRaise, ir.StaticTryRaise, ir.DynamicTryRaise)):
             raise unsupported("try/except", loc)
         elif isinstance(stmt, ir.Print):
-            raise unsupported("calling 'print'", loc)
+            from .printing import lower_print
+
+            lower_print(self, stmt)
         elif isinstance(stmt, (ir.EnterWith, ir.PopBlock)):
             raise unsupported("with statements", loc)
         elif isinstance(stmt, ir.SetAttr):

@@ -57,6 +57,8 @@ class VulkanTypingContext(NumbaTypingContext):
     """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
 
     def load_additional_registries(self):
+        from numba.cpython import cmathimpl  # noqa: F401  (types cmath.cosh, polar, rect ...:
+        # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
         from . import vkdecl
