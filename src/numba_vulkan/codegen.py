@@ -71,7 +71,7 @@ class CompiledKernel:
 
     def __init__(
         self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0, hidden=(), sites=(),
+        loop_iterations=0, hidden=(), sites=(), barrier_guards=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -90,6 +90,8 @@ class CompiledKernel:
         self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
         self.hidden = list(hidden)
+        # Barriers under id comparisons: each launch checks them (frontend/divergence.py).
+        self.barrier_guards = tuple(barrier_guards)
         self.hidden_on_device = {}  # device -> the hidden arrays there (hidden_args.py)
         self.sites = tuple(sites)
         if self.sites:
@@ -106,7 +108,7 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
-               "loop_iterations", "kir", "kir_narrowed", "hidden", "sites")  # fmt: skip
+               "loop_iterations", "kir", "kir_narrowed", "hidden", "sites", "barrier_guards")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
@@ -138,7 +140,8 @@ class CompiledKernel:
                      argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
                      grid=record["grid"], loop_iterations=record["loop_iterations"],
                      hidden=record.get("hidden", ()),
-                     sites=record.get("sites", ()))  # fmt: skip
+                     sites=record.get("sites", ()),
+                     barrier_guards=record.get("barrier_guards", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]
         kernel.from_cache = True

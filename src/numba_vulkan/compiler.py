@@ -103,6 +103,7 @@ def compile_kernel(
         grid=lowered.grid,
         hidden=lowered.hidden,
         sites=lowered.sites,
+        barrier_guards=lowered.barrier_guards,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops
         else None,  # loops inside device functions: no static bound (yet)

@@ -411,12 +411,25 @@ class Dispatcher:
                 if spec is None:
                     spec = Specialisation(compiled, device, _make_launcher(device, compiled))
                     self._specialisations[key] = spec
-                    if not shared_bytes:  # sized-at-launch kernels: slow path only
+                    # Sized-at-launch kernels, and those whose barriers each launch must
+                    # judge (frontend/divergence.py): slow path only.
+                    if not shared_bytes and not compiled.barrier_guards:
                         # A new list, never one changed in place: the fast path iterates
                         # the old one without a lock.
                         old = self._launchers.get(device, [])
                         self._launchers[device] = [spec.launcher, *old]
         return spec
+
+    def _check_barriers(self, compiled, launch, device):
+        """Refuse a launch at whose workgroup size a barrier under an id comparison is
+        provably divergent (frontend/divergence.py)."""
+        from .errors import VulkanUnsupportedError
+        from .frontend import divergence
+
+        why = divergence.launch_error(compiled.barrier_guards, launch.groups,
+                                      launch.local_size, device.info.subgroup_size)
+        if why is not None:
+            raise VulkanUnsupportedError(f"kernel {self.__name__!r}: {why}")
 
     def _warn_if_float64_slow(self, compiled, device):
         """VulkanPerformanceWarning, once per kernel, for float64 arithmetic on a GPU
@@ -575,6 +588,8 @@ class Dispatcher:
         wide = any(arguments.needs_64bit_indices(a) for a in _leaves(args) if hasattr(a, "strides"))
         wide = wide or launch.needs_64bit_ids()
         spec = self._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
+        if spec.compiled.barrier_guards:
+            self._check_barriers(spec.compiled, launch, device)
 
         # NumPy arrays travel to the device; the ones the kernel writes come back. On a
         # stream, both copies are enqueued on it (runtime/streams.py).

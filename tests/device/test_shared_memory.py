@@ -198,17 +198,34 @@ def test_grid_sync_is_refused_with_advice():
         grid_sync[1, 1](np.zeros(1, np.int32))
 
 
-def test_barrier_under_an_id_dependent_branch_is_refused():
+def test_barrier_under_an_id_comparison_is_refused_where_divergent():
+    """`if local_id(0) < 32:` around a barrier: refused at a launch of 64 invocations per
+    workgroup (half skip it), accepted and run at 32 (all take the branch)."""
+
     @nv.jit
     def divergent(out):
         t = nv.local_id(0)
-        u = t * 2
-        if u < 32:
+        if t < 32:
             nv.barrier()
-        out[t] = u
+        out[t] = t * 2
 
-    with pytest.raises(nv.VulkanUnsupportedError, match="depends on local_id"):
+    with pytest.raises(nv.VulkanUnsupportedError, match=r"local_id\(0\) < 32.*local size \(64"):
         divergent[1, 64](np.zeros(64, np.int32))
+    out = np.zeros(32, np.int32)
+    divergent[1, 32](out)
+    np.testing.assert_array_equal(out, np.arange(32) * 2)
+
+    @nv.jit
+    def only_first(out):
+        if nv.local_id(1) == 0:  # one row of each workgroup
+            nv.barrier()
+        out[nv.global_id(0)] = 1
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="every invocation"):
+        only_first[(1, 1), (8, 8)](np.zeros(8, np.int32))
+    out = np.zeros(16, np.int32)
+    only_first[(2, 1), (8, 1)](out)  # local_id(1) is 0 everywhere: uniform
+    np.testing.assert_array_equal(out, 1)
 
     @nv.jit
     def divergent_loop(out):
@@ -218,6 +235,21 @@ def test_barrier_under_an_id_dependent_branch_is_refused():
 
     with pytest.raises(nv.VulkanUnsupportedError, match="every invocation"):
         divergent_loop[1, 64](np.zeros(1, np.int32))
+
+
+def test_global_id_comparison_is_divergent_only_inside_a_workgroup():
+    @nv.jit
+    def k(out):
+        g = nv.global_id(0)
+        if g >= 48:
+            nv.barrier()
+        out[g] = g
+
+    out = np.zeros(96, np.int32)
+    k[6, 16](out)  # 48 is a workgroup boundary: every workgroup is uniform
+    np.testing.assert_array_equal(out, np.arange(96))
+    with pytest.raises(nv.VulkanUnsupportedError, match=r"global_id\(0\) >= 48"):
+        k[3, 32](np.zeros(96, np.int32))  # workgroup 1 holds 32..63: split at 48
 
 
 def test_uniform_barriers_and_branches_after_them_are_accepted():
@@ -242,11 +274,26 @@ def test_uniform_barriers_and_branches_after_them_are_accepted():
     np.testing.assert_array_equal(out, want)
 
 
-def test_early_return_before_a_barrier_is_refused():
-    """lavapipe gives wrong results when some invocations return before a barrier."""
+def test_early_return_before_a_barrier_is_refused_where_divergent():
+    """lavapipe gives wrong results when some invocations return before a barrier: an
+    early return on an id comparison that splits a workgroup is refused; one on data is
+    accepted (it must be uniform, docs/parallel.md) and, uniform here, computes."""
 
     @nv.jit
-    def k(a, out):
+    def provable(a, out):
+        s = nv.shared.array((8, 8), np.int32)
+        if nv.local_id(0) >= 4:
+            return
+        s[nv.local_id(1), nv.local_id(0)] = a[nv.global_id(1), nv.global_id(0)]
+        nv.barrier()
+        out[nv.global_id(1), nv.global_id(0)] = s[nv.local_id(1), nv.local_id(0)]
+
+    a = np.arange(64, dtype=np.int32).reshape(8, 8)
+    with pytest.raises(nv.VulkanUnsupportedError, match="returning early"):
+        provable[(1, 1), (8, 8)](a, np.zeros_like(a))
+
+    @nv.jit
+    def on_data(a, out):
         s = nv.shared.array((8, 8), np.int32)
         x, y = nv.global_id(0), nv.global_id(1)
         if x >= out.shape[1] and y >= out.shape[0]:
@@ -255,10 +302,9 @@ def test_early_return_before_a_barrier_is_refused():
         nv.barrier()
         out[y, x] = s[nv.local_id(0), nv.local_id(1)]
 
-    a = np.arange(64, dtype=np.int32).reshape(8, 8)
     out = np.zeros_like(a)
-    with pytest.raises(nv.VulkanUnsupportedError, match="returning early"):
-        k[(1, 1), (8, 8)](a, out)
+    on_data[(1, 1), (8, 8)](a, out)
+    np.testing.assert_array_equal(out, a.T)
 
 
 def test_shared_bytes_must_be_a_non_negative_int():

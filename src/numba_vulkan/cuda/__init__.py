@@ -30,14 +30,26 @@ from .kernel_api import (  # noqa: F401
     gridsize,
     lanemask_lt,
     laneid,
+    ldca,
+    ldcg,
+    ldcs,
+    ldcv,
+    ldlu,
     refused,
     shfl_down_sync,
     shfl_sync,
     shfl_up_sync,
     shfl_xor_sync,
+    stcg,
+    stcs,
+    stwb,
+    stwt,
     threadIdx,
     warpsize,
 )
+from . import signatures as _signatures
+from .bits import brev, clz, ffs, popc  # noqa: F401
+from .reduction import Reduce, reduce  # noqa: F401
 from .rewrite import CudaCompatRewrite
 
 # Kernels see `cuda.threadIdx.x` & co. as our intrinsics from now on (cuda/rewrite.py).
@@ -45,8 +57,10 @@ _pipeline.add_untyped_pass(CudaCompatRewrite, "numba_vulkan.cuda: threadIdx.x ..
 
 # numba.cuda re-exports Numba's scalar types (``from numba.cuda import float32``).
 from numba.core.types import (  # noqa: E402,F401
-    boolean, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
-    intp, uint8, uint16, uint32, uint64, void,
+    b1, bool_, boolean, byte, c8, c16, complex64, complex128, double, f2, f4, f8, float16,
+    float32, float64, i1, i2, i4, i8, int8, int16, int32, int64, int_, intc, intp, long_,
+    longlong, short, u1, u2, u4, u8, uint, uint8, uint16, uint32, uint64, uintc, uintp, ulong,
+    ulonglong, ushort, void,
 )
 
 # ---------------------------------------------------------------- kernel side: same stubs
@@ -72,8 +86,9 @@ threadfence_system = _s.threadfence
 def jit(func_or_sig=None, device=False, **options):
     """numba.cuda.jit: ``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit(opts)``.
 
-    A signature (``@cuda.jit("void(float32[:])")``) is accepted and not used: kernels
-    are compiled lazily for the argument types of each launch, as with no signature.
+    A signature (``@cuda.jit("void(float32[:], int32)")``) fixes the types of scalar
+    arguments, which each launch converts to them (cuda/signatures.py); kernels are
+    still compiled lazily for the argument types of each launch.
     ``link``, ``lineinfo`` and ``max_registers`` are CUDA-only and refused with a
     clear error when they ask for something; ``opt`` and ``cache`` are passed on.
     """
@@ -85,9 +100,17 @@ def jit(func_or_sig=None, device=False, **options):
     options.pop("extensions", None)
     for name in ("lineinfo", "max_registers", "opt", "forceinline"):
         options.pop(name, None)  # hints only: no effect on what a kernel computes
+    if "inline" in options and options["inline"] not in ("never", "always"):
+        # numba.cuda's inline=True/False or a cost-model function: a hint (our device
+        # functions are inlined into kernels whatever it says)
+        options["inline"] = "always" if options["inline"] is True else "never"
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
         return _dispatcher.jit(func_or_sig, device=device, **options)
-    return _dispatcher.jit(device=device, **options)
+    if func_or_sig is None or device or isinstance(func_or_sig, list):
+        return _dispatcher.jit(device=device, **options)
+    signature = func_or_sig
+    return lambda func: _signatures.typed_kernel(
+        _dispatcher.jit(func, device=device, **options), signature)
 
 
 # ---------------------------------------------------------------- vectorize
@@ -110,9 +133,34 @@ def guvectorize(*args, **options):
 # ---------------------------------------------------------------- memory
 
 
-to_device = _rt.to_device
-device_array = _rt.device_array
-device_array_like = _rt.device_array_like
+# numba-cuda's flag saying Numba itself is installed (its tests import it); it always is.
+HAS_NUMBA = True
+
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """numba.cuda.to_device: a copy of `obj` on the device (on `stream` if one is given;
+    ``to``, an existing device array, is filled instead)."""
+    stream = None if stream == 0 else stream
+    if to is not None:
+        to.copy_to_device(obj, stream=stream)
+        return to
+    return _rt.to_device(_np.asarray(obj), stream=stream)
+
+
+def device_array(shape, dtype=_np.float64, strides=None, order="C", stream=0):
+    """numba.cuda.device_array: an uninitialised device array (C order only)."""
+    _c_order_only("device_array", strides, order)
+    return _rt.device_array(shape, dtype)
+
+
+def device_array_like(ary, stream=0):
+    return _rt.device_array_like(ary)
+
+
+def _c_order_only(name, strides, order):
+    if strides is not None or order != "C":
+        raise VulkanUnsupportedError(f"cuda.{name} with strides or order='F': only "
+                                     "C-contiguous device arrays can be created")
 pinned_array = _rt.pinned_array
 
 
@@ -157,14 +205,65 @@ def default_stream():
     return _rt.stream()
 
 
+class Device:
+    """A Vulkan device as numba.cuda's Device objects present it: ``id``, ``name``,
+    ``compute_capability`` and numba_vulkan's own attributes (``info`` ...) through to
+    the runtime's device.
+
+    ``compute_capability`` is (0, 0): Vulkan devices have none, and programs compare it
+    against CUDA generations (``cc >= (6, 0)``) to choose a feature; (0, 0) makes them
+    assume none, taking their portable path."""
+
+    compute_capability = (0, 0)
+
+    def __init__(self, device, index):
+        self._device = device
+        self.id = index
+
+    @property
+    def name(self):
+        return self._device.info.name
+
+    def __getattr__(self, attr):
+        return getattr(self._device, attr)
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other._device is self._device
+
+    def __hash__(self):
+        return hash(id(self._device))
+
+    def __repr__(self):
+        return f"<numba_vulkan.cuda.Device {self.id}: {self.name}>"
+
+    def reset(self):
+        """numba.cuda's Device.reset: nothing is released early here."""
+
+    def __enter__(self):
+        """``with cuda.gpus[i]:`` makes device i the current one inside the block."""
+        self._previous = getattr(_rt.get_device().info, "index", 0)
+        _rt.select_device(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        _rt.select_device(self._previous)
+
+
+def _cuda_device(index=None):
+    device = _rt.get_device() if index is None else _rt.get_device(index)
+    if index is None:
+        index = getattr(device.info, "index", 0)
+    return Device(device, index)
+
+
 def select_device(device_id):
     """Make device `device_id` (an index into ``cuda.gpus``) the current one."""
     _rt.select_device(device_id)
-    return _rt.get_device(device_id)
+    return _cuda_device(device_id)
 
 
 def get_current_device():
-    return _rt.get_device()
+    return _cuda_device()
 
 
 def close():
@@ -178,14 +277,14 @@ class _GPUList:
         return len(_rt.list_devices())
 
     def __getitem__(self, i):
-        return _rt.get_device(i)
+        return _cuda_device(i)
 
     def __iter__(self):
-        return (_rt.get_device(i) for i in range(len(self)))
+        return (_cuda_device(i) for i in range(len(self)))
 
     @property
     def current(self):
-        return _rt.get_device()
+        return _cuda_device()
 
     def __repr__(self):
         return f"<numba_vulkan.cuda.gpus: {len(self)} Vulkan device(s)>"
@@ -231,8 +330,6 @@ for _name, _why in _REFUSED.items():
     globals()[_name] = refused(_name, _why)
 
 _NOT_MAPPED = {
-    "reduce": "cuda.reduce is not mapped yet (numba_vulkan.runtime.reduce has the reductions)",
-    "libdevice": "cuda.libdevice names are not mapped yet: use the math module",
     "cudadrv": "the CUDA driver API does not exist on Vulkan",
     "driver": "the CUDA driver API does not exist on Vulkan",
     "external_stream": "wrapping a CUDA stream is not possible on Vulkan",
@@ -259,9 +356,9 @@ def __getattr__(name):
     """Any other numba.cuda name: an error naming the missing feature."""
     if name.startswith("__"):
         raise AttributeError(name)
-    if name == "random":  # cuda.random without importing it first, as numba.cuda allows
+    if name in ("random", "libdevice"):  # without importing them first, as numba.cuda allows
         import importlib
 
-        return importlib.import_module(f"{__name__}.random")
+        return importlib.import_module(f"{__name__}.{name}")
     why = _NOT_MAPPED.get(name, "this numba.cuda name is not mapped to Vulkan yet")
     raise UnmappedNameError(f"numba_vulkan.cuda.{name}: {why}")

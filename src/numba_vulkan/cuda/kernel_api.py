@@ -274,3 +274,47 @@ def refused(name, why):
     fn.__name__ = fn.__qualname__ = name
     fn.refused_because = why  # cuda/rewrite.py refuses a kernel that names it
     return fn
+
+
+# ---------------------------------------------------------------- cache-hinted loads and stores
+
+
+def _load_hint(name):
+    """``cuda.ldcg(array, i)`` & co.: a load with a PTX cache hint. Vulkan has no such
+    hints; the value is the same, so each is the plain load ``array[i]``."""
+    def load(array, i):
+        _kernel_only(name)
+
+    load.__name__ = load.__qualname__ = name
+
+    @overload(load, target="vulkan")
+    def _load(array, i):
+        if not isinstance(array, types.Array):
+            raise TypingError(f"cuda.{name} takes an array and an index, not {array}")
+        return lambda array, i: array[i]
+
+    return load
+
+
+def _store_hint(name):
+    """``cuda.stcg(array, i, value)`` & co.: the plain store ``array[i] = value``."""
+    def store(array, i, value):
+        _kernel_only(name)
+
+    store.__name__ = store.__qualname__ = name
+
+    @overload(store, target="vulkan")
+    def _store(array, i, value):
+        if not isinstance(array, types.Array):
+            raise TypingError(f"cuda.{name} takes an array, an index and a value, not {array}")
+
+        def impl(array, i, value):
+            array[i] = value
+
+        return impl
+
+    return store
+
+
+ldca, ldcg, ldcs, ldlu, ldcv = (_load_hint(n) for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"))
+stcg, stcs, stwb, stwt = (_store_hint(n) for n in ("stcg", "stcs", "stwb", "stwt"))

@@ -1,3 +1,7 @@
-"""``numba.cuda.types`` (numba-cuda's spelling of Numba's types): Numba's types themselves."""
+"""``numba.cuda.types`` (numba-cuda's spelling of Numba's types): Numba's types themselves,
+every public name of ``numba.core.types`` (``Type``, ``float16``, ``f2``, ``CPointer`` ...),
+not only those of its ``__all__``. A type kernels cannot take is refused where it is used."""
 
-from numba.core.types import *  # noqa: F401,F403
+import numba.core.types as _types
+
+globals().update({k: v for k, v in vars(_types).items() if not k.startswith("_")})

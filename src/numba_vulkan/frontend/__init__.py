@@ -63,6 +63,7 @@ class LoweredKernel:
     callees: list = field(default_factory=list)
     hidden: list = field(default_factory=list)
     sites: tuple = ()
+    barrier_guards: tuple = ()  # divergence.check(): barriers each launch must judge
 
 
 def lower_kernel(
@@ -107,7 +108,8 @@ def lower_kernel(
     numba_vulkan.errors.VulkanUnsupportedError
         For a construct kernels cannot express; the error carries its source location.
     """
-    divergence.check(func_ir)  # barriers under id-dependent branches
+    # barriers under id-dependent branches: judged at each launch (divergence.py)
+    barrier_guards = divergence.check(func_ir)
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.denormals = denormals
@@ -133,6 +135,7 @@ def lower_kernel(
         callees=lowerer.callees,
         hidden=hidden_arrays,
         sites=tuple(lowerer.sites),
+        barrier_guards=barrier_guards,
     )
 
 

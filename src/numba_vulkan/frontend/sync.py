@@ -5,10 +5,11 @@ acquire-release semantics over shared and global memory; the fences are
 memory barriers at workgroup and device scope (spirv/sync.cc).
 
 Every invocation of a workgroup must reach the same barrier, or the
-workgroup hangs or runs on with undefined results. divergence.py refuses a
-barrier that provably sits under a branch on an invocation's own id; other
-divergent barriers (say, under a branch on data read from memory) are the
-programmer's responsibility, as in CUDA.
+workgroup hangs or runs on with undefined results. divergence.py has each
+launch refuse a barrier that provably sits under a branch on an invocation's
+own id (an id compared with a constant, judged for the launch's workgroup
+size); other branches around barriers (on data, on `tid < size`) must be
+uniform: the programmer's responsibility, as in CUDA.
 
 ``syncthreads_count/and/or(p)`` count the invocations with a true ``p`` in
 a hidden one-element shared u32: barrier; every invocation swaps 0 in

@@ -1,0 +1,106 @@
+"""Classify the outcomes of scripts/run_cudapy.py by cause, and print the report.
+
+The classes (docs/cuda-compat.md explains them): a test fails because numba_vulkan
+lacks a numba.cuda name or a language feature that Vulkan could have ("missing"), because
+Vulkan has no equivalent ("Vulkan cannot"), because the test inspects numba-cuda's own
+compiler, driver or output (PTX, LLVM IR, its dispatcher's internals: "CUDA internals"),
+because lavapipe lacks a device feature ("lavapipe"), or because we compute a wrong
+result or crash ("our bug"; a wrong value is always a FAIL). The rules are regular
+expressions on the error line, first match wins; anything unmatched is "unclassified",
+which a reader should look at, not trust.
+"""
+
+import re
+
+RULES = [
+    ("lavapipe: subgroup size 8, not CUDA's warp of 32", r"!= 32 : CUDA semantics| laneid$"),
+    ("differs: the error comes at the first launch (a signature does not compile eagerly)",
+     r"TypingError not raised"),
+    ("CUDA internals: numba-cuda debug dumps and private options",
+     r"--ASSEMBLY|IR DUMP|CFG dominators|BINARY_OP|unknown option\(s\) '_"),
+    ("missing: vectorize/guvectorize (numba's target='cuda' or cuda.vectorize)",
+     r"cannot import name '(gu)?vectorize'|CudaSupportError|Error at driver init"),
+    ("Vulkan cannot: grid sync / cooperative groups",
+     r"grid-wide synchron|cooperative|this_grid|cuda\.cg\b|\bcg\b"),
+    ("Vulkan cannot: CUDA C/PTX/LTO linking",
+     r"link=|linking|LinkableCode|declare_device|nvjitlink|cudadevrt|CUDA C|\.cu\b|\.ptx\b"),
+    ("Vulkan cannot: __cuda_array_interface__ / IPC / CUDA pointers",
+     r"cuda_array_interface|ForeignArray|IPC|ipc_|CPointer|external_stream|driver API|"
+     r"current_context"),
+    ("CUDA internals: numba-cuda compiler/driver modules",
+     r"No module named 'numba_vulkan\.cuda\.|cannot import name .* from '(_cudapy_core|"
+     r"numba_vulkan\.cuda)|numba_vulkan\.cuda\.(cudadrv|driver|compile|compiler|simulator|"
+     r"descriptor|codegen|cudadecl|cudaimpl|extending|flags|launchconfig|typeconv|"
+     r"kernels|vector_types|bf16|_internal|libdevicefuncs|args|api|errors|misc|"
+     r"deviceufunc|cgutils|utils|typing|compile_all|devicearray)\b|_cudapy_core"),
+    ("CUDA internals: PTX/LLVM/asm inspection, dispatcher internals",
+     r"inspect_(llvm|asm|sass|types|lineinfo)|ptx|PTX|llvm|LLVM|nvvm|NVVM|sass|"
+     r"\.overloads|\.definitions|\.specializations|\.specialize|_cache|targetctx|typingctx|"
+     r"get_regs_per_thread|get_shared_mem_per_block|get_local_mem|max_cooperative|"
+     r"_numba_type_|has no stand-in|config\.|debuginfo|lineinfo|gpu_data|PicklingError"),
+    ("timeout", r"Timeout|timeout after"),
+    ("lavapipe: device feature",
+     r"lavapipe|shaderFloat16|not supported by (this|the) device|device lacks|VK_ERROR"),
+    ("missing: half/bfloat16/fp8 types", r"half-precision|float16|bfloat16|fp16|fp8|\bf2\b|ml_dtypes"),
+    ("missing: literal arguments to device functions (a shape passed in)",
+     r"not a compile-time constant"),
+    ("missing: atomic variants (nanmin/nanmax, compare_and_swap, mixed index types)",
+     r"atomic\.|\.real'|\.imag'"),
+    ("missing: complex math (cmath, complex pow/log)", r"cmath|complex"),
+    ("missing: records (struct arguments and fields)", r"record|type void"),
+    ("missing: debug=True, print in kernels", r"debug=True|CalledProcessError|print"),
+    ("missing: datetime/timedelta", r"datetime|timedelta"),
+    ("missing: recursion", r"recursion"),
+    ("missing: NumPy functions, array methods, other intrinsics",
+     r"'numpy\.|the method|attribute '|'round'|math\.|does not exist in this version|"
+     r"local\.array\(|iterating over|tuple|Tuple|order='F'"),
+    ("missing: numba.cuda name not mapped",
+     r"UnmappedNameError|not mapped to Vulkan yet|not mapped yet|has no attribute|"
+     r"cannot import name"),
+    ("missing: other feature refused by numba_vulkan",
+     r"VulkanUnsupportedError|not supported|unsupported|Unsupported|refused|cannot be"),
+    ("our bug: wrong result", r"^(FAIL|AssertionError)|AssertionError|not equal|Mismatch"),
+    ("our bug: crash or compiler error",
+     r"KeyError|IndexError|TypeError|ValueError|RuntimeError|NotImplementedError|"
+     r"LoweringError|TypingError|AttributeError|process died"),
+]
+
+
+def classify(kind, reason, test=""):
+    if kind == "PASS":
+        return ""
+    if kind == "SKIP":
+        if "CUDA toolkit" in reason:
+            return "skip: needs the CUDA toolkit"
+        if "simulator" in reason:
+            return "skip: simulator only"
+        return "skip: the test's own condition"
+    text = reason if kind == "ERROR" else "FAIL " + reason
+    if "laneid" in test and kind == "FAIL":
+        text += " laneid"  # lanes of 32 expected: lavapipe's subgroups have 8
+    for name, pattern in RULES:
+        if re.search(pattern, text):
+            return name
+    return "unclassified"
+
+
+def print_report(classified):
+    """Per-file counts, totals, and the failure classes with an example each."""
+    totals, classes = {}, {}
+    print("\nper file: PASS FAIL ERROR SKIP")
+    for name, tests in classified.items():
+        counts = {k: 0 for k in ("PASS", "FAIL", "ERROR", "SKIP")}
+        for test, (kind, reason, cls) in tests.items():
+            counts[kind] += 1
+            totals[kind] = totals.get(kind, 0) + 1
+            if cls:
+                entry = classes.setdefault(cls, [0, f"{test}: {reason[:160]}"])
+                entry[0] += 1
+        print(f"  {name:45} {counts['PASS']:4} {counts['FAIL']:4} {counts['ERROR']:5} "
+              f"{counts['SKIP']:4}")
+    print(f"\ntotal: {totals}")
+    print("\nclasses (count, example):")
+    for cls, (n, example) in sorted(classes.items(), key=lambda kv: -kv[1][0]):
+        print(f"  {n:5}  {cls}\n         e.g. {example}")
+    print(f"\n{totals.get('PASS', 0)} passed, {totals.get('FAIL', 0) + totals.get('ERROR', 0)} "
+          f"failed, {totals.get('SKIP', 0)} skipped")
