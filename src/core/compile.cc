@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kir/abi.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
@@ -24,7 +25,7 @@ void SharedMemory(const kir::Module& module, CompiledKernel* out) {
         const kir::Type& ptr = module.type(inst.type);
         if (ptr.space != kir::AddressSpace::kWorkgroup) continue;
         kir::ScalarKind k = module.type(ptr.pointee).scalar;
-        uint32_t size = k == kir::ScalarKind::kBool ? 4 : kir::BitWidth(k) / 8;
+        uint32_t size = kir::MemoryBytes(k);
         if (inst.imm == 0) out->dynamic_shared_itemsize = size;
         bytes += inst.imm * size;
     }
@@ -39,6 +40,7 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     out.param_size = module.ParamBlockSize();
     out.params_in_buffer = out.param_size > options.max_push_bytes;
     out.push_size = out.params_in_buffer ? 8 : out.param_size;
+    out.args = module.args;
 
     // 1. The front end's CFG must satisfy KIR's invariants before any pass relies on them.
     NVK_RETURN_IF_ERROR(kir::Verify(module));

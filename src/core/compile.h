@@ -43,6 +43,9 @@ struct CompiledKernel {
     // Bytes per element of its dynamic shared array (sized at launch through
     // spirv::kDynamicSharedSpecId); 0: the kernel has none.
     uint32_t dynamic_shared_itemsize = 0;
+    // The arguments and hidden parameters, with their slots (kir/abi.h): what
+    // the launcher and the Python argument checks work from.
+    std::vector<kir::ArgDecl> args;
     std::string kir;                // the KIR the front end built, printed
     std::string kir_narrowed;       // the KIR after integer narrowing (= kir when off)
 };
