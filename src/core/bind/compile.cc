@@ -65,6 +65,8 @@ void InitCompile(nb::module_& m) {
         .def_ro("capabilities", &CompiledKernel::capabilities)
         .def_ro("shared_bytes", &CompiledKernel::shared_bytes)
         .def_ro("dynamic_shared_itemsize", &CompiledKernel::dynamic_shared_itemsize)
+        .def_ro("args", &CompiledKernel::args,
+                "The arguments and hidden parameters (_core.ArgDecl), in declaration order.")
         .def_ro("kir", &CompiledKernel::kir)
         .def_ro("kir_narrowed", &CompiledKernel::kir_narrowed,
                 "The KIR after integer narrowing, printed (equal to kir when it is off).")
