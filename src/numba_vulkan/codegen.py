@@ -38,18 +38,16 @@ class CompiledKernel:
         A workgroup size fixed by the kernel, or None (chosen at launch).
     argtypes : tuple
         Numba types of the arguments this specialisation was compiled for.
-    argspecs : list of tuple
-        Per argument, how the runtime writes it into the parameter block
-        (the launcher's argspecs).
+    args : list of numba_vulkan._core.ArgDecl
+        The arguments and hidden parameters as compiled (kir/abi.h): each one's
+        kinds, slot and offsets in the parameter block. The launcher writes the
+        block from them and the argument checks read them.
     writes : tuple of bool
-        Per argument, whether the kernel may store into that array.
+        Per argument, whether the kernel may store into that array (from ``args``).
     mode : numba_vulkan.narrowing.Mode
         How 64-bit types were narrowed.
     kir : str
         The KIR text the front end built (CFG form).
-    grid : tuple
-        ``(base_offsets, groups_offsets, index_bytes)`` of the hidden grid
-        parameters the launcher writes per dispatch (frontend/grid.py).
     loop_iterations : int or None
         An upper bound on the iterations of the kernel's loops per
         invocation (the sum over loop nests), or None where some loop has no
@@ -63,8 +61,7 @@ class CompiledKernel:
     """
 
     def __init__(
-        self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0,
+        self, *, name, core, argtypes, mode, typed=None, loop_iterations=0,
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -77,10 +74,10 @@ class CompiledKernel:
         self.dynamic_shared_itemsize = int(getattr(core, "dynamic_shared_itemsize", 0))
         self.local_size = None
         self.argtypes = tuple(argtypes)
-        self.argspecs = list(argspecs)
-        self.writes = tuple(bool(w) for w in writes)
+        self.args = list(core.args)
+        self.arguments = tuple(a for a in self.args if a.kind != "hidden")  # one per argument
+        self.writes = tuple(a.written for a in self.arguments)
         self.mode = mode
-        self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
         self.kir = core.kir
         self.kir_narrowed = core.kir_narrowed
@@ -90,8 +87,8 @@ class CompiledKernel:
         self._spirv = None
 
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
-    _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
-               "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
+    _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities", "args",
+               "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "mode",
                "loop_iterations", "kir", "kir_narrowed")  # fmt: skip
 
     def to_record(self):
@@ -115,11 +112,10 @@ class CompiledKernel:
             words=np.frombuffer(record["words"], dtype=np.uint32),
             **{k: record[k] for k in ("entry", "param_size", "params_in_buffer", "push_size",
                                       "capabilities", "shared_bytes", "dynamic_shared_itemsize",
-                                      "kir", "kir_narrowed")},
+                                      "args", "kir", "kir_narrowed")},
         )  # fmt: skip
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
-                     argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
-                     grid=record["grid"], loop_iterations=record["loop_iterations"])  # fmt: skip
+                     mode=record["mode"], loop_iterations=record["loop_iterations"])  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]
         kernel.from_cache = True

@@ -95,11 +95,8 @@ def compile_kernel(
         name=name,
         core=core,
         argtypes=argtypes,
-        argspecs=lowered.argspecs,
-        writes=lowered.writes,
         mode=mode,
         typed=typed,
-        grid=lowered.grid,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops
         else None,  # loops inside device functions: no static bound (yet)

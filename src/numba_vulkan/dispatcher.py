@@ -570,14 +570,17 @@ class Dispatcher:
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
-                arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
+                arguments.check_narrowed_array(
+                    arg, spec.compiled.arguments[position], position, self.__name__
+                )
                 on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
             elif isinstance(arg, (np.generic, int, float)):
                 device_args[position] = arguments.scalar_for_launch(
-                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                    arg, argtypes[position], spec.compiled.arguments[position], position,
+                    self.__name__,
                 )
         device_args = tuple(device_args)
 
@@ -652,14 +655,18 @@ def _make_launcher(device, compiled):
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
+    # The launcher writes the parameter block from the kernel's argument declarations
+    # (kir/abi.h), including which arrays the kernel writes: the device puts barriers
+    # only where a launch conflicts with earlier ones (vk/batch.cc).
     return _core.Launcher(
-        core_device,
-        kernel_core,
-        list(compiled.argspecs),
-        compiled.param_size,
-        compiled.params_in_buffer,
-        getattr(compiled, "grid", None),
-        # Which arrays the kernel writes: the device puts barriers only where a
-        # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
-        list(compiled.writes) if getattr(compiled, "writes", None) is not None else None,
+        core_device, kernel_core, compiled.args, compiled.param_size, compiled.params_in_buffer,
+        hidden=_hidden_values(device, compiled),
     )
+
+
+def _hidden_values(device, compiled):
+    """{name: int or _core.Buffer} for the kernel's hidden parameters other than the grid's
+    (kir/abi.h): the one place where a new hidden parameter, declared by the front end with
+    ``module.add_hidden_param``, gets its value on ``device`` (a Buffer's address is written
+    and the buffer counts as used and written by every launch)."""
+    return {}

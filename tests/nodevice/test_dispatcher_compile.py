@@ -91,8 +91,8 @@ def test_compile_saxpy_to_validated_spirv():
     _core.validate(kernel.words)
     assert kernel.entry == "main"
     assert kernel.argtypes == ARGTYPES
-    assert len(kernel.argspecs) == 4 and kernel.argspecs[0][0] == "scalar"
-    assert all(spec[0] == "array" for spec in kernel.argspecs[1:])
+    assert [a.kind for a in kernel.arguments] == ["scalar", "array", "array", "array"]
+    assert kernel.arguments[0].type == _core.Kind.f32
     assert kernel.writes == (False, False, False, True)
     assert kernel.unbound == [] and kernel.local_size is None
     assert kernel.param_size > 0 and kernel.push_size in (kernel.param_size, 8)

@@ -19,11 +19,9 @@ class LoweredKernel:
     ----------
     module : numba_vulkan._core.KirModule
         The kernel in KIR, CFG form.
-    argspecs : list of tuple
-        One launcher argspec per kernel argument, in order: ``("array", dtype,
-        ndim, addr_offset, extent_offsets, stride_offsets, index_bytes)`` or
-        ``("scalar", dtype name, slot code, slot bytes, offset)``: the argument's exact
-        type (as ``numba.typeof`` gives it), and its slot ('i', 'u', 'f' or 'b', 4 or 8 bytes).
+    args : list of numba_vulkan._core.ArgDecl
+        The arguments and hidden parameters as the module declares them (kir/abi.h):
+        kinds, slots, offsets, and which arrays the kernel writes.
     param_size : int
         Size of the parameter block in bytes.
     writes : tuple of bool
@@ -46,7 +44,7 @@ class LoweredKernel:
     """
 
     module: object
-    argspecs: list
+    args: list
     param_size: int
     writes: tuple
     grid: tuple = (None, None, 4)
@@ -89,10 +87,13 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.run()
+    for p in lowerer.params:
+        if getattr(p, "written", False):
+            lowerer.module.mark_written(p.arg_index)
     writes = tuple(getattr(p, "written", False) for p in lowerer.params)
     return LoweredKernel(
         module=lowerer.module,
-        argspecs=lowerer.argspecs,
+        args=lowerer.module.args,
         param_size=lowerer.module.param_block_size(),
         writes=writes,
         grid=grid.layout(lowerer),

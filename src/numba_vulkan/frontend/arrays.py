@@ -18,7 +18,7 @@ from numba.core import types
 from .. import _core
 from . import arith
 from .errors import unsupported
-from .types import compute_kind, host_dtype, index_kind, is_signed, nbytes, storage_kind
+from .types import compute_kind, host_dtype, index_kind, is_signed, storage_kind
 
 Op = _core.Op
 
@@ -55,22 +55,16 @@ class ArrayArg:
         # barriers between launches only for written arrays (vk/batch.cc). Every
         # way of writing array memory (stores, atomics) must set it.
         self.written = False
-        ik = self.index_kind
-        addr_param = module.add_param(f"{name}.addr", _core.Kind.u64)
-        ext_params = [module.add_param(f"{name}.shape[{k}]", ik) for k in range(ty.ndim)]
-        str_params = [module.add_param(f"{name}.strides[{k}]", ik) for k in range(ty.ndim)]
-        self.addr = b.param(addr_param)
-        self.extents = [b.param(p) for p in ext_params]
-        self.strides = [b.param(p) for p in str_params]
-        self.argspec = (
-            "array",
-            host_dtype(ty.dtype),
-            ty.ndim,
-            module.param_offset(addr_param),
-            tuple(module.param_offset(p) for p in ext_params),
-            tuple(module.param_offset(p) for p in str_params),
-            nbytes(ik),
+        host = host_dtype(ty.dtype)
+        # The argument's declaration (kir/abi.h): address, extents, strides, in this order.
+        self.arg_index = module.num_args
+        first = module.add_array_arg(
+            name, host.kind, host.itemsize, self.compute, self.storage, ty.ndim, self.index_kind
         )
+        self.addr = b.param(first)
+        self.extents = [b.param(first + 1 + k) for k in range(ty.ndim)]
+        self.strides = [b.param(first + 1 + ty.ndim + k) for k in range(ty.ndim)]
+        self.module = module
 
     def element_ptr(self, b, indices, loc):
         """Pointer to the element at `indices` (KIR integer values, one per dimension)."""

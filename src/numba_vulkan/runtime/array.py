@@ -33,26 +33,24 @@ def _raw(host):
 
 
 def storage_dtype(dtype, info):
-    """The element type an array of `dtype` is stored as on a device (DeviceInfo)."""
+    """The element type an array of `dtype` is stored as on a device (DeviceInfo): the
+    argument contract's rule (kir/abi.h, through ``_core.storage_kind``)."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return np.dtype(np.int32)
-    if dtype.kind == "f" and dtype.itemsize == 8 and not info.float64:
-        return np.dtype(np.float32)
-    if dtype.kind in "iu" and dtype.itemsize == 8 and not info.int64:
-        return np.dtype(f"{dtype.kind}4")
     if dtype.kind == "V" and dtype.fields is not None:  # records: their bytes as NumPy has them
         return dtype
     if dtype.kind == "c" and dtype.itemsize in (8, 16):  # pairs of floats
         if dtype.itemsize == 16 and not info.float64:
             raise TypeError(f"dtype {dtype} needs float64, which this device does not support")
         return dtype
-    if dtype.kind not in "iuf" or dtype.itemsize > 8:
+    core = _core()
+    kind = core.kind_of_dtype(dtype.kind, dtype.itemsize)
+    if kind is None:
         raise TypeError(
             f"dtype {dtype} is not supported by device arrays (booleans, integers, floats "
             "of at most 64 bits and complex64/complex128 are)"
         )
-    return dtype
+    stored = core.storage_kind(kind, int64=bool(info.int64), float64=bool(info.float64))
+    return dtype if stored == kind else np.dtype(core.dtype_name(stored))
 
 
 def _c_strides(shape, itemsize):
