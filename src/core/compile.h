@@ -21,6 +21,9 @@ struct CompileOptions {
     // results identical (narrow/narrow.h). Independent of `optimize`: it
     // never changes a result, only speed; tests turn it off to compare.
     bool narrow_ints = true;
+    // lavapipe: hide float constants +0.0 behind a hidden parameter, which its
+    // code generator cannot fold wrongly (kir/float_zeros.h).
+    bool hide_float_zeros = false;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};

@@ -20,7 +20,7 @@ from .typing.pipeline import annotate, check_device_calls, type_kernel_for_user
 
 
 def compile_kernel(
-    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=((), ()),
+    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=((), (), False),
     dynamic_shared_bytes=0,
 ):
     """Compile one specialisation of a kernel.
@@ -37,11 +37,12 @@ def compile_kernel(
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
-    float_controls : (tuple of int, tuple of int)
+    float_controls : (tuple of int, tuple of int[, bool])
         Float widths for which the device can keep signed zeros, infinities and
         NaNs (``DeviceInfo.nan_preserve``), and those for which it can keep
         subnormals (``DeviceInfo.denorm_preserve``); the kernel asks for both at
-        the widths it uses unless ``fastmath`` is on.
+        the widths it uses unless ``fastmath`` is on. The third entry: hide float
+        constants +0.0 from the device's compiler (lavapipe; kir/float_zeros.h).
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
@@ -90,6 +91,7 @@ def compile_kernel(
         denorm_preserve=list(float_controls[1]),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
+        hide_float_zeros=bool(float_controls[2]) if len(float_controls) > 2 else False,
     )
     kernel = codegen.CompiledKernel(
         name=name,

@@ -309,7 +309,7 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, float_controls=((), ()), max_push_bytes=MIN_PUSH_BYTES,
+    def _compile(self, argtypes, mode, float_controls=((), (), False), max_push_bytes=MIN_PUSH_BYTES,
                  shared_bytes=0):
         key = (argtypes, mode, float_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
@@ -634,11 +634,25 @@ def _max_push(device):
 
 def _float_controls(device):
     """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep): what a kernel asks for without fastmath."""
+    subnormals it can keep, whether float constants +0.0 must be hidden from its compiler):
+    what a kernel asks for without fastmath."""
     if device is None:
-        return ((), ())
+        return ((), (), False)
     info = device.info
-    return tuple(info.nan_preserve), tuple(getattr(info, "denorm_preserve", ()))
+    return (
+        tuple(info.nan_preserve),
+        tuple(getattr(info, "denorm_preserve", ())),
+        _folds_float_zeros(info),
+    )
+
+
+def _folds_float_zeros(info):
+    """Whether the device's compiler shortcuts float arithmetic on a constant +0.0 (x + 0,
+    0 - x, x * 0, 0 / x, x / 0) against IEEE 754 even under SignedZeroInfNanPreserve:
+    Mesa's lavapipe (llvmpipe; Mesa's vendor id 0x10005). Kernels compiled for it read
+    such zeros from a hidden parameter instead (kir/float_zeros.h)."""
+    name = str(getattr(info, "driver_name", "") or "").lower()
+    return name in ("llvmpipe", "lavapipe") or getattr(info, "vendor_id", 0) == 0x10005
 
 
 def _upload(host, device):
@@ -667,6 +681,12 @@ def _make_launcher(device, compiled):
 def _hidden_values(device, compiled):
     """{name: int or _core.Buffer} for the kernel's hidden parameters other than the grid's
     (kir/abi.h): the one place where a new hidden parameter, declared by the front end with
-    ``module.add_hidden_param``, gets its value on ``device`` (a Buffer's address is written
-    and the buffer counts as used and written by every launch)."""
-    return {}
+    ``module.add_hidden_param`` (or by a C++ pass), gets its value on ``device`` (a Buffer's
+    address is written and the buffer counts as used and written by every launch)."""
+    from . import _core
+
+    names = {a.name for a in compiled.args if a.kind == "hidden"}
+    values = {}
+    if _core.FLOAT_ZERO_PARAM in names:  # lavapipe's zeros (kir/float_zeros.h)
+        values[_core.FLOAT_ZERO_PARAM] = 0
+    return values

@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "kir/abi.h"
+#include "kir/float_zeros.h"
 
 namespace nb = nanobind;
 
@@ -114,6 +115,7 @@ void InitAbi(nb::module_& m) {
             return s + ">";
         });
 
+    m.attr("FLOAT_ZERO_PARAM") = kir::kFloatZeroParam;
     m.def("memory_bytes", &kir::MemoryBytes, nb::arg("kind"),
           "Bytes a value of this kind takes in memory (bool: 4).");
     m.def("storage_kind", &kir::StorageKind, nb::arg("kind"), nb::kw_only(), nb::arg("int64"),

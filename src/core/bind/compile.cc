@@ -81,8 +81,10 @@ void InitCompile(nb::module_& m) {
            std::vector<uint32_t> nan_preserve, std::vector<uint32_t> denorm_preserve,
            bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
-           std::optional<std::vector<uint32_t>> max_groups, bool validate) {
+           std::optional<std::vector<uint32_t>> max_groups, bool validate,
+           bool hide_float_zeros) {
             CompileOptions options;
+            options.hide_float_zeros = hide_float_zeros;
             options.validate = validate;
             options.narrow_ints = narrow_ints;
             auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
@@ -111,13 +113,15 @@ void InitCompile(nb::module_& m) {
         nb::arg("nan_preserve") = std::vector<uint32_t>(),
         nb::arg("denorm_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
-        nb::arg("validate") = true,
+        nb::arg("validate") = true, nb::arg("hide_float_zeros") = false,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
         "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "
         "the results identical. max_local_size, max_groups: the device's limits per axis "
-        "(3 entries each), which bound the ids for that analysis.");
+        "(3 entries each), which bound the ids for that analysis. hide_float_zeros: make float "
+        "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
+        "on constant zeros wrongly; kir/float_zeros.h; not with fastmath).");
 
     m.def(
         "narrow_ints",
