@@ -28,17 +28,10 @@ def needs_64bit_indices(array):
     """Whether some element of ``array`` lies 2^31 or more elements past its first.
 
     Kernels index with 32-bit integers by default (ARCHITECTURE.md decision 4);
-    such an array gets a specialisation with 64-bit indices instead.
+    such an array gets a specialisation with 64-bit indices instead. The launcher
+    applies the same rule to device arrays (``_core.fits_int32_indices``).
     """
-    limit = 2**31 - 1
-    itemsize = array.dtype.itemsize or 1
-    span = 0
-    for extent, stride in zip(array.shape, array.strides):
-        if extent > limit:
-            return True
-        if extent > 0:
-            span += (extent - 1) * (abs(stride) // itemsize)
-    return span > limit
+    return not _core().fits_int32_indices(array.shape, array.strides, array.dtype.itemsize)
 
 
 def _device_array_class():

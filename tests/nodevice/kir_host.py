@@ -2,10 +2,13 @@
 the compiler's own Numba pipeline, then run its KIR in the interpreter
 (``_core.interpret``) and compare the arrays with CPython's results."""
 
+from types import SimpleNamespace
+
 import numba
 import numpy as np
 
 from numba_vulkan import _core, frontend, narrowing
+from numba_vulkan.runtime.array import storage_dtype
 from numba_vulkan.typing import pipeline
 
 INTS = narrowing.Mode(ints=True, floats=False)
@@ -22,11 +25,9 @@ def lower(fn, argtypes, mode=EXACT):
 
 
 def _storage_dtype(dtype, mode):
-    if dtype == np.bool_:
-        return np.dtype(np.int32)
-    if not mode.float64_storage and dtype == np.float64:
-        return np.dtype(np.float32)
-    return dtype
+    """How the device stores `dtype` under `mode` (the runtime's rule, kir/abi.h)."""
+    info = SimpleNamespace(int64=mode.int64_storage, float64=mode.float64_storage)
+    return storage_dtype(dtype, info)
 
 
 def _param_bits(value, kind):

@@ -21,6 +21,7 @@
 // barrier only before a launch that conflicts with earlier work (vk/batch.cc).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <atomic>
@@ -179,13 +180,7 @@ class Launcher {
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
-        constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-        int64_t span = 0;  // the largest linear offset, in elements
-        for (int d = 0; d < a.ndim; ++d) {
-            if (a.shape[d] > kMax) return false;
-            if (a.shape[d] > 0) span += (a.shape[d] - 1) * std::abs(a.strides[d] / a.itemsize);
-        }
-        return span <= kMax;
+        return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
     }
 
     bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold) {
@@ -541,6 +536,26 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             nb::arg("kernel"), nb::arg("groups"), nb::arg("local_size"), nb::arg("push"),
             nb::arg("buffers"),
             "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
+
+    m.def("dtype_code",
+          [](const std::string& kind, uint32_t itemsize) {
+              if (kind.size() != 1) throw nb::value_error("kind: one character");
+              return DtypeCode(kind[0], itemsize);
+          },
+          nb::arg("kind"), nb::arg("itemsize"),
+          "The element-type code a DeviceArrayBase carries and the launcher compares with an "
+          "array argument's declared dtype: (ord(kind) << 8) | itemsize.");
+    m.def("fits_int32_indices",
+          [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+             int64_t itemsize) {
+              if (shape.size() != strides.size() || shape.size() > kMaxDims)
+                  throw nb::value_error("shape and strides must have one entry per dimension");
+              return FitsInt32Indices(static_cast<int>(shape.size()), shape.data(),
+                                      strides.data(), itemsize);
+          },
+          nb::arg("shape"), nb::arg("strides"), nb::arg("itemsize"),
+          "Whether 32-bit indices reach every element (strides in bytes); else the kernel "
+          "needs its 64-bit-index specialisation.");
 
     nb::class_<Launcher>(m, "Launcher", "The fast launch path of one kernel specialisation.")
         .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object>(),

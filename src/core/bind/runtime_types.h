@@ -51,6 +51,24 @@ inline uint32_t DtypeCode(char kind, uint32_t itemsize) {
     return (static_cast<uint32_t>(static_cast<unsigned char>(kind)) << 8) | itemsize;
 }
 
+// Whether every element of an array (extents, strides in bytes, item size)
+// lies less than 2^31 elements from its first: what 32-bit indices reach
+// (ARCHITECTURE.md decision 4). Both the launcher and, for NumPy arguments,
+// the dispatcher ask this (as _core.fits_int32_indices).
+inline bool FitsInt32Indices(int ndim, const int64_t* shape, const int64_t* strides,
+                             int64_t itemsize) {
+    constexpr int64_t kMax = 2147483647;
+    if (itemsize <= 0) itemsize = 1;
+    int64_t span = 0;  // the largest linear offset, in elements
+    for (int d = 0; d < ndim; ++d) {
+        if (shape[d] > kMax) return false;
+        int64_t step = strides[d] / itemsize;
+        if (shape[d] > 0) span += (shape[d] - 1) * (step < 0 ? -step : step);
+        if (span > kMax) return false;
+    }
+    return true;
+}
+
 nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);
 void InitRuntimeArrays(nb::module_& m);
 void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class);

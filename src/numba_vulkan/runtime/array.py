@@ -116,7 +116,7 @@ class DeviceArray(_core().DeviceArrayBase):
             offset, strides = 0, _c_strides(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
-        code = (ord(dtype.kind) << 8) | dtype.itemsize
+        code = _core().dtype_code(dtype.kind, dtype.itemsize)  # what the launcher compares
         super().__init__(device._core, buffer, offset, shape, tuple(strides), code, stored.itemsize)
         self.device = device
         self.dtype = dtype
