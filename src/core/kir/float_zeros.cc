@@ -2,8 +2,9 @@
 // hidden parameter the launcher sets to 0.
 #include "kir/float_zeros.h"
 
-#include <cstring>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "kir/abi.h"
 
@@ -50,9 +51,19 @@ util::Result<size_t> HideFloatZeros(Module& m) {
             }
         }
     }
-    if (zeros.empty()) return size_t{0};
+    // Conversions of integer and bool values to floats: the optimiser or the
+    // driver may still prove the integer constant (min(u, False), 2**63 & u32,
+    // a decided comparison) and fold the conversion into a constant 0.0.
+    std::unordered_set<ValueId> converted;
+    for (const Block& b : f.blocks)
+        for (const Inst& inst : b.insts) {
+            ScalarKind k;
+            if (inst.op != Op::kConvert || !float_kind(inst.type, &k)) continue;
+            if (IsFloat(m.type(f.values[inst.operands[0]].type).scalar)) continue;
+            if (!consts.count(inst.operands[0])) converted.insert(inst.result);
+        }
 
-    // Does any instruction use one? Only then add the parameter.
+    // Which widths need the hidden zero? Only then add the parameter.
     bool used[2] = {false, false};  // f32, f64
     for (const Block& b : f.blocks)
         for (const Inst& inst : b.insts)
@@ -60,37 +71,69 @@ util::Result<size_t> HideFloatZeros(Module& m) {
                 auto it = zeros.find(v);
                 if (it != zeros.end()) used[it->second == ScalarKind::kF64] = true;
             }
+    for (ValueId v : converted) used[m.type(f.values[v].type).scalar == ScalarKind::kF64] = true;
     if (!used[0] && !used[1]) return size_t{0};
 
     const uint32_t param = AddHiddenParam(m, kFloatZeroParam, ScalarKind::kU32);
     Block& entry = f.entry();
     std::vector<Inst> head;
-    auto add = [&](Op op, ScalarKind k, std::vector<ValueId> operands, uint64_t imm = 0) {
+    auto make = [&](Op op, ScalarKind k, std::vector<ValueId> operands, BlockId block) {
         Inst inst;
         inst.op = op;
         inst.type = m.GetScalar(k);
-        inst.result = f.NewValue(inst.type, entry.id);
+        inst.result = f.NewValue(inst.type, block);
         inst.operands = std::move(operands);
-        inst.imm = imm;
-        head.push_back(inst);
-        return inst.result;
+        return inst;
     };
-    ValueId bits = add(Op::kParam, ScalarKind::kU32, {}, param);
+    auto add = [&](Op op, ScalarKind k, std::vector<ValueId> operands) {
+        head.push_back(make(op, k, std::move(operands), entry.id));
+        return head.back().result;
+    };
+    ValueId bits[2] = {add(Op::kParam, ScalarKind::kU32, {}), kNone};
+    head.back().imm = param;
     ValueId zero[2] = {kNone, kNone};
-    if (used[0]) zero[0] = add(Op::kBitcast, ScalarKind::kF32, {bits});
+    if (used[0]) zero[0] = add(Op::kBitcast, ScalarKind::kF32, {bits[0]});
     if (used[1]) {
-        ValueId wide = add(Op::kConvert, ScalarKind::kU64, {bits});
-        zero[1] = add(Op::kBitcast, ScalarKind::kF64, {wide});
+        bits[1] = add(Op::kConvert, ScalarKind::kU64, {bits[0]});
+        zero[1] = add(Op::kBitcast, ScalarKind::kF64, {bits[1]});
+    }
+    // Each converted value v becomes bitcast(bitcast(v) | bits): the same value,
+    // which no compiler can fold, right after its conversion.
+    std::unordered_map<ValueId, ValueId> renamed;
+    std::unordered_set<ValueId> own;  // the first step of each disguise keeps its operand
+    for (Block& b : f.blocks) {
+        for (size_t i = 0; i < b.insts.size(); ++i) {
+            const Inst conv = b.insts[i];
+            if (conv.op != Op::kConvert || conv.result == kNone) continue;
+            if (!converted.count(conv.result)) continue;
+            const bool wide = m.type(conv.type).scalar == ScalarKind::kF64;
+            const ScalarKind uk = wide ? ScalarKind::kU64 : ScalarKind::kU32;
+            Inst as_int = make(Op::kBitcast, uk, {conv.result}, b.id);
+            Inst ored = make(Op::kOr, uk, {as_int.result, bits[wide]}, b.id);
+            Inst back = make(Op::kBitcast, wide ? ScalarKind::kF64 : ScalarKind::kF32,
+                             {ored.result}, b.id);
+            for (Inst* n : {&as_int, &ored, &back}) n->loc = conv.loc;
+            renamed[conv.result] = back.result;
+            own.insert(as_int.result);
+            b.insts.insert(b.insts.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                           {as_int, ored, back});
+            i += 3;
+        }
     }
     size_t replaced = 0;
     for (Block& b : f.blocks)
-        for (Inst& inst : b.insts)
+        for (Inst& inst : b.insts) {
+            if (own.count(inst.result)) continue;
             for (ValueId& v : inst.operands) {
-                auto it = zeros.find(v);
-                if (it == zeros.end()) continue;
-                v = zero[it->second == ScalarKind::kF64];
-                ++replaced;
+                if (auto it = zeros.find(v); it != zeros.end()) {
+                    v = zero[it->second == ScalarKind::kF64];
+                    ++replaced;
+                } else if (auto r = renamed.find(v); r != renamed.end()) {
+                    v = r->second;
+                    ++replaced;
+                }
             }
+        }
     entry.insts.insert(entry.insts.begin(), head.begin(), head.end());
     return replaced;
 }

@@ -7,15 +7,21 @@
 // inf or NaN. numba.njit computes these by IEEE 754, and so must we.
 //
 // HideFloatZeros makes every f32/f64 +0.0 the kernel computes with a value no
-// compiler can fold: the bits of a hidden u32 parameter "float.zero"
-// (kir/abi.h), which the launcher sets to 0, bitcast to f32 (or widened to u64
-// and bitcast to f64). It replaces constants +0.0 and conversions and bitcasts
-// of constants that give +0.0 (a bool or integer constant converted to float:
-// the SPIR-V optimiser would fold those into a constant 0.0). Zeros that only
-// the driver's own folding of integer code produces are not covered. A module
-// without such zeros is left alone (no parameter is added). Costs one push
-// constant load per invocation; Compile runs it only where asked
-// (CompileOptions::hide_float_zeros: lavapipe, without fastmath).
+// compiler can fold, using the bits of a hidden u32 parameter "float.zero"
+// (kir/abi.h) that the launcher sets to 0:
+//   - constants +0.0, and conversions and bitcasts of constants that give +0.0
+//     (a bool or integer constant converted to float, which the SPIR-V
+//     optimiser would fold into a constant 0.0), become those bits bitcast to
+//     f32 (or widened to u64 and bitcast to f64);
+//   - every other conversion of an integer or bool to a float becomes
+//     bitcast(bitcast(v) | bits): the same value, since the optimiser or the
+//     driver may still prove the integer constant (min(u, False), 2**63 & u32,
+//     a comparison decided by ranges) and fold the conversion into 0.0.
+// Zeros that float arithmetic on nonzero constants produces are not covered.
+// A module with neither is left alone (no parameter is added). Costs one push
+// constant load per invocation and an integer `or` per conversion; Compile runs
+// it only where asked (CompileOptions::hide_float_zeros: lavapipe, without
+// fastmath).
 #pragma once
 
 #include "kir/kir.h"

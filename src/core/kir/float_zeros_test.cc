@@ -68,6 +68,35 @@ func main {
     EXPECT_EQ(m.args[0].offset, 20u);
 }
 
+// A conversion of a value the driver might prove zero (here an i32 parameter)
+// is or-ed with the hidden bits right after it, and its users read the result.
+TEST(FloatZeros, DisguisesConversionsOfIntegers) {
+    Module m = ParseOk(R"(param n : i32 @0
+param x : f64 @8
+func main {
+%b0 entry:
+  %0 = param 0 : i32
+  %1 = param 1 : f64
+  br %b1
+%b1 body:
+  %2 = convert %0 : f64
+  %3 = div %1, %2 : f64
+  ret
+}
+)");
+    util::Result<size_t> replaced = HideFloatZeros(m);
+    ASSERT_TRUE(replaced.ok());
+    EXPECT_EQ(*replaced, 1u);
+    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
+    const std::string text = Print(m);
+    EXPECT_NE(text.find("%4 = param 2 : u32\n  %5 = convert %4 : u64\n  %6 = bitcast %5 : f64\n"),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("%2 = convert %0 : f64\n  %7 = bitcast %2 : u64\n"
+                        "  %8 = or %7, %5 : u64\n  %9 = bitcast %8 : f64\n"
+                        "  %3 = div %1, %9 : f64\n"),
+              std::string::npos) << text;
+}
+
 TEST(FloatZeros, LeavesModulesWithoutFloatZerosAlone) {
     Module m = ParseOk(R"(param x : f32 @0
 func main {
