@@ -50,7 +50,7 @@ struct CompiledKernel {
     // the launcher and the Python argument checks work from.
     std::vector<kir::ArgDecl> args;
     std::string kir;                // the KIR the front end built, printed
-    std::string kir_narrowed;       // the KIR after integer narrowing (= kir when off)
+    std::string kir_narrowed;       // the KIR after integer narrowing and, on lavapipe, hiding float zeros
 };
 
 util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options);

@@ -53,8 +53,8 @@ class CompiledKernel:
         invocation (the sum over loop nests), or None where some loop has no
         static bound (see frontend/loop_bounds.py).
     kir_narrowed : str
-        The KIR after integer narrowing (docs/narrowing.md), the form the
-        structurizer and the SPIR-V emitter see.
+        The KIR after integer narrowing (docs/narrowing.md) and, on lavapipe, hiding
+        float zeros (docs/codegen.md): the form the structurizer and the emitter see.
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
