@@ -71,6 +71,8 @@ void InitAbi(nb::module_& m) {
                      },
                      "Arrays: the host dtype's (NumPy kind character, item size); scalars: the "
                      "NumPy dtype name of their type and its size in memory.")
+        .def_ro("record_key", &ArgDecl::record_key,
+                "Arrays of records: a digest of the record's layout (0 otherwise).")
         .def_ro("ndim", &ArgDecl::ndim)
         .def_ro("index", &ArgDecl::index, "Kind of an array's extents and strides.")
         .def_ro("extents", &ArgDecl::extents, "Offsets of an array's extents.")
@@ -81,7 +83,7 @@ void InitAbi(nb::module_& m) {
                  return nb::make_tuple(static_cast<int>(a.kind), a.name, a.type, a.compute,
                                        a.slot, a.offset, a.param, std::string(1, a.dtype_kind),
                                        a.itemsize, a.ndim, a.index, a.extents, a.strides,
-                                       a.written);
+                                       a.written, a.record_key);
              })
         .def("__setstate__",
              [](ArgDecl& a, const nb::tuple& t) {
@@ -100,6 +102,7 @@ void InitAbi(nb::module_& m) {
                  a.extents = nb::cast<std::vector<uint32_t>>(t[11]);
                  a.strides = nb::cast<std::vector<uint32_t>>(t[12]);
                  a.written = nb::cast<bool>(t[13]);
+                 a.record_key = nb::cast<uint32_t>(t[14]);
              })
         .def("__repr__", [](const ArgDecl& a) {
             std::string s = std::string("<ArgDecl ") + ArgKindName(a.kind) + " " + a.name + ": ";

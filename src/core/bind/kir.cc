@@ -203,13 +203,13 @@ void InitKir(nb::module_& m) {
         .def("add_array_arg",
              [](kir::Module& mod, std::string name, const std::string& dtype_kind,
                 uint32_t itemsize, ScalarKind compute, ScalarKind storage, uint32_t ndim,
-                ScalarKind index) {
+                ScalarKind index, uint32_t record_key) {
                  if (dtype_kind.size() != 1) throw nb::value_error("dtype_kind: one character");
                  return kir::AddArrayArg(mod, std::move(name), dtype_kind[0], itemsize, compute,
-                                         storage, ndim, index);
+                                         storage, ndim, index, record_key);
              },
              nb::arg("name"), nb::arg("dtype_kind"), nb::arg("itemsize"), nb::arg("compute"),
-             nb::arg("storage"), nb::arg("ndim"), nb::arg("index"),
+             nb::arg("storage"), nb::arg("ndim"), nb::arg("index"), nb::arg("record_key") = 0,
              "Declare an array argument (host dtype kind character and item size); returns the "
              "index of its first parameter: the address, then ndim extents and ndim strides.")
         .def("add_hidden_param",

@@ -44,7 +44,7 @@ namespace {
 struct ArgSpec {
     bool is_array = false;
     // array
-    uint32_t code = 0;
+    uint64_t code = 0;
     int ndim = 0;
     uint32_t addr_offset = 0;
     bool written = true;  // whether the kernel may write it (hazard tracking)
@@ -119,18 +119,16 @@ class Launcher {
             cover(off, n);
         };
         nb::dict values = hidden.is_none() ? nb::dict() : nb::cast<nb::dict>(hidden);
-        size_t used_values = 0;
         for (nb::handle h : args) {
             const kir::ArgDecl& a = nb::cast<const kir::ArgDecl&>(h);
             if (a.kind == kir::ArgKind::kHidden) {
                 AddHidden(a, values, check);
-                used_values += !a.name.starts_with("grid.");
                 continue;
             }
             ArgSpec spec;
             if (a.kind == kir::ArgKind::kArray) {
                 spec.is_array = true;
-                spec.code = DtypeCode(a.dtype_kind, a.itemsize);
+                spec.code = DtypeCode(a.dtype_kind, a.itemsize, a.record_key);
                 spec.ndim = static_cast<int>(a.ndim);
                 spec.addr_offset = a.offset;
                 spec.index_bytes = kir::MemoryBytes(a.index);
@@ -170,7 +168,7 @@ class Launcher {
             }
             specs_.push_back(spec);
         }
-        if (used_values != nb::len(values)) {
+        if (fixed_.size() != nb::len(values)) {
             Throw(util::InvalidArgument("hidden values were given for parameters the kernel "
                                         "does not have"));
         }
@@ -538,13 +536,13 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
 
     m.def("dtype_code",
-          [](const std::string& kind, uint32_t itemsize) {
+          [](const std::string& kind, uint32_t itemsize, uint32_t record_key) {
               if (kind.size() != 1) throw nb::value_error("kind: one character");
-              return DtypeCode(kind[0], itemsize);
+              return DtypeCode(kind[0], itemsize, record_key);
           },
-          nb::arg("kind"), nb::arg("itemsize"),
+          nb::arg("kind"), nb::arg("itemsize"), nb::arg("record_key") = 0,
           "The element-type code a DeviceArrayBase carries and the launcher compares with an "
-          "array argument's declared dtype: (ord(kind) << 8) | itemsize.");
+          "array argument's declared dtype (kind, item size, record layout digest).");
     m.def("fits_int32_indices",
           [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
              int64_t itemsize) {

@@ -42,13 +42,16 @@ struct DeviceArrayBase {
     int ndim = 0;
     std::array<int64_t, kMaxDims> shape{};
     std::array<int64_t, kMaxDims> strides{};
-    uint32_t code = 0;      // (ord(numpy kind) << 8) | host itemsize
+    uint64_t code = 0;      // DtypeCode of the host dtype
     uint32_t itemsize = 0;  // bytes per element on the device
 };
 
-// (ord(kind) << 8) | itemsize, the element-type code the launcher compares.
-inline uint32_t DtypeCode(char kind, uint32_t itemsize) {
-    return (static_cast<uint32_t>(static_cast<unsigned char>(kind)) << 8) | itemsize;
+// The element-type code the launcher compares: the dtype's kind character,
+// item size, and for records a digest of their layout (runtime.array.record_key:
+// two record dtypes of one size but different fields must not match).
+inline uint64_t DtypeCode(char kind, uint32_t itemsize, uint32_t record_key = 0) {
+    return (static_cast<uint64_t>(record_key) << 32) |
+           (static_cast<uint64_t>(static_cast<unsigned char>(kind)) << 24) | (itemsize & 0xFFFFFFu);
 }
 
 // Whether every element of an array (extents, strides in bytes, item size)

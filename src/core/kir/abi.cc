@@ -90,13 +90,15 @@ uint32_t AddScalarArg(Module& m, std::string name, ScalarKind type, ScalarKind c
 }
 
 uint32_t AddArrayArg(Module& m, std::string name, char dtype_kind, uint32_t itemsize,
-                     ScalarKind compute, ScalarKind storage, uint32_t ndim, ScalarKind index) {
+                     ScalarKind compute, ScalarKind storage, uint32_t ndim, ScalarKind index,
+                     uint32_t record_key) {
     ArgDecl a;
     a.kind = ArgKind::kArray;
     a.type = a.compute = compute;
     a.slot = storage;
     a.dtype_kind = dtype_kind;
     a.itemsize = itemsize;
+    a.record_key = record_key;
     a.ndim = ndim;
     a.index = index;
     a.param = m.AddParam(name + ".addr", ScalarKind::kU64);

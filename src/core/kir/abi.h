@@ -63,7 +63,8 @@ uint32_t AddScalarArg(Module& m, std::string name, ScalarKind type, ScalarKind c
 // Declare an array argument: address (u64), `ndim` extents and strides of kind
 // `index`; returns the index of its first parameter (the address).
 uint32_t AddArrayArg(Module& m, std::string name, char dtype_kind, uint32_t itemsize,
-                     ScalarKind compute, ScalarKind storage, uint32_t ndim, ScalarKind index);
+                     ScalarKind compute, ScalarKind storage, uint32_t ndim, ScalarKind index,
+                     uint32_t record_key = 0);
 
 // Declare a hidden parameter of kind k; returns its parameter's index.
 uint32_t AddHiddenParam(Module& m, std::string name, ScalarKind k,

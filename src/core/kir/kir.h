@@ -263,6 +263,7 @@ struct ArgDecl {
     // and the offsets of extents and strides (in elements), of kind `index`.
     char dtype_kind = 0;
     uint32_t itemsize = 0;
+    uint32_t record_key = 0;  // records: a digest of their layout (runtime.array.record_key)
     uint32_t ndim = 0;
     ScalarKind index = ScalarKind::kI32;  // also the id width of the grid's hidden parameters
     std::vector<uint32_t> extents, strides;

@@ -18,6 +18,7 @@ from numba.core import types
 from .. import _core
 from . import arith
 from .errors import unsupported
+from ..runtime.array import record_key
 from .types import compute_kind, host_dtype, index_kind, is_signed, storage_kind
 
 Op = _core.Op
@@ -59,7 +60,8 @@ class ArrayArg:
         # The argument's declaration (kir/abi.h): address, extents, strides, in this order.
         self.arg_index = module.num_args
         first = module.add_array_arg(
-            name, host.kind, host.itemsize, self.compute, self.storage, ty.ndim, self.index_kind
+            name, host.kind, host.itemsize, self.compute, self.storage, ty.ndim, self.index_kind,
+            record_key(host),
         )
         self.addr = b.param(first)
         self.extents = [b.param(first + 1 + k) for k in range(ty.ndim)]

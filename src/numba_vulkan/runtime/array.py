@@ -12,6 +12,7 @@ reshaped, and the result's strides and data-pointer offset give the view.
 """
 
 import math
+import zlib
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -51,6 +52,16 @@ def storage_dtype(dtype, info):
         )
     stored = core.storage_kind(kind, int64=bool(info.int64), float64=bool(info.float64))
     return dtype if stored == kind else np.dtype(core.dtype_name(stored))
+
+
+def record_key(dtype):
+    """0, or for a record dtype a 32-bit digest of its layout (field names, formats,
+    offsets, size): the launcher compares it, so that a kernel specialised for one
+    record type never takes an array of another record type of the same size."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is None:
+        return 0
+    return zlib.crc32(f"{dtype.descr!r}/{dtype.itemsize}".encode())
 
 
 def _c_strides(shape, itemsize):
@@ -116,7 +127,8 @@ class DeviceArray(_core().DeviceArrayBase):
             offset, strides = 0, _c_strides(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
-        code = _core().dtype_code(dtype.kind, dtype.itemsize)  # what the launcher compares
+        # What the launcher compares with a kernel's declared dtype.
+        code = _core().dtype_code(dtype.kind, dtype.itemsize, record_key(dtype))
         super().__init__(device._core, buffer, offset, shape, tuple(strides), code, stored.itemsize)
         self.device = device
         self.dtype = dtype
