@@ -1,7 +1,8 @@
 """Mandelbrot set: iteration counts computed on the default Vulkan device,
 printed as ASCII art.
 
-Run: python3 examples/mandelbrot.py [width height max_iter]
+Run: python3 examples/mandelbrot.py [width height max_iter] [--png PATH]
+(--png also saves the iteration counts as a picture; it needs matplotlib)
 """
 
 import sys
@@ -35,7 +36,7 @@ def mandelbrot(xs, ys, max_iter, escape, counts):
 SHADES = " .:-=+*#%@"
 
 
-def main(width=78, height=32, max_iter=100):
+def main(width=78, height=32, max_iter=100, png=None):
     xs = np.linspace(-2.2, 0.8, width).astype(np.float32)
     ys = np.linspace(-1.2, 1.2, height).astype(np.float32)
     counts = np.zeros((height, width), np.int32)
@@ -53,8 +54,20 @@ def main(width=78, height=32, max_iter=100):
         f"computed on {nv.get_device().info.name} "
         f"({width}x{height}, max_iter={max_iter}, {int((counts == max_iter).sum())} points inside)"
     )
+    if png:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(width / 100, height / 100), dpi=100)
+        ax.imshow(np.log1p(counts), cmap="twilight_shifted", extent=(-2.2, 0.8, -1.2, 1.2))
+        ax.axis("off")
+        fig.savefig(png, dpi=100, bbox_inches="tight", pad_inches=0)
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:4]]
-    main(*args)
+    argv = sys.argv[1:]
+    png = None
+    if "--png" in argv:
+        k = argv.index("--png")
+        png = argv[k + 1]
+        del argv[k : k + 2]
+    main(*[int(a) for a in argv[:3]], png=png)

@@ -90,6 +90,7 @@ def split_constants():
     consts = {
         "LN2": mp.log(2), "INV_LN2": 1 / mp.log(2), "INV_LN10": 1 / mp.log(10),
         "LOG10_2": mp.log10(2), "TWO_THIRDS": mp.mpf(2) / 3, "ATAN_HALF": mp.atan(0.5),
+        "HALF_LN_2PI": mp.log(2 * mp.pi) / 2, "LN_PI": mp.log(mp.pi), "TWELFTH": mp.mpf(1) / 12,
         "ATAN_ONE": mp.pi / 4, "ATAN_1P5": mp.atan(1.5), "HALF_PI": mp.pi / 2, "PI": mp.pi,
     }  # fmt: skip
     hi_bits = {"F64": 32, "F32": 12}
@@ -156,6 +157,28 @@ def erf_a(z):
     return mp.erf(x) / x - 1
 
 
+# lgamma: Stirling's formula from LGAMMA_STIRLING on; t P(t) around its zeros 1 and 2.
+LGAMMA_STIRLING = 8
+LGAMMA_NEAR = mp.mpf(1) / 32
+
+
+def stirling_r(z):
+    """R(z) with ln Gamma(y) = (y - 1/2) ln y - y + ln(2 pi)/2 + 1/(12 y) + z R(z) / y,
+    z = 1/y^2 (the tail of Stirling's series, smooth in z down to 0)."""
+    if z < mp.mpf("1e-40"):
+        return mp.mpf(-1) / 360
+    y = 1 / mp.sqrt(z)
+    s = mp.loggamma(y) - ((y - mp.mpf(1) / 2) * mp.log(y) - y + mp.log(2 * mp.pi) / 2)
+    return (s * y - mp.mpf(1) / 12) / z
+
+
+def lgamma_over_t(center, t):
+    """lgamma(center + t) / t (center 1 or 2, where lgamma vanishes)."""
+    if abs(t) < mp.mpf("1e-40"):
+        return mp.diff(mp.loggamma, center)
+    return mp.loggamma(center + t) / t
+
+
 def cos_c(z):
     """(cos(x) - 1 + x^2/2) / x^4 at x = sqrt(z)."""
     if z < mp.mpf("1e-20"):
@@ -187,6 +210,8 @@ def trig_constants():
         out.append(f"PIO2_DW_LO_{width} = {conv(mp.pi / 2 - mp.mpf(hi))!r}")
     out.append(f"ERX = {float(erx())!r}")
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
+    out.append(f"LGAMMA_STIRLING = {float(LGAMMA_STIRLING)!r}")
+    out.append(f"LGAMMA_NEAR = {float(LGAMMA_NEAR)!r}")
     mp.mp.dps = old
     return out + [""]
 
@@ -234,6 +259,14 @@ def main():
                           (erfc_edge(i) - erfc_mid(i), erfc_edge(i + 1) - erfc_mid(i)),
                           {"F64": 18, "F32": 8}, lambda t, i=i: 1 / erfc_g(t + erfc_mid(i)))
            for i in range(len(ERFC_EDGES) - 1)},
+        # lgamma / gamma (gamma.py): Stirling's tail for y >= LGAMMA_STIRLING (weight: its
+        # absolute contribution z^(3/2)); lgamma(c + t) = t P_c(t) on |t| <= LGAMMA_NEAR
+        "LGAMMA_R": (stirling_r, (0, mp.mpf(1) / LGAMMA_STIRLING**2 * mp.mpf("1.0001")),
+                     {"F64": 9, "F32": 3}, lambda z: z * mp.sqrt(z)),
+        "LGAMMA_1": (lambda t: lgamma_over_t(1, t), (-LGAMMA_NEAR * mp.mpf("1.001"),
+                     LGAMMA_NEAR * mp.mpf("1.001")), {"F64": 12, "F32": 5}, lambda t: 1),
+        "LGAMMA_2": (lambda t: lgamma_over_t(2, t), (-LGAMMA_NEAR * mp.mpf("1.001"),
+                     LGAMMA_NEAR * mp.mpf("1.001")), {"F64": 12, "F32": 5}, lambda t: 1),
         # a first guess only (Newton steps follow): x^(-1/3) on [0.5, 4)
         "RCBRT": (lambda x: mp.cbrt(x) ** -1, (mp.mpf(0.5), mp.mpf(4)), {"F64": 3, "F32": 3},
                   lambda x: mp.cbrt(x)),

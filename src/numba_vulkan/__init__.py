@@ -34,6 +34,7 @@ from .runtime import (
     device_array_like,
     event,
     event_elapsed_time,
+    from_dlpack,
     get_device,
     list_devices,
     pinned_array,
@@ -42,7 +43,12 @@ from .runtime import (
     synchronize,
     to_device,
 )
-from .stubs import (
+from .ufunc import guvectorize, vectorize
+from .ufunc import register as _register_vectorize_target
+
+_register_vectorize_target()  # numba.vectorize(..., target="vulkan") from now on
+
+from .stubs import (  # noqa: E402
     atomic,
     barrier,
     cg,
@@ -84,9 +90,11 @@ __all__ = [
     "errors",
     "event",
     "event_elapsed_time",
+    "from_dlpack",
     "get_device",
     "global_id",
     "group_id",
+    "guvectorize",
     "jit",
     "list_devices",
     "local",
@@ -107,4 +115,5 @@ __all__ = [
     "threadfence",
     "threadfence_block",
     "to_device",
+    "vectorize",
 ]

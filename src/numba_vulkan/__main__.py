@@ -18,6 +18,45 @@ def _loop_limit(info):
     return "none"
 
 
+def health_line():
+    """One line a bug report can quote: versions, the default device and driver, and whether
+    a kernel compiles, runs and matches NumPy there (with the time of that first call)."""
+    import platform
+    import time
+
+    import numba
+    import numpy as np
+
+    import numba_vulkan as nv
+
+    parts = [f"numba_vulkan {nv.__version__}", f"numba {numba.__version__}",
+             f"numpy {np.__version__}", f"Python {platform.python_version()}"]  # fmt: skip
+    try:
+        info = nv.get_device().info
+        parts.append(f"{info.name}, Vulkan {'.'.join(map(str, info.api_version))}, "
+                     f"{info.driver_name} {info.driver_info}".strip())  # fmt: skip
+
+        @nv.jit
+        def _health(x, out):
+            i = nv.global_id(0)
+            if i < out.size:
+                out[i] = x[i] * x[i] + 1
+
+        x = np.arange(1000, dtype=np.float32)
+        out = np.zeros_like(x)
+        start = time.perf_counter()
+        _health.forall(x.size)(x, out)
+        ms = (time.perf_counter() - start) * 1e3
+        ok = np.array_equal(out, x * x + 1)
+        verdict = f"a kernel ran {'and matched' if ok else 'but DID NOT match'} NumPy"
+        parts.append(f"{verdict} (first call {ms:.0f} ms)")
+        status = "ok" if ok else "FAILED"
+    except Exception as e:  # the line must name any failure, whatever it is
+        parts.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        status = "FAILED"
+    return f"health: {status} | " + " | ".join(parts)
+
+
 def main():
     import numba_vulkan
     from numba_vulkan import config, runtime
@@ -81,7 +120,9 @@ def main():
         for key, value in facts:
             print(f"  {key:<24}{value}")
     print(f"\nNUMBA_VULKAN_DEVICE={config.DEVICE!r} NUMBA_VULKAN_DEBUG={config.DEBUG}")
-    return 0
+    line = health_line()
+    print(f"\n{line}")
+    return 0 if line.startswith("health: ok") else 1
 
 
 if __name__ == "__main__":

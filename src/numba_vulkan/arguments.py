@@ -77,7 +77,9 @@ def typeof_argument(value, position):
     if isinstance(value, _SCALAR_TYPES):
         return typeof(value)
     if isinstance(value, tuple):
-        return types.BaseTuple.from_types([typeof_argument(v, position) for v in value])
+        items = [typeof_argument(v, position) for v in value]
+        pyclass = type(value) if hasattr(value, "_fields") else None  # a namedtuple keeps its class
+        return types.BaseTuple.from_types(items, pyclass)
     raise TypeError(
         f"argument {position} has type {type(value).__name__}, which kernels cannot take: "
         "pass NumPy arrays, device arrays (nv.to_device), scalars or tuples of these"

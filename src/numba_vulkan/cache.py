@@ -43,7 +43,7 @@ import numpy as np
 
 from .runtime.disk import cache_dir, enabled, write_atomic  # noqa: F401 (enabled: the API)
 
-_FORMAT = 2  # bump when the entry layout changes (2: ArgDecl lists replace argspecs)
+_FORMAT = 3  # bump when the entry layout changes (2: ArgDecl lists; 3: hidden arrays as (name, source))
 
 
 class Uncachable(Exception):
@@ -129,6 +129,9 @@ class _Hasher:
             self.add(type(v).__name__, len(v))
             for item in items:
                 self.value(item)
+        elif _is_device_array(v):  # used in place by the kernel: no entry can hold it
+            raise Uncachable("a global device array (a kernel that uses one in place is "
+                             "compiled in each process; pass it as an argument to cache)")
         elif isinstance(v, types.ModuleType):
             self.add("module", v.__name__)
         elif is_nv_jitted(v):
@@ -150,6 +153,12 @@ class _Hasher:
                 self.h.update(pickle.dumps(v, protocol=4))
             except Exception as e:
                 raise Uncachable(f"{type(v).__name__} value {v!r:.60} ({e})") from None
+
+
+def _is_device_array(value):
+    from .runtime import DeviceArray
+
+    return isinstance(value, DeviceArray)
 
 
 def _code_names(code, out):

@@ -131,3 +131,24 @@ def nbytes_of(shape, itemsize, what="shape"):
             f"an array of {what} {tuple(shape)} needs {nbytes} bytes, more than any device can hold"
         )
     return nbytes
+
+
+#: Numba's fastmath flags (numba.core.cpu_options.FastMathOptions, LLVM's fast-math flags);
+#: 'afn' (or 'fast') lets a kernel use the driver's approximate built-ins
+#: (frontend/mathlib/fast.py), any flag relaxes the arithmetic (docs/math.md).
+FASTMATH_FLAGS = frozenset({"contract", "afn", "reassoc", "nnan", "ninf", "nsz", "arcp", "fast"})
+
+
+def fastmath_option(value, what="fastmath"):
+    """A fastmath option checked: True/False, or a frozenset of Numba's flag names."""
+    flags = getattr(value, "flags", value)  # numba's FastMathOptions
+    if isinstance(flags, (bool, np.bool_)):
+        return bool(flags)
+    if isinstance(flags, (set, frozenset, list, tuple)):
+        names = frozenset(flags)
+        unknown = sorted(repr(n) for n in names if not isinstance(n, str) or n not in FASTMATH_FLAGS)
+        if unknown:
+            raise ValueError(f"{what} flags {', '.join(unknown)} are not Numba's fastmath flags "
+                             f"({', '.join(sorted(FASTMATH_FLAGS))})")  # fmt: skip
+        return names
+    raise TypeError(f"{what} must be True, False or a set of fastmath flags, not {_describe(value)}")

@@ -42,8 +42,15 @@ class CompiledKernel:
         The arguments and hidden parameters as compiled (kir/abi.h): each one's
         kinds, slot and offsets in the parameter block. The launcher writes the
         block from them and the argument checks read them.
+    arguments : tuple of numba_vulkan._core.ArgDecl
+        The declarations of ``args`` that are no hidden parameters: what the launcher
+        takes per launch, packed arguments flattened (one per scalar or array).
+    by_position : tuple of tuples
+        Per kernel argument, its declarations in ``arguments`` (several for a tuple
+        or complex argument: frontend/packed.py).
     writes : tuple of bool
-        Per argument, whether the kernel may store into that array (from ``args``).
+        Per kernel argument, whether the kernel may store into that array, or into
+        one of the arrays of a tuple argument (from ``args``).
     mode : numba_vulkan.narrowing.Mode
         How 64-bit types were narrowed.
     kir : str
@@ -55,13 +62,21 @@ class CompiledKernel:
     kir_narrowed : str
         The KIR after integer narrowing (docs/narrowing.md) and, on lavapipe, hiding
         float zeros (docs/codegen.md): the form the structurizer and the emitter see.
+    hidden : list
+        ``(name, source)`` of each hidden array (frontend/hidden.py): global arrays
+        whose address, extents and strides are hidden parameters in ``args``;
+        ``source`` is ``("constant", frozen ndarray)``, ``("device", DeviceArray)`` or,
+        last, ``("status", None)``: the device's status buffer of a kernel that raises
+        or prints (runtime/reports.py). hidden_args.py gives the launcher their values.
+    sites : tuple
+        Where the kernel raises and prints (numba_vulkan/sites.py).
     unbound : list
         Descriptor bindings the kernel does not use. Always empty: arrays are
         passed as buffer device addresses, so kernels have no bindings.
     """
 
     def __init__(
-        self, *, name, core, argtypes, mode, typed=None, loop_iterations=0,
+        self, *, name, core, argtypes, mode, typed=None, loop_iterations=0, hidden=(), sites=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -75,10 +90,20 @@ class CompiledKernel:
         self.local_size = None
         self.argtypes = tuple(argtypes)
         self.args = list(core.args)
-        self.arguments = tuple(a for a in self.args if a.kind != "hidden")  # one per argument
-        self.writes = tuple(a.written for a in self.arguments)
+        # What the C++ launcher takes: one declaration per scalar or array, packed
+        # arguments (tuples, complex: frontend/packed.py) flattened.
+        self.arguments = tuple(a for a in self.args if a.kind != "hidden")
+        self.by_position = _by_position(self.arguments, self.argtypes)  # per kernel argument
+        self.writes = tuple(any(a.written for a in group) for group in self.by_position)
         self.mode = mode
         self.loop_iterations = loop_iterations
+        self.hidden = list(hidden)
+        self.hidden_on_device = {}  # device -> the hidden arrays there (hidden_args.py)
+        self.sites = tuple(sites)
+        if self.sites:
+            from . import sites as _sites
+
+            _sites.register(self.sites)  # the host decodes what the kernel records
         self.kir = core.kir
         self.kir_narrowed = core.kir_narrowed
         self.unbound = []
@@ -89,12 +114,15 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities", "args",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "mode",
-               "loop_iterations", "kir", "kir_narrowed")  # fmt: skip
+               "loop_iterations", "kir", "kir_narrowed", "hidden", "sites")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
         from .typing import pipeline
 
+        if any(source[0] == "device" for _, source in self.hidden):
+            # cache.py refuses such kernels first (their key names a device array)
+            raise ValueError("a kernel that uses a global device array cannot be cached")
         record = {name: getattr(self, name) for name in self._RECORD}
         record["words"] = self.words.tobytes()
         uses = self.__dict__.get("uses_float64")
@@ -115,7 +143,8 @@ class CompiledKernel:
                                       "args", "kir", "kir_narrowed")},
         )  # fmt: skip
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
-                     mode=record["mode"], loop_iterations=record["loop_iterations"])  # fmt: skip
+                     mode=record["mode"], loop_iterations=record["loop_iterations"],
+                     hidden=record.get("hidden", ()), sites=record.get("sites", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]
         kernel.from_cache = True
@@ -145,3 +174,19 @@ class CompiledKernel:
             f"<CompiledKernel {self.name}({args}): {len(self.words)} words, "
             f"{self.param_size} parameter bytes>"
         )
+
+
+def _by_position(arguments, argtypes):
+    """Split the flat declarations `arguments` per kernel argument (argtypes)."""
+    from .packed_args import flat_count
+
+    groups, start = [], 0
+    for ty in argtypes:
+        n = flat_count(ty)
+        groups.append(tuple(arguments[start:start + n]))
+        start += n
+    if start != len(arguments):
+        raise AssertionError(
+            f"{len(arguments)} argument declarations for argument types {argtypes}"
+        )  # a front-end bug: the declarations and the types must agree
+    return tuple(groups)

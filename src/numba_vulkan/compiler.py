@@ -37,12 +37,15 @@ def compile_kernel(
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
-    float_controls : (tuple of int, tuple of int[, bool])
+    float_controls : (tuple of int, tuple of int[, bool[, str]])
         Float widths for which the device can keep signed zeros, infinities and
         NaNs (``DeviceInfo.nan_preserve``), and those for which it can keep
         subnormals (``DeviceInfo.denorm_preserve``); the kernel asks for both at
-        the widths it uses unless ``fastmath`` is on. The third entry: hide float
-        constants +0.0 from the device's compiler (lavapipe; kir/float_zeros.h).
+        the widths it uses unless ``fastmath`` is on. The optional third item: hide
+        float constants +0.0 from the device's compiler (lavapipe; kir/float_zeros.h).
+        The optional fourth says how the math library treats float32 subnormals
+        (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE); by default FLUSH
+        unless float32 is among the second item's widths.
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
@@ -53,29 +56,26 @@ def compile_kernel(
     from . import _core, codegen, frontend
     from .frontend import loop_bounds
 
-    # Both need exceptions raised inside kernels, which this release does not have yet:
-    # refuse them rather than compile a kernel that silently skips the checks.
-    if options.boundscheck:
-        raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: boundscheck=True (or NUMBA_BOUNDSCHECK=1) is not "
-            "supported yet: index checks need exceptions inside kernels; unset "
-            "NUMBA_BOUNDSCHECK or set it to 0"
-        )
-    if options.error_model == "python":
-        raise errors.VulkanUnsupportedError(
-            f"kernel {pyfunc.__name__!r}: error_model='python' is not supported yet "
-            "(ZeroDivisionError inside kernels); the default 'numpy' model gives 0"
-        )
     if options.debug:
         raise errors.VulkanUnsupportedError(
             f"kernel {pyfunc.__name__!r}: debug=True is not supported yet (numba.cuda's "
             "debug=True adds debug information and exception checks inside kernels)"
         )
+    from .frontend.mathlib import denormals
+
     name = pyfunc.__name__
     typed = type_kernel_for_user(pyfunc, argtypes, options)
+    if len(float_controls) > 3:
+        subnormals = float_controls[3]
+    else:
+        subnormals = denormals.mode_for(float_controls[1])
     lowered = frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
+        denormals=subnormals,
+        fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
+        boundscheck=options.boundscheck,
+        error_model=options.error_model,
     )
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)
@@ -99,6 +99,8 @@ def compile_kernel(
         argtypes=argtypes,
         mode=mode,
         typed=typed,
+        hidden=lowered.hidden,
+        sites=lowered.sites,
         loop_iterations=loop_bounds.static_iterations(typed.func_ir)
         if not lowered.inlined_loops
         else None,  # loops inside device functions: no static bound (yet)

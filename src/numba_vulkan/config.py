@@ -63,3 +63,15 @@ PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16)
 # leaves it to each kernel's boundscheck option.
 BOUNDSCHECK = _int("NUMBA_BOUNDSCHECK", None)
 DUMP = os.environ.get("NUMBA_VULKAN_DUMP", "")  # e.g. "kir,spirv"
+# float32 subnormals in the math library (docs/math.md, "Subnormals and devices"): "" takes the
+# flush-safe forms unless the device promises to keep them (shaderDenormPreserveFloat32);
+# "keep" trusts the device to keep them (lavapipe does without promising it); "simulate" (tests)
+# takes the flush-safe forms and makes the library's own float32 ops flush as NVIDIA's do.
+SUBNORMALS32 = os.environ.get("NUMBA_VULKAN_SUBNORMALS32", "").strip().lower()
+if SUBNORMALS32 not in ("", "keep", "simulate"):
+    warnings.warn(
+        f"NUMBA_VULKAN_SUBNORMALS32={SUBNORMALS32!r} is not 'keep' or 'simulate'; ignored",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    SUBNORMALS32 = ""

@@ -27,7 +27,8 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, narrowing
+from . import arguments, cache, checks, compiler, config, hidden_args, narrowing, packed_args
+from .frontend.mathlib import denormals
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -74,14 +75,18 @@ def jit(func=None, **options):
     ----------
     func : function, optional
         The function; omitted when options are given.
-    fastmath : bool
-        Allow the driver's fast float built-ins and reassociation/contraction.
+    fastmath : bool or set of str
+        Allow the driver's fast float built-ins and reassociation/contraction; or a set
+        of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf', 'nsz',
+        'arcp', 'fast'}``): any of them relaxes the arithmetic, 'afn' or 'fast' also
+        uses the built-ins (docs/math.md).
     boundscheck : bool
-        Check indices. Not supported yet: ``True`` makes compilation raise
-        VulkanUnsupportedError (index checks need exceptions inside kernels).
+        Check every element index; one out of bounds raises IndexError on the host
+        at the next synchronisation (``NUMBA_BOUNDSCHECK`` overrides it;
+        docs/exceptions-and-print.md).
     error_model : {"numpy", "python"}
-        What integer division by zero does: give 0 (NumPy). "python" (raise
-        ZeroDivisionError) is refused with VulkanUnsupportedError for now.
+        What division by zero does: "numpy" (the default, as numba.cuda) gives 0 for
+        integers and inf/NaN for floats; "python" raises ZeroDivisionError.
     narrow : None, bool, "ints" or "floats"
         How 64-bit types are narrowed; see ``numba_vulkan.narrowing.Mode``.
     cache : bool
@@ -95,8 +100,8 @@ def jit(func=None, **options):
         Both mean the same: calls are always inlined into the kernel
         (docs/device-functions.md says why); the generated code is identical.
     debug : bool
-        ``True`` is refused with VulkanUnsupportedError (no debug information
-        or in-kernel checks yet).
+        ``True`` is refused with VulkanUnsupportedError (no debug information;
+        boundscheck and error_model="python" give the checks).
 
     Returns
     -------
@@ -114,7 +119,8 @@ def jit(func=None, **options):
             f"known options: {', '.join(_JIT_OPTIONS)}"
         )
     merged = dict(_JIT_OPTIONS, **options)
-    for name in ("fastmath", "boundscheck", "cache", "device", "debug"):
+    merged["fastmath"] = checks.fastmath_option(merged["fastmath"], "jit option fastmath")
+    for name in ("boundscheck", "cache", "device", "debug"):
         if not isinstance(merged[name], (bool, np.bool_)):
             raise TypeError(f"jit option {name} must be True or False, not {merged[name]!r}")
     if merged["inline"] not in ("never", "always"):
@@ -375,8 +381,12 @@ class Dispatcher:
         boundscheck = bool(self.options["boundscheck"])
         if config.BOUNDSCHECK is not None:  # NUMBA_BOUNDSCHECK overrides the option, as in Numba
             boundscheck = bool(config.BOUNDSCHECK)
+        fm = self.options["fastmath"]
         return pipeline.Options(
-            fastmath=bool(self.options["fastmath"]),
+            fastmath=bool(fm),
+            # the driver's approximate built-ins: fastmath=True, or 'afn' (or 'fast') among
+            # the flags; a set without it (e.g. {'contract'}) only relaxes the arithmetic
+            fast_builtins=bool(fm & {"afn", "fast"}) if isinstance(fm, frozenset) else bool(fm),
             boundscheck=boundscheck,
             error_model=self.options["error_model"],
             debug=bool(self.options["debug"]),
@@ -561,44 +571,79 @@ class Dispatcher:
                     f"{_device_name(device)}; copy it with copy_to_host() and to_device()"
                 )
             argtypes.append(arguments.typeof_argument(arg, position))
-        wide = any(arguments.needs_64bit_indices(a) for a in args if hasattr(a, "strides"))
+        wide = any(arguments.needs_64bit_indices(a) for a in _leaves(args) if hasattr(a, "strides"))
         wide = wide or launch.needs_64bit_ids()
         spec = self._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
 
-        # NumPy arrays travel to the device; the ones the kernel writes come back.
+        # NumPy arrays travel to the device; the ones the kernel writes come back. On a
+        # stream, both copies are enqueued on it (runtime/streams.py).
+        stream = launch.stream
+        if stream is not None and stream.device is not device:
+            raise ValueError(f"the stream belongs to {_device_name(stream.device)}, but the "
+                             f"kernel is launched on {_device_name(device)}")  # fmt: skip
         device_args = list(args)
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
                 arguments.check_narrowed_array(
-                    arg, spec.compiled.arguments[position], position, self.__name__
+                    arg, spec.compiled.by_position[position][0], position, self.__name__
                 )
-                on_device = _upload(arg, device)
+                if stream is not None:
+                    on_device = runtime.DeviceArray(device, arg.shape, arg.dtype)
+                    on_device.copy_to_device(arg, stream=stream)
+                else:
+                    on_device = _upload(arg, device)
                 device_args[position] = on_device
                 if spec.compiled.writes[position]:
                     copy_back.append((arg, on_device))
             elif isinstance(arg, (np.generic, int, float)):
                 device_args[position] = arguments.scalar_for_launch(
-                    arg, argtypes[position], spec.compiled.arguments[position], position,
+                    arg, argtypes[position], spec.compiled.by_position[position][0], position,
                     self.__name__,
                 )
+            elif isinstance(arg, tuple):  # scalars, arrays: packed_args.py
+                pairs = [] if spec.compiled.writes[position] else None
+                device_args[position] = packed_args.for_launch(
+                    arg, argtypes[position], spec.compiled.by_position[position], position,
+                    self.__name__, device, pairs,
+                )
+                copy_back.extend(pairs or ())
         device_args = tuple(device_args)
 
         # With results to copy back, the launch is held: the copies' wait submits the
         # launch and the copies at once (one vkQueueSubmit, not two).
-        held = bool(copy_back)
-        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held):
+        held = bool(copy_back) and stream is None
+        stream_core = None if stream is None else stream._core
+        if not spec.launcher.launch(launch.groups, launch.local_size, device_args, held,
+                                    stream_core):  # fmt: skip
             raise InternalCompilerError(
                 f"the launcher of kernel {self.__name__!r} {spec.compiled.argtypes} rejected "
                 f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
             )
+        if stream is not None:
+            from .runtime import streams
+
+            for host, on_device in copy_back:  # there after stream.synchronize()
+                if not host.flags.writeable:
+                    continue
+                streams.copy_to_host(on_device, host, stream)
+            return
+        raised = None
         for host, on_device in copy_back:
-            if host.flags.c_contiguous and host.dtype.isnative:
-                on_device.copy_to_host(out=host)
-            else:
-                host[...] = on_device.copy_to_host()
+            try:
+                if host.flags.c_contiguous and host.dtype.isnative:
+                    on_device.copy_to_host(out=host)
+                else:
+                    host[...] = on_device.copy_to_host()
+            except Exception as e:  # a kernel's exception (runtime/reports.py): copy the rest
+                if raised is None:
+                    raised = e
+        if raised is not None:
+            raise raised
         if config.SYNC and not copy_back:
             device.synchronize()
+        elif spec.compiled.sites and _holds_numpy(args):
+            device.synchronize()  # a launch with NumPy arguments reports (runtime/reports.py)
 
 
 dispatcher_registry[target.Vulkan] = Dispatcher
@@ -609,11 +654,26 @@ compiler_hook.set_jit(jit)
 # ---------------------------------------------------------------- helpers
 
 
+def _leaves(args):
+    """The arguments, with the items of tuple arguments in place of the tuples."""
+    for a in args:
+        if isinstance(a, tuple):
+            yield from _leaves(a)
+        else:
+            yield a
+
+
 class _HostInfo:
     """DeviceInfo stand-in for compiling without a device: float64 kept."""
 
     float64 = True
     int64 = True
+
+
+def _holds_numpy(args):
+    """Whether launch arguments include NumPy arrays (also inside tuples)."""
+    return any(isinstance(a, np.ndarray) or (isinstance(a, tuple) and _holds_numpy(a))
+               for a in args)  # fmt: skip
 
 
 def _uses_float64(compiled):
@@ -634,15 +694,18 @@ def _max_push(device):
 
 def _float_controls(device):
     """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep, whether float constants +0.0 must be hidden from its compiler):
-    what a kernel asks for without fastmath."""
+    subnormals it can keep, whether float constants +0.0 must be hidden from its compiler,
+    how the math library treats float32 subnormals there (frontend/mathlib/denormals.py)):
+    what a kernel asks for without fastmath (compiler.compile_kernel's float_controls)."""
     if device is None:
         return ((), (), False)
     info = device.info
+    denorm = tuple(getattr(info, "denorm_preserve", ()))
     return (
         tuple(info.nan_preserve),
-        tuple(getattr(info, "denorm_preserve", ())),
+        denorm,
         _folds_float_zeros(info),
+        denormals.mode_for(denorm, config.SUBNORMALS32),
     )
 
 
@@ -672,21 +735,27 @@ def _make_launcher(device, compiled):
     # The launcher writes the parameter block from the kernel's argument declarations
     # (kir/abi.h), including which arrays the kernel writes: the device puts barriers
     # only where a launch conflicts with earlier ones (vk/batch.cc).
-    return _core.Launcher(
-        core_device, kernel_core, compiled.args, compiled.param_size, compiled.params_in_buffer,
-        hidden=_hidden_values(device, compiled),
+    launcher = _core.Launcher(
+        core_device, kernel_core, list(compiled.args), compiled.param_size,
+        compiled.params_in_buffer, hidden=_hidden_values(device, compiled),
     )
+    if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
+        return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
+    return launcher
 
 
 def _hidden_values(device, compiled):
-    """{name: int or _core.Buffer} for the kernel's hidden parameters other than the grid's
-    (kir/abi.h): the one place where a new hidden parameter, declared by the front end with
-    ``module.add_hidden_param`` (or by a C++ pass), gets its value on ``device`` (a Buffer's
-    address is written and the buffer counts as used and written by every launch)."""
+    """{name: int, _core.Buffer or DeviceArray} for the kernel's hidden parameters other
+    than the grid's (kir/abi.h): the one place where a new hidden parameter, declared by
+    the front end with ``module.add_hidden_param`` (or by a C++ pass), gets its value on
+    ``device`` (a Buffer's or DeviceArray's address is written and the buffer counts as
+    used by every launch: see docs/runtime.md)."""
     from . import _core
 
     names = {a.name for a in compiled.args if a.kind == "hidden"}
     values = {}
     if _core.FLOAT_ZERO_PARAM in names:  # lavapipe's zeros (kir/float_zeros.h)
         values[_core.FLOAT_ZERO_PARAM] = 0
+    if compiled.hidden:  # global arrays and the status buffer (hidden_args.py)
+        values.update(hidden_args.hidden_values(compiled, device, names))
     return values

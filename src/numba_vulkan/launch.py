@@ -23,6 +23,7 @@ class LaunchConfig:
     device : Device or None
         The device, or None for the default device at the time of the call.
     stream : Stream or None
+        Launches go to this stream (runtime/streams.py) instead of the device's batches.
     shared_bytes : int
         Bytes of the dynamic shared array (``nv.shared.array(0, dtype)``), 0 for none. A
         kernel is compiled once per size (its array has that many elements), and such
@@ -30,7 +31,8 @@ class LaunchConfig:
     """
 
     __slots__ = (
-        "_checked", "device", "dispatcher", "groups", "local_size", "shared_bytes", "stream"
+        "_checked", "_stream_core", "device", "dispatcher", "groups", "local_size",
+        "shared_bytes", "stream",
     )
 
     def __init__(self, dispatcher, groups, local_size, device=None, stream=None, shared_bytes=0):
@@ -40,6 +42,7 @@ class LaunchConfig:
         self.local_size = local_size
         self.device = device
         self.stream = stream
+        self._stream_core = None if stream is None else stream._core  # the C++ side
         self._checked = None
 
     def __call__(self, *args):
@@ -51,7 +54,7 @@ class LaunchConfig:
             if self._checked is not device:
                 self.check_limits(device)
             for launcher in self.dispatcher._launchers.get(device, ()):
-                if launcher.launch(self.groups, self.local_size, args):
+                if launcher.launch(self.groups, self.local_size, args, False, self._stream_core):
                     if config.SYNC:
                         device.synchronize()
                     return None

@@ -2,7 +2,8 @@
 
 ``python _interrupt_child.py MODE`` prints one JSON line. Modes:
 
-- ``synchronize``, ``copy_to_host``, ``event``, ``launch``: queue seconds of
+- ``synchronize``, ``copy_to_host``, ``event``, ``launch``, ``stream`` (the work
+  on a stream, waited for by ``Stream.synchronize``): queue seconds of
   work (a kernel looping 10,000 times in each of 65,536 invocations, launched
   repeatedly: lavapipe ends loops after 65,535 iterations per invocation, so the
   work is made long by invocations and launches, not by one long loop), send
@@ -78,9 +79,9 @@ def work_size(target_s=0.5):
     return N * max(1, min(4096, int(target_s / max(seconds, 1e-6))))
 
 
-def queue_work(out):
+def queue_work(out, stream=None):
     for _ in range(LAUNCHES):
-        spin.forall(out.size)(out, np.int32(LOOP))
+        spin.forall(out.size, stream=stream)(out, np.int32(LOOP))
 
 
 def interrupt(mode):
@@ -94,8 +95,9 @@ def interrupt(mode):
         fired["t"] = time.perf_counter()
         os.kill(os.getpid(), signal.SIGINT)
 
+    stream = nv.stream() if mode == "stream" else None
     if mode != "launch":
-        queue_work(out)
+        queue_work(out, stream)
     start = time.perf_counter()
     threading.Thread(target=fire, daemon=True).start()
     caught = None
@@ -106,6 +108,8 @@ def interrupt(mode):
             out.copy_to_host()
         elif mode == "event":
             nv.event().record().synchronize()
+        elif mode == "stream":
+            stream.synchronize()
         elif mode == "launch":
             # Launches block once MAX_IN_FLIGHT batches are queued: a wait for a slot.
             # Shorter launches (N // 16 invocations), or draining them takes minutes.

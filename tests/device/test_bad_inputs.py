@@ -202,9 +202,11 @@ for label, out in BAD_OUT:
     case(f"copy_to_host(out={label})", (lambda o: lambda: _arr().copy_to_host(out=o))(out), "out")
 
 # Indexing and views.
-for label, key in [("float", 1.5), ("str", "a"), ("list", [0, 1]), ("array", np.array([0])),
+for label, key in [("float", 1.5), ("str", "a"), ("float list", [0.5, 1]),
+                   ("float array", np.array([0.0])), ("index array out of range", np.array([4])),
+                   ("mask of another shape", np.array([True, False])),
                    ("out of range", 10), ("negative out of range", -10), ("too many", (0, 0)),
-                   ("bool", True), ("float in tuple", (1.5,))]:  # fmt: skip
+                   ("str list", ["a"]), ("float in tuple", (1.5,))]:  # fmt: skip
     case(f"getitem[{label}]", (lambda k: lambda: _arr()[k])(key), "ind|bound|axis|array",
          INDEXING)  # fmt: skip
     case(f"setitem[{label}]", (lambda k: lambda: _arr().__setitem__(k, 1))(key),

@@ -206,3 +206,102 @@ def test_kernels_with_dynamic_shared_memory_are_cached(tmp_path):
         assert r.returncode == 0, r.stderr
         result = json.loads(r.stdout.strip().splitlines()[-1])
         assert result == {"out": want, "hits": hits}
+
+
+CONSTANT_CHILD = """
+import json, sys
+import numpy as np
+import numba_vulkan as nv
+
+TABLE = np.arange(1000, dtype=np.float32) * 0.5  # too large to inline: a constant buffer
+
+@nv.jit(cache=True)
+def lookup(idx, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = TABLE[idx[i]]
+
+idx = np.array([0, 999, 500, 3], dtype=np.int32)
+out = np.zeros(4, np.float32)
+lookup.forall(4)(idx, out)
+print(json.dumps({"out": out.tolist(), "hits": sum(lookup.stats.cache_hits.values())}))
+"""
+
+
+def test_kernels_with_constant_buffers_are_cached(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC), NUMBA_VULKAN_CACHE="1",
+               NUMBA_VULKAN_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    (tmp_path / "c.py").write_text(CONSTANT_CHILD)
+    for hits in (0, 1):  # the frozen values travel in the entry
+        r = subprocess.run([sys.executable, str(tmp_path / "c.py")], env=env,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        result = json.loads(r.stdout.strip().splitlines()[-1])
+        assert result == {"out": [0.0, 499.5, 250.0, 1.5], "hits": hits}
+
+
+def test_a_global_device_array_is_not_cached_and_says_so(tmp_path, monkeypatch):
+    import numpy as np
+
+    import numba_vulkan as nv
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "CACHE", 1)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+    table = nv.to_device(np.arange(4, dtype=np.int32))
+
+    def kernel(x):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = table[i] + 1
+
+    out = np.zeros(4, np.int32)
+    with pytest.warns(nv.VulkanPerformanceWarning, match="not cached: .*global device array"):
+        nv.jit(cache=True)(kernel).forall(4)(out)
+    np.testing.assert_array_equal(out, [1, 2, 3, 4])
+    assert not (tmp_path / "cache" / "kernels").exists()
+
+RAISE_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import numba_vulkan as nv
+
+class Odd(Exception):
+    pass
+
+@nv.jit(cache=True, boundscheck=True)
+def k(x, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        if x[i] % 2:
+            raise Odd("odd input")
+        print("even", x[i])
+        out[i] = x[x.size + i]  # out of bounds: IndexError
+
+found = []
+for x in (np.array([3]), np.array([4])):
+    try:
+        k.forall(x.size)(x, np.zeros(x.size))
+    except (Odd, IndexError) as e:
+        found.append([type(e).__name__, str(e)])
+print(json.dumps({"found": found, "hits": sum(k.stats.cache_hits.values())}))
+"""
+
+
+def test_kernels_that_raise_and_print_decode_when_loaded_from_the_cache(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC), NUMBA_VULKAN_CACHE="1",
+               NUMBA_VULKAN_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    (tmp_path / "r.py").write_text(RAISE_CHILD)
+    for hits in (0, 1):
+        r = subprocess.run([sys.executable, str(tmp_path / "r.py"), str(tmp_path)], env=env,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.strip().splitlines()
+        result = json.loads(lines[-1])
+        assert result["hits"] == hits  # the second process decodes the cached kernels' sites
+        (odd, odd_text), (index, index_text) = result["found"]
+        assert odd == "Odd" and odd_text.startswith("odd input (in kernel 'k'")
+        assert index == "IndexError"
+        assert index_text.startswith("index 1 is out of bounds for axis 0 with size 1 (array 'x')")
+        assert "even 4" in lines

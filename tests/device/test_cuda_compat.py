@@ -397,13 +397,17 @@ def test_launch_with_stream_and_dynamic_shared_memory():
 
 
 @pytest.mark.parametrize("name, words", [
-    ("random", "cuda.random"), ("libdevice", "libdevice"), ("managed_array", "managed"),
+    ("libdevice", "libdevice"), ("managed_array", "managed"),
     ("compile_ptx", "PTX"), ("no_such_name_at_all", "not mapped"),
 ])
 def test_unmapped_names_raise_naming_the_feature(name, words):
     with pytest.raises(VulkanUnsupportedError, match=words):
         obj = getattr(cuda, name)
         obj()
+
+
+def test_cuda_random_as_an_attribute():
+    assert cuda.random.create_xoroshiro128p_states(2, seed=0).shape == (2,)
 
 
 def test_grid_sync_refused():
@@ -485,3 +489,36 @@ def test_jit_with_signature_and_options():
     np.testing.assert_array_equal(out, a)
     with pytest.raises(VulkanUnsupportedError, match="linking"):
         cuda.jit(link=["f.cu"])
+
+
+# ---------------------------------------------------------------- numba-cuda's doc examples
+
+#: The examples of numba-cuda's documentation that run (docs/cuda-compat.md); each runs
+#: with only its numba.cuda imports changed, checked by the example's own assertions.
+DOC_EXAMPLES_PASSING = {
+    "test_cpu_gpu_compat.TestCpuGpuCompat.test_ex_cpu_gpu_compat",
+    "test_globals.TestGlobals.test_ex_globals_constant_capture",
+    "test_globals.TestGlobals.test_ex_globals_device_array_capture",
+    "test_matmul",
+    "test_random.TestRandom.test_ex_3d_grid",
+    "test_ufunc.TestUFunc.test_ex_cuda_ufunc_call",
+    "test_vecadd.TestVecAdd.test_ex_vecadd",
+}
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("NUMBA_CUDA_SRC"),
+                    reason="NUMBA_CUDA_SRC (a numba-cuda checkout) is not set")  # fmt: skip
+def test_numba_cuda_doc_examples():
+    """scripts/numba_cuda_doc_examples.py on a numba-cuda checkout, in a subprocess."""
+    import os
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = os.path.join(repo, "scripts", "numba_cuda_doc_examples.py")
+    names = sorted({name.split(".")[0] for name in DOC_EXAMPLES_PASSING})
+    r = subprocess.run([sys.executable, script, os.environ["NUMBA_CUDA_SRC"], *names],
+                       capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    passed = {line.split()[1] for line in r.stdout.splitlines() if line.startswith("PASS ")}
+    assert DOC_EXAMPLES_PASSING <= passed, r.stdout

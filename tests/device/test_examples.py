@@ -80,3 +80,11 @@ def test_histogram():
 def test_prefix_sum_with_subgroups():
     out = run_example("prefix_sum.py", "--size", 40000)
     assert "matches NumPy: True" in out
+
+
+@pytest.mark.parametrize("name, args", [("heat_equation.py", (48, 30)), ("nbody.py", (64, 10)),
+                                        ("image_blur.py", (64, 3))])  # fmt: skip
+def test_gallery_examples_match_numpy(name, args):
+    out = run_example(name, *args)
+    assert "matches NumPy: True" in out
+    assert device_name() in out

@@ -27,7 +27,7 @@ def _child(mode, timeout=180):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("mode", ["synchronize", "copy_to_host", "event", "launch"])
+@pytest.mark.parametrize("mode", ["synchronize", "copy_to_host", "event", "launch", "stream"])
 def test_ctrl_c_interrupts_a_wait_within_100_ms(device, mode):
     if mode == "event" and not device.info.timestamp_bits:
         pytest.skip("the device writes no timestamps")

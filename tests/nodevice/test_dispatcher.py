@@ -6,7 +6,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 import numba_vulkan as nv
-from numba_vulkan import arguments, dispatcher, stubs
+from numba_vulkan import _core, arguments, dispatcher, stubs
 from numba_vulkan.typing import pipeline
 
 
@@ -292,19 +292,23 @@ def test_public_names():
     assert set(nv.__all__) <= set(dir(nv))
 
 
-@pytest.mark.parametrize(
-    "options, words",
-    [
-        ({"boundscheck": True}, "boundscheck=True"),
-        ({"error_model": "python"}, "error_model='python'"),
-    ],
-)
-def test_options_that_need_kernel_exceptions_are_refused(options, words):
-    # They would need exceptions raised inside kernels; a kernel that silently
-    # skipped the checks would be worse than a clear refusal.
-    kernel = nv.jit(**options)(saxpy)
-    with pytest.raises(nv.VulkanUnsupportedError, match=words):
-        kernel.compile("(float32, float32[:], float32[:], float32[:])")
+@pytest.mark.parametrize("options", [{"boundscheck": True}, {"error_model": "python"}])
+def test_options_that_raise_in_kernels_compile_with_the_status_argument(options):
+    # boundscheck and error_model='python' check inside the kernel: the compiled
+    # kernel has raise sites and the hidden status argument after its own four.
+    def divide(a, x, y, out):  # saxpy with a division
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = x[i] / a + y[i]
+
+    kernel = nv.jit(**options)(divide)
+    compiled = kernel.compile("(float32, float32[:], float32[:], float32[:])")
+    assert compiled.sites and len(compiled.arguments) == 4
+    assert compiled.hidden[-1] == ("status", ("status", None))
+    assert [a.name for a in compiled.args if a.kind == "hidden"][-1] == "status.addr"
+    _core.validate(compiled.words)
+    plain = nv.jit(divide).compile("(float32, float32[:], float32[:], float32[:])")
+    assert not plain.sites and not plain.hidden  # no checks, no hidden argument
 
 
 def test_arrays_past_32_bit_indexing_are_detected():

@@ -28,12 +28,18 @@ def k_complex(out, a):
         out[i] = (z * z.conjugate() - 1j) / (z + 2) + abs(z) + complex(z.imag, 1.0)
 
 
+def k_complex_arg(out, z):
+    out[0] = z
+
+
 @pytest.mark.parametrize(
     "func, sig",
     [
         (k_records, (numba.float64[::1], REC[::1])),
         (k_complex, (numba.complex128[::1], numba.complex128[::1])),
         (k_complex, (numba.complex64[::1], numba.complex64[::1])),
+        (k_complex_arg, (numba.complex128[::1], numba.complex128)),  # flattened: packed.py
+        (k_complex_arg, (numba.complex64[::1], numba.complex64)),
     ],
 )
 def test_modules_validate(func, sig):
@@ -49,16 +55,11 @@ def k_complex_sum(out, a):
     out[0] = a.min()  # MARK
 
 
-def k_complex_arg(out, z):
-    out[0] = z  # MARK
-
-
 @pytest.mark.parametrize(
     "func, sig, words",
     [
         (k_complex_pow, (numba.complex128[::1],) * 2, "'[*][*]' on complex"),
         (k_complex_sum, (numba.complex128[::1],) * 2, "complex array"),
-        (k_complex_arg, (numba.complex128[::1], numba.complex128), "kernel arguments"),
     ],
 )
 def test_complex_refusals(func, sig, words):

@@ -6,6 +6,7 @@
 // around the wait; the device guards its own state (vk/device.h). Waits run
 // CheckSignals between their slices, which takes the GIL briefly in the main
 // thread only and runs Python's signal handlers, so Ctrl-C interrupts a wait.
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -167,6 +168,8 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_prop_ro("handle",
                      [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.handle()); })
         .def_prop_ro("queue", [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.queue()); })
+        .def_prop_ro("stream_queue",
+                     [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.stream_queue()); })
         .def_prop_ro("command_pool",
                      [](vk::Device& d) { return reinterpret_cast<uint64_t>(d.command_pool()); })
         .def_prop_ro("family", [](vk::Device& d) { return d.info().compute_family; })
@@ -212,6 +215,24 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
                  return Unwrap(std::move(r));
              },
              nb::arg("timestamp"))
+        .def("create_stream",
+             [](vk::Device& d) {
+                 vk::StreamState* s = Unwrap(d.AcquireStream());
+                 return PyStream{std::make_shared<StreamHandle>(&d, s)};
+             },
+             "A new stream (vk/stream.cc).")
+        .def_prop_ro("stream_queues",
+                     [](vk::Device& d) {
+                         return nb::make_tuple(d.stream_kernel_queue(), d.stream_copy_queue());
+                     },
+                     "(kernels, copies) of streams: 0 the device's queue, 1 a second compute "
+                     "queue, 2 a queue of the transfer-only family.")
+        .def("timestamp_done",
+             [](vk::Device& d, PyTimestamp& ts) {
+                 ThrowIfError(d.Usable());
+                 return d.TimestampDone(*ts.ref);
+             },
+             nb::arg("timestamp"), "Whether the timestamp has been written (never waits).")
         .def("wait_value",
              [](vk::Device& d, uint64_t value) { Released([&] { return d.WaitValue(value); }); })
         .def("flush", [](vk::Device& d) { Released([&] { return d.Flush(); }); })
@@ -230,7 +251,58 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
             ThrowIfError(d.Usable());
             return d.Idle();
         });
+    InitRuntimeStreams(m);
     return cls;
+}
+
+void InitRuntimeStreams(nb::module_& m) {
+    using Regions = nb::ndarray<const uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+    nb::class_<PyStream>(m, "Stream", "The device side of runtime.Stream.")
+        .def("copy",
+             [](PyStream& s, PyBuffer& src, PyBuffer& dst, Regions regions) {
+                 if (src.ref->device != &s.device() || dst.ref->device != &s.device()) {
+                     Throw(util::InvalidArgument("a buffer belongs to another device than the "
+                                                 "stream"));
+                 }
+                 if (regions.shape(1) != 3) {
+                     Throw(util::InvalidArgument("regions must have 3 columns: source offset, "
+                                                 "destination offset, bytes"));
+                 }
+                 std::vector<VkBufferCopy> list(regions.shape(0));
+                 const uint64_t* r = regions.data();
+                 for (size_t i = 0; i < list.size(); ++i) {
+                     list[i] = VkBufferCopy{r[3 * i], r[3 * i + 1], r[3 * i + 2]};
+                 }
+                 Released([&] {
+                     return s.device().StreamCopy(s.state(), *src.ref, *dst.ref, list.data(),
+                                                  list.size());
+                 });
+             },
+             nb::arg("src"), nb::arg("dst"), nb::arg("regions"),
+             "Enqueue copies of (source offset, destination offset, bytes) rows.")
+        .def("query", [](PyStream& s) {
+            ThrowIfError(s.device().Usable());
+            return s.device().StreamDone(s.state());
+        })
+        .def("synchronize",
+             [](PyStream& s) { Released([&] { return s.device().StreamSynchronize(s.state()); }); })
+        .def_prop_ro("value",
+                     [](PyStream& s) { return s.state().submitted.load(); },
+                     "The timeline value of the last submission (0: none yet).")
+        .def_prop_ro("completed",
+                     [](PyStream& s) {
+                         ThrowIfError(s.device().Usable());
+                         return s.device().StreamCompleted(s.state());
+                     },
+                     "The last timeline value known complete (never waits).")
+        .def("record_timestamp", [](PyStream& s) {
+            util::Result<vk::TimestampRef> ts = util::Status::Ok();
+            {
+                nb::gil_scoped_release release;
+                ts = s.device().StreamTimestamp(s.state());
+            }
+            return PyTimestamp{Unwrap(std::move(ts))};
+        });
 }
 
 void InitRuntime(nb::module_& m) {
@@ -246,6 +318,7 @@ void InitRuntime(nb::module_& m) {
     m.attr("BATCH_SLOTS") = vk::kMaxInFlight + 1;
     m.attr("PARAM_ARENA_BYTES") = vk::kParamArenaBytes;
     m.attr("QUERIES") = vk::kQueries;
+    m.attr("KERNEL_SLOTS") = vk::kKernelSlots;
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
     InitRuntimeLaunch(m, device_class);

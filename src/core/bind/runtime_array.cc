@@ -40,6 +40,12 @@ void InitRuntimeArrays(nb::module_& m) {
              nb::arg("offset"), nb::arg("out"),
              "Fill a C-contiguous host array with the bytes at `offset`.")
         .def_prop_ro("pinned", [](PyBuffer& b) { return b.ref->mapped != nullptr; })
+        .def_prop_ro("idle",
+                     [](PyBuffer& b) {
+                         ThrowIfError(b.ref->device->Usable());
+                         return b.ref->device->BufferIdle(*b.ref);
+                     },
+                     "Whether no launch, copy or stream uses the buffer now (never waits).")
         .def("host_view",
              [](nb::handle self) {
                  PyBuffer& b = nb::cast<PyBuffer&>(self);

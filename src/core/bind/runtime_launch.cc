@@ -181,7 +181,12 @@ class Launcher {
         return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
     }
 
-    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold) {
+    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
+                PyStream* stream) {
+        if (stream != nullptr && &stream->device() != device_) {
+            Throw(util::InvalidArgument("the stream belongs to another device than the kernel's "
+                                        "launcher"));
+        }
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
             PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
@@ -223,7 +228,7 @@ class Launcher {
             if (f.nbytes == 8) Put<uint64_t>(block, f.offset, f.value);
             else Put<uint32_t>(block, f.offset, static_cast<uint32_t>(f.value));
             if (f.buffer) {
-                writes[n_used] = true;
+                writes[n_used] = f.written;
                 used[n_used++] = f.buffer.get();
             }
         }
@@ -265,7 +270,8 @@ class Launcher {
         util::Result<uint64_t> value = util::Status::Ok();
         {
             nb::gil_scoped_release release;  // the launch may wait for a slot
-            value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold);
+            value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold,
+                                 stream ? &stream->state() : nullptr);
         }
         if (keep_last_.load(std::memory_order_relaxed)) {
             std::lock_guard<std::mutex> lock(last_mutex_);
@@ -280,9 +286,33 @@ class Launcher {
     // workgroup in the whole grid (grid.base) and the whole grid's counts
     // (grid.groups), which the kernel adds to WorkgroupId / reads for
     // num_groups (frontend/grid.py). Returns the timeline value of the last piece.
+    // On a stream, the pieces go out as one submission of the stream (vk/stream.cc).
     util::Result<uint64_t> DispatchGrid(VkPipeline pipeline, const uint32_t g[3],
                                         uint8_t* block, vk::Buffer* const* used, size_t n_used,
-                                        const bool* writes, bool hold) {
+                                        const bool* writes, bool hold,
+                                        vk::StreamState* stream = nullptr) {
+        if (stream != nullptr) {
+            std::vector<std::vector<uint8_t>> blocks;
+            std::vector<vk::DispatchPiece> pieces;
+            NVK_RETURN_IF_ERROR(SplitGrid(g, block, [&](const uint32_t* piece) {
+                blocks.emplace_back(block, block + block_bytes_);
+                pieces.push_back({{piece[0], piece[1], piece[2]}, nullptr});
+                return util::Result<uint64_t>(uint64_t{0});
+            }).status());
+            for (size_t i = 0; i < pieces.size(); ++i) pieces[i].params = blocks[i].data();
+            return device_->StreamDispatch(*stream, *kernel_, pipeline, pieces.data(),
+                                           pieces.size(), param_size_, in_buffer_, used, n_used);
+        }
+        return SplitGrid(g, block, [&](const uint32_t* piece) {
+            return device_->RecordDispatch(*kernel_, pipeline, piece, block, param_size_,
+                                           in_buffer_, used, n_used, writes, hold);
+        });
+    }
+
+    // Calls emit(groups) for each piece of the grid `g`, with the grid parameters of
+    // that piece written into `block`; returns the last emit's result.
+    template <typename Emit>
+    util::Result<uint64_t> SplitGrid(const uint32_t g[3], uint8_t* block, Emit&& emit) {
         const auto& max = device_->info().max_groups;
         if (grid_.has_groups) {
             for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
@@ -291,8 +321,7 @@ class Launcher {
             if (grid_.has_base) {
                 for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.base[a], 0);
             }
-            return device_->RecordDispatch(*kernel_, pipeline, g, block, param_size_, in_buffer_,
-                                           used, n_used, writes, hold);
+            return emit(g);
         }
         uint64_t value = 0;
         uint32_t piece[3];
@@ -307,10 +336,7 @@ class Launcher {
                         Put<uint32_t>(block, grid_.base[1], static_cast<uint32_t>(y));
                         Put<uint32_t>(block, grid_.base[2], static_cast<uint32_t>(z));
                     }
-                    NVK_ASSIGN_OR_RETURN(value, device_->RecordDispatch(*kernel_, pipeline, piece,
-                                                                        block, param_size_,
-                                                                        in_buffer_, used, n_used,
-                                                                        writes, hold));
+                    NVK_ASSIGN_OR_RETURN(value, emit(piece));
                 }
             }
         }
@@ -336,13 +362,15 @@ class Launcher {
         uint32_t base[3] = {}, groups[3] = {};
         uint32_t index_bytes = 4;
     };
-    // A hidden parameter with a fixed value (or a buffer's address) given when
-    // the launcher is made; a buffer is also marked as used (and written) by
-    // every launch, so that hazards and lifetimes cover it.
+    // A hidden parameter with a fixed value (or a buffer's or device array's
+    // address) given when the launcher is made; the buffer is also marked as used
+    // by every launch, so that hazards and lifetimes cover it: as written always
+    // for a Buffer, as the declaration says (ArgDecl.written) for a device array.
     struct FixedValue {
         uint32_t offset = 0, nbytes = 0;
         uint64_t value = 0;
         vk::BufferRef buffer;
+        bool written = true;
     };
 
     // One hidden parameter: a grid one by its name, any other from `values`.
@@ -376,7 +404,19 @@ class Launcher {
         fixed.offset = a.offset;
         fixed.nbytes = nbytes;
         PyBuffer* buffer = nullptr;
-        if (nb::try_cast<PyBuffer*>(v, buffer) && buffer) {
+        DeviceArrayBase* array = nullptr;
+        if (nb::try_cast<DeviceArrayBase*>(v, array) && array) {
+            // A hidden array (global arrays, the status buffer): the address of its
+            // element 0; its extents and strides are hidden parameters of their own.
+            if (nbytes != 8 || array->device != device_) {
+                Throw(util::InvalidArgument("hidden parameter '" + a.name +
+                                            "': a device array of this device needs a u64 "
+                                            "slot"));
+            }
+            fixed.buffer = array->buffer;
+            fixed.value = array->buffer->address + array->offset;
+            fixed.written = a.written;
+        } else if (nb::try_cast<PyBuffer*>(v, buffer) && buffer) {
             if (nbytes != 8 || buffer->ref->device != device_) {
                 Throw(util::InvalidArgument("hidden parameter '" + a.name +
                                             "': a buffer of this device needs a u64 slot"));
@@ -491,7 +531,10 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
         .def(
             "dispatch",
             [](vk::Device& d, PyKernel& k, nb::handle groups, nb::handle local, nb::bytes push,
-               nb::list buffers) {
+               nb::list buffers, PyStream* stream) {
+                if (stream != nullptr && &stream->device() != &d) {
+                    Throw(util::InvalidArgument("the stream belongs to another device"));
+                }
                 uint32_t g[3], l[3];
                 if (!ReadTriple(groups.ptr(), g) || !ReadTriple(local.ptr(), l)) {
                     PyErr_Clear();
@@ -518,7 +561,14 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                     used.push_back(refs.back().get());
                 }
                 util::Result<uint64_t> value = util::Status::Ok();
-                {
+                if (stream != nullptr) {
+                    nb::gil_scoped_release release;
+                    // Ordered by the stream's semaphores: nothing for barriers to do.
+                    vk::DispatchPiece piece{{g[0], g[1], g[2]}, block.data()};
+                    value = d.StreamDispatch(stream->state(), *k.kernel, pipeline, &piece, 1,
+                                             static_cast<uint32_t>(block.size()), false,
+                                             used.data(), used.size());
+                } else {
                     nb::gil_scoped_release release;
                     // A raw module may reach memory through addresses in `push` that
                     // `buffers` does not list: barriers on both sides, as before
@@ -532,8 +582,9 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
                 ThrowIfError(value.status());
             },
             nb::arg("kernel"), nb::arg("groups"), nb::arg("local_size"), nb::arg("push"),
-            nb::arg("buffers"),
-            "Record one dispatch with raw push constants; `buffers` are marked as used by it.");
+            nb::arg("buffers"), nb::arg("stream").none() = nb::none(),
+            "Record one dispatch with raw push constants; `buffers` are marked as used by it. "
+            "`stream`: enqueue it on that stream instead.");
 
     m.def("dtype_code",
           [](const std::string& kind, uint32_t itemsize, uint32_t record_key) {
@@ -560,18 +611,19 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
              nb::arg("device"), nb::arg("kernel"), nb::arg("args"), nb::arg("param_size"),
              nb::arg("params_in_buffer"), nb::arg("hidden") = nb::none(),
              "`args`: the kernel's _core.ArgDecl list (CompiledKernel.args), hidden parameters "
-             "included; `hidden`: {name: int or Buffer} for each hidden parameter that is not "
-             "the grid's (a Buffer's address is written, and the buffer counts as written by "
-             "every launch).")
+             "included; `hidden`: {name: int, Buffer or DeviceArray} for each hidden parameter "
+             "that is not the grid's (a Buffer's or DeviceArray's address is written, and its "
+             "buffer counts as used by every launch: written always for a Buffer, where the "
+             "declaration says so for a DeviceArray).")
         .def_prop_rw(
             "keep_last_block", [](Launcher& l) { return l.keep_last(); },
             [](Launcher& l, bool on) { l.set_keep_last(on); },
             "Keep a copy of each launch's parameter block for last_block() (off: free).")
         .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
-             nb::arg("args"), nb::arg("hold") = false,
+             nb::arg("args"), nb::arg("hold") = false, nb::arg("stream").none() = nb::none(),
              "Record a launch; False if `args` do not fit this specialisation. `hold`: "
              "leave it unsubmitted for now (copies of its results follow, and their wait "
-             "submits all at once).")
+             "submits all at once). `stream`: enqueue it on that stream instead.")
         .def("last_block", &Launcher::LastBlock,
              "The parameter block of the last launch (for tests and debugging).");
 }

@@ -27,6 +27,22 @@ struct PyTimestamp {
     vk::TimestampRef ref;
 };
 
+// _core.Stream: a stream of one device (vk/stream.cc); dropping the last
+// reference gives it back to the device without waiting for its work.
+struct StreamHandle {
+    vk::Device* device = nullptr;
+    vk::StreamState* state = nullptr;
+    StreamHandle(vk::Device* d, vk::StreamState* s) : device(d), state(s) {}
+    StreamHandle(const StreamHandle&) = delete;
+    StreamHandle& operator=(const StreamHandle&) = delete;
+    ~StreamHandle() { device->ReleaseStream(state); }
+};
+struct PyStream {
+    std::shared_ptr<StreamHandle> handle;
+    vk::Device& device() const { return *handle->device; }
+    vk::StreamState& state() const { return *handle->state; }
+};
+
 // _core.Kernel: a SPIR-V module loaded on one device.
 struct PyKernel {
     std::unique_ptr<vk::Kernel> kernel;
@@ -74,6 +90,7 @@ inline bool FitsInt32Indices(int ndim, const int64_t* shape, const int64_t* stri
 
 nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);
 void InitRuntimeArrays(nb::module_& m);
+void InitRuntimeStreams(nb::module_& m);
 void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class);
 
 }  // namespace nvk::bind

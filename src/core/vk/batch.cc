@@ -66,6 +66,7 @@ util::Status Device::OpenBatch(Lock& lock) {
         NVK_RETURN_IF_ERROR(
             Checked(fns_.vkBeginCommandBuffer(slot.cb, &begin), "vkBeginCommandBuffer"));
         slot.params_used = 0;
+        slot.waits.clear();
         open_slot_ = next_slot_;
         next_slot_ = (next_slot_ + 1) % static_cast<int>(slots_.size());
         open_count_ = 0;
@@ -86,6 +87,7 @@ void Device::RecordBarrier() {
 }
 
 void Device::OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes) {
+    if (!streams_.empty()) WaitStreamsLocked(used, n);
     bool need = force_barrier_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < n && !need; ++i) {
         const bool w = writes == nullptr || writes[i];
@@ -182,8 +184,22 @@ util::Status Device::FlushLocked() {
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     timeline.signalSemaphoreValueCount = 1;
     timeline.pSignalSemaphoreValues = &value;
+    // Streams that still used buffers of this batch when it was recorded (stream.cc).
+    std::vector<VkSemaphore> wait_sems;
+    std::vector<uint64_t> wait_values;
+    std::vector<VkPipelineStageFlags> wait_stages;
+    for (const auto& [sem, v] : slot.waits) {
+        wait_sems.push_back(sem);
+        wait_values.push_back(v);
+        wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    }
+    timeline.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
+    timeline.pWaitSemaphoreValues = wait_values.data();
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.pNext = &timeline;
+    submit.waitSemaphoreCount = static_cast<uint32_t>(wait_sems.size());
+    submit.pWaitSemaphores = wait_sems.data();
+    submit.pWaitDstStageMask = wait_stages.data();
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &slot.cb;
     submit.signalSemaphoreCount = 1;
@@ -205,7 +221,7 @@ bool Device::Idle() {
         (void)FlushLocked();
         return false;
     }
-    return IdleLocked();
+    return IdleLocked() && !StreamsBusyLocked();
 }
 
 bool Device::IdleLocked() {
@@ -229,14 +245,23 @@ util::Status Device::WaitValue(uint64_t value) {
 util::Status Device::Synchronize() {
     NVK_RETURN_IF_ERROR(Usable());
     uint64_t value = 0;
+    std::vector<std::pair<StreamState*, uint64_t>> streams;  // and every stream's work
     {
         Lock lock(mu_);
         NVK_RETURN_IF_ERROR(FlushLocked());
         value = submitted_;
+        for (auto& s : streams_) {
+            if (s->submitted > s->completed.load()) streams.emplace_back(s.get(), s->submitted);
+        }
     }
     NVK_RETURN_IF_ERROR(WaitTimeline(value));
+    for (auto& [s, v] : streams) NVK_RETURN_IF_ERROR(WaitSemaphore(s->semaphore, s->completed, v));
+    std::vector<BufferRef> drop;  // released after the lock: their deleters take it
     Lock lock(mu_);
+    for (auto& s : streams_) RecycleLocked(*s, drop);
     if (!retired_.empty()) ReapLocked();
+    lock.unlock();
+    drop.clear();
     return util::Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 #include "vk/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -113,28 +114,68 @@ util::Status Device::Init(Instance& instance) {
         extensions.push_back("VK_KHR_portability_subset");
     }
 
-    float priority = 1.0f;
-    VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    queue_info.queueFamilyIndex = static_cast<uint32_t>(info_.compute_family);
-    queue_info.queueCount = 1;
-    queue_info.pQueuePriorities = &priority;
+    // Queues: the compute family's first queue for work outside streams; streams'
+    // kernels on its second queue where it has one, their copies on a queue of a
+    // transfer-only family where there is one (stream.cc); else the first queue.
+    uint32_t family_count = 0;
+    ifns.vkGetPhysicalDeviceQueueFamilyProperties(info_.handle, &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    ifns.vkGetPhysicalDeviceQueueFamilyProperties(info_.handle, &family_count, families.data());
+    const uint32_t compute_queues =
+        std::min<uint32_t>(2, families[info_.compute_family].queueCount);
+    const float priorities[2] = {1.0f, 1.0f};
+    VkDeviceQueueCreateInfo queue_infos[2]{};
+    queue_infos[0] = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue_infos[0].queueFamilyIndex = static_cast<uint32_t>(info_.compute_family);
+    queue_infos[0].queueCount = compute_queues;
+    queue_infos[0].pQueuePriorities = priorities;
+    uint32_t queue_info_count = 1;
+    // NVK_VULKAN_STREAM_QUEUES=1: streams on the one queue, as on a device without
+    // others (for comparisons on GPUs).
+    const char* one_queue = std::getenv("NVK_VULKAN_STREAM_QUEUES");
+    const bool single = one_queue && std::string(one_queue) == "1";
+    const bool use_transfer = info_.transfer_family >= 0 && !single;
+    if (use_transfer) {
+        queue_infos[1] = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+        queue_infos[1].queueFamilyIndex = static_cast<uint32_t>(info_.transfer_family);
+        queue_infos[1].queueCount = 1;
+        queue_infos[1].pQueuePriorities = priorities;
+        queue_info_count = 2;
+    }
+    const VkDeviceQueueCreateInfo& queue_info = queue_infos[0];
 
     VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     create.pNext = &enabled;
-    create.queueCreateInfoCount = 1;
-    create.pQueueCreateInfos = &queue_info;
+    create.queueCreateInfoCount = queue_info_count;
+    create.pQueueCreateInfos = queue_infos;
     create.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
     create.ppEnabledExtensionNames = extensions.data();
     NVK_VK_CHECK("vkCreateDevice",
                  ifns.vkCreateDevice(info_.handle, &create, nullptr, &device_));
     NVK_RETURN_IF_ERROR(LoadDeviceFns(ifns, device_, fns_));
     fns_.vkGetDeviceQueue(device_, queue_info.queueFamilyIndex, 0, &queue_);
+    kernel_queue_ = queue_;
+    if (compute_queues > 1 && !single) {
+        fns_.vkGetDeviceQueue(device_, queue_info.queueFamilyIndex, 1, &kernel_queue_);
+    }
+    copy_queue_ = kernel_queue_;
+    queue_families_.push_back(queue_info.queueFamilyIndex);
+    if (use_transfer) {
+        fns_.vkGetDeviceQueue(device_, queue_infos[1].queueFamilyIndex, 0, &copy_queue_);
+        copy_family_ = 1;
+        queue_families_.push_back(queue_infos[1].queueFamilyIndex);
+    }
 
     VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pool_info.queueFamilyIndex = queue_info.queueFamilyIndex;
     NVK_VK_CHECK("vkCreateCommandPool",
                  fns_.vkCreateCommandPool(device_, &pool_info, nullptr, &command_pool_));
+    if (use_transfer) {
+        pool_info.queueFamilyIndex = queue_infos[1].queueFamilyIndex;
+        NVK_VK_CHECK("vkCreateCommandPool",
+                     fns_.vkCreateCommandPool(device_, &pool_info, nullptr, &transfer_pool_));
+    }
 
     VkPipelineCacheCreateInfo cache_info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
     NVK_VK_CHECK("vkCreatePipelineCache",

@@ -19,6 +19,10 @@
 // it (`last_use`); waiting for a buffer waits for that value, submitting the
 // open batch first if that is the one. See batch.cc for the batching rules.
 //
+// Streams (stream.cc): each has a timeline semaphore of its own; its work goes
+// to other queues where the device has them and is ordered against the rest by
+// semaphore waits (Buffer::stream / stream_value name the last stream use).
+//
 // Errors that outlive a call: VK_ERROR_DEVICE_LOST marks the device lost, and
 // every later call fails with Code::kDeviceLost; in a child forked after the
 // parent used Vulkan, every call fails with Code::kForked (fork.h).
@@ -27,6 +31,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,16 +48,19 @@ namespace nvk::vk {
 
 class Device;
 class Instance;
+struct StreamState;
 
 inline constexpr uint32_t kMaxBatch = 16;     // launches per submission
 inline constexpr uint32_t kMaxInFlight = 4;   // submissions the device may have pending
 inline constexpr uint32_t kParamArenaBytes = 64 * 1024;  // parameter ring per batch
 inline constexpr uint32_t kQueries = 1024;              // timestamp queries per device
+inline constexpr uint32_t kKernelSlots = 32;  // runtime/slots.py: host-array slots per kernel
 inline constexpr uint64_t kSubmitGapNs = 40'000;  // batch.cc: submit-when-idle spacing
+inline constexpr uint32_t kStreamInFlight = 64;   // stream.cc: submissions per stream in flight
 
 // A VkBuffer with its own memory and a device address. Created and pooled by
 // Device; users hold it through BufferRef, whose deleter returns it to the pool.
-struct Buffer {
+struct Buffer : std::enable_shared_from_this<Buffer> {
     Device* device = nullptr;
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -66,6 +74,10 @@ struct Buffer {
     // wrote / read it (0: never). Guarded by the device's mutex.
     uint64_t write_epoch = 0;
     uint64_t read_epoch = 0;
+    // The stream that last used it and the value of that stream's timeline at which
+    // that use completes (stream.cc). Guarded by the device's mutex.
+    StreamState* stream = nullptr;
+    uint64_t stream_value = 0;
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
@@ -74,6 +86,7 @@ using BufferRef = std::shared_ptr<Buffer>;
 struct Timestamp {
     uint32_t query = 0;
     uint64_t value = 0;  // the timeline value of the batch that writes it
+    StreamState* stream = nullptr;  // whose timeline `value` is on (null: the device's)
     double ns = 0;
     bool resolved = false;
 };
@@ -88,6 +101,34 @@ struct PoolStats {
 };
 
 class Kernel;
+
+// One submission of a stream (stream.cc): its command buffer, the value it
+// signals, the buffers it keeps alive until it completes, and its parameter ring.
+struct StreamOp {
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    int family = 0;  // 0: compute (kernels, timestamps), 1: the transfer family
+    uint64_t value = 0;
+    BufferRef params;  // host-mapped parameters of dispatches (lazily made, kept)
+    std::vector<BufferRef> keep;
+};
+
+// A stream's device side. Owned by the device until the process ends (streams
+// dropped by Python are reused), so Buffer::stream never dangles. Guarded by the
+// device's mutex, except `completed` (atomic).
+struct StreamState {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    std::atomic<uint64_t> completed{0};  // last value known complete
+    std::atomic<uint64_t> submitted{0};  // last value submitted (written under the mutex)
+    bool in_use = false;
+    std::deque<StreamOp> in_flight;      // oldest first
+    std::vector<StreamOp> free_ops[2];   // by family, for reuse
+};
+
+// A piece of a stream launch: one dispatch of a grid (split grids have several).
+struct DispatchPiece {
+    uint32_t groups[3];
+    const void* params;
+};
 
 // Called between the slices of every interruptible wait, without any device lock
 // held: a non-ok Status (Code::kInterrupted) ends the wait with that error. The
@@ -104,6 +145,7 @@ class Device {
     const DeviceFns& fns() const { return fns_; }
     VkDevice handle() const { return device_; }
     VkQueue queue() const { return queue_; }
+    VkQueue stream_queue() const { return kernel_queue_; }  // streams' kernels (stream.cc)
     VkCommandPool command_pool() const { return command_pool_; }
     VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
     // Whether array memory is mapped into the process (no staging for copies).
@@ -175,7 +217,10 @@ class Device {
     // Waits until the timeline reaches `value` (flushing first when it is the open
     // batch). Interruptible (SetWaitCheck) and bounded by timeout().
     util::Status WaitValue(uint64_t value);
-    util::Status WaitBuffer(const Buffer& buffer) { return WaitValue(buffer.last_use.load()); }
+    // Waits until neither the device's batches nor a stream use `buffer`.
+    util::Status WaitBuffer(const Buffer& buffer);
+    // Whether neither uses it now (never waits; an open batch using it: false).
+    bool BufferIdle(const Buffer& buffer);
     // Waits for everything recorded so far, by any thread.
     util::Status Synchronize();
     bool Idle();
@@ -185,8 +230,41 @@ class Device {
     // round-robin, kQueries of them; a Timestamp stays readable after its query is
     // reused (its result is kept first).
     util::Result<TimestampRef> RecordTimestamp();
+    // Whether the timestamp has been written (never waits or submits).
+    bool TimestampDone(const Timestamp& ts);
     // The timestamp in nanoseconds, waiting for its batch first.
     util::Result<double> ReadTimestampNs(Timestamp& ts);
+
+    // ---- stream.cc: streams ------------------------------------------------------------
+    // A stream (a free one reused, or a new one). ReleaseStream gives it back; its
+    // work goes on and is never waited for by the release.
+    util::Result<StreamState*> AcquireStream();
+    void ReleaseStream(StreamState* stream);
+    // Enqueues copies of `regions` from `src` to `dst` on `stream` (the transfer
+    // queue where there is one) and returns at once.
+    util::Status StreamCopy(StreamState& stream, Buffer& src, Buffer& dst,
+                            const VkBufferCopy* regions, size_t n_regions);
+    // Enqueues the dispatches `pieces` of `pipeline` (one grid) on `stream` (the second
+    // compute queue where there is one); like RecordDispatch otherwise. Returns the
+    // stream's timeline value it completes at.
+    util::Result<uint64_t> StreamDispatch(StreamState& stream, const Kernel& kernel,
+                                          VkPipeline pipeline, const DispatchPiece* pieces,
+                                          size_t n_pieces, uint32_t size, bool in_buffer,
+                                          Buffer* const* used, size_t n_used);
+    // Records a timestamp after the work enqueued on `stream` so far.
+    util::Result<TimestampRef> StreamTimestamp(StreamState& stream);
+    // Whether everything enqueued on `stream` has finished (never waits).
+    bool StreamDone(StreamState& stream);
+    // The last value of the stream's timeline known complete (asks the semaphore).
+    uint64_t StreamCompleted(StreamState& stream) { return PollStream(stream); }
+    // Waits for everything enqueued on `stream` so far (interruptible, bounded).
+    util::Status StreamSynchronize(StreamState& stream);
+    // Which queues streams use: 0 the device's queue, 1 a second queue of its family,
+    // 2 a queue of the transfer-only family (for tests and the docs).
+    int stream_kernel_queue() const { return kernel_queue_ != queue_ ? 1 : 0; }
+    int stream_copy_queue() const {
+        return copy_family_ == 1 ? 2 : (copy_queue_ != queue_ ? 1 : 0);
+    }
 
     // Runs `destroy` once the timeline passes what is recorded now (the open batch,
     // if any): for Vulkan objects that launches in flight may still use. Never waits.
@@ -199,6 +277,8 @@ class Device {
         uint64_t value = 0;  // signalled when its last submission completed
         BufferRef params;    // host-mapped parameter ring
         uint32_t params_used = 0;
+        // Stream values the submission waits for (streams still using its buffers).
+        std::vector<std::pair<VkSemaphore, uint64_t>> waits;
     };
 
     using Lock = std::unique_lock<std::mutex>;
@@ -240,11 +320,37 @@ class Device {
                             bool to_device);
 
     util::Status ResolveTimestampLocked(Timestamp& ts);  // timestamps.cc; its batch is done
+    // Makes query next_query_ free to reuse (timestamps.cc); may drop and retake the
+    // lock, and opens a batch first when `open_batch`.
+    util::Status TakeQueryLocked(Lock& lock, bool open_batch);
+
+    // stream.cc
+    // The waits a stream submission touching `used` needs, and their bookkeeping.
+    using Waits = std::vector<std::pair<VkSemaphore, uint64_t>>;
+    util::Status StreamWaitsLocked(StreamState& s, Buffer* const* used, size_t n, Waits& waits);
+    // Adds to the open batch the waits for streams that still use `used`.
+    void WaitStreamsLocked(Buffer* const* used, size_t n);
+    // Submits one op on `s`: `record` fills its command buffer.
+    // Waits (dropping the lock) until `s` has room for one more op in flight.
+    util::Status ReserveStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop);
+    util::Result<uint64_t> SubmitStreamLocked(Lock& lock, StreamState& s, VkQueue queue,
+                                              int family, Buffer* const* used, size_t n_used,
+                                              const std::function<util::Status(StreamOp&)>& record,
+                                              std::vector<BufferRef>& drop);
+    util::Status EnsureQueryPoolLocked();
+    // Moves the completed ops of `s` to its free lists; their kept buffers go to `drop`
+    // (released by the caller after unlocking: a deleter takes the lock).
+    void RecycleLocked(StreamState& s, std::vector<BufferRef>& drop);
+    uint64_t PollStream(StreamState& s);
+    bool StreamsBusyLocked();
 
     // wait.cc: waits without any lock held, in slices; checks interrupts and the timeout.
-    util::Status WaitTimeline(uint64_t value);
-    void NoteCompleted(uint64_t value);  // raises completed_
-    uint64_t PollCompleted();            // asks the semaphore; returns completed_
+    util::Status WaitTimeline(uint64_t value) { return WaitSemaphore(timeline_, completed_, value); }
+    util::Status WaitSemaphore(VkSemaphore semaphore, std::atomic<uint64_t>& completed,
+                               uint64_t value);
+    static void NoteCompleted(std::atomic<uint64_t>& completed, uint64_t value);
+    uint64_t Poll(VkSemaphore semaphore, std::atomic<uint64_t>& completed);
+    uint64_t PollCompleted() { return Poll(timeline_, completed_); }  // returns completed_
     // Checks `result` of `call`, marking the device lost on VK_ERROR_DEVICE_LOST.
     util::Status Checked(VkResult result, const char* call);
     void MarkLost(const char* call);
@@ -254,6 +360,14 @@ class Device {
     VkDevice device_ = VK_NULL_HANDLE;
     VkQueue queue_ = VK_NULL_HANDLE;
     VkCommandPool command_pool_ = VK_NULL_HANDLE;
+    // Streams' queues (stream.cc): kernels on kernel_queue_ (a second queue of the
+    // compute family, else queue_), copies on copy_queue_ (a queue of the transfer-only
+    // family when copy_family_ is 1, with its pool transfer_pool_; else kernel_queue_).
+    VkQueue kernel_queue_ = VK_NULL_HANDLE;
+    VkQueue copy_queue_ = VK_NULL_HANDLE;
+    int copy_family_ = 0;
+    VkCommandPool transfer_pool_ = VK_NULL_HANDLE;
+    std::vector<uint32_t> queue_families_;  // the families buffers are shared between
     VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
     VkSemaphore timeline_ = VK_NULL_HANDLE;
 
@@ -275,8 +389,16 @@ class Device {
     std::map<uint64_t, std::vector<Buffer*>> pool_;
     std::atomic<uint64_t> pool_limit_{1024ull << 20};
     PoolStats stats_;
-    // Destructions waiting for the timeline to pass a value (Retire).
-    std::vector<std::pair<uint64_t, std::function<void()>>> retired_;
+    // Destructions waiting for the timeline to pass a value (Retire), and for streams
+    // to pass theirs.
+    struct Retired {
+        uint64_t value;
+        std::vector<std::pair<StreamState*, uint64_t>> streams;
+        std::function<void()> destroy;
+    };
+    std::vector<Retired> retired_;
+    // Every stream made so far (owned until the process ends; see StreamState).
+    std::vector<std::unique_ptr<StreamState>> streams_;
 
     // Free staging buffers for copies to and from unmapped arrays (copy.cc).
     std::vector<BufferRef> staging_free_;

@@ -46,7 +46,15 @@ util::Result<Buffer*> Device::CreateBuffer(uint64_t size, uint32_t memory_type, 
     info.size = size;
     info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                  VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    // Streams copy on the transfer family's queue: share buffers with it (no
+    // ownership transfers; for buffers this costs nothing on the drivers we know).
+    if (queue_families_.size() > 1) {
+        info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+        info.queueFamilyIndexCount = static_cast<uint32_t>(queue_families_.size());
+        info.pQueueFamilyIndices = queue_families_.data();
+    } else {
+        info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    }
     NVK_VK_CHECK("vkCreateBuffer", fns_.vkCreateBuffer(device_, &info, nullptr, &buffer->buffer));
 
     VkMemoryRequirements req{};
@@ -97,6 +105,16 @@ void Device::DestroyBuffer(Buffer* buffer) {
 void Device::Retire(std::function<void()> destroy) {
     if (Forked()) return;  // leak: the driver is the parent's (fork.h)
     Lock lock(mu_);
+    // Streams' work in flight may use it too (a kernel's pipelines): wait for theirs.
+    std::vector<std::pair<StreamState*, uint64_t>> streams;
+    for (auto& s : streams_) {
+        if (s->submitted > s->completed.load()) streams.emplace_back(s.get(), s->submitted);
+    }
+    if (!streams.empty() && !lost_.load()) {
+        retired_.push_back({open_slot_ >= 0 ? open_value() : submitted_, std::move(streams),
+                            std::move(destroy)});
+        return;
+    }
     RetireLocked(open_slot_ >= 0 ? open_value() : submitted_, std::move(destroy));
 }
 
@@ -106,15 +124,23 @@ void Device::RetireLocked(uint64_t value, std::function<void()> destroy) {
         destroy();
         return;
     }
-    retired_.emplace_back(value, std::move(destroy));
+    retired_.push_back({value, {}, std::move(destroy)});
 }
 
 void Device::ReapLocked() {
-    const uint64_t done = lost_.load() ? UINT64_MAX : PollCompleted();
-    auto due = std::partition(retired_.begin(), retired_.end(),
-                              [done](const auto& r) { return r.first > done; });
+    const bool lost = lost_.load();
+    const uint64_t done = lost ? UINT64_MAX : PollCompleted();
+    auto pending = [&](const Retired& r) {
+        if (lost) return false;
+        if (r.value > done) return true;
+        for (const auto& [s, v] : r.streams) {
+            if (v > s->completed.load() && v > PollStream(*s)) return true;
+        }
+        return false;
+    };
+    auto due = std::partition(retired_.begin(), retired_.end(), pending);
     std::vector<std::function<void()>> run;
-    for (auto it = due; it != retired_.end(); ++it) run.push_back(std::move(it->second));
+    for (auto it = due; it != retired_.end(); ++it) run.push_back(std::move(it->destroy));
     retired_.erase(due, retired_.end());
     for (auto& destroy : run) destroy();
 }
@@ -198,7 +224,7 @@ util::Status Device::Trim(uint64_t limit) {
                 RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
             }
         }
-        for (const auto& r : retired_) wait_for = std::max(wait_for, r.first);
+        for (const auto& r : retired_) wait_for = std::max(wait_for, r.value);
     }
     if (wait_for == 0) return util::Status::Ok();
     NVK_RETURN_IF_ERROR(WaitValue(wait_for));

@@ -33,6 +33,46 @@ util::Status Device::ResolveTimestampLocked(Timestamp& ts) {
     return util::Status::Ok();
 }
 
+util::Status Device::EnsureQueryPoolLocked() {
+    if (query_pool_ != VK_NULL_HANDLE) return util::Status::Ok();
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = kQueries;
+    NVK_VK_CHECK("vkCreateQueryPool", fns_.vkCreateQueryPool(device_, &info, nullptr, &query_pool_));
+    return util::Status::Ok();
+}
+
+bool Device::TimestampDone(const Timestamp& ts) {
+    if (ts.stream != nullptr) {
+        return ts.value <= ts.stream->completed.load() || ts.value <= PollStream(*ts.stream);
+    }
+    return ts.value <= completed_.load() || ts.value <= PollCompleted();
+}
+
+util::Status Device::TakeQueryLocked(Lock& lock, bool open_batch) {
+    // Each wait drops the lock, so everything is checked again after it.
+    for (;;) {
+        if (open_batch) NVK_RETURN_IF_ERROR(OpenBatch(lock));
+        TimestampRef old = query_owner_[next_query_].lock();
+        if (!old || old->resolved) return util::Status::Ok();
+        if (old->stream == nullptr && old->value > submitted_) {  // in the open batch
+            NVK_RETURN_IF_ERROR(FlushLocked());
+            continue;
+        }
+        if (!TimestampDone(*old)) {
+            lock.unlock();
+            util::Status waited =
+                old->stream ? WaitSemaphore(old->stream->semaphore, old->stream->completed,
+                                            old->value)
+                            : WaitTimeline(old->value);
+            lock.lock();
+            NVK_RETURN_IF_ERROR(waited);
+            continue;
+        }
+        return ResolveTimestampLocked(*old);
+    }
+}
+
 util::Result<TimestampRef> Device::RecordTimestamp() {
     NVK_RETURN_IF_ERROR(Usable());
     if (info_.timestamp_bits == 0) {
@@ -40,33 +80,9 @@ util::Result<TimestampRef> Device::RecordTimestamp() {
                                  "' writes no timestamps, so events cannot be timed");
     }
     Lock lock(mu_);
-    if (query_pool_ == VK_NULL_HANDLE) {
-        VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-        info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        info.queryCount = kQueries;
-        NVK_VK_CHECK("vkCreateQueryPool",
-                     fns_.vkCreateQueryPool(device_, &info, nullptr, &query_pool_));
-    }
-    // Open a batch and make sure query next_query_ is free, without dropping the lock
-    // in between (each wait starts over).
-    for (;;) {
-        NVK_RETURN_IF_ERROR(OpenBatch(lock));
-        TimestampRef old = query_owner_[next_query_].lock();
-        if (!old || old->resolved) break;
-        if (old->value >= open_value()) {  // in the open batch: submit it first
-            NVK_RETURN_IF_ERROR(FlushLocked());
-            continue;
-        }
-        if (old->value > completed_.load() && old->value > PollCompleted()) {
-            lock.unlock();
-            util::Status waited = WaitTimeline(old->value);
-            lock.lock();
-            NVK_RETURN_IF_ERROR(waited);
-            continue;
-        }
-        NVK_RETURN_IF_ERROR(ResolveTimestampLocked(*old));
-        break;
-    }
+    NVK_RETURN_IF_ERROR(EnsureQueryPoolLocked());
+    // An open batch and query next_query_ free, without dropping the lock in between.
+    NVK_RETURN_IF_ERROR(TakeQueryLocked(lock, /*open_batch=*/true));
     auto ts = std::make_shared<Timestamp>();
     ts->query = next_query_;
     ts->value = open_value();
@@ -84,7 +100,11 @@ util::Result<double> Device::ReadTimestampNs(Timestamp& ts) {
         Lock lock(mu_);
         if (ts.resolved) return ts.ns;
     }
-    NVK_RETURN_IF_ERROR(WaitValue(ts.value));
+    if (ts.stream != nullptr) {
+        NVK_RETURN_IF_ERROR(WaitSemaphore(ts.stream->semaphore, ts.stream->completed, ts.value));
+    } else {
+        NVK_RETURN_IF_ERROR(WaitValue(ts.value));
+    }
     Lock lock(mu_);
     // Resolved meanwhile by a reuse of its query, or still the owner of its query
     // (a reuse resolves it first, under this lock).

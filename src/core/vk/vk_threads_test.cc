@@ -28,6 +28,14 @@ std::string Work(Device* device, Kernel* shared, const std::vector<uint32_t>& wo
                  int reps) {
     const uint32_t sizes[] = {1, 63, 64, 1000, 4097, 20000};
     uint32_t local[3] = {64, 1, 1};
+    auto stream_or = device->AcquireStream();
+    if (!stream_or.ok()) return "AcquireStream: " + stream_or.status().message();
+    StreamState* stream = *stream_or;
+    struct Release {
+        Device* d;
+        StreamState* s;
+        ~Release() { d->ReleaseStream(s); }
+    } release{device, stream};
     for (int rep = 0; rep < reps; ++rep) {
         const uint32_t n = sizes[(seed + rep) % 6];
         auto a = device->Allocate(n * 4);
@@ -63,6 +71,43 @@ std::string Work(Device* device, Kernel* shared, const std::vector<uint32_t>& wo
             if (back[i] != 2 * i) {
                 return "thread " + std::to_string(seed) + " rep " + std::to_string(rep) +
                        ": element " + std::to_string(i) + " is " + std::to_string(back[i]);
+            }
+        }
+        if (rep % 3 == 2) {
+            // On a stream: ordered after the write outside streams, and the read
+            // outside streams after it (stream.cc).
+            if (!device->Write(**b, 0, host.data(), n * 4).ok()) return "Write failed";
+            VkBufferCopy region{0, 0, n * 4};
+            if (!device->StreamCopy(*stream, **b, **a, &region, 1).ok()) return "StreamCopy failed";
+            if (!device->Read(**a, 0, back.data(), n * 4).ok()) return "Read failed";
+            if (back != host) return "stream copy differs";
+            Params pb{(*b)->address, n, 0};
+            DispatchPiece piece{{groups[0], 1, 1}, &pb};
+            Buffer* ub = b->get();
+            std::unique_ptr<Kernel> temp;  // dropped with the launch in flight: retired
+            Kernel* k = shared;
+            if (rep % 6 == 5) {
+                auto made = Kernel::Create(*device, words.data(), words.size(), 16);
+                if (!made.ok()) return "Kernel::Create failed";
+                temp = std::move(made.value());
+                k = temp.get();
+            }
+            auto pl = k->Pipeline(local);
+            if (!pl.ok()) return "Pipeline failed";
+            auto sv = device->StreamDispatch(*stream, *k, *pl, &piece, 1, sizeof(pb), false, &ub, 1);
+            if (!sv.ok()) return "StreamDispatch: " + sv.status().message();
+            temp.reset();
+            if (!device->StreamCopy(*stream, **b, **a, &region, 1).ok()) return "StreamCopy failed";
+            if (device->info().timestamp_bits > 0 && !device->StreamTimestamp(*stream).ok()) {
+                return "StreamTimestamp failed";
+            }
+            (void)device->StreamDone(*stream);
+            if (rep % 2 == 0 && !device->StreamSynchronize(*stream).ok()) {
+                return "StreamSynchronize failed";
+            }
+            if (!device->Read(**a, 0, back.data(), n * 4).ok()) return "Read failed";
+            for (uint32_t i = 0; i < n; ++i) {
+                if (back[i] != 2 * i) return "stream launch: element " + std::to_string(i);
             }
         }
         if (rep % 5 == 0 && !device->Synchronize().ok()) return "Synchronize failed";

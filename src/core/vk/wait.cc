@@ -73,31 +73,34 @@ util::Status Device::Checked(VkResult result, const char* call) {
     return Check(result, call);
 }
 
-void Device::NoteCompleted(uint64_t value) {
-    uint64_t seen = completed_.load();
-    while (seen < value && !completed_.compare_exchange_weak(seen, value)) {
+void Device::NoteCompleted(std::atomic<uint64_t>& completed, uint64_t value) {
+    uint64_t seen = completed.load();
+    while (seen < value && !completed.compare_exchange_weak(seen, value)) {
     }
 }
 
-uint64_t Device::PollCompleted() {
+uint64_t Device::Poll(VkSemaphore semaphore, std::atomic<uint64_t>& completed) {
     uint64_t value = 0;
-    VkResult r = fns_.vkGetSemaphoreCounterValue(device_, timeline_, &value);
+    VkResult r = fns_.vkGetSemaphoreCounterValue(device_, semaphore, &value);
     if (r == VK_SUCCESS) {
-        NoteCompleted(value);
+        NoteCompleted(completed, value);
     } else if (r == VK_ERROR_DEVICE_LOST) {
         MarkLost("vkGetSemaphoreCounterValue");
     }
-    return completed_.load();
+    return completed.load();
 }
 
-util::Status Device::WaitTimeline(uint64_t value) {
-    if (value <= completed_.load()) return util::Status::Ok();
+// Waits until `semaphore` (the device's timeline or a stream's) reaches `value`;
+// `completed` caches the last value seen.
+util::Status Device::WaitSemaphore(VkSemaphore semaphore, std::atomic<uint64_t>& completed,
+                                   uint64_t value) {
+    if (value <= completed.load()) return util::Status::Ok();
     const auto start = std::chrono::steady_clock::now();
     const uint64_t timeout_ns = timeout_ns_.load();
     const auto spin_end =
         start + std::chrono::nanoseconds(info_.kind == "cpu" ? kCpuSpinNs : kSpinNs);
     for (int i = 0;; ++i) {
-        if (PollCompleted() >= value) return util::Status::Ok();
+        if (Poll(semaphore, completed) >= value) return util::Status::Ok();
         if (lost_.load(std::memory_order_relaxed)) return Usable();
         for (int k = 0; k < 16; ++k) CpuRelax();
         // steady_clock costs ~20 ns: read it every few polls only.
@@ -105,12 +108,12 @@ util::Status Device::WaitTimeline(uint64_t value) {
     }
     VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     wait.semaphoreCount = 1;
-    wait.pSemaphores = &timeline_;
+    wait.pSemaphores = &semaphore;
     wait.pValues = &value;
     for (;;) {
         VkResult r = fns_.vkWaitSemaphores(device_, &wait, kSliceNs);
         if (r == VK_SUCCESS) {
-            NoteCompleted(value);
+            NoteCompleted(completed, value);
             return util::Status::Ok();
         }
         if (r != VK_TIMEOUT) return Checked(r, "vkWaitSemaphores");

@@ -90,6 +90,23 @@ def jit(func_or_sig=None, device=False, **options):
     return _dispatcher.jit(device=device, **options)
 
 
+# ---------------------------------------------------------------- vectorize
+
+
+def vectorize(signatures_or_function=(), **options):
+    """numba.cuda.vectorize: ``numba.vectorize(..., target="vulkan")`` (numba_vulkan.vectorize)."""
+    from ..ufunc import vectorize as _vectorize
+
+    return _vectorize(signatures_or_function, **options)
+
+
+def guvectorize(*args, **options):
+    """numba.cuda.guvectorize: ``numba.guvectorize(..., target="vulkan")``."""
+    from ..ufunc import guvectorize as _guvectorize
+
+    return _guvectorize(*args, **options)
+
+
 # ---------------------------------------------------------------- memory
 
 
@@ -242,5 +259,9 @@ def __getattr__(name):
     """Any other numba.cuda name: an error naming the missing feature."""
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "random":  # cuda.random without importing it first, as numba.cuda allows
+        import importlib
+
+        return importlib.import_module(f"{__name__}.random")
     why = _NOT_MAPPED.get(name, "this numba.cuda name is not mapped to Vulkan yet")
     raise UnmappedNameError(f"numba_vulkan.cuda.{name}: {why}")

@@ -7,7 +7,7 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid
+from . import divergence, grid, hidden, status
 from .lower import Lowerer
 
 
@@ -41,6 +41,14 @@ class LoweredKernel:
         Whether an inlined device function has loops (no static loop bound then).
     callees : list
         The TypedKernel of each device function inlined (for checks on the whole kernel).
+    hidden : list
+        ``(name, source)`` of each hidden array (global arrays read through a buffer:
+        frontend/hidden.py), whose parameters ``name.addr``, ``name.shape[d]`` and
+        ``name.strides[d]`` are hidden parameters in ``args`` (values: hidden_args.py).
+        The last is the status buffer where the kernel has raise or print sites
+        (``("status", ("status", None))``, one parameter ``status.addr``: frontend/status.py).
+    sites : tuple
+        The kernel's raise and print sites (numba_vulkan/sites.py).
     """
 
     module: object
@@ -52,9 +60,14 @@ class LoweredKernel:
     device_calls: list = field(default_factory=list)
     inlined_loops: bool = False
     callees: list = field(default_factory=list)
+    hidden: list = field(default_factory=list)
+    sites: tuple = ()
 
 
-def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0):
+def lower_kernel(
+    func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
+    fastmath=False, boundscheck=False, error_model="numpy",
+):
     """Translate the typed IR of a kernel into a KIR module.
 
     Parameters
@@ -73,6 +86,16 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         The kernel's name in the module.
     dynamic_shared_bytes : int
         Bytes of the dynamic shared array, set by the launch (frontend/local_arrays.py).
+    denormals : int
+        How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
+        device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
+    fastmath : bool
+        The kernel's fastmath option: math calls use the driver's built-ins where they exist
+        (mathlib/fast.py).
+    boundscheck : bool
+        Check array indices (IndexError; frontend/exceptions.py).
+    error_model : {"numpy", "python"}
+        "python": a zero divisor raises ZeroDivisionError.
 
     Returns
     -------
@@ -86,11 +109,21 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
     divergence.check(func_ir)  # barriers under id-dependent branches
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
+    lowerer.denormals = denormals
+    lowerer.fastmath = bool(fastmath)
+    lowerer.boundscheck = bool(boundscheck)
+    lowerer.error_model = error_model
     lowerer.run()
+    status.finish(lowerer)  # the shared raise block, if some statement raises
     for p in lowerer.params:
-        if getattr(p, "written", False):
-            lowerer.module.mark_written(p.arg_index)
-    writes = tuple(getattr(p, "written", False) for p in lowerer.params)
+        for arr in _arrays(p):
+            if arr.written:
+                lowerer.module.mark_written(arr.arg_index)
+    writes = tuple(any(arr.written for arr in _arrays(p)) for p in lowerer.params)
+    hidden_arrays = hidden.lowered_hidden(lowerer)
+    status_array = status.lowered(lowerer)
+    if status_array is not None:  # the status buffer: a hidden array after the others
+        hidden_arrays.append(status_array)
     return LoweredKernel(
         module=lowerer.module,
         args=lowerer.module.args,
@@ -101,7 +134,15 @@ def lower_kernel(func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shar
         device_calls=lowerer.device_calls,
         inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
+        hidden=hidden_arrays,
+        sites=tuple(lowerer.sites),
     )
 
 
-__all__ = ["LoweredKernel", "lower_kernel"]
+def _arrays(param):
+    """The ArrayArgs of argument `param`: itself, the items of a tuple of arrays ((tuple of
+    ArrayArgs, type)), or none (a scalar or packed argument: (value, type))."""
+    if isinstance(param, tuple):
+        return param[0] if isinstance(param[0], tuple) and all(
+            hasattr(item, "arg_index") for item in param[0]) else ()  # fmt: skip
+    return (param,)

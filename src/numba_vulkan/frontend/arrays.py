@@ -56,17 +56,26 @@ class ArrayArg:
         # barriers between launches only for written arrays (vk/batch.cc). Every
         # way of writing array memory (stores, atomics) must set it.
         self.written = False
+        first = self._declare(module, name, ty)
+        # Address, extents, strides: consecutive parameters from `first` (kir/abi.h).
+        nd = ty.ndim
+        self.param_ids = (first, [first + 1 + k for k in range(nd)],
+                          [first + 1 + nd + k for k in range(nd)])  # fmt: skip
+        self.addr = b.param(first)
+        self.extents = [b.param(p) for p in self.param_ids[1]]
+        self.strides = [b.param(p) for p in self.param_ids[2]]
+        self.module = module
+
+    def _declare(self, module, name, ty):
+        """Declare the argument (kir/abi.h): its address, extents and strides, in this order;
+        returns the address's parameter index. ``arg_index`` is the declaration that
+        ``KirModule.mark_written`` marks when the kernel writes the array."""
         host = host_dtype(ty.dtype)
-        # The argument's declaration (kir/abi.h): address, extents, strides, in this order.
         self.arg_index = module.num_args
-        first = module.add_array_arg(
+        return module.add_array_arg(
             name, host.kind, host.itemsize, self.compute, self.storage, ty.ndim, self.index_kind,
             record_key(host),
         )
-        self.addr = b.param(first)
-        self.extents = [b.param(first + 1 + k) for k in range(ty.ndim)]
-        self.strides = [b.param(first + 1 + ty.ndim + k) for k in range(ty.ndim)]
-        self.module = module
 
     def element_ptr(self, b, indices, loc):
         """Pointer to the element at `indices` (KIR integer values, one per dimension)."""

@@ -35,6 +35,17 @@ def register_intrinsic(obj, name):
     INTRINSICS[obj] = _BUILTIN_IDS[name]
 
 
+def calling(fn):
+    """'calling 'name'' for refusals; a method says its name and its receiver's type,
+    never the compile-time object's repr."""
+    from .inline import BoundMethod
+
+    if isinstance(fn, BoundMethod):
+        method = fn.name or "?"
+        return f"the method '.{method}()' of {fn.receiver[1]}"
+    return f"calling '{callee_name(fn)}'"
+
+
 def callee_name(fn):
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     module = getattr(fn, "__module__", None)
@@ -57,7 +68,7 @@ def lower_call(lowerer, expr, target):
         raise unsupported("try/except", loc)
     sig = lowerer.calltypes.get(expr)
     if sig is None:
-        raise unsupported(f"calling '{callee_name(fn)}'", loc)
+        raise unsupported(calling(fn), loc)
     parallel = _parallel_call(fn)
     if parallel is not None:  # shared/local arrays, atomics, barriers (issue 8)
         return parallel(lowerer, fn, expr, sig, target)
@@ -119,11 +130,18 @@ def lower_call(lowerer, expr, target):
     if fn is RuntimeError and getattr(loc, "filename", None) == "<string>":
         return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):
-        raise unsupported("raise statements", loc)
+        # The exception instance of a raise: the raise statement (frontend/exceptions.py)
+        # takes the class and constant arguments from the IR; nothing runs here.
+        return None, sig.return_type
+    from .array_ufuncs import lower_array_ufunc
+
+    on_arrays = lower_array_ufunc(lowerer, expr, fn, sig, callee_name(fn))  # np.sin(x, out)
+    if on_arrays is not None:
+        return on_arrays
     value = mathlib.lower(lowerer, fn, expr, sig, callee_name(fn))  # math.*, np ufuncs, round, pow
     if value is not None:
         return value, sig.return_type
-    raise unsupported(f"calling '{callee_name(fn)}'", loc)
+    raise unsupported(calling(fn), loc)
 
 
 def _parallel_call(fn):

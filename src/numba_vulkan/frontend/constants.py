@@ -1,14 +1,20 @@
-"""Global and closure NumPy arrays read by a kernel: frozen into the code as constants.
+"""Global and closure arrays read by a kernel: frozen constants, or device arrays in place.
 
-Numba freezes the value of a global (or closure) array when it compiles the
-kernel (changing the array afterwards does not change the kernel); so do
-we. This first form inlines the values: ``arr[i]`` becomes a chain of
-``select(linear == k, value_k, ...)`` over the frozen elements, which is
-exact and needs no buffer, but costs one select per element at every read.
-It is therefore limited to ``MAX_ELEMENTS`` elements; larger arrays are
-refused with VulkanUnsupportedError (uploading them as constant buffers kept
-with the pipeline is the planned form, issue 6 item 5). The arrays are
-read-only, as in Numba, which types them as such.
+Numba freezes the value of a global (or closure) NumPy array when it compiles
+the kernel (changing the array afterwards does not change the kernel); so do
+we, in one of two forms:
+
+- small arrays of plain numbers (up to ``MAX_ELEMENTS``, 16, elements) are inlined:
+  ``arr[i]`` becomes a chain of ``select(linear == k, value_k, ...)`` over the
+  frozen elements, exact and without any buffer, but one select per element
+  at every read;
+- larger ones, and arrays of records or complex numbers, become constant
+  buffers: the frozen copy is uploaded once per device and kept with the
+  kernel's launcher, and the kernel reads it through hidden parameters
+  (frontend/hidden.py).
+
+A global ``DeviceArray`` is not frozen: the kernel uses it in place (hidden.py).
+Global NumPy arrays are read-only in kernels, as in Numba, which types them so.
 """
 
 import numpy as np
@@ -22,27 +28,19 @@ from .types import compute_kind, index_kind, is_signed
 
 Op = _core.Op
 
-#: The largest global array inlined as constants (each read costs one select per element).
-MAX_ELEMENTS = 256
+#: The largest global array inlined as constants. Each read of an inlined array costs a
+#: select per element unless its index is a constant (then it folds to the value); a
+#: constant buffer costs one load. On lavapipe, with variable indices, inlining wins at 8
+#: elements and loses from 32 on (2x at 64, 9x at 256: benchmarks/bench_constants.py,
+#: results/lavapipe_2026-11-30_constants.txt); small tables, often read at constant
+#: indices (coefficients), stay inlined.
+MAX_ELEMENTS = 16
 
 
 class ConstArray(ArrayArg):
     """A global/closure NumPy array, frozen at compile time (an ArrayArg for .shape, len...)."""
 
     def __init__(self, lowerer, value, ty, loc):  # noqa: D107 -- no ArrayArg.__init__: no params
-        if not isinstance(value, np.ndarray):
-            raise unsupported(
-                f"global arrays of type {type(value).__name__} (pass the array as an argument)",
-                loc,
-            )
-        if value.ndim < 1 or value.ndim > 3:
-            raise unsupported(f"{value.ndim}-d global arrays (1 to 3 dimensions)", loc)
-        if value.size > MAX_ELEMENTS:
-            raise unsupported(
-                f"global arrays of more than {MAX_ELEMENTS} elements (this one has "
-                f"{value.size}; pass it as a kernel argument)",
-                loc,
-            )
         self.b = lowerer.b
         self.name = "<global array>"
         self.ty = ty
@@ -78,6 +76,8 @@ class ConstArray(ArrayArg):
             term = b.binary(Op.mul, idx, arith.const(b, ik, stride))
             linear = term if linear is None else b.binary(Op.add, linear, term)
         k = self.compute
+        if not self.values.size:  # any read of an empty array is out of bounds
+            return arith.const(b, k, 0)
         result = arith.const(b, k, _python_value(self.values[0]))
         for j in range(1, self.values.size):
             hit = b.compare(Op.eq, linear, arith.const(b, ik, j))
@@ -99,8 +99,44 @@ def _python_value(v):
     return float(v)
 
 
+def _check_narrowed(value, mode, loc):
+    """Refuse 64-bit integers that a kernel computing in 32 bits (narrow="ints") would
+    change, as the dispatcher refuses such NumPy arguments (OverflowError there)."""
+    if not mode.ints or value.dtype.kind not in "iu" or value.dtype.itemsize != 8 or not value.size:
+        return
+    lo, hi = (-(2**31), 2**31 - 1) if value.dtype.kind == "i" else (0, 2**32 - 1)
+    low, high = int(value.min()), int(value.max())
+    if low < lo or high > hi:
+        raise unsupported(
+            f"a global array holding {low if low < lo else high}, which does not fit the "
+            "32-bit integers the kernel computes in (narrow='ints'; use narrow=None)", loc)  # fmt: skip
+
+
+def _inlinable(value, ty):
+    """Whether global array `value` is small enough, and of plain numbers, to inline."""
+    plain = isinstance(ty.dtype, (types.Integer, types.Float, types.Boolean))
+    return plain and value.size <= MAX_ELEMENTS
+
+
 def constant_array(lowerer, value, ty, loc):
     """The compile-time object for global/closure array `value` of Numba type `ty`."""
+    from ..runtime import DeviceArray
+    from .hidden import CONSTANT, DEVICE, hidden_array
+
     if not isinstance(ty, types.Array):
         raise unsupported(f"constants of type {ty}", loc)
-    return ConstArray(lowerer, value, ty, loc)
+    if isinstance(value, DeviceArray):
+        return hidden_array(lowerer, value, ty, (DEVICE, value), loc)
+    if not isinstance(value, np.ndarray):
+        raise unsupported(
+            f"global arrays of type {type(value).__name__} (pass the array as an argument)",
+            loc,
+        )
+    if value.ndim < 1 or value.ndim > 3:
+        raise unsupported(f"{value.ndim}-d global arrays (1 to 3 dimensions)", loc)
+    _check_narrowed(value, lowerer.mode, loc)
+    if _inlinable(value, ty):
+        return ConstArray(lowerer, value, ty, loc)
+    frozen = np.array(value, copy=True, order="C")  # frozen now, as Numba does
+    frozen.setflags(write=False)
+    return hidden_array(lowerer, value, ty, (CONSTANT, frozen), loc)

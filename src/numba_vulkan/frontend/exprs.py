@@ -144,7 +144,9 @@ def _power(lo, expr, x, y, rk, sig):
         return arith.power(b, base, y, lo.static_int(expr.rhs))
     if is_float(rk):  # the math library's pow: within 1 ulp, C99 special values
         lo.exact_math = True  # see LoweredKernel.exact_math
-        return mathlib.power.pow_(b, arith.convert(b, x, rk), arith.convert(b, y, rk))
+        x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
+        mb = mathlib.denormals.wrap(b, getattr(lo, "denormals", mathlib.denormals.PRESERVE))
+        return mathlib.power.pow_(mb, x, y)
     raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]}", loc)
 
 
@@ -194,7 +196,7 @@ def getattr_(lo, expr, target):
     if isinstance(target_ty, types.BoundFunction):
         from .inline import BoundMethod
 
-        return BoundMethod(value, ty), target_ty  # called next: calls.py, frontend/inline.py
+        return BoundMethod(value, ty, attr), target_ty  # called next: calls.py, frontend/inline.py
     if isinstance(ty, types.Record):
         from .records import RecordRef
 
@@ -385,10 +387,10 @@ HANDLERS = {
 }
 
 UNSUPPORTED_EXPRS = {
-    "build_list": "lists",
-    "build_set": "sets",
-    "build_map": "dicts",
-    "make_function": "inner functions (closures)",
-    "list_comprehension": "list comprehensions",
+    "build_list": "building a list (use a tuple, or nv.local.array)",
+    "build_set": "building a set",
+    "build_map": "building a dict",
+    "make_function": "defining an inner function (closure)",
+    "list_comprehension": "a list comprehension",
     "phi": "phi nodes (the IR must not be in SSA form)",
 }

@@ -28,8 +28,9 @@ from .lower import Lowerer, layout
 class BoundMethod:
     """`obj.method` of an @overload_method, until it is called: the receiver and its type."""
 
-    def __init__(self, value, ty):
+    def __init__(self, value, ty, name=None):
         self.receiver = (value, ty)
+        self.name = name  # the method's name, for error messages
 
 
 class _Omitted:

@@ -19,6 +19,7 @@ from .. import _core
 from . import arith
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
+from .packed import declare_packed, packable
 from .types import compute_kind, exact_kind, is_scalar_type
 
 Op = _core.Op
@@ -35,8 +36,10 @@ def layout(ty, mode, loc=None):
         return (k, k)
     if isinstance(ty, types.BaseTuple):
         parts = tuple(layout(t, mode, loc) for t in ty.types)
+        if parts and all(isinstance(t, types.Array) for t in ty.types):
+            return None  # a tuple of arrays: a compile-time tuple of ArrayArgs (statics)
         if any(p is None for p in parts):
-            raise unsupported(f"tuples holding {ty}", loc)
+            raise unsupported(f"tuples holding {ty} (tuples mixing arrays and values)", loc)
         return parts
     if isinstance(ty, types.RangeType):
         k = compute_kind(ty.dtype, mode, loc)
@@ -53,6 +56,13 @@ def layout(ty, mode, loc=None):
         k = compute_kind(types.intp, mode, loc)
         return (k, k, k)
     return None
+
+
+def _array_tuple(ty):
+    """Whether `ty` is a (named) tuple of arrays, which kernels take as arguments."""
+    return isinstance(ty, types.BaseTuple) and len(ty.types) > 0 and all(
+        isinstance(t, types.Array) for t in ty.types
+    )
 
 
 def _is_unroll_unreachable(stmt):
@@ -100,6 +110,13 @@ class Lowerer:
         self.device_calls = []  # (user's jitted function, call location), for option checks
         self.inlined_loops = False  # whether an inlined callee has loops
         self.callees = []  # TypedKernel of each inlined callee
+        # Exceptions and print (frontend/exceptions.py, printing.py, status.py).
+        self.kernel_name = name
+        self.boundscheck = False
+        self.error_model = "numpy"
+        self.sites = []  # RaiseSite and PrintSite of the kernel (numba_vulkan/sites.py)
+        self.status_param = None  # the hidden status.addr parameter, once declared
+        self.prints = False
 
     # ------------------------------------------------------------ driver
 
@@ -157,6 +174,12 @@ class Lowerer:
                     name, exact_kind(ty), compute_kind(ty, self.mode, loc)
                 )
                 self.params.append((self.b.param(index), ty))
+            elif _array_tuple(ty):  # a tuple of arrays: each item an array argument
+                arrays = tuple(ArrayArg(self, f"{name}[{k}]", t, loc)
+                               for k, t in enumerate(ty.types))  # fmt: skip
+                self.params.append((arrays, ty))
+            elif packable(ty):  # tuples, namedtuples, complex: flattened scalars (packed.py)
+                self.params.append((declare_packed(self, name, ty, loc), ty))
             else:
                 raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
 
@@ -294,6 +317,10 @@ class Lowerer:
     def lower_stmt(self, stmt):
         b = self.b
         loc = stmt.loc
+        if self.root.boundscheck or self.root.error_model == "python":
+            from .exceptions import precheck
+
+            precheck(self, stmt)
         if isinstance(stmt, ir.Assign):
             self.lower_assign(stmt)
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
@@ -317,14 +344,16 @@ class Lowerer:
             pass
         elif _is_unroll_unreachable(stmt):
             b.unreachable()  # literal_unroll's switch default: no index reaches it
-        elif isinstance(stmt, ir.StaticRaise) and stmt.exc_class is AssertionError:
-            raise unsupported("assert statements", loc)
         elif isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):
-            raise unsupported("raise statements", loc)
+            from .exceptions import lower_raise
+
+            lower_raise(self, stmt)  # records the exception and returns
         elif isinstance(stmt, (ir.TryRaise, ir.StaticTryRaise, ir.DynamicTryRaise)):
             raise unsupported("try/except", loc)
         elif isinstance(stmt, ir.Print):
-            raise unsupported("calling 'print'", loc)
+            from .printing import lower_print
+
+            lower_print(self, stmt)
         elif isinstance(stmt, (ir.EnterWith, ir.PopBlock)):
             raise unsupported("with statements", loc)
         elif isinstance(stmt, ir.SetAttr):
@@ -355,7 +384,8 @@ class Lowerer:
         if isinstance(param, ArrayArg):
             return param
         value, arg_ty = param
-        value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
+        if not isinstance(value, tuple):  # packed arguments are in compute kinds already
+            value = arith.convert(self.b, value, compute_kind(arg_ty, self.mode, loc))
         return self.cast(value, arg_ty, ty, loc)
 
     def lower_setitem(self, stmt):

@@ -8,6 +8,7 @@ opened by the first call that needs a device, which raises
 """
 
 from .array import DeviceArray, device_array, device_array_like, to_device
+from .dlpack import from_dlpack
 from .debug import DEBUG_ENV_VAR, debug_enabled, debug_level, validation_messages
 from .devices import (
     Device,
@@ -44,6 +45,7 @@ __all__ = [
     "device_array_like",
     "event",
     "event_elapsed_time",
+    "from_dlpack",
     "get_device",
     "hint",
     "list_devices",

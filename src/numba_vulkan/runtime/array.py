@@ -19,7 +19,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
 from . import devices as _devices
+from . import indexing as _indexing
 from . import pinned as _pinned
+from . import reports as _reports
+from .operators import ArrayOperators
 
 
 def _core():
@@ -74,27 +77,28 @@ def _c_strides(shape, itemsize):
 
 def _check_stream(stream, device=None):
     """Refuse a `stream` argument that is not a Stream (of `device`, if given)."""
-    if stream is None:
-        return
-    from .extras import Stream
+    from .streams import check
 
-    if not isinstance(stream, Stream):
-        raise TypeError(f"stream must be a Stream (nv.stream()), not {type(stream).__name__}")
-    if device is not None and stream.device is not device:
-        raise ValueError("stream belongs to another device than the array")
+    check(stream, device)
 
 
-class DeviceArray(_core().DeviceArrayBase):
+class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
     need on every call. Create them with :func:`to_device`, :func:`device_array`
     or :func:`device_array_like`.
 
-    Indexing works as on NumPy arrays, without advanced indexing: an integer for
-    every axis reads or writes one element; slices, integers for some axes,
-    ``...`` and ``None`` give views sharing the memory. ``.T``, ``transpose``
-    and ``reshape`` give views too.
+    Indexing works as on NumPy arrays: an integer for every axis reads or
+    writes one element; slices, integers for some axes, ``...`` and ``None``
+    give views sharing the memory. Index arrays, lists and boolean masks (NumPy
+    or device arrays) give new arrays gathered on the device, and assignments
+    through them scatter on the device (runtime/indexing.py). ``.T``,
+    ``transpose`` and ``reshape`` give views.
+
+    NumPy's ufuncs and Python's operators compute on the device and return
+    device arrays (``d + 1``, ``np.sin(d)``, ``d[d > 0]``; runtime/operators.py);
+    ``np.asarray(d)`` copies to the host.
 
     Parameters
     ----------
@@ -204,11 +208,13 @@ class DeviceArray(_core().DeviceArrayBase):
                 k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
             ):
                 raise IndexError(
-                    "device arrays support integers, slices, ... and None as indices, "
-                    f"not {type(k).__name__} (no advanced indexing)"
+                    "device arrays support integers, slices, ..., None, integer arrays and "
+                    f"boolean masks as indices, not {type(k).__name__}"
                 )
 
     def __getitem__(self, key):
+        if _indexing.is_advanced(key):  # index arrays, lists, masks: gathered on the device
+            return _indexing.getitem(self, key)
         self._check_key(key)
         offset = self._element_offset(key)
         if offset is not None:
@@ -219,6 +225,8 @@ class DeviceArray(_core().DeviceArrayBase):
         return self._view_from(dummy, dummy[key])
 
     def __setitem__(self, key, value):
+        if _indexing.is_advanced(key):  # scattered on the device
+            return _indexing.setitem(self, key, value)
         self._check_key(key)
         offset = self._element_offset(key)
         value = _host_array(value, "value")
@@ -307,8 +315,10 @@ class DeviceArray(_core().DeviceArrayBase):
         if self.is_contiguous:
             nbytes = self.size * self._itemsize
             _core().vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
-        else:  # this round: through the host
-            out.copy_to_device(self.copy_to_host())
+        else:  # on the device, ordered like any other work on these buffers
+            from . import streams
+
+            streams.copy_view(self, out)
         return out
 
     # ---- copies ------------------------------------------------------------------
@@ -343,17 +353,20 @@ class DeviceArray(_core().DeviceArrayBase):
         first = raw[start:].view(self._stored_dtype)
         return as_strided(first, self.shape, self._dev_strides, writeable=True)
 
+    @_reports.after_copy  # raises what a kernel raised (runtime/reports.py)
     def copy_to_host(self, out=None, stream=None):
         """Copy the contents to a NumPy array.
 
-        Waits for the launches that still use the array's buffer (not for the
-        others). `stream` is accepted; the copy is done at once this round.
+        Without a stream, waits for the launches and streams that still use the
+        array's buffer (not for the others).
 
         Parameters
         ----------
         out : numpy.ndarray, optional
             C-contiguous array of the same shape and dtype to fill.
         stream : Stream, optional
+            Enqueue the copy on a stream and return at once; `out` (or the array
+            returned) holds the data after ``stream.synchronize()``.
 
         Returns
         -------
@@ -372,10 +385,18 @@ class DeviceArray(_core().DeviceArrayBase):
                 raise ValueError("out must be C-contiguous")
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
+        if stream is not None:
+            from . import streams
+
+            if out is None:
+                out = np.empty(self.shape, self.dtype)
+            streams.copy_to_host(self, out, stream)
+            return out
+        if out is not None:
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
                 # One buffer copy, no staging; on a stream it returns at once.
                 pinned_ok = out.dtype.fields is None  # records go as bytes below
-                if pinned_ok and _pinned.copy_to_host(self, out, wait=stream is None):
+                if pinned_ok and _pinned.copy_to_host(self, out):
                     return out
                 self._buffer.read(self._offset, _raw(out))  # straight into `out`, no temporary
                 return out
@@ -389,6 +410,7 @@ class DeviceArray(_core().DeviceArrayBase):
         np.copyto(out, values)
         return out
 
+    @_reports.after_copy
     def copy_to_device(self, array, stream=None):
         """Overwrite the contents with those of a host array.
 
@@ -397,7 +419,9 @@ class DeviceArray(_core().DeviceArrayBase):
         array : array_like
             Values of the same shape; converted to the element type.
         stream : Stream, optional
-            Accepted; the copy is done at once this round.
+            Enqueue the copy on a stream and return at once. `array` may change
+            right away unless it is a pinned array (``pinned_array``) of the
+            stored type, which the stream reads when it gets there.
 
         Returns
         -------
@@ -411,15 +435,25 @@ class DeviceArray(_core().DeviceArrayBase):
         """
         _check_stream(stream, self.device)
         if isinstance(array, DeviceArray):
+            if stream is not None and array.shape == self.shape:
+                from . import streams
+
+                if streams.copy_device_to_device(array, self, stream):
+                    return self
             array = array.copy_to_host()
         host = _host_array(array, "array")
         if host.shape != self.shape:
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
+        if stream is not None:
+            from . import streams
+
+            streams.copy_to_device(self, host, stream)
+            return self
         # One buffer copy, no staging; on a stream it returns at once.
         pinned_ok = host.dtype.fields is None  # records go as bytes below
-        if self.size and pinned_ok and _pinned.copy_to_device(self, host, wait=stream is None):
+        if self.size and pinned_ok and _pinned.copy_to_device(self, host):
             return self
         stored = np.ascontiguousarray(host.astype(self.dtype, copy=False), dtype=self._stored_dtype)
         if self.size == 0:
@@ -473,9 +507,29 @@ class DeviceArray(_core().DeviceArrayBase):
 
         return reduce(self, "max")
 
+    # ---- DLPack (runtime/dlpack.py) ----------------------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
+        of mapped memory when the consumer asks for the CPU (``np.from_dlpack(d)``)."""
+        from . import dlpack
+
+        return dlpack.export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(kDLVulkan = 7, device index)."""
+        from . import dlpack
+
+        return dlpack.device_of(self)
+
     def __array__(self, dtype=None, copy=None):
+        """``np.asarray(d)``: a copy on the host (``copy=False`` is refused: the data are on
+        the device). NumPy's ufuncs and operators do not come here: they run on the
+        device (``__array_ufunc__``, runtime/operators.py)."""
+        if copy is False:
+            raise ValueError("a device array cannot be converted to a NumPy array without a "
+                             "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
-        return values if dtype is None else values.astype(dtype)
+        return values if dtype is None else values.astype(dtype, copy=False)
 
 
 def to_device(array, device=None, stream=None):
@@ -489,7 +543,7 @@ def to_device(array, device=None, stream=None):
         The device (see :func:`get_device`); the selected one by default, or
         that of `stream`.
     stream : Stream, optional
-        Accepted; the copy is done at once this round.
+        Enqueue the copy on a stream and return at once; see Stream.
 
     Returns
     -------

@@ -239,12 +239,12 @@ class Device:
     ``spawn`` start method. Devices stay open until the process ends.
     """
 
-    # The C++ core's constants (src/core/vk/device.h), never copies. MAX_SLOTS is
-    # the number of batch slots (command buffer + parameter ring), MAX_IN_FLIGHT + 1:
-    # kernels here have no descriptor-set slots, the reference's meaning of it.
+    # The C++ core's constants (src/core/vk/device.h), never copies. MAX_SLOTS: the
+    # slots of a kernel, each the device copies of one launch's small host arrays
+    # (runtime/slots.py; our kernels have no descriptor sets to put in them).
     MAX_BATCH = _core().MAX_BATCH
     MAX_IN_FLIGHT = _core().MAX_IN_FLIGHT
-    MAX_SLOTS = _core().BATCH_SLOTS
+    MAX_SLOTS = _core().KERNEL_SLOTS
 
     _open: typing.ClassVar[dict] = {}  # index -> Device
 
@@ -271,6 +271,9 @@ class Device:
         self._core.timeout = float(config.TIMEOUT)
         self.mode = Mode.for_device(info)
         self._kernels = {}
+        from .slots import Slots
+
+        self._slots = Slots()  # the kernels' host-array slots (launch)
         from . import disk
 
         disk.load_pipeline_cache(self)  # and save it at exit (NUMBA_VULKAN_CACHE)
@@ -298,11 +301,23 @@ class Device:
     # Facts of the logical device.
     handle = property(lambda self: self._core.handle, doc="The VkDevice handle.")
     queue = property(lambda self: self._core.queue, doc="The compute queue's VkQueue handle.")
-    stream_queue = queue
+    stream_queue = property(
+        lambda self: self._core.stream_queue,
+        doc="The VkQueue handle streams launch kernels on: a second queue of the compute "
+        "family where it has one, else ``queue`` (runtime/streams.py).",
+    )
+    stream_queues = property(
+        lambda self: tuple(
+            {0: "queue", 1: "second compute queue", 2: "transfer queue"}[q]
+            for q in self._core.stream_queues
+        ),
+        doc="(where streams' kernels run, where their copies run): 'queue' (the device's), "
+        "'second compute queue' or 'transfer queue' (of the transfer-only family).",
+    )
     family = property(lambda self: self._core.family, doc="Queue family of the compute queue.")
     transfer_family = property(
         lambda self: self._core.transfer_family,
-        doc="A transfer-only queue family, or -1 (unused this round).",
+        doc="A transfer-only queue family (streams copy on its queue), or -1.",
     )
     command_pool = property(lambda self: self._core.command_pool, doc="The VkCommandPool.")
     memory = property(
@@ -353,15 +368,31 @@ class Device:
     def synchronize(self, report=True):
         """Wait until every kernel launched on this device has finished.
 
+        Waits for the work of every stream of the device too, and completes their
+        copies to pageable host arrays (as each stream's ``synchronize`` does).
+
         Parameters
         ----------
         report : bool
-            Whether to report what happened since the last synchronisation
-            (validation messages as warnings under ``NUMBA_VULKAN_DEBUG``).
+            Whether to report what happened since the last synchronisation:
+            print what kernels printed and raise the exception a kernel raised
+            (runtime/reports.py), and validation messages as warnings under
+            ``NUMBA_VULKAN_DEBUG``.
+
+        Raises
+        ------
+        Exception
+            The first exception that a kernel raised since the last report.
         """
+        from . import streams
+
         self._core.synchronize()
+        streams.finish_device(self)
         if report:
             debug.report_new_messages()
+            from . import reports
+
+            reports.check(self)
 
     def wait_for(self, buffer):
         """Wait until no launch uses a buffer any more.
@@ -471,7 +502,7 @@ class Device:
             self._kernels[key] = entry
         return entry[1]
 
-    def launch(self, kernel, groups, arrays, push=b"", local_size=None):
+    def launch(self, kernel, groups, arrays, push=b"", local_size=None, _stream=None):
         """Start `kernel` over `groups` workgroups without waiting for it.
 
         Our kernels take no descriptor bindings: arrays are device addresses in
@@ -504,8 +535,6 @@ class Device:
             If a device array belongs to another device, or an entry is not an
             array.
         """
-        from .array import DeviceArray
-
         groups = checks.as_dim3(groups, "groups")
         if local_size is not None:
             local_size = checks.as_dim3(local_size, "local_size", minimum=1)
@@ -513,18 +542,25 @@ class Device:
             raise TypeError(f"arrays must be a list of device arrays, not {type(arrays).__name__}")
         if not (callable(push) or isinstance(push, (bytes, bytearray, memoryview))):
             raise TypeError(f"push must be bytes or a callable, not {type(push).__name__}")
-        buffers = []
         arrays = list(arrays)
+        if not any(isinstance(a, np.ndarray) for a in arrays):
+            return self._launch(kernel, groups, arrays, push, local_size, _stream)
+        # Small host arrays (the reference's status, shapes, scalars): the launch reads
+        # their device copies in a slot of the kernel (runtime/slots.py). Nothing is
+        # copied back (launch does not wait): use run for arrays the kernel writes.
+        loaded = self._kernel_for(kernel)
+        written = _written_arrays(kernel, len(arrays))
+        with self._slots.lock:
+            arrays = self._slots.take(self, loaded, arrays, written, _stream)
+            return self._launch(kernel, groups, arrays, push, local_size, _stream)
+
+    def _launch(self, kernel, groups, arrays, push, local_size, _stream):
+        from .array import DeviceArray
+
+        buffers = []
         for position, a in enumerate(arrays):
             if a is None:
                 continue
-            if isinstance(a, np.ndarray):
-                # A small host array (the reference's status, shapes, scalars): uploaded
-                # now; the launch reads the copy. Nothing is copied back (launch does not
-                # wait): use run for arrays the kernel writes.
-                from .array import to_device
-
-                a = arrays[position] = to_device(a, device=self)
             if not isinstance(a, DeviceArray):
                 raise ValueError(  # noqa: TRY004 (the spec names ValueError)
                     f"arrays[{position}] must be a DeviceArray, a NumPy array or None, "
@@ -538,32 +574,55 @@ class Device:
         if local_size is None:
             local_size = getattr(kernel, "local_size", None) or (1, 1, 1)
         loaded = self._kernel_for(kernel)
-        self._core.dispatch(loaded, _triple(groups), _triple(local_size), bytes(push), buffers)
+        stream_core = None if _stream is None else _stream._core
+        self._core.dispatch(loaded, _triple(groups), _triple(local_size), bytes(push), buffers,
+                            stream_core)
 
-    def launch_stream(self, stream, kernel, groups, arrays, push=b""):
-        """Enqueue `kernel` on a Stream; streams run on the device's one queue this round."""
-        from .extras import Stream
+    def launch_stream(self, stream, kernel, groups, arrays, push=b"", local_size=None):
+        """Enqueue `kernel` on a Stream; see :meth:`launch` for the arguments.
+
+        The launch waits, on the device, for the stream's earlier work and for
+        whatever else still uses the buffers of `arrays` (other streams, work
+        outside streams). NumPy arrays in `arrays` (small host arrays) are
+        copied to the device on the stream first; nothing is copied back.
+
+        Raises
+        ------
+        TypeError
+            If `stream` is not a Stream.
+        ValueError
+            If the stream or a device array belongs to another device.
+        """
+        from .streams import Stream
 
         if not isinstance(stream, Stream):
             raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream.device is not self:
-            raise ValueError("the stream belongs to another device")
-        self.launch(kernel, groups, arrays, push)
+            raise ValueError(f"the stream belongs to {stream.device}, not to {self}")
+        self.launch(kernel, groups, arrays, push, local_size, _stream=stream)
 
     def run(self, kernel, groups, arrays, push=b"", local_size=None):
         """Dispatch `kernel` over `groups` workgroups and wait for it.
 
         Like :meth:`launch`, but `arrays` may hold NumPy arrays: they are copied
-        to temporary device arrays before the launch and back afterwards. Give
-        `push` as a callable to build the parameter block from the device arrays
-        (it receives the list with NumPy arrays replaced by their device copies).
+        to temporary device arrays before the launch and, those the kernel writes
+        (the ``written`` flags of a CompiledKernel's array declarations; every
+        array for a kernel without them), back afterwards. Give `push` as a callable
+        to build the parameter block from the device arrays (it receives the list
+        with NumPy arrays replaced by their device copies).
+
+        Raises
+        ------
+        ValueError
+            If a device array belongs to another device.
         """
         from .array import DeviceArray, to_device
 
         if not isinstance(arrays, (list, tuple)):
             raise TypeError(f"arrays must be a list of arrays, not {type(arrays).__name__}")
+        written = _written_arrays(kernel, len(arrays))
         device_arrays, back = [], []
-        for a in arrays:
+        for position, a in enumerate(arrays):
             if a is None or isinstance(a, DeviceArray):
                 device_arrays.append(a)
             else:
@@ -574,7 +633,8 @@ class Device:
                 host = a
                 d = to_device(host, device=self)
                 device_arrays.append(d)
-                back.append((host, d))
+                if written[position]:
+                    back.append((host, d))
         self.launch(kernel, groups, device_arrays, push, local_size)
         self.synchronize()
         for host, d in back:
@@ -586,6 +646,20 @@ class Device:
 
 def _triple(v):
     return checks.as_dim3(v, "groups")
+
+
+def _written_arrays(kernel, count):
+    """Per entry of a launch's `arrays` (the kernel's array arguments in order), whether
+    the kernel may write it: from a CompiledKernel's argument declarations (``arguments``,
+    kir/abi.h), else True for all (always safe)."""
+    decls = getattr(kernel, "arguments", None)
+    if decls is None:
+        return [True] * count
+    try:
+        flags = [bool(d.written) for d in decls if d.kind == "array"]
+    except AttributeError:  # another description of the parameters
+        return [True] * count
+    return flags if len(flags) == count else [True] * count
 
 
 _selected = None

@@ -1,67 +1,30 @@
-"""Streams, events, pinned arrays and kernel print records.
+"""Events, pinned arrays and kernel print records (streams: streams.py).
 
-This round, a Stream is the simple model the spec allows: its work is ordered
-on the device's one compute queue (so it is also ordered with work outside
-streams), and copies given a stream are done at once. Events are timestamp
-queries recorded into the device's open batch. Print records are not
-implemented yet and say so.
+Events are timestamp queries recorded into the device's open batch, or on a
+stream as a submission of that stream (src/core/vk/timestamps.cc, stream.cc).
+``print_records`` decodes a print buffer (runtime/reports.py).
 """
-
-import contextlib
 
 import numpy as np
 
 from .. import checks, config
 from . import devices as _devices
+from .streams import Stream, stream  # noqa: F401 (re-exported)
 
 PRINT_BUFFER_WORDS = config.PRINT_WORDS
-
-
-class Stream:
-    """An ordered sequence of copies and launches on a device.
-
-    This round every stream's work goes to the device's one compute queue, in
-    order with all other work on the device; copies on a stream complete
-    before the call returns. ``synchronize`` waits for the device.
-
-    Parameters
-    ----------
-    device : Device
-    """
-
-    def __init__(self, device):
-        self.device = _devices.get_device(device)
-        self.value = 0
-
-    def query(self):
-        """Whether all work enqueued on the stream has finished (bool)."""
-        return bool(self.device._core.idle())
-
-    def synchronize(self):
-        """Wait until all work enqueued on the stream has finished."""
-        self.device.synchronize()
-
-    @contextlib.contextmanager
-    def auto_synchronize(self):
-        """Wait for the stream when the ``with`` block ends, as in numba.cuda."""
-        try:
-            yield self
-        finally:
-            self.synchronize()
-
-
-def stream(device=None):
-    """Create a :class:`Stream` on a device (the selected one by default)."""
-    return Stream(_devices.get_device(device))
 
 
 class Event:
     """A point in the work submitted to a device, like a CUDA event.
 
-    :meth:`record` marks the point after all work launched so far; the device
-    writes a timestamp when it gets there. :meth:`elapsed_time` gives the device
-    time between two events. Streams share the device's one queue this round,
-    so ``record(stream)`` marks the same point as ``record()``.
+    :meth:`record` marks the point after all work launched so far outside
+    streams; the device writes a timestamp when it gets there. ``record(stream)``
+    marks the point after the work enqueued on that stream instead.
+    :meth:`elapsed_time` gives the device time between two events. (Vulkan
+    compares timestamps only within one queue: events on streams that run on
+    another queue than the device's, where the device has several, are
+    compared as the driver's clocks allow; on the GPUs we know, all queues
+    share one clock.)
 
     Parameters
     ----------
@@ -92,23 +55,37 @@ class Event:
         Parameters
         ----------
         stream : Stream, optional
-            Must belong to the same device.
+            Mark the point after the work enqueued on this stream so far
+            instead, like ``cuda.event().record(stream)``.
 
         Returns
         -------
         Event
             The event itself.
+
+        Raises
+        ------
+        ValueError
+            If the stream belongs to another device.
         """
         if stream is not None and not isinstance(stream, Stream):
             raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream is not None and stream.device is not self.device:
             raise ValueError("the stream belongs to another device")
-        self._mark = self.device._core.record_timestamp()
+        if stream is None:
+            self._mark = self.device._core.record_timestamp()
+        else:
+            self._mark = stream._core.record_timestamp()
         return self
 
     def query(self):
-        """Whether the device has passed the event (bool)."""
-        return self._mark is not None and self.device._core.idle()
+        """Whether the device has passed the event (bool; False if never recorded)."""
+        if self._mark is None:
+            return False
+        if self.device._core.timestamp_done(self._mark):
+            return True
+        self.device._core.flush()  # a mark in the open batch: submit it, so it comes
+        return False
 
     def synchronize(self):
         """Wait until the device has passed the event.
@@ -120,7 +97,7 @@ class Event:
         """
         if self._mark is None:
             raise ValueError("the event has not been recorded; call record() before synchronize()")
-        self.device._core.wait_value(self._mark.value)
+        self.device._core.read_timestamp_ns(self._mark)  # waits on the mark's timeline
 
     def _ns(self):
         if self._mark is None:
@@ -189,7 +166,7 @@ def mapped_array(shape, dtype=np.float64, device=None):
 
 
 def print_records(words):
-    """Print what a kernel's ``print`` calls recorded (not implemented yet)."""
-    raise NotImplementedError(
-        "print_records waits for the print record format of numba_vulkan.vkimpl"
-    )
+    """Print what a kernel's ``print`` calls recorded (see runtime/reports.py)."""
+    from .reports import print_records as _print_records
+
+    _print_records(words)

@@ -21,6 +21,7 @@ import weakref
 
 from numba.core import ir
 
+from .. import checks
 from ..errors import VulkanUnsupportedError
 from .overloads import OverloadDispatcher
 
@@ -105,7 +106,7 @@ def origin_options(origin):
         }
     opts = getattr(origin, "targetoptions", {}) or {}
     return {
-        "fastmath": bool(opts.get("fastmath", False)),
+        "fastmath": bool(checks.fastmath_option(opts.get("fastmath", False))),
         "boundscheck": bool(opts.get("boundscheck", False)),
         "debug": bool(opts.get("debug", False)),
         # njit's default is 'python'; only an explicit choice is compared with the kernel's.

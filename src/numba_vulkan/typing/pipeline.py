@@ -43,6 +43,7 @@ class Options:
     """The compilation options of ``@nv.jit`` that change generated code."""
 
     fastmath: bool = False
+    fast_builtins: bool = None  # the driver's built-ins for math calls; None: as fastmath
     boundscheck: bool = False
     error_model: str = "numpy"
     optimize: bool = True
@@ -152,14 +153,18 @@ def check_device_calls(kernel_name, options, device_calls):
         problem = None
         if opts["debug"]:
             problem = "debug=True is not supported yet"
-        elif opts["boundscheck"]:
-            problem = "boundscheck=True is not supported yet (it needs exceptions inside kernels)"
+        elif opts["boundscheck"] and not options.boundscheck:
+            problem = (
+                "its boundscheck=True differs from the kernel's boundscheck=False; a device "
+                "function is inlined and checked as the kernel says, so pass boundscheck=True "
+                "to the kernel (or set NUMBA_BOUNDSCHECK=1)"
+            )
         elif opts["error_model"] not in (None, options.error_model):
             problem = (
                 f"its error_model={opts['error_model']!r} differs from the kernel's "
                 f"{options.error_model!r}"
             )
-        elif opts["fastmath"] != bool(options.fastmath):
+        elif bool(opts["fastmath"]) != bool(options.fastmath):
             problem = (
                 f"its fastmath={opts['fastmath']} differs from the kernel's "
                 f"{bool(options.fastmath)}; a device function is inlined and compiled with the "

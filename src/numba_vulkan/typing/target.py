@@ -50,10 +50,15 @@ _ARRAY_LIBRARY_FUNCTIONS = frozenset(
 )
 
 
+_SCALAR_TYPES = (types.Number, types.Boolean)
+
+
 class VulkanTypingContext(NumbaTypingContext):
     """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
 
     def load_additional_registries(self):
+        from numba.cpython import cmathimpl  # noqa: F401  (types cmath.cosh, polar, rect ...:
+        # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
         from . import vkdecl
@@ -72,6 +77,37 @@ class VulkanTypingContext(NumbaTypingContext):
             self._array_library = True
             self.refresh()
 
+    def refresh(self):
+        # Numba refreshes before every compilation; only new templates (an extension
+        # imported since, the array library) can change how a call resolves.
+        super().refresh()
+        size = sum(map(len, self._functions.values())) + len(self._globals)
+        if size != getattr(self, "_templates_seen", None):
+            self._templates_seen = size
+            self._scalar_calls = {}
+
+    def resolve_function_type(self, func, args, kws):
+        """Numba's resolution, remembered for functions applied to scalars only.
+
+        Numba resolves every ``x + y`` afresh, trying each template of the
+        operator in turn; typing a small kernel spends a third of its time there.
+        With only numbers and booleans as arguments the answer depends on nothing
+        but the function and the argument types (literal types included), so it
+        is kept for the process: the second kernel that adds two float32 values
+        does not ask again. Failures are not kept (Numba reports them itself).
+        """
+        if kws or not isinstance(func, types.Function) or not all(
+            isinstance(a, _SCALAR_TYPES) for a in args
+        ):
+            return super().resolve_function_type(func, args, kws)
+        key = (func, tuple(args))
+        sig = self._scalar_calls.get(key)
+        if sig is None:
+            sig = super().resolve_function_type(func, args, kws)
+            if sig is not None:
+                self._scalar_calls[key] = sig
+        return sig
+
     def resolve_getattr(self, typ, attr):
         if isinstance(typ, types.Array) and attr in _ARRAY_LIBRARY_METHODS:
             self._load_array_library()
@@ -87,6 +123,8 @@ class VulkanTypingContext(NumbaTypingContext):
         fn = devfn.device_function(val)
         if fn is not None:
             return types.Dispatcher(fn)
+        if _is_device_array(val):  # a global DeviceArray: used in place (frontend/hidden.py)
+            return device_array_type(val)
         return super().resolve_value_type(val)
 
     def resolve_module_constants(self, typ, attr):
@@ -150,6 +188,12 @@ def device_array_type(array):
     dtype = numpy_support.from_dtype(array.dtype)
     layout = "C" if array.is_contiguous else "A"
     return types.Array(dtype, array.ndim, layout)
+
+
+def _is_device_array(value):
+    from ..runtime import DeviceArray
+
+    return isinstance(value, DeviceArray)
 
 
 @functools.cache

@@ -24,6 +24,9 @@ _OTHER_TARGET = re.compile(
     r"Function resolution cannot find any matches for function '<function ([^ ]+) at"
 )
 _ILLEGAL_DEL = re.compile(r"Illegal IR, del found")
+_UNPACK_LENGTH = re.compile(r"wrong tuple length for [^:]+: ', 'expected (\d+), got (\d+)")
+_SETATTR = re.compile(r"Cannot resolve setattr: \((.+?)\)\.(\w+) =")
+_YIELD_CLOSURE = re.compile(r"The use of yield in a closure is unsupported")
 _OPCODES = {
     "IMPORT_NAME": "import statements",
     "IMPORT_FROM": "import statements",
@@ -70,8 +73,17 @@ def describe(error):
             )
         if mod:
             return f"'{mod.group(1)}.{attr}' is not supported in Vulkan kernels"
+        ns = re.match(r"Module\(<numba_vulkan intrinsics (\w+)>\)", owner)
+        if ns:  # nv.shared.x, nv.atomic.x, nv.subgroup.x...
+            return (f"'nv.{ns.group(1)}.{attr}' does not exist in this version of numba_vulkan, "
+                    "so it is not supported in Vulkan kernels")  # fmt: skip
         return f"the attribute '.{attr}' of {owner} is not supported in Vulkan kernels"
     m = _NO_IMPL.search(text)
+    if m and m.group(2).startswith("<unknown function>"):  # Function(float32)(array...)
+        fn = re.match(r"Function\(([\w.]+)\)", m.group(1))
+        if fn:
+            args = m.group(2)[len("<unknown function>"):].strip()
+            return f"calling '{fn.group(1)}' with {args} is not supported in Vulkan kernels"
     if m:
         return (
             f"'{m.group(2).strip()}' is not supported in Vulkan kernels (no implementation of "
@@ -99,6 +111,16 @@ def describe(error):
             f"calling '{m.group(1)}' is not supported in Vulkan kernels (it is registered for "
             "another target; register it for the generic target or target='vulkan')"
         )
+    m = _UNPACK_LENGTH.search(text)
+    if m:
+        return (f"unpacking a tuple ({m.group(2)} items) into {m.group(1)} names is not "
+                "supported in Vulkan kernels")  # fmt: skip
+    m = _SETATTR.search(text)
+    if m:
+        return (f"setting the attribute '.{m.group(2)}' of {m.group(1)} is not supported in "
+                "Vulkan kernels")  # fmt: skip
+    if _YIELD_CLOSURE.search(text):
+        return "generator expressions and yield are not supported in Vulkan kernels"
     if _ILLEGAL_DEL.search(text):
         return "del statements are not supported in Vulkan kernels"
     m = _CANNOT_DETERMINE.search(text)

@@ -4,12 +4,13 @@ Each function is a Python function that emits KIR through the builder, built
 from ops whose precision Vulkan fixes (integer ops, comparisons, selects,
 correctly rounded float add/sub/mul, exact Floor/Ceil/Trunc), so that results
 do not depend on how loose a driver's GLSL.std.450 built-ins are. One module
-per family (bits, rounding, roots, trig, erf, ...); this module maps the Python callables to
-them and converts arguments and results to the kinds Numba's typing chose.
+per family (bits, rounding, roots, trig, erf, gamma, ...; cmath in cmathlib); this module
+maps the Python callables to them and converts arguments and results to the kinds Numba's
+typing chose. Under fastmath some calls become the driver's built-ins (fast.py); on a device
+that may flush float32 subnormals the library builds through denormals.py's builder.
 
 A callable that is not in the table is not handled here: calls.py then
-refuses it with VulkanUnsupportedError naming it (gamma, lgamma, cmath, ...
-until they are written; see docs/math.md).
+refuses it with VulkanUnsupportedError naming it (see docs/math.md).
 """
 
 import builtins
@@ -22,7 +23,10 @@ from ... import _core
 from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
-from . import bits, erf, explog, hyperbolic, inverse, power, roots, rounding, trig
+from . import (
+    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots,
+    rounding, trig,
+)
 
 K = _core.Kind
 Op = _core.Op
@@ -32,7 +36,9 @@ class Call:
     """One call's operands (cast to the signature's types) and kinds."""
 
     def __init__(self, lowerer, expr, sig, name):
-        self.lo, self.b, self.expr, self.sig, self.name = lowerer, lowerer.b, expr, sig, name
+        self.lo, self.expr, self.sig, self.name = lowerer, expr, sig, name
+        # On a device that may flush float32 subnormals, the library's own builder (denormals.py).
+        self.b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE))
         self.loc = expr.loc
         # Arguments left out take their defaults: Numba types them as Omitted, after the others.
         given = sig.args[: len(expr.args)]
@@ -118,7 +124,37 @@ def _classify(impl, int_answer):
 def _scale(constant):
     def lower(c):
         (x,) = c.fargs()
+        if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
+            return c.ret(bits.mul_const_f32_flushing(c.b, x, float(np.float32(constant))))
         return c.ret(c.b.binary(Op.mul, x, arith.const(c.b, c.b.kind(x), constant)))
+
+    return lower
+
+
+def _erf(c):
+    """erf; a subnormal float32 x on a flushing device: x * 2/sqrt(pi), rounded once."""
+    (x,) = c.fargs()
+    r = erf.erf(c.b, x)
+    if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
+        # below 2**-100 erf(x) is x * 2/sqrt(pi) to the last bit (erf.py's x + x P(x^2)
+        # would flush the small x P near the subnormals)
+        b = c.b
+        tiny = bits.mul_const_f32_flushing(b, x, float(np.float32(2 / np.sqrt(np.pi))))
+        mag = b.binary(Op.and_, bits.to_bits(b, x), arith.const(b, K.i32, 0x7FFFFFFF))
+        r = b.select(b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000)), tiny, r)
+    return c.ret(r)
+
+
+def _tiny_is_x(impl):
+    """f with f(x) = x (1 + O(x)) at 0: on a device that flushes float32 subnormals, a
+    subnormal x is its own correctly rounded result (f's algorithm would see 0)."""
+
+    def lower(c):
+        (x,) = c.fargs()
+        r = impl(c.b, x)
+        if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
+            r = c.b.select(bits.is_subnormal(c.b, x), x, r)
+        return c.ret(r)
 
     return lower
 
@@ -227,12 +263,28 @@ def _fmod(c):
     k = c.ret_kind
     x, y = (arith.convert(b, a, k) for a in c.args)
     if is_float(k):
+        if k == K.f32 and denormals.flushes(b) and c.kind(types.float64) == K.f64:
+            # The exact loop subtracts subnormals, which a flushing device zeroes: run it in
+            # float64 (the remainder is a float32; both conversions are exact, denormals.py).
+            r = arith.fmod(b, b.convert(K.f64, x), b.convert(K.f64, y))
+            return b.convert(K.f32, r)
         return arith.fmod(b, x, y)
     # NumPy's integer fmod: C's remainder, 0 for a zero divisor. (Numba's CPU lowering uses an
     # unsigned remainder on signed ints, np.fmod(-1, 2) == 1; this follows NumPy: -1.)
     zero = arith.const(b, k, 0)
     is_zero = b.compare(Op.eq, y, zero)
     return b.select(is_zero, zero, b.binary(Op.rem, x, b.select(is_zero, arith.const(b, k, 1), y)))
+
+
+def _remainder(c):
+    """np.remainder; float32 on a flushing device in float64 like np.fmod (_fmod): both
+    conversions are exact and the float64 result rounds to the float32 one."""
+    b = c.b
+    k = c.ret_kind
+    if k == K.f32 and denormals.flushes(b) and c.kind(types.float64) == K.f64:
+        x, y = (b.convert(K.f64, arith.convert(b, a, k)) for a in c.args)
+        return b.convert(K.f32, arith.mod(b, x, y))
+    return _binary_arith(arith.mod)(c)
 
 
 def _binary_arith(fn):
@@ -327,7 +379,7 @@ TABLE = {
     np.positive: lambda c: _arith1(c, lambda b, x: x),
     # remainders and powers
     np.fmod: _fmod,
-    np.remainder: _binary_arith(arith.mod),
+    np.remainder: _remainder,
     np.floor_divide: _binary_arith(arith.floordiv),
     builtins.pow: _pow,
     math.pow: _float_binary(power.pow_),
@@ -338,10 +390,10 @@ TABLE = {
     np.exp: _float_unary(explog.exp),
     np.exp2: _float_unary(explog.exp2),
     math.exp2: _float_unary(explog.exp2),
-    math.expm1: _float_unary(explog.expm1),
-    np.expm1: _float_unary(explog.expm1),
-    math.log1p: _float_unary(explog.log1p),
-    np.log1p: _float_unary(explog.log1p),
+    math.expm1: _tiny_is_x(explog.expm1),
+    np.expm1: _tiny_is_x(explog.expm1),
+    math.log1p: _tiny_is_x(explog.log1p),
+    np.log1p: _tiny_is_x(explog.log1p),
     math.log: None,
     np.log: _float_unary(explog.log),
     math.log2: _float_unary(explog.log2),
@@ -349,37 +401,40 @@ TABLE = {
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
     # trigonometric (full-range reduction: trig.py)
-    math.sin: _float_unary(trig.sin),
-    np.sin: _float_unary(trig.sin),
+    math.sin: _tiny_is_x(trig.sin),
+    np.sin: _tiny_is_x(trig.sin),
     math.cos: _float_unary(trig.cos),
     np.cos: _float_unary(trig.cos),
-    math.tan: _float_unary(trig.tan),
-    np.tan: _float_unary(trig.tan),
+    math.tan: _tiny_is_x(trig.tan),
+    np.tan: _tiny_is_x(trig.tan),
     # error function (erf.py)
-    math.erf: _float_unary(erf.erf),
+    math.erf: _erf,
     math.erfc: _float_unary(erf.erfc),
+    # gamma function (gamma.py)
+    math.gamma: _float_unary(gamma.gamma),
+    math.lgamma: _float_unary(gamma.lgamma),
     # inverse trigonometric
-    math.atan: _float_unary(inverse.atan),
-    np.arctan: _float_unary(inverse.atan),
+    math.atan: _tiny_is_x(inverse.atan),
+    np.arctan: _tiny_is_x(inverse.atan),
     math.atan2: _float_binary(inverse.atan2),
-    math.asin: _float_unary(inverse.asin),
-    np.arcsin: _float_unary(inverse.asin),
+    math.asin: _tiny_is_x(inverse.asin),
+    np.arcsin: _tiny_is_x(inverse.asin),
     math.acos: _float_unary(inverse.acos),
     np.arccos: _float_unary(inverse.acos),
     np.arctan2: _float_binary(inverse.atan2),
     # hyperbolic
-    math.tanh: _float_unary(hyperbolic.tanh),
-    np.tanh: _float_unary(hyperbolic.tanh),
-    math.sinh: _float_unary(hyperbolic.sinh),
-    np.sinh: _float_unary(hyperbolic.sinh),
+    math.tanh: _tiny_is_x(hyperbolic.tanh),
+    np.tanh: _tiny_is_x(hyperbolic.tanh),
+    math.sinh: _tiny_is_x(hyperbolic.sinh),
+    np.sinh: _tiny_is_x(hyperbolic.sinh),
     math.cosh: _float_unary(hyperbolic.cosh),
     np.cosh: _float_unary(hyperbolic.cosh),
-    math.asinh: _float_unary(hyperbolic.asinh),
-    np.arcsinh: _float_unary(hyperbolic.asinh),
+    math.asinh: _tiny_is_x(hyperbolic.asinh),
+    np.arcsinh: _tiny_is_x(hyperbolic.asinh),
     math.acosh: _float_unary(hyperbolic.acosh),
     np.arccosh: _float_unary(hyperbolic.acosh),
-    math.atanh: _float_unary(hyperbolic.atanh),
-    np.arctanh: _float_unary(hyperbolic.atanh),
+    math.atanh: _tiny_is_x(hyperbolic.atanh),
+    np.arctanh: _tiny_is_x(hyperbolic.atanh),
     # roots
     math.sqrt: _float_unary(roots.sqrt),
     np.sqrt: _float_unary(roots.sqrt),
@@ -408,6 +463,14 @@ def _key(fn):
 def lower(lowerer, fn, expr, sig, name):
     """The KIR value of a call to a math function, or None when `fn` is not one."""
     if not _key(fn):
-        return None
+        v = cmathlib.lower(lowerer, fn, expr, sig)  # cmath (complex operands)
+        if v is not None:
+            lowerer.exact_math = True
+        return v
+    call = Call(lowerer, expr, sig, name)
+    if getattr(lowerer, "fastmath", False):
+        v = fast.lower(call, fn)  # the driver's built-in (fast.py), where there is one
+        if v is not None:
+            return v
     lowerer.exact_math = True  # see LoweredKernel.exact_math
-    return TABLE[fn](Call(lowerer, expr, sig, name))
+    return TABLE[fn](call)

@@ -10,6 +10,7 @@ branch-free (no new blocks), so their operands may be used after them.
 from ... import _core
 from ..arith import const
 from ..types import BITS
+from . import denormals
 
 K = _core.Kind
 Op = _core.Op
@@ -116,6 +117,8 @@ def ldexp(b, x, n):
     """
     k = b.kind(x)
     ik, _, bias, prec = LAYOUT[k]
+    if k == K.f32 and denormals.flushes(b):
+        return _ldexp_f32_flushing(b, x, n)
     nk = b.kind(n)
     lim = 3 * bias  # beyond this the result is 0 or inf whatever x is
     if nk == K.bool:
@@ -128,6 +131,13 @@ def ldexp(b, x, n):
         n = b.select(b.compare(Op.lt, n, const(b, nk, -lim)), const(b, nk, -lim), n)
     if nk != ik:
         n = b.convert(ik, n)
+    return _ldexp_normal(b, x, n)
+
+
+def _ldexp_normal(b, x, n):
+    """ldexp for an int n of x's int kind in [-3 bias, 3 bias]."""
+    k = b.kind(x)
+    ik, _, bias, prec = LAYOUT[k]
     hi = bias  # largest normal exponent
     lo = 1 - bias  # smallest normal exponent
     down = lo + prec  # one step towards the subnormals, stopping 2**prec above them
@@ -148,6 +158,8 @@ def frexp(b, x, ek):
     """(m, e) with x = m * 2**e and 0.5 <= |m| < 1; (x, 0) for zeros, infinities and NaNs."""
     k = b.kind(x)
     ik, mbits, bias, prec = LAYOUT[k]
+    if k == K.f32 and denormals.flushes(b):
+        return _frexp_f32_flushing(b, x, ek)
     ax = fabs(b, x)
     sub = b.compare(Op.lt, ax, const(b, k, 2.0 ** (1 - bias)))
     xs = b.select(sub, b.binary(Op.mul, x, const(b, k, 2.0 ** (prec + 1))), x)
@@ -166,3 +178,137 @@ def frexp(b, x, ek):
     m = b.select(special, x, m)
     e = b.select(special, const(b, ik, 0), e)
     return m, (e if ek == ik else b.convert(ek, e))
+
+
+# ---------------------------------------------------------------- float32 on a flushing device
+# (denormals.py): subnormal operands are unpacked and subnormal results packed with integer ops.
+
+_SUB_SCALE = 149  # a float32 subnormal is m * 2**-149 with m an integer below 2**23
+
+
+def _unpack_f32(b, x):
+    """(i, mag, sub, xs): x's bits, |bits|, whether x is subnormal, and a normal float32 xs with
+    x = xs * 2**-149 when sub (else x): the integer mantissa converted exactly."""
+    i = to_bits(b, x)
+    mag = b.binary(Op.and_, i, const(b, K.i32, 0x7FFFFFFF))
+    sub = both(
+        b,
+        b.compare(Op.lt, mag, const(b, K.i32, 0x00800000)),
+        b.compare(Op.ne, mag, const(b, K.i32, 0)),
+    )
+    m = b.convert(K.f32, mag)  # exact: below 2**23, a normal result
+    sign = b.binary(Op.and_, i, const(b, K.i32, sign_mask(K.f32)))
+    m_signed = from_bits(b, K.f32, b.binary(Op.or_, to_bits(b, m), sign))
+    return i, mag, sub, b.select(sub, m_signed, x)
+
+
+def _exponent_field(b, i):
+    return b.binary(
+        Op.shr, b.binary(Op.and_, i, const(b, K.i32, 0x7F800000)), const(b, K.i32, 23)
+    )
+
+
+def _frexp_f32_flushing(b, x, ek):
+    i, mag, sub, xs = _unpack_f32(b, x)
+    xi = to_bits(b, xs)
+    field = _exponent_field(b, xi)
+    e = b.binary(Op.sub, field, const(b, K.i32, 126))
+    e = b.select(sub, b.binary(Op.sub, e, const(b, K.i32, _SUB_SCALE)), e)
+    m_bits = b.binary(
+        Op.or_,
+        b.binary(Op.and_, xi, const(b, K.i32, ~0x7F800000)),
+        const(b, K.i32, 126 << 23),
+    )
+    m = from_bits(b, K.f32, m_bits)
+    special = either(
+        b,
+        b.compare(Op.eq, mag, const(b, K.i32, 0)),
+        b.compare(Op.ge, mag, const(b, K.i32, 0x7F800000)),
+    )
+    m = b.select(special, x, m)
+    e = b.select(special, const(b, K.i32, 0), e)
+    return m, (e if ek == K.i32 else b.convert(ek, e))
+
+
+def _ldexp_f32_flushing(b, x, n, lo=None):
+    """x * 2**n rounded once, without a subnormal operand or result in any float op: a
+    subnormal x is unpacked (x = xs * 2**-149); a result below the normal range is rounded
+    as an integer multiple of 2**-149 (rint of a float in [2**-2, 2**23], exact) and
+    assembled from the bits. `lo` (optional, |lo| <= ulp(x)/2, x normal): (x + lo) * 2**n
+    rounded once, lo deciding the ties."""
+    from .rounding import rint
+
+    lim = 3 * 127 + _SUB_SCALE
+    nk = b.kind(n)
+    if nk == K.bool:
+        n = b.convert(K.i32, n)
+        nk = K.i32
+    n = b.select(b.compare(Op.gt, n, const(b, nk, lim)), const(b, nk, lim), n)
+    if nk not in (K.u32, K.u64, K.u8, K.u16):
+        n = b.select(b.compare(Op.lt, n, const(b, nk, -lim)), const(b, nk, -lim), n)
+    if nk != K.i32:
+        n = b.convert(K.i32, n)
+    i, mag, sub, xs = _unpack_f32(b, x)
+    n = b.select(sub, b.binary(Op.sub, n, const(b, K.i32, _SUB_SCALE)), n)
+    xi = to_bits(b, xs)
+    # the result's exponent, were it normal
+    big_e = b.binary(Op.add, b.binary(Op.sub, _exponent_field(b, xi), const(b, K.i32, 127)), n)
+    n_clamped = b.select(
+        b.compare(Op.lt, n, const(b, K.i32, -lim)), const(b, K.i32, -lim), n
+    )
+    normal = _ldexp_normal(b, xs, n_clamped)
+    # below the normal range: t = |mantissa| * 2**(E + 149) in [2**-2, 2**23), then rint
+    s = b.binary(Op.add, big_e, const(b, K.i32, _SUB_SCALE))
+    s = b.select(b.compare(Op.lt, s, const(b, K.i32, -2)), const(b, K.i32, -2), s)
+    t_bits = b.binary(
+        Op.or_,
+        b.binary(Op.and_, xi, const(b, K.i32, 0x007FFFFF)),
+        b.binary(Op.shl, b.binary(Op.add, s, const(b, K.i32, 127)), const(b, K.i32, 23)),
+    )
+    t = from_bits(b, K.f32, t_bits)
+    m = rint(b, t)
+    m_int = b.convert(K.i32, m)  # exact: an integer in [0, 2**23]
+    if lo is not None:  # a tie t = m +- 1/2 goes the way lo points (lo is below t's last bit)
+        d = b.binary(Op.sub, t, m)
+        toward = b.compare(Op.ne, sign_bit(b, lo), sign_bit(b, x))
+        lo_nz = b.compare(Op.ne, fabs(b, lo), const(b, K.f32, 0.0))
+        up = both(b, b.compare(Op.eq, d, const(b, K.f32, 0.5)), lo_nz, b.unary(Op.not_, toward))
+        down = both(b, b.compare(Op.eq, d, const(b, K.f32, -0.5)), lo_nz, toward)
+        m_int = b.binary(Op.add, m_int, b.select(up, const(b, K.i32, 1), const(b, K.i32, 0)))
+        m_int = b.binary(Op.sub, m_int, b.select(down, const(b, K.i32, 1), const(b, K.i32, 0)))
+    sign = b.binary(Op.and_, i, const(b, K.i32, sign_mask(K.f32)))
+    tiny = from_bits(b, K.f32, b.binary(Op.or_, m_int, sign))
+    below = both(
+        b,
+        b.compare(Op.lt, big_e, const(b, K.i32, -126)),
+        b.compare(Op.ne, mag, const(b, K.i32, 0)),
+        b.compare(Op.lt, mag, const(b, K.i32, 0x7F800000)),
+    )
+    return b.select(below, tiny, normal)
+
+
+def is_subnormal(b, x):
+    """True for a subnormal x (from the bits: whatever the device does with subnormals)."""
+    k = b.kind(x)
+    ik, mbits = LAYOUT[k][0], LAYOUT[k][1]
+    mag = b.binary(Op.and_, to_bits(b, x), const(b, ik, (1 << (BITS[k] - 1)) - 1))
+    return both(
+        b,
+        b.compare(Op.lt, mag, const(b, ik, 1 << mbits)),
+        b.compare(Op.ne, mag, const(b, ik, 0)),
+    )
+
+
+def mul_const_f32_flushing(b, x, c):
+    """fl(x * c) for a float32 constant c in [2**-20, 2**20] on a device that flushes
+    subnormals: where x or the product is tiny, x is scaled to xs = x * 2**s exactly (unpacked
+    from the bits when subnormal), xs * c made exact (Dekker) and scaled back rounding once."""
+    from .dd import two_prod
+
+    i, mag, sub, xs = _unpack_f32(b, x)
+    small = b.compare(Op.lt, mag, const(b, K.i32, 0x0D800000))  # |x| < 2**-100
+    xs = b.select(sub, xs, b.binary(Op.mul, x, const(b, K.f32, 2.0**100)))
+    shift = b.select(sub, const(b, K.i32, -_SUB_SCALE), const(b, K.i32, -100))
+    p, e = two_prod(b, xs, const(b, K.f32, c))
+    tiny = _ldexp_f32_flushing(b, p, shift, lo=e)
+    return b.select(small, tiny, b.binary(Op.mul, x, const(b, K.f32, c)))

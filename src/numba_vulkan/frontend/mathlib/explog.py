@@ -148,6 +148,7 @@ def expm1(b, x):
     big = bits.ldexp(b, e, b.convert(ik, kf))
     v = b.select(b.compare(Op.gt, kf, const(b, k, lim)), big, small)
     v = b.select(b.compare(Op.lt, kf, const(b, k, low)), const(b, k, -1.0), v)
+    v = b.select(b.compare(Op.eq, x, const(b, k, 0.0)), x, v)  # expm1(-0) = -0 (C99)
     return b.select(bits.is_nan(b, x), x, v)
 
 
@@ -209,6 +210,8 @@ def log1p(b, x, x_lo=None):
     v = log(b, u, corr)
     # x == -1 -> -inf, x < -1 -> NaN (log of u <= 0 gives those), inf -> inf, NaN -> NaN.
     v = b.select(b.compare(Op.eq, x, const(b, k, -1.0)), const(b, k, float("-inf")), v)
+    if x_lo is None:  # log1p(-0) = -0 (C99)
+        v = b.select(b.compare(Op.eq, x, const(b, k, 0.0)), x, v)
     return b.select(b.compare(Op.lt, x, const(b, k, -1.0)), const(b, k, float("nan")), v)
 
 

@@ -10,7 +10,7 @@ away); larger values are already integers.
 
 from ... import _core
 from ..arith import const
-from . import bits
+from . import bits, denormals
 
 K = _core.Kind
 Op = _core.Op
@@ -18,11 +18,21 @@ M = _core.MathFn
 
 
 def floor(b, x):
-    return b.math(M.floor, [x])
+    return _unit_for_subnormal(b, x, b.math(M.floor, [x]), True)
 
 
 def ceil(b, x):
-    return b.math(M.ceil, [x])
+    return _unit_for_subnormal(b, x, b.math(M.ceil, [x]), False)
+
+
+def _unit_for_subnormal(b, x, r, negative):
+    """On a device that flushes subnormals Floor(-1e-45) gives -0.0: -1 (floor of a negative
+    subnormal) or 1 (ceil of a positive one), from the bits."""
+    if b.kind(x) != K.f32 or not denormals.flushes(b):
+        return r
+    pick = bits.both(b, bits.is_subnormal(b, x), bits.sign_bit(b, x) if negative else
+                     b.unary(Op.not_, bits.sign_bit(b, x)))  # fmt: skip
+    return b.select(pick, const(b, K.f32, -1.0 if negative else 1.0), r)
 
 
 def trunc(b, x):

@@ -1,0 +1,239 @@
+"""Math-heavy kernels, numba_vulkan against numba.cuda side by side (issue 7's speed figures).
+
+Same kernel sources for both backends apart from the name of the global index
+(nv.global_id(0) / cuda.grid(1)), each compiled with fastmath=False (numba_vulkan:
+the accurate library, docs/math.md; numba.cuda: libdevice) and fastmath=True
+(numba_vulkan: the driver's GLSL.std.450 built-ins where they exist;
+numba.cuda: its fast intrinsics):
+
+1. black_scholes_f32 / black_scholes_f64: European call and put prices of n
+   options (exp, log, sqrt, erf), float32 and float64; figure: 10^9 options/s.
+2. trig_chain_f64: eight rounds of v = sin(v) cos(v/2) + exp(-v^2) per element
+   (float64; 24 transcendental calls); figure: 10^9 elements/s.
+
+Each figure checks its result against NumPy / math on the host (a wrong kernel
+reports WRONG next to its speed), times `--repeats` runs of `--inner` launches
+between synchronisations and reports the median. Defaults are the issue's sizes
+(GPU); lavapipe needs small ones:
+
+    python3 benchmarks/bench_math.py                                     # H200
+    python3 benchmarks/bench_math.py --log2 14 --repeats 3 --inner 2     # lavapipe, quick
+"""
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_vs_cuda import (  # noqa: E402
+    RESULTS,
+    CudaBackend,
+    VulkanBackend,
+    cpu_name,
+    driver_version,
+    versions,
+)
+
+BLOCK = 256
+INDEX = {"numba_vulkan": "nv.global_id(0)", "numba.cuda": "cuda.grid(1)"}
+
+BLACK_SCHOLES = """
+def black_scholes(S, K, T, r, v, call, put):
+    i = {gx}
+    if i < S.size:
+        s = S[i]
+        k = K[i]
+        t = T[i]
+        sqrt_t = math.sqrt(t)
+        d1 = (math.log(s / k) + (r + F(0.5) * v * v) * t) / (v * sqrt_t)
+        d2 = d1 - v * sqrt_t
+        cnd1 = F(0.5) * (F(1.0) + math.erf(d1 * F(0.7071067811865476)))
+        cnd2 = F(0.5) * (F(1.0) + math.erf(d2 * F(0.7071067811865476)))
+        e = math.exp(-r * t)
+        call[i] = s * cnd1 - k * e * cnd2
+        put[i] = k * e * (F(1.0) - cnd2) - s * (F(1.0) - cnd1)
+"""
+
+TRIG_CHAIN = """
+def trig_chain(x, out):
+    i = {gx}
+    if i < x.size:
+        v = x[i]
+        acc = 0.0
+        for _ in range(8):
+            v = math.sin(v) * math.cos(v * 0.5) + math.exp(-v * v)
+            acc += v
+        out[i] = acc
+"""
+
+
+def build(backend, source, name, dtype, fastmath):
+    ns = dict(backend.kernel_namespace())
+    ns.update(math=math, F=dtype)
+    src = source.format(gx=INDEX[backend.name])
+    exec(compile(src, f"<bench_math {name}>", "exec"), ns)  # noqa: S102
+    jit = backend.nv.jit if backend.name == "numba_vulkan" else backend.cuda.jit
+    return jit(fastmath=fastmath)(ns[name])
+
+
+def device_array(backend, n, dtype):
+    if backend.name == "numba.cuda":
+        return backend.cuda.device_array(n, dtype)
+    return backend.nv.device_array(n, dtype)
+
+
+def timed(backend, run, repeats, inner):
+    run()  # compile, warm up
+    backend.synchronize()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            run()
+        backend.synchronize()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
+
+
+def _bs_reference(S, K, T, r, v):
+    S, K, T = (a.astype(np.float64) for a in (S, K, T))
+    sqrt_t = np.sqrt(T)
+    d1 = (np.log(S / K) + (r + 0.5 * v * v) * T) / (v * sqrt_t)
+    d2 = d1 - v * sqrt_t
+    erf = np.vectorize(math.erf)
+    cnd1, cnd2 = 0.5 * (1 + erf(d1 / math.sqrt(2))), 0.5 * (1 + erf(d2 / math.sqrt(2)))
+    e = np.exp(-r * T)
+    return S * cnd1 - K * e * cnd2, K * e * (1 - cnd2) - S * (1 - cnd1)
+
+
+def fig_black_scholes(backend, args, dtype, fastmath):
+    n = 1 << args.log2
+    rng = np.random.default_rng(0)
+    S = rng.uniform(5, 30, n).astype(dtype)
+    K = rng.uniform(1, 100, n).astype(dtype)
+    T = rng.uniform(0.25, 10, n).astype(dtype)
+    r, v = dtype(0.02), dtype(0.30)
+    dS, dK, dT = (backend.to_device(a) for a in (S, K, T))
+    call, put = device_array(backend, n, dtype), device_array(backend, n, dtype)
+    k = build(backend, BLACK_SCHOLES, "black_scholes", dtype, fastmath)
+    groups = (n + BLOCK - 1) // BLOCK
+    t = timed(backend, lambda: k[groups, BLOCK](dS, dK, dT, r, v, call, put), args.repeats,
+              args.inner)  # fmt: skip
+    m = min(n, 4096)  # checked on a prefix (the host reference is slow)
+    want_c, want_p = _bs_reference(S[:m], K[:m], T[:m], float(r), float(v))
+    got_c, got_p = call.copy_to_host()[:m], put.copy_to_host()[:m]
+    tol = 1e-3 if dtype == np.float32 else 1e-9
+    ok = bool(np.allclose(got_c, want_c, rtol=tol, atol=tol * 100)
+              and np.allclose(got_p, want_p, rtol=tol, atol=tol * 100))  # fmt: skip
+    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok}
+
+
+def fig_trig_chain(backend, args, fastmath):
+    n = 1 << args.log2
+    x = np.random.default_rng(1).uniform(-4, 4, n)
+    dx, out = backend.to_device(x), device_array(backend, n, np.float64)
+    k = build(backend, TRIG_CHAIN, "trig_chain", np.float64, fastmath)
+    groups = (n + BLOCK - 1) // BLOCK
+    t = timed(backend, lambda: k[groups, BLOCK](dx, out), args.repeats, args.inner)
+    m = min(n, 4096)
+    v, acc = x[:m].copy(), np.zeros(m)
+    for _ in range(8):
+        v = np.sin(v) * np.cos(v * 0.5) + np.exp(-v * v)
+        acc += v
+    ok = bool(np.allclose(out.copy_to_host()[:m], acc, rtol=1e-9, atol=1e-12))
+    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok}
+
+
+FIGURES = {
+    "black_scholes_f32": lambda b, a, fm: fig_black_scholes(b, a, np.float32, fm),
+    "black_scholes_f64": lambda b, a, fm: fig_black_scholes(b, a, np.float64, fm),
+    "trig_chain_f64": fig_trig_chain,
+}
+
+
+def run_backend(cls, args):
+    try:
+        backend = cls()
+    except Exception as e:  # no GPU, no numba.cuda: say why
+        return {"available": False, "reason": f"{type(e).__name__}: {e}"}
+    out = {"available": True, "device": backend.describe()}
+    for name, fig in FIGURES.items():
+        if name not in args.only:
+            continue
+        for fastmath in (False, True):
+            key = f"{name}{'_fastmath' if fastmath else ''}"
+            try:
+                out[key] = fig(backend, args, fastmath)
+            except Exception as e:  # report and go on with the next figure
+                out[key] = {"error": f"{type(e).__name__}: {e}"}
+    return out
+
+
+def table(results):
+    cols = [(b, fm) for b in results for fm in (False, True)]
+    head = f"{'figure (10^9 /s)':<20}" + "".join(
+        f"{b + (' fastmath' if fm else ''):>24}" for b, fm in cols)
+    lines = [head]
+    for fig in FIGURES:
+        row = f"{fig:<20}"
+        for b, fm in cols:
+            r = results[b]
+            v = r.get(f"{fig}{'_fastmath' if fm else ''}") if r.get("available") else None
+            if isinstance(v, dict) and "rate" in v:
+                mark = "" if v.get("correct") else " WRONG"
+                row += f"{v['rate']:>18.3f}{mark:<6}"
+            else:
+                row += f"{'-':>24}"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log2", type=int, default=24, help="log2 of the element count")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--inner", type=int, default=5, help="launches between synchronisations")
+    parser.add_argument("--only", default=",".join(FIGURES))
+    parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    args.only = set(args.only.split(","))
+    wanted = set(args.backends.split(","))
+    results = {
+        cls.name: run_backend(cls, args) if cls.name in wanted
+        else {"available": False, "reason": "not requested"}
+        for cls in (VulkanBackend, CudaBackend)
+    }
+    record = {
+        "benchmark": "bench_math",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpu": cpu_name(), "driver": driver_version()},
+        "versions": versions(),
+        "parameters": {"n": 1 << args.log2, "repeats": args.repeats, "inner": args.inner,
+                       "block": BLOCK},
+        "results": results,
+    }
+    out = Path(args.out) if args.out else \
+        RESULTS / f"bench_math_{datetime.datetime.now():%Y%m%d_%H%M%S}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(table(results))
+    for name, r in results.items():
+        if not r.get("available"):
+            print(f"{name}: not measured ({r['reason']})")
+        for key, v in r.items():
+            if isinstance(v, dict) and "error" in v:
+                print(f"{name} {key}: {v['error']}")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""The benchmark figures of the documentation, drawn from benchmarks/results/*.json.
+
+Writes docs/_generated/bench_*.png (numba_vulkan beside numba.cuda, from the same run on
+the same GPU) for docs/benchmarks.md. Run by scripts/docs.sh; needs matplotlib.
+"""
+
+import json
+import pathlib
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+OUT = ROOT / "docs" / "_generated"
+SIDES = ("numba_vulkan", "numba.cuda")
+COLOURS = {"numba_vulkan": "#a41e22", "numba.cuda": "#76b900"}
+
+
+def _load(name):
+    return json.loads((RESULTS / name).read_text())
+
+
+def _bars(path, title, unit, rows, better):
+    """One horizontal bar pair per row: rows are (label, {side: value})."""
+    fig, ax = plt.subplots(figsize=(7.5, 0.62 * len(rows) + 1.3))
+    height = 0.38
+    for k, side in enumerate(SIDES):
+        ys = [i + (k - 0.5) * height for i in range(len(rows))]
+        values = [r[1].get(side) or 0 for r in rows]
+        ax.barh(ys, values, height, label=side, color=COLOURS[side])
+        for y, v in zip(ys, values):
+            if v:
+                text = f" {v:,.0f}" if v >= 100 else f" {v:.3g}"
+                ax.text(v, y, text, va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{unit} ({better} is better)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.margins(x=0.18)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    run = _load("h200_2026-11-30.json")
+    par = _load("h200_2026-11-30_parallel.json")
+    gpu = run["machine"]["gpu"]
+    r, p = run["results"], par["results"]
+
+    def get(src, side, *keys):
+        value = src.get(side, {})
+        for k in keys:
+            if not isinstance(value, dict) or k not in value:
+                return None
+            value = value[k]
+        return value
+
+    _bars(OUT / "bench_latency.png", f"Host time per launch and first calls ({gpu})", "time",
+          [("async launch, µs", {s: get(r, s, "launch", "us_per_launch") for s in SIDES}),
+           ("first call of a kernel, ms", {s: get(r, s, "first_call", "ms_median") for s in SIDES}),
+           ("first call, 5 device functions, ms",
+            {s: get(r, s, "first_call_devfn", "ms_median") for s in SIDES})],
+          "lower")  # fmt: skip
+    def both(src, *keys):
+        return {s: get(src, s, *keys) for s in SIDES}
+
+    _bars(OUT / "bench_throughput.png", f"Kernels: throughput ({gpu})", "GB/s or GFLOP/s",
+          [("STREAM triad 2^28 f32, GB/s", both(r, "triad", "GBps_median")),
+           ("naive matmul 2048² coalesced, GFLOP/s", both(r, "matmul_coalesced", "GFLOPs_median")),
+           ("naive matmul 2048², GFLOP/s", both(r, "matmul", "GFLOPs_median")),
+           ("16×16 tiled matmul 4096², GFLOP/s", both(p, "tiled_matmul", "gflops")),
+           ("shared-memory reduction 2^28 f32, GB/s", both(p, "reduction", "gbs")),
+           ("histogram 2^28 bytes, GB/s", both(p, "histogram", "gbs"))],
+          "higher")  # fmt: skip
+    print(f"figures written to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+// Streams: ordered sequences of copies and launches that overlap with each other.
+//
+// Each stream has a timeline semaphore. Every operation on a stream (a copy, a
+// launch of one grid, a timestamp) is one submission that signals the stream's
+// next value and waits, on the device, for
+//   - the stream's previous value (its operations run in order, also when they
+//     go to different queues: copies and kernels),
+//   - for each buffer it uses, the stream that last used the buffer
+//     (Buffer::stream, stream_value) if another and not done yet,
+//   - the device's own timeline (work outside streams, batch.cc) where a batch
+//     still uses the buffer (Buffer::last_use; an open batch is submitted first).
+// Work outside streams that uses a buffer a stream still uses waits for that
+// stream the same way: OrderAccessLocked adds the wait to the open batch, whose
+// submission carries it (batch.cc). Every wait names a value that was already
+// submitted, so no queue ever waits for work that is not yet on some queue: no
+// deadlock, even where all of it shares one queue (lavapipe). Semaphore waits
+// order memory too (a full dependency), so no barriers are needed across them.
+// Host accesses (Device::WaitBuffer) wait for both.
+//
+// Queues (device.cc): copies go to a queue of a transfer-only family (the copy
+// engines of a discrete GPU) where the device has one, kernels and timestamps to
+// a second queue of the compute family where it has one; otherwise both go to
+// the device's one queue, where streams still order correctly (but do not overlap).
+// Buffers are shared between the families (VK_SHARING_MODE_CONCURRENT).
+//
+// Lifetime: an op keeps the buffers it uses alive (StreamOp::keep) until it is
+// seen complete (RecycleLocked: at the stream's next op, query, synchronize, or
+// the device's synchronize), so a buffer dropped by Python meanwhile is neither
+// reused nor destroyed under it. StreamStates live until the process ends; a
+// stream dropped by Python is reused by the next one (AcquireStream).
+//
+// Threads: everything runs under the device's mutex (one lock for every queue,
+// which Vulkan requires to be externally synchronised); waits drop it.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "vk/device.h"
+#include "vk/pipeline.h"
+#include "vk/result.h"
+
+namespace nvk::vk {
+
+namespace {
+
+void AddWait(std::vector<std::pair<VkSemaphore, uint64_t>>& waits, VkSemaphore semaphore,
+             uint64_t value) {
+    for (auto& w : waits) {
+        if (w.first == semaphore) {
+            w.second = std::max(w.second, value);
+            return;
+        }
+    }
+    waits.emplace_back(semaphore, value);
+}
+
+}  // namespace
+
+uint64_t Device::PollStream(StreamState& s) { return Poll(s.semaphore, s.completed); }
+
+util::Result<StreamState*> Device::AcquireStream() {
+    NVK_RETURN_IF_ERROR(Usable());
+    std::vector<BufferRef> drop;
+    Lock lock(mu_);
+    for (auto& s : streams_) {
+        RecycleLocked(*s, drop);
+        if (!s->in_use) {
+            s->in_use = true;
+            return s.get();
+        }
+    }
+    auto s = std::make_unique<StreamState>();
+    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo sem_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    sem_info.pNext = &type_info;
+    NVK_RETURN_IF_ERROR(
+        Checked(fns_.vkCreateSemaphore(device_, &sem_info, nullptr, &s->semaphore),
+                "vkCreateSemaphore"));
+    s->in_use = true;
+    streams_.push_back(std::move(s));
+    return streams_.back().get();
+}
+
+void Device::ReleaseStream(StreamState* stream) {
+    if (stream == nullptr || !Usable().ok()) return;
+    Lock lock(mu_);
+    stream->in_use = false;  // its work goes on; the next AcquireStream may take it
+}
+
+void Device::RecycleLocked(StreamState& s, std::vector<BufferRef>& drop) {
+    if (s.in_flight.empty()) return;
+    const uint64_t done = lost_.load() ? UINT64_MAX : PollStream(s);
+    while (!s.in_flight.empty() && s.in_flight.front().value <= done) {
+        StreamOp op = std::move(s.in_flight.front());
+        s.in_flight.pop_front();
+        for (auto& b : op.keep) drop.push_back(std::move(b));
+        op.keep.clear();
+        s.free_ops[op.family].push_back(std::move(op));
+    }
+}
+
+bool Device::StreamsBusyLocked() {
+    for (auto& s : streams_) {
+        if (s->submitted > s->completed.load() && s->submitted > PollStream(*s)) return true;
+    }
+    return false;
+}
+
+void Device::WaitStreamsLocked(Buffer* const* used, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        Buffer& b = *used[i];
+        if (b.stream == nullptr) continue;
+        if (b.stream_value <= b.stream->completed.load() || b.stream_value <= PollStream(*b.stream)) {
+            b.stream = nullptr;  // done: later work need not look again
+            continue;
+        }
+        AddWait(slots_[open_slot_].waits, b.stream->semaphore, b.stream_value);
+    }
+}
+
+util::Status Device::StreamWaitsLocked(StreamState& s, Buffer* const* used, size_t n,
+                                       Waits& waits) {
+    if (s.submitted > s.completed.load()) AddWait(waits, s.semaphore, s.submitted);
+    for (size_t i = 0; i < n; ++i) {
+        Buffer& b = *used[i];
+        if (b.stream != nullptr && b.stream != &s) {
+            if (b.stream_value > b.stream->completed.load() &&
+                b.stream_value > PollStream(*b.stream)) {
+                AddWait(waits, b.stream->semaphore, b.stream_value);
+            }
+        }
+        const uint64_t last = b.last_use.load();
+        if (last > completed_.load() && last > PollCompleted()) {
+            if (last > submitted_) NVK_RETURN_IF_ERROR(FlushLocked());  // in the open batch
+            AddWait(waits, timeline_, last);
+        }
+    }
+    return util::Status::Ok();
+}
+
+util::Status Device::ReserveStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop) {
+    for (;;) {
+        RecycleLocked(s, drop);
+        if (s.in_flight.size() < kStreamInFlight) return util::Status::Ok();
+        const uint64_t oldest = s.in_flight.front().value;
+        lock.unlock();
+        util::Status waited = WaitSemaphore(s.semaphore, s.completed, oldest);
+        lock.lock();
+        NVK_RETURN_IF_ERROR(waited);
+    }
+}
+
+util::Result<uint64_t> Device::SubmitStreamLocked(
+    Lock& lock, StreamState& s, VkQueue queue, int family, Buffer* const* used, size_t n_used,
+    const std::function<util::Status(StreamOp&)>& record, std::vector<BufferRef>& drop) {
+    NVK_RETURN_IF_ERROR(ReserveStreamLocked(lock, s, drop));
+    Waits waits;
+    NVK_RETURN_IF_ERROR(StreamWaitsLocked(s, used, n_used, waits));
+    StreamOp op;
+    auto& free = s.free_ops[family];
+    if (!free.empty()) {
+        op = std::move(free.back());
+        free.pop_back();
+        NVK_RETURN_IF_ERROR(Checked(fns_.vkResetCommandBuffer(op.cb, 0), "vkResetCommandBuffer"));
+    } else {
+        VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        info.commandPool = family == 1 ? transfer_pool_ : command_pool_;
+        info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        info.commandBufferCount = 1;
+        NVK_RETURN_IF_ERROR(
+            Checked(fns_.vkAllocateCommandBuffers(device_, &info, &op.cb), "vkAllocateCommandBuffers"));
+        op.family = family;
+    }
+    // On any failure below, the op goes back to the free list (its buffer is reset
+    // before reuse).
+    struct Keep {
+        StreamState& s;
+        StreamOp& op;
+        bool submitted = false;
+        ~Keep() {
+            if (!submitted) s.free_ops[op.family].push_back(std::move(op));
+        }
+    } keep{s, op};
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkBeginCommandBuffer(op.cb, &begin), "vkBeginCommandBuffer"));
+    NVK_RETURN_IF_ERROR(record(op));
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(op.cb), "vkEndCommandBuffer"));
+
+    const uint64_t value = s.submitted + 1;
+    std::vector<VkSemaphore> sems;
+    std::vector<uint64_t> values;
+    std::vector<VkPipelineStageFlags> stages;
+    for (const auto& [sem, v] : waits) {
+        sems.push_back(sem);
+        values.push_back(v);
+        stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    }
+    VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    timeline.waitSemaphoreValueCount = static_cast<uint32_t>(values.size());
+    timeline.pWaitSemaphoreValues = values.data();
+    timeline.signalSemaphoreValueCount = 1;
+    timeline.pSignalSemaphoreValues = &value;
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.pNext = &timeline;
+    submit.waitSemaphoreCount = static_cast<uint32_t>(sems.size());
+    submit.pWaitSemaphores = sems.data();
+    submit.pWaitDstStageMask = stages.data();
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &op.cb;
+    submit.signalSemaphoreCount = 1;
+    submit.pSignalSemaphores = &s.semaphore;
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE),
+                                "vkQueueSubmit"));
+    s.submitted = value;
+    op.value = value;
+    for (size_t i = 0; i < n_used; ++i) {
+        Buffer& b = *used[i];
+        if (BufferRef ref = b.weak_from_this().lock()) op.keep.push_back(std::move(ref));
+        b.stream = &s;
+        b.stream_value = value;
+    }
+    keep.submitted = true;
+    s.in_flight.push_back(std::move(op));
+    return value;
+}
+
+util::Status Device::StreamCopy(StreamState& stream, Buffer& src, Buffer& dst,
+                                const VkBufferCopy* regions, size_t n_regions) {
+    NVK_RETURN_IF_ERROR(Usable());
+    for (size_t i = 0; i < n_regions; ++i) {
+        const VkBufferCopy& r = regions[i];
+        if (r.srcOffset + r.size > src.size || r.dstOffset + r.size > dst.size) {
+            return util::InvalidArgument("copy past the end of a buffer");
+        }
+    }
+    if (n_regions == 0) return util::Status::Ok();
+    std::vector<BufferRef> drop;  // released after the lock (their deleters take it)
+    Lock lock(mu_);
+    Buffer* used[2] = {&src, &dst};
+    auto record = [&](StreamOp& op) {
+        fns_.vkCmdCopyBuffer(op.cb, src.buffer, dst.buffer, static_cast<uint32_t>(n_regions),
+                             regions);
+        return util::Status::Ok();
+    };
+    return SubmitStreamLocked(lock, stream, copy_queue_, copy_family_, used, 2, record, drop)
+        .status();
+}
+
+util::Result<uint64_t> Device::StreamDispatch(StreamState& stream, const Kernel& kernel,
+                                              VkPipeline pipeline, const DispatchPiece* pieces,
+                                              size_t n_pieces, uint32_t size, bool in_buffer,
+                                              Buffer* const* used, size_t n_used) {
+    NVK_RETURN_IF_ERROR(Usable());
+    const uint32_t aligned = (size + 15u) & ~15u;
+    if (in_buffer && uint64_t{aligned} * n_pieces > kParamArenaBytes) {
+        return util::Unsupported("a stream launch's parameter blocks (" +
+                                 std::to_string(n_pieces) + " x " + std::to_string(size) +
+                                 " bytes) exceed the limit of " + std::to_string(kParamArenaBytes));
+    }
+    std::vector<BufferRef> drop;
+    Lock lock(mu_);
+    auto record = [&](StreamOp& op) -> util::Status {
+        if (in_buffer && !op.params) {
+            NVK_ASSIGN_OR_RETURN(op.params, AllocateHost(kParamArenaBytes));
+        }
+        fns_.vkCmdBindPipeline(op.cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+        const uint32_t push_size = kernel.push_size();
+        for (size_t i = 0; i < n_pieces; ++i) {
+            if (in_buffer) {
+                const uint64_t at = i * aligned;
+                std::memcpy(op.params->mapped + at, pieces[i].params, size);
+                const uint64_t address = op.params->address + at;
+                if (push_size >= 8) {
+                    fns_.vkCmdPushConstants(op.cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                            8, &address);
+                }
+            } else if (push_size > 0 && size > 0) {
+                const uint32_t n = std::min(push_size, (size + 3u) & ~3u);
+                fns_.vkCmdPushConstants(op.cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, n,
+                                        pieces[i].params);
+            }
+            // The pieces of one grid are independent workgroups: no barrier between them.
+            fns_.vkCmdDispatch(op.cb, pieces[i].groups[0], pieces[i].groups[1],
+                               pieces[i].groups[2]);
+        }
+        return util::Status::Ok();
+    };
+    return SubmitStreamLocked(lock, stream, kernel_queue_, 0, used, n_used, record, drop);
+}
+
+util::Result<TimestampRef> Device::StreamTimestamp(StreamState& stream) {
+    NVK_RETURN_IF_ERROR(Usable());
+    if (info_.timestamp_bits == 0) {
+        return util::Unsupported("the compute queue of Vulkan device '" + info_.name +
+                                 "' writes no timestamps, so events cannot be timed");
+    }
+    std::vector<BufferRef> drop;
+    Lock lock(mu_);
+    NVK_RETURN_IF_ERROR(EnsureQueryPoolLocked());
+    // Room on the stream and a free query, without dropping the lock in between.
+    for (;;) {
+        NVK_RETURN_IF_ERROR(ReserveStreamLocked(lock, stream, drop));
+        NVK_RETURN_IF_ERROR(TakeQueryLocked(lock, /*open_batch=*/false));
+        if (stream.in_flight.size() < kStreamInFlight) break;
+    }
+    auto ts = std::make_shared<Timestamp>();
+    ts->query = next_query_;
+    ts->stream = &stream;
+    auto record = [&](StreamOp& op) {
+        fns_.vkCmdResetQueryPool(op.cb, query_pool_, ts->query, 1);
+        fns_.vkCmdWriteTimestamp(op.cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_,
+                                 ts->query);
+        return util::Status::Ok();
+    };
+    NVK_ASSIGN_OR_RETURN(ts->value,
+                         SubmitStreamLocked(lock, stream, kernel_queue_, 0, nullptr, 0, record, drop));
+    query_owner_[next_query_] = ts;
+    next_query_ = (next_query_ + 1) % kQueries;
+    return ts;
+}
+
+bool Device::StreamDone(StreamState& stream) {
+    std::vector<BufferRef> drop;
+    Lock lock(mu_);
+    RecycleLocked(stream, drop);
+    return stream.submitted <= stream.completed.load() || stream.submitted <= PollStream(stream);
+}
+
+util::Status Device::StreamSynchronize(StreamState& stream) {
+    NVK_RETURN_IF_ERROR(Usable());
+    uint64_t value = 0;
+    {
+        Lock lock(mu_);
+        value = stream.submitted;
+    }
+    NVK_RETURN_IF_ERROR(WaitSemaphore(stream.semaphore, stream.completed, value));
+    std::vector<BufferRef> drop;
+    Lock lock(mu_);
+    RecycleLocked(stream, drop);
+    if (!retired_.empty()) ReapLocked();
+    lock.unlock();
+    return util::Status::Ok();
+}
+
+util::Status Device::WaitBuffer(const Buffer& buffer) {
+    NVK_RETURN_IF_ERROR(WaitValue(buffer.last_use.load()));
+    StreamState* stream = nullptr;
+    uint64_t value = 0;
+    {
+        Lock lock(mu_);
+        stream = buffer.stream;
+        value = buffer.stream_value;
+    }
+    if (stream == nullptr) return util::Status::Ok();
+    return WaitSemaphore(stream->semaphore, stream->completed, value);
+}
+
+bool Device::BufferIdle(const Buffer& buffer) {
+    Lock lock(mu_);
+    const uint64_t last = buffer.last_use.load();
+    if (last > completed_.load() && last > PollCompleted()) return false;
+    StreamState* s = buffer.stream;
+    return s == nullptr || buffer.stream_value <= s->completed.load() ||
+           buffer.stream_value <= PollStream(*s);
+}
+
+}  // namespace nvk::vk

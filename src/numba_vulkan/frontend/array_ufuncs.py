@@ -1,0 +1,94 @@
+"""NumPy ufuncs applied to whole arrays inside a kernel, with an output array.
+
+``np.sin(x, out)``, ``np.arctan2(y, x, out)`` and the like (numba-cuda's
+documentation calls ufuncs this way inside a kernel): the invocation that
+makes the call runs a loop over the output's elements in C order (for_each,
+reductions.py), reading the inputs at the same indices and computing each
+element with the scalar math library (frontend/mathlib), in the loop types
+Numba's ufunc machinery picks for these dtypes (``ufunc_find_matching_loop``),
+as numba.njit does.
+
+Inputs are arrays of the output's shape, arrays of fewer dimensions
+(broadcast along the leading axes, NumPy's rule for missing axes), or
+scalars. Extents are not checked against each other (a kernel cannot raise):
+an input shorter than the output is read out of bounds, as an out-of-range
+index is. Forms that would allocate an array (no output argument) are refused,
+as are ufuncs the math library does not have.
+"""
+
+import numpy as np
+from numba.core import types
+from numba.np.numpy_support import ufunc_find_matching_loop
+
+from . import mathlib
+from .arrays import ArrayArg
+from .errors import unsupported
+from .reductions import for_each
+
+
+class _ElementCall(mathlib.Call):
+    """A math library call on one element's values (already loaded and cast)."""
+
+    def __init__(self, lowerer, expr, sig, name, args):  # noqa: D107 -- no operands to load
+        self.lo, self.b, self.expr, self.sig, self.name = lowerer, lowerer.b, expr, sig, name
+        self.loc = expr.loc
+        self.args = args
+
+
+def lower_array_ufunc(lo, expr, fn, sig, name):
+    """Lower a ufunc call with array operands; None where this is not one."""
+    if not isinstance(fn, np.ufunc) or not any(isinstance(t, types.Array) for t in sig.args):
+        return None
+    loc = expr.loc
+    if expr.kws:
+        raise unsupported(f"keyword arguments in calls to '{name}' on arrays", loc)
+    if fn.nout != 1 or len(expr.args) != fn.nin + 1:
+        raise unsupported(
+            f"'{name}' on arrays without an output array (that would allocate one; pass the "
+            f"output as the last argument, {name}(x, out))", loc)  # fmt: skip
+    if fn not in mathlib.TABLE:
+        raise unsupported(f"'{name}' on arrays (not in the kernel math library)", loc)
+    in_vars, out_var = expr.args[: fn.nin], expr.args[fn.nin]
+    out = lo.statics.get(out_var.name)
+    if not isinstance(out, ArrayArg):
+        raise unsupported(f"'{name}' with an output of type {lo.typemap[out_var.name]}", loc)
+    in_types = [lo.typemap[v.name] for v in in_vars]
+    dtypes = [t.dtype if isinstance(t, types.Array) else types.unliteral(t) for t in in_types]
+    if any(isinstance(t, types.Complex) for t in dtypes + [out.ty.dtype]):
+        raise unsupported(f"'{name}' on complex arrays", loc)
+    loop = ufunc_find_matching_loop(fn, tuple(dtypes) + (out.ty.dtype,))
+    if loop is None:
+        raise unsupported(f"'{name}' of {', '.join(map(str, in_types))} into {out.ty}", loc)
+    scalar_sig = loop.outputs[0](*loop.inputs)
+    inputs = []
+    for var, ty in zip(in_vars, in_types):
+        if isinstance(ty, types.Array):
+            arr = lo.statics.get(var.name)
+            if not isinstance(arr, ArrayArg) or arr.ndim > out.ndim:
+                raise unsupported(f"'{name}' of {ty} into {out.ty}", loc)
+            inputs.append((arr, ty.dtype))
+        else:  # a scalar: the same value for every element, kept in a variable (KIR
+            # values do not cross blocks, and the loop body is other blocks)
+            value = lo.load_var(var.name)
+            slot = lo.b.var(lo.b.kind(value))
+            lo.b.store(slot, value)
+            inputs.append((slot, types.unliteral(ty)))
+
+    def body(b, idx):
+        args = []
+        for (value, ty), want in zip(inputs, loop.inputs):
+            if isinstance(value, ArrayArg):
+                value = value.load(b, idx[out.ndim - value.ndim:], loc)
+            else:
+                value = b.load(value)
+            args.append(lo.cast(value, ty, want, loc))
+        result = mathlib.TABLE[fn](_ElementCall(lo, expr, scalar_sig, name, args))
+        result = lo.cast(result, loop.outputs[0], out.ty.dtype, loc)
+        out.store(b, idx, result, loc)
+
+    lo.exact_math = True  # see LoweredKernel.exact_math
+    for_each(lo, out, body)
+    return out, sig.return_type
+
+
+__all__ = ["lower_array_ufunc"]

@@ -1,0 +1,182 @@
+"""float32 subnormals on devices that flush them (NVIDIA: shaderDenormPreserveFloat32 = false).
+
+Such a device treats a float32 subnormal operand of an add, mul, comparison or
+conversion as zero, and flushes a subnormal result to zero; integer ops,
+bitcasts, selects, loads and stores move the bits untouched. The library is
+written so that its normal-range results never pass through a subnormal
+intermediate (operands are scaled by exact powers of two first), so what such
+a device breaks is:
+
+1. comparisons with a subnormal operand (x > 0 is false for x = 1e-45);
+2. the exact scalings (frexp, ldexp) when the operand or the result is
+   subnormal, and the other places that produce a subnormal result
+   (exp underflowing gradually, x * c for tiny x);
+3. negation (it may flush).
+
+`wrap` returns the builder that the library uses for a kernel compiled for such
+a device: float32 comparisons are made on the bits (exact whatever the
+device does) unless one operand is a normal non-zero constant (comparing with
+one gives the same answer whether or not the other operand is flushed), and
+negation flips the sign bit. bits.py's frexp and ldexp take their flush-safe
+forms (`unpack`, `pack`) when `flushes(b)` says so.
+
+SIMULATE (NUMBA_VULKAN_SUBNORMALS32=simulate, for tests on a device that
+keeps subnormals) additionally flushes the operands and results of the
+library's own float32 arithmetic, comparisons, conversions and GLSL built-ins,
+as a flushing device would: the flush-safe code then runs under the same
+constraint as on NVIDIA, against the same references.
+"""
+
+from ... import _core
+from ..arith import const
+
+K = _core.Kind
+Op = _core.Op
+
+PRESERVE, FLUSH, SIMULATE = 0, 1, 2
+
+_SIGN = -(1 << 31)
+_MAG = (1 << 31) - 1
+_TINY_BITS = 0x00800000  # smallest normal float32
+_INF_BITS = 0x7F800000
+_ORDERED = {Op.lt, Op.le, Op.gt, Op.ge, Op.eq}
+
+
+def flushes(b):
+    """True when `b` builds float32 code for a device that may flush subnormals."""
+    return isinstance(b, FlushSafeBuilder)
+
+
+def mode_for(denorm_preserve, setting=""):
+    """The library's mode on a device keeping subnormals at the widths `denorm_preserve`, with
+    config.SUBNORMALS32 = `setting` ("", "keep" or "simulate")."""
+    if setting == "simulate":
+        return SIMULATE
+    if setting == "keep" or 32 in denorm_preserve:
+        return PRESERVE
+    return FLUSH
+
+
+def wrap(b, mode):
+    return b if mode == PRESERVE else FlushSafeBuilder(b, mode == SIMULATE)
+
+
+class FlushSafeBuilder:
+    """The KIR builder with float32 comparisons and negation that do not depend on flushing
+    (and, when simulating, float32 ops that flush as a flushing device would)."""
+
+    def __init__(self, b, simulate):
+        self._b = b
+        self._simulate = simulate
+        self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
+
+    def __getattr__(self, name):
+        return getattr(self._b, name)
+
+    @property
+    def raw(self):
+        return self._b
+
+    # ---------------------------------------------------------------- constants
+    def const_float(self, kind, value):
+        v = self._b.const_float(kind, value)
+        if kind == K.f32 and value == value and abs(value) >= 2.0**-126:
+            self._safe_consts.add(v)
+        return v
+
+    # ---------------------------------------------------------------- the exact replacements
+    def _bits(self, v):
+        return self._b.bitcast(K.i32, v)
+
+    def _key(self, v):
+        """An int32 ordered as the float (-0 and +0 equal), for a non-NaN float32."""
+        b = self._b
+        i = self._bits(v)
+        mag = b.binary(Op.and_, i, const(b, K.i32, _MAG))
+        return b.select(b.compare(Op.lt, i, const(b, K.i32, 0)), b.unary(Op.neg, mag), mag)
+
+    def _is_nan(self, v):
+        b = self._b
+        mag = b.binary(Op.and_, self._bits(v), const(b, K.i32, _MAG))
+        return b.compare(Op.gt, mag, const(b, K.i32, _INF_BITS))
+
+    def compare(self, op, x, y):
+        b = self._b
+        if b.kind(x) != K.f32 or x in self._safe_consts or y in self._safe_consts:
+            return b.compare(op, self.flush(x), self.flush(y))
+        r = b.compare(op, self._key(x), self._key(y))
+        nan = b.binary(Op.or_, self._is_nan(x), self._is_nan(y))
+        if op in _ORDERED:
+            return b.binary(Op.and_, r, b.unary(Op.not_, nan))
+        return b.binary(Op.or_, r, nan)  # ne: true when either is NaN
+
+    def unary(self, op, x):
+        b = self._b
+        if op == Op.neg and b.kind(x) == K.f32:
+            flipped = b.binary(Op.xor, self._bits(x), const(b, K.i32, _SIGN))
+            return b.bitcast(K.f32, flipped)
+        return b.unary(op, x)
+
+    # ---------------------------------------------------------------- simulated flushing
+    def flush(self, v):
+        """v as a flushing device reads it: subnormals become zeros of the same sign (only when
+        simulating; otherwise v)."""
+        b = self._b
+        if not self._simulate or b.kind(v) != K.f32:
+            return v
+        i = self._bits(v)
+        mag = b.binary(Op.and_, i, const(b, K.i32, _MAG))
+        sub = b.compare(Op.lt, mag, const(b, K.i32, _TINY_BITS))
+        zero = b.binary(Op.and_, i, const(b, K.i32, _SIGN))
+        return b.bitcast(K.f32, b.select(sub, zero, i))
+
+    def binary(self, op, x, y):
+        if not self._simulate or self._b.kind(x) != K.f32:
+            return self._b.binary(op, x, y)
+        return self.flush(self._b.binary(op, self.flush(x), self.flush(y)))
+
+    def math(self, fn, args):
+        if not self._simulate:
+            return self._b.math(fn, args)
+        return self.flush(self._b.math(fn, [self.flush(a) for a in args]))
+
+    def convert(self, to, v):
+        b = self._b
+        frm = b.kind(v)
+        plain = b.convert(to, v) if not self._simulate else self.flush(b.convert(to, self.flush(v)))
+        if frm == K.f32 and to == K.f64:
+            return self._widen(v, plain)
+        if frm == K.f64 and to == K.f32:
+            return self._narrow(v, plain)
+        return plain
+
+    def _widen(self, v, plain):
+        """float32 -> float64 exactly: a subnormal's integer mantissa times 2**-149 in float64
+        (float64 keeps subnormals on the devices that flush float32's)."""
+        b = self._b
+        i = self._bits(v)
+        mag = b.binary(Op.and_, i, const(b, K.i32, _MAG))
+        sub = b.binary(
+            Op.and_,
+            b.compare(Op.lt, mag, const(b, K.i32, _TINY_BITS)),
+            b.compare(Op.ne, mag, const(b, K.i32, 0)),
+        )
+        wide = b.binary(Op.mul, b.convert(K.f64, mag), const(b, K.f64, 2.0**-149))
+        wide = b.select(b.compare(Op.lt, i, const(b, K.i32, 0)), b.unary(Op.neg, wide), wide)
+        return b.select(sub, wide, plain)
+
+    def _narrow(self, v, plain):
+        """float64 -> float32 where the result is subnormal: |v| * 2**149 rounded to an
+        integer (ties to even, in float64) is the float32's bit pattern."""
+        b = self._b
+        mag = b.binary(Op.and_, b.bitcast(K.i64, v), const(b, K.i64, (1 << 63) - 1))
+        av = b.bitcast(K.f64, mag)
+        t = b.binary(Op.mul, av, const(b, K.f64, 2.0**149))
+        big = const(b, K.f64, 2.0**52)
+        m = b.binary(Op.sub, b.binary(Op.add, t, big), big)  # t < 2**23: rint
+        mi = b.convert(K.i32, m)
+        sign = b.binary(Op.and_, b.convert(K.i32, b.binary(
+            Op.shr, b.bitcast(K.i64, v), const(b, K.i64, 32))), const(b, K.i32, _SIGN))
+        tiny = b.bitcast(K.f32, b.binary(Op.or_, mi, sign))
+        below = b.compare(Op.lt, av, const(b, K.f64, 2.0**-126))
+        return b.select(below, tiny, plain)

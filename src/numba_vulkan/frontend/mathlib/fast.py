@@ -1,0 +1,58 @@
+"""fastmath=True: the driver's GLSL.std.450 built-ins where they exist.
+
+Under fastmath a call to one of these functions becomes the driver's
+instruction (Exp, Log, Sin, Cos, Tan, Tanh on float32; Sqrt on float32 and
+float64): fast, and as loose as the Vulkan specification lets the driver be
+(Exp/Log 3 ulp or worse, Sin/Cos an absolute error of 2^-11 on [-pi, pi] and
+nothing promised beyond; measured in docs/math.md). The call then does not
+make the kernel "exact math", so the driver may also reassociate and contract
+the kernel's float arithmetic. Functions without a built-in (float64
+transcendentals, erf, gamma, pow, ...) stay on the accurate library, whose
+kernels keep exact float ops (docs/math.md, "fastmath").
+
+pow is left out on purpose: GLSL's Pow is undefined for a negative base, where
+x ** 2.0 must be positive, and a NaN there would be a wrong answer rather than
+a loose one.
+"""
+
+import math
+
+import numpy as np
+
+from ... import _core
+
+K = _core.Kind
+M = _core.MathFn
+
+# callable -> (MathFn, widths the driver has it for)
+BUILTINS = {
+    math.exp: (M.exp, (K.f32,)),
+    np.exp: (M.exp, (K.f32,)),
+    math.log: (M.log, (K.f32,)),
+    np.log: (M.log, (K.f32,)),
+    math.sin: (M.sin, (K.f32,)),
+    np.sin: (M.sin, (K.f32,)),
+    math.cos: (M.cos, (K.f32,)),
+    np.cos: (M.cos, (K.f32,)),
+    math.tan: (M.tan, (K.f32,)),
+    np.tan: (M.tan, (K.f32,)),
+    math.tanh: (M.tanh, (K.f32,)),
+    np.tanh: (M.tanh, (K.f32,)),
+    math.sqrt: (M.sqrt, (K.f32, K.f64)),
+    np.sqrt: (M.sqrt, (K.f32, K.f64)),
+}
+
+
+def lower(c, fn):
+    """The built-in's value for the call `c` of `fn`, or None where there is none."""
+    try:
+        spec = BUILTINS.get(fn)
+    except TypeError:  # unhashable callee
+        return None
+    if spec is None or len(c.args) != 1:
+        return None
+    mfn, widths = spec
+    if c.float_kind() not in widths:
+        return None
+    (x,) = c.fargs()
+    return c.ret(c.b.math(mfn, [x]))

@@ -1,0 +1,148 @@
+"""Kernel exceptions and print output on the host: the status buffer and its one hook.
+
+Each device gets, on the first launch of a kernel that can raise or print, a
+status buffer (layout: numba_vulkan/sites.py) in host-visible memory mapped
+into the process, so reading it costs no copy and no submission. Such kernels
+take it as their last hidden array (frontend/status.py; hidden_args.py appends
+it to each launch).
+
+``check(device)`` is the one hook of the synchronisation paths
+(``Device.synchronize``, ``DeviceArray.copy_to_host``, launches with NumPy
+arguments): where the buffer holds an exception or print records, it waits for
+the device, prints the records in order (and a line counting those a full
+buffer lost), clears the buffer and raises the exception: the class the kernel
+raised, with its message, the kernel's name, file, line and the invocation's
+global id. The device stays usable. Devices that never ran such a kernel pay
+one dictionary lookup.
+"""
+
+import functools
+import sys
+import threading
+
+import numpy as np
+
+from .. import config, sites
+
+_lock = threading.Lock()
+_buffers = {}  # Device -> (status words as a uint32 NumPy view, 0-d DeviceArray)
+
+
+def print_words():
+    """Words of the print area's records (``PRINT_BUFFER_WORDS``, at least 64)."""
+    return max(64, int(config.PRINT_WORDS))
+
+
+def status_array(device):
+    """The device's status buffer as the 0-d uint32 DeviceArray kernels take."""
+    entry = _buffers.get(device)
+    if entry is None:
+        with _lock:
+            entry = _buffers.get(device)
+            if entry is None:
+                entry = _buffers[device] = _allocate(device)
+    return entry[1]
+
+
+def _allocate(device):
+    from .. import _core
+    from .array import DeviceArray
+
+    if not _buffers:
+        import atexit
+
+        atexit.register(_at_exit)
+    capacity = print_words()
+    total = sites.PRINT_AREA + sites.PRINT_HEADER + capacity
+    buffer = _core.vk_allocate_pinned(device._core, 4 * total)
+    words = buffer.host_view()[: 4 * total].view(np.uint32)
+    words[:] = 0
+    words[sites.PRINT_AREA + 1] = capacity
+    array = DeviceArray(device, (), np.uint32, _stored=(buffer, 0, ()))
+    return words, array
+
+
+def _at_exit():
+    """Print what kernels printed and was never reported, as CUDA flushes printf output at
+    exit; an exception never reported becomes a warning (nothing can raise it any more)."""
+    import warnings
+
+    for device in list(_buffers):
+        try:
+            device._core.synchronize()  # launches nothing waited for yet
+            check(device)
+        except Exception as e:  # noqa: BLE001 (the kernel's own exception, or a lost device)
+            warnings.warn(f"numba_vulkan: a kernel raised an exception that no synchronize "
+                          f"reported before exit: {type(e).__name__}: {e}", RuntimeWarning,
+                          stacklevel=1)  # fmt: skip
+
+
+def check(device):
+    """Print what kernels printed and raise what one raised since the last check."""
+    entry = _buffers.get(device)
+    if entry is None:
+        return
+    words = entry[0]
+    if not words[sites.EXC_FLAG] and not words[sites.PRINT_AREA] and \
+            not words[sites.PRINT_AREA + 2]:  # fmt: skip
+        return
+    device._core.synchronize()  # no kernel writes the buffer any more
+    with _lock:
+        area = words[sites.PRINT_AREA:]
+        if area[0] or area[2]:
+            capacity = int(area[1])
+            _emit(area)
+            area[0] = 0
+            area[2] = 0
+            area[1] = capacity
+        if not words[sites.EXC_FLAG]:
+            return
+        record = [int(w) for w in words[: sites.EXC_WORDS]]
+        words[: sites.EXC_WORDS] = 0
+    key = record[sites.EXC_KEY] | (record[sites.EXC_KEY + 1] << 32)
+    site = sites.lookup(key)
+    if site is None or not isinstance(site, sites.RaiseSite):
+        raise RuntimeError(
+            f"a kernel raised an exception that this process cannot decode (site key {key:#x})"
+        )
+    raise site.exception(record)
+
+
+def after_copy(method):
+    """Run ``check`` after a DeviceArray copy that waited (one given no stream)."""
+
+    @functools.wraps(method)
+    def copy(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        stream = kwargs.get("stream", args[1] if len(args) > 1 else None)
+        if stream is None:
+            check(self.device)
+        return result
+
+    return copy
+
+
+def _emit(area):
+    lines, lost = sites.format_print_records(area)
+    out = sys.stdout
+    for line in lines:
+        out.write(line + "\n")
+    if lost:
+        out.write(sites.lost_line(lost, int(area[1])) + "\n")
+    out.flush()
+
+
+def print_records(words):
+    """Print what a kernel's ``print`` calls recorded.
+
+    Parameters
+    ----------
+    words : numpy.ndarray
+        The print buffer as uint32: cursor (words claimed), capacity, records
+        lost to a full buffer, then the records (numba_vulkan/sites.py,
+        frontend/printing.py).
+    """
+    words = np.asarray(words)
+    if words.ndim != 1 or words.dtype.kind not in "iu":
+        raise TypeError("words must be a 1-d integer array (the print buffer as uint32)")
+    _emit(words.astype(np.uint64))

@@ -1,0 +1,62 @@
+"""NumPy ufuncs on whole arrays inside kernels, into an output array
+(frontend/array_ufuncs.py): results equal to numba.njit's."""
+
+import numba
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+
+def _both(fn, *arrays):
+    kernel = nv.jit(fn)
+    got = [a.copy() for a in arrays]
+    kernel[1, 1](*got)
+    want = [a.copy() for a in arrays]
+    numba.njit(fn)(*want)
+    return got, want
+
+
+def test_unary_ufunc_into_output_as_in_the_numba_cuda_docs():
+    def f(r, x):
+        np.sin(x, r)
+
+    x = np.arange(10, dtype=np.float32) - 5
+    got, want = _both(f, np.zeros_like(x), x)
+    np.testing.assert_allclose(got[0], np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+
+
+def test_binary_ufunc_broadcast_scalar_and_mixed_dtypes():
+    def f(out, y, x, row):
+        np.arctan2(y, x, out)
+        np.hypot(out, 2.0, out)
+        np.floor(row, out[0])
+
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=(3, 5))
+    x = rng.normal(size=(3, 5)).astype(np.float32)
+    row = rng.normal(size=5) * 10
+    got, want = _both(f, np.zeros((3, 5)), y, x, row)
+    np.testing.assert_allclose(got[0], want[0], rtol=2e-16 * 4, atol=0)
+
+
+def test_integer_output_and_2d_views():
+    def f(out, a):
+        np.abs(a[1:, ::2], out[:, :2])
+        np.sign(a[0], out[0])
+
+    a = np.arange(-12, 12, dtype=np.int64).reshape(4, 6)
+    got, want = _both(f, np.zeros((3, 6), np.int64), a)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_without_output_is_refused_naming_the_call():
+    @nv.jit
+    def f(r, x):
+        r[0] = np.sin(x)[0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match=r"'numpy.sin' on arrays without an output"):
+        f[1, 1](np.zeros(3), np.zeros(3))
