@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "kir/abi.h"
+#include "kir/float_zeros.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
@@ -25,7 +27,7 @@ void SharedMemory(const kir::Module& module, CompiledKernel* out) {
         const kir::Type& ptr = module.type(inst.type);
         if (ptr.space != kir::AddressSpace::kWorkgroup) continue;
         kir::ScalarKind k = module.type(ptr.pointee).scalar;
-        uint32_t size = k == kir::ScalarKind::kBool ? 4 : kir::BitWidth(k) / 8;
+        uint32_t size = kir::MemoryBytes(k);
         if (inst.imm == 0) out->dynamic_shared_itemsize = size;
         bytes += inst.imm * size;
     }
@@ -37,9 +39,6 @@ void SharedMemory(const kir::Module& module, CompiledKernel* out) {
 util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options) {
     CompiledKernel out;
     out.kir = kir::Print(module);
-    out.param_size = module.ParamBlockSize();
-    out.params_in_buffer = out.param_size > options.max_push_bytes;
-    out.push_size = out.params_in_buffer ? 8 : out.param_size;
 
     // 1. The front end's CFG must satisfy KIR's invariants before any pass relies on them.
     NVK_RETURN_IF_ERROR(kir::Verify(module));
@@ -64,11 +63,21 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_RETURN_IF_ERROR(narrow::NarrowIntegers(module, narrow_options));
         NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
+    // 3. lavapipe folds float arithmetic on constant zeros wrongly: hide them
+    //    (this may add a hidden parameter, so the block's size is known after it).
+    if (options.hide_float_zeros && !options.fastmath) {
+        NVK_RETURN_IF_ERROR(kir::HideFloatZeros(module).status());
+        NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
     out.kir_narrowed = kir::Print(module);
-    // 3. Structured control flow; the emitter accepts only this form.
+    out.param_size = module.ParamBlockSize();
+    out.params_in_buffer = out.param_size > options.max_push_bytes;
+    out.push_size = out.params_in_buffer ? 8 : out.param_size;
+    out.args = module.args;
+    // 4. Structured control flow; the emitter accepts only this form.
     NVK_RETURN_IF_ERROR(structurize::Structurize(module));
     NVK_RETURN_IF_ERROR(kir::Verify(module));
-    // 4. SPIR-V, validated before and after optimisation: a failure before
+    // 5. SPIR-V, validated before and after optimisation: a failure before
     //    points at the emitter, a failure after at the optimiser.
     spirv::EmitOptions emit_options;
     emit_options.params_in_buffer = out.params_in_buffer;
@@ -81,7 +90,7 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_ASSIGN_OR_RETURN(out.words, spirv::Optimize(out.words));
         if (options.validate) NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     }
-    // 5. What the device must support, read from the final module.
+    // 6. What the device must support, read from the final module.
     out.capabilities = spirv::CapabilityNames(out.words);
     return out;
 }

@@ -24,6 +24,9 @@ struct CompileOptions {
     // Copies per unrolled iteration of counted single-block loops
     // (unroll/unroll.h); 1 leaves loops alone. Never changes a result.
     int unroll_factor = 4;
+    // lavapipe: hide float constants +0.0 behind a hidden parameter, which its
+    // code generator cannot fold wrongly (kir/float_zeros.h).
+    bool hide_float_zeros = false;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
@@ -46,8 +49,11 @@ struct CompiledKernel {
     // Bytes per element of its dynamic shared array (sized at launch through
     // spirv::kDynamicSharedSpecId); 0: the kernel has none.
     uint32_t dynamic_shared_itemsize = 0;
+    // The arguments and hidden parameters, with their slots (kir/abi.h): what
+    // the launcher and the Python argument checks work from.
+    std::vector<kir::ArgDecl> args;
     std::string kir;                // the KIR the front end built, printed
-    std::string kir_narrowed;       // the KIR after integer narrowing (= kir when off)
+    std::string kir_narrowed;       // the KIR after integer narrowing and, on lavapipe, hiding float zeros
 };
 
 util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& options);

@@ -28,17 +28,10 @@ def needs_64bit_indices(array):
     """Whether some element of ``array`` lies 2^31 or more elements past its first.
 
     Kernels index with 32-bit integers by default (ARCHITECTURE.md decision 4);
-    such an array gets a specialisation with 64-bit indices instead.
+    such an array gets a specialisation with 64-bit indices instead. The launcher
+    applies the same rule to device arrays (``_core.fits_int32_indices``).
     """
-    limit = 2**31 - 1
-    itemsize = array.dtype.itemsize or 1
-    span = 0
-    for extent, stride in zip(array.shape, array.strides):
-        if extent > limit:
-            return True
-        if extent > 0:
-            span += (extent - 1) * (abs(stride) // itemsize)
-    return span > limit
+    return not _core().fits_int32_indices(array.shape, array.strides, array.dtype.itemsize)
 
 
 def _device_array_class():
@@ -93,38 +86,54 @@ def typeof_argument(value, position):
     )
 
 
-def scalar_for_launch(value, argtype, mode, position, kernel):
-    """A scalar argument as the launcher takes it for its specialisation (``argtype``).
+def scalar_for_launch(value, argtype, decl, position, kernel):
+    """A scalar argument as the launcher takes it for its specialisation (``argtype``, its
+    declaration ``decl``, a ``_core.ArgDecl``).
 
     NumPy scalars become exactly the NumPy type of ``argtype`` (numpy.longlong is
-    typed int64 but is not numpy.int64); an integer that a narrowed slot
-    (``narrow="ints"``) cannot hold raises OverflowError naming the argument.
+    typed int64 but is not numpy.int64); an integer that its slot cannot hold (a
+    narrowed one, ``narrow="ints"``) raises OverflowError naming the argument.
     """
     argtype = types.unliteral(argtype)
     if isinstance(value, np.generic):
         value = numpy_support.as_dtype(argtype).type(value)
-    if mode.ints and isinstance(argtype, types.Integer) and argtype.bitwidth == 64:
-        lo, hi = (-(2**31), 2**31 - 1) if argtype.signed else (0, 2**32 - 1)
-        if not lo <= int(value) <= hi:
-            raise OverflowError(
-                f"argument {position} of kernel {kernel!r} is {int(value)}, which does not fit "
-                f"the {'' if argtype.signed else 'unsigned '}32-bit integers the kernel computes "
-                f"in (narrow='ints'); use narrow=None to compute in 64 bits"
-            )
+    bounds = None if isinstance(argtype, types.Boolean) else decl.slot_range
+    if bounds is not None and not bounds[0] <= int(value) <= bounds[1]:
+        raise OverflowError(
+            f"argument {position} of kernel {kernel!r} is {int(value)}, which does not fit "
+            f"the {_describe(decl.slot)} the kernel computes in (narrow='ints'); use "
+            "narrow=None to compute in 64 bits"
+        )
     return value
 
 
-def check_narrowed_array(array, mode, position, kernel):
-    """OverflowError if a NumPy int64/uint64 array holds values that a kernel computing in
-    32-bit integers (``narrow="ints"``) would change; device arrays are not checked."""
-    if not mode.ints or array.dtype.kind not in "iu" or array.dtype.itemsize != 8 or not array.size:
+def check_narrowed_array(array, decl, position, kernel):
+    """OverflowError if a NumPy integer array holds values that the kernel's compute kind
+    (``decl.compute``, narrower than the dtype under ``narrow="ints"``) would change;
+    device arrays are not checked."""
+    if array.dtype.kind not in "iu" or not array.size:
         return
-    lo, hi = (-(2**31), 2**31 - 1) if array.dtype.kind == "i" else (0, 2**32 - 1)
+    if _core().memory_bytes(decl.compute) >= array.dtype.itemsize:
+        return
+    lo, hi = _core().kind_range(decl.compute)
     low, high = int(array.min()), int(array.max())
     if low < lo or high > hi:
         bad = low if low < lo else high
         raise OverflowError(
             f"argument {position} of kernel {kernel!r} holds {bad}, which does not fit the "
-            "32-bit integers the kernel computes in (narrow='ints'); use narrow=None to "
-            "compute in 64 bits"
+            f"{_describe(decl.compute)} the kernel computes in (narrow='ints'); use "
+            "narrow=None to compute in 64 bits"
         )
+
+
+def _describe(kind):
+    """'32-bit integers' or 'unsigned 32-bit integers' for an integer kind."""
+    lo, _ = _core().kind_range(kind)
+    bits = 8 * _core().memory_bytes(kind)
+    return f"{'' if lo < 0 else 'unsigned '}{bits}-bit integers"
+
+
+def _core():
+    from . import _core
+
+    return _core

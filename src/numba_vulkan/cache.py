@@ -1,7 +1,7 @@
 """Disk caches: compiled kernels (``@jit(cache=True)``) and each device's VkPipelineCache.
 
 Kernels. An entry is everything the runtime needs to launch a specialisation
-(``CompiledKernel.to_record``: SPIR-V words, parameter layout and argspecs,
+(``CompiledKernel.to_record``: SPIR-V words, parameter layout and argument declarations,
 grid parameters, capabilities, mode), pickled into
 ``<cache dir>/kernels/<module>.<name>-<key>.nvk``. The key is a SHA-256 of:
 
@@ -46,7 +46,7 @@ import numpy as np
 
 from .runtime.disk import cache_dir, enabled, write_atomic  # noqa: F401 (enabled: the API)
 
-_FORMAT = 1  # bump when the entry layout changes
+_FORMAT = 3  # bump when the entry layout changes (2: ArgDecl lists; 3: hidden arrays as (name, source))
 
 
 class Uncachable(Exception):

@@ -38,30 +38,36 @@ class CompiledKernel:
         A workgroup size fixed by the kernel, or None (chosen at launch).
     argtypes : tuple
         Numba types of the arguments this specialisation was compiled for.
-    argspecs : list of tuple
-        Per argument, how the runtime writes it into the parameter block
-        (the launcher's argspecs).
+    args : list of numba_vulkan._core.ArgDecl
+        The arguments and hidden parameters as compiled (kir/abi.h): each one's
+        kinds, slot and offsets in the parameter block. The launcher writes the
+        block from them and the argument checks read them.
+    arguments : tuple of numba_vulkan._core.ArgDecl
+        The declarations of ``args`` that are no hidden parameters: what the launcher
+        takes per launch, packed arguments flattened (one per scalar or array).
+    by_position : tuple of tuples
+        Per kernel argument, its declarations in ``arguments`` (several for a tuple
+        or complex argument: frontend/packed.py).
     writes : tuple of bool
-        Per argument, whether the kernel may store into that array.
+        Per kernel argument, whether the kernel may store into that array, or into
+        one of the arrays of a tuple argument (from ``args``).
     mode : numba_vulkan.narrowing.Mode
         How 64-bit types were narrowed.
     kir : str
         The KIR text the front end built (CFG form).
-    grid : tuple
-        ``(base_offsets, groups_offsets, index_bytes)`` of the hidden grid
-        parameters the launcher writes per dispatch (frontend/grid.py).
     loop_iterations : int or None
         An upper bound on the iterations of the kernel's loops per
         invocation (the sum over loop nests), or None where some loop has no
         static bound (see frontend/loop_bounds.py).
     kir_narrowed : str
-        The KIR after integer narrowing (docs/narrowing.md), the form the
-        structurizer and the SPIR-V emitter see.
+        The KIR after integer narrowing (docs/narrowing.md) and, on lavapipe, hiding
+        float zeros (docs/codegen.md): the form the structurizer and the emitter see.
     hidden : list
-        ``(argspec, written, source)`` of each hidden array (frontend/hidden.py): global
-        arrays the launcher passes after the arguments; ``source`` is ``("constant",
-        frozen ndarray)``, ``("device", DeviceArray)`` or, last, ``("status", None)``:
-        the device's status buffer of a kernel that raises or prints (runtime/reports.py).
+        ``(name, source)`` of each hidden array (frontend/hidden.py): global arrays
+        whose address, extents and strides are hidden parameters in ``args``;
+        ``source`` is ``("constant", frozen ndarray)``, ``("device", DeviceArray)`` or,
+        last, ``("status", None)``: the device's status buffer of a kernel that raises
+        or prints (runtime/reports.py). hidden_args.py gives the launcher their values.
     sites : tuple
         Where the kernel raises and prints (numba_vulkan/sites.py).
     unbound : list
@@ -70,8 +76,8 @@ class CompiledKernel:
     """
 
     def __init__(
-        self, *, name, core, argtypes, argspecs, writes, mode, typed=None, grid=(None, None, 4),
-        loop_iterations=0, hidden=(), sites=(), barrier_guards=(),
+        self, *, name, core, argtypes, mode, typed=None, loop_iterations=0, hidden=(), sites=(),
+        barrier_guards=(),
     ):
         self.name = name
         self.words = np.ascontiguousarray(core.words, dtype=np.uint32)
@@ -84,10 +90,13 @@ class CompiledKernel:
         self.dynamic_shared_itemsize = int(getattr(core, "dynamic_shared_itemsize", 0))
         self.local_size = None
         self.argtypes = tuple(argtypes)
-        self.argspecs = list(argspecs)
-        self.writes = tuple(bool(w) for w in writes)
+        self.args = list(core.args)
+        # What the C++ launcher takes: one declaration per scalar or array, packed
+        # arguments (tuples, complex: frontend/packed.py) flattened.
+        self.arguments = tuple(a for a in self.args if a.kind != "hidden")
+        self.by_position = _by_position(self.arguments, self.argtypes)  # per kernel argument
+        self.writes = tuple(any(a.written for a in group) for group in self.by_position)
         self.mode = mode
-        self.grid = tuple(grid)
         self.loop_iterations = loop_iterations
         self.hidden = list(hidden)
         # Barriers under id comparisons: each launch checks them (frontend/divergence.py).
@@ -106,15 +115,15 @@ class CompiledKernel:
         self._spirv = None
 
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
-    _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities",
-               "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "argspecs", "writes", "mode", "grid",
+    _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities", "args",
+               "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "mode",
                "loop_iterations", "kir", "kir_narrowed", "hidden", "sites", "barrier_guards")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
         from .typing import pipeline
 
-        if any(source[0] == "device" for _, _, source in self.hidden):
+        if any(source[0] == "device" for _, source in self.hidden):
             # cache.py refuses such kernels first (their key names a device array)
             raise ValueError("a kernel that uses a global device array cannot be cached")
         record = {name: getattr(self, name) for name in self._RECORD}
@@ -134,13 +143,11 @@ class CompiledKernel:
             words=np.frombuffer(record["words"], dtype=np.uint32),
             **{k: record[k] for k in ("entry", "param_size", "params_in_buffer", "push_size",
                                       "capabilities", "shared_bytes", "dynamic_shared_itemsize",
-                                      "kir", "kir_narrowed")},
+                                      "args", "kir", "kir_narrowed")},
         )  # fmt: skip
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
-                     argspecs=record["argspecs"], writes=record["writes"], mode=record["mode"],
-                     grid=record["grid"], loop_iterations=record["loop_iterations"],
-                     hidden=record.get("hidden", ()),
-                     sites=record.get("sites", ()),
+                     mode=record["mode"], loop_iterations=record["loop_iterations"],
+                     hidden=record.get("hidden", ()), sites=record.get("sites", ()),
                      barrier_guards=record.get("barrier_guards", ()))  # fmt: skip
         kernel.local_size = record["local_size"]
         kernel.uses_float64 = record["uses_float64"]
@@ -171,3 +178,19 @@ class CompiledKernel:
             f"<CompiledKernel {self.name}({args}): {len(self.words)} words, "
             f"{self.param_size} parameter bytes>"
         )
+
+
+def _by_position(arguments, argtypes):
+    """Split the flat declarations `arguments` per kernel argument (argtypes)."""
+    from .packed_args import flat_count
+
+    groups, start = [], 0
+    for ty in argtypes:
+        n = flat_count(ty)
+        groups.append(tuple(arguments[start:start + n]))
+        start += n
+    if start != len(arguments):
+        raise AssertionError(
+            f"{len(arguments)} argument declarations for argument types {argtypes}"
+        )  # a front-end bug: the declarations and the types must agree
+    return tuple(groups)

@@ -20,7 +20,7 @@ from .typing.pipeline import annotate, check_device_calls, type_kernel_for_user
 
 
 def compile_kernel(
-    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=((), ()),
+    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=((), (), False),
     dynamic_shared_bytes=0,
 ):
     """Compile one specialisation of a kernel.
@@ -37,14 +37,15 @@ def compile_kernel(
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
-    float_controls : (tuple of int, tuple of int)
+    float_controls : (tuple of int, tuple of int[, bool[, str]])
         Float widths for which the device can keep signed zeros, infinities and
         NaNs (``DeviceInfo.nan_preserve``), and those for which it can keep
         subnormals (``DeviceInfo.denorm_preserve``); the kernel asks for both at
-        the widths it uses unless ``fastmath`` is on. An optional third item says how
-        the math library treats float32 subnormals (frontend/mathlib/denormals.py:
-        PRESERVE, FLUSH or SIMULATE); by default FLUSH unless float32 is among the
-        second item's widths.
+        the widths it uses unless ``fastmath`` is on. The optional third item: hide
+        float constants +0.0 from the device's compiler (lavapipe; kir/float_zeros.h).
+        The optional fourth says how the math library treats float32 subnormals
+        (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE); by default FLUSH
+        unless float32 is among the second item's widths.
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
@@ -64,8 +65,8 @@ def compile_kernel(
 
     name = pyfunc.__name__
     typed = type_kernel_for_user(pyfunc, argtypes, options)
-    if len(float_controls) > 2:
-        subnormals = float_controls[2]
+    if len(float_controls) > 3:
+        subnormals = float_controls[3]
     else:
         subnormals = denormals.mode_for(float_controls[1])
     lowered = frontend.lower_kernel(
@@ -91,16 +92,14 @@ def compile_kernel(
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
         unroll=min(8, max(1, config.UNROLL)),
+        hide_float_zeros=bool(float_controls[2]) if len(float_controls) > 2 else False,
     )
     kernel = codegen.CompiledKernel(
         name=name,
         core=core,
         argtypes=argtypes,
-        argspecs=lowered.argspecs,
-        writes=lowered.writes,
         mode=mode,
         typed=typed,
-        grid=lowered.grid,
         hidden=lowered.hidden,
         sites=lowered.sites,
         barrier_guards=lowered.barrier_guards,

@@ -315,7 +315,7 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, float_controls=((), ()), max_push_bytes=MIN_PUSH_BYTES,
+    def _compile(self, argtypes, mode, float_controls=((), (), False), max_push_bytes=MIN_PUSH_BYTES,
                  shared_bytes=0):
         key = (argtypes, mode, float_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
@@ -601,7 +601,9 @@ class Dispatcher:
         copy_back = []
         for position, arg in enumerate(args):
             if isinstance(arg, np.ndarray):
-                arguments.check_narrowed_array(arg, spec.compiled.mode, position, self.__name__)
+                arguments.check_narrowed_array(
+                    arg, spec.compiled.by_position[position][0], position, self.__name__
+                )
                 if stream is not None:
                     on_device = runtime.DeviceArray(device, arg.shape, arg.dtype)
                     on_device.copy_to_device(arg, stream=stream)
@@ -612,13 +614,14 @@ class Dispatcher:
                     copy_back.append((arg, on_device))
             elif isinstance(arg, (np.generic, int, float)):
                 device_args[position] = arguments.scalar_for_launch(
-                    arg, argtypes[position], spec.compiled.mode, position, self.__name__
+                    arg, argtypes[position], spec.compiled.by_position[position][0], position,
+                    self.__name__,
                 )
             elif isinstance(arg, tuple):  # scalars, arrays: packed_args.py
                 pairs = [] if spec.compiled.writes[position] else None
                 device_args[position] = packed_args.for_launch(
-                    arg, argtypes[position], spec.compiled.mode, position, self.__name__,
-                    device, pairs,
+                    arg, argtypes[position], spec.compiled.by_position[position], position,
+                    self.__name__, device, pairs,
                 )
                 copy_back.extend(pairs or ())
         device_args = tuple(device_args)
@@ -707,13 +710,28 @@ def _max_push(device):
 
 def _float_controls(device):
     """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep): what a kernel asks for without fastmath; and how the math library
-    treats float32 subnormals there (frontend/mathlib/denormals.py)."""
+    subnormals it can keep, whether float constants +0.0 must be hidden from its compiler,
+    how the math library treats float32 subnormals there (frontend/mathlib/denormals.py)):
+    what a kernel asks for without fastmath (compiler.compile_kernel's float_controls)."""
     if device is None:
-        return ((), ())
+        return ((), (), False)
     info = device.info
     denorm = tuple(getattr(info, "denorm_preserve", ()))
-    return tuple(info.nan_preserve), denorm, denormals.mode_for(denorm, config.SUBNORMALS32)
+    return (
+        tuple(info.nan_preserve),
+        denorm,
+        _folds_float_zeros(info),
+        denormals.mode_for(denorm, config.SUBNORMALS32),
+    )
+
+
+def _folds_float_zeros(info):
+    """Whether the device's compiler shortcuts float arithmetic on a constant +0.0 (x + 0,
+    0 - x, x * 0, 0 / x, x / 0) against IEEE 754 even under SignedZeroInfNanPreserve:
+    Mesa's lavapipe (llvmpipe; Mesa's vendor id 0x10005). Kernels compiled for it read
+    such zeros from a hidden parameter instead (kir/float_zeros.h)."""
+    name = str(getattr(info, "driver_name", "") or "").lower()
+    return name in ("llvmpipe", "lavapipe") or getattr(info, "vendor_id", 0) == 0x10005
 
 
 def _upload(host, device):
@@ -730,24 +748,30 @@ def _make_launcher(device, compiled):
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
-    adapted = packed_args.needs_adapter(compiled)
-    if adapted:  # packed arguments, hidden arrays (packed_args.py, hidden_args.py)
-        specs, writes = packed_args.launcher_specs(compiled)
-        hidden = hidden_args.hidden_arrays(compiled, device) if compiled.hidden else ()
-    else:
-        specs = list(compiled.argspecs)
-        writes = list(compiled.writes) if getattr(compiled, "writes", None) is not None else None
+    # The launcher writes the parameter block from the kernel's argument declarations
+    # (kir/abi.h), including which arrays the kernel writes: the device puts barriers
+    # only where a launch conflicts with earlier ones (vk/batch.cc).
     launcher = _core.Launcher(
-        core_device,
-        kernel_core,
-        specs,
-        compiled.param_size,
-        compiled.params_in_buffer,
-        getattr(compiled, "grid", None),
-        # Which arrays the kernel writes: the device puts barriers only where a
-        # launch conflicts with earlier ones (vk/batch.cc); None would mean "all".
-        writes,
+        core_device, kernel_core, list(compiled.args), compiled.param_size,
+        compiled.params_in_buffer, hidden=_hidden_values(device, compiled),
     )
-    if adapted:
-        return packed_args.AdaptedLauncher(launcher, compiled.argspecs, hidden)
+    if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
+        return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
     return launcher
+
+
+def _hidden_values(device, compiled):
+    """{name: int, _core.Buffer or DeviceArray} for the kernel's hidden parameters other
+    than the grid's (kir/abi.h): the one place where a new hidden parameter, declared by
+    the front end with ``module.add_hidden_param`` (or by a C++ pass), gets its value on
+    ``device`` (a Buffer's or DeviceArray's address is written and the buffer counts as
+    used by every launch: see docs/runtime.md)."""
+    from . import _core
+
+    names = {a.name for a in compiled.args if a.kind == "hidden"}
+    values = {}
+    if _core.FLOAT_ZERO_PARAM in names:  # lavapipe's zeros (kir/float_zeros.h)
+        values[_core.FLOAT_ZERO_PARAM] = 0
+    if compiled.hidden:  # global arrays and the status buffer (hidden_args.py)
+        values.update(hidden_args.hidden_values(compiled, device, names))
+    return values

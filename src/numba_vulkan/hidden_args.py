@@ -1,13 +1,15 @@
-"""The launch side of hidden arrays (frontend/hidden.py): constant buffers and global
-device arrays, appended to every launch's arguments.
+"""The launch side of hidden arrays (frontend/hidden.py): constant buffers, global
+device arrays and the status buffer, as values of the kernel's hidden parameters.
 
-A kernel that reads a large global NumPy array, or a global DeviceArray, has
-array parameters the user does not pass. Its C++ launcher is made with their
-argspecs after the arguments' and a wrapper (packed_args.AdaptedLauncher)
-appends the arrays to each call's arguments, so the launcher writes their
-addresses and the device tracks them as any argument (barriers after earlier
-writes, buffers kept alive until the work completes). Kernels without hidden
-arrays or packed arguments get the bare C++ launcher and pay nothing.
+A kernel that reads a large global NumPy array, or a global DeviceArray, or that
+raises or prints (the status buffer, frontend/status.py), has array parameters
+the user does not pass: hidden parameters ``<name>.addr``, ``<name>.shape[d]``
+and ``<name>.strides[d]`` (kir/abi.h). ``hidden_values`` gives the C++ launcher
+their values once, when it is made (dispatcher._hidden_values): the
+DeviceArray itself for the address, so that the launcher writes its address,
+marks its buffer as used by every launch (written where the kernel writes it)
+and keeps it alive; its extents and strides (in elements) as ints. Launches
+pay nothing for them.
 
 Constant data is uploaded once per device, the first time a launcher is made
 there, and kept with the CompiledKernel (``hidden_on_device``) for as long as
@@ -30,7 +32,7 @@ def hidden_arrays(compiled, device):
         found = compiled.hidden_on_device.get(device)
         if found is None:
             values = []
-            for _spec, _written, (kind, value) in compiled.hidden:
+            for _name, (kind, value) in compiled.hidden:
                 if kind == "status":  # raise and print records (runtime/reports.py)
                     from .runtime.reports import status_array
 
@@ -48,6 +50,23 @@ def hidden_arrays(compiled, device):
                 values.append(value)
             found = compiled.hidden_on_device[device] = tuple(values)
     return found
+
+
+def hidden_values(compiled, device, names):
+    """{parameter name: value} of the hidden arrays' parameters on `device`, for those of
+    `names` (the kernel's hidden parameters; a constant array's extents and strides are
+    constants in the kernel but still have parameters)."""
+    values = {}
+    for (name, _source), array in zip(compiled.hidden, hidden_arrays(compiled, device)):
+        values[f"{name}.addr"] = array
+        strides = array._dev_strides
+        for d, extent in enumerate(array.shape):
+            values[f"{name}.shape[{d}]"] = int(extent)
+            values[f"{name}.strides[{d}]"] = int(strides[d]) // int(array._itemsize)
+    missing = {k for k in values if k.endswith(".addr")} - set(names)
+    if missing:  # the front end and compiled.hidden disagree: never launch with a gap
+        raise AssertionError(f"kernel {compiled.name!r} has no hidden parameters {missing}")
+    return {k: v for k, v in values.items() if k in names}
 
 
 def _name(device):

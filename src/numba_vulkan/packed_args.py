@@ -1,61 +1,49 @@
-"""The launch side of packed arguments (frontend/packed.py) and hidden arrays
-(hidden_args.py): what the C++ launcher of such a kernel is given.
+"""The launch side of packed arguments (frontend/packed.py): tuples, namedtuples and
+complex numbers, flattened for the C++ launcher.
 
-The C++ launcher knows scalar and array arguments only. A kernel whose
-arguments include tuples, namedtuples or complex numbers has them flattened
-into scalar parameters by the front end; its launcher is made with the flat
-argspecs, and ``AdaptedLauncher`` flattens each launch's arguments the same
-way (checking the Python type of each packed value: a value of another shape
-or type answers False, as the C++ launcher does for a scalar of another type,
-so that the dispatcher tries its other specialisations). Hidden arrays are
-appended after the arguments. Kernels with neither get the bare C++ launcher.
+The C++ launcher knows scalar and array arguments only (``_core.ArgDecl``,
+kir/abi.h). A kernel whose arguments include tuples, namedtuples or complex
+numbers has them declared as several scalar (or, for a tuple of arrays, array)
+arguments by the front end, depth first; ``AdaptedLauncher`` flattens each
+launch's arguments the same way, following the argument's Numba type and
+checking the Python type of each packed value on the way (a value of another
+shape or type answers False, as the C++ launcher does for a scalar of another
+type, so that the dispatcher tries its other specialisations). Kernels without
+packed arguments get the bare C++ launcher and pay nothing. (Hidden arrays need
+no adapter: they are hidden parameters the launcher is given once; hidden_args.py.)
 """
 
 import numpy as np
+from numba.core import types
 
-from .arguments import scalar_for_launch
+from .arguments import check_narrowed_array, scalar_for_launch
 
 
-def launcher_specs(compiled):
-    """(flat argspecs, flat writes) of the C++ launcher of `compiled`."""
-    specs, writes = [], []
-    for spec, written in zip(compiled.argspecs, compiled.writes):
-        if spec[0] in ("tuple", "complex"):
-            flat = []
-            _flatten_spec(spec, flat)
-            specs.extend(flat)
-            # The arrays of a tuple argument count as written when any of them is (safe:
-            # at worst a barrier or a copy back too many).
-            writes.extend([written and s[0] == "array" for s in flat])
-        else:
-            specs.append(spec)
-            writes.append(written)
-    for spec, written, _source in getattr(compiled, "hidden", ()):
-        specs.append(spec)
-        writes.append(written)
-    return specs, writes
+def is_packed(ty):
+    """Whether kernel argument type `ty` is flattened into several declarations."""
+    return isinstance(types.unliteral(ty), (types.BaseTuple, types.Complex))
+
+
+def flat_count(ty):
+    """How many argument declarations kernel argument type `ty` has (frontend/packed.py)."""
+    ty = types.unliteral(ty)
+    if isinstance(ty, types.Complex):
+        return 2
+    if isinstance(ty, types.BaseTuple):
+        return sum(flat_count(t) for t in ty.types)
+    return 1
 
 
 def needs_adapter(compiled):
-    return bool(getattr(compiled, "hidden", None)) or any(
-        spec[0] in ("tuple", "complex") for spec in compiled.argspecs
-    )
+    return any(is_packed(t) for t in compiled.argtypes)
 
 
-def _flatten_spec(spec, out):
-    if spec[0] in ("tuple", "complex"):
-        for item in spec[2]:
-            _flatten_spec(item, out)
-    else:
-        out.append(spec)
-
-
-def _packer(spec):
-    """A function (value, out list) -> bool that appends `value`'s scalars to `out`, or
-    None for a plain argument (passed as it is)."""
-    kind = spec[0]
-    if kind == "complex":
-        accepted = (complex, np.complex128) if spec[1] == "float64" else (np.complex64,)
+def _packer(ty):
+    """A function (value, out list) -> bool that appends `value`'s scalars (or arrays) to
+    `out`, or None for a plain argument (passed as it is)."""
+    ty = types.unliteral(ty)
+    if isinstance(ty, types.Complex):
+        accepted = (complex, np.complex128) if ty.bitwidth == 128 else (np.complex64,)
 
         def pack_complex(value, out):
             if type(value) not in accepted:
@@ -65,9 +53,9 @@ def _packer(spec):
             return True
 
         return pack_complex
-    if kind == "tuple":
-        cls = spec[1] or tuple
-        items = [_packer(s) for s in spec[2]]
+    if isinstance(ty, types.BaseTuple):
+        cls = ty.instance_class if isinstance(ty, types.BaseNamedTuple) else tuple
+        items = [_packer(t) for t in ty.types]
         n = len(items)
 
         def pack_tuple(value, out):
@@ -85,14 +73,13 @@ def _packer(spec):
 
 
 class AdaptedLauncher:
-    """A C++ launcher with packed arguments flattened and hidden arrays appended."""
+    """A C++ launcher with packed arguments flattened."""
 
-    __slots__ = ("core", "packers", "hidden")
+    __slots__ = ("core", "packers")
 
-    def __init__(self, core, argspecs, hidden):
+    def __init__(self, core, argtypes):
         self.core = core
-        self.packers = tuple(_packer(spec) for spec in argspecs)
-        self.hidden = tuple(hidden)
+        self.packers = tuple(_packer(t) for t in argtypes)
 
     def launch(self, groups, local_size, args, hold=False, stream=None):
         if len(args) != len(self.packers):
@@ -103,7 +90,6 @@ class AdaptedLauncher:
                 flat.append(value)
             elif not pack(value, flat):
                 return False
-        flat.extend(self.hidden)
         return self.core.launch(groups, local_size, tuple(flat), hold, stream)
 
     def __getattr__(self, name):  # keep_last_block, last_block(): the C++ launcher's
@@ -116,25 +102,31 @@ class AdaptedLauncher:
             setattr(self.core, name, value)
 
 
-def for_launch(value, argtype, mode, position, kernel, device=None, copy_back=None):
+def for_launch(value, argtype, decls, position, kernel, device=None, copy_back=None):
     """A tuple argument as the launcher takes it: scalars through scalar_for_launch (exact
     NumPy types, OverflowError for ints a narrowed slot cannot hold), NumPy arrays copied
     to `device` (appended to `copy_back` as (host, device copy) pairs, to copy back after
-    the launch), device arrays checked to be on `device`."""
-    from numba.core import types
+    the launch), device arrays checked to be on `device`. `decls`: the argument's
+    declarations (CompiledKernel.by_position[position]), consumed in flattening order."""
+    return _for_launch(value, argtype, iter(decls), position, kernel, device, copy_back)
 
-    from .arguments import check_narrowed_array
 
+def _for_launch(value, argtype, decls, position, kernel, device, copy_back):
+    argtype = types.unliteral(argtype)
     if isinstance(value, tuple) and isinstance(argtype, types.BaseTuple):
-        items = [for_launch(v, t, mode, position, kernel, device, copy_back)
+        items = [_for_launch(v, t, decls, position, kernel, device, copy_back)
                  for v, t in zip(value, argtype.types)]  # fmt: skip
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(argtype, types.Complex):  # two declarations, checked by the launcher
+        next(decls), next(decls)
+        return value
+    decl = next(decls)
     if isinstance(value, (np.generic, int, float)):
-        return scalar_for_launch(value, argtype, mode, position, kernel)
+        return scalar_for_launch(value, argtype, decl, position, kernel)
     if isinstance(value, np.ndarray) and device is not None:
         from .runtime.array import _upload
 
-        check_narrowed_array(value, mode, position, kernel)
+        check_narrowed_array(value, decl, position, kernel)
         on_device = _upload(value, device)
         if copy_back is not None and value.flags.writeable:
             copy_back.append((value, on_device))

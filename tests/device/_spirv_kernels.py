@@ -152,6 +152,18 @@ def scale_index(tmp_path, in_buffer):
     return assemble(_HEADER + _PUSH + _BODY, tmp_path), PARAM_SIZE
 
 
-def argspecs():
-    """The Launcher argspecs of scale_index: (out: uint32[:], k: uint32)."""
-    return [("array", np.dtype(np.uint32), 1, 0, (8,), (12,), 4), ("scalar", "uint32", "u", 4, 16)]
+def arg_decls(*names):
+    """The Launcher's argument declarations of scale_index, (out: uint32[:], k: uint32) by
+    default: declared through a KIR module, as the front end declares them (kir/abi.h), which
+    puts them where the hand-written SPIR-V reads them (address 0, extent 8, stride 12, k 16;
+    more arrays follow)."""
+    from numba_vulkan import _core
+
+    K = _core.Kind
+    m = _core.KirModule("scale_index")
+    for name in names or ("out", "k"):
+        if name.startswith("k"):
+            m.add_scalar_arg(name, K.u32, K.u32)
+        else:
+            m.add_array_arg(name, "u", 4, K.u32, K.u32, 1, K.i32)
+    return m.args

@@ -52,7 +52,7 @@ def test_large_records_complex_and_fortran_globals_match_numba():
     got, want, kernel = run_both(body, np.arange(0, 900, 7, dtype=np.int64))
     np.testing.assert_array_equal(got, want)
     (compiled,) = kernel.specialisations.values()
-    kinds = [source[0] for _, _, source in compiled.hidden]
+    kinds = [source[0] for _, source in compiled.hidden]
     assert kinds == ["constant"] * 5  # LUT, TABLE2, TABLE2_F, RECORDS, ZS: one each
 
 
@@ -173,7 +173,10 @@ def test_a_global_device_array_sees_earlier_kernels_writes():
         read.forall(64)(out)
     np.testing.assert_array_equal(out.copy_to_host(), np.arange(64) * 9)
     (compiled,) = read.specialisations.values()
-    assert [w for _, w, _ in compiled.hidden] == [False]
+    # read only: its address's hidden declaration is not written (no barriers for it)
+    assert [(n, s[0]) for n, s in compiled.hidden] == [("global0", "device")]
+    (addr,) = [a for a in compiled.args if a.name == "global0.addr"]
+    assert addr.kind == "hidden" and not addr.written
 
 
 def test_storing_into_a_global_device_array_is_refused():

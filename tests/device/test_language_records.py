@@ -138,3 +138,38 @@ def test_whole_record_assignment_is_refused():
 
     with pytest.raises(VulkanUnsupportedError, match="whole record"):
         kernel.forall(1)(np.zeros(2, PACKED), np.zeros(2, PACKED))
+
+
+def _first_field_a(r, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = r[i].a
+
+
+def test_records_of_one_size_but_another_layout_get_their_own_specialisation():
+    """A device array of another record type of the same size must not slip through the
+    launcher of the first (it read field 'a' at the first type's offset: 2.0, not 1.0)."""
+    ab = np.dtype([("a", np.float32), ("b", np.float32)])
+    ba = np.dtype([("b", np.float32), ("a", np.float32)])
+    kernel = nv.jit(_first_field_a)
+    out = nv.device_array(4, np.float32)
+    for dtype in (ab, ba, ab, ba):
+        r = np.zeros(4, dtype)
+        r["a"], r["b"] = 1.0, 2.0
+        kernel.forall(4)(nv.to_device(r), out)
+        np.testing.assert_array_equal(out.copy_to_host(), np.ones(4, np.float32))
+    # One launcher per record type: the record's layout digest that the front end declares
+    # (from Numba's record type) equals the device array's (from the NumPy dtype), also for
+    # aligned, nested records, so later launches take the fast path.
+    assert sum(len(v) for v in kernel._launchers.values()) == 2
+    aligned = nv.jit(_first_field_x)
+    r = nv.to_device(np.zeros(4, ALIGNED))
+    for _ in range(3):
+        aligned.forall(4)(r, out)
+    assert sum(len(v) for v in aligned._launchers.values()) == 1
+
+
+def _first_field_x(r, out):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = r[i].x

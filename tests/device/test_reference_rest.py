@@ -205,12 +205,15 @@ def test_launch_reuses_a_kernel_slot_for_its_small_host_arrays(device, tmp_path,
 
     words, push_size = K.scale_index(tmp_path, False)
 
-    class Compiled:  # a kernel that says it only reads its array (writes = False)
+    class Compiled:  # a kernel that says it only reads its array (written = False)
         pass
+
+    class Decl:  # its array argument's declaration (the fields of kir/abi.h's ArgDecl read)
+        kind, written = "array", False
 
     ck = Compiled()
     ck.words, ck.push_size, ck.local_size, ck.capabilities = words, push_size, (32, 1, 1), []
-    ck.argspecs, ck.writes = [("array",)], (False,)
+    ck.arguments = (Decl(),)
     seen = []
 
     def block(arrays):
@@ -231,7 +234,7 @@ def test_launch_reuses_a_kernel_slot_for_its_small_host_arrays(device, tmp_path,
     device.launch(ck, (1, 1, 1), [host], block)  # changed bytes: copied into the same slot
     assert seen[2] is seen[0] and len(uploads) == 2
     np.testing.assert_array_equal(seen[2].copy_to_host(), host)
-    ck.writes = (True,)  # a kernel that may write its copy: copied every launch
+    Decl.written = True  # a kernel that may write its copy: copied every launch
     device.launch(ck, (1, 1, 1), [host], block)
     assert len(uploads) == 3
     others = [np.zeros(4, np.uint32) + k for k in range(slots.LIMIT + 3)]  # alive: distinct

@@ -303,7 +303,7 @@ def test_launcher(device, tmp_path, in_buffer):
     K = _kernels()
     words, push_size = K.scale_index(tmp_path, in_buffer)
     kernel = device.load_kernel(words, push_size)
-    launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, in_buffer)
+    launcher = _core.Launcher(device._core, kernel, K.arg_decls(), K.PARAM_SIZE, in_buffer)
     launcher.keep_last_block = True
     n = 1000
     out = rt.to_device(np.zeros(n, np.uint32))
@@ -331,13 +331,44 @@ def test_launcher(device, tmp_path, in_buffer):
     rt.synchronize()
 
 
+def test_launcher_writes_hidden_parameters(device, tmp_path):
+    """A hidden parameter (kir/abi.h) gets the value given when the launcher is made: here
+    scale_index's factor `k`, declared hidden instead of as an argument."""
+    from numba_vulkan import _core
+
+    K = _kernels()
+    words, push_size = K.scale_index(tmp_path, False)
+    kernel = device.load_kernel(words, push_size)
+    m = _core.KirModule("scale_index")
+    m.add_array_arg("out", "u", 4, _core.Kind.u32, _core.Kind.u32, 1, _core.Kind.i32)
+    m.add_hidden_param("k", _core.Kind.u32)
+    decls = m.args
+    assert [(d.kind, d.offset) for d in decls] == [("array", 0), ("hidden", 16)]
+    launcher = _core.Launcher(device._core, kernel, decls, K.PARAM_SIZE, False, hidden={"k": 7})
+    out = rt.device_array(100, np.uint32)
+    assert launcher.launch((2, 1, 1), (64, 1, 1), (out,)) is True  # one argument: k is hidden
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(100, dtype=np.uint32) * 7)
+    with pytest.raises(ValueError, match="hidden parameter 'k'"):
+        _core.Launcher(device._core, kernel, decls, K.PARAM_SIZE, False)
+    with pytest.raises(ValueError, match="32-bit slot"):
+        _core.Launcher(device._core, kernel, decls, K.PARAM_SIZE, False, hidden={"k": 2**32})
+    with pytest.raises(ValueError, match="u64 slot"):  # a buffer's address needs 8 bytes
+        _core.Launcher(device._core, kernel, decls, K.PARAM_SIZE, False,
+                       hidden={"k": out._buffer})  # fmt: skip
+    with pytest.raises(ValueError, match="u64 slot"):  # so does a device array's
+        _core.Launcher(device._core, kernel, decls, K.PARAM_SIZE, False, hidden={"k": out})
+    with pytest.raises(ValueError, match="does not have"):
+        _core.Launcher(device._core, kernel, decls, K.PARAM_SIZE, False,
+                       hidden={"k": 1, "other": 2})  # fmt: skip
+
+
 def test_launcher_rejects_mismatched_arguments(device, tmp_path):
     from numba_vulkan import _core
 
     K = _kernels()
     words, push_size = K.scale_index(tmp_path, False)
     kernel = device.load_kernel(words, push_size)
-    launcher = _core.Launcher(device._core, kernel, K.argspecs(), K.PARAM_SIZE, False)
+    launcher = _core.Launcher(device._core, kernel, K.arg_decls(), K.PARAM_SIZE, False)
     good = rt.device_array(10, np.uint32)
     g, l = (1, 1, 1), (64, 1, 1)
     one = np.uint32(1)
@@ -353,9 +384,7 @@ def test_launcher_rejects_mismatched_arguments(device, tmp_path):
     with pytest.raises(VulkanSupportError, match="local size"):
         launcher.launch(g, (device.info.max_local_invocations + 1, 1, 1), (good, one))
     with pytest.raises(ValueError):
-        _core.Launcher(
-            device._core, kernel, [("array", np.uint32, 1, 20, (8,), (12,), 4)], 24, False
-        )
+        _core.Launcher(device._core, kernel, K.arg_decls(), 16, False)  # k lies past byte 16
 
 
 def test_device_launch_and_run(device, tmp_path):
@@ -403,7 +432,7 @@ from numba_vulkan import runtime as rt, _core
 d = rt.get_device()
 assert d._core.sync_launches
 words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), False)
-L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, False)
+L = _core.Launcher(d._core, d.load_kernel(words, ps), K.arg_decls(), K.PARAM_SIZE, False)
 out = rt.device_array(4096, np.uint32)
 for i in range(5):
     assert L.launch((64, 1, 1), (64, 1, 1), (out, np.uint32(i)))
@@ -435,7 +464,7 @@ y = x[::2].copy_to_host()
 if K.have_spirv_as():
     for in_buffer in (False, True):
         words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), in_buffer)
-        L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, in_buffer)
+        L = _core.Launcher(d._core, d.load_kernel(words, ps), K.arg_decls(), K.PARAM_SIZE, in_buffer)
         out = rt.device_array(1000, np.uint32)
         for i in range(40):
             assert L.launch((16, 1, 1), (64, 1, 1), (out, np.uint32(i)))
@@ -472,7 +501,7 @@ from numba_vulkan import runtime as rt, _core
 from numba_vulkan.errors import VulkanValidationWarning
 d = rt.get_device()
 words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), False)
-L = _core.Launcher(d._core, d.load_kernel(words, 8), K.argspecs(), K.PARAM_SIZE, False)
+L = _core.Launcher(d._core, d.load_kernel(words, 8), K.arg_decls(), K.PARAM_SIZE, False)
 L.launch((1, 1, 1), (64, 1, 1), (rt.device_array(10, np.uint32), np.uint32(1)))
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -516,7 +545,7 @@ b[::1000] = 0.5
 big[::1000] = 0.5
 assert (b.copy_to_host() == big).all()
 words, ps = K.scale_index(pathlib.Path({str(tmp_path)!r}), True)
-L = _core.Launcher(d._core, d.load_kernel(words, ps), K.argspecs(), K.PARAM_SIZE, True)
+L = _core.Launcher(d._core, d.load_kernel(words, ps), K.arg_decls(), K.PARAM_SIZE, True)
 out = rt.device_array(1000, np.uint32)
 for i in range(40):
     assert L.launch((16, 1, 1), (64, 1, 1), (out, np.uint32(i)))
@@ -565,7 +594,7 @@ def test_events_time_the_device(device, tmp_path):
     K = _kernels()
     words, push_size = K.scale_index(tmp_path, False)
     launcher = _core.Launcher(
-        device._core, device.load_kernel(words, push_size), K.argspecs(), K.PARAM_SIZE, False
+        device._core, device.load_kernel(words, push_size), K.arg_decls(), K.PARAM_SIZE, False
     )
     out = rt.device_array(1 << 16, np.uint32)
     start, mid, end = rt.event(), rt.event(), rt.event()

@@ -17,12 +17,6 @@ import _spirv_kernels as K
 
 # The kernel reads the first array only; the other two arrays and the block's tail
 # are there to make the launcher do the work of a 3-array, 1-scalar kernel.
-SPECS = [
-    ("array", np.uint32, 1, 0, (8,), (12,), 4),
-    ("scalar", "uint32", "u", 4, 16),
-    ("array", np.uint32, 1, 24, (32,), (36,), 4),
-    ("array", np.uint32, 1, 40, (48,), (52,), 4),
-]
 
 
 def measure(n_launches=20000, in_buffer=True):
@@ -32,7 +26,8 @@ def measure(n_launches=20000, in_buffer=True):
     device = rt.get_device()
     words, push_size = K.scale_index(Path(tempfile.mkdtemp()), True)
     kernel = device.load_kernel(words, push_size)
-    launcher = _core.Launcher(device._core, kernel, SPECS, 64, True)
+    # (out, k) where the kernel reads them, then two more arrays (at 24 and 40)
+    launcher = _core.Launcher(device._core, kernel, K.arg_decls("out", "k", "b", "c"), 64, True)
     a, b, c = (rt.device_array(64, np.uint32) for _ in range(3))
     args = (a, np.uint32(3), b, c)
     groups, local = (1, 1, 1), (64, 1, 1)

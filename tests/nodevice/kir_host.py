@@ -2,10 +2,13 @@
 the compiler's own Numba pipeline, then run its KIR in the interpreter
 (``_core.interpret``) and compare the arrays with CPython's results."""
 
+from types import SimpleNamespace
+
 import numba
 import numpy as np
 
 from numba_vulkan import _core, frontend, narrowing
+from numba_vulkan.runtime.array import storage_dtype
 from numba_vulkan.typing import pipeline
 
 INTS = narrowing.Mode(ints=True, floats=False)
@@ -22,11 +25,9 @@ def lower(fn, argtypes, mode=EXACT):
 
 
 def _storage_dtype(dtype, mode):
-    if dtype == np.bool_:
-        return np.dtype(np.int32)
-    if not mode.float64_storage and dtype == np.float64:
-        return np.dtype(np.float32)
-    return dtype
+    """How the device stores `dtype` under `mode` (the runtime's rule, kir/abi.h)."""
+    info = SimpleNamespace(int64=mode.int64_storage, float64=mode.float64_storage)
+    return storage_dtype(dtype, info)
 
 
 def _param_bits(value, kind):
@@ -47,24 +48,20 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     params, memory, outs = [], [], []
     base = 1 << 20
     K = _core.Kind
-    for a, spec in zip(args, lk.argspecs):
-        if spec[0] == "array":
+    decls = [d for d in lk.args if d.kind != "hidden"]
+    for a, decl in zip(args, decls):
+        if decl.kind == "array":
             host = np.ascontiguousarray(a).astype(_storage_dtype(a.dtype, mode))
             memory.append((base, host.tobytes()))
             outs.append((a, host))
-            ik = K.i32 if spec[6] == 4 else K.i64
             params.append(base)
-            params += [_param_bits(e, ik) for e in a.shape]
-            params += [_param_bits(s // a.itemsize, ik) for s in a.strides]
+            params += [_param_bits(e, decl.index) for e in a.shape]
+            params += [_param_bits(s // a.itemsize, decl.index) for s in a.strides]
             base += max(host.nbytes, 8) + (1 << 16)
+        elif decl.type == K.bool:
+            params.append(1 if a else 0)
         else:
-            _, _, code, nbytes, _ = spec
-            if code == "b":
-                params.append(1 if a else 0)
-            else:
-                kind = {("f", 4): K.f32, ("f", 8): K.f64, ("i", 4): K.i32, ("i", 8): K.i64,
-                        ("u", 4): K.u32, ("u", 8): K.u64}[(code, nbytes)]  # fmt: skip
-                params.append(_param_bits(a, kind))
+            params.append(_param_bits(a, decl.slot))
     builtins, params = _grid(lk.module, list(builtins), params, grid_base)
     finished, _, regions = _core.interpret(lk.module, params, builtins, memory, max_steps)
     assert finished, "the kernel did not finish (endless loop?)"

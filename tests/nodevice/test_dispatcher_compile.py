@@ -60,6 +60,33 @@ def test_core_compile_without_optimiser():
     _core.validate(ck.words)
 
 
+def test_core_compile_hides_float_zeros_where_asked():
+    """hide_float_zeros (lavapipe): float(gid) / 0.0 reads its zero, and the conversion's
+    disguise, from a hidden parameter 'float.zero' after the arguments; fastmath and the
+    default leave the module alone."""
+
+    def module():
+        m = _core.KirModule("div0")
+        p_addr = m.add_array_arg("out", "f", 4, K.f32, K.f32, 1, K.i32)
+        b = _core.KirBuilder(m)
+        b.set_block(b.create_block("entry"))
+        gid = b.convert(K.i32, b.builtin(_core.Builtin.global_id, 0))
+        q = b.binary(_core.Op.div, b.convert(K.f32, gid), b.const_float(K.f32, 0.0))
+        b.store(b.elemptr(K.f32, b.param(p_addr), gid), q)
+        b.ret()
+        return m
+
+    plain = _core.compile(module())
+    assert [a.name for a in plain.args] == ["out"] and plain.param_size == 16
+    hidden = _core.compile(module(), hide_float_zeros=True)
+    assert [(a.kind, a.name, a.offset) for a in hidden.args] == [
+        ("array", "out", 0), ("hidden", _core.FLOAT_ZERO_PARAM, 16)
+    ]
+    assert hidden.param_size == 24
+    assert "param 3 : u32" in hidden.kir_narrowed and " or " in hidden.kir_narrowed
+    assert [a.name for a in _core.compile(module(), hide_float_zeros=True, fastmath=True).args] == ["out"]
+
+
 def test_core_compile_rejects_a_broken_module():
     m = _core.KirModule("broken")
     b = _core.KirBuilder(m)
@@ -91,8 +118,8 @@ def test_compile_saxpy_to_validated_spirv():
     _core.validate(kernel.words)
     assert kernel.entry == "main"
     assert kernel.argtypes == ARGTYPES
-    assert len(kernel.argspecs) == 4 and kernel.argspecs[0][0] == "scalar"
-    assert all(spec[0] == "array" for spec in kernel.argspecs[1:])
+    assert [a.kind for a in kernel.arguments] == ["scalar", "array", "array", "array"]
+    assert kernel.arguments[0].type == _core.Kind.f32
     assert kernel.writes == (False, False, False, True)
     assert kernel.unbound == [] and kernel.local_size is None
     assert kernel.param_size > 0 and kernel.push_size in (kernel.param_size, 8)

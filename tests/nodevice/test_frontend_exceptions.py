@@ -72,12 +72,12 @@ def test_kernels_that_raise_or_print_compile_to_valid_spirv(case, mode):
     ck = _core.compile(lk.module)
     _core.validate(ck.words)
     assert lk.sites
-    # The status buffer: the last hidden array, a 0-d uint32 "array" (frontend/hidden.py).
-    assert len(lk.argspecs) == len(argtypes) == len(lk.writes)
-    spec, written, source = lk.hidden[-1]
-    assert spec[:3] == ("array", "uint32", 0) and spec[4:6] == ((), ())
-    assert source == ("status", None)
-    assert written == any(isinstance(s, sites.PrintSite) for s in lk.sites)
+    # The status buffer: the last hidden array, one hidden u64 parameter (frontend/status.py).
+    assert len(lk.writes) == len(argtypes)
+    assert lk.hidden[-1] == ("status", ("status", None))
+    (decl,) = [a for a in lk.args if a.name == "status.addr"]
+    assert decl.kind == "hidden" and _core.memory_bytes(decl.slot) == 8
+    assert decl.written == any(isinstance(s, sites.PrintSite) for s in lk.sites)
 
 
 def test_kernels_without_checks_have_no_status_argument():

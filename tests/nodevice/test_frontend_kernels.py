@@ -122,7 +122,7 @@ def test_non_contiguous_arrays_use_strides():
     argtypes = [numba.typeof(x) for x in (a, b, c, flags)]
     assert argtypes[1].layout == "A"
     lk = lower(_arrays, argtypes)
-    assert [s[0] for s in lk.argspecs] == ["array"] * 4
+    assert [d.kind for d in lk.args] == ["array"] * 4
 
 
 def _uint_and_bool(out, u, flag):
@@ -133,8 +133,11 @@ def _uint_and_bool(out, u, flag):
 
 def test_uint32_and_bool_arguments():
     lk = lower(_uint_and_bool, [numba.typeof(np.zeros(3, np.uint32)), numba.uint32, numba.boolean])
-    assert lk.argspecs[1][:4] == ("scalar", "uint32", "u", 4)
-    assert lk.argspecs[2][:4] == ("scalar", "bool", "b", 4)
+    K = _core.Kind
+    # The argument's own type and the kind of its 4-byte slot (kir/abi.h).
+    assert (lk.args[1].kind, lk.args[1].type, lk.args[1].slot) == ("scalar", K.u32, K.u32)
+    assert (lk.args[2].kind, lk.args[2].type, lk.args[2].slot) == ("scalar", K.bool, K.u32)
+    assert lk.args[2].slot_bytes == 4 and lk.args[2].dtype == ("bool", 4)
     check(_uint_and_bool, np.zeros(3, np.uint32), np.uint32(4000), True)
     # uint32 // int64 is int64 in Numba: exact only without integer narrowing
     check(_uint_and_bool, np.zeros(3, np.uint32), np.uint32(4000000000), False, mode=EXACT)
@@ -146,20 +149,36 @@ def _saxpy(out, x, y, a):
         out[i] = a * x[i] + y[i]
 
 
-def test_global_id_and_argspecs():
+def test_global_id_and_argument_declarations():
     x = np.arange(8, dtype=np.float32)
     argtypes = [numba.typeof(v) for v in (x, x, x, np.float32(2.0))]
     lk = lower(_saxpy, argtypes)
     # a.addr, 1 extent, 1 stride per array (i32 in a 32-bit-index specialisation), then the
-    # f32 scalar: its exact type, slot code, slot bytes and offset
-    assert lk.argspecs[0] == ("array", np.dtype(np.float32), 1, 0, (8,), (12,), 4)
-    assert lk.argspecs[1] == ("array", np.dtype(np.float32), 1, 16, (24,), (28,), 4)
-    assert lk.argspecs[3] == ("scalar", "float32", "f", 4, 48)
+    # f32 scalar: its exact type, its slot's kind and offset
+    K = _core.Kind
+    a0, a1, _, a3 = lk.args[:4]
+    assert (a0.kind, a0.dtype, a0.ndim, a0.offset, a0.extents, a0.strides, a0.index) == (
+        "array", ("f", 4), 1, 0, [8], [12], K.i32
+    )
+    assert (a1.offset, a1.extents, a1.strides, a1.slot) == (16, [24], [28], K.f32)
+    assert (a3.kind, a3.type, a3.slot, a3.offset) == ("scalar", K.f32, K.f32, 48)
     # then the hidden grid base (frontend/grid.py): global_id reads it
+    hidden = [(d.name, d.offset, d.slot) for d in lk.args[4:]]
+    assert hidden == [(f"grid.base.{a}", o, K.u32) for a, o in zip("xyz", (52, 56, 60))]
     assert lk.grid == ((52, 56, 60), None, 4)
     assert lk.param_size == 64 and lk.writes == (True, False, False, False)
+    assert [d.written for d in lk.args[:4]] == [True, False, False, False]
+    # The declarations pickle (the disk cache keeps them).
+    import pickle
+
+    back = pickle.loads(pickle.dumps(lk.args))
+    assert [repr(d) for d in back] == [repr(d) for d in lk.args]
+    assert [(d.extents, d.written, d.index) for d in back] == [
+        (d.extents, d.written, d.index) for d in lk.args
+    ]
     lk64 = lower(_saxpy, argtypes, INDEX64)
-    assert lk64.argspecs[0] == ("array", np.dtype(np.float32), 1, 0, (8,), (16,), 8)
+    assert (lk64.args[0].extents, lk64.args[0].strides, lk64.args[0].index) == ([8], [16], K.i64)
+    assert lk64.args[4].index == K.i64
     out = np.zeros(8, np.float32)
     for gid in (0, 5, 9):
         builtins = [(_core.Builtin.global_id, 0, gid)]

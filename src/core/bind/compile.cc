@@ -65,6 +65,8 @@ void InitCompile(nb::module_& m) {
         .def_ro("capabilities", &CompiledKernel::capabilities)
         .def_ro("shared_bytes", &CompiledKernel::shared_bytes)
         .def_ro("dynamic_shared_itemsize", &CompiledKernel::dynamic_shared_itemsize)
+        .def_ro("args", &CompiledKernel::args,
+                "The arguments and hidden parameters (_core.ArgDecl), in declaration order.")
         .def_ro("kir", &CompiledKernel::kir)
         .def_ro("kir_narrowed", &CompiledKernel::kir_narrowed,
                 "The KIR after integer narrowing, printed (equal to kir when it is off).")
@@ -79,10 +81,12 @@ void InitCompile(nb::module_& m) {
            std::vector<uint32_t> nan_preserve, std::vector<uint32_t> denorm_preserve,
            bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
-           std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll) {
+           std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
+           bool hide_float_zeros) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
+            options.hide_float_zeros = hide_float_zeros;
             options.validate = validate;
             options.narrow_ints = narrow_ints;
             auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
@@ -111,14 +115,16 @@ void InitCompile(nb::module_& m) {
         nb::arg("nan_preserve") = std::vector<uint32_t>(),
         nb::arg("denorm_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
-        nb::arg("validate") = true, nb::arg("unroll") = 4,
+        nb::arg("validate") = true, nb::arg("unroll") = 4, nb::arg("hide_float_zeros") = false,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
         "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "
         "the results identical. max_local_size, max_groups: the device's limits per axis "
         "(3 entries each), which bound the ids for that analysis. unroll: copies per unrolled "
-        "iteration of counted single-block loops (1: none).");
+        "iteration of counted single-block loops (1: none). hide_float_zeros: make float "
+        "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
+        "on constant zeros wrongly; kir/float_zeros.h; not with fastmath).");
 
     m.def(
         "narrow_ints",

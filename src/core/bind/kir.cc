@@ -20,6 +20,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bind/errors.h"
+#include "kir/abi.h"
 #include "kir/builder.h"
 #include "kir/interpret.h"
 #include "kir/kir.h"
@@ -192,6 +193,40 @@ void InitKir(nb::module_& m) {
                  if (index >= mod.params.size()) throw nb::index_error("no such parameter");
                  return mod.params[index].name;
              })
+        .def("add_scalar_arg",
+             [](kir::Module& mod, std::string name, ScalarKind type, ScalarKind compute) {
+                 return kir::AddScalarArg(mod, std::move(name), type, compute);
+             },
+             nb::arg("name"), nb::arg("type"), nb::arg("compute"),
+             "Declare a scalar argument of kind `type` (numba.typeof's) computed as `compute`; "
+             "its slot's kind and offset follow kir/abi.h. Returns its parameter's index.")
+        .def("add_array_arg",
+             [](kir::Module& mod, std::string name, const std::string& dtype_kind,
+                uint32_t itemsize, ScalarKind compute, ScalarKind storage, uint32_t ndim,
+                ScalarKind index, uint32_t record_key) {
+                 if (dtype_kind.size() != 1) throw nb::value_error("dtype_kind: one character");
+                 return kir::AddArrayArg(mod, std::move(name), dtype_kind[0], itemsize, compute,
+                                         storage, ndim, index, record_key);
+             },
+             nb::arg("name"), nb::arg("dtype_kind"), nb::arg("itemsize"), nb::arg("compute"),
+             nb::arg("storage"), nb::arg("ndim"), nb::arg("index"), nb::arg("record_key") = 0,
+             "Declare an array argument (host dtype kind character and item size); returns the "
+             "index of its first parameter: the address, then ndim extents and ndim strides.")
+        .def("add_hidden_param",
+             [](kir::Module& mod, std::string name, ScalarKind kind, ScalarKind index) {
+                 return kir::AddHiddenParam(mod, std::move(name), kind, index);
+             },
+             nb::arg("name"), nb::arg("kind"), nb::arg("index") = ScalarKind::kI32,
+             "Declare a parameter the launcher writes itself (kir/abi.h); returns its index.")
+        .def("mark_written",
+             [](kir::Module& mod, uint32_t arg) {
+                 if (arg >= mod.args.size()) throw nb::index_error("no such argument");
+                 mod.args[arg].written = true;
+             },
+             nb::arg("arg"), "Record that the kernel may write array argument `arg`.")
+        .def_prop_ro("args", [](const kir::Module& mod) { return mod.args; },
+                     "The arguments and hidden parameters (a copy), in declaration order.")
+        .def_prop_ro("num_args", [](const kir::Module& mod) { return mod.args.size(); })
         .def_prop_ro("num_params", [](const kir::Module& mod) { return mod.params.size(); })
         .def("param_block_size", &kir::Module::ParamBlockSize)
         .def("add_file", &kir::Module::AddFile, nb::arg("path"))

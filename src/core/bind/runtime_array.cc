@@ -110,7 +110,7 @@ void InitRuntimeArrays(nb::module_& m) {
         .def(
             "__init__",
             [](DeviceArrayBase* self, vk::Device* device, PyBuffer& buffer, uint64_t offset,
-               nb::tuple shape, nb::tuple strides, uint32_t code, uint32_t itemsize) {
+               nb::tuple shape, nb::tuple strides, uint64_t code, uint32_t itemsize) {
                 if (nb::len(shape) != nb::len(strides) || nb::len(shape) > kMaxDims) {
                     Throw(util::InvalidArgument("shape and strides must have the same length, "
                                                 "at most " + std::to_string(kMaxDims)));

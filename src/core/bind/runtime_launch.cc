@@ -2,7 +2,7 @@
 // dispatch.
 //
 // A Launcher is made once per (kernel specialisation, device) by the dispatcher,
-// with a fixed description of the arguments (argspecs). launch() then only
+// with the kernel's argument declarations (_core.ArgDecl, kir/abi.h). launch() then only
 // checks each argument against its spec, writes the parameter block in place and
 // records the dispatch: no heap allocation, no Python attribute lookup, no
 // descriptor work. An argument that does not match its spec makes launch()
@@ -21,6 +21,7 @@
 // barrier only before a launch that conflicts with earlier work (vk/batch.cc).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <atomic>
@@ -34,6 +35,7 @@
 
 #include "bind/errors.h"
 #include "bind/runtime_types.h"
+#include "kir/abi.h"
 
 namespace nvk::bind {
 
@@ -42,7 +44,7 @@ namespace {
 struct ArgSpec {
     bool is_array = false;
     // array
-    uint32_t code = 0;
+    uint64_t code = 0;
     int ndim = 0;
     uint32_t addr_offset = 0;
     bool written = true;  // whether the kernel may write it (hazard tracking)
@@ -93,8 +95,8 @@ bool ReadTriple(PyObject* obj, uint32_t out[3]) {
 
 class Launcher {
   public:
-    Launcher(vk::Device* device, nb::object kernel, nb::list argspecs, uint32_t param_size,
-             bool params_in_buffer, nb::object grid, nb::object writes)
+    Launcher(vk::Device* device, nb::object kernel, nb::list args, uint32_t param_size,
+             bool params_in_buffer, nb::object hidden)
         : device_(device), kernel_obj_(std::move(kernel)), in_buffer_(params_in_buffer) {
         kernel_ = nb::cast<PyKernel&>(kernel_obj_).kernel.get();
         if (&kernel_->device() != device_) {
@@ -107,77 +109,68 @@ class Launcher {
         auto cover = [&](uint32_t off, uint32_t n) {
             for (uint32_t k = off; k < off + n && k < param_size; ++k) covered[k] = true;
         };
-        if (!writes.is_none() && nb::len(writes) != nb::len(argspecs)) {
-            Throw(util::InvalidArgument("writes must have one entry per argspec"));
-        }
-        size_t position = 0;
-        for (nb::handle h : argspecs) {
-            nb::tuple t = nb::cast<nb::tuple>(h);
-            std::string what = nb::cast<std::string>(t[0]);
+        auto check = [&](const kir::ArgDecl& a, uint32_t off, uint32_t n) {
+            if (off + n > param_size) {
+                Throw(util::InvalidArgument("argument '" + a.name + "' at offset " +
+                                            std::to_string(off) +
+                                            " lies outside the parameter block of " +
+                                            std::to_string(param_size) + " bytes"));
+            }
+            cover(off, n);
+        };
+        nb::dict values = hidden.is_none() ? nb::dict() : nb::cast<nb::dict>(hidden);
+        for (nb::handle h : args) {
+            const kir::ArgDecl& a = nb::cast<const kir::ArgDecl&>(h);
+            if (a.kind == kir::ArgKind::kHidden) {
+                AddHidden(a, values, check);
+                continue;
+            }
             ArgSpec spec;
-            auto check = [&](uint32_t off, uint32_t n) {
-                if (off + n > param_size) {
-                    Throw(util::InvalidArgument("argspec offset " + std::to_string(off) +
-                                                " lies outside the parameter block of " +
-                                                std::to_string(param_size) + " bytes"));
-                }
-            };
-            if (what == "array") {
+            if (a.kind == kir::ArgKind::kArray) {
                 spec.is_array = true;
-                nb::object dtype = nb::module_::import_("numpy").attr("dtype")(t[1]);
-                std::string kind = nb::cast<std::string>(dtype.attr("kind"));
-                spec.code = DtypeCode(kind[0], nb::cast<uint32_t>(dtype.attr("itemsize")));
-                spec.ndim = nb::cast<int>(t[2]);
-                spec.addr_offset = nb::cast<uint32_t>(t[3]);
-                spec.index_bytes = nb::cast<uint32_t>(t[6]);
-                nb::tuple extents = nb::cast<nb::tuple>(t[4]), strides = nb::cast<nb::tuple>(t[5]);
-                if (spec.ndim < 0 || spec.ndim > kMaxDims ||
-                    nb::len(extents) != static_cast<size_t>(spec.ndim) ||
-                    nb::len(strides) != static_cast<size_t>(spec.ndim) ||
+                spec.code = DtypeCode(a.dtype_kind, a.itemsize, a.record_key);
+                spec.ndim = static_cast<int>(a.ndim);
+                spec.addr_offset = a.offset;
+                spec.index_bytes = kir::MemoryBytes(a.index);
+                if (spec.ndim > kMaxDims || a.extents.size() != a.ndim ||
+                    a.strides.size() != a.ndim ||
                     (spec.index_bytes != 4 && spec.index_bytes != 8)) {
-                    Throw(util::InvalidArgument("malformed array argspec"));
+                    Throw(util::InvalidArgument("malformed array argument '" + a.name + "'"));
                 }
-                check(spec.addr_offset, 8);
-                cover(spec.addr_offset, 8);
+                check(a, spec.addr_offset, 8);
                 for (int i = 0; i < spec.ndim; ++i) {
-                    spec.extent_offsets[i] = nb::cast<uint32_t>(extents[i]);
-                    spec.stride_offsets[i] = nb::cast<uint32_t>(strides[i]);
-                    check(spec.extent_offsets[i], spec.index_bytes);
-                    check(spec.stride_offsets[i], spec.index_bytes);
-                    cover(spec.extent_offsets[i], spec.index_bytes);
-                    cover(spec.stride_offsets[i], spec.index_bytes);
+                    spec.extent_offsets[i] = a.extents[i];
+                    spec.stride_offsets[i] = a.strides[i];
+                    check(a, spec.extent_offsets[i], spec.index_bytes);
+                    check(a, spec.stride_offsets[i], spec.index_bytes);
                 }
-                // Without `writes`, every array may be written (always safe).
-                spec.written = writes.is_none() || nb::cast<bool>(writes[position]);
+                spec.written = a.written;
                 ++array_count_;
-            } else if (what == "scalar") {
-                // ("scalar", dtype name, slot code, slot bytes, offset)
-                std::string dtype = nb::cast<std::string>(t[1]);
-                std::string code = nb::cast<std::string>(t[2]);
-                spec.kind = code.empty() ? 0 : code[0];
-                spec.nbytes = nb::cast<uint32_t>(t[3]);
-                spec.offset = nb::cast<uint32_t>(t[4]);
-                if (code.size() != 1 || !std::strchr("iufb", spec.kind) ||
-                    (spec.nbytes != 4 && spec.nbytes != 8)) {
-                    Throw(util::InvalidArgument("malformed scalar argspec"));
-                }
-                spec.np_type = NumpyScalarType(dtype);
-                if (dtype == "int64") spec.py_kind = 'i';
-                if (dtype == "uint64") spec.py_kind = 'U';
-                if (dtype == "float64") spec.py_kind = 'f';
-                if (dtype == "bool") spec.py_kind = 'b';
-                check(spec.offset, spec.nbytes);
-                cover(spec.offset, spec.nbytes);
             } else {
-                Throw(util::InvalidArgument("argspec kind must be 'array' or 'scalar'"));
+                // The argument's exact type, and its slot (kir/abi.h).
+                spec.np_type = NumpyScalarType(kir::DtypeName(a.type));
+                if (a.type == kir::ScalarKind::kI64) spec.py_kind = 'i';
+                if (a.type == kir::ScalarKind::kU64) spec.py_kind = 'U';
+                if (a.type == kir::ScalarKind::kF64) spec.py_kind = 'f';
+                if (a.type == kir::ScalarKind::kBool) spec.py_kind = 'b';
+                spec.kind = a.type == kir::ScalarKind::kBool ? 'b'
+                            : kir::IsFloat(a.slot)           ? 'f'
+                            : kir::IsSigned(a.slot)          ? 'i'
+                                                             : 'u';
+                spec.nbytes = kir::MemoryBytes(a.slot);
+                spec.offset = a.offset;
+                if (spec.nbytes != 4 && spec.nbytes != 8) {
+                    Throw(util::InvalidArgument("argument '" + a.name + "' has a " +
+                                                kir::ScalarName(a.slot) +
+                                                " slot; the launcher writes 4- and 8-byte slots"));
+                }
+                check(a, spec.offset, spec.nbytes);
             }
             specs_.push_back(spec);
-            ++position;
         }
-        ReadGridSpec(grid, param_size);
-        for (int a = 0; a < 3; ++a) {
-            if (grid_.has_base) cover(grid_.base[a], 4);
-            if (grid_.has_groups) cover(grid_.groups[a], 4);
+        if (fixed_.size() != nb::len(values)) {
+            Throw(util::InvalidArgument("hidden values were given for parameters the kernel "
+                                        "does not have"));
         }
         // Where every byte of the block is written per launch, launch() skips the
         // memset (the alignment padding past param_size is never read by a kernel).
@@ -185,13 +178,7 @@ class Launcher {
     }
 
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
-        constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-        int64_t span = 0;  // the largest linear offset, in elements
-        for (int d = 0; d < a.ndim; ++d) {
-            if (a.shape[d] > kMax) return false;
-            if (a.shape[d] > 0) span += (a.shape[d] - 1) * std::abs(a.strides[d] / a.itemsize);
-        }
-        return span <= kMax;
+        return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
     }
 
     bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
@@ -228,14 +215,23 @@ class Launcher {
         }
         vk::Buffer** used = stack_used;
         bool* writes = stack_writes;
-        if (array_count_ > kStackUsed) {
-            heap_used.reset(new vk::Buffer*[array_count_]);
-            heap_writes.reset(new bool[array_count_]);
+        const size_t n_buffers = array_count_ + fixed_.size();
+        if (n_buffers > kStackUsed) {
+            heap_used.reset(new vk::Buffer*[n_buffers]);
+            heap_writes.reset(new bool[n_buffers]);
             used = heap_used.get();
             writes = heap_writes.get();
         }
         if (zero_block_) std::memset(block, 0, block_bytes_);
         size_t n_used = 0;
+        for (const FixedValue& f : fixed_) {
+            if (f.nbytes == 8) Put<uint64_t>(block, f.offset, f.value);
+            else Put<uint32_t>(block, f.offset, static_cast<uint32_t>(f.value));
+            if (f.buffer) {
+                writes[n_used] = f.written;
+                used[n_used++] = f.buffer.get();
+            }
+        }
         for (size_t i = 0; i < specs_.size(); ++i) {
             const ArgSpec& spec = specs_[i];
             PyObject* arg = PyTuple_GET_ITEM(tuple, i);
@@ -360,34 +356,83 @@ class Launcher {
     void set_keep_last(bool on) { keep_last_.store(on); }
 
   private:
-    // The hidden grid parameters (frontend/grid.py): None, or (base offsets or
-    // None, groups offsets or None, index bytes).
+    // The hidden grid parameters (frontend/grid.py), written per dispatch.
     struct GridSpec {
         bool has_base = false, has_groups = false, reads_ids = false;
         uint32_t base[3] = {}, groups[3] = {};
         uint32_t index_bytes = 4;
     };
+    // A hidden parameter with a fixed value (or a buffer's or device array's
+    // address) given when the launcher is made; the buffer is also marked as used
+    // by every launch, so that hazards and lifetimes cover it: as written always
+    // for a Buffer, as the declaration says (ArgDecl.written) for a device array.
+    struct FixedValue {
+        uint32_t offset = 0, nbytes = 0;
+        uint64_t value = 0;
+        vk::BufferRef buffer;
+        bool written = true;
+    };
 
-    void ReadGridSpec(nb::handle grid, uint32_t param_size) {
-        if (grid.is_none()) return;
-        nb::tuple t = nb::cast<nb::tuple>(grid);
-        if (nb::len(t) != 3) Throw(util::InvalidArgument("malformed grid spec"));
-        auto offsets = [&](nb::handle h, uint32_t out[3]) {
-            if (h.is_none()) return false;
-            nb::tuple o = nb::cast<nb::tuple>(h);
-            if (nb::len(o) != 3) Throw(util::InvalidArgument("malformed grid spec"));
-            for (int a = 0; a < 3; ++a) {
-                out[a] = nb::cast<uint32_t>(o[a]);
-                if (out[a] + 4 > param_size) {
-                    Throw(util::InvalidArgument("grid offset outside the parameter block"));
-                }
+    // One hidden parameter: a grid one by its name, any other from `values`.
+    template <typename Check>
+    void AddHidden(const kir::ArgDecl& a, nb::dict values, Check& check) {
+        const uint32_t nbytes = kir::MemoryBytes(a.slot);
+        check(a, a.offset, nbytes);
+        static const char* kAxes[3] = {"x", "y", "z"};
+        for (int axis = 0; axis < 3; ++axis) {
+            if (nbytes != 4) break;
+            if (a.name == std::string("grid.base.") + kAxes[axis]) {
+                grid_.has_base = grid_.reads_ids = true;
+                grid_.base[axis] = a.offset;
+                grid_.index_bytes = kir::MemoryBytes(a.index);
+                return;
             }
-            return true;
-        };
-        grid_.has_base = offsets(t[0], grid_.base);
-        grid_.has_groups = offsets(t[1], grid_.groups);
-        grid_.reads_ids = grid_.has_base || grid_.has_groups;
-        grid_.index_bytes = nb::cast<uint32_t>(t[2]);
+            if (a.name == std::string("grid.groups.") + kAxes[axis]) {
+                grid_.has_groups = grid_.reads_ids = true;
+                grid_.groups[axis] = a.offset;
+                grid_.index_bytes = kir::MemoryBytes(a.index);
+                return;
+            }
+        }
+        nb::str key(a.name.c_str());
+        if (!values.contains(key)) {
+            Throw(util::InvalidArgument("the kernel has a hidden parameter '" + a.name +
+                                        "': give its value (hidden={name: value})"));
+        }
+        nb::handle v = values[key];
+        FixedValue fixed;
+        fixed.offset = a.offset;
+        fixed.nbytes = nbytes;
+        PyBuffer* buffer = nullptr;
+        DeviceArrayBase* array = nullptr;
+        if (nb::try_cast<DeviceArrayBase*>(v, array) && array) {
+            // A hidden array (global arrays, the status buffer): the address of its
+            // element 0; its extents and strides are hidden parameters of their own.
+            if (nbytes != 8 || array->device != device_) {
+                Throw(util::InvalidArgument("hidden parameter '" + a.name +
+                                            "': a device array of this device needs a u64 "
+                                            "slot"));
+            }
+            fixed.buffer = array->buffer;
+            fixed.value = array->buffer->address + array->offset;
+            fixed.written = a.written;
+        } else if (nb::try_cast<PyBuffer*>(v, buffer) && buffer) {
+            if (nbytes != 8 || buffer->ref->device != device_) {
+                Throw(util::InvalidArgument("hidden parameter '" + a.name +
+                                            "': a buffer of this device needs a u64 slot"));
+            }
+            fixed.buffer = buffer->ref;
+            fixed.value = buffer->ref->address;
+        } else if (nbytes == 4 || nbytes == 8) {
+            fixed.value = nb::cast<uint64_t>(v);  // raises for a negative or too large int
+            if (nbytes == 4 && fixed.value > UINT32_MAX) {
+                Throw(util::InvalidArgument("hidden parameter '" + a.name +
+                                            "': the value does not fit its 32-bit slot"));
+            }
+        } else {
+            Throw(util::InvalidArgument("hidden parameter '" + a.name + "': 4- or 8-byte slots"));
+        }
+        fixed_.push_back(std::move(fixed));
     }
 
     // Write a scalar argument whose type is exactly the specialisation's (as
@@ -463,6 +508,7 @@ class Launcher {
     mutable std::mutex last_mutex_;
     std::vector<uint8_t> last_block_;  // the block of the last launch, for last_block()
     GridSpec grid_;
+    std::vector<FixedValue> fixed_;  // hidden parameters with values given at construction
 };
 
 }  // namespace
@@ -540,14 +586,35 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "Record one dispatch with raw push constants; `buffers` are marked as used by it. "
             "`stream`: enqueue it on that stream instead.");
 
+    m.def("dtype_code",
+          [](const std::string& kind, uint32_t itemsize, uint32_t record_key) {
+              if (kind.size() != 1) throw nb::value_error("kind: one character");
+              return DtypeCode(kind[0], itemsize, record_key);
+          },
+          nb::arg("kind"), nb::arg("itemsize"), nb::arg("record_key") = 0,
+          "The element-type code a DeviceArrayBase carries and the launcher compares with an "
+          "array argument's declared dtype (kind, item size, record layout digest).");
+    m.def("fits_int32_indices",
+          [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+             int64_t itemsize) {
+              if (shape.size() != strides.size() || shape.size() > kMaxDims)
+                  throw nb::value_error("shape and strides must have one entry per dimension");
+              return FitsInt32Indices(static_cast<int>(shape.size()), shape.data(),
+                                      strides.data(), itemsize);
+          },
+          nb::arg("shape"), nb::arg("strides"), nb::arg("itemsize"),
+          "Whether 32-bit indices reach every element (strides in bytes); else the kernel "
+          "needs its 64-bit-index specialisation.");
+
     nb::class_<Launcher>(m, "Launcher", "The fast launch path of one kernel specialisation.")
-        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object,
-                      nb::object>(),
-             nb::arg("device"), nb::arg("kernel"), nb::arg("argspecs"), nb::arg("param_size"),
-             nb::arg("params_in_buffer"), nb::arg("grid") = nb::none(),
-             nb::arg("writes") = nb::none(),
-             "`writes`: per argument, whether the kernel may write it (None: every array "
-             "may be written); it decides where the device needs barriers.")
+        .def(nb::init<vk::Device*, nb::object, nb::list, uint32_t, bool, nb::object>(),
+             nb::arg("device"), nb::arg("kernel"), nb::arg("args"), nb::arg("param_size"),
+             nb::arg("params_in_buffer"), nb::arg("hidden") = nb::none(),
+             "`args`: the kernel's _core.ArgDecl list (CompiledKernel.args), hidden parameters "
+             "included; `hidden`: {name: int, Buffer or DeviceArray} for each hidden parameter "
+             "that is not the grid's (a Buffer's or DeviceArray's address is written, and its "
+             "buffer counts as used by every launch: written always for a Buffer, where the "
+             "declaration says so for a DeviceArray).")
         .def_prop_rw(
             "keep_last_block", [](Launcher& l) { return l.keep_last(); },
             [](Launcher& l, bool on) { l.set_keep_last(on); },

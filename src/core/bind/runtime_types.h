@@ -58,13 +58,34 @@ struct DeviceArrayBase {
     int ndim = 0;
     std::array<int64_t, kMaxDims> shape{};
     std::array<int64_t, kMaxDims> strides{};
-    uint32_t code = 0;      // (ord(numpy kind) << 8) | host itemsize
+    uint64_t code = 0;      // DtypeCode of the host dtype
     uint32_t itemsize = 0;  // bytes per element on the device
 };
 
-// (ord(kind) << 8) | itemsize, the element-type code the launcher compares.
-inline uint32_t DtypeCode(char kind, uint32_t itemsize) {
-    return (static_cast<uint32_t>(static_cast<unsigned char>(kind)) << 8) | itemsize;
+// The element-type code the launcher compares: the dtype's kind character,
+// item size, and for records a digest of their layout (runtime.array.record_key:
+// two record dtypes of one size but different fields must not match).
+inline uint64_t DtypeCode(char kind, uint32_t itemsize, uint32_t record_key = 0) {
+    return (static_cast<uint64_t>(record_key) << 32) |
+           (static_cast<uint64_t>(static_cast<unsigned char>(kind)) << 24) | (itemsize & 0xFFFFFFu);
+}
+
+// Whether every element of an array (extents, strides in bytes, item size)
+// lies less than 2^31 elements from its first: what 32-bit indices reach
+// (ARCHITECTURE.md decision 4). Both the launcher and, for NumPy arguments,
+// the dispatcher ask this (as _core.fits_int32_indices).
+inline bool FitsInt32Indices(int ndim, const int64_t* shape, const int64_t* strides,
+                             int64_t itemsize) {
+    constexpr int64_t kMax = 2147483647;
+    if (itemsize <= 0) itemsize = 1;
+    int64_t span = 0;  // the largest linear offset, in elements
+    for (int d = 0; d < ndim; ++d) {
+        if (shape[d] > kMax) return false;
+        int64_t step = strides[d] / itemsize;
+        if (shape[d] > 0) span += (shape[d] - 1) * (step < 0 ? -step : step);
+        if (span > kMax) return false;
+    }
+    return true;
 }
 
 nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);

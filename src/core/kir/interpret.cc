@@ -1,5 +1,7 @@
 #include "kir/interpret.h"
 
+#include "kir/abi.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -48,7 +50,8 @@ uint64_t FromFloat(ScalarKind k, double v) {
     return b;
 }
 
-int ByteSize(ScalarKind k) { return k == ScalarKind::kBool ? 1 : BitWidth(k) / 8; }
+// Memory as the device has it (kir/abi.h: bools take 4 bytes).
+int ByteSize(ScalarKind k) { return static_cast<int>(MemoryBytes(k)); }
 
 // A value of kind k as a double / int64 / uint64 for conversions.
 struct Num {

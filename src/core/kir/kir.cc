@@ -1,5 +1,7 @@
 #include "kir/kir.h"
 
+#include "kir/abi.h"
+
 #include <algorithm>
 
 namespace nvk::kir {
@@ -188,23 +190,16 @@ TypeId Module::GetPointer(AddressSpace space, TypeId pointee) {
     return Intern(types, t);
 }
 
-// Bytes a parameter of kind k takes in the parameter block (bools travel as 32-bit ints).
-static uint32_t ParamSize(ScalarKind k) {
-    return k == ScalarKind::kBool ? 4 : static_cast<uint32_t>(std::max(1, BitWidth(k) / 8));
-}
-
 // One past the last byte any parameter uses.
 static uint32_t ParamsEnd(const Module& m) {
     uint32_t end = 0;
     for (const ParamDecl& p : m.params)
-        end = std::max(end, p.offset + ParamSize(m.type(p.type).scalar));
+        end = std::max(end, p.offset + MemoryBytes(m.type(p.type).scalar));
     return end;
 }
 
 uint32_t Module::AddParam(std::string name, ScalarKind k) {
-    uint32_t size = ParamSize(k);
-    uint32_t offset = (ParamsEnd(*this) + size - 1) / size * size;  // aligned to its size
-    params.push_back({std::move(name), GetScalar(k), offset});
+    params.push_back({std::move(name), GetScalar(k), ParamOffset(ParamsEnd(*this), k)});
     return static_cast<uint32_t>(params.size() - 1);
 }
 

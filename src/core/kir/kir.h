@@ -242,9 +242,38 @@ struct ParamDecl {
     uint32_t offset = 0;  // byte offset in the block, aligned to the type's size
 };
 
+// The argument contract (kir/abi.h has the rules and how to declare them).
+enum class ArgKind : uint8_t { kScalar, kArray, kHidden };
+
+// One argument of a kernel, or one hidden parameter.
+struct ArgDecl {
+    ArgKind kind = ArgKind::kScalar;
+    std::string name;
+    // scalar: the argument's own type (as numba.typeof types it); array: the
+    // element's compute kind; hidden: the parameter's kind.
+    ScalarKind type = ScalarKind::kI32;
+    // scalar: the kind the kernel computes it in; array: the element's compute
+    // kind; hidden: its kind.
+    ScalarKind compute = ScalarKind::kI32;
+    // scalar and hidden: the slot's kind; array: the element's storage kind.
+    ScalarKind slot = ScalarKind::kI32;
+    uint32_t offset = 0;  // scalar and hidden: the slot; array: its address (u64)
+    uint32_t param = 0;   // index of its first parameter in Module::params
+    // Arrays: the host dtype (NumPy kind character, item size), dimensions,
+    // and the offsets of extents and strides (in elements), of kind `index`.
+    char dtype_kind = 0;
+    uint32_t itemsize = 0;
+    uint32_t record_key = 0;  // records: a digest of their layout (runtime.array.record_key)
+    uint32_t ndim = 0;
+    ScalarKind index = ScalarKind::kI32;  // also the id width of the grid's hidden parameters
+    std::vector<uint32_t> extents, strides;
+    bool written = false;  // arrays: the kernel may write it (hazards, copies back)
+};
+
 struct Module {
     std::vector<Type> types;  // interned: use the Get* functions
     std::vector<ParamDecl> params;
+    std::vector<ArgDecl> args;  // the kernel's arguments and hidden parameters (kir/abi.h)
     std::vector<std::string> files;  // source files named by Loc
     Function function;               // the kernel
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "kir/abi.h"
 #include "kir/printer.h"
 #include "kir/verifier_state.h"
 
@@ -45,10 +46,6 @@ util::Status Fail(const Module& module, Site site, const std::string& message) {
 namespace {
 
 using namespace verifier_internal;
-
-uint32_t ParamSize(ScalarKind k) {
-    return k == ScalarKind::kBool ? 4 : static_cast<uint32_t>(std::max(1, BitWidth(k) / 8));
-}
 
 bool HasResult(Op op) {
     return op != Op::kStore && op != Op::kBarrier && !IsTerminator(op);
@@ -114,17 +111,35 @@ util::Status Verifier::CheckModule() {
         const ParamDecl& decl = m_.params[p];
         if (!IsScalar(decl.type))
             return Fail(m_, AtParam(p), "parameter type must be a scalar");
-        uint32_t size = ParamSize(m_.types[decl.type].scalar);
+        uint32_t size = MemoryBytes(m_.types[decl.type].scalar);
         if (decl.offset % size != 0)
             return Fail(m_, AtParam(p), "offset " + std::to_string(decl.offset) +
                                             " is not aligned to " + std::to_string(size));
         for (uint32_t q = 0; q < p; ++q) {
             const ParamDecl& other = m_.params[q];
-            uint32_t osize = ParamSize(m_.types[other.type].scalar);
+            uint32_t osize = MemoryBytes(m_.types[other.type].scalar);
             if (decl.offset < other.offset + osize && other.offset < decl.offset + size)
                 return Fail(m_, AtParam(p), "overlaps parameter " + std::to_string(q) + " (" +
                                                 other.name + ")");
         }
+    }
+    // The argument list must describe the parameters it names (the launcher
+    // writes the block from it alone).
+    for (const ArgDecl& a : m_.args) {
+        const uint32_t count = a.kind == ArgKind::kArray ? 1 + 2 * a.ndim : 1;
+        bool ok = a.param + count <= m_.params.size() &&
+                  m_.params[a.param].offset == a.offset &&
+                  Is(m_.params[a.param].type, a.kind == ArgKind::kArray ? ScalarKind::kU64 : a.slot);
+        for (uint32_t k = 0; ok && a.kind == ArgKind::kArray && k < a.ndim; ++k) {
+            ok = a.extents.size() == a.ndim && a.strides.size() == a.ndim &&
+                 m_.params[a.param + 1 + k].offset == a.extents[k] &&
+                 m_.params[a.param + 1 + a.ndim + k].offset == a.strides[k] &&
+                 Is(m_.params[a.param + 1 + k].type, a.index) &&
+                 Is(m_.params[a.param + 1 + a.ndim + k].type, a.index);
+        }
+        if (!ok)
+            return Fail(m_, AtFunction(), "argument '" + a.name +
+                                              "' does not match the parameters it names");
     }
     return util::Status::Ok();
 }

@@ -23,15 +23,12 @@
 // zero-extended) and converts the sum to a PhysicalStorageBuffer pointer.
 // Every access through such a pointer carries the Aligned memory operand with
 // alignment sizeof(T), which Vulkan requires for PhysicalStorageBuffer.
+#include "kir/abi.h"
 #include "spirv/emitter.h"
 
 namespace nvk::spirv {
 
 namespace {
-
-uint32_t MemorySize(kir::ScalarKind k) {
-    return k == kir::ScalarKind::kBool ? 4 : static_cast<uint32_t>(kir::BitWidth(k) / 8);
-}
 
 constexpr uint32_t kAligned = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
 
@@ -98,7 +95,7 @@ util::Status Emitter::EmitParam(const kir::Inst& inst) {
         Id ptr = Append(spv::Op::OpAccessChain,
                         b_.TypePointer(spv::StorageClass::PhysicalStorageBuffer, mem_type),
                         {param_base_, b_.ConstU32(index)});
-        value = Append(spv::Op::OpLoad, mem_type, {ptr, kAligned, MemorySize(k)});
+        value = Append(spv::Op::OpLoad, mem_type, {ptr, kAligned, kir::MemoryBytes(k)});
     }
     // Bools travel as u32 (the front end should never declare one; be lenient).
     if (k == kir::ScalarKind::kBool) {
@@ -205,7 +202,7 @@ util::Status Emitter::EmitLoad(const kir::Inst& inst) {
     }
     if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);
     if (kir::BitWidth(k) == 16) b_.AddCapability(spv::Capability::StorageBuffer16BitAccess);
-    Id value = Append(spv::Op::OpLoad, MemoryType(k), {ptr, kAligned, MemorySize(k)});
+    Id value = Append(spv::Op::OpLoad, MemoryType(k), {ptr, kAligned, kir::MemoryBytes(k)});
     if (k == kir::ScalarKind::kBool) {
         value = Append(spv::Op::OpINotEqual, b_.TypeBool(), {value, b_.ConstU32(0)});
     }
@@ -228,7 +225,7 @@ util::Status Emitter::EmitStore(const kir::Inst& inst) {
         Id u32 = b_.TypeInt(32, false);
         value = Append(spv::Op::OpSelect, u32, {value, b_.ConstU32(1), b_.ConstU32(0)});
     }
-    code().Add(spv::Op::OpStore, {ptr, value, kAligned, MemorySize(k)});
+    code().Add(spv::Op::OpStore, {ptr, value, kAligned, kir::MemoryBytes(k)});
     return util::Status::Ok();
 }
 
@@ -260,7 +257,7 @@ util::Status Emitter::EmitElemPtr(const kir::Inst& inst) {
     }
 
     kir::ScalarKind elem = m_.type(m_.type(inst.type).pointee).scalar;
-    uint32_t size = MemorySize(elem);
+    uint32_t size = kir::MemoryBytes(elem);
     Id offset = size == 1 ? index64 : Append(spv::Op::OpIMul, u64, {index64, b_.ConstU64(size)});
     Id address = Append(spv::Op::OpIAdd, u64, {base, offset});
     NVK_ASSIGN_OR_RETURN(Id ptr_type, TypeOf(inst.type));

@@ -19,11 +19,9 @@ class LoweredKernel:
     ----------
     module : numba_vulkan._core.KirModule
         The kernel in KIR, CFG form.
-    argspecs : list of tuple
-        One launcher argspec per kernel argument, in order: ``("array", dtype,
-        ndim, addr_offset, extent_offsets, stride_offsets, index_bytes)`` or
-        ``("scalar", dtype name, slot code, slot bytes, offset)``: the argument's exact
-        type (as ``numba.typeof`` gives it), and its slot ('i', 'u', 'f' or 'b', 4 or 8 bytes).
+    args : list of numba_vulkan._core.ArgDecl
+        The arguments and hidden parameters as the module declares them (kir/abi.h):
+        kinds, slots, offsets, and which arrays the kernel writes.
     param_size : int
         Size of the parameter block in bytes.
     writes : tuple of bool
@@ -44,16 +42,17 @@ class LoweredKernel:
     callees : list
         The TypedKernel of each device function inlined (for checks on the whole kernel).
     hidden : list
-        ``(argspec, written, source)`` of each hidden array (global arrays read through
-        a buffer: frontend/hidden.py), which the launcher takes after the arguments.
+        ``(name, source)`` of each hidden array (global arrays read through a buffer:
+        frontend/hidden.py), whose parameters ``name.addr``, ``name.shape[d]`` and
+        ``name.strides[d]`` are hidden parameters in ``args`` (values: hidden_args.py).
         The last is the status buffer where the kernel has raise or print sites
-        (source ``("status", None)``, written where the kernel prints: frontend/status.py).
+        (``("status", ("status", None))``, one parameter ``status.addr``: frontend/status.py).
     sites : tuple
         The kernel's raise and print sites (numba_vulkan/sites.py).
     """
 
     module: object
-    argspecs: list
+    args: list
     param_size: int
     writes: tuple
     grid: tuple = (None, None, 4)
@@ -118,14 +117,18 @@ def lower_kernel(
     lowerer.error_model = error_model
     lowerer.run()
     status.finish(lowerer)  # the shared raise block, if some statement raises
-    writes = tuple(_written(p) for p in lowerer.params)
+    for p in lowerer.params:
+        for arr in _arrays(p):
+            if arr.written:
+                lowerer.module.mark_written(arr.arg_index)
+    writes = tuple(any(arr.written for arr in _arrays(p)) for p in lowerer.params)
     hidden_arrays = hidden.lowered_hidden(lowerer)
-    status_spec = status.argspec(lowerer)
-    if status_spec is not None:  # the status buffer: a hidden array after the others
-        hidden_arrays.append((status_spec, bool(lowerer.prints), (status.SOURCE, None)))
+    status_array = status.lowered(lowerer)
+    if status_array is not None:  # the status buffer: a hidden array after the others
+        hidden_arrays.append(status_array)
     return LoweredKernel(
         module=lowerer.module,
-        argspecs=lowerer.argspecs,
+        args=lowerer.module.args,
         param_size=lowerer.module.param_block_size(),
         writes=writes,
         grid=grid.layout(lowerer),
@@ -139,12 +142,10 @@ def lower_kernel(
     )
 
 
-def _written(param):
-    """Whether the kernel may write argument `param` (an ArrayArg, or (value, type) where
-    the value of a tuple of arrays is a tuple of ArrayArgs: written if any of them is)."""
-    if isinstance(param, tuple) and isinstance(param[0], tuple):
-        return any(getattr(item, "written", False) for item in param[0])
-    return getattr(param, "written", False)
-
-
-__all__ = ["LoweredKernel", "lower_kernel"]
+def _arrays(param):
+    """The ArrayArgs of argument `param`: itself, the items of a tuple of arrays ((tuple of
+    ArrayArgs, type)), or none (a scalar or packed argument: (value, type))."""
+    if isinstance(param, tuple):
+        return param[0] if isinstance(param[0], tuple) and all(
+            hasattr(item, "arg_index") for item in param[0]) else ()  # fmt: skip
+    return (param,)

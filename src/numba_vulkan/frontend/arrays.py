@@ -18,7 +18,8 @@ from numba.core import types
 from .. import _core
 from . import arith
 from .errors import unsupported
-from .types import compute_kind, host_dtype, index_kind, is_signed, nbytes, storage_kind
+from ..runtime.array import record_key
+from .types import compute_kind, host_dtype, index_kind, is_signed, storage_kind
 
 Op = _core.Op
 
@@ -55,22 +56,25 @@ class ArrayArg:
         # barriers between launches only for written arrays (vk/batch.cc). Every
         # way of writing array memory (stores, atomics) must set it.
         self.written = False
-        ik = self.index_kind
-        addr_param = module.add_param(f"{name}.addr", _core.Kind.u64)
-        ext_params = [module.add_param(f"{name}.shape[{k}]", ik) for k in range(ty.ndim)]
-        str_params = [module.add_param(f"{name}.strides[{k}]", ik) for k in range(ty.ndim)]
-        self.param_ids = (addr_param, ext_params, str_params)  # hidden.py reads them again
-        self.addr = b.param(addr_param)
-        self.extents = [b.param(p) for p in ext_params]
-        self.strides = [b.param(p) for p in str_params]
-        self.argspec = (
-            "array",
-            host_dtype(ty.dtype),
-            ty.ndim,
-            module.param_offset(addr_param),
-            tuple(module.param_offset(p) for p in ext_params),
-            tuple(module.param_offset(p) for p in str_params),
-            nbytes(ik),
+        first = self._declare(module, name, ty)
+        # Address, extents, strides: consecutive parameters from `first` (kir/abi.h).
+        nd = ty.ndim
+        self.param_ids = (first, [first + 1 + k for k in range(nd)],
+                          [first + 1 + nd + k for k in range(nd)])  # fmt: skip
+        self.addr = b.param(first)
+        self.extents = [b.param(p) for p in self.param_ids[1]]
+        self.strides = [b.param(p) for p in self.param_ids[2]]
+        self.module = module
+
+    def _declare(self, module, name, ty):
+        """Declare the argument (kir/abi.h): its address, extents and strides, in this order;
+        returns the address's parameter index. ``arg_index`` is the declaration that
+        ``KirModule.mark_written`` marks when the kernel writes the array."""
+        host = host_dtype(ty.dtype)
+        self.arg_index = module.num_args
+        return module.add_array_arg(
+            name, host.kind, host.itemsize, self.compute, self.storage, ty.ndim, self.index_kind,
+            record_key(host),
         )
 
     def element_ptr(self, b, indices, loc):

@@ -51,7 +51,6 @@ class ConstArray(ArrayArg):
         self.values = np.array(value, copy=True, order="C").ravel()  # frozen now
         self.dims = value.shape
         self.elem_strides = tuple(int(np.prod(value.shape[k + 1:])) for k in range(value.ndim))
-        self.argspec = None
 
     @property
     def extents(self):

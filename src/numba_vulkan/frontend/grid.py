@@ -38,7 +38,12 @@ def _params(lowerer, name):
     """The three u32 parameters `name`.{x,y,z}, declared on first use."""
     indices = lowerer.grid_params.get(name)
     if indices is None:
-        indices = [lowerer.module.add_param(f"{name}.{axis}", K.u32) for axis in "xyz"]
+        # Hidden parameters (kir/abi.h): the launcher writes them by these names, and
+        # learns the width of the ids from `index`.
+        index = K.i64 if lowerer.mode.index64 else K.i32
+        indices = [
+            lowerer.module.add_hidden_param(f"{name}.{axis}", K.u32, index) for axis in "xyz"
+        ]
         lowerer.grid_params[name] = indices
     return indices
 
@@ -69,7 +74,8 @@ def _known_nonnegative(b, value, work):
 
 
 def layout(lowerer):
-    """What the launcher writes: (base offsets or None, groups offsets or None, index bytes)."""
+    """(base offsets or None, groups offsets or None, index bytes), for tests and the KIR
+    interpreter; the launcher reads the same from the hidden parameters' declarations."""
     offsets = {
         name: tuple(lowerer.module.param_offset(i) for i in indices)
         for name, indices in lowerer.grid_params.items()

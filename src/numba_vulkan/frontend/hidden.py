@@ -13,19 +13,23 @@ through parameters that the user never passes:
   by the host or by other kernels, are seen; only the binding is frozen
   (rebinding the global name to another array does not change the kernel).
 
-Each hidden array is declared like an array argument (address, extents and
-strides in the parameter block; arrays.py), after the user's arguments, and
-described to the launcher by an ordinary array argspec. The dispatcher
-appends the arrays themselves to every launch's arguments
-(``dispatcher._HiddenArgsLauncher``), so the device's hazard tracking sees
-them as it sees any argument. One global array used several times, or by
-several inlined device functions, is one hidden parameter.
+Each hidden array has the parameters of an array argument (address, extents
+and strides; arrays.py), declared as hidden parameters (kir/abi.h,
+``KirModule.add_hidden_param``) named ``global<k>.addr``, ``global<k>.shape[d]``
+and ``global<k>.strides[d]``. The launcher is given their values when it is
+made (``dispatcher._hidden_values``, hidden_args.py): the DeviceArray for the
+address, which the launcher marks as used by every launch (and as written
+where the kernel writes it: ``mark_written`` on the address's declaration),
+so the device's hazard tracking sees it as it sees any argument. One global
+array used several times, or by several inlined device functions, is one
+hidden array.
 
 A hidden array is declared at its first use, in whatever block that is, so
 its parameters are read again at each use (in the block of the use) rather
 than once in the entry block as arguments' are: KIR values never cross blocks.
 """
 
+from .. import _core
 from . import arith
 from .arrays import ArrayArg
 
@@ -51,6 +55,16 @@ class HiddenArray(ArrayArg):
             )  # fmt: skip
         else:
             self._const_shape = None
+
+    def _declare(self, module, name, ty):
+        """Hidden parameters in place of ArrayArg's argument declaration (same names, kinds
+        and order); ``arg_index`` is the address's declaration."""
+        self.arg_index = module.num_args
+        first = module.add_hidden_param(f"{name}.addr", _core.Kind.u64)
+        for part in ("shape", "strides"):
+            for k in range(ty.ndim):
+                module.add_hidden_param(f"{name}.{part}[{k}]", self.index_kind)
+        return first
 
     # ArrayArg.__init__ stores the parameters it reads; a hidden array reads them at each
     # use instead (the setters drop the values read where the array was declared).
@@ -106,9 +120,13 @@ def hidden_array(lowerer, value, ty, source, loc):
 
 
 def lowered_hidden(lowerer):
-    """[(argspec, written, source)] of the kernel's hidden arrays, in declaration order."""
+    """[(name, source)] of the kernel's hidden arrays, in declaration order; marks the
+    address of each that the kernel writes as written (hazards: vk/batch.cc)."""
     table = lowerer.__dict__.get("hidden_arrays", {})
-    return [(arr.argspec, bool(arr.written), arr.source) for arr, _ in table.values()]
+    for arr, _ in table.values():
+        if arr.written:
+            lowerer.module.mark_written(arr.arg_index)
+    return [(arr.name, arr.source) for arr, _ in table.values()]
 
 
 __all__ = ["CONSTANT", "DEVICE", "HiddenArray", "hidden_array", "lowered_hidden"]

@@ -32,7 +32,7 @@ from .. import _core, errors, stubs
 from . import arith
 from .arrays import ArrayArg
 from .errors import unsupported
-from .types import compute_kind, exact_kind, index_kind, is_signed
+from .types import compute_kind, exact_kind, index_kind, is_scalar_type, is_signed
 
 Op = _core.Op
 K = _core.Kind
@@ -232,7 +232,8 @@ def _make(lowerer, expr, sig, target, shared):
                               "a kernel", loc)
     if shape == (0,) and shared:
         nbytes = getattr(lowerer, "dynamic_shared_bytes", 0)
-        itemsize = 4 if ty.dtype == types.boolean else np.dtype(str(ty.dtype)).itemsize
+        k = exact_kind(ty.dtype) if is_scalar_type(ty.dtype) else None  # bools take 4 bytes
+        itemsize = _core.memory_bytes(k) if k is not None else np.dtype(str(ty.dtype)).itemsize
         if nbytes < itemsize:
             raise unsupported(
                 "the dynamic shared array (shared.array(0, dtype)) without shared memory bytes "

@@ -20,7 +20,7 @@ from . import arith
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
 from .packed import declare_packed, packable
-from .types import compute_kind, host_dtype, is_scalar_type, nbytes, param_kind, scalar_code
+from .types import compute_kind, exact_kind, is_scalar_type
 
 Op = _core.Op
 
@@ -100,7 +100,6 @@ class Lowerer:
         self.statics = {}  # Numba variable -> compile-time object (ArrayArg, function, module...)
         self.step_sign = {}  # range / iterator variable -> sign of a literal step, or None
         self.params = []  # per argument: ArrayArg, or (param value, Numba type)
-        self.argspecs = []
         self.grid_params = {}  # hidden grid parameters (frontend/grid.py): name -> 3 indices
         self.files = {}
         self.loc = None
@@ -168,31 +167,19 @@ class Lowerer:
         for i, ty in enumerate(self.argtypes):
             name = names[i] if i < len(names) else f"arg{i}"
             if isinstance(ty, types.Array):
-                arr = ArrayArg(self, name, ty, loc)
-                self.params.append(arr)
-                self.argspecs.append(arr.argspec)
+                self.params.append(ArrayArg(self, name, ty, loc))
             elif is_scalar_type(ty):
-                pk = param_kind(ty, self.mode, loc)
-                index = self.module.add_param(name, pk)
+                # Its slot (kind, offset) follows from these kinds: kir/abi.h.
+                index = self.module.add_scalar_arg(
+                    name, exact_kind(ty), compute_kind(ty, self.mode, loc)
+                )
                 self.params.append((self.b.param(index), ty))
-                is_bool = isinstance(types.unliteral(ty), types.Boolean)
-                self.argspecs.append((
-                    "scalar",
-                    str(host_dtype(types.unliteral(ty))),
-                    "b" if is_bool else scalar_code(pk),
-                    nbytes(pk),
-                    self.module.param_offset(index),
-                ))  # fmt: skip
             elif _array_tuple(ty):  # a tuple of arrays: each item an array argument
                 arrays = tuple(ArrayArg(self, f"{name}[{k}]", t, loc)
                                for k, t in enumerate(ty.types))  # fmt: skip
                 self.params.append((arrays, ty))
-                cls = ty.instance_class if isinstance(ty, types.BaseNamedTuple) else None
-                self.argspecs.append(("tuple", cls, tuple(a.argspec for a in arrays)))
-            elif packable(ty):  # tuples, namedtuples, complex: flattened (packed.py)
-                value, spec = declare_packed(self, name, ty, loc)
-                self.params.append((value, ty))
-                self.argspecs.append(spec)
+            elif packable(ty):  # tuples, namedtuples, complex: flattened scalars (packed.py)
+                self.params.append((declare_packed(self, name, ty, loc), ty))
             else:
                 raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
 

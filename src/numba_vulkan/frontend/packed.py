@@ -2,17 +2,13 @@
 
 numba.cuda kernels take tuples and namedtuples of scalars, and complex
 scalars. The parameter block only has scalar and array slots, so such an
-argument is flattened, depth first, into ordinary scalar parameters (one per
-number; two, real then imaginary, per complex), each with the scalar argspec
-a plain argument of that type would have. The argument's own argspec says how
-to flatten the Python value at launch:
-
-    ("tuple", namedtuple class or None, (argspec of each item, ...))
-    ("complex", part dtype name, (real argspec, imaginary argspec))
-
-The dispatcher's launcher (packed_args.py) flattens each launch's value along
-this tree, checking its Python type on the way (a tuple of other length or
-item types, or a complex of the other width, belongs to another
+argument is flattened, depth first, into ordinary scalar arguments (one per
+number; two, real then imaginary, per complex), each declared exactly as a
+plain argument of that type (``KirModule.add_scalar_arg``, kir/abi.h) and named
+``name[k]`` or ``name.real`` / ``name.imag``. The dispatcher's launcher
+(packed_args.py) flattens each launch's value the same way, from the
+argument's Numba type, checking its Python type on the way (a tuple of other
+length or item types, or a complex of the other width, belongs to another
 specialisation), and hands the scalars to the C++ launcher, which writes and
 checks them exactly as plain scalar arguments.
 """
@@ -21,7 +17,7 @@ from numba.core import types
 
 from . import arith
 from .errors import unsupported
-from .types import compute_kind, host_dtype, is_scalar_type, nbytes, param_kind, scalar_code
+from .types import compute_kind, exact_kind, is_scalar_type
 
 
 def packable(ty):
@@ -35,35 +31,28 @@ def packable(ty):
 
 
 def declare_packed(lowerer, name, ty, loc):
-    """(value tree in compute kinds, argspec) of packed argument `name` of type `ty`."""
+    """The value tree (compute kinds) of packed argument `name` of type `ty`, its scalars
+    declared as arguments in flattening order."""
     ty = types.unliteral(ty)
     if isinstance(ty, types.Complex):
         from .complexnum import part_type
 
         part = part_type(ty)
-        specs, values = zip(*(_scalar(lowerer, f"{name}.{p}", part, loc) for p in ("real", "imag")))
-        return tuple(values), ("complex", str(host_dtype(part)), tuple(specs))
+        return tuple(_scalar(lowerer, f"{name}.{p}", part, loc) for p in ("real", "imag"))
     if isinstance(ty, types.BaseTuple):
-        cls = ty.instance_class if isinstance(ty, types.BaseNamedTuple) else None
-        values, specs = [], []
+        values = []
         for k, item in enumerate(ty.types):
             if is_scalar_type(item):
-                spec, value = _scalar(lowerer, f"{name}[{k}]", item, loc)
+                values.append(_scalar(lowerer, f"{name}[{k}]", item, loc))
             else:
-                value, spec = declare_packed(lowerer, f"{name}[{k}]", item, loc)
-            values.append(value)
-            specs.append(spec)
-        return tuple(values), ("tuple", cls, tuple(specs))
+                values.append(declare_packed(lowerer, f"{name}[{k}]", item, loc))
+        return tuple(values)
     raise unsupported(f"kernel arguments of type {ty} (argument '{name}')", loc)
 
 
 def _scalar(lowerer, name, ty, loc):
-    """(argspec, value in its compute kind) of one scalar parameter, as a plain argument's."""
+    """The value, in its compute kind, of one scalar argument, declared as a plain one's."""
     ty = types.unliteral(ty)
-    b, mode = lowerer.b, lowerer.mode
-    pk = param_kind(ty, mode, loc)
-    index = lowerer.module.add_param(name, pk)
-    is_bool = isinstance(ty, types.Boolean)
-    spec = ("scalar", str(host_dtype(ty)), "b" if is_bool else scalar_code(pk), nbytes(pk),
-            lowerer.module.param_offset(index))  # fmt: skip
-    return spec, arith.convert(b, b.param(index), compute_kind(ty, mode, loc))
+    b, compute = lowerer.b, compute_kind(ty, lowerer.mode, loc)
+    index = lowerer.module.add_scalar_arg(name, exact_kind(ty), compute)
+    return arith.convert(b, b.param(index), compute)

@@ -4,10 +4,12 @@ A kernel that can raise or print (numba_vulkan/sites.py has the layout) gets
 one hidden parameter, ``status.addr``: the device address of the device's
 status buffer. It is declared on first use, like grid.base/grid.groups
 (frontend/grid.py), so kernels that never raise or print have no such
-parameter and pay nothing. To the launcher it is the last hidden array
-(frontend/hidden.py), a 0-d uint32 array (``argspec``) with source
-``("status", None)``, which hidden_args.py resolves to the device's buffer
-(runtime/reports.py) and the launcher appends to every launch.
+parameter and pay nothing. It is a hidden parameter (kir/abi.h,
+``KirModule.add_hidden_param``), listed last among the kernel's hidden arrays
+(frontend/hidden.py) as ``("status", ("status", None))``: hidden_args.py gives
+the launcher the device's status buffer (runtime/reports.py, a 0-d uint32
+DeviceArray) as its value, used by every launch, and written where the kernel
+prints (``mark_written``).
 
 KIR values do not cross blocks (only the entry block's do), so the values a
 record needs are spilled into variables before each branch and reloaded after.
@@ -21,16 +23,23 @@ Op = _core.Op
 A = _core.AtomicOp
 B = _core.Builtin
 
-PARAM = "status.addr"
+NAME = "status"  # the hidden array's name: its one parameter is NAME + ".addr"
+PARAM = NAME + ".addr"
 SOURCE = "status"  # the hidden array's source kind (frontend/hidden.py, hidden_args.py)
 
 
 def _addr(lowerer):
     root = lowerer.root
+    return lowerer.b.param(_declare(root))
+
+
+def _declare(root):
+    """The status parameter's index, declared on first use (its declaration: root.status_arg)."""
     index = getattr(root, "status_param", None)
     if index is None:
-        index = root.status_param = root.module.add_param(PARAM, K.u64)
-    return lowerer.b.param(index)
+        root.status_arg = root.module.num_args
+        index = root.status_param = root.module.add_hidden_param(PARAM, K.u64)
+    return index
 
 
 def word_ptr(lowerer, index):
@@ -158,12 +167,14 @@ def check(lowerer, bad, site, values=()):
     b.set_block(ok)
 
 
-def argspec(lowerer):
-    """The launcher's argspec of the hidden argument, or None if the kernel has none."""
+def lowered(lowerer):
+    """(name, source) of the status buffer as the kernel's last hidden array, or None if
+    the kernel neither raises nor prints. Its declaration is marked written where the
+    kernel prints (the hazard flag the status buffer had before the ArgDecl contract)."""
     root = lowerer.root
     if not root.sites:
         return None
-    index = getattr(root, "status_param", None)
-    if index is None:  # every site's code declares it; a kernel with sites always has it
-        index = root.status_param = root.module.add_param(PARAM, K.u64)
-    return ("array", "uint32", 0, lowerer.module.param_offset(index), (), (), 4)
+    _declare(root)  # every site's code declares it; a kernel with sites always has it
+    if root.prints:
+        root.module.mark_written(root.status_arg)
+    return (NAME, (SOURCE, None))

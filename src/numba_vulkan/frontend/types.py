@@ -1,12 +1,12 @@
 """Numba types -> KIR scalar kinds, under a narrowing mode (numba_vulkan.narrowing).
 
-Three kinds matter for a scalar: the *compute* kind (what KIR arithmetic
-runs on: the Numba type's own width, except int64 -> i32 under ``mode.ints``
-and float64 -> f32 under ``mode.floats``), the *storage* kind of an array
-element (what lies in device memory: the dtype itself, bool as i32, and the
-32-bit counterpart only where the device cannot hold 64-bit data), and the
-*parameter* kind of a scalar argument's slot (4 or 8 bytes: bool, 8- and
-16-bit values travel widened to 32 bits).
+Three kinds matter for a scalar: the *exact* kind (the Numba type's own
+width), the *compute* kind (what KIR arithmetic runs on: the exact kind,
+except int64 -> i32 under ``mode.ints`` and float64 -> f32 under
+``mode.floats``), and the *storage* kind of an array element. How values lie
+in memory and in the parameter block (storage kinds, sizes, slots, offsets)
+is decided in one place, the C++ argument contract (kir/abi.h), which this
+module and the runtime ask through ``_core``.
 """
 
 from numba.core import types
@@ -84,42 +84,13 @@ def index_kind(mode):
 
 
 def storage_kind(dtype, mode, loc=None):
-    """The kind an array element of Numba dtype `dtype` has in device memory."""
+    """The kind an array element of Numba dtype `dtype` has in device memory (kir/abi.h)."""
     k = exact_kind(dtype) if is_scalar_type(dtype) else None
     if k is None:
         raise unsupported(f"array arguments with dtype {dtype}", loc)
-    if k == K.bool:
-        return K.i32
-    if k == K.f64 and not mode.float64_storage:
-        return K.f32
-    if k in _NARROW_INT and not mode.int64_storage:
-        return _NARROW_INT[k]
-    return k
+    return _core.storage_kind(k, int64=mode.int64_storage, float64=mode.float64_storage)
 
 
 def host_dtype(dtype):
-    """The NumPy dtype of a Numba dtype (the launcher's argspec names the host dtype)."""
+    """The NumPy dtype of a Numba dtype (an array argument's declaration names its host dtype)."""
     return numpy_support.as_dtype(dtype)
-
-
-_PARAM_WIDENED = {K.bool: K.u32, K.i8: K.i32, K.i16: K.i32, K.u8: K.u32, K.u16: K.u32}
-
-
-def param_kind(ty, mode, loc=None):
-    """The kind of a scalar argument's slot in the parameter block: the compute kind, with
-    bool, 8- and 16-bit integers widened to 32 bits (float16 computes as f32 already)."""
-    k = compute_kind(ty, mode, loc)
-    return _PARAM_WIDENED.get(k, k)
-
-
-def scalar_code(kind):
-    """The launcher's code of a scalar parameter kind: 'i', 'u', 'f' or 'b'."""
-    if is_float(kind):
-        return "f"
-    if is_signed(kind):
-        return "i"
-    return "u"
-
-
-def nbytes(kind):
-    return max(1, BITS[kind] // 8) if kind != K.bool else 4

@@ -72,7 +72,6 @@ class View(ArrayArg):
         self.storage = root.storage
         self.compute = root.compute
         self.index_kind = ik = root.index_kind
-        self.argspec = None
         self.owner = None  # the Numba variable whose own View this is (lower.py)
         self.offset_var = b.var(ik)
         self.extent_vars = [b.var(ik) for _ in range(ty.ndim)]

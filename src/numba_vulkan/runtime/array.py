@@ -12,6 +12,7 @@ reshaped, and the result's strides and data-pointer offset give the view.
 """
 
 import math
+import zlib
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -36,26 +37,34 @@ def _raw(host):
 
 
 def storage_dtype(dtype, info):
-    """The element type an array of `dtype` is stored as on a device (DeviceInfo)."""
+    """The element type an array of `dtype` is stored as on a device (DeviceInfo): the
+    argument contract's rule (kir/abi.h, through ``_core.storage_kind``)."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return np.dtype(np.int32)
-    if dtype.kind == "f" and dtype.itemsize == 8 and not info.float64:
-        return np.dtype(np.float32)
-    if dtype.kind in "iu" and dtype.itemsize == 8 and not info.int64:
-        return np.dtype(f"{dtype.kind}4")
     if dtype.kind == "V" and dtype.fields is not None:  # records: their bytes as NumPy has them
         return dtype
     if dtype.kind == "c" and dtype.itemsize in (8, 16):  # pairs of floats
         if dtype.itemsize == 16 and not info.float64:
             raise TypeError(f"dtype {dtype} needs float64, which this device does not support")
         return dtype
-    if dtype.kind not in "iuf" or dtype.itemsize > 8:
+    core = _core()
+    kind = core.kind_of_dtype(dtype.kind, dtype.itemsize)
+    if kind is None:
         raise TypeError(
             f"dtype {dtype} is not supported by device arrays (booleans, integers, floats "
             "of at most 64 bits and complex64/complex128 are)"
         )
-    return dtype
+    stored = core.storage_kind(kind, int64=bool(info.int64), float64=bool(info.float64))
+    return dtype if stored == kind else np.dtype(core.dtype_name(stored))
+
+
+def record_key(dtype):
+    """0, or for a record dtype a 32-bit digest of its layout (field names, formats,
+    offsets, size): the launcher compares it, so that a kernel specialised for one
+    record type never takes an array of another record type of the same size."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is None:
+        return 0
+    return zlib.crc32(f"{dtype.descr!r}/{dtype.itemsize}".encode())
 
 
 def _c_strides(shape, itemsize):
@@ -122,7 +131,8 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
             offset, strides = 0, _c_strides(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
-        code = (ord(dtype.kind) << 8) | dtype.itemsize
+        # What the launcher compares with a kernel's declared dtype.
+        code = _core().dtype_code(dtype.kind, dtype.itemsize, record_key(dtype))
         super().__init__(device._core, buffer, offset, shape, tuple(strides), code, stored.itemsize)
         self.device = device
         self.dtype = dtype

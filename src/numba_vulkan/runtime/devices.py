@@ -606,8 +606,8 @@ class Device:
 
         Like :meth:`launch`, but `arrays` may hold NumPy arrays: they are copied
         to temporary device arrays before the launch and, those the kernel writes
-        (``kernel.writes`` of a CompiledKernel, one entry per argument; every
-        array for a kernel without it), back afterwards. Give `push` as a callable
+        (the ``written`` flags of a CompiledKernel's array declarations; every
+        array for a kernel without them), back afterwards. Give `push` as a callable
         to build the parameter block from the device arrays (it receives the list
         with NumPy arrays replaced by their device copies).
 
@@ -650,15 +650,14 @@ def _triple(v):
 
 def _written_arrays(kernel, count):
     """Per entry of a launch's `arrays` (the kernel's array arguments in order), whether
-    the kernel may write it: from a CompiledKernel's ``writes`` and ``argspecs``, else
-    True for all (always safe)."""
-    writes = getattr(kernel, "writes", None)
-    specs = getattr(kernel, "argspecs", None)
-    if writes is None or specs is None or len(writes) != len(specs):
+    the kernel may write it: from a CompiledKernel's argument declarations (``arguments``,
+    kir/abi.h), else True for all (always safe)."""
+    decls = getattr(kernel, "arguments", None)
+    if decls is None:
         return [True] * count
     try:
-        flags = [bool(w) for w, spec in zip(writes, specs) if spec[0] == "array"]
-    except (TypeError, IndexError, KeyError):  # another description of the parameters
+        flags = [bool(d.written) for d in decls if d.kind == "array"]
+    except AttributeError:  # another description of the parameters
         return [True] * count
     return flags if len(flags) == count else [True] * count
 

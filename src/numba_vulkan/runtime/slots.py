@@ -10,8 +10,8 @@ arrays, kept per kernel (the ``MAX_SLOTS`` most recently used, from the C++
 core's ``KERNEL_SLOTS``). A later launch of the kernel with the same device
 arrays and the same host array objects takes the slot and uploads a host array
 again only if its bytes changed or the kernel may write its copy
-(CompiledKernel.writes; every array for a kernel without it), so the kernel
-always reads what the host array holds.
+(the written flags of CompiledKernel.arguments; every array for a kernel
+without them), so the kernel always reads what the host array holds.
 
 Threads: one lock per device covers taking a slot, refreshing its copies and
 recording the launch, so two threads never share a slot's copies between
