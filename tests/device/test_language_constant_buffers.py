@@ -233,4 +233,7 @@ def test_many_constant_buffers_move_the_parameters_into_a_buffer():
         k.forall(300)(out, a)
     np.testing.assert_array_equal(out.copy_to_host(), np.arange(300) * 36 + 1)
     (compiled,) = k.specialisations.values()
-    assert compiled.params_in_buffer and len(compiled.hidden) == 8
+    assert len(compiled.hidden) == 8
+    # 176 parameter bytes: past lavapipe's 128 bytes of push constants, within NVIDIA's 256.
+    limit = nv.get_device().info.max_push_constants
+    assert compiled.params_in_buffer == (compiled.param_size > limit)
