@@ -1,0 +1,115 @@
+"""DeviceInfo: what a Vulkan physical device offers kernels (filled by the C++ core)."""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DeviceInfo:
+    """A Vulkan physical device: what kernels may use on it.
+
+    Attributes
+    ----------
+    index : int
+        Position in :func:`list_devices`.
+    name : str
+        Device name reported by the driver.
+    kind : {'discrete', 'integrated', 'virtual', 'cpu', 'other'}
+        Device type.
+    float64, int64, int16, int8 : bool
+        Whether shaders may use the respective type.
+    handle : int
+        The VkPhysicalDevice handle, as an integer.
+    int64_atomics : bool
+        Atomic operations on 64-bit integers in buffers.
+    float16 : bool
+        Arithmetic on float16 values.
+    storage16, storage8 : bool
+        Buffers may hold 16-bit (float16, int16) or 8-bit values.
+    float32_atomic_add : bool
+        Atomic float32 addition in buffers and shared memory (VK_EXT_shader_atomic_float).
+    push_constant8, push_constant16 : bool
+        Push constants may hold 8-bit or 16-bit values (storagePushConstant8/16).
+    max_local_size : tuple of int
+        Largest workgroup extent along each axis.
+    max_local_invocations : int
+        Largest number of invocations in one workgroup.
+    max_groups : tuple of int
+        Largest number of workgroups along each axis of a dispatch.
+    max_shared_memory : int
+        Bytes of workgroup-shared memory per workgroup.
+    nan_preserve : tuple of int
+        Float widths for which shaders can keep NaN, infinity and signed zero.
+    denorm_preserve : tuple of int
+        Float widths for which shaders can keep subnormal numbers (kernels ask
+        for it without fastmath; otherwise a driver may flush them to zero).
+    timestamp_bits : int
+        Valid bits of the compute queue's timestamps (0: none).
+    timestamp_period : float
+        Nanoseconds per timestamp tick.
+    subgroup_size : int
+        Invocations per subgroup.
+    subgroup_basic, subgroup_vote, subgroup_arithmetic, subgroup_ballot, \
+subgroup_shuffle, subgroup_shuffle_relative : bool
+        Which classes of subgroup operations compute shaders may use.
+    loop_iteration_limit : int or None
+        Iterations after which the driver silently ends a loop nest in one
+        invocation (65,535 on Mesa 22's lavapipe), or None where loops run to
+        the end. Measured by a probe kernel when the device is first opened and
+        cached per driver version (runtime/probes.py); None until then if the
+        cache does not know the driver yet.
+    api_version : tuple of int
+        The device's Vulkan version (major, minor, patch).
+    driver_name, driver_info : str
+        What the driver says of itself.
+    """
+
+    index: int
+    name: str
+    kind: str
+    float64: bool
+    int64: bool
+    int16: bool
+    int8: bool
+    handle: object
+    int64_atomics: bool = False
+    float16: bool = False
+    storage16: bool = False
+    storage8: bool = False
+    float32_atomic_add: bool = False
+    push_constant8: bool = False
+    push_constant16: bool = False
+    max_local_size: tuple = (128, 128, 64)
+    max_local_invocations: int = 128
+    max_groups: tuple = (65535, 65535, 65535)
+    max_shared_memory: int = 16384
+    nan_preserve: tuple = ()
+    denorm_preserve: tuple = ()
+    timestamp_bits: int = 0
+    timestamp_period: float = 1.0
+    subgroup_size: int = 1
+    subgroup_basic: bool = False
+    subgroup_vote: bool = False
+    subgroup_arithmetic: bool = False
+    subgroup_ballot: bool = False
+    subgroup_shuffle: bool = False
+    subgroup_shuffle_relative: bool = False
+    loop_iteration_limit: object = None  # int or None
+    # Beyond the spec: facts the runtime and `python -m numba_vulkan` use.
+    api_version: tuple = (1, 2, 0)
+    driver_name: str = ""
+    driver_info: str = ""
+    vendor_id: int = 0
+    device_id: int = 0
+    vulkan_memory_model: bool = False
+    max_push_constants: int = 128
+    device_local_bytes: int = 0
+
+    def __repr__(self):
+        v = ".".join(map(str, self.api_version[:2]))
+        return f"<DeviceInfo {self.index}: {self.name!r} ({self.kind}, Vulkan {v})>"
+
+
+_FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
+# Capability names a CompiledKernel may list (spirv/tools.h CapabilityNames, plus the
+# features kernels may use), each a boolean DeviceInfo field.
+_CAPABILITIES = {f.name for f in dataclasses.fields(DeviceInfo) if f.type in (bool, "bool")}
