@@ -171,7 +171,7 @@ def _loop_blocks(b, what):
     return tuple(b.create_block(f"{tag}.{part}") for part in ("header", "body", "done"))
 
 
-def _fabs(b, v):
+def fabs(b, v):
     """|v| by clearing the sign bit (exact for every value, NaN included)."""
     k = b.kind(v)
     ik = _FLOAT_LAYOUT[k][0]
@@ -217,7 +217,7 @@ def fmod(b, x, y):
     if k == K.f16:
         return convert(b, fmod(b, convert(b, x, K.f32), convert(b, y, K.f32)), K.f16)
     ik, _, bias, _ = _FLOAT_LAYOUT[k]
-    ax, ay = _fabs(b, x), _fabs(b, y)
+    ax, ay = fabs(b, x), fabs(b, y)
     inf = const(b, k, float("inf"))
     # NaN result: y == 0, x inf or NaN (not ax < inf), y NaN.
     bad = b.binary(

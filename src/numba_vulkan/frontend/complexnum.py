@@ -73,16 +73,12 @@ def binop(lo, fn, x, y, sig, loc, sym):
     raise unsupported(f"'{sym}' on complex numbers", loc)
 
 
-def _fabs(b, v):
-    return b.select(b.compare(Op.lt, v, arith.const(b, b.kind(v), 0.0)), b.unary(Op.neg, v), v)
-
-
 def _div(b, a, bi, c, d):
     """CPython's _Py_c_quot, as Numba lowers complex division."""
     k = b.kind(a)
     zero, nan = arith.const(b, k, 0.0), arith.const(b, k, float("nan"))
     one = arith.const(b, k, 1.0)
-    by_real = b.compare(Op.ge, _fabs(b, c), _fabs(b, d))
+    by_real = b.compare(Op.ge, arith.fabs(b, c), arith.fabs(b, d))
     # Branch 1: |c| >= |d|: ratio = d / c, denom = c + d * ratio.
     c_safe = b.select(b.compare(Op.eq, c, zero), one, c)
     r1 = b.binary(Op.div, d, c_safe)
@@ -113,10 +109,10 @@ def absolute(b, z, wide=K.f32):
         s = b.binary(Op.add, b.binary(Op.mul, x, x), b.binary(Op.mul, y, y))
         r = arith.convert(b, b.math(M.sqrt, [s]), K.f32)
         inf = arith.const(b, K.f32, float("inf"))
-        either_inf = arith.logical_or(b, b.compare(Op.eq, _fabs(b, re), inf),
-                                      b.compare(Op.eq, _fabs(b, im), inf))  # fmt: skip
+        either_inf = arith.logical_or(b, b.compare(Op.eq, arith.fabs(b, re), inf),
+                                      b.compare(Op.eq, arith.fabs(b, im), inf))  # fmt: skip
         return b.select(either_inf, inf, r)
-    x, y = _fabs(b, re), _fabs(b, im)
+    x, y = arith.fabs(b, re), arith.fabs(b, im)
     m = b.select(b.compare(Op.gt, x, y), x, y)
     small = b.select(b.compare(Op.gt, x, y), y, x)
     zero, inf = arith.const(b, k, 0.0), arith.const(b, k, float("inf"))

@@ -8,7 +8,7 @@ branch-free (no new blocks), so their operands may be used after them.
 """
 
 from ... import _core
-from ..arith import const
+from ..arith import const, fabs  # noqa: F401 (fabs: the library's |x|, one implementation)
 from ..types import BITS
 from . import denormals
 
@@ -33,13 +33,6 @@ def from_bits(b, k, i):
 
 def sign_mask(k):
     return -(1 << (BITS[k] - 1))
-
-
-def fabs(b, v):
-    """|v| by clearing the sign bit (exact for every value, NaN included)."""
-    k = b.kind(v)
-    ik = int_kind(k)
-    return from_bits(b, k, b.binary(Op.and_, to_bits(b, v), const(b, ik, (1 << (BITS[k] - 1)) - 1)))
 
 
 def sign_bit(b, v):
