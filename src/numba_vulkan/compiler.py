@@ -14,13 +14,32 @@ Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
 
 import itertools
 import os
+import typing
 
 from . import config, errors
+from .frontend.mathlib import denormals
 from .typing.pipeline import annotate, check_device_calls, type_kernel_for_user
 
 
+class FloatControls(typing.NamedTuple):
+    """What the device does with floats, which the generated code depends on.
+
+    nan_preserve, denorm_preserve: the float widths for which it can keep signed
+    zeros, infinities and NaNs (``DeviceInfo.nan_preserve``), and subnormals
+    (``DeviceInfo.denorm_preserve``); a kernel asks for both at the widths it uses
+    unless ``fastmath`` is on. hide_float_zeros: hide float constants +0.0 from its
+    compiler (lavapipe; kir/float_zeros.h). subnormals: how the math library treats
+    float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
+    """
+
+    nan_preserve: tuple = ()
+    denorm_preserve: tuple = ()
+    hide_float_zeros: bool = False
+    subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
+
+
 def compile_kernel(
-    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=((), (), False),
+    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=FloatControls(),
     dynamic_shared_bytes=0,
 ):
     """Compile one specialisation of a kernel.
@@ -37,15 +56,8 @@ def compile_kernel(
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
-    float_controls : (tuple of int, tuple of int[, bool[, str]])
-        Float widths for which the device can keep signed zeros, infinities and
-        NaNs (``DeviceInfo.nan_preserve``), and those for which it can keep
-        subnormals (``DeviceInfo.denorm_preserve``); the kernel asks for both at
-        the widths it uses unless ``fastmath`` is on. The optional third item: hide
-        float constants +0.0 from the device's compiler (lavapipe; kir/float_zeros.h).
-        The optional fourth says how the math library treats float32 subnormals
-        (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE); by default FLUSH
-        unless float32 is among the second item's widths.
+    float_controls : FloatControls
+        What the device does with floats (its NaN and subnormal widths, ...).
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
 
@@ -61,18 +73,12 @@ def compile_kernel(
             f"kernel {pyfunc.__name__!r}: debug=True is not supported yet (numba.cuda's "
             "debug=True adds debug information and exception checks inside kernels)"
         )
-    from .frontend.mathlib import denormals
-
     name = pyfunc.__name__
     typed = type_kernel_for_user(pyfunc, argtypes, options)
-    if len(float_controls) > 3:
-        subnormals = float_controls[3]
-    else:
-        subnormals = denormals.mode_for(float_controls[1])
     lowered = frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
-        denormals=subnormals,
+        denormals=float_controls.subnormals,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,
@@ -87,12 +93,12 @@ def compile_kernel(
         # folded away by fastmath's reassociation: kernels that use it keep exact float ops.
         fastmath=options.fastmath and not lowered.exact_math,
         max_push_bytes=max_push_bytes,
-        nan_preserve=list(float_controls[0]),
-        denorm_preserve=list(float_controls[1]),
+        nan_preserve=list(float_controls.nan_preserve),
+        denorm_preserve=list(float_controls.denorm_preserve),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
         unroll=min(8, max(1, config.UNROLL)),
-        hide_float_zeros=bool(float_controls[2]) if len(float_controls) > 2 else False,
+        hide_float_zeros=float_controls.hide_float_zeros,
     )
     kernel = codegen.CompiledKernel(
         name=name,

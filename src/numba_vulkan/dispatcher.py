@@ -315,7 +315,8 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, float_controls=((), (), False), max_push_bytes=MIN_PUSH_BYTES,
+    def _compile(self, argtypes, mode, float_controls=compiler.FloatControls(),
+                 max_push_bytes=MIN_PUSH_BYTES,
                  shared_bytes=0):
         key = (argtypes, mode, float_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
@@ -709,19 +710,16 @@ def _max_push(device):
 
 
 def _float_controls(device):
-    """(widths whose signed zeros, infinities and NaNs the device can keep, widths whose
-    subnormals it can keep, whether float constants +0.0 must be hidden from its compiler,
-    how the math library treats float32 subnormals there (frontend/mathlib/denormals.py)):
-    what a kernel asks for without fastmath (compiler.compile_kernel's float_controls)."""
+    """What `device` does with floats (compiler.FloatControls); without one, nothing promised."""
     if device is None:
-        return ((), (), False)
+        return compiler.FloatControls()
     info = device.info
     denorm = tuple(getattr(info, "denorm_preserve", ()))
-    return (
-        tuple(info.nan_preserve),
-        denorm,
-        _folds_float_zeros(info),
-        denormals.mode_for(denorm, config.SUBNORMALS32),
+    return compiler.FloatControls(
+        nan_preserve=tuple(info.nan_preserve),
+        denorm_preserve=denorm,
+        hide_float_zeros=_folds_float_zeros(info),
+        subnormals=denormals.mode_for(denorm, config.SUBNORMALS32),
     )
 
 

@@ -53,13 +53,16 @@ def test_float_controls_are_requested_at_the_widths_used():
     from numba import float32, float64
 
     from numba_vulkan import compiler, narrowing
+    from numba_vulkan.frontend.mathlib import denormals
     from numba_vulkan.typing import pipeline
 
     def half(a, out):
         out[0] = a[0] * 0.5
 
     argtypes = (float32[::1], float64[::1])
-    controls = ((16, 32, 64), (32, 64))
+    controls = compiler.FloatControls(
+        nan_preserve=(16, 32, 64), denorm_preserve=(32, 64), subnormals=denormals.PRESERVE
+    )
     text = compiler.compile_kernel(
         half, argtypes, pipeline.Options(), narrowing.Mode(), float_controls=controls
     ).disassemble()
