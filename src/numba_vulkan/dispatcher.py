@@ -27,8 +27,7 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, hidden_args, narrowing, packed_args
-from .frontend.mathlib import denormals
+from . import arguments, cache, checks, compiler, config, launchers, narrowing, packed_args
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -58,10 +57,6 @@ _JIT_OPTIONS = {
 }
 
 DEFAULT_LOCAL_SIZE = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
-
-#: Vulkan's guaranteed maxPushConstantsSize; kernels compiled without a device
-#: assume it, kernels for a device use that device's limit.
-MIN_PUSH_BYTES = 128
 
 CacheStats = collections.namedtuple("CacheStats", "cache_hits cache_misses")
 
@@ -307,7 +302,7 @@ class Dispatcher:
             mode = self._mode(device)
         elif not isinstance(mode, narrowing.Mode):
             raise TypeError(f"mode must be a numba_vulkan.narrowing.Mode, not {mode!r}")
-        return self._compile(argtypes, mode, _float_controls(device), _max_push(device))
+        return self._compile(argtypes, mode, launchers.float_controls(device), launchers.max_push(device))
 
     def _mode(self, device):
         narrow = self.options["narrow"]
@@ -316,7 +311,7 @@ class Dispatcher:
         return narrowing.Mode.for_device(device.info, narrow)
 
     def _compile(self, argtypes, mode, float_controls=compiler.FloatControls(),
-                 max_push_bytes=MIN_PUSH_BYTES,
+                 max_push_bytes=launchers.MIN_PUSH_BYTES,
                  shared_bytes=0):
         key = (argtypes, mode, float_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
@@ -402,7 +397,7 @@ class Dispatcher:
         key = (argtypes, device, mode, shared_bytes)
         spec = self._specialisations.get(key)
         if spec is None:
-            compiled = self._compile(argtypes, mode, _float_controls(device), _max_push(device),
+            compiled = self._compile(argtypes, mode, launchers.float_controls(device), launchers.max_push(device),
                                      shared_bytes)
             device.check_support(compiled)
             self._warn_loop_limit(compiled, device)
@@ -410,7 +405,7 @@ class Dispatcher:
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
                 if spec is None:
-                    spec = Specialisation(compiled, device, _make_launcher(device, compiled))
+                    spec = Specialisation(compiled, device, launchers.make_launcher(device, compiled))
                     self._specialisations[key] = spec
                     # Sized-at-launch kernels, and those whose barriers each launch must
                     # judge (frontend/divergence.py): slow path only.
@@ -702,74 +697,8 @@ def _uses_float64(compiled):
     return uses
 
 
-def _max_push(device):
-    """Bytes of push constants a kernel may use on `device` (Vulkan's minimum without one)."""
-    if device is None:
-        return MIN_PUSH_BYTES
-    return max(MIN_PUSH_BYTES, int(getattr(device.info, "max_push_constants", MIN_PUSH_BYTES)))
-
-
-def _float_controls(device):
-    """What `device` does with floats (compiler.FloatControls); without one, nothing promised."""
-    if device is None:
-        return compiler.FloatControls()
-    info = device.info
-    denorm = tuple(getattr(info, "denorm_preserve", ()))
-    return compiler.FloatControls(
-        nan_preserve=tuple(info.nan_preserve),
-        denorm_preserve=denorm,
-        hide_float_zeros=_folds_float_zeros(info),
-        subnormals=denormals.mode_for(denorm, config.SUBNORMALS32),
-    )
-
-
-def _folds_float_zeros(info):
-    """Whether the device's compiler shortcuts float arithmetic on a constant +0.0 (x + 0,
-    0 - x, x * 0, 0 / x, x / 0) against IEEE 754 even under SignedZeroInfNanPreserve:
-    Mesa's lavapipe (llvmpipe; Mesa's vendor id 0x10005). Kernels compiled for it read
-    such zeros from a hidden parameter instead (kir/float_zeros.h)."""
-    name = str(getattr(info, "driver_name", "") or "").lower()
-    return name in ("llvmpipe", "lavapipe") or getattr(info, "vendor_id", 0) == 0x10005
-
-
 def _upload(host, device):
     global _upload
     from .runtime.array import _upload
 
     return _upload(host, device)
-
-
-def _make_launcher(device, compiled):
-    """The C++ launcher of ``compiled`` on ``device`` (interface C of the runtime)."""
-    from . import _core
-
-    # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
-    core_device = getattr(device, "_core", device)
-    kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
-    # The launcher writes the parameter block from the kernel's argument declarations
-    # (kir/abi.h), including which arrays the kernel writes: the device puts barriers
-    # only where a launch conflicts with earlier ones (vk/batch.cc).
-    launcher = _core.Launcher(
-        core_device, kernel_core, list(compiled.args), compiled.param_size,
-        compiled.params_in_buffer, hidden=_hidden_values(device, compiled),
-    )
-    if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
-        return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
-    return launcher
-
-
-def _hidden_values(device, compiled):
-    """{name: int, _core.Buffer or DeviceArray} for the kernel's hidden parameters other
-    than the grid's (kir/abi.h): the one place where a new hidden parameter, declared by
-    the front end with ``module.add_hidden_param`` (or by a C++ pass), gets its value on
-    ``device`` (a Buffer's or DeviceArray's address is written and the buffer counts as
-    used by every launch: see docs/runtime.md)."""
-    from . import _core
-
-    names = {a.name for a in compiled.args if a.kind == "hidden"}
-    values = {}
-    if _core.FLOAT_ZERO_PARAM in names:  # lavapipe's zeros (kir/float_zeros.h)
-        values[_core.FLOAT_ZERO_PARAM] = 0
-    if compiled.hidden:  # global arrays and the status buffer (hidden_args.py)
-        values.update(hidden_args.hidden_values(compiled, device, names))
-    return values

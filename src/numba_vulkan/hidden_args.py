@@ -5,7 +5,7 @@ A kernel that reads a large global NumPy array, or a global DeviceArray, or that
 raises or prints (the status buffer, frontend/status.py), has array parameters
 the user does not pass: hidden parameters ``<name>.addr``, ``<name>.shape[d]``
 and ``<name>.strides[d]`` (kir/abi.h). ``hidden_values`` gives the C++ launcher
-their values once, when it is made (dispatcher._hidden_values): the
+their values once, when it is made (launchers.hidden_values): the
 DeviceArray itself for the address, so that the launcher writes its address,
 marks its buffer as used by every launch (written where the kernel writes it)
 and keeps it alive; its extents and strides (in elements) as ints. Launches

@@ -17,7 +17,7 @@ Each hidden array has the parameters of an array argument (address, extents
 and strides; arrays.py), declared as hidden parameters (kir/abi.h,
 ``KirModule.add_hidden_param``) named ``global<k>.addr``, ``global<k>.shape[d]``
 and ``global<k>.strides[d]``. The launcher is given their values when it is
-made (``dispatcher._hidden_values``, hidden_args.py): the DeviceArray for the
+made (``launchers.hidden_values``, hidden_args.py): the DeviceArray for the
 address, which the launcher marks as used by every launch (and as written
 where the kernel writes it: ``mark_written`` on the address's declaration),
 so the device's hazard tracking sees it as it sees any argument. One global

@@ -1,0 +1,76 @@
+"""What a specialisation needs from a device: the device's facts that shape compilation
+(push-constant room, float controls) and the C++ launcher that runs it there, with the
+values of its hidden parameters (kir/abi.h)."""
+
+from . import compiler, config, hidden_args, packed_args
+from .frontend.mathlib import denormals
+
+#: Vulkan's guaranteed maxPushConstantsSize; kernels compiled without a device
+#: assume it, kernels for a device use that device's limit.
+MIN_PUSH_BYTES = 128
+
+
+def max_push(device):
+    """Bytes of push constants a kernel may use on `device` (Vulkan's minimum without one)."""
+    if device is None:
+        return MIN_PUSH_BYTES
+    return max(MIN_PUSH_BYTES, int(getattr(device.info, "max_push_constants", MIN_PUSH_BYTES)))
+
+
+def float_controls(device):
+    """What `device` does with floats (compiler.FloatControls); without one, nothing promised."""
+    if device is None:
+        return compiler.FloatControls()
+    info = device.info
+    denorm = tuple(getattr(info, "denorm_preserve", ()))
+    return compiler.FloatControls(
+        nan_preserve=tuple(info.nan_preserve),
+        denorm_preserve=denorm,
+        hide_float_zeros=folds_float_zeros(info),
+        subnormals=denormals.mode_for(denorm, config.SUBNORMALS32),
+    )
+
+
+def folds_float_zeros(info):
+    """Whether the device's compiler shortcuts float arithmetic on a constant +0.0 (x + 0,
+    0 - x, x * 0, 0 / x, x / 0) against IEEE 754 even under SignedZeroInfNanPreserve:
+    Mesa's lavapipe (llvmpipe; Mesa's vendor id 0x10005). Kernels compiled for it read
+    such zeros from a hidden parameter instead (kir/float_zeros.h)."""
+    name = str(getattr(info, "driver_name", "") or "").lower()
+    return name in ("llvmpipe", "lavapipe") or getattr(info, "vendor_id", 0) == 0x10005
+
+
+def make_launcher(device, compiled):
+    """The C++ launcher of ``compiled`` on ``device`` (interface C of the runtime)."""
+    from . import _core
+
+    # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
+    core_device = getattr(device, "_core", device)
+    kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
+    # The launcher writes the parameter block from the kernel's argument declarations
+    # (kir/abi.h), including which arrays the kernel writes: the device puts barriers
+    # only where a launch conflicts with earlier ones (vk/batch.cc).
+    launcher = _core.Launcher(
+        core_device, kernel_core, list(compiled.args), compiled.param_size,
+        compiled.params_in_buffer, hidden=hidden_values(device, compiled),
+    )
+    if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
+        return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
+    return launcher
+
+
+def hidden_values(device, compiled):
+    """{name: int, _core.Buffer or DeviceArray} for the kernel's hidden parameters other
+    than the grid's (kir/abi.h): the one place where a new hidden parameter, declared by
+    the front end with ``module.add_hidden_param`` (or by a C++ pass), gets its value on
+    ``device`` (a Buffer's or DeviceArray's address is written and the buffer counts as
+    used by every launch: see docs/runtime.md)."""
+    from . import _core
+
+    names = {a.name for a in compiled.args if a.kind == "hidden"}
+    values = {}
+    if _core.FLOAT_ZERO_PARAM in names:  # lavapipe's zeros (kir/float_zeros.h)
+        values[_core.FLOAT_ZERO_PARAM] = 0
+    if compiled.hidden:  # global arrays and the status buffer (hidden_args.py)
+        values.update(hidden_args.hidden_values(compiled, device, names))
+    return values
