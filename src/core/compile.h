@@ -27,6 +27,10 @@ struct CompileOptions {
     // lavapipe: hide float constants +0.0 behind a hidden parameter, which its
     // code generator cannot fold wrongly (kir/float_zeros.h).
     bool hide_float_zeros = false;
+    // Float32 division computed in float64 and rounded once (correctly rounded;
+    // kir/float_division.h): devices with float64 whose OpFDiv may be 2.5 ulp
+    // off (all but lavapipe), without fastmath.
+    bool divide_f32_in_f64 = false;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};

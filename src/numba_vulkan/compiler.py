@@ -30,12 +30,15 @@ class FloatControls(typing.NamedTuple):
     unless ``fastmath`` is on. hide_float_zeros: hide float constants +0.0 from its
     compiler (lavapipe; kir/float_zeros.h). subnormals: how the math library treats
     float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
+    divide_f32_in_f64: compute float32 division in float64 and round once, because the
+    driver's may be 2.5 ulp off (Vulkan allows it; NVIDIA's is; kir/float_division.h).
     """
 
     nan_preserve: tuple = ()
     denorm_preserve: tuple = ()
     hide_float_zeros: bool = False
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
+    divide_f32_in_f64: bool = False
 
 
 def compile_kernel(
@@ -99,6 +102,7 @@ def compile_kernel(
         validate=bool(config.VALIDATE),
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=float_controls.hide_float_zeros,
+        divide_f32_in_f64=float_controls.divide_f32_in_f64,
     )
     kernel = codegen.CompiledKernel(
         name=name,

@@ -23,11 +23,15 @@ def float_controls(device):
         return compiler.FloatControls()
     info = device.info
     denorm = tuple(getattr(info, "denorm_preserve", ()))
+    lavapipe = folds_float_zeros(info)
     return compiler.FloatControls(
         nan_preserve=tuple(info.nan_preserve),
         denorm_preserve=denorm,
-        hide_float_zeros=folds_float_zeros(info),
+        hide_float_zeros=lavapipe,
         subnormals=denormals.mode_for(denorm, config.SUBNORMALS32),
+        # lavapipe divides with LLVM's fdiv, correctly rounded; Vulkan lets others be
+        # 2.5 ulp off (NVIDIA is). Without float64 the driver's quotient stays (docs/math.md).
+        divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
     )
 
 

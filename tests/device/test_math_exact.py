@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import requires_feature
 from math_support import (
+    _kernel,
     assert_all_same_bits,
     assert_same_bits,
     operands,
@@ -44,6 +45,9 @@ BINARY = {
     "minmax": ["np.fmin(x, y)", "np.fmax(x, y)", "np.minimum(x, y)", "np.maximum(x, y)",
                "np.isclose(x, y)"],
     "fmod": ["np.fmod(x, y)"],
+    # IEEE 754 arithmetic rounded once; division too, where the driver's may be 2.5 ulp
+    # off (kir/float_division.h)
+    "arith": ["np.add(x, y)", "np.subtract(x, y)", "np.multiply(x, y)", "np.divide(x, y)"],
 }  # fmt: skip
 
 
@@ -72,6 +76,45 @@ def test_to_int(dtype):
 @pytest.mark.parametrize("family", sorted(BINARY))
 def test_binary(family, dtype):
     assert_all_same_bits(BINARY[family], *_pairs(dtype))
+
+
+def _quotient_cases(n=20000, seed=11):
+    """float32 pairs whose quotients are hard to round: random mantissas over a wide exponent
+    range, exact quotients and their neighbours, and the specials."""
+    rng = np.random.default_rng(seed)
+    x = (rng.uniform(1, 2, n) * np.exp2(rng.integers(-60, 60, n))).astype(np.float32)
+    y = (rng.uniform(1, 2, n) * np.exp2(rng.integers(-60, 60, n))).astype(np.float32)
+    q = rng.integers(1, 2**12, n // 4).astype(np.float32)
+    exact = (y[: n // 4] * q).astype(np.float32)
+    xs, ys = _pairs(np.float32)
+    return (np.concatenate([x, exact, np.nextafter(exact, np.float32(0)), xs]),
+            np.concatenate([y, y[: n // 4], y[: n // 4], ys]))  # fmt: skip
+
+
+def test_float32_division_in_float64(monkeypatch):
+    """Devices whose float32 division may be inexact (Vulkan allows 2.5 ulp; NVIDIA's is)
+    divide in float64 and round once. lavapipe divides exactly without it: force it here, and
+    check that the kernel really divides in float64."""
+    from numba_vulkan import launchers
+
+    real = launchers.float_controls
+    monkeypatch.setattr(
+        launchers, "float_controls", lambda d: real(d)._replace(divide_f32_in_f64=True)
+    )
+    x, y = _quotient_cases()
+    kernel = _kernel(["x / y if y != 0 else np.divide(x, y)"], 2)
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, y, out)
+    assert "OpFDiv %double" in kernel.inspect_spirv(x, y, out)
+    with np.errstate(all="ignore"):
+        assert_same_bits(out, np.divide(x, y), (x, y))
+
+
+def test_float32_division_many():
+    """The same operands with the device's own choice (lavapipe: its exact division)."""
+    x, y = _quotient_cases(seed=12)
+    with np.errstate(all="ignore"):
+        assert_same_bits(run_kernel("np.divide(x, y)", x, y), np.divide(x, y), (x, y))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -120,7 +163,8 @@ def test_int_binary():
     x = np.array([0, 1, -1, 7, -7, 100, 5, -3, 2], np.int64)
     y = np.array([3, 0, 2, -2, 3, 1, 0, 4, 10], np.int64)
     exprs = ["np.fmin(x, y)", "np.maximum(x, y)", "pow(x, y)", "np.remainder(x, y)",
-             "np.floor_divide(x, y)"]  # fmt: skip
+             "np.floor_divide(x, y)", "np.add(x, y)", "np.subtract(x, y)", "np.multiply(x, y)",
+             "np.divide(x, y)"]  # fmt: skip
     assert_all_same_bits(exprs, x, y)
 
 

@@ -82,11 +82,12 @@ void InitCompile(nb::module_& m) {
            bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
-           bool hide_float_zeros) {
+           bool hide_float_zeros, bool divide_f32_in_f64) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
+            options.divide_f32_in_f64 = divide_f32_in_f64;
             options.validate = validate;
             options.narrow_ints = narrow_ints;
             auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
@@ -116,6 +117,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("denorm_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
         nb::arg("validate") = true, nb::arg("unroll") = 4, nb::arg("hide_float_zeros") = false,
+        nb::arg("divide_f32_in_f64") = false,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -124,7 +126,9 @@ void InitCompile(nb::module_& m) {
         "(3 entries each), which bound the ids for that analysis. unroll: copies per unrolled "
         "iteration of counted single-block loops (1: none). hide_float_zeros: make float "
         "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
-        "on constant zeros wrongly; kir/float_zeros.h; not with fastmath).");
+        "on constant zeros wrongly; kir/float_zeros.h; not with fastmath). divide_f32_in_f64: "
+        "float32 division computed in float64 and rounded once, for devices whose division "
+        "may be inexact (kir/float_division.h; not with fastmath).");
 
     m.def(
         "narrow_ints",

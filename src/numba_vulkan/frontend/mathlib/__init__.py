@@ -287,6 +287,20 @@ def _remainder(c):
     return _binary_arith(arith.mod)(c)
 
 
+def _arith2(op):
+    """np.add / subtract / multiply / divide of scalars (ints wrap as Numba's do). Of bools
+    NumPy's add and multiply mean `or` and `and`: refused rather than computed as ints."""
+
+    def lower(c):
+        k = c.ret_kind
+        if k == K.bool:
+            raise unsupported(f"'{c.name}' of bools (write | or & instead)", c.loc)
+        x, y = (arith.convert(c.b, a, k) for a in c.args)
+        return c.b.binary(op, x, y)
+
+    return lower
+
+
 def _binary_arith(fn):
     def lower(c):
         k = c.ret_kind
@@ -377,6 +391,11 @@ TABLE = {
     np.square: lambda c: _arith1(c, lambda b, x: b.binary(Op.mul, x, x)),
     np.negative: lambda c: _arith1(c, lambda b, x: b.unary(Op.neg, x)),
     np.positive: lambda c: _arith1(c, lambda b, x: x),
+    np.add: _arith2(Op.add),
+    np.subtract: _arith2(Op.sub),
+    np.multiply: _arith2(Op.mul),
+    np.divide: _arith2(Op.div),  # Numba types it float
+    np.true_divide: _arith2(Op.div),
     # remainders and powers
     np.fmod: _fmod,
     np.remainder: _remainder,
