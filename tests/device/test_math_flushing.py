@@ -5,14 +5,13 @@ operands and results as such a device does (mathlib/denormals.py). The results m
 the CPU, subnormals included: bit for bit for the exact functions, within the promised ulp for
 the others, on operand samples rich in subnormals and in results that underflow gradually."""
 
-import functools
-
 import mpmath as mp
 
 import numpy as np
 import pytest
 from math_support import (
     assert_all_same_bits,
+    flushes_float32,
     assert_same_bits,
     max_ulp,
     operands,
@@ -34,24 +33,10 @@ FI = np.finfo(F32)
 def flushing(monkeypatch, request):
     """simulate: a flushing device; keep: the fast forms a device that keeps subnormals gets
     (lavapipe keeps them without promising it, so by default it gets the flush-safe forms)."""
-    if request.param == "keep" and not _hardware_keeps_subnormals():
+    if request.param == "keep" and flushes_float32():
         pytest.skip("this device flushes float32 subnormals: the fast forms are not for it")
     monkeypatch.setattr(config, "SUBNORMALS32", request.param)
     return request.param
-
-
-@functools.cache
-def _hardware_keeps_subnormals():
-    """Whether a plain float32 product keeps a subnormal here (lavapipe: yes; NVIDIA: no)."""
-
-    @nv.jit
-    def times_one(a, out):
-        out[0] = a[0] * a[1]  # a[1] is 1.0, read at run time: nothing to fold
-
-    a = np.array([1e-40, 1.0], F32)
-    out = np.zeros(2, F32)
-    times_one.forall(1)(a, out)
-    return out[0] == a[0]
 
 
 def _subnormals(n, seed=0):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
-from math_support import max_ulp
+from math_support import max_ulp, plain_arith_comparable
 from numba_vulkan.errors import VulkanUnsupportedError
 
 INTS = [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64]
@@ -37,11 +37,15 @@ def _floats(dtype, n=64, seed=0):
     return np.concatenate([np.array(edges, dtype=dtype), rand]).astype(t)
 
 
-def _same(ours, ref):
-    """Bit for bit: dtype, shape and bytes (NaNs compared as NaN, whatever their payload)."""
+def _same(ours, ref, *operands):
+    """Bit for bit: dtype, shape and bytes (NaNs compared as NaN, whatever their payload).
+    Elements meeting float32 subnormals are left out on a device that flushes them."""
     ours = np.asarray(ours)
     assert ours.dtype == ref.dtype, (ours.dtype, ref.dtype)
     assert ours.shape == ref.shape
+    if operands:
+        keep = plain_arith_comparable(ours.ravel(), ref.ravel(), *(o.ravel() for o in operands))
+        ours, ref = ours.ravel()[keep], ref.ravel()[keep]
     if ref.dtype.kind == "f":
         nan = np.isnan(ref)
         assert np.array_equal(np.isnan(ours), nan)
@@ -114,12 +118,12 @@ def test_float_exact_ufuncs_bit_for_bit(device, dtype):
     dx, dy = nv.to_device(x), nv.to_device(y)
     with np.errstate(all="ignore"):
         for ufunc in EXACT_BINARY:
-            _same(ufunc(dx, dy), ufunc(x, y))
+            _same(ufunc(dx, dy), ufunc(x, y), x, y)
         for ufunc in EXACT_UNARY:
-            _same(ufunc(dx), ufunc(x))
+            _same(ufunc(dx), ufunc(x), x)
         q, r = np.divmod(dx, dy)
-        _same(q, np.floor_divide(x, y))
-        _same(r, np.remainder(x, y))
+        _same(q, np.floor_divide(x, y), x, y)
+        _same(r, np.remainder(x, y), x, y)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
