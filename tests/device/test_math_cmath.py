@@ -86,8 +86,12 @@ def test_special_values(dtype):
     """Where numba.njit's result component is inf or NaN, or both are zeros, the device's is
     the same (bits: signs of zeros and infinities included; any NaN matching any NaN);
     elsewhere within 8 ulp of the larger component (ln|z| near 1 is more accurate than
-    numba.njit's: log(1 + 1e-30j).real is 5e-61 here, 0 there)."""
+    numba.njit's: log(1 + 1e-30j).real is 5e-61 here, 0 there). Where z has a NaN part, the
+    sign of an infinite or zero result part may be taken from a NaN the computation made,
+    whose sign C99 leaves unspecified (Annex G) and hardware differs on (x86 makes negative
+    NaNs, NVIDIA positive ones): only its magnitude is compared there."""
     z = _special_grid(dtype)
+    nan_in = np.isnan(z.real) | np.isnan(z.imag)
     exprs = [f"cmath.{n}(x)" for n in sorted(FUNCS)]
     outs = _run(exprs, z, dtype)
     refs = cpu_reference(exprs, z)
@@ -98,6 +102,9 @@ def test_special_values(dtype):
         mag = np.maximum(np.abs(ref.real), np.abs(ref.imag)).astype(ft)
         for part in ("real", "imag"):
             o, r = getattr(out, part), getattr(ref, part)
+            unsigned = nan_in & (np.isinf(r) | (r == 0))
+            o = np.where(unsigned, np.abs(o), o)
+            r = np.where(unsigned, np.abs(r), r)
             special = ~np.isfinite(r) | ((r == 0) & (o == 0))
             try:
                 assert_same_bits(np.where(special, o, r).astype(ft), r.astype(ft), (z,))
