@@ -107,6 +107,16 @@ def test_from_cuda_refusals(device):
     if device.info.vendor_id != 0x10DE:
         with pytest.raises(VulkanSupportError):
             nv.from_cuda(_FakeCuda())
+        with pytest.raises(VulkanSupportError):  # a kDLCUDA producer goes to from_cuda
+            nv.from_dlpack(_FakeCudaCapsule())
+
+
+class _FakeCudaCapsule(_FakeCuda):
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("not reached: the CUDA array interface is read instead")
 
 
 def test_a_device_that_cannot_export_says_so(device):
