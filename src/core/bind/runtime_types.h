@@ -90,6 +90,7 @@ inline bool FitsInt32Indices(int ndim, const int64_t* shape, const int64_t* stri
 
 nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);
 void InitRuntimeArrays(nb::module_& m);
+void InitRuntimeExternal(nb::module_& m);  // runtime_external.cc
 void InitRuntimeStreams(nb::module_& m);
 void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class);
 

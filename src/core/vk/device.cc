@@ -109,6 +109,14 @@ util::Status Device::Init(Instance& instance) {
         e_atomic.shaderBufferFloat64Atomics = atomic_float.shaderBufferFloat64Atomics;
         e12.pNext = &e_atomic;
     }
+    // Memory shared with CUDA (external.cc); NVK_VULKAN_NO_EXPORT=1 leaves it off,
+    // so that tests see a device that cannot export.
+    const char* no_export = std::getenv("NVK_VULKAN_NO_EXPORT");
+    if (!(no_export && std::string(no_export) == "1") &&
+        HasExtension(ifns, info_.handle, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) {
+        extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+        external_fd_ext_ = true;
+    }
     // MoltenVK and other portability drivers require this extension to be enabled.
     if (HasExtension(ifns, info_.handle, "VK_KHR_portability_subset")) {
         extensions.push_back("VK_KHR_portability_subset");
@@ -232,6 +240,7 @@ util::Status Device::Init(Instance& instance) {
         slots_[i].cb = cbs[i];
         NVK_ASSIGN_OR_RETURN(slots_[i].params, AllocateHost(kParamArenaBytes));
     }
+    InitExternal(instance);
     return util::Status::Ok();
 }
 

@@ -78,6 +78,9 @@ struct Buffer : std::enable_shared_from_this<Buffer> {
     // that use completes (stream.cc). Guarded by the device's mutex.
     StreamState* stream = nullptr;
     uint64_t stream_value = 0;
+    // Exportable or imported memory (external.cc): the size of its dedicated
+    // VkDeviceMemory, which an importer must name; 0 for ordinary buffers.
+    uint64_t external_size = 0;
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
@@ -172,6 +175,22 @@ class Device {
     // Frees pooled buffers until at most `limit` bytes stay pooled.
     util::Status Trim(uint64_t limit);
     PoolStats pool_stats() const;
+
+    // ---- external.cc: memory shared with other APIs (CUDA) as file descriptors ----------
+    // Whether buffers can be exported and imported as OPAQUE_FD handles
+    // (VK_KHR_external_memory_fd); if not, external_reason() says why.
+    bool exports_memory() const { return get_memory_fd_ != nullptr; }
+    const std::string& external_reason() const { return external_reason_; }
+    // VkPhysicalDeviceIDProperties::deviceUUID (what CUDA's device UUID matches).
+    const std::array<uint8_t, 16>& uuid() const { return uuid_; }
+    // A buffer in dedicated, exportable memory of the arrays' kind. Never pooled.
+    util::Result<BufferRef> AllocateExportable(uint64_t nbytes);
+    // A new file descriptor for the memory of an exportable or imported buffer; the
+    // caller owns it (an importer that succeeds takes it over).
+    util::Result<int> ExportFd(const Buffer& buffer);
+    // A buffer of `nbytes` over memory exported as `fd` (`memory_size` bytes, from
+    // this driver: CUDA or Vulkan). Takes over `fd` when it succeeds.
+    util::Result<BufferRef> ImportFd(int fd, uint64_t nbytes, uint64_t memory_size);
 
     // ---- pipeline_cache.cc: the VkPipelineCache on disk (runtime/cache.py) ----------
     // The cache's contents (vkGetPipelineCacheData), header included.
@@ -284,6 +303,9 @@ class Device {
     using Lock = std::unique_lock<std::mutex>;
 
     util::Status Init(Instance& instance);
+    void InitExternal(Instance& instance);  // external.cc, once memory types are chosen
+    util::Result<Buffer*> CreateExternalBuffer(uint64_t nbytes, int import_fd,
+                                               uint64_t import_size);
     util::Result<Buffer*> CreateBuffer(uint64_t size, uint32_t memory_type, bool map);
     void DestroyBuffer(Buffer* buffer);  // the buffer must be idle
     void Release(Buffer* buffer);        // BufferRef's deleter for pooled buffers
@@ -375,6 +397,12 @@ class Device {
     // host (host-visible, coherent; staging and parameter rings).
     uint32_t array_type_ = 0, host_type_ = 0;
     bool arrays_mapped_ = false;
+
+    // external.cc: set by Init when the driver offers VK_KHR_external_memory_fd.
+    bool external_fd_ext_ = false;
+    PFN_vkGetMemoryFdKHR get_memory_fd_ = nullptr;
+    std::string external_reason_;
+    std::array<uint8_t, 16> uuid_{};
 
     std::atomic<bool> sync_launches_{false};
     std::atomic<uint64_t> timeout_ns_{0};

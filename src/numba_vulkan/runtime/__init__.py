@@ -8,6 +8,7 @@ opened by the first call that needs a device, which raises
 """
 
 from .array import DeviceArray, device_array, device_array_like, to_device
+from .cuda_interop import from_cuda, to_cupy, to_torch
 from .dlpack import from_dlpack
 from .debug import DEBUG_ENV_VAR, debug_enabled, debug_level, validation_messages
 from .devices import (
@@ -45,6 +46,7 @@ __all__ = [
     "device_array_like",
     "event",
     "event_elapsed_time",
+    "from_cuda",
     "from_dlpack",
     "get_device",
     "hint",
@@ -55,6 +57,8 @@ __all__ = [
     "select_device",
     "stream",
     "synchronize",
+    "to_cupy",
     "to_device",
+    "to_torch",
     "validation_messages",
 ]

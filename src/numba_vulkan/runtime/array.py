@@ -585,7 +585,7 @@ def _host_array(array, what):
     return host
 
 
-def device_array(shape, dtype=np.float64, device=None):
+def device_array(shape, dtype=np.float64, device=None, exportable=False):
     """Create an array on a device without initialising it.
 
     Parameters
@@ -593,11 +593,19 @@ def device_array(shape, dtype=np.float64, device=None):
     shape : int or tuple of int
     dtype : numpy.dtype
     device : int, str, DeviceInfo, Device or None
+    exportable : bool
+        Allocate memory that CUDA can share (``nv.to_cupy``, ``nv.to_torch``;
+        runtime/cuda_interop.py): a dedicated allocation, never pooled.
+        VulkanSupportError where the driver cannot export memory.
 
     Returns
     -------
     DeviceArray
     """
+    if exportable:
+        from .cuda_interop import exportable_array
+
+        return exportable_array(shape, dtype, device)
     return DeviceArray(device, shape, dtype)
 
 

@@ -21,11 +21,12 @@ What can be exchanged without a copy, and how:
   Other host memory is copied to the device (refused with ``copy=False``):
   importing arbitrary host memory needs ``VK_EXT_external_memory_host``,
   which the runtime does not use yet.
-- **CUDA / ROCm memory** (CuPy, PyTorch tensors on a GPU) is refused with
-  BufferError: exchanging it needs the Vulkan buffer exported as a file
-  descriptor (``VK_KHR_external_memory_fd``) and imported by CUDA
-  (``cudaImportExternalMemory``) or the reverse, with semaphores for
-  ordering; not built.
+- **CUDA memory** (CuPy arrays, PyTorch CUDA tensors) that also has
+  ``__cuda_array_interface__`` goes to ``nv.from_cuda`` (runtime/cuda_interop.py:
+  shared where it came from numba_vulkan, else copied on the GPU); the other
+  way is ``nv.to_cupy``/``nv.to_torch``, not DLPack (a kDLCUDA capsule would
+  need the CUDA import made first). ROCm memory and CUDA capsules without that
+  interface are refused with BufferError.
 
 Booleans (stored as int32 on the device) and 64-bit types stored narrowed on
 devices without them cannot be shared as they are; their exports are copies.
@@ -238,10 +239,15 @@ def from_dlpack(x, device=None, copy=None):
     if dev_type == kDLVulkan:
         array = _import_vulkan(x)
         return array.copy() if copy else array
+    if dev_type == kDLCUDA and hasattr(x, "__cuda_array_interface__"):
+        from .cuda_interop import from_cuda
+
+        return from_cuda(x, device, copy)
     if dev_type not in (kDLCPU, kDLCUDAHost):
         raise BufferError(
-            f"DLPack device type {dev_type} (e.g. CUDA or ROCm memory) cannot be imported: "
-            "that needs external-memory interop (VK_KHR_external_memory_fd), not built yet"
+            f"DLPack device type {dev_type} cannot be imported: only CPU memory, Vulkan "
+            "memory of numba_vulkan, and CUDA arrays with __cuda_array_interface__ "
+            "(nv.from_cuda) can"
         )
     host = x if isinstance(x, np.ndarray) else np.from_dlpack(x)
     dev = devices.get_device(device)
