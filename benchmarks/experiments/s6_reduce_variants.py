@@ -12,7 +12,9 @@ run-to-run noise. Sections (``--only``):
 - hist: the histogram at 4 and 8 copies, and numba.cuda;
 - matmul: the tiled matmul as written, with its 16-step inner loop unrolled by
   hand, and numba.cuda;
-- sum: DeviceArray.sum end to end, its first pass alone, and other CHUNK/LANES.
+- sum: DeviceArray.sum end to end and its first pass alone, at 4 and 8 copies
+  and other MAX_INVOCATIONS (run 1 of session 6 measured the former four-lane
+  chunk kernel here: CHUNK 256/1024 x LANES 4/8, 2.5 TB/s at best).
 
     python3 benchmarks/experiments/s6_reduce_variants.py --out v.json          # H200
     python3 benchmarks/experiments/s6_reduce_variants.py --small --out v.json  # lavapipe
@@ -133,13 +135,13 @@ MATMUL_UNROLLED = bp.MATMUL.replace(
 assert MATMUL_UNROLLED != bp.MATMUL
 
 
-def build(backend, source, name, unroll=None):
+def build(backend, source, name, unroll=None, fastmath=False):
     names = bp.NAMES[backend.name]
     src = source.format(**names)
     ns = dict(backend.kernel_namespace())
     ns.update(TPB=bp.TPB, BLOCK=bp.BLOCK, float32=np.float32, uint32=np.uint32, int32=np.int32)
     exec(compile(src, f"<variant {name}>", "exec"), ns)  # noqa: S102
-    k = backend.jit(ns[name])
+    k = backend.jit(ns[name]) if not fastmath else backend.nv.jit(fastmath=True)(ns[name])
     if unroll is not None:
         import numba_vulkan.config as config
         config.UNROLL = unroll  # read when the kernel is compiled (its first call, in timed())
@@ -177,14 +179,14 @@ def histogram(backend, args, unroll=None):
     return {"gbs": round(n / t / 1e9, 1), "correct": ok}
 
 
-def matmul(backend, args, source, unroll=None):
+def matmul(backend, args, source, unroll=None, fastmath=False):
     n = args.matmul_n
     rng = np.random.default_rng(0)
     A = rng.standard_normal((n, n)).astype(np.float32)
     B = rng.standard_normal((n, n)).astype(np.float32)
     dA, dB = backend.to_device(A), backend.to_device(B)
     dC = bp.device_array(backend, (n, n), np.float32)
-    k = build(backend, source, "fast_matmul", unroll)
+    k = build(backend, source, "fast_matmul", unroll, fastmath)
     g = (n + bp.TPB - 1) // bp.TPB
     t = bp.timed(backend, lambda: k[(g, g), (bp.TPB, bp.TPB)](dA, dB, dC), args.repeats, args.inner)
     C = dC.copy_to_host()
@@ -215,28 +217,27 @@ def sum_variants(args):
             ts.append(time.perf_counter() - t0)
         return statistics.median(ts)
 
-    for chunk, lanes, local in ((256, 4, None), (256, 8, None), (1024, 4, None), (1024, 8, None),
-                                (256, 4, 256), (1024, 8, 256)):
-        red.CHUNK, red.LANES = chunk, lanes
-        red._SUM_FLOAT = red._sum_float(lanes)
+    import numba_vulkan.config as config
+
+    for unroll, cap in ((8, 1 << 18), (4, 1 << 18), (8, 1 << 17), (8, 1 << 19)):
+        config.UNROLL, red.MAX_INVOCATIONS = unroll, cap
         red._kernels.clear()
-        key = f"c{chunk}_l{lanes}" + (f"_ls{local}" if local else "")
+        key = f"u{unroll}_cap{cap}"
         try:
             assert x.sum() == m
             t_all = med(x.sum)
             # The first pass alone, as reduce() launches it.
-            stride = -(-m // chunk)
+            stride = min(-(-m // red.CHUNK), cap)
             partials = nv.device_array(stride, np.float32)
             k = red._kernel("sum", "float32", 1, red._narrow_option(x.device))
-            launch = k.forall(stride, device=x.device, local_size=local)
+            launch = k.forall(stride, device=x.device)
             t_pass = med(lambda: launch(x, partials, np.int32(m), np.int32(stride)))
             out[key] = {"sum_TBps": round(4 * m / t_all / 1e12, 3),
                         "pass1_TBps": round(4 * m / t_pass / 1e12, 3)}
         except Exception as e:  # report and go on
             out[key] = {"error": f"{type(e).__name__}: {e}"}
         print(key, out[key], flush=True)
-    red.CHUNK, red.LANES = 256, 4
-    red._SUM_FLOAT = red._sum_float(4)
+    config.UNROLL, red.MAX_INVOCATIONS = 8, 1 << 18
     red._kernels.clear()
     return out
 
@@ -267,7 +268,7 @@ def main():
         print(key, res[key], flush=True)
 
     if "tree" in only:
-        for u in (1, 4, 8):
+        for u in (1, 4, 8):  # run 1 of session 6 also ran these with NVK_UNROLL_OLD_GUARD=1 (the guard without the window)
             record(f"tree_auto{u}", lambda: two_pass(vk, args, bp.REDUCE, "block_sum", u))
         for name, src in HAND_TREE.items():
             record(f"tree_{name}", lambda: two_pass(vk, args, src, "block_sum", 1))
@@ -285,6 +286,8 @@ def main():
     if "matmul" in only:
         record("matmul", lambda: matmul(vk, args, bp.MATMUL, 4))
         record("matmul_hand_unrolled", lambda: matmul(vk, args, MATMUL_UNROLLED, 4))
+        # fastmath lets the driver fuse a * b + c (numba.cuda's NVVM fuses by default).
+        record("matmul_fastmath", lambda: matmul(vk, args, bp.MATMUL, 8, True))
         if cu:
             record("matmul_cuda", lambda: matmul(cu, args, bp.MATMUL))
     if "sum" in only:
