@@ -1,15 +1,17 @@
 """DeviceArray.sum/min/max on the device, with kernels written in the kernel language.
 
 A reduction runs in passes until one value is left. In each pass invocation
-``i`` of ``P = ceil(n / CHUNK)`` reduces the elements ``i, i + P, i + 2P, ...``
-(at most CHUNK of them: neighbouring invocations read neighbouring elements, and
-no loop gets near lavapipe's 65,535-iteration cap) into ``partials[i]``; the
-next pass reduces the partials the same way. Float sums cap P at
-MAX_INVOCATIONS (2^18), so that on a large array each invocation streams
-``ceil(n / P)`` elements (1024 for 2^28) in a grid-stride ``while`` loop, which
-the compiler unrolls (core/unroll: the copies' loads run with no test between
-them); 2^31 elements give 8192 iterations, still below lavapipe's cap. No
-shared memory or barriers are needed. The kernels are generated from one
+``i`` of ``P`` reduces the elements ``i, i + P, i + 2P, ...`` into
+``partials[i]`` (neighbouring invocations read neighbouring elements); the next
+pass reduces the partials the same way. Integer sums and min/max take
+``P = ceil(n / CHUNK)``, at most CHUNK (256) elements each. Float sums take
+``P = min(ceil(n / FLOAT_CHUNK), MAX_INVOCATIONS)``: 32 elements each up to
+2^23 elements, then ``ceil(n / 2^18)`` (1024 for 2^28) in a grid-stride
+``while`` loop, which the compiler unrolls (core/unroll: the copies' loads run
+with no test between them); 2^31 elements give 8192 iterations, below
+lavapipe's 65,535-iteration cap. The first pass of a large array is submitted
+at once, so the device runs it while Python prepares the short later passes.
+No shared memory or barriers are needed. The kernels are generated from one
 template per (operation, accumulator, rank), compiled by our own compiler and
 cached by the dispatcher per dtype and device.
 
@@ -38,11 +40,16 @@ than sum in 32 bits.
 
 import numpy as np
 
-CHUNK = 256  # elements one invocation reduces per pass (at least, for float sums)
+CHUNK = 256  # elements one invocation reduces per pass (integer sums, min, max)
 # Float sums launch at most this many invocations per pass, each reducing
-# ceil(n / MAX_INVOCATIONS) elements when that is more than CHUNK: a GPU then
-# keeps every invocation resident and each one streams a long loop.
+# ceil(n / MAX_INVOCATIONS) elements when that is more than FLOAT_CHUNK: a GPU
+# then keeps every invocation resident and each one streams a long loop.
 MAX_INVOCATIONS = 1 << 18  # as many as an H200 keeps resident at 256 per workgroup
+# Float sums reduce at least this many elements per invocation: few enough that
+# the later passes (partials of partials) are short dependent chains on a GPU,
+# where 256 per invocation made each one wait on 32 rounds of memory latency.
+FLOAT_CHUNK = 32
+FLUSH_ELEMENTS = 1 << 22  # arrays from here submit their first pass at once
 
 _TEMPLATE = """
 def {name}(x, out, n, stride):
@@ -216,10 +223,12 @@ def reduce(array, op):
     values = _as_kernel_operand(array)
     n = array.size
     grid_stride = op == "sum" and acc.startswith("float")
+    first = True
     while True:
-        stride = -(-n // CHUNK)
         if grid_stride:
-            stride = min(stride, MAX_INVOCATIONS)
+            stride = min(-(-n // FLOAT_CHUNK), MAX_INVOCATIONS)
+        else:
+            stride = -(-n // CHUNK)
         partials = DeviceArray(device, (stride,), np.dtype(acc))
         launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
         if n < 2**31:  # int32 counts: the compiler proves the index math fits 32 bits
@@ -228,6 +237,12 @@ def reduce(array, op):
             launch(values, partials, n, stride)
         if stride == 1:
             break
+        if first and n >= FLUSH_ELEMENTS:
+            # Launches wait in the open batch until a synchronisation; submit the
+            # long first pass now, so that the device runs it while Python
+            # prepares the short ones.
+            device._core.flush()
+        first = False
         values, n = partials, stride
     value = partials.copy_to_host()[0]
     return result.type(value)
