@@ -67,6 +67,7 @@ util::Status Device::OpenBatch(Lock& lock) {
             Checked(fns_.vkBeginCommandBuffer(slot.cb, &begin), "vkBeginCommandBuffer"));
         slot.params_used = 0;
         slot.waits.clear();
+        slot.host_barrier = false;
         open_slot_ = next_slot_;
         next_slot_ = (next_slot_ + 1) % static_cast<int>(slots_.size());
         open_count_ = 0;
@@ -112,7 +113,8 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
                                               const uint32_t groups[3], const void* params,
                                               uint32_t size, bool in_buffer,
                                               Buffer* const* used, size_t n_used,
-                                              const bool* writes, bool hold) {
+                                              const bool* writes, bool hold,
+                                              bool host_reads) {
     NVK_RETURN_IF_ERROR(Usable());
     const uint32_t aligned = (size + 15u) & ~15u;
     if (in_buffer && aligned > kParamArenaBytes) {
@@ -147,6 +149,7 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
         fns_.vkCmdPushConstants(cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, n, params);
     }
     fns_.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    if (host_reads) slot.host_barrier = true;
     ++open_count_;
     const uint64_t value = open_value();
     for (size_t i = 0; i < n_used; ++i) MarkUsed(*used[i], value);
@@ -179,6 +182,17 @@ util::Status Device::FlushLocked() {
     if (open_slot_ < 0) return util::Status::Ok();
     Slot& slot = slots_[open_slot_];
     open_slot_ = -1;
+    if (slot.host_barrier) {
+        // Host arguments (host_args.cc): the host reads what the batch's dispatches
+        // wrote once the timeline says they are done; a semaphore signal makes the
+        // writes available, this makes them visible to the host.
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        fns_.vkCmdPipelineBarrier(slot.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                  VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                                  nullptr);
+    }
     NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(slot.cb), "vkEndCommandBuffer"));
     const uint64_t value = submitted_ + 1;
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};

@@ -78,6 +78,9 @@ struct Buffer : std::enable_shared_from_this<Buffer> {
     // that use completes (stream.cc). Guarded by the device's mutex.
     StreamState* stream = nullptr;
     uint64_t stream_value = 0;
+    // Which pool it returns to: -1 the arrays' pool, 0/1 the host-argument pools
+    // (host_args.cc: 0 for arguments the kernel only reads, 1 for written ones).
+    int arg_pool = -1;
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
@@ -173,6 +176,19 @@ class Device {
     util::Status Trim(uint64_t limit);
     PoolStats pool_stats() const;
 
+    // ---- host_args.cc: small NumPy arguments without staging ---------------------------
+    // Whether launches may take small host arrays directly (the C++ launcher's NumPy
+    // path): off under NVK_VULKAN_HOST_ARGS=off.
+    bool host_args() const { return host_args_mode_ != HostArgs::kOff; }
+    // A mapped buffer of at least `nbytes` that a kernel reads (`written` false) or
+    // reads and writes (true) in place of a NumPy argument: the host copies the array
+    // into it before the launch and, when written, out of it after waiting. Pooled
+    // (per kind and size); like Allocate, it waits for the buffer's last use.
+    util::Result<BufferRef> AllocateHostArg(uint64_t nbytes, bool written);
+    // The memory types host arguments use (for the docs and benchmarks):
+    // "mapped arrays", "host", "device-local host-visible", "off".
+    std::string host_args_memory(bool written) const;
+
     // ---- pipeline_cache.cc: the VkPipelineCache on disk (runtime/cache.py) ----------
     // The cache's contents (vkGetPipelineCacheData), header included.
     util::Result<std::vector<uint8_t>> PipelineCacheData();
@@ -200,13 +216,16 @@ class Device {
     // dispatch only where it conflicts with earlier work (batch.cc). Every buffer the
     // kernel can touch must be listed. `hold`: do not submit it now even if the
     // device is idle (the caller records copies of its results next and waits for
-    // them, which submits everything at once). Returns the timeline value it
+    // them, which submits everything at once). `host_reads`: the host reads memory the
+    // dispatch writes once it completes (host arguments): the batch ends with a barrier
+    // that makes the writes visible to the host. Returns the timeline value it
     // completes at.
     util::Result<uint64_t> RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                           const uint32_t groups[3], const void* params,
                                           uint32_t size, bool in_buffer,
                                           Buffer* const* used = nullptr, size_t n_used = 0,
-                                          const bool* writes = nullptr, bool hold = false);
+                                          const bool* writes = nullptr, bool hold = false,
+                                          bool host_reads = false);
     // The next command gets a barrier whatever it touches (raw dispatches, whose
     // accesses are not all known).
     void ForceBarrier() { force_barrier_.store(true, std::memory_order_relaxed); }
@@ -279,7 +298,9 @@ class Device {
         uint32_t params_used = 0;
         // Stream values the submission waits for (streams still using its buffers).
         std::vector<std::pair<VkSemaphore, uint64_t>> waits;
+        bool host_barrier = false;  // end with a shader-write -> host-read barrier
     };
+    enum class HostArgs { kOff, kMapped, kHost, kBar, kMixed };
 
     using Lock = std::unique_lock<std::mutex>;
 
@@ -287,6 +308,7 @@ class Device {
     util::Result<Buffer*> CreateBuffer(uint64_t size, uint32_t memory_type, bool map);
     void DestroyBuffer(Buffer* buffer);  // the buffer must be idle
     void Release(Buffer* buffer);        // BufferRef's deleter for pooled buffers
+    void ReleaseHostArg(Buffer* buffer); // the same for host-argument buffers
     void RetireBuffer(Buffer* buffer);   // destroys it now if idle, else once it is
     void RetireLocked(uint64_t value, std::function<void()> destroy);
     void ReapLocked();                   // runs the retired destructions that are due
@@ -375,6 +397,11 @@ class Device {
     // host (host-visible, coherent; staging and parameter rings).
     uint32_t array_type_ = 0, host_type_ = 0;
     bool arrays_mapped_ = false;
+    // Host arguments (host_args.cc): how they are held, and the memory type of each
+    // kind (0: read by the kernel only, 1: written).
+    HostArgs host_args_mode_ = HostArgs::kOff;
+    uint32_t host_arg_type_[2] = {0, 0};
+    bool host_arg_bar_[2] = {false, false};  // whether that type is the device-local one
 
     std::atomic<bool> sync_launches_{false};
     std::atomic<uint64_t> timeout_ns_{0};
@@ -399,6 +426,9 @@ class Device {
     std::vector<Retired> retired_;
     // Every stream made so far (owned until the process ends; see StreamState).
     std::vector<std::unique_ptr<StreamState>> streams_;
+
+    // Free host-argument buffers by kind and size (host_args.cc).
+    std::map<uint64_t, std::vector<Buffer*>> arg_pool_[2];
 
     // Free staging buffers for copies to and from unmapped arrays (copy.cc).
     std::vector<BufferRef> staging_free_;
