@@ -6,10 +6,13 @@
 // parameter ring. At most one slot is open (recording); the others are
 // submitted or idle. The open batch is submitted
 //   - at once after a launch if the device is idle (nothing would overlap it)
-//     and the last submission is at least kSubmitGapNs old: a host launching in
-//     a tight loop (tiny kernels that finish before the next launch) would
-//     otherwise pay a vkQueueSubmit per launch, several times the cost of
-//     recording one; it fills batches instead,
+//     and either the host has waited for every submission so far (a launch
+//     after a synchronisation: the host will wait for this one too, and every
+//     microsecond before the submission adds to that wait) or the last
+//     submission is at least kSubmitGapNs old: a host launching in a tight loop
+//     (tiny kernels that finish before the next launch) would otherwise pay a
+//     vkQueueSubmit per launch, several times the cost of recording one; it
+//     fills batches instead,
 //   - when it holds kMaxBatch launches,
 //   - when someone waits for it (WaitValue / Synchronize / a copy of a buffer it uses),
 //   - when its parameter ring is full.
@@ -156,7 +159,7 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
     if (sync_launches()) {
         lock.unlock();
         NVK_RETURN_IF_ERROR(WaitValue(value));
-    } else if (open_count_ >= kMaxBatch || (!hold && SubmitDue() && IdleLocked())) {
+    } else if (open_count_ >= kMaxBatch || (!hold && SubmitNow())) {
         NVK_RETURN_IF_ERROR(FlushLocked());
     }
     return value;
@@ -164,6 +167,14 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
 
 bool Device::SubmitDue() const {
     return NowNs() - last_submit_ns_ >= kSubmitGapNs;
+}
+
+bool Device::SubmitNow() {
+    // The host waited for everything submitted (launch, synchronize, launch, ...): it
+    // is not launching in a tight loop, and the sooner the launch goes out, the sooner
+    // its next wait ends.
+    const bool caught_up = waited_.load(std::memory_order_relaxed) >= submitted_;
+    return (caught_up || SubmitDue()) && IdleLocked();
 }
 
 uint64_t Device::NowNs() {
@@ -253,7 +264,15 @@ util::Status Device::WaitValue(uint64_t value) {
             return util::Internal("waiting for a batch that was never recorded");
         }
     }
-    return WaitTimeline(value);
+    NVK_RETURN_IF_ERROR(WaitTimeline(value));
+    NoteWaited(value);
+    return util::Status::Ok();
+}
+
+void Device::NoteWaited(uint64_t value) {
+    uint64_t seen = waited_.load();
+    while (seen < value && !waited_.compare_exchange_weak(seen, value)) {
+    }
 }
 
 util::Status Device::Synchronize() {
@@ -269,6 +288,7 @@ util::Status Device::Synchronize() {
         }
     }
     NVK_RETURN_IF_ERROR(WaitTimeline(value));
+    NoteWaited(value);
     for (auto& [s, v] : streams) NVK_RETURN_IF_ERROR(WaitSemaphore(s->semaphore, s->completed, v));
     std::vector<BufferRef> drop;  // released after the lock: their deleters take it
     Lock lock(mu_);

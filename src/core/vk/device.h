@@ -320,6 +320,8 @@ class Device {
     util::Status FlushLocked();
     bool IdleLocked();
     bool SubmitDue() const;  // the last submission is at least kSubmitGapNs old
+    bool SubmitNow();        // whether a launch goes out at once (batch.cc)
+    void NoteWaited(uint64_t value);  // a host wait saw `value` complete
     static uint64_t NowNs();
     void RecordBarrier();
     // Records a barrier before the next command if it reads or writes something an
@@ -448,6 +450,7 @@ class Device {
     std::atomic<bool> force_barrier_{false};
     std::atomic<uint64_t> barriers_{0};
     std::atomic<uint64_t> completed_{0};  // last value known complete
+    std::atomic<uint64_t> waited_{0};     // last value a host wait (WaitValue, Synchronize) saw
 
     // Timestamps: the pool, the next query to hand out, and the record that last
     // used each query (kept alive by its holder only).
