@@ -23,7 +23,8 @@
 //           uncached).
 //   off     no host arguments: NumPy arguments take the Python path (device arrays,
 //           copies), as before.
-// Without a device-local, host-visible type, "mixed" and "bar" use host memory.
+// Without a device-local, host-visible type, "mixed" and "bar" use host memory, and
+// so does an allocation that this type cannot serve (its heap may be small).
 //
 // Pools: per kind, free buffers by size bucket (as the arrays' pool), at most
 // kArgPoolPerSize of a size. A released buffer may still be used by a launch in
@@ -68,7 +69,14 @@ util::Result<BufferRef> Device::AllocateHostArg(uint64_t nbytes, bool written) {
         }
     }
     if (buffer == nullptr) {
-        NVK_ASSIGN_OR_RETURN(buffer, CreateBuffer(size, host_arg_type_[kind], true));
+        util::Result<Buffer*> created = CreateBuffer(size, host_arg_type_[kind], true);
+        if (!created.ok() && host_arg_type_[kind] != host_type_) {
+            // The device-local, host-visible heap can be small (256 MiB without
+            // resizable BAR) and shared with others: host memory does the job too.
+            created = CreateBuffer(size, host_type_, true);
+        }
+        if (!created.ok()) return created.status();
+        buffer = created.value();
         buffer->arg_pool = kind;
     }
     BufferRef ref(buffer, [](Buffer* b) { b->device->ReleaseHostArg(b); });
