@@ -690,9 +690,18 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "keep_last_block", [](Launcher& l) { return l.keep_last(); },
             [](Launcher& l, bool on) { l.set_keep_last(on); },
             "Keep a copy of each launch's parameter block for last_block() (off: free).")
-        .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
+        .def("launch",
+             [](Launcher& l, nb::handle groups, nb::handle local, nb::handle args, bool hold,
+                PyStream* stream) -> nb::object {
+                 const int done = l.Launch(groups, local, args, hold, stream);
+                 if (done == 2) return nb::int_(2);
+                 return nb::bool_(done == 1);
+             },
+             nb::arg("groups"), nb::arg("local_size"),
              nb::arg("args"), nb::arg("hold") = false, nb::arg("stream").none() = nb::none(),
-             "Record a launch; False if `args` do not fit this specialisation. `hold`: "
+             "Record a launch; False if `args` do not fit this specialisation, True if "
+             "launched, 2 if launched with NumPy arguments that were waited for and copied "
+             "back (allow_numpy: the caller then reports as after a copy). `hold`: "
              "leave it unsubmitted for now (copies of its results follow, and their wait "
              "submits all at once). `stream`: enqueue it on that stream instead.")
         .def("allow_numpy", &Launcher::AllowNumpy, nb::arg("formats"),
