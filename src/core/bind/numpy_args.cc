@@ -1,5 +1,6 @@
 #include "bind/numpy_args.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace nvk::bind {
@@ -15,6 +16,7 @@ PyTypeObject* NdarrayType() {
 NumpyArgs::~NumpyArgs() {
     for (size_t i = 0; i < count_; ++i) {
         args_[i].buffer.reset();  // back to its pool (takes the device's lock, never waits)
+        args_[i].readback.reset();
         PyBuffer_Release(&args_[i].view);
     }
 }
@@ -54,7 +56,10 @@ util::Status NumpyArgs::Upload(vk::Device& device, uint8_t* block, vk::Buffer** 
     for (size_t i = 0; i < count_; ++i) {
         Arg& a = args_[i];
         const auto nbytes = static_cast<uint64_t>(a.view.len);
-        NVK_ASSIGN_OR_RETURN(a.buffer, device.AllocateHostArg(nbytes, a.written));
+        NVK_ASSIGN_OR_RETURN(a.buffer, device.AllocateHostArg(nbytes, a.written ? 1 : 0));
+        if (a.written && device.host_args_readback()) {
+            NVK_ASSIGN_OR_RETURN(a.readback, device.AllocateHostArg(nbytes, 2));
+        }
         std::memcpy(a.buffer->mapped, a.view.buf, nbytes);
         const uint64_t address = a.buffer->address;
         std::memcpy(block + a.addr_offset, &address, sizeof(address));
@@ -64,10 +69,25 @@ util::Status NumpyArgs::Upload(vk::Device& device, uint8_t* block, vk::Buffer** 
     return util::Status::Ok();
 }
 
+util::Result<uint64_t> NumpyArgs::Readback(vk::Device& device) {
+    uint64_t value = 0;
+    for (size_t i = 0; i < count_; ++i) {
+        Arg& a = args_[i];
+        if (!a.readback) continue;
+        NVK_ASSIGN_OR_RETURN(uint64_t v, device.Copy(*a.buffer, 0, *a.readback, 0,
+                                                     static_cast<uint64_t>(a.view.len),
+                                                     /*host_reads=*/true));
+        value = std::max(value, v);
+    }
+    return value;
+}
+
 void NumpyArgs::Download() {
     for (size_t i = 0; i < count_; ++i) {
         const Arg& a = args_[i];
-        if (a.written) std::memcpy(a.view.buf, a.buffer->mapped, static_cast<uint64_t>(a.view.len));
+        if (!a.written) continue;
+        const vk::Buffer& from = a.readback ? *a.readback : *a.buffer;
+        std::memcpy(a.view.buf, from.mapped, static_cast<uint64_t>(a.view.len));
     }
 }
 

@@ -35,6 +35,7 @@ class NumpyArgs {
         bool written = false;
         uint32_t addr_offset = 0;  // where its address goes in the parameter block
         vk::BufferRef buffer;
+        vk::BufferRef readback;  // where a written one is copied back (Readback), if so
     };
 
     NumpyArgs() = default;
@@ -53,7 +54,12 @@ class NumpyArgs {
     // written into `block`; `used`/`writes` get one entry per array.
     util::Status Upload(vk::Device& device, uint8_t* block, vk::Buffer** used,
                         bool* writes);
-    // Without the GIL, after the launch completed: the written arrays copied out.
+    // Without the GIL, after the dispatch is recorded: where the device copies written
+    // arrays back into host memory (Device::host_args_readback), record those copies.
+    // Returns the timeline value they complete at (0: none).
+    util::Result<uint64_t> Readback(vk::Device& device);
+    // Without the GIL, after the launch (and Readback's copies) completed: the written
+    // arrays copied out.
     void Download();
 
   private:

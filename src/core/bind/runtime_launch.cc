@@ -321,14 +321,17 @@ class Launcher {
         NVK_RETURN_IF_ERROR(numpy.Upload(*device_, block, used + n_used, writes + n_used));
         n_used += numpy.size();
         const bool host_reads = numpy.any_written();
+        // The host reads the kernel's writes in place, or copies of them (Readback).
+        const bool in_place = host_reads && !device_->host_args_readback();
         NVK_ASSIGN_OR_RETURN(uint64_t value,
                              SplitGrid(g, block, [&](const uint32_t* piece) {
                                  return device_->RecordDispatch(
                                      *kernel_, pipeline, piece, block, param_size_, in_buffer_,
-                                     used, n_used, writes, false, host_reads);
+                                     used, n_used, writes, host_reads, in_place);
                              }));
         if (host_reads) {  // arrays only read: asynchronous, as on the Python path
-            NVK_RETURN_IF_ERROR(device_->WaitValue(value));
+            NVK_ASSIGN_OR_RETURN(uint64_t copied, numpy.Readback(*device_));
+            NVK_RETURN_IF_ERROR(device_->WaitValue(std::max(value, copied)));
             numpy.Download();
         }
         return value;

@@ -198,11 +198,11 @@ util::Status Device::FlushLocked() {
         // wrote once the timeline says they are done; a semaphore signal makes the
         // writes available, this makes them visible to the host.
         VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        fns_.vkCmdPipelineBarrier(slot.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                  VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0,
-                                  nullptr);
+        fns_.vkCmdPipelineBarrier(
+            slot.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
     }
     NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(slot.cb), "vkEndCommandBuffer"));
     const uint64_t value = submitted_ + 1;

@@ -78,8 +78,8 @@ struct Buffer : std::enable_shared_from_this<Buffer> {
     // that use completes (stream.cc). Guarded by the device's mutex.
     StreamState* stream = nullptr;
     uint64_t stream_value = 0;
-    // Which pool it returns to: -1 the arrays' pool, 0/1 the host-argument pools
-    // (host_args.cc: 0 for arguments the kernel only reads, 1 for written ones).
+    // Which pool it returns to: -1 the arrays' pool, else the host-argument pool of
+    // that kind (host_args.cc, Device::AllocateHostArg).
     int arg_pool = -1;
 };
 using BufferRef = std::shared_ptr<Buffer>;
@@ -180,14 +180,18 @@ class Device {
     // Whether launches may take small host arrays directly (the C++ launcher's NumPy
     // path): off under NVK_VULKAN_HOST_ARGS=off.
     bool host_args() const { return host_args_mode_ != HostArgs::kOff; }
-    // A mapped buffer of at least `nbytes` that a kernel reads (`written` false) or
-    // reads and writes (true) in place of a NumPy argument: the host copies the array
-    // into it before the launch and, when written, out of it after waiting. Pooled
-    // (per kind and size); like Allocate, it waits for the buffer's last use.
-    util::Result<BufferRef> AllocateHostArg(uint64_t nbytes, bool written);
-    // The memory types host arguments use (for the docs and benchmarks):
+    // Whether a written host argument is copied back through a readback buffer
+    // (a copy command into host memory) rather than read from its own mapping.
+    bool host_args_readback() const { return host_args_mode_ == HostArgs::kDevice; }
+    // A mapped buffer of at least `nbytes` for a NumPy argument: kind 0 one the kernel
+    // only reads, 1 one it may write, 2 the readback buffer of a written one (host
+    // memory). The host copies the array in before the launch and, when written, out
+    // after waiting. Pooled per kind and size; like Allocate, it waits for the
+    // buffer's last use.
+    util::Result<BufferRef> AllocateHostArg(uint64_t nbytes, int kind);
+    // The memory host arguments of a kind use (for the docs and benchmarks):
     // "mapped arrays", "host", "device-local host-visible", "off".
-    std::string host_args_memory(bool written) const;
+    std::string host_args_memory(int kind) const;
 
     // ---- pipeline_cache.cc: the VkPipelineCache on disk (runtime/cache.py) ----------
     // The cache's contents (vkGetPipelineCacheData), header included.
@@ -203,8 +207,10 @@ class Device {
     util::Status Write(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes);
     util::Status Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbytes);
     // Device-side copy, recorded into the open batch (ordered like a launch).
-    util::Status Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_t dst_offset,
-                      uint64_t nbytes);
+    // `host_reads`: the host reads `dst` once it completes (host arguments' readback).
+    // Returns the timeline value it completes at.
+    util::Result<uint64_t> Copy(Buffer& src, uint64_t src_offset, Buffer& dst,
+                                uint64_t dst_offset, uint64_t nbytes, bool host_reads = false);
 
     // ---- batch.cc: recording, submission, waiting -------------------------------------
     // Records one dispatch of `pipeline` (of `kernel`) into the open batch with the
@@ -300,7 +306,7 @@ class Device {
         std::vector<std::pair<VkSemaphore, uint64_t>> waits;
         bool host_barrier = false;  // end with a shader-write -> host-read barrier
     };
-    enum class HostArgs { kOff, kMapped, kHost, kBar, kMixed };
+    enum class HostArgs { kOff, kMapped, kDevice, kHost, kBar, kMixed };
 
     using Lock = std::unique_lock<std::mutex>;
 
@@ -400,10 +406,10 @@ class Device {
     uint32_t array_type_ = 0, host_type_ = 0;
     bool arrays_mapped_ = false;
     // Host arguments (host_args.cc): how they are held, and the memory type of each
-    // kind (0: read by the kernel only, 1: written).
+    // kind (AllocateHostArg).
     HostArgs host_args_mode_ = HostArgs::kOff;
-    uint32_t host_arg_type_[2] = {0, 0};
-    bool host_arg_bar_[2] = {false, false};  // whether that type is the device-local one
+    uint32_t host_arg_type_[3] = {0, 0, 0};
+    bool host_arg_bar_[3] = {false, false, false};  // whether that type is device-local
 
     std::atomic<bool> sync_launches_{false};
     std::atomic<uint64_t> timeout_ns_{0};
@@ -430,7 +436,7 @@ class Device {
     std::vector<std::unique_ptr<StreamState>> streams_;
 
     // Free host-argument buffers by kind and size (host_args.cc).
-    std::map<uint64_t, std::vector<Buffer*>> arg_pool_[2];
+    std::map<uint64_t, std::vector<Buffer*>> arg_pool_[3];
 
     // Free staging buffers for copies to and from unmapped arrays (copy.cc).
     std::vector<BufferRef> staging_free_;

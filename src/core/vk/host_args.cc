@@ -1,30 +1,37 @@
 // Host arguments: small NumPy arrays handed to a kernel without staging copies.
 //
-// A launch with NumPy arguments used to make a device array per argument, copy
-// each in (a copy command), launch, and copy the written ones back through a
-// staging buffer (another copy command and a barrier each way): five commands
-// and three barriers around a one-dispatch kernel. The C++ launcher's NumPy path
-// (bind/numpy_args.cc) instead takes, per small array, a mapped buffer from the
-// pools here, memcpy()s the array into it, gives the kernel its address,
-// waits, and memcpy()s the written ones back out: one dispatch, no copy commands,
-// no barrier except the one that makes the kernel's writes visible to the host
+// A launch with NumPy arguments used to make a device array per argument in
+// Python, copy each in (a copy command), launch, and copy the written ones back
+// through a staging buffer: four copy commands and two barriers around a
+// one-dispatch kernel with three arrays, and tens of microseconds of Python. The
+// C++ launcher's NumPy path (bind/numpy_args.cc) instead takes, per small array, a
+// mapped buffer from the pools here and memcpy()s the array into it (the host
+// writes it directly, so no copy command and no barrier), gives the kernel its
+// address, and for the arrays the kernel may write, waits and memcpy()s them out.
+// A barrier at the end of the batch makes the device's writes visible to the host
 // (batch.cc, Slot::host_barrier).
 //
-// Which memory (NVK_VULKAN_HOST_ARGS, read once per device; default "mixed"):
+// Which memory (NVK_VULKAN_HOST_ARGS, read once per device):
 //   mapped  the device's arrays are mapped anyway (lavapipe, integrated GPUs):
-//           ordinary array buffers, from the arrays' pool.
-//   mixed   arrays the kernel only reads in device-local, host-visible memory
-//           (a discrete GPU's BAR: host writes go out write-combined, the kernel
-//           reads at device speed); written arrays in host memory (host-cached
-//           where offered) that the kernel reads and writes over the bus, so that
-//           the host reads them back from its own cache, not across the bus.
-//   host    both kinds in host memory.
-//   bar     both in device-local, host-visible memory (reading back crosses the bus
-//           uncached).
-//   off     no host arguments: NumPy arguments take the Python path (device arrays,
-//           copies), as before.
-// Without a device-local, host-visible type, "mixed" and "bar" use host memory, and
-// so does an allocation that this type cannot serve (its heap may be small).
+//           ordinary array buffers, from the arrays' pool. Always, where so.
+//   device  (the default elsewhere) every array in device-local, host-visible
+//           memory (a discrete GPU's BAR: the host's writes go out write-combined,
+//           the kernel reads and writes at device speed); a written one is copied
+//           back by one copy command into host memory (host-cached where offered),
+//           which the host then reads from its own cache: uncached reads across
+//           the bus are slow.
+//   mixed   read arrays as under "device"; written ones in host memory, read and
+//           written by the kernel across the bus (no copy command, but every access
+//           of the kernel pays the bus's latency: a loop over them is slow).
+//   host    every array in host memory, read and written across the bus.
+//   bar     every array in device-local, host-visible memory, the written ones read
+//           back by the host across the bus, uncached.
+//   off     no host arguments: NumPy arguments take the Python path (device arrays
+//           and copies).
+// A discrete device without a device-local, host-visible memory type gets "off"
+// unless the variable asks otherwise (its host arguments would all live in host
+// memory); an allocation that this type cannot serve (its heap may be small: 256 MiB
+// without resizable BAR) falls back to host memory.
 //
 // Pools: per kind, free buffers by size bucket (as the arrays' pool), at most
 // kArgPoolPerSize of a size. A released buffer may still be used by a launch in
@@ -47,10 +54,10 @@ constexpr size_t kArgPoolPerSize = 16;
 uint64_t ArgBucket(uint64_t n) { return n <= 256 ? 256 : std::bit_ceil(n); }
 }  // namespace
 
-util::Result<BufferRef> Device::AllocateHostArg(uint64_t nbytes, bool written) {
+util::Result<BufferRef> Device::AllocateHostArg(uint64_t nbytes, int kind) {
     if (host_args_mode_ == HostArgs::kMapped) return Allocate(nbytes);
     NVK_RETURN_IF_ERROR(Usable());
-    const int kind = written ? 1 : 0;
+    if (kind < 0 || kind > 2) return util::InvalidArgument("host argument kind 0, 1 or 2");
     const uint64_t size = ArgBucket(nbytes);
     Buffer* buffer = nullptr;
     {
@@ -95,13 +102,15 @@ void Device::ReleaseHostArg(Buffer* buffer) {
     RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
 }
 
-std::string Device::host_args_memory(bool written) const {
+std::string Device::host_args_memory(int kind) const {
     switch (host_args_mode_) {
         case HostArgs::kOff: return "off";
         case HostArgs::kMapped: return "mapped arrays";
         default: break;
     }
-    return host_arg_bar_[written ? 1 : 0] ? "device-local host-visible" : "host";
+    if (kind < 0 || kind > 2) return "?";
+    if (kind == 2 && host_args_mode_ != HostArgs::kDevice) return "none";  // no readback
+    return host_arg_bar_[kind] ? "device-local host-visible" : "host";
 }
 
 }  // namespace nvk::vk
