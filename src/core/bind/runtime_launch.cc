@@ -30,6 +30,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -231,7 +232,9 @@ class Launcher {
             writes = heap_writes.get();
         }
         if (zero_block_) std::memset(block, 0, block_bytes_);
-        NumpyArgs numpy;  // NumPy arguments taken directly (numpy_args.h)
+        // NumPy arguments taken directly (numpy_args.h); made only when there are some,
+        // so that launches with device arrays do not pay for its ~2 KiB.
+        std::optional<NumpyArgs> numpy;
         size_t n_used = 0;
         for (const FixedValue& f : fixed_) {
             if (f.nbytes == 8) Put<uint64_t>(block, f.offset, f.value);
@@ -247,7 +250,8 @@ class Launcher {
             if (spec.is_array && !spec.numpy_format.empty() && stream == nullptr &&
                 PyObject_TypeCheck(arg, NdarrayType())) {
                 int64_t shape[kMaxDims], strides[kMaxDims];
-                if (!numpy.Take(arg, spec.numpy_format, spec.ndim, spec.written,
+                if (!numpy) numpy.emplace();
+                if (!numpy->Take(arg, spec.numpy_format, spec.ndim, spec.written,
                                 spec.addr_offset, shape)) {
                     return 0;
                 }
@@ -296,9 +300,9 @@ class Launcher {
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
         util::Result<uint64_t> value = util::Status::Ok();
-        if (numpy.size() > 0) {
+        if (numpy && numpy->size() > 0) {
             nb::gil_scoped_release release;  // the launch waits (and may wait for a slot)
-            value = LaunchWithNumpy(numpy, *pipeline, g, block, used, n_used, writes);
+            value = LaunchWithNumpy(*numpy, *pipeline, g, block, used, n_used, writes);
         } else {
             nb::gil_scoped_release release;  // the launch may wait for a slot
             value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold,
@@ -309,7 +313,7 @@ class Launcher {
             std::memcpy(last_block_.data(), block, param_size_);
         }
         if (!value.ok()) Throw(value.status());
-        return numpy.any_written() ? 2 : 1;
+        return numpy && numpy->any_written() ? 2 : 1;
     }
 
     // A launch with NumPy arguments (numpy_args.h), without the GIL: upload them,
