@@ -1,7 +1,8 @@
 # On the lent GPU host (carry .gl, after `source .gl/remote-run.sh NAME`): the latency
 # figures of issue 10 item 7 (bench_latency.py under each NVK_VULKAN_HOST_ARGS memory kind,
 # then side by side with numba.cuda; the triad), and the timing-sensitive device tests run
-# alone. Results under $OUT.
+# alone. Results under $OUT. About 5 minutes with the build: give the run 420 s (MODES=""
+# and T_TESTS=60 make it shorter).
 set +e
 (vulkaninfo 2>/dev/null | sed -n '/VkPhysicalDeviceMemoryProperties/,/VkPhysicalDeviceFeatures:/p' | head -80) > $OUT/memory_types.txt
 python3 -c "import numba_vulkan as nv; d=nv.get_device()._core; print('host args:', d.host_args_memory(False), '/', d.host_args_memory(True))" >> $OUT/memory_types.txt 2>&1
