@@ -7,7 +7,7 @@ set +e
 (vulkaninfo 2>/dev/null | sed -n '/VkPhysicalDeviceMemoryProperties/,/VkPhysicalDeviceFeatures:/p' | head -80) > $OUT/memory_types.txt
 python3 -c "import numba_vulkan as nv; d=nv.get_device()._core; print('host args:', d.host_args_memory(False), '/', d.host_args_memory(True))" >> $OUT/memory_types.txt 2>&1
 grep -c "memoryTypes\[" $OUT/memory_types.txt; tail -1 $OUT/memory_types.txt
-for mode in ${MODES:-mixed host bar off}; do
+for mode in ${MODES-mixed host bar off}; do
   NVK_VULKAN_HOST_ARGS=$mode timeout 40 python3 benchmarks/bench_latency.py --backends numba_vulkan --repeats 5 --out $OUT/latency_$mode.json 2>&1 | sed -n 2,5p | sed "s/^/$mode: /"
 done
 timeout 60 python3 benchmarks/bench_latency.py --out $OUT/latency.json 2>&1 | grep -v Warning | tail -8
