@@ -60,7 +60,49 @@ def make_launcher(device, compiled):
     )
     if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
         return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
+    formats = numpy_formats(device, compiled)
+    if formats is not None:
+        launcher.allow_numpy(formats)
     return launcher
+
+
+def numpy_formats(device, compiled):
+    """Per argument, the buffer format of the NumPy arrays the C++ launcher may take
+    directly (vk/host_args.cc, bind/numpy_args.h), or None; None for the whole kernel
+    if it takes none that way.
+
+    Only arrays that the slow path would hand over unchanged: a dtype stored as
+    itself on the device (not bool, which is stored as int32, nor a 64-bit type the
+    device lacks), no records, no integers narrowed below their dtype (the slow path
+    checks their values), and no kernel that raises or prints (the slow path then
+    synchronises the device and reports).
+    """
+    import numpy as np
+    from numba.core import types
+    from numba.np import numpy_support
+
+    from .runtime.array import storage_dtype
+    from . import _core
+
+    if compiled.sites or not hasattr(device, "info"):
+        return None
+    decls = [a for a in compiled.args if a.kind != "hidden"]
+    if len(decls) != len(compiled.argtypes):
+        return None
+    formats = []
+    for argtype, decl in zip(compiled.argtypes, decls):
+        fmt = None
+        if isinstance(argtype, types.Array) and argtype.layout == "C" and decl.kind == "array":
+            try:
+                dtype = np.dtype(numpy_support.as_dtype(argtype.dtype))
+            except Exception:  # noqa: BLE001 - a dtype NumPy has no plain form of
+                dtype = None
+            if (dtype is not None and dtype.kind in "iuf"
+                    and storage_dtype(dtype, device.info) == dtype
+                    and _core.memory_bytes(decl.compute) >= dtype.itemsize):  # fmt: skip
+                fmt = memoryview(np.empty(1, dtype)).format
+        formats.append(fmt)
+    return formats if any(f is not None for f in formats) else None
 
 
 def hidden_values(device, compiled):

@@ -30,10 +30,12 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bind/errors.h"
+#include "bind/numpy_args.h"
 #include "bind/runtime_types.h"
 #include "kir/abi.h"
 
@@ -48,6 +50,9 @@ struct ArgSpec {
     int ndim = 0;
     uint32_t addr_offset = 0;
     bool written = true;  // whether the kernel may write it (hazard tracking)
+    // The buffer format of the NumPy arrays the launcher may take for it (empty:
+    // none; numpy_args.h), set by allow_numpy().
+    std::string numpy_format;
     uint32_t extent_offsets[kMaxDims] = {};
     uint32_t stride_offsets[kMaxDims] = {};
     uint32_t index_bytes = 4;
@@ -181,8 +186,11 @@ class Launcher {
         return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
     }
 
-    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
-                PyStream* stream) {
+    // 0: `args` do not fit (nothing done); 1: launched; 2: launched with NumPy arguments
+    // the kernel may write, done and those copied back (the caller checks for kernel
+    // reports, as after any copy to the host).
+    int Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
+               PyStream* stream) {
         if (stream != nullptr && &stream->device() != device_) {
             Throw(util::InvalidArgument("the stream belongs to another device than the kernel's "
                                         "launcher"));
@@ -190,7 +198,7 @@ class Launcher {
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
             PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
-            return false;
+            return 0;
         }
         uint32_t g[3], l[3];
         if (!ReadTriple(groups.ptr(), g) || !ReadTriple(local.ptr(), l)) {
@@ -215,7 +223,8 @@ class Launcher {
         }
         vk::Buffer** used = stack_used;
         bool* writes = stack_writes;
-        const size_t n_buffers = array_count_ + fixed_.size();
+        // NumPy arguments add their buffers to the list (at most one per array).
+        const size_t n_buffers = 2 * array_count_ + fixed_.size();
         if (n_buffers > kStackUsed) {
             heap_used.reset(new vk::Buffer*[n_buffers]);
             heap_writes.reset(new bool[n_buffers]);
@@ -223,6 +232,9 @@ class Launcher {
             writes = heap_writes.get();
         }
         if (zero_block_) std::memset(block, 0, block_bytes_);
+        // NumPy arguments taken directly (numpy_args.h); made only when there are some,
+        // so that launches with device arrays do not pay for its ~2 KiB.
+        std::optional<NumpyArgs> numpy;
         size_t n_used = 0;
         for (const FixedValue& f : fixed_) {
             if (f.nbytes == 8) Put<uint64_t>(block, f.offset, f.value);
@@ -235,15 +247,35 @@ class Launcher {
         for (size_t i = 0; i < specs_.size(); ++i) {
             const ArgSpec& spec = specs_[i];
             PyObject* arg = PyTuple_GET_ITEM(tuple, i);
-            if (spec.is_array) {
+            if (spec.is_array && !spec.numpy_format.empty() && stream == nullptr &&
+                PyObject_TypeCheck(arg, NdarrayType())) {
+                int64_t shape[kMaxDims], strides[kMaxDims];
+                if (!numpy) numpy.emplace();
+                if (!numpy->Take(arg, spec.numpy_format, spec.ndim, spec.written,
+                                spec.addr_offset, shape)) {
+                    return 0;
+                }
+                // C-contiguous strides, in elements; at most kMaxBytes, so 32-bit
+                // indices always reach every element.
+                int64_t step = 1;
+                for (int d = spec.ndim - 1; d >= 0; --d) {
+                    strides[d] = step;
+                    step *= shape[d];
+                }
+                for (int d = 0; d < spec.ndim; ++d) {
+                    PutInt(block, spec.extent_offsets[d], spec.index_bytes, shape[d]);
+                    PutInt(block, spec.stride_offsets[d], spec.index_bytes, strides[d]);
+                }
+                continue;  // its address and buffer come with the upload
+            } else if (spec.is_array) {
                 DeviceArrayBase* a = nullptr;
-                if (!nb::try_cast<DeviceArrayBase*>(nb::handle(arg), a) || !a) return false;
+                if (!nb::try_cast<DeviceArrayBase*>(nb::handle(arg), a) || !a) return 0;
                 if (a->device != device_ || a->code != spec.code || a->ndim != spec.ndim) {
-                    return false;
+                    return 0;
                 }
                 // 32-bit indices reach at most 2^31 - 1 elements from element 0: a
                 // larger array needs the kernel's 64-bit-index specialisation.
-                if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return false;
+                if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return 0;
                 Put<uint64_t>(block, spec.addr_offset, a->buffer->address + a->offset);
                 for (int d = 0; d < spec.ndim; ++d) {
                     PutInt(block, spec.extent_offsets[d], spec.index_bytes, a->shape[d]);
@@ -253,7 +285,7 @@ class Launcher {
                 writes[n_used] = spec.written;
                 used[n_used++] = a->buffer.get();
             } else if (!WriteScalar(spec, arg, block)) {
-                return false;
+                return 0;
             }
         }
         // 32-bit ids of a grid of more than 2^31 invocations along an axis would turn
@@ -261,14 +293,17 @@ class Launcher {
         if (grid_.index_bytes == 4 && grid_.reads_ids) {
             for (int a = 0; a < 3; ++a) {
                 if (uint64_t{g[a]} * l[a] > (uint64_t{1} << 31)) {
-                    return false;
+                    return 0;
                 }
             }
         }
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
         util::Result<uint64_t> value = util::Status::Ok();
-        {
+        if (numpy && numpy->size() > 0) {
+            nb::gil_scoped_release release;  // the launch waits (and may wait for a slot)
+            value = LaunchWithNumpy(*numpy, *pipeline, g, block, used, n_used, writes);
+        } else {
             nb::gil_scoped_release release;  // the launch may wait for a slot
             value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold,
                                  stream ? &stream->state() : nullptr);
@@ -278,7 +313,50 @@ class Launcher {
             std::memcpy(last_block_.data(), block, param_size_);
         }
         if (!value.ok()) Throw(value.status());
-        return true;
+        return numpy && numpy->any_written() ? 2 : 1;
+    }
+
+    // A launch with NumPy arguments (numpy_args.h), without the GIL: upload them,
+    // record the dispatch and, if the kernel may write some, wait for it and copy
+    // those back. `used` has room for them after its `n_used` entries.
+    util::Result<uint64_t> LaunchWithNumpy(NumpyArgs& numpy, VkPipeline pipeline,
+                                           const uint32_t g[3], uint8_t* block,
+                                           vk::Buffer** used, size_t n_used, bool* writes) {
+        NVK_RETURN_IF_ERROR(numpy.Upload(*device_, block, used + n_used, writes + n_used));
+        n_used += numpy.size();
+        const bool host_reads = numpy.any_written();
+        // The host reads the kernel's writes in place, or copies of them (Readback).
+        const bool in_place = host_reads && !device_->host_args_readback();
+        NVK_ASSIGN_OR_RETURN(uint64_t value,
+                             SplitGrid(g, block, [&](const uint32_t* piece) {
+                                 return device_->RecordDispatch(
+                                     *kernel_, pipeline, piece, block, param_size_, in_buffer_,
+                                     used, n_used, writes, host_reads, in_place);
+                             }));
+        if (host_reads) {  // arrays only read: asynchronous, as on the Python path
+            NVK_ASSIGN_OR_RETURN(uint64_t copied, numpy.Readback(*device_));
+            NVK_RETURN_IF_ERROR(device_->WaitValue(std::max(value, copied)));
+            numpy.Download();
+        }
+        return value;
+    }
+
+    // NumPy arguments: `formats` has one entry per argument, the buffer format of the
+    // arrays the launcher may take for it directly (numpy_args.h), or None.
+    void AllowNumpy(nb::list formats) {
+        if (nb::len(formats) != specs_.size()) {
+            Throw(util::InvalidArgument("allow_numpy: one entry per argument"));
+        }
+        if (!device_->host_args()) return;  // NVK_VULKAN_HOST_ARGS=off
+        for (size_t i = 0; i < specs_.size(); ++i) {
+            nb::handle f = formats[i];
+            if (f.is_none()) continue;
+            if (!specs_[i].is_array) {
+                Throw(util::InvalidArgument("allow_numpy: argument " + std::to_string(i) +
+                                            " is no array"));
+            }
+            specs_[i].numpy_format = nb::cast<std::string>(f);
+        }
     }
 
     // The grid `g` as one dispatch, or as several where it exceeds the device's
@@ -619,11 +697,24 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "keep_last_block", [](Launcher& l) { return l.keep_last(); },
             [](Launcher& l, bool on) { l.set_keep_last(on); },
             "Keep a copy of each launch's parameter block for last_block() (off: free).")
-        .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
+        .def("launch",
+             [](Launcher& l, nb::handle groups, nb::handle local, nb::handle args, bool hold,
+                PyStream* stream) -> nb::object {
+                 const int done = l.Launch(groups, local, args, hold, stream);
+                 if (done == 2) return nb::int_(2);
+                 return nb::bool_(done == 1);
+             },
+             nb::arg("groups"), nb::arg("local_size"),
              nb::arg("args"), nb::arg("hold") = false, nb::arg("stream").none() = nb::none(),
-             "Record a launch; False if `args` do not fit this specialisation. `hold`: "
+             "Record a launch; False if `args` do not fit this specialisation, True if "
+             "launched, 2 if launched with NumPy arguments that were waited for and copied "
+             "back (allow_numpy: the caller then reports as after a copy). `hold`: "
              "leave it unsubmitted for now (copies of its results follow, and their wait "
              "submits all at once). `stream`: enqueue it on that stream instead.")
+        .def("allow_numpy", &Launcher::AllowNumpy, nb::arg("formats"),
+             "Let launch() take small NumPy arrays directly (vk/host_args.cc): `formats` "
+             "has, per argument, the buffer format (memoryview(a).format) of the arrays it "
+             "may take, or None. No-op under NVK_VULKAN_HOST_ARGS=off.")
         .def("last_block", &Launcher::LastBlock,
              "The parameter block of the last launch (for tests and debugging).");
 }
