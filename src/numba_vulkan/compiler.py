@@ -30,12 +30,15 @@ class FloatControls(typing.NamedTuple):
     unless ``fastmath`` is on. hide_float_zeros: hide float constants +0.0 from its
     compiler (lavapipe; kir/float_zeros.h). subnormals: how the math library treats
     float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
+    fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
+    add): the math library then builds its exact products from it (launchers.fused_fma).
     """
 
     nan_preserve: tuple = ()
     denorm_preserve: tuple = ()
     hide_float_zeros: bool = False
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
+    fused_fma: bool = False  # no promise: Dekker's products
 
 
 def compile_kernel(
@@ -79,6 +82,7 @@ def compile_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=float_controls.subnormals,
+        fused_fma=float_controls.fused_fma,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

@@ -28,7 +28,23 @@ def float_controls(device):
         denorm_preserve=denorm,
         hide_float_zeros=folds_float_zeros(info),
         subnormals=denormals.mode_for(denorm, config.SUBNORMALS32),
+        fused_fma=fused_fma(info, config.FMA),
     )
+
+
+#: Vendors whose Vulkan drivers compile GLSL.std.450 Fma to the hardware's fused multiply-add
+#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64).
+FUSED_FMA_VENDORS = (0x10DE, 0x1002)
+
+
+def fused_fma(info, setting=""):
+    """Whether the math library may take GLSL.std.450 Fma as rounding once on the device
+    `info`. Vulkan does not promise it (Fma's precision is "inherited from OpFMul followed by
+    OpFAdd"), so only for FUSED_FMA_VENDORS, or where config.FMA = "fused" says so (tests
+    on lavapipe, whose Fma is LLVM's fused llvm.fma); "off" never."""
+    if setting in ("fused", "off"):
+        return setting == "fused"
+    return getattr(info, "vendor_id", 0) in FUSED_FMA_VENDORS
 
 
 def folds_float_zeros(info):

@@ -38,7 +38,8 @@ class Call:
     def __init__(self, lowerer, expr, sig, name):
         self.lo, self.expr, self.sig, self.name = lowerer, expr, sig, name
         # On a device that may flush float32 subnormals, the library's own builder (denormals.py).
-        self.b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE))
+        self.b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
+                               getattr(lowerer, "fused_fma", False))
         self.loc = expr.loc
         # Arguments left out take their defaults: Numba types them as Omitted, after the others.
         given = sig.args[: len(expr.args)]
@@ -157,6 +158,13 @@ def _tiny_is_x(impl):
         return c.ret(r)
 
     return lower
+
+
+def _branching(impl):
+    """sin, cos, tan as a call's whole result: they may branch (trig._reduce_branching), which
+    is safe only where nothing computed before the call is used after it. (They return a
+    subnormal x itself, as _tiny_is_x would, from their own |x| < 2^-13 test.)"""
+    return lambda b, x: impl(b, x, branch=True)
 
 
 def _minmax(is_max, prefer_nan):
@@ -401,12 +409,12 @@ TABLE = {
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
     # trigonometric (full-range reduction: trig.py)
-    math.sin: _tiny_is_x(trig.sin),
-    np.sin: _tiny_is_x(trig.sin),
-    math.cos: _float_unary(trig.cos),
-    np.cos: _float_unary(trig.cos),
-    math.tan: _tiny_is_x(trig.tan),
-    np.tan: _tiny_is_x(trig.tan),
+    math.sin: _float_unary(_branching(trig.sin)),
+    np.sin: _float_unary(_branching(trig.sin)),
+    math.cos: _float_unary(_branching(trig.cos)),
+    np.cos: _float_unary(_branching(trig.cos)),
+    math.tan: _float_unary(_branching(trig.tan)),
+    np.tan: _float_unary(_branching(trig.tan)),
     # error function (erf.py)
     math.erf: _erf,
     math.erfc: _float_unary(erf.erfc),

@@ -57,18 +57,20 @@ def mode_for(denorm_preserve, setting=""):
     return FLUSH
 
 
-def wrap(b, mode):
-    return b if mode == PRESERVE else FlushSafeBuilder(b, mode == SIMULATE)
+def wrap(b, mode, fused_fma=False):
+    """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
+    device's Fma rounds once: dd.py's exact products use it), or a FlushSafeBuilder."""
+    if mode != PRESERVE:
+        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma)
+    return LibBuilder(b, fused_fma) if fused_fma else b
 
 
-class FlushSafeBuilder:
-    """The KIR builder with float32 comparisons and negation that do not depend on flushing
-    (and, when simulating, float32 ops that flush as a flushing device would)."""
+class LibBuilder:
+    """The KIR builder plus what the library may assume of the device (fused_fma)."""
 
-    def __init__(self, b, simulate):
+    def __init__(self, b, fused_fma=False):
         self._b = b
-        self._simulate = simulate
-        self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
+        self.fused_fma = fused_fma
 
     def __getattr__(self, name):
         return getattr(self._b, name)
@@ -76,6 +78,16 @@ class FlushSafeBuilder:
     @property
     def raw(self):
         return self._b
+
+
+class FlushSafeBuilder(LibBuilder):
+    """The KIR builder with float32 comparisons and negation that do not depend on flushing
+    (and, when simulating, float32 ops that flush as a flushing device would)."""
+
+    def __init__(self, b, simulate, fused_fma=False):
+        super().__init__(b, fused_fma)
+        self._simulate = simulate
+        self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
 
     # ---------------------------------------------------------------- constants
     def const_float(self, kind, value):
@@ -104,6 +116,9 @@ class FlushSafeBuilder:
         b = self._b
         if b.kind(x) != K.f32 or x in self._safe_consts or y in self._safe_consts:
             return b.compare(op, self.flush(x), self.flush(y))
+        if x == y and op in (Op.ne, Op.eq):  # bits.is_nan: x != x
+            nan = self._is_nan(x)
+            return nan if op == Op.ne else b.unary(Op.not_, nan)
         r = b.compare(op, self._key(x), self._key(y))
         nan = b.binary(Op.or_, self._is_nan(x), self._is_nan(y))
         if op in _ORDERED:

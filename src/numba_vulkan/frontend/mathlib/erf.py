@@ -44,10 +44,7 @@ def _mul(b, x, y):
 
 def _horner_v(b, cs, x):
     """Horner's rule on coefficient values already in the IR (cs lowest degree first)."""
-    r = cs[-1]
-    for c in reversed(cs[:-1]):
-        r = _add(b, _mul(b, r, x), c)
-    return r
+    return dd.horner(b, cs, x)
 
 
 def _horner(b, cs, x):

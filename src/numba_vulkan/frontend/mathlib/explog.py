@@ -36,10 +36,7 @@ def _c(b, k, name):
 
 def _horner(b, cs, x):
     k = b.kind(x)
-    r = const(b, k, cs[-1])
-    for c in reversed(cs[:-1]):
-        r = b.binary(Op.add, b.binary(Op.mul, r, x), const(b, k, c))
-    return r
+    return dd.horner(b, [const(b, k, c) for c in cs], x)
 
 
 def _mul(b, x, y):
@@ -71,7 +68,7 @@ def _exp_tail(b, x, kf, r, poly, ln2):
         rest = _add(b, rest, _add(b, err, _mul(b, r, ln2[1])))
     hi, lo = dd.two_sum(b, const(b, k, 1.0), lead)
     e = _add(b, hi, _add(b, lo, rest))
-    res = bits.ldexp(b, e, b.convert(bits.int_kind(k), kf))
+    res = bits.scale_pow2(b, e, kf)  # e in [1/2, 2]
     return b.select(bits.is_nan(b, x), x, res)
 
 
@@ -86,7 +83,7 @@ def _clamped(b, x):
 def exp(b, x):
     k = b.kind(x)
     safe = _clamped(b, x)
-    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
     r = _sub(b, _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI"))), _mul(b, kf, _c(b, k, "LN2_LO")))
     return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
 
@@ -96,7 +93,7 @@ def exp_parts(b, x):
     double word (relative error about 2^-(prec+4)), k as a float of integer value."""
     k = b.kind(x)
     safe = _clamped(b, x)
-    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
     r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))  # exact
     r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
     r = _add(b, r_hi, r_lo)
@@ -109,7 +106,7 @@ def exp_parts(b, x):
 def exp2(b, x):
     k = b.kind(x)
     safe = _clamped(b, x)
-    kf = rounding.rint(b, safe)
+    kf = rounding.rint_small(b, safe)
     r = _sub(b, safe, kf)  # exact
     ln2 = (_c(b, k, "LN2_HI"), _c(b, k, "LN2_LO"))
     return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP2_{_W[k]}"), ln2)
@@ -123,7 +120,7 @@ def expm1(b, x):
     ik = bits.int_kind(k)
     prec = bits.LAYOUT[k][3]
     safe = _clamped(b, x)
-    kf = rounding.rint(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
     r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))
     r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
     r = _add(b, r_hi, r_lo)
