@@ -57,6 +57,11 @@ def mode_for(denorm_preserve, setting=""):
     return FLUSH
 
 
+def compare_normal(b, op, x, y):
+    """b.compare for operands that are never subnormal (no bit-level form needed)."""
+    return b.compare_normal(op, x, y) if flushes(b) else b.compare(op, x, y)
+
+
 def wrap(b, mode, fused_fma=False):
     """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
     device's Fma rounds once: dd.py's exact products use it), or a FlushSafeBuilder."""
@@ -124,6 +129,11 @@ class FlushSafeBuilder(LibBuilder):
         if op in _ORDERED:
             return b.binary(Op.and_, r, b.unary(Op.not_, nan))
         return b.binary(Op.or_, r, nan)  # ne: true when either is NaN
+
+    def compare_normal(self, op, x, y):
+        """A comparison of operands known to be normal, zero, infinite or NaN (never
+        subnormal): the device's own, as on any device."""
+        return self._b.compare(op, self.flush(x), self.flush(y))
 
     def unary(self, op, x):
         b = self._b

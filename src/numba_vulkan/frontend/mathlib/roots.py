@@ -22,7 +22,7 @@ as float32), so sqrt is computed here:
 
 from ... import _core
 from ..arith import const
-from . import bits
+from . import bits, denormals
 from .dd import two_prod, two_sum
 
 K = _core.Kind
@@ -63,8 +63,9 @@ def _sqrt_reduced(b, xs):
         sb = bits.to_bits(b, s)
         s_up = bits.from_bits(b, k, b.binary(Op.add, sb, const(b, ik, 1)))
         s_dn = bits.from_bits(b, k, b.binary(Op.sub, sb, const(b, ik, 1)))
-        up = b.compare(Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
-        down = b.compare(Op.le, r, b.unary(Op.neg, b.binary(Op.mul, s, b.binary(Op.sub, s, s_dn))))
+        # r is 0 or at least 2^-52 (float32; a multiple of ulp(s)^2): never subnormal
+        up = denormals.compare_normal(b, Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
+        down = denormals.compare_normal(b, Op.le, r, b.binary(Op.mul, s, b.binary(Op.sub, s_dn, s)))
         s = b.select(up, s_up, b.select(down, s_dn, s))
     return s
 
