@@ -24,8 +24,8 @@ from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
 from . import (
-    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots,
-    rounding, trig,
+    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, rare,
+    roots, rounding, trig,
 )
 
 K = _core.Kind
@@ -138,11 +138,13 @@ def _erf(c):
     r = erf.erf(c.b, x)
     if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
         # below 2**-100 erf(x) is x * 2/sqrt(pi) to the last bit (erf.py's x + x P(x^2)
-        # would flush the small x P near the subnormals)
+        # would flush the small x P near the subnormals): rare, so in a block of its own
         b = c.b
-        tiny = bits.mul_const_f32_flushing(b, x, float(np.float32(2 / np.sqrt(np.pi))))
         mag = b.binary(Op.and_, bits.to_bits(b, x), arith.const(b, K.i32, 0x7FFFFFFF))
-        r = b.select(b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000)), tiny, r)
+        tiny = b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000))
+        two_over_sqrt_pi = float(np.float32(2 / np.sqrt(np.pi)))
+        _, r = rare.branch(b, tiny, (x, r), lambda xs, _: (
+            xs, bits.mul_const_f32_flushing(b, xs, two_over_sqrt_pi)), "erf")
     return c.ret(r)
 
 

@@ -78,15 +78,27 @@ def two_sum(b, x, y):
     return s, e
 
 
-def div(b, x, y):
+def div(b, x, y, moderate=False):
     """x / y to within about 0.5 ulp: the driver's quotient, then Newton corrections on the exact
     remainder x - q*y (one for float32, two for float64, from a float32-quality start).
 
     For x / y in the normal range and y far from overflow; callers keep operands moderate.
+    `moderate`: |y| is within float32's normal range (2^-120 to 2^120), so float64 may start
+    from a float32 reciprocal instead of two float64 divisions.
     """
     k = b.kind(x)
-    q = b.binary(Op.div, x, y)
-    inv = b.binary(Op.div, const(b, k, 1.0), y)
+    if k == K.f64 and moderate:
+        # 1/y from a float32 division (far cheaper than a float64 one) and one Newton step
+        # (2^-22 -> 2^-44); q = x/y then needs the two corrections below either way.
+        from .denormals import convert_normal
+
+        inv = convert_normal(b, K.f64, b.binary(
+            Op.div, const(b, K.f32, 1.0), convert_normal(b, K.f32, y)))
+        inv = mul_add(b, inv, mul_add(b, b.unary(Op.neg, y), inv, const(b, k, 1.0)), inv)
+        q = b.binary(Op.mul, x, inv)
+    else:
+        q = b.binary(Op.div, x, y)
+        inv = b.binary(Op.div, const(b, k, 1.0), y)
     for _ in range(1 if k == K.f32 else 2):
         p, e = two_prod(b, q, y)
         r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)

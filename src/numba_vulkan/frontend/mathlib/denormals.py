@@ -62,6 +62,12 @@ def compare_normal(b, op, x, y):
     return b.compare_normal(op, x, y) if flushes(b) else b.compare(op, x, y)
 
 
+def convert_normal(b, to, v):
+    """b.convert between float widths for a value whose result is normal (or zero): the
+    device's own conversion, without the subnormal forms of FlushSafeBuilder.convert."""
+    return b.raw.convert(to, v) if flushes(b) else b.convert(to, v)
+
+
 def wrap(b, mode, fused_fma=False):
     """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
     device's Fma rounds once: dd.py's exact products use it), or a FlushSafeBuilder."""

@@ -159,7 +159,7 @@ def _log_parts(b, x):
     m = b.select(low, _mul(b, m, const(b, k, 2.0)), m)
     e = b.select(low, _sub(b, e, const(b, ik, 1)), e)
     f = _sub(b, m, const(b, k, 1.0))
-    s = dd.div(b, f, _add(b, const(b, k, 2.0), f))
+    s = dd.div(b, f, _add(b, const(b, k, 2.0), f), moderate=True)  # 2 + f in [1.7, 2.5]
     z = _mul(b, s, s)
     big_r = _horner(b, getattr(coeffs, f"LOG_{_W[k]}"), z)
     hfsq = _mul(b, const(b, k, 0.5), _mul(b, f, f))
@@ -203,11 +203,12 @@ def log1p(b, x, x_lo=None):
         c = _add(b, c, x_lo)
     # c / u accurately (dd.div): for x just below 0 (u = 1 - 2^-24, |x| ~ 3e-8) the correction
     # is most of the result, and the driver's division (NVIDIA: about 2 ulp) measured 1.16 ulp.
-    # (dd.div's Dekker split would overflow near the top of the range: there, plain division.)
+    # (dd.div's Dekker split would overflow near the top of the range; from 2^60 on, c/u is
+    # below 2^-60 and log(u) above 41: the correction vanishes.)
     u_ok = b.select(ok, u, one)
     moderate = b.compare(Op.lt, u_ok, const(b, k, 2.0**60))
-    w = b.select(moderate, dd.div(b, c, b.select(moderate, u_ok, one)),
-                 b.binary(Op.div, c, u_ok))  # fmt: skip
+    w = b.select(moderate, dd.div(b, c, b.select(moderate, u_ok, one), moderate=True),
+                 const(b, k, 0.0))  # fmt: skip
     # log(1 + w) = w - w^2/2: the square matters only where u rounded to 1 (w = x, tiny).
     w = _sub(b, w, _mul(b, const(b, k, 0.5), _mul(b, w, w)))
     corr = b.select(ok, w, const(b, k, 0.0))

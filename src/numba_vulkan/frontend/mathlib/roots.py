@@ -37,10 +37,15 @@ def _residual(b, x, s):
 
 
 def _first_guess(b, xs):
+    """(s0, y0): about sqrt(xs) and 1/s0 to float32's precision (a float32 division is far
+    cheaper than a float64 one), xs in [1, 4)."""
     k = b.kind(xs)
     if k == K.f32:
-        return b.math(M.sqrt, [xs])
-    return b.convert(k, b.math(M.sqrt, [b.convert(K.f32, xs)]))
+        s0 = b.math(M.sqrt, [xs])
+        return s0, b.binary(Op.div, const(b, k, 1.0), s0)
+    s32 = b.math(M.sqrt, [denormals.convert_normal(b, K.f32, xs)])
+    y32 = b.binary(Op.div, const(b, K.f32, 1.0), s32)
+    return denormals.convert_normal(b, k, s32), denormals.convert_normal(b, k, y32)
 
 
 def _sqrt_reduced(b, xs):
@@ -48,8 +53,7 @@ def _sqrt_reduced(b, xs):
     k = b.kind(xs)
     ik = bits.int_kind(k)
     half = const(b, k, 0.5)
-    s0 = _first_guess(b, xs)
-    y = b.binary(Op.div, const(b, k, 1.0), s0)
+    s0, y = _first_guess(b, xs)
     for _ in range(1 if k == K.f32 else 2):
         t = b.binary(Op.mul, b.binary(Op.mul, xs, y), y)
         y = b.binary(

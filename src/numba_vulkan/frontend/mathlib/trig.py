@@ -29,7 +29,7 @@ x) give x itself for sin and tan, so the sign of zero is kept; cos(+-0) = 1.
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, rounding
+from . import bits, coeffs, dd, rare, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -190,20 +190,12 @@ def _reduce_branching(b, x, safe):
     lim = const(b, k, FAST_LIMIT[k])
     far = b.compare(Op.gt, safe, lim)
     fast = reduce_fast(b, b.select(far, lim, safe))
-    slots = [b.var(k) for _ in range(4)]
-    for slot, v in zip(slots, (x,) + fast):
-        b.store(slot, v)
-    tag = f"trig{b.current_block}"
-    slow, done = b.create_block(f"{tag}.far"), b.create_block(f"{tag}.done")
-    b.condbr(far, slow, done)
-    b.set_block(slow)
-    xs = b.load(slots[0])
-    ax = bits.fabs(b, xs)
-    for slot, v in zip(slots[1:], reduce(b, b.select(bits.is_finite(b, xs), ax, const(b, k, 0.0)))):
-        b.store(slot, v)
-    b.br(done)
-    b.set_block(done)
-    return tuple(b.load(s) for s in slots)
+
+    def full(xs, *_):
+        ax = bits.fabs(b, xs)
+        return (xs,) + reduce(b, b.select(bits.is_finite(b, xs), ax, const(b, k, 0.0)))
+
+    return rare.branch(b, far, (x,) + fast, full, "trig")
 
 
 def _quadrant(b, qi, ik, n):
