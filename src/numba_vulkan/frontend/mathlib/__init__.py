@@ -33,7 +33,14 @@ Op = _core.Op
 
 
 class Call:
-    """One call's operands (cast to the signature's types) and kinds."""
+    """One call's operands (cast to the signature's types) and kinds.
+
+    may_branch: the call's result is all its caller uses afterwards (a scalar call, whose
+    result goes to a variable), so the function may branch (rare.py); not for the element
+    calls of array ufuncs, whose loop uses its index after the call.
+    """
+
+    may_branch = False
 
     def __init__(self, lowerer, expr, sig, name):
         self.lo, self.expr, self.sig, self.name = lowerer, expr, sig, name
@@ -143,8 +150,11 @@ def _erf(c):
         mag = b.binary(Op.and_, bits.to_bits(b, x), arith.const(b, K.i32, 0x7FFFFFFF))
         tiny = b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000))
         two_over_sqrt_pi = float(np.float32(2 / np.sqrt(np.pi)))
-        _, r = rare.branch(b, tiny, (x, r), lambda xs, _: (
-            xs, bits.mul_const_f32_flushing(b, xs, two_over_sqrt_pi)), "erf")
+        if c.may_branch:
+            _, r = rare.branch(b, tiny, (x, r), lambda xs, _: (
+                xs, bits.mul_const_f32_flushing(b, xs, two_over_sqrt_pi)), "erf")
+        else:
+            r = b.select(tiny, bits.mul_const_f32_flushing(b, x, two_over_sqrt_pi), r)
     return c.ret(r)
 
 
@@ -163,10 +173,15 @@ def _tiny_is_x(impl):
 
 
 def _branching(impl):
-    """sin, cos, tan as a call's whole result: they may branch (trig._reduce_branching), which
-    is safe only where nothing computed before the call is used after it. (They return a
-    subnormal x itself, as _tiny_is_x would, from their own |x| < 2^-13 test.)"""
-    return lambda b, x: impl(b, x, branch=True)
+    """sin, cos, tan: they branch to the full reduction (trig._reduce_branching) where the call
+    may (Call.may_branch). (They return a subnormal x itself, as _tiny_is_x would, from their
+    own |x| < 2^-13 test.)"""
+
+    def lower(c):
+        (x,) = c.fargs()
+        return c.ret(impl(c.b, x, branch=c.may_branch))
+
+    return lower
 
 
 def _minmax(is_max, prefer_nan):
@@ -411,12 +426,12 @@ TABLE = {
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
     # trigonometric (full-range reduction: trig.py)
-    math.sin: _float_unary(_branching(trig.sin)),
-    np.sin: _float_unary(_branching(trig.sin)),
-    math.cos: _float_unary(_branching(trig.cos)),
-    np.cos: _float_unary(_branching(trig.cos)),
-    math.tan: _float_unary(_branching(trig.tan)),
-    np.tan: _float_unary(_branching(trig.tan)),
+    math.sin: _branching(trig.sin),
+    np.sin: _branching(trig.sin),
+    math.cos: _branching(trig.cos),
+    np.cos: _branching(trig.cos),
+    math.tan: _branching(trig.tan),
+    np.tan: _branching(trig.tan),
     # error function (erf.py)
     math.erf: _erf,
     math.erfc: _float_unary(erf.erfc),
@@ -478,6 +493,7 @@ def lower(lowerer, fn, expr, sig, name):
             lowerer.exact_math = True
         return v
     call = Call(lowerer, expr, sig, name)
+    call.may_branch = True  # a scalar call: its result goes to a variable
     if getattr(lowerer, "fastmath", False):
         v = fast.lower(call, fn)  # the driver's built-in (fast.py), where there is one
         if v is not None:
