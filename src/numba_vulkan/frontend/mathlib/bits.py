@@ -62,6 +62,25 @@ def is_finite(b, x):
     return b.compare(Op.lt, fabs(b, x), const(b, b.kind(x), float("inf")))
 
 
+def is_positive_finite(b, x):
+    """0 < x < inf (subnormals included, NaN not): on the bits, 0 < bits(x) < bits(inf) as
+    signed integers (three instructions, where the flush-safe x > 0 is a dozen)."""
+    k = b.kind(x)
+    ik = int_kind(k)
+    i = to_bits(b, x)
+    inf_bits = const(b, ik, to_int_bits(k, float("inf")))
+    return both(b, b.compare(Op.gt, i, const(b, ik, 0)), b.compare(Op.lt, i, inf_bits))
+
+
+def to_int_bits(k, v):
+    """The bit pattern of the float constant v of kind k, as a Python int."""
+    import struct
+
+    if k == K.f32:
+        return struct.unpack("<i", struct.pack("<f", v))[0]
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
 def either(b, *conds):
     r = conds[0]
     for c in conds[1:]:

@@ -153,7 +153,7 @@ def _log_parts(b, x):
     """(ok, dk, f, hfsq, r) for log(x) = dk ln2 + f - hfsq + r, and ok = x is finite and > 0."""
     k = b.kind(x)
     ik = bits.int_kind(k)
-    ok = bits.both(b, b.compare(Op.gt, x, const(b, k, 0.0)), bits.is_finite(b, x))
+    ok = bits.is_positive_finite(b, x)
     m, e = bits.frexp(b, b.select(ok, x, const(b, k, 1.0)), ik)
     low = b.compare(Op.lt, m, const(b, k, 0.5**0.5))
     m = b.select(low, _mul(b, m, const(b, k, 2.0)), m)
@@ -198,7 +198,7 @@ def log1p(b, x, x_lo=None):
     c = _sub(b, x, _sub(b, u, one))
     # |x| > 1 makes u - 1 exact: then c is the error of the addition the other way round.
     c = b.select(b.compare(Op.gt, bits.fabs(b, x), one), _sub(b, one, _sub(b, u, x)), c)
-    ok = bits.both(b, b.compare(Op.gt, u, const(b, k, 0.0)), bits.is_finite(b, u))
+    ok = bits.is_positive_finite(b, u)
     if x_lo is not None:  # the argument's low word (a double-word argument)
         c = _add(b, c, x_lo)
     # c / u accurately (dd.div): for x just below 0 (u = 1 - 2^-24, |x| ~ 3e-8) the correction

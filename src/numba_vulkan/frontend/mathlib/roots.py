@@ -92,7 +92,7 @@ def _reduce(b, x):
 def sqrt(b, x):
     """IEEE sqrt: correctly rounded; sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf."""
     k = b.kind(x)
-    ok = bits.both(b, b.compare(Op.gt, x, const(b, k, 0.0)), bits.is_finite(b, x))
+    ok = bits.is_positive_finite(b, x)
     xs, j = _reduce(b, b.select(ok, x, const(b, k, 1.0)))
     s = b.binary(Op.mul, _sqrt_reduced(b, xs), bits.pow2(b, k, j))
     special = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), const(b, k, float("nan")), x)
@@ -154,7 +154,7 @@ def cbrt(b, x):
     k = b.kind(x)
     ik = bits.int_kind(k)
     ax = bits.fabs(b, x)
-    ok = bits.both(b, b.compare(Op.gt, ax, const(b, k, 0.0)), bits.is_finite(b, ax))
+    ok = bits.is_positive_finite(b, ax)
     m, e = bits.frexp(b, b.select(ok, ax, const(b, k, 1.0)), ik)
     # e = 3q + rem with rem in {0, 1, 2}: shift e to non-negative before the truncating division.
     off = 3 * 1200
