@@ -32,6 +32,8 @@ class FloatControls(typing.NamedTuple):
     float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
     divide_f32_in_f64: compute float32 division in float64 and round once, because the
     driver's may be 2.5 ulp off (Vulkan allows it; NVIDIA's is; kir/float_division.h).
+    fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
+    add): the math library then builds its exact products from it (launchers.fused_fma).
     """
 
     nan_preserve: tuple = ()
@@ -39,6 +41,7 @@ class FloatControls(typing.NamedTuple):
     hide_float_zeros: bool = False
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
+    fused_fma: bool = False  # no promise: Dekker's products
 
 
 def compile_kernel(
@@ -82,6 +85,7 @@ def compile_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=float_controls.subnormals,
+        fused_fma=float_controls.fused_fma,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

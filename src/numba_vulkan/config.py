@@ -79,3 +79,11 @@ if SUBNORMALS32 not in ("", "keep", "simulate"):
         stacklevel=2,
     )
     SUBNORMALS32 = ""
+# The math library's exact products (docs/math.md, "Fused multiply-add"): "" uses GLSL's Fma
+# where the vendor's drivers fuse it (launchers.FUSED_FMA_VENDORS), "fused" everywhere (tests;
+# only for a device whose Fma rounds once), "off" nowhere (Dekker's products).
+FMA = os.environ.get("NUMBA_VULKAN_FMA", "").strip().lower()
+if FMA not in ("", "fused", "off"):
+    warnings.warn(f"NUMBA_VULKAN_FMA={FMA!r} is not 'fused' or 'off'; ignored", RuntimeWarning,
+                  stacklevel=2)
+    FMA = ""

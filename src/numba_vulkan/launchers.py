@@ -32,7 +32,23 @@ def float_controls(device):
         # lavapipe divides with LLVM's fdiv, correctly rounded; Vulkan lets others be
         # 2.5 ulp off (NVIDIA is). Without float64 the driver's quotient stays (docs/math.md).
         divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
+        fused_fma=fused_fma(info, config.FMA),
     )
+
+
+#: Vendors whose Vulkan drivers compile GLSL.std.450 Fma to the hardware's fused multiply-add
+#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64).
+FUSED_FMA_VENDORS = (0x10DE, 0x1002)
+
+
+def fused_fma(info, setting=""):
+    """Whether the math library may take GLSL.std.450 Fma as rounding once on the device
+    `info`. Vulkan does not promise it (Fma's precision is "inherited from OpFMul followed by
+    OpFAdd"), so only for FUSED_FMA_VENDORS, or where config.FMA = "fused" says so (tests
+    on lavapipe, whose Fma is LLVM's fused llvm.fma); "off" never."""
+    if setting in ("fused", "off"):
+        return setting == "fused"
+    return getattr(info, "vendor_id", 0) in FUSED_FMA_VENDORS
 
 
 def folds_float_zeros(info):

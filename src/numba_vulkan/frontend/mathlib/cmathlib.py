@@ -339,7 +339,8 @@ def lower(lowerer, fn, expr, sig):
 
         raise unsupported("cmath.log with a base (write cmath.log(z) / cmath.log(base))",
                           expr.loc)  # fmt: skip
-    b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE))
+    b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
+                      getattr(lowerer, "fused_fma", False))
     args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
     ty = sig.args[0]
     if fn is cmath.rect:
