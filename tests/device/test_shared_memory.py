@@ -117,6 +117,50 @@ def test_dynamic_shared_memory_sized_at_launch():
         dyn_reverse[2, 64](a, out)
 
 
+@nv.jit
+def dyn_alias(a, bits, halves):
+    f = nv.shared.array(0, np.float32)
+    i = nv.shared.array(0, np.int32)  # the same memory, as numba.cuda's dynamic arrays
+    u = nv.shared.array(0, np.uint32)[64:]  # a view of its second half
+    t = nv.local_id(0)
+    f[t] = a[t]
+    nv.barrier()
+    bits[t] = i[63 - t]  # another invocation's float, as its bits
+    halves[t] = u[t % 64]
+
+
+def test_dynamic_shared_arrays_alias():
+    a = (np.arange(128, dtype=np.float32) - 64.5) / 3
+    bits = np.zeros(128, np.int32)
+    halves = np.zeros(128, np.uint32)
+    dyn_alias[1, 128, 0, 128 * 4](a, bits, halves)
+    np.testing.assert_array_equal(bits[:64], a[:64][::-1].view(np.int32))
+    np.testing.assert_array_equal(halves, np.tile(a[64:].view(np.uint32), 2))
+
+
+def test_dynamic_shared_arrays_of_other_widths_or_atomics_refused():
+    @nv.jit
+    def widths(out):
+        f = nv.shared.array(0, np.float64)
+        i = nv.shared.array(0, np.int32)
+        f[0] = 1.0
+        out[0] = i[0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="float64 and int32.*same width"):
+        widths[1, 1, 0, 8](np.zeros(1, np.int32))
+
+    @nv.jit
+    def atomic(out):
+        f = nv.shared.array(0, np.float32)
+        i = nv.shared.array(0, np.int32)
+        f[0] = 1.0
+        nv.atomic.add(i, 0, 1)
+        out[0] = i[0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="atomic.add on a dynamic shared"):
+        atomic[1, 1, 0, 4](np.zeros(1, np.int32))
+
+
 def test_too_much_shared_memory(device):
     limit = device.info.max_shared_memory
     n = limit // 4 + 1

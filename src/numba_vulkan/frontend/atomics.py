@@ -78,8 +78,9 @@ def lower_atomic(lowerer, fn, expr, sig, target):
     if getattr(arr, "shared", True) is False:
         raise unsupported(f"atomic.{name} on a local array (it is private to its invocation: "
                           "use plain operations)", loc)
-    if getattr(arr, "dynamic", False) is False and hasattr(arr, "dims") is False:
-        pass
+    if getattr(getattr(arr, "root", arr), "aliased", False):
+        raise unsupported(f"atomic.{name} on a dynamic shared array when the kernel has "
+                          "another of a different dtype aliasing it (local_arrays.py)", loc)
     dtype = sig.return_type
     ck = compute_kind(dtype, lowerer.mode, loc)
     indices = index_values(lowerer, arr, idx_var, lowerer.typemap[idx_var.name], loc)

@@ -13,16 +13,20 @@ round as NumPy does). A shared float array that some atomic other than a
 native float add writes is held as integers of the same width (``bits``): a
 compare-and-swap needs an integer element, and SPIR-V cannot view a workgroup
 array as another type. Loads and stores bitcast, which costs nothing.
+Dynamic shared arrays of other element types of the same width alias the first
+the same way (``_alias``).
 
 ``shared.array(0, dtype)`` is the dynamic shared array, sized by the launch
 (``kernel[groups, local_size, stream, shared_bytes]``): the dispatcher
 compiles the kernel once per size, with shared_bytes // itemsize elements.
 (The emitter can also size it at pipeline creation through a specialization
-constant, spirv/memory.cc; the runtime does not use that yet.) One dynamic
-array per kernel: numba.cuda's dynamic arrays all alias one buffer, typed
-SPIR-V arrays cannot.
+constant, spirv/memory.cc; the runtime does not use that yet.) numba.cuda's
+dynamic arrays all alias one buffer: a second ``shared.array(0, dtype)`` is the
+first array's variable seen as its own dtype, for dtypes of the same width
+(typed SPIR-V arrays cannot alias others).
 """
 
+import copy
 import operator
 
 import numpy as np
@@ -226,10 +230,8 @@ def _make(lowerer, expr, sig, target, shared):
         raise unsupported(f"{what} of shape {shape} (0 only as shared.array(0, dtype), the "
                           "dynamic shared array)", loc)
     shape_was_dynamic = shape == (0,) and shared
-    if shape_was_dynamic:
-        if getattr(lowerer, "dynamic_shared", None) is not None:
-            raise unsupported("more than one dynamic shared array (shared.array(0, dtype)) in "
-                              "a kernel", loc)
+    if shape_was_dynamic and getattr(lowerer, "dynamic_shared", None) is not None:
+        return _alias(lowerer, lowerer.dynamic_shared, ty, loc)
     if shape == (0,) and shared:
         nbytes = getattr(lowerer, "dynamic_shared_bytes", 0)
         k = exact_kind(ty.dtype) if is_scalar_type(ty.dtype) else None  # bools take 4 bytes
@@ -244,6 +246,31 @@ def _make(lowerer, expr, sig, target, shared):
     arr = LocalArray(lowerer, ty, shape, shared, bits=bits, loc=loc)
     if shape_was_dynamic:
         lowerer.dynamic_shared = arr
+    return arr
+
+
+def _alias(lowerer, first, ty, loc):
+    """A further ``shared.array(0, dtype)``: the same memory as the first, as numba.cuda's
+    dynamic shared arrays all are. The KIR variable is the first one's; an element type
+    of the same width reads and writes its bits (bitcast, as a ``bits`` array does), so
+    a float32 written through one array reads as its int32 bits through the other, as
+    in CUDA. Different widths would need byte addressing of the workgroup array, which
+    typed SPIR-V arrays do not have: refused."""
+    own = exact_kind(ty.dtype) if is_scalar_type(ty.dtype) else None
+    if own is None or own == K.bool or first.value_kind == K.bool or (
+            _core.memory_bytes(own) != _core.memory_bytes(first.storage)):
+        raise unsupported(
+            f"dynamic shared arrays (shared.array(0, dtype)) of {first.ty.dtype} and "
+            f"{ty.dtype} in one kernel: they alias one buffer, which is supported for element "
+            "types of the same width (e.g. float32 and int32) but not for these", loc)
+    arr = copy.copy(first)
+    arr.ty = ty
+    arr.compute = compute_kind(ty.dtype, lowerer.mode, loc)
+    arr.value_kind = exact_kind(ty.dtype) if exact_kind(ty.dtype) == K.f16 else arr.compute
+    arr.bits = arr.value_kind != arr.storage
+    # atomics refuse a different-typed alias (atomics.py): their pointer has the first's type
+    arr.aliased = arr.value_kind != first.value_kind
+    arr.written = False
     return arr
 
 
