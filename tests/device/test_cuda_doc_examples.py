@@ -24,6 +24,26 @@ pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
 QUICK = os.environ.get("NVK_DOC_QUICK") == "1"
 
+# test -> (page and section, what it runs): the @cuda.jit kernels counted in
+# docs/cuda-compat.md, and the other documented functions (scripts/run_cuda_docs.py)
+DOC_KERNELS = {
+    "test_vecadd": ("examples.rst: Vector Addition", {"kernel": ["f"]}),
+    "test_matmul": ("examples.rst: Matrix multiplication", {"kernel": ["matmul"]}),
+    "test_fast_matmul": ("examples.rst: Matrix multiplication", {"kernel": ["fast_matmul"]}),
+    "test_shared_memory_reduction": ("examples.rst: Shared Memory Reduction",
+                                     {"kernel": ["array_sum"]}),
+    "test_cpu_gpu_compat": ("examples.rst: JIT Function CPU-GPU Compatibility",
+                            {"kernel": ["f"], "numba.jit helper": ["business_logic"]}),
+    "test_globals_constant_capture": ("globals.rst: Capture as constants",
+                                      {"kernel": ["compute_totals"]}),
+    "test_globals_device_array_capture": ("globals.rst: Device array capture",
+                                          {"kernel": ["compute_totals"]}),
+    "test_random_3d_grid": ("random.rst / examples: 3D grid", {"kernel": ["random_3d"]}),
+    "test_ufunc_call_in_kernel": ("examples.rst: Calling a NumPy UFunc", {"kernel": ["f"]}),
+    "test_montecarlo": ("examples.rst: Monte Carlo Integration",
+                        {"kernel": ["mc_integrator_kernel"], "cuda.reduce": ["sum_reduce"]}),
+}
+
 
 # examples.rst "Vector Addition" (doc_examples/test_vecadd.py, test_ex_vecadd)
 def test_vecadd():

@@ -19,6 +19,32 @@ import pytest
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
+# test -> (page and section, what it runs), as in test_cuda_doc_examples.py
+DOC_KERNELS = {
+    "test_increment_by_one_thread_indices": ("kernels.rst: Thread positioning",
+                                             {"kernel": ["increment_by_one"]}),
+    "test_increment_by_one_grid": ("kernels.rst: Absolute positions",
+                                   {"kernel": ["increment_by_one"]}),
+    "test_increment_a_2D_array": ("kernels.rst: Absolute positions",
+                                  {"kernel": ["increment_a_2D_array"]}),
+    "test_device_function": ("device-functions.rst", {"device function": ["a_device_function"]}),
+    "test_dynamic_shared_memory_aliasing": ("memory.rst: Dynamic Shared Memory",
+                                            {"kernel": ["f"]}),
+    "test_dynamic_shared_memory_views": ("memory.rst: Dynamic Shared Memory",
+                                         {"kernel": ["f_with_view"]}),
+    "test_atomic_max_example": ("intrinsics.rst: Example", {"kernel": ["max_example"]}),
+    "test_atomic_max_example_3d": ("intrinsics.rst: Example", {"kernel": ["max_example_3d"]}),
+    "test_random_compute_pi": ("random.rst: A simple example", {"kernel": ["compute_pi"]}),
+    "test_reduce_decorator": ("reduction.rst", {"cuda.reduce": ["sum_reduce"]}),
+    "test_reduce_lambda": ("reduction.rst", {"cuda.reduce": ["lambda a, b: a + b"]}),
+    "test_vectorize_basic_example": ("ufunc.rst: Basic Example",
+                                     {"vectorize": ["cu_discriminant"]}),
+    "test_vectorize_calling_device_function": ("ufunc.rst: Calling Device Functions",
+                                               {"vectorize": ["cu_ufunc"],
+                                                "device function": ["cu_device_fn"]}),
+    "test_grid_stride_add": ("cuda_array_interface.rst: Synchronization", {"kernel": ["add"]}),
+}
+
 
 def _printed(fn):
     """What fn() prints (kernel prints included: they print at synchronisation)."""
@@ -316,8 +342,7 @@ def test_vectorize_basic_example():
     import numba
 
     expected = numba.vectorize(["float32(float32, float32, float32)"])(
-        cu_discriminant.py_func if hasattr(cu_discriminant, "py_func") else
-        (lambda a, b, c: math.sqrt(b ** 2 - 4 * a * c)))(A, B, C)
+        lambda a, b, c: math.sqrt(b ** 2 - 4 * a * c))(A, B, C)  # on the CPU
     np.testing.assert_array_equal(D, expected)
 
 

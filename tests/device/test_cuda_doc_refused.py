@@ -18,6 +18,27 @@ pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
 GRID_SYNC = "grid-wide synchronisation"
 
+# test -> (page and section, {why refused: [kernels]}), as in test_cuda_doc_examples.py
+DOC_KERNELS = {
+    "test_laplace_grid_sync_refused": ("examples.rst: 1D Heat Equation",
+                                       {"refused: grid sync": ["solve_heat_equation"]}),
+    "test_sessionize_grid_sync_refused": ("examples.rst: Dividing Click Data into Sessions",
+                                          {"refused: grid sync": ["sessionize"]}),
+    "test_cooperative_groups_grid_sync_refused": ("cooperative_groups.rst",
+                                                  {"refused: grid sync": ["sequential_rows"]}),
+    "test_cpointer_refused": ("examples.rst: Passing a pointer to a kernel",
+                              {"refused: raw pointers": ["add_one"]}),
+    "test_ffi_declare_device_refused": (
+        "cuda_ffi.rst / examples (test_ffi.py)",
+        {"refused: CUDA C linking": ["multiply_vectors", "reduction_caller", "vector_saxpy"]}),
+    "test_ffi_legacy_link_refused": ("cuda_ffi.rst: Legacy link support",
+                                     {"refused: CUDA C linking": ["multiply_vectors (link=)"]}),
+    "test_recursion_refused": ("cudapysupported.rst: Recursion",
+                               {"refused: recursion": ["fib (device function)"]}),
+    "test_debugger_example_refused": ("debugging.rst (examples/debugging/hello.py)",
+                                      {"refused: debugger": ["hello"]}),
+}
+
 
 # examples.rst "1D Heat Equation" (doc_examples/test_laplace.py)
 def test_laplace_grid_sync_refused():
@@ -250,9 +271,21 @@ def test_ffi_declare_device_refused():
         mul = cuda.declare_device(  # noqa: F841
             "mul_f32_f32", "float32(float32, float32)", link=functions_cu
         )
-    # test_ex_from_buffer and test_ex_extra_includes declare their functions the same way
-    # (magictoken.ex_from_buffer_decl, ex_extra_search_paths_kernel): the same refusal.
-    # (ex_extra_search_paths first imports numba.cuda's config: an ImportError here.)
+
+    # magictoken.ex_from_buffer_decl.begin (reduction_caller's function)
+    signature = "float32(CPointer(float32), int32)"
+    with pytest.raises(VulkanUnsupportedError, match="declare_device.*not possible on Vulkan"):
+        sum_reduce = cuda.declare_device(  # noqa: F841
+            "sum_reduce", signature, link=functions_cu
+        )
+
+    # magictoken.ex_extra_search_paths_kernel.begin (vector_saxpy's function; the
+    # example first sets numba.cuda's config.CUDA_NVRTC_EXTRA_SEARCH_PATHS, whose
+    # import fails here with a plain ImportError: numba_vulkan.cuda has no config)
+    saxpy_cu = os.path.join(basedir, "ffi", "saxpy.cu")
+    sig = "float32(float32, float32, float32)"
+    with pytest.raises(VulkanUnsupportedError, match="declare_device.*not possible on Vulkan"):
+        saxpy = cuda.declare_device("saxpy", sig=sig, link=saxpy_cu)  # noqa: F841
 
 
 # cuda_ffi.rst "Legacy @cuda.jit decorator link support"
