@@ -376,3 +376,41 @@ def test_syncthreads_count_and_or():
     np.testing.assert_array_equal(out[1], 1)
     np.testing.assert_array_equal(out[2], np.repeat((blocks > 8).any(1), 64))
     np.testing.assert_array_equal(out[3], np.repeat((blocks % 2).sum(1), 64))
+
+
+@nv.jit
+def _histogram_helper(ary, dtype, nbins, shape2, op):
+    # numba.cuda's test_atomics style: the helper's arrays take their shape from its caller
+    t = nv.local_id(0)
+    sm = nv.shared.array(nbins, dtype)
+    scratch = nv.local.array(shape2, dtype)
+    scratch[0, 1] = 1
+    sm[t] = 0
+    nv.barrier()
+    op(sm, ary[t] % nbins, scratch[0, 1])
+    nv.barrier()
+    ary[t] = sm[t]
+
+
+@nv.jit
+def _inner(ary, nbins):
+    _histogram_helper(ary, np.uint32, nbins, (2, 3), nv.atomic.add)
+
+
+@nv.jit
+def histogram_by_helpers(ary):
+    _inner(ary, 32)  # two calls deep: the constant 32 reaches shared.array
+
+
+def test_array_shape_from_device_function_arguments():
+    ary = np.random.default_rng(3).integers(0, 32, 32).astype(np.uint32)
+    expected = np.bincount(ary, minlength=32).astype(np.uint32)
+    histogram_by_helpers[1, 32](ary)
+    np.testing.assert_array_equal(ary, expected)
+
+    @nv.jit
+    def not_constant(ary, n):
+        _histogram_helper(ary, np.uint32, n, (2, 3), nv.atomic.add)
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="not a compile-time constant"):
+        not_constant[1, 32](ary, 32)

@@ -31,6 +31,7 @@ import operator
 
 import numpy as np
 from numba.core import ir, types
+from numba.core.typing.templates import fold_arguments
 
 from .. import _core, errors, stubs
 from . import arith
@@ -143,6 +144,22 @@ def _bind_builder(arr, b):
     return arr
 
 
+def constant_arguments(lowerer, expr, sig):
+    """Per parameter of the function `expr` calls, the argument's compile-time value
+    (as _evaluate finds it in the caller) or _NO; for inline.py's callees."""
+    kws = dict(expr.kws)
+    pysig = getattr(sig, "pysig", None)
+    if pysig is None or expr.vararg is not None:
+        return [_evaluate(lowerer, v, 0) for v in expr.args] if not kws else []
+    try:
+        return list(fold_arguments(pysig, list(expr.args), kws,
+                                   lambda i, p, var: _evaluate(lowerer, var, 0),
+                                   lambda i, p, value: value,
+                                   lambda i, p, variables: _NO))
+    except Exception:  # a call Numba typed but we cannot fold: no constants, not an error
+        return []
+
+
 def constant_shape(lowerer, var, what, loc):
     """The constant shape (tuple of ints) of Numba variable `var`, or VulkanUnsupportedError."""
     value = _evaluate(lowerer, var, 0)
@@ -173,7 +190,8 @@ _BINOPS = {
 
 def _evaluate(lowerer, var, depth):
     """The compile-time value of Numba variable `var`: literals, globals, closure values,
-    tuples of them and + - * // % << >> on them; _NO where it is not a constant."""
+    tuples of them and + - * // % << >> on them, and a device function's arguments
+    that are such values at its call; _NO where it is not a constant."""
     if depth > 32:
         return _NO
     ty = lowerer.typemap.get(var.name)
@@ -185,6 +203,11 @@ def _evaluate(lowerer, var, depth):
         return _NO
     if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)):
         return defn.value
+    if isinstance(defn, ir.Arg):
+        # An argument of an inlined device function: its caller's constant, if any
+        # (numba.cuda's helpers take the shape of their shared arrays as arguments).
+        const_args = lowerer.__dict__.get("const_args") or ()
+        return const_args[defn.index] if defn.index < len(const_args) else _NO
     if isinstance(defn, ir.Var):
         return _evaluate(lowerer, defn, depth + 1)
     if not isinstance(defn, ir.Expr):
