@@ -350,8 +350,10 @@ NUMPY_CONSTRUCTORS = (np.empty, np.zeros, np.ones, np.full)
 
 def atomic_bits_arrays(lowerer):
     """ids of the shared.array call expressions whose arrays a float atomic other than a native
-    add writes (they are held as integer bits; see the module's docstring). Cached."""
-    cached = getattr(lowerer, "_atomic_bits", None)
+    add writes (they are held as integer bits; see the module's docstring). Cached per
+    function lowered (kept in the lowerer's own __dict__: an inlined callee's Lowerer
+    would otherwise read and write the kernel's, inline.py)."""
+    cached = lowerer.__dict__.get("_atomic_bits")
     if cached is not None:
         return cached
     from . import atomics
@@ -364,6 +366,8 @@ def atomic_bits_arrays(lowerer):
                     and stmt.value.op == "call"):
                 continue
             fn = _static_callee(lowerer, stmt.value.func)
+            if fn is None:  # e.g. a helper's argument: `op(sm, i, v)` called with atomic.max
+                fn = _evaluate(lowerer, stmt.value.func, 0)
             name = atomics.stub_name(fn)
             if name is None or not stmt.value.args:
                 continue
@@ -375,7 +379,7 @@ def atomic_bits_arrays(lowerer):
             defn = _array_definition(func_ir, stmt.value.args[0])
             if defn is not None:
                 out.add(id(defn))
-    lowerer._atomic_bits = out
+    lowerer.__dict__["_atomic_bits"] = out
     return out
 
 
