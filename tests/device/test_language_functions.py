@@ -227,6 +227,23 @@ def test_tuples_namedtuples_literal_unroll():
     np.testing.assert_array_equal(got, want)
 
 
+_UNROLL_ARRAYS = (np.float64([1.0, 2.0]), np.float64([3.0, 4.0, 5.0]))
+
+
+def test_literal_unroll_over_arrays_of_one_type_is_refused():
+    """numba-cuda's test_array_reductions style: the loop's index would choose among
+    compile-time arrays at run time. A clear refusal (it was an internal TypeError)."""
+    @nv.jit
+    def k(out):
+        i = 0
+        for a in literal_unroll(_UNROLL_ARRAYS):
+            out[i] = a.sum()
+            i += 1
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="literal_unroll over several items"):
+        k[1, 1](np.zeros(2))
+
+
 def test_same_helper_called_from_two_kernels_and_types():
     @nv.jit
     def add1(x):
