@@ -249,3 +249,20 @@ def test_inline_hints_of_numba_cuda_are_accepted():
     a = np.full(1, 41.0)
     k[1, 1](a)
     assert a[0] == 42.0
+
+
+@pytest.mark.parametrize("shape", [(10,), (10, 12), (3, 4, 5)])
+def test_device_array_flags_as_numpy(shape):
+    """numba.cuda's DeviceNDArray.flags / is_c_contiguous / is_f_contiguous, as NumPy's."""
+    host = np.zeros(shape)
+    d = cuda.device_array(shape)
+    views = [(host, d), (host.T, d.T), (host[::2], d[::2])]
+    if len(shape) > 1:
+        views.append((host[:, 1:], d[:, 1:]))
+    for h, v in views:
+        for key in ("C_CONTIGUOUS", "F_CONTIGUOUS"):
+            assert v.flags[key] == h.flags[key], (h.strides, key)
+        assert v.is_c_contiguous() == h.flags.c_contiguous
+        assert v.is_f_contiguous() == h.flags.f_contiguous
+        like = cuda.device_array_like(v)
+        assert like.flags["C_CONTIGUOUS"] and like.strides == np.zeros_like(h, order="C").strides
