@@ -7,6 +7,8 @@ results must agree bit for bit.
 
 from collections import namedtuple
 
+import operator
+
 import numba
 import numpy as np
 import pytest
@@ -377,3 +379,23 @@ def test_none_defaults_star_args_namedtuple_arguments_mixed_tuples():
         np.arange(-5, 11, dtype=np.int64),
     )
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.floordiv, operator.mod, operator.pow, operator.lt,
+                                operator.and_, operator.lshift], ids=lambda f: f.__name__)
+def test_operator_module_functions(op):
+    """``operator.add(x, y)`` & co. called as functions: what ``x + y`` computes (njit's)."""
+    def k(a, b, out):
+        for i in range(out.size):
+            out[i] = op(a[i], b[i])
+
+    for dt in (np.int64, np.float64):
+        if dt == np.float64 and op in (operator.and_, operator.lshift):
+            continue
+        a = np.array([-7, 7, 9], dt)
+        b = np.array([3, -2, 2], dt) if op is not operator.lshift else np.array([3, 1, 2], dt)
+        got, want = np.zeros(3), np.zeros(3)
+        nv.jit(k)[1, 1](a, b, got)
+        numba.njit(k)(a, b, want)
+        np.testing.assert_array_equal(got, want)
