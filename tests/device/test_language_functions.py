@@ -5,9 +5,8 @@ with the helpers jitted for the CPU) and run over the same inputs; integer
 results must agree bit for bit.
 """
 
-from collections import namedtuple
-
 import operator
+from collections import namedtuple
 
 import numba
 import numpy as np
