@@ -266,3 +266,19 @@ def test_device_array_flags_as_numpy(shape):
         assert v.is_f_contiguous() == h.flags.f_contiguous
         like = cuda.device_array_like(v)
         assert like.flags["C_CONTIGUOUS"] and like.strides == np.zeros_like(h, order="C").strides
+
+
+def test_cbrt_intrinsic():
+    """numba.cuda's cuda.cbrt: np.cbrt's value in the argument's float type."""
+    @cuda.jit
+    def k(out32, out64, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            out32[i] = cuda.cbrt(np.float32(x[i]))
+            out64[i] = cuda.cbrt(x[i])
+
+    x = np.array([2.0, -27.0, 0.001, 1e300, 0.0])
+    out32, out64 = np.zeros(5, np.float32), np.zeros(5)
+    k[1, 8](out32, out64, x)
+    np.testing.assert_array_max_ulp(out32, np.cbrt(x.astype(np.float32)), maxulp=1)
+    np.testing.assert_array_max_ulp(out64, np.cbrt(x), maxulp=1)

@@ -23,6 +23,7 @@ from .kernel_api import (  # noqa: F401
     ballot_sync,
     blockDim,
     blockIdx,
+    cbrt,
     const,
     eq_sync,
     grid,
