@@ -316,3 +316,19 @@ for _stub in stubs.BARRIER_REDUCTIONS:
         types.Function(type(f"VulkanTemplate_{_stub.__name__}", (BarrierReduction,),
                             {"key": _stub})),
     )
+
+
+# ---------------------------------------------------------------- math numba.cuda types
+
+import math  # noqa: E402
+
+# math.fmod, math.remainder, math.modf: numba.njit has no typing for them, numba.cuda
+# does (float32 or float64; integers convert to float64); frontend/mathlib/math_extra.py.
+_F = (types.float32, types.float64)
+for _fn in (math.fmod, math.remainder):
+    registry.register_global(_fn, types.Function(type(
+        f"VulkanTemplate_math_{_fn.__name__}", (ConcreteTemplate,),
+        {"key": _fn, "cases": [signature(t, t, t) for t in _F]})))
+registry.register_global(math.modf, types.Function(type(
+    "VulkanTemplate_math_modf", (ConcreteTemplate,),
+    {"key": math.modf, "cases": [signature(types.UniTuple(t, 2), t) for t in _F]})))
