@@ -24,8 +24,8 @@ from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
 from . import (
-    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, rare,
-    roots, rounding, trig,
+    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, math_extra, power,
+    rare, roots, rounding, trig,
 )
 
 K = _core.Kind
@@ -495,6 +495,10 @@ def _log(c):
 
 
 TABLE[math.log] = _log
+# numba.cuda's, not numba.njit's (math_extra.py)
+TABLE[math.fmod] = _fmod
+TABLE[math.remainder] = math_extra.remainder
+TABLE[math.modf] = math_extra.modf
 
 
 def _key(fn):
