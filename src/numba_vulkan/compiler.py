@@ -97,6 +97,8 @@ def compile_kernel(
         denorm_preserve=list(float_controls.denorm_preserve),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
+        # 2 (the tests): the emitter's module too, before optimisation (src/core/compile.cc)
+        validate_emitted=config.VALIDATE >= 2,
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=float_controls.hide_float_zeros,
     )

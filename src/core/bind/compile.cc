@@ -82,12 +82,13 @@ void InitCompile(nb::module_& m) {
            bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
-           bool hide_float_zeros) {
+           bool hide_float_zeros, bool validate_emitted) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
             options.validate = validate;
+            options.validate_emitted = validate_emitted;
             options.narrow_ints = narrow_ints;
             auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
                              const char* name) {
@@ -116,6 +117,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("denorm_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
         nb::arg("validate") = true, nb::arg("unroll") = 4, nb::arg("hide_float_zeros") = false,
+        nb::arg("validate_emitted") = true,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -124,7 +126,9 @@ void InitCompile(nb::module_& m) {
         "(3 entries each), which bound the ids for that analysis. unroll: copies per unrolled "
         "iteration of counted single-block loops (1: none). hide_float_zeros: make float "
         "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
-        "on constant zeros wrongly; kir/float_zeros.h; not with fastmath).");
+        "on constant zeros wrongly; kir/float_zeros.h; not with fastmath). validate_emitted: "
+        "validate the emitter's module before optimising it too (else only when the final "
+        "module fails validation).");
 
     m.def(
         "narrow_ints",
