@@ -15,6 +15,8 @@ result nothing of ours reads:
 - per function: a new PassManager (and its dependency analysis) for the same
   list of passes: it is built once and reused (its only state per run is the
   pass timings, which we do not read);
+- InlineClosureLikes where the function has nothing it could inline
+  (``InlineClosureLikesWhenAny``);
 - per device function typed *inside* a kernel's typing: reloading Numba's
   configuration from the environment and refreshing the typing and target
   contexts' registries, which the enclosing compilation did moments before
@@ -24,10 +26,13 @@ With NUMBA_DEBUG_PRINT_BEFORE/AFTER/WRAP set, Numba's own pass runner is used,
 so its IR dumps still work.
 """
 
+import dis
+
 from numba.core import compiler, config
 from numba.core.compiler_lock import global_compiler_lock
-from numba.core.compiler_machinery import PassManager
+from numba.core.compiler_machinery import PassManager, register_pass
 from numba.core.errors import new_error_context
+from numba.core.untyped_passes import InlineClosureLikes
 
 
 def _check(pss, result):
@@ -48,9 +53,62 @@ class LeanPassManager(PassManager):
         pss.analysis = self._analysis
         with new_error_context("Pass {name}", name=pss.name()):
             _check(pss, pss.run_initialization(internal_state))
-            _check(pss, pss.run_pass(internal_state))
+            mutated = _check(pss, pss.run_pass(internal_state))
             _check(pss, pss.run_finalizer(internal_state))
+        if mutated:
+            internal_state.metadata.setdefault(_CHANGED_BY, []).append(pss.name())
         return None
+
+
+#: state.metadata key: the names of the passes that said they changed the IR, in order.
+_CHANGED_BY = "numba_vulkan_changed_by"
+
+# The passes before InlineClosureLikes whose changes it may rely on being post-processed.
+_FIRST_PASSES = frozenset({"translate_bytecode", "fixup_args", "ir_processing"})
+
+# Bytecode that can give InlineClosureLikes work: closures, lambdas and comprehensions
+# (MAKE_FUNCTION); lists that a loop fills for np.array (its array-call inlining).
+_CLOSURE_LIKE_OPS = frozenset({"MAKE_FUNCTION", "BUILD_LIST", "LIST_APPEND", "LIST_EXTEND"})
+
+
+def _may_have_closure_likes(state):
+    """Whether InlineClosureLikes could change this function (see the class below)."""
+    code = state.func_id.code
+    ops = {instr.opname for instr in dis.get_instructions(code)}
+    if ops & _CLOSURE_LIKE_OPS:
+        return True
+    names = set(code.co_names) | set(code.co_freevars)
+    if names & {"reduce", "list"}:  # functools.reduce; list() filled in a loop
+        return True
+    glbls = getattr(state.func_id.func, "__globals__", {})
+    for name in names:  # a stencil, called
+        value = glbls.get(name)
+        if type(value).__module__.startswith("numba.stencils"):
+            return True
+    return False
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class InlineClosureLikesWhenAny(InlineClosureLikes):
+    """Numba's InlineClosureLikes, skipped where it has nothing to do.
+
+    It inlines calls to closures and lambdas, ``functools.reduce`` and stencils,
+    and turns lists filled in a loop for ``np.array`` into arrays, then
+    post-processes the IR again (variable lifetimes, CFG canonicalisation: the
+    same as IRProcessing did). For the small functions device functions are,
+    that post-processing was most of a pipeline's untyped passes. Skipped only
+    when the bytecode has none of the constructs above and no pass since
+    IRProcessing changed the IR (numba_vulkan.cuda's rewrite may have), so the
+    IR after it is what Numba's pass would have left.
+    """
+
+    _name = "numba_vulkan_inline_closure_likes"
+
+    def run_pass(self, state):
+        changed = set(state.metadata.get(_CHANGED_BY, ())) - _FIRST_PASSES
+        if changed or _may_have_closure_likes(state):
+            return super().run_pass(state)
+        return False
 
 
 class PipelineCompiler(compiler.CompilerBase):

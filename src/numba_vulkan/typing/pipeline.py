@@ -23,7 +23,6 @@ from numba.core.untyped_passes import (
     FindLiterallyCalls,
     FixupArgs,
     GenericRewrites,
-    InlineClosureLikes,
     InlineInlinables,
     IRProcessing,
     LiteralPropagationSubPipelinePass,
@@ -110,7 +109,7 @@ class VulkanCompiler(lean.PipelineCompiler):
         for pass_class, description in _EXTRA_UNTYPED_PASSES:
             pm.add_pass(pass_class, description)
         # Closures first, in case they use nonlocals (as Numba orders it).
-        pm.add_pass(InlineClosureLikes, "inline calls to locally defined closures")
+        pm.add_pass(lean.InlineClosureLikesWhenAny, "inline calls to locally defined closures")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
         pm.add_pass(DeadBranchPrune, "dead branch pruning")
         pm.add_pass(GenericRewrites, "nopython rewrites")

@@ -96,6 +96,8 @@ class VulkanTypingContext(NumbaTypingContext):
         is kept for the process: the second kernel that adds two float32 values
         does not ask again. Failures are not kept (Numba reports them itself).
         """
+        if not kws and isinstance(func, types.Dispatcher):
+            return self._resolve_device_call(func, args)
         if kws or not isinstance(func, types.Function) or not all(
             isinstance(a, _SCALAR_TYPES) for a in args
         ):
@@ -106,6 +108,22 @@ class VulkanTypingContext(NumbaTypingContext):
             sig = super().resolve_function_type(func, args, kws)
             if sig is not None:
                 self._scalar_calls[key] = sig
+        return sig
+
+    def _resolve_device_call(self, func, args):
+        """A call of a device function or @overload implementation, remembered per
+        dispatcher and argument types (``OverloadDispatcher.resolved``). The dispatcher
+        keeps one typing per argument types, each an exact match for them, so the
+        signature Numba picks for the same types cannot change."""
+        memo = getattr(func.dispatcher, "resolved", None)
+        if memo is None:  # not one of ours (typing/overloads.py)
+            return super().resolve_function_type(func, args, {})
+        key = tuple(args)
+        sig = memo.get(key)
+        if sig is None:
+            sig = super().resolve_function_type(func, args, {})
+            if sig is not None:
+                memo[key] = sig
         return sig
 
     def resolve_getattr(self, typ, attr):
