@@ -68,14 +68,21 @@ _FIRST_PASSES = frozenset({"translate_bytecode", "fixup_args", "ir_processing"})
 
 # Bytecode that can give InlineClosureLikes work: closures, lambdas and comprehensions
 # (MAKE_FUNCTION); lists that a loop fills for np.array (its array-call inlining).
-_CLOSURE_LIKE_OPS = frozenset({"MAKE_FUNCTION", "BUILD_LIST", "LIST_APPEND", "LIST_EXTEND"})
+_CLOSURE_LIKE_OPS = frozenset(
+    dis.opmap[name] for name in ("MAKE_FUNCTION", "BUILD_LIST", "LIST_APPEND", "LIST_EXTEND")
+)
+
+
+def _opcodes(code):
+    """The opcodes `code` uses (every instruction is an opcode byte and an argument byte;
+    EXTENDED_ARG and inline caches are instructions of their own, never these opcodes)."""
+    return set(code.co_code[0::2])
 
 
 def _may_have_closure_likes(state):
     """Whether InlineClosureLikes could change this function (see the class below)."""
     code = state.func_id.code
-    ops = {instr.opname for instr in dis.get_instructions(code)}
-    if ops & _CLOSURE_LIKE_OPS:
+    if _opcodes(code) & _CLOSURE_LIKE_OPS:
         return True
     names = set(code.co_names) | set(code.co_freevars)
     if names & {"reduce", "list"}:  # functools.reduce; list() filled in a loop
@@ -126,6 +133,8 @@ class PipelineCompiler(compiler.CompilerBase):
             config.reload_config()
             typingctx.refresh()
             targetctx.refresh()
+        elif typingctx.registrations() != typingctx.registrations_seen:
+            typingctx.refresh()  # a template registered during the enclosing typing
         state = self.state = compiler.StateDict()
         state.typingctx = typingctx
         state.targetctx = compiler._make_subtarget(targetctx, flags)

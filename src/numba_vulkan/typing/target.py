@@ -96,10 +96,19 @@ class VulkanTypingContext(NumbaTypingContext):
             self._array_library = True
             self.refresh()
 
+    def registrations(self):
+        """How many templates the installed registries hold: it grows when one is
+        registered, e.g. by ``register_jitable`` inside an @overload being typed (Numba's
+        np.min of complex arrays), which only a refresh makes visible."""
+        return sum(
+            len(r.functions) + len(r.attributes) + len(r.globals) for r in self._registries
+        )
+
     def refresh(self):
         # Numba refreshes before every compilation; only new templates (an extension
         # imported since, the array library) can change how a call resolves.
         super().refresh()
+        self.registrations_seen = self.registrations()
         size = sum(map(len, self._functions.values())) + len(self._globals)
         if size != getattr(self, "_templates_seen", None):
             self._templates_seen = size
