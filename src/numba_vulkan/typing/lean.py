@@ -19,8 +19,9 @@ result nothing of ours reads:
   (``InlineClosureLikesWhenAny``);
 - per device function typed *inside* a kernel's typing: reloading Numba's
   configuration from the environment and refreshing the typing and target
-  contexts' registries, which the enclosing compilation did moments before
-  (a template registered since is picked up: see ``VulkanCompiler``).
+  contexts' registries, which the enclosing compilation did moments before; the
+  typing context is still refreshed when a template was registered since (as
+  ``register_jitable`` inside an @overload does; ``registrations`` in target.py).
 
 With NUMBA_DEBUG_PRINT_BEFORE/AFTER/WRAP set, Numba's own pass runner is used,
 so its IR dumps still work.
