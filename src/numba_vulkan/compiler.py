@@ -12,6 +12,7 @@ compile_kernel
 Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
 """
 
+import gc
 import itertools
 import os
 import typing
@@ -44,7 +45,28 @@ class FloatControls(typing.NamedTuple):
     fused_fma: bool = False  # no promise: Dekker's products
 
 
-def compile_kernel(
+def compile_kernel(*args, **kwargs):
+    """Compile one specialisation of a kernel (see _compile_kernel), the cyclic garbage
+    collector paused meanwhile.
+
+    Typing a kernel and its device functions allocates tens of thousands of small
+    objects, most of which survive (the typed IR is kept); the collector ran several
+    times per first call and then, every twenty or so kernels, a full collection
+    that took longer than the compilation itself (benchmarks/profile_first_call.py).
+    Paused, it runs at most once afterwards, at the next allocation past its threshold;
+    only cyclic garbage made meanwhile waits until then.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _compile_kernel(*args, **kwargs)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _compile_kernel(
     pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=FloatControls(),
     dynamic_shared_bytes=0,
 ):
@@ -104,6 +126,8 @@ def compile_kernel(
         denorm_preserve=list(float_controls.denorm_preserve),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
+        # 2 (the tests): the emitter's module too, before optimisation (src/core/compile.cc)
+        validate_emitted=config.VALIDATE >= 2,
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=float_controls.hide_float_zeros,
         divide_f32_in_f64=float_controls.divide_f32_in_f64,

@@ -48,7 +48,9 @@ def _int(name, default):
 
 DEVICE = os.environ.get("NUMBA_VULKAN_DEVICE", "")  # index or name substring
 DEBUG = _int("NUMBA_VULKAN_DEBUG", 0)  # 0, 1 or 2: validation layer
-VALIDATE = _int("NUMBA_VULKAN_VALIDATE", 1)  # validate every module with SPIRV-Tools
+# Validate every module with SPIRV-Tools: 1 the final module, 2 (the tests) also the
+# emitter's module before optimisation; 0 none.
+VALIDATE = _int("NUMBA_VULKAN_VALIDATE", 1)
 CACHE = _int("NUMBA_VULKAN_CACHE", 1)
 CACHE_DIR = os.environ.get("NUMBA_VULKAN_CACHE_DIR", "")
 POOL_MB = _int("NUMBA_VULKAN_POOL_MB", 1024)
