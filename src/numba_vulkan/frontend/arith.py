@@ -171,6 +171,17 @@ def _loop_blocks(b, what):
     return tuple(b.create_block(f"{tag}.{part}") for part in ("header", "body", "done"))
 
 
+def negate(b, v):
+    """-v: for floats the sign bit flipped (IEEE 754's negate, exact for subnormals also where
+    the driver's FNegate flushes them: NVIDIA's float32), for integers small_int_unary."""
+    k = b.kind(v)
+    if k not in _FLOAT_LAYOUT:
+        return small_int_unary(b, Op.neg, v)
+    ik = _FLOAT_LAYOUT[k][0]
+    sign = const(b, ik, -(1 << (BITS[k] - 1)))
+    return b.bitcast(k, b.binary(Op.xor, b.bitcast(ik, v), sign))
+
+
 def fabs(b, v):
     """|v| by clearing the sign bit (exact for every value, NaN included)."""
     k = b.kind(v)
@@ -212,6 +223,9 @@ def fmod(b, x, y):
     The result has x's sign; y == 0, x infinite or a NaN operand give NaN.
     Builds a loop: the returned value lives in a new block, and x and y (and any
     value defined before the call outside the entry block) must not be used after it.
+    Each iteration lowers r's exponent, so at most emax - emin + precision + 1 run; the
+    loop also stops there, because on a device that flushes float32 subnormals t can be
+    flushed to 0 while r >= |y| still holds (NVIDIA hung on a subnormal divisor).
     """
     k = b.kind(x)
     if k == K.f16:
@@ -229,17 +243,25 @@ def fmod(b, x, y):
         ),
         b.compare(Op.ne, ay, ay),
     )
-    r_p, y_p, x_p, bad_p = b.var(k), b.var(k), b.var(k), b.var(K.bool)
+    r_p, y_p, x_p, bad_p, n_p = b.var(k), b.var(k), b.var(k), b.var(K.bool), b.var(K.i32)
     # On a NaN result run no iteration (0 >= 1 is false).
     b.store(r_p, b.select(bad, const(b, k, 0.0), ax))
     b.store(y_p, b.select(bad, const(b, k, 1.0), ay))
     b.store(x_p, x)
     b.store(bad_p, bad)
+    b.store(n_p, const(b, K.i32, 2 * bias + _FLOAT_LAYOUT[k][3] + 1))  # iterations left
     header, body, done = _loop_blocks(b, "fmod")
     b.br(header)
     b.set_block(header)
-    b.condbr(b.compare(Op.ge, b.load(r_p), b.load(y_p)), body, done)
+    n = b.load(n_p)
+    more = b.binary(
+        Op.and_,
+        b.compare(Op.ge, b.load(r_p), b.load(y_p)),
+        b.compare(Op.gt, n, const(b, K.i32, 0)),
+    )
+    b.condbr(more, body, done)
     b.set_block(body)
+    b.store(n_p, b.binary(Op.sub, b.load(n_p), const(b, K.i32, 1)))
     r, ay = b.load(r_p), b.load(y_p)
     d = b.binary(Op.sub, _exponent(b, r), _exponent(b, ay))  # >= 0
     # ay * 2**d in up to three exact steps (2**d itself may not be representable);

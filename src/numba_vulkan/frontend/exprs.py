@@ -174,7 +174,7 @@ def unary(lo, expr, target):
         # -2**31 as int64, -uint8(100) is 156 as uint64); a bool is widened first.
         if b.kind(x) == K.bool:
             x = arith.convert(b, x, rk)
-        r = arith.small_int_unary(b, Op.neg, x)
+        r = arith.negate(b, x)
     elif fn is operator.invert:
         if is_float(b.kind(x)):
             raise unsupported("'~' on floats", loc)

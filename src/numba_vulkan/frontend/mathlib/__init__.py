@@ -414,7 +414,7 @@ TABLE = {
     np.isclose: _isclose,
     # simple arithmetic ufuncs (ints wrap as Numba's do)
     np.square: lambda c: _arith1(c, lambda b, x: b.binary(Op.mul, x, x)),
-    np.negative: lambda c: _arith1(c, lambda b, x: b.unary(Op.neg, x)),
+    np.negative: lambda c: _arith1(c, arith.negate),
     np.positive: lambda c: _arith1(c, lambda b, x: x),
     np.add: _arith2(Op.add),
     np.subtract: _arith2(Op.sub),
