@@ -1,0 +1,130 @@
+"""Calls of ``llvm.*`` functions inside an @intrinsic: the ones with one exact answer.
+
+Integer ones work on llvm_ops' canonical integers; float ones reuse the math
+library's exact building blocks (bit-level fabs and copysign, the correctly
+rounded sqrt, floor/ceil/trunc/rint). ``llvm.fma``/``llvm.fmuladd`` are
+translated for float32 only, exactly rounded (llvm_ops.fma_f32, which needs
+float64); Vulkan's own Fma may round twice, and no exact float64 fma is
+built yet, so float64 ones are refused. ``llvm.round`` (ties away from zero),
+minnum/maxnum, the overflow-checking arithmetic and memory functions are
+refused too, by name.
+"""
+
+import re
+
+from .. import _core
+from . import llvm_ops
+from .arith import const
+from .llvm_ops import unsigned
+
+K = _core.Kind
+Op = _core.Op
+
+_TYPE_SUFFIX = re.compile(r"(i\d+|f\d+|v\d+\w*|p\d+\w*)")
+
+
+def base_name(name):
+    """'llvm.ctpop.i64' -> 'ctpop'."""
+    parts = name.split(".")[1:]
+    return ".".join(p for p in parts if not _TYPE_SUFFIX.fullmatch(p))
+
+
+def _bits(fn):
+    def lower(t, args, width):
+        return fn(t.b, args[0], width)
+
+    return lower
+
+
+def _abs(t, args, width):
+    b = t.b
+    x = args[0]
+    k = b.kind(x)
+    neg = llvm_ops.canon(b, b.binary(Op.sub, const(b, k, 0), x), width)  # INT_MIN stays
+    return b.select(b.compare(Op.lt, x, const(b, k, 0)), neg, x)
+
+
+def _minmax(pick_greater, is_unsigned):
+    def lower(t, args, width):
+        b = t.b
+        x, y = args
+        cx, cy = (unsigned(b, x, width), unsigned(b, y, width)) if is_unsigned else (x, y)
+        greater = b.compare(Op.gt, cx, cy)
+        return b.select(greater, x, y) if pick_greater else b.select(greater, y, x)
+
+    return lower
+
+
+def _float(fn):
+    def lower(t, args, width):
+        return fn(t.b, *args)
+
+    return lower
+
+
+def _fma(t, args, width):
+    b = t.b
+    if b.kind(args[0]) != K.f32:
+        raise t.refuse("a float64 fused multiply-add (Vulkan's Fma may round twice and no "
+                       "exact float64 one is built)")  # fmt: skip
+    if t.lo.mode.floats or not t.lo.mode.float64_storage:
+        raise t.refuse("a float32 fused multiply-add on a device without float64 (computed "
+                       "exactly in float64)")  # fmt: skip
+    return llvm_ops.fma_f32(b, *args)
+
+
+def _math(name):
+    def lower(t, args, width):
+        from .mathlib import bits, roots, rounding
+
+        fn = {"fabs": bits.fabs, "copysign": bits.copysign, "sqrt": roots.sqrt,
+              "floor": rounding.floor, "ceil": rounding.ceil, "trunc": rounding.trunc,
+              "rint": rounding.rint, "nearbyint": rounding.rint}[name]  # fmt: skip
+        return fn(t.b, *args)
+
+    return lower
+
+
+_INTEGER = {
+    "ctpop": _bits(llvm_ops.ctpop),
+    "ctlz": _bits(llvm_ops.ctlz),
+    "cttz": _bits(llvm_ops.cttz),
+    "bitreverse": _bits(llvm_ops.bitreverse),
+    "bswap": _bits(llvm_ops.bswap),
+    "abs": _abs,
+    "smax": _minmax(True, False),
+    "smin": _minmax(False, False),
+    "umax": _minmax(True, True),
+    "umin": _minmax(False, True),
+}
+
+_FLOATING = {
+    "fma": _fma,
+    "fmuladd": _fma,
+    **{n: _math(n) for n in ("fabs", "copysign", "sqrt", "floor", "ceil", "trunc", "rint",
+                             "nearbyint")},
+}  # fmt: skip
+
+# How many leading arguments are values; the rest are flags (is_zero_poison...).
+_VALUE_ARGS = {"ctlz": 1, "cttz": 1, "abs": 1}
+
+
+def lower_llvm_call(t, name, inst):
+    """The KIR value of `call @llvm.NAME(...)` (None for llvm.assume)."""
+    base = base_name(name)
+    args = list(inst.args)
+    if base == "assume":
+        return None
+    if base == "expect":
+        return t.use(args[0])
+    lower = _INTEGER.get(base) or _FLOATING.get(base)
+    if lower is None:
+        raise t.refuse(f"a call of '{name}'")
+    args = args[: _VALUE_ARGS.get(base, len(args))]
+    if base in _INTEGER and (not hasattr(args[0].type, "width") or args[0].type.width == 1):
+        raise t.refuse(f"'{name}' on {args[0].type}")
+    for a in args:
+        t.kind(a.type)
+    width = getattr(args[0].type, "width", None)
+    return lower(t, [t.use(a) for a in args], width)
+
