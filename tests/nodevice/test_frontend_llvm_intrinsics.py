@@ -237,3 +237,34 @@ def test_64_bit_intrinsic_refused_when_ints_are_narrowed():
     message = refused(k_popc64, mode=narrowing.Mode(ints=True))
     assert "narrow='ints'" in message and "through_memory_free" in message, message
     assert nv.jit(k_popc64).compile(SIG).words.size > 0  # without narrowing: fine
+
+
+@intrinsic(target="vulkan")
+def vulkan_twice(typingctx, x):
+    def codegen(context, builder, sig, args):
+        return builder.add(args[0], args[0])
+
+    return x(x), codegen
+
+
+@intrinsic(target="cpu")
+def cpu_only(typingctx, x):
+    def codegen(context, builder, sig, args):
+        return args[0]
+
+    return x(x), codegen
+
+
+def k_twice(out):
+    for i in range(out.size):
+        out[i] = vulkan_twice(out[i])
+
+
+def k_cpu_only(out):
+    out[0] = cpu_only(out[0])  # MARK
+
+
+def test_registered_for_vulkan_works_and_cpu_only_is_refused():
+    a = np.array([1, -3, 2**62, -(2**63)], np.int64)
+    np.testing.assert_array_equal(run_kir(k_twice, (a.copy(),))[0], a * 2)
+    assert "cpu_only" in refused(k_cpu_only)

@@ -42,8 +42,10 @@ def lower_intrinsic(lowerer, expr, fn, fn_ty, sig):
     """Lower a call of the @intrinsic `fn`; returns (value tree, Numba return type)."""
     name = getattr(fn, "_name", None) or getattr(fn, "__name__", "?")
     loc = expr.loc
-    if expr.kws or expr.vararg:
-        raise unsupported(f"keyword or star arguments in calls to the @intrinsic '{name}'", loc)
+    if expr.kws or expr.vararg or len(expr.args) != len(sig.args):
+        raise unsupported(
+            f"keyword, star or default arguments in calls to the @intrinsic '{name}'", loc
+        )
     try:
         codegen = fn_ty.get_impl_key(sig)
     except (KeyError, AttributeError):
