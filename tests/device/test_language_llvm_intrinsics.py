@@ -260,9 +260,10 @@ def test_division_by_zero_gives_zero_and_int_min_by_minus_one_wraps():
     @nv.jit
     def k(out, a, b):
         i = nv.global_id(0)
-        q, r = div_rem(a[i], b[i])
-        out[i, 0] = q
-        out[i, 1] = r
+        if i < a.size:
+            q, r = div_rem(a[i], b[i])
+            out[i, 0] = q
+            out[i, 1] = r
 
     low = np.iinfo(np.int64).min
     a = np.array([5, -7, 0, low, low], np.int64)
