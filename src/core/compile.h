@@ -23,7 +23,7 @@ struct CompileOptions {
     bool narrow_ints = true;
     // Copies per unrolled iteration of counted single-block loops
     // (unroll/unroll.h); 1 leaves loops alone. Never changes a result.
-    int unroll_factor = 4;
+    int unroll_factor = 8;
     // lavapipe: hide float constants +0.0 behind a hidden parameter, which its
     // code generator cannot fold wrongly (kir/float_zeros.h).
     bool hide_float_zeros = false;

@@ -58,9 +58,10 @@ SYNC = _int("NUMBA_VULKAN_SYNC", 0)  # every launch waits
 TIMEOUT = _float("NUMBA_VULKAN_TIMEOUT", 0.0)
 INT64 = _int("NUMBA_VULKAN_INT64", 0)  # no integer narrowing
 NARROW = _int("NUMBA_VULKAN_NARROW", 0)  # narrow everything
-# Copies per unrolled iteration of counted loops (1 to 8; 1: no unrolling). See
+# Copies per unrolled iteration of counted loops (1 to 8; 1: no unrolling; 8 ran
+# grid-stride reductions and histograms fastest on the H200). See
 # docs/compiler.md: never changes a result, only lets a GPU overlap the loads.
-UNROLL = _int("NUMBA_VULKAN_UNROLL", 4)
+UNROLL = _int("NUMBA_VULKAN_UNROLL", 8)
 PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16)
 # Numba's variable: 1 turns index checks on for every kernel, 0 off, unset (None)
 # leaves it to each kernel's boundscheck option.

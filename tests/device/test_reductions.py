@@ -121,7 +121,18 @@ def test_empty_arrays():
 
 
 def test_chunk_bounds_loops_below_lavapipes_cap():
-    """Each invocation reduces at most CHUNK elements per pass, far below 65,535."""
+    """Each invocation reduces at most CHUNK elements per pass, far below 65,535
+    (float sums: ceil(n / MAX_INVOCATIONS), below it for any n < 2^31)."""
     assert nv_reduce.CHUNK * 4 < 65_535
+    assert -(-(2**31) // nv_reduce.MAX_INVOCATIONS) < 65_535
     host = np.arange(5_000_000, dtype=np.int64)  # 19,532 invocations, then 77, then 1
     _same(nv.to_device(host).sum(), host.sum())
+
+
+def test_float_sum_with_more_invocations_than_the_cap():
+    """n > FLOAT_CHUNK * MAX_INVOCATIONS: every invocation of the first pass reduces
+    ceil(n / 2^18) elements (the first pass is submitted at once), then short passes."""
+    n = nv_reduce.FLOAT_CHUNK * nv_reduce.MAX_INVOCATIONS + 4097
+    assert n >= nv_reduce.FLUSH_ELEMENTS
+    host = (np.random.default_rng(3).random(n) - 0.25).astype(np.float32)
+    _close_sum(nv.to_device(host).sum(), host)

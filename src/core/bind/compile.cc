@@ -116,7 +116,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("nan_preserve") = std::vector<uint32_t>(),
         nb::arg("denorm_preserve") = std::vector<uint32_t>(), nb::arg("narrow_ints") = true,
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
-        nb::arg("validate") = true, nb::arg("unroll") = 4, nb::arg("hide_float_zeros") = false,
+        nb::arg("validate") = true, nb::arg("unroll") = 8, nb::arg("hide_float_zeros") = false,
         nb::arg("divide_f32_in_f64") = false,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "

@@ -203,6 +203,9 @@ bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
     return false;
 }
 
+constexpr int64_t kInt32Limit = int64_t{1} << 31;
+constexpr int64_t kWindow = int64_t{1} << 28;  // room above the copies' i below 2^31
+
 // Appends instructions to one new block.
 class Writer {
   public:
@@ -246,25 +249,34 @@ class Writer {
         return memo_[k] = v;
     }
 
-    // step > 0, step and bound small enough, and i < bound - (factor - 1) * step.
+    // step > 0, step and bound small enough, i inside a window, and
+    // i < bound - (factor - 1) * step. The window (kWindow) and the cap on the
+    // step are not needed for the results (which are the original loop's either
+    // way) but let the interval analysis of the narrowing pass prove that every
+    // copy's i (i0 + k * step, k <= factor) fits int32: then the copies' index
+    // math is 32-bit and Numba's negative-index test (i < 0) folds away. Arrays
+    // index with int32 offsets anyway, so only grid strides of 2^28 / factor
+    // elements or more fall back to the original loop.
     ValueId Guard(const Counted& c, int factor) {
         kir::TypeId t = c.type;
         kir::TypeId boolean = m_.GetScalar(kir::ScalarKind::kBool);
         int width = kir::BitWidth(m_.type(t).scalar);
-        int64_t quarter = int64_t{1} << (width - 2);  // step < quarter / (F-1), bound > -quarter
+        int64_t quarter = int64_t{1} << (width - 2);  // bound > -quarter
         ValueId step = Value(c.step);
         ValueId bound = Value(c.bound);
         ValueId i = Add(Op::kLoad, t, {c.var});
         auto constant = [&](int64_t x) { return Add(Op::kConst, t, {}, static_cast<uint64_t>(x)); };
+        auto all = [&](ValueId a, ValueId b) { return Add(Op::kAnd, boolean, {a, b}); };
         ValueId positive = Add(Op::kGt, boolean, {step, constant(0)});
-        ValueId small = Add(Op::kLt, boolean, {step, constant(quarter / (factor - 1))});
+        ValueId small = Add(Op::kLt, boolean, {step, constant(kWindow / factor)});
         ValueId above = Add(Op::kGt, boolean, {bound, constant(-quarter)});
+        ValueId window = Add(Op::kLt, boolean, {i, constant(kInt32Limit - kWindow)});
+        if (width == 64)
+            window = all(Add(Op::kGe, boolean, {i, constant(-kInt32Limit)}), window);
         ValueId span = Add(Op::kMul, t, {step, constant(factor - 1)});
         ValueId last = Add(Op::kSub, t, {bound, span});
         ValueId room = Add(Op::kLt, boolean, {i, last});
-        ValueId a = Add(Op::kAnd, boolean, {positive, small});
-        ValueId b = Add(Op::kAnd, boolean, {above, room});
-        return Add(Op::kAnd, boolean, {a, b});
+        return all(all(positive, small), all(above, all(window, room)));
     }
 
     void Jump(BlockId target) {

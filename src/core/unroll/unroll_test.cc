@@ -111,6 +111,9 @@ Outcome Execute(const kir::Module& m, int64_t start, int64_t step, int64_t n) {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kTwo31 = int64_t{1} << 31;
+constexpr int64_t kTop = kTwo31 - (int64_t{1} << 28);  // the guard's window ends here
+constexpr int64_t kCap = (int64_t{1} << 28) / 4;         // steps from here run the original loop
 
 TEST(Unroll, SameResultsForEveryTripCountAndFactor) {
     for (int factor : {2, 3, 4, 8, -4}) {  // -4: 4, with an empty latch block
@@ -142,7 +145,11 @@ TEST(Unroll, NextToTheInt64Limits) {
                    Case{-(int64_t{1} << 62), int64_t{1} << 61, (int64_t{1} << 62) + 1},
                    Case{kMin, int64_t{1} << 62, int64_t{1} << 62}, Case{kMin + 1, kMax, 0},
                    Case{kMin, 1000, kMin + 10'000}, Case{kMax - 20, 7, kMax},
-                   Case{-5, 0, 10}, Case{5, -1, 10}}) {
+                   Case{-5, 0, 10}, Case{5, -1, 10},
+                   // Either side of the guard's window [-2^31, 2^31 - 2^28) and step cap.
+                   Case{kTop - 9, 1, kTop + 9}, Case{kTop - 2, 3, kTop + 30},
+                   Case{-kTwo31 - 5, 2, -kTwo31 + 20}, Case{0, kCap - 1, 9 * kCap},
+                   Case{0, kCap, 9 * kCap}, Case{-7, kCap + 1, 5 * kCap}}) {
         Outcome a = Execute(before, c.start, c.step, c.n), b = Execute(after, c.start, c.step, c.n);
         EXPECT_EQ(a.finished, b.finished) << c.start << " " << c.step << " " << c.n;
         if (a.finished) {

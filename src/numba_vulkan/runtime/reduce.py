@@ -1,29 +1,32 @@
 """DeviceArray.sum/min/max on the device, with kernels written in the kernel language.
 
 A reduction runs in passes until one value is left. In each pass invocation
-``i`` of ``P = ceil(n / CHUNK)`` reduces the elements ``i, i + P, i + 2P, ...``
-(at most CHUNK of them: neighbouring invocations read neighbouring elements, and
-no loop gets near lavapipe's 65,535-iteration cap) into ``partials[i]``; the
-next pass reduces the partials the same way. No shared memory or barriers are
-needed. The kernels are generated from one template per (operation,
-accumulator, rank), compiled by our own compiler and cached by the dispatcher
-per dtype and device.
+``i`` of ``P`` reduces the elements ``i, i + P, i + 2P, ...`` into
+``partials[i]`` (neighbouring invocations read neighbouring elements); the next
+pass reduces the partials the same way. Integer sums and min/max take
+``P = ceil(n / CHUNK)``, at most CHUNK (256) elements each. Float sums take
+``P = min(ceil(n / FLOAT_CHUNK), MAX_INVOCATIONS)``: 32 elements each up to
+2^23 elements, then ``ceil(n / 2^18)`` (1024 for 2^28) in a grid-stride
+``while`` loop, which the compiler unrolls (core/unroll: the copies' loads run
+with no test between them); 2^31 elements give 8192 iterations, below
+lavapipe's 65,535-iteration cap. The first pass of a large array is submitted
+at once, so the device runs it while Python prepares the short later passes.
+No shared memory or barriers are needed. The kernels are generated from one
+template per (operation, accumulator, rank), compiled by our own compiler and
+cached by the dispatcher per dtype and device.
 
 Accuracy and NumPy's semantics:
 
 - Integer sums accumulate in int64 (signed and bool inputs) or uint64
   (unsigned), wrapping as NumPy does; addition modulo 2^64 is associative,
   so the result is NumPy's bit for bit. The result dtype is NumPy's.
-- Float sums use Kahan's compensated summation within each chunk and in every
-  later pass, in the input's precision (float16 in float32, rounded once at the
-  end, as NumPy's pairwise sum of float16 does). Its error is about 2 ulp of
-  the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
+- Float sums use Kahan's compensated summation within each invocation and in
+  every later pass, in the input's precision (float16 in float32, rounded once
+  at the end, as NumPy's pairwise sum of float16 does). Its error is about 2 ulp
+  of the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
   pairwise sum. A plain sum runs alongside: where it is not finite (an infinity
-  or NaN in the data, or overflow) it is the result, as in NumPy.
-  A chunk that lies wholly inside the array (all of them but the last few) is
-  read four elements per step into four Kahan sums, joined by Kahan's step at
-  the end: no bounds test between the loads, so a GPU keeps four in flight
-  (0.54 -> 2.4 TB/s on the H200).
+  or NaN in the data, or overflow) it is the result, as in NumPy. (The H200
+  figures of this form and of the former four-lane chunks: docs/status.md.)
 - min/max propagate NaN as NumPy does (any NaN gives NaN); integers are exact.
   Bool min/max are computed as "all" / "any" through the sum.
 - Empty arrays: sum gives 0; min/max raise ValueError as NumPy does.
@@ -37,7 +40,16 @@ than sum in 32 bits.
 
 import numpy as np
 
-CHUNK = 256  # elements one invocation reduces per pass
+CHUNK = 256  # elements one invocation reduces per pass (integer sums, min, max)
+# Float sums launch at most this many invocations per pass, each reducing
+# ceil(n / MAX_INVOCATIONS) elements when that is more than FLOAT_CHUNK: a GPU
+# then keeps every invocation resident and each one streams a long loop.
+MAX_INVOCATIONS = 1 << 18  # as many as an H200 keeps resident at 256 per workgroup
+# Float sums reduce at least this many elements per invocation: few enough that
+# the later passes (partials of partials) are short dependent chains on a GPU,
+# where 256 per invocation made each one wait on 32 rounds of memory latency.
+FLOAT_CHUNK = 32
+FLUSH_ELEMENTS = 1 << 22  # arrays from here submit their first pass at once
 
 _TEMPLATE = """
 def {name}(x, out, n, stride):
@@ -46,38 +58,26 @@ def {name}(x, out, n, stride):
 {body}
 """
 
-def _kahan(s, c, v, indent):
-    """Kahan's step: add v to the sum s with compensation c."""
-    pad = " " * indent
-    return (f"{pad}y = {v} - {c}\n{pad}t = {s} + y\n{pad}{c} = (t - {s}) - y\n{pad}{s} = t\n")
-
-
-def _sum_float(lanes):
-    """The float sum: a chunk that lies wholly inside the array is read `lanes` elements
-    per step with no bounds test, into `lanes` independent Kahan sums (so that the loads
-    of a step are in flight together); other chunks one element per step."""
-    body = "".join(f"        s{k} = ACC(0)\n        c{k} = ACC(0)\n" for k in range(lanes))
-    body += "        p = ACC(0)\n        j = i\n        if i + (CHUNK - 1) * stride < n:\n"
-    body += f"            for _ in range(CHUNK // {lanes}):\n"
-    body += "".join(f"                v{k} = ACC({{load{k}}})\n" for k in range(lanes))
-    body += "                p += " + " + ".join(f"v{k}" for k in range(lanes)) + "\n"
-    body += "".join(_kahan(f"s{k}", f"c{k}", f"v{k}", 16) for k in range(lanes))
-    body += f"                j += {lanes} * stride\n"
-    body += "        else:\n            for _ in range(CHUNK):\n                if j >= n:\n"
-    body += "                    break\n"
-    body += "                v0 = ACC({load0})\n                p += v0\n"
-    body += _kahan("s0", "c0", "v0", 16) + "                j += stride\n"
-    # Lane 0 takes the other lanes' sums, then their compensations.
-    for k in range(1, lanes):
-        body += _kahan("s0", "c0", f"s{k}", 8)
-    if lanes > 1:
-        body += _kahan("s0", "c0", "-(" + " + ".join(f"c{k}" for k in range(1, lanes)) + ")", 8)
-    body += "        if p - p != ACC(0):\n            s0 = p\n        out[i] = s0\n"
-    return body
-
-
-LANES = 4  # 8 ran no faster on the H200
-_SUM_FLOAT = _sum_float(LANES)
+# The float sum: one Kahan sum per invocation over i, i + stride, ... in a
+# grid-stride `while` loop, which the compiler's unroll pass (core/unroll)
+# turns into copies of the body with no test between their loads.
+_SUM_FLOAT = """\
+        s = ACC(0)
+        c = ACC(0)
+        p = ACC(0)
+        j = i
+        while j < n:
+            v = ACC({load})
+            p += v
+            y = v - c
+            t = s + y
+            c = (t - s) - y
+            s = t
+            j += stride
+        if p - p != ACC(0):
+            s = p
+        out[i] = s
+"""
 
 _SUM_INT = """\
         s = ACC(0)
@@ -137,9 +137,7 @@ def _kernel(op, acc, ndim, narrow):
 
     load = _LOADS[ndim].format(k="j")
     if op == "sum":
-        loads = {f"load{k}": _LOADS[ndim].format(k=f"(j + {k} * stride)") for k in range(1, LANES)}
-        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(
-            load=load, load0=load, **loads)
+        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(load=load)
     else:
         cmp = "<" if op == "min" else ">"
         body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
@@ -224,8 +222,13 @@ def reduce(array, op):
     narrow = _narrow_option(device)
     values = _as_kernel_operand(array)
     n = array.size
+    grid_stride = op == "sum" and acc.startswith("float")
+    first = True
     while True:
-        stride = -(-n // CHUNK)
+        if grid_stride:
+            stride = min(-(-n // FLOAT_CHUNK), MAX_INVOCATIONS)
+        else:
+            stride = -(-n // CHUNK)
         partials = DeviceArray(device, (stride,), np.dtype(acc))
         launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
         if n < 2**31:  # int32 counts: the compiler proves the index math fits 32 bits
@@ -234,6 +237,12 @@ def reduce(array, op):
             launch(values, partials, n, stride)
         if stride == 1:
             break
+        if first and n >= FLUSH_ELEMENTS:
+            # Launches wait in the open batch until a synchronisation; submit the
+            # long first pass now, so that the device runs it while Python
+            # prepares the short ones.
+            device._core.flush()
+        first = False
         values, n = partials, stride
     value = partials.copy_to_host()[0]
     return result.type(value)
