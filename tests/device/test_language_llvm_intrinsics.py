@@ -17,7 +17,11 @@ from numba.extending import intrinsic
 
 import numba_vulkan as nv
 
-pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+pytestmark = [
+    pytest.mark.device,
+    pytest.mark.usefixtures("device"),
+    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
+]
 
 
 def run_both(body, out, *arrays):
@@ -41,9 +45,13 @@ def run_both(body, out, *arrays):
 
 
 def assert_same_bits(got, expected):
+    """Bit for bit, except that any NaN matches any NaN (x86's fmod NaN has the sign set)."""
     assert got.dtype == expected.dtype
     view = {4: np.uint32, 8: np.uint64, 2: np.uint16, 1: np.uint8}[got.dtype.itemsize]
-    mismatch = np.nonzero(got.view(view) != expected.view(view))
+    differ = got.view(view) != expected.view(view)
+    if got.dtype.kind == "f":
+        differ &= ~(np.isnan(got) & np.isnan(expected))
+    mismatch = np.nonzero(differ)
     assert not mismatch[0].size, f"at {mismatch}: {got[mismatch]} != {expected[mismatch]}"
 
 
@@ -414,3 +422,51 @@ def test_from_njit_helper_and_kernel_directly():
     cpu = numba.njit(lambda x: mix(x) + trailing_zeros(x))
     expected = np.array([cpu(x) for x in a])
     np.testing.assert_array_equal(out, expected)
+
+
+# ---------------------------------------------------------------- float operations and llvm.* math
+
+
+@intrinsic
+def float_ops(typingctx, x, y):
+    """frem (C fmod: a loop here, so values cross KIR blocks), fneg, llvm.sqrt/fabs/copysign/
+    floor/trunc/rint, fcmp one/ord, uitofp of a bool."""
+    sig = types.UniTuple(x, 6)(x, x)
+
+    def codegen(context, builder, sig, args):
+        v, w = args
+        m = builder.module
+        fty = v.type
+
+        def call(name, *ops):
+            fn = m.declare_intrinsic(name, [fty], ir.FunctionType(fty, [fty] * len(ops)))
+            return builder.call(fn, list(ops))
+
+        r = builder.frem(v, w)
+        n = builder.fadd(builder.fneg(v), call("llvm.copysign", call("llvm.fabs", w), v))
+        s = call("llvm.sqrt", call("llvm.fabs", v))
+        rounded = builder.fadd(call("llvm.floor", v), builder.fmul(call("llvm.trunc", w),
+                                                                   call("llvm.rint", v)))
+        one = builder.fcmp_ordered("!=", v, w)
+        ordered = builder.fcmp_ordered("ord", v, w)
+        flags = builder.fadd(builder.uitofp(one, fty),
+                             builder.fmul(builder.uitofp(ordered, fty), ir.Constant(fty, 2.0)))
+        return cgutils.pack_array(builder, [r, n, s, rounded, flags, builder.fdiv(r, w)])
+
+    return sig, codegen
+
+
+def _float_ops(out, a, b, c, i):
+    r = float_ops(a[i], b[i])
+    for j in range(6):
+        out[i, j] = r[j]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_operations(dtype):
+    x = [7.5, -7.5, 1e30, -0.0, 0.0, 3.0, math.inf, math.nan, 2.5, -1e-40, 5e-324, 123.456]
+    y = [2.0, 2.0, 3.0, 1.0, -0.0, math.inf, 2.0, 1.0, -0.5, 3e-41, 7.0, -0.1]
+    with np.errstate(over="ignore", under="ignore"):
+        a, b = np.array(x * 2, dtype), np.array(y + y[::-1], dtype)
+    got, expected = run_both(_float_ops, np.zeros((a.size, 6), dtype), a, b)
+    assert_same_bits(got, expected)
