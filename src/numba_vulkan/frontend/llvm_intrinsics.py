@@ -27,11 +27,11 @@ from llvmlite import ir as llvm
 from numba.core import types
 
 from .. import _core
-from . import arith, llvm_ops
+from . import arith, llvm_scalar
 from .arith import const
 from .errors import internal, unsupported
 from .llvm_codegen import run_codegen
-from .llvm_ops import canon, from_unsigned, int_kind, signed_const, unsigned
+from .llvm_ops import canon, int_kind, signed_const
 from .types import compute_kind
 
 K = _core.Kind
@@ -70,17 +70,7 @@ def _leaves(llty):
     return None
 
 
-_FLOAT_CMP = {"oeq": Op.eq, "ogt": Op.gt, "oge": Op.ge, "olt": Op.lt, "ole": Op.le, "une": Op.ne}
-_NOT_FLOAT_CMP = {"ueq": "one", "ugt": "ole", "uge": "olt", "ult": "oge", "ule": "ogt", "uno": "ord"}
-_INT_CMP = {"eq": Op.eq, "ne": Op.ne, "sgt": Op.gt, "sge": Op.ge, "slt": Op.lt, "sle": Op.le,
-            "ugt": Op.gt, "uge": Op.ge, "ult": Op.lt, "ule": Op.le}  # fmt: skip
-_INT_BINARY = {"add": Op.add, "sub": Op.sub, "mul": Op.mul, "and": Op.and_, "or": Op.or_,
-               "xor": Op.xor}  # fmt: skip
-_FLOAT_BINARY = {"fadd": Op.add, "fsub": Op.sub, "fmul": Op.mul, "fdiv": Op.div}
-_BOOL_BINARY = {"add": Op.xor, "sub": Op.xor, "xor": Op.xor, "mul": Op.and_, "and": Op.and_,
-                "or": Op.or_}  # fmt: skip
-_CASTS = ("trunc", "zext", "sext", "fptosi", "fptoui", "sitofp", "uitofp", "fpext", "fptrunc",
-          "bitcast")  # fmt: skip
+_INT_OTHER = ("shl", "lshr", "ashr", "sdiv", "udiv", "srem", "urem")
 
 
 class Translator:
@@ -260,24 +250,25 @@ class Translator:
     def _instruction(self, inst):
         op = inst.opname
         if isinstance(inst, (llvm.ICMPInstr, llvm.FCMPInstr)):
-            value = self._compare(inst)
-        elif op in _INT_BINARY or op in ("shl", "lshr", "ashr", "sdiv", "udiv", "srem", "urem"):
-            value = self._int_binary(inst)
-        elif op in _FLOAT_BINARY:
+            value = llvm_scalar.compare(self, inst)
+        elif op in llvm_scalar.INT_BINARY or op in _INT_OTHER:
+            value = llvm_scalar.int_binary(self, inst)
+        elif op in llvm_scalar.FLOAT_BINARY:
             self.kind(inst.type)
-            value = self.b.binary(_FLOAT_BINARY[op], *map(self.use, inst.operands))
+            value = self.b.binary(llvm_scalar.FLOAT_BINARY[op], *map(self.use, inst.operands))
         elif op == "frem":
             self.kind(inst.type)
             value = arith.fmod(self.b, *map(self.use, inst.operands))
         elif op == "fneg":
-            value = self._fneg(self.use(inst.operands[0]))
+            value = llvm_scalar.fneg(self.b, self.use(inst.operands[0]))
         elif op == "select":
             c, x, y = map(self.use, inst.operands)
             value = self._select(c, x, y)
-        elif op in _CASTS:
-            value = self._cast(inst)
+        elif op in llvm_scalar.CASTS:
+            value = llvm_scalar.cast(self, inst)
         elif op == "insertvalue":
-            value = self._insert(self.use(inst.operands[0]), inst.indices, self.use(inst.operands[1]))
+            agg, item = self.use(inst.operands[0]), self.use(inst.operands[1])
+            value = self._insert(agg, inst.indices, item)
         elif op == "extractvalue":
             value = self.use(inst.operands[0])
             for i in inst.indices:
@@ -300,140 +291,6 @@ class Translator:
         items = list(agg)
         items[path[0]] = value if len(path) == 1 else self._insert(items[path[0]], path[1:], value)
         return tuple(items)
-
-    def _fneg(self, x):
-        """-x by flipping the sign bit: exact for zeros and NaNs on every device."""
-        b = self.b
-        ik = K.i32 if b.kind(x) == K.f32 else K.i64
-        sign = const(b, ik, -(1 << (32 if ik == K.i32 else 64) - 1))
-        return b.bitcast(b.kind(x), b.binary(Op.xor, b.bitcast(ik, x), sign))
-
-    def _compare(self, inst):
-        b = self.b
-        x, y = map(self.use, inst.operands)
-        pred = inst.op
-        if isinstance(inst, llvm.FCMPInstr):
-            self.kind(inst.operands[0].type)
-            if pred in ("false", "true"):
-                return const(b, K.bool, pred == "true")
-            if pred in _NOT_FLOAT_CMP:
-                return b.unary(Op.not_, self._fcmp(_NOT_FLOAT_CMP[pred], x, y))
-            return self._fcmp(pred, x, y)
-        width = inst.operands[0].type.width
-        if pred not in _INT_CMP:
-            raise self.refuse(f"the comparison '{pred}'")
-        if width == 1 and pred not in ("eq", "ne"):
-            k = K.i32
-            on = -1 if pred[0] == "s" else 1
-            x, y = (b.select(v, const(b, k, on), const(b, k, 0)) for v in (x, y))
-        elif pred[0] == "u":
-            x, y = unsigned(b, x, width), unsigned(b, y, width)
-        return b.compare(_INT_CMP[pred], x, y)
-
-    def _fcmp(self, pred, x, y):
-        b = self.b
-        if pred in _FLOAT_CMP:
-            return b.compare(_FLOAT_CMP[pred], x, y)
-        if pred == "one":
-            return b.binary(Op.or_, b.compare(Op.lt, x, y), b.compare(Op.gt, x, y))
-        if pred == "ord":
-            return b.binary(Op.and_, b.compare(Op.eq, x, x), b.compare(Op.eq, y, y))
-        raise self.refuse(f"the comparison '{pred}'")
-
-    def _int_binary(self, inst):
-        b = self.b
-        op = inst.opname
-        width = inst.type.width if isinstance(inst.type, llvm.IntType) else None
-        k = self.kind(inst.type) if width is not None else None
-        if width is None:
-            raise self.refuse(f"'{op}' on {inst.type}")
-        x, y = map(self.use, inst.operands)
-        if width == 1:
-            if op not in _BOOL_BINARY:
-                raise self.refuse(f"'{op}' on i1")
-            return b.binary(_BOOL_BINARY[op], x, y)
-        if op in _INT_BINARY:
-            return canon(b, b.binary(_INT_BINARY[op], x, y), width)
-        if op in ("shl", "lshr", "ashr"):
-            return self._shift(op, x, y, width, k)
-        return self._divide(op, x, y, width, k)
-
-    def _shift(self, op, x, n, width, k):
-        b = self.b
-        count = self.inst.operands[1]
-        if type(count) is llvm.Constant and not 0 <= (int(count.constant or 0) % (1 << width)) < width:
-            raise self.refuse(f"a constant shift by {count.constant} of a {width}-bit value "
-                              "(poison in LLVM)")  # fmt: skip
-        n = b.binary(Op.and_, n, const(b, k, 63 if width == 64 else 31))  # x86's count
-        if op == "shl":
-            return canon(b, b.binary(Op.shl, x, n), width)
-        if op == "ashr":
-            return b.binary(Op.shr, x, n)  # canonical values are sign-extended already
-        u = unsigned(b, x, width)
-        return from_unsigned(b, b.binary(Op.shr, u, arith.convert(b, n, b.kind(u))), width)
-
-    def _divide(self, op, x, y, width, k):
-        """sdiv/udiv/srem/urem: by zero gives 0; INT_MIN / -1 wraps to INT_MIN, rem 0."""
-        b = self.b
-        signed = op[0] == "s"
-        if not signed:
-            x, y = unsigned(b, x, width), unsigned(b, y, width)
-        dk = b.kind(x)
-        zero = b.compare(Op.eq, y, const(b, dk, 0))
-        bad = zero
-        if signed and width >= 32:
-            low = -(1 << (width - 1))
-            overflow = b.binary(Op.and_, b.compare(Op.eq, x, const(b, dk, low)),
-                                b.compare(Op.eq, y, const(b, dk, -1)))  # fmt: skip
-            bad = b.binary(Op.or_, zero, overflow)
-        safe = b.select(bad, const(b, dk, 1), y)
-        r = b.binary(Op.div if op[1:] == "div" else Op.rem, x, safe)
-        r = b.select(zero, const(b, dk, 0), r)
-        return canon(b, r, width) if signed else from_unsigned(b, r, width)
-
-    def _cast(self, inst):
-        b = self.b
-        op = inst.opname
-        src = inst.operands[0].type
-        dst = inst.type
-        x = self.use(inst.operands[0])
-        if op == "bitcast":
-            if src == dst:
-                return x
-            pair = {(32, "float"), (64, "double")}
-            sw = getattr(src, "width", None) if isinstance(src, llvm.IntType) else None
-            dw = getattr(dst, "width", None) if isinstance(dst, llvm.IntType) else None
-            if (sw, str(dst)) in pair or (dw, str(src)) in pair:
-                return b.bitcast(self.kind(dst), x)
-            raise self.refuse(f"a bitcast from {src} to {dst}")
-        dk = self.kind(dst)
-        self.kind(src)
-        if op in ("fpext", "fptrunc"):
-            return arith.convert(b, x, dk)
-        if op in ("sitofp", "uitofp"):
-            if src.width == 1:
-                on = -1.0 if op == "sitofp" else 1.0
-                return b.select(x, const(b, dk, on), const(b, dk, 0.0))
-            return arith.convert(b, x if op == "sitofp" else unsigned(b, x, src.width), dk)
-        if op in ("fptosi", "fptoui"):
-            if dst.width == 1:
-                raise self.refuse(f"'{op}' to i1")
-            if op == "fptosi":
-                return canon(b, arith.convert(b, x, K.i64 if dst.width == 64 else K.i32),
-                             dst.width)  # fmt: skip
-            u = arith.convert(b, x, K.u64 if dst.width == 64 else K.u32)
-            return from_unsigned(b, u, dst.width)
-        if src.width == 1:  # zext/sext of a bool
-            on = -1 if op == "sext" else 1
-            return b.select(x, const(b, dk, on), const(b, dk, 0))
-        if op == "trunc":
-            if dst.width == 1:
-                bit = b.binary(Op.and_, x, const(b, b.kind(x), 1))
-                return b.compare(Op.ne, bit, const(b, b.kind(x), 0))
-            return canon(b, arith.convert(b, x, dk), dst.width)
-        if op == "zext":
-            return arith.convert(b, unsigned(b, x, src.width), dk)
-        return arith.convert(b, x, dk)  # sext: canonical values are sign-extended
 
     def _call(self, inst):
         from .llvm_calls import lower_llvm_call
