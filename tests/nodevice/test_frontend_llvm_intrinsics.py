@@ -268,3 +268,41 @@ def test_registered_for_vulkan_works_and_cpu_only_is_refused():
     a = np.array([1, -3, 2**62, -(2**63)], np.int64)
     np.testing.assert_array_equal(run_kir(k_twice, (a.copy(),))[0], a * 2)
     assert "cpu_only" in refused(k_cpu_only)
+
+
+@intrinsic
+def assume_greater(typingctx, x):
+    """No result (types.none): llvm.assume only."""
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(1)])
+        fn = builder.module.declare_intrinsic("llvm.assume", (), fnty)
+        builder.call(fn, [builder.icmp_signed(">", args[0], ir.Constant(args[0].type, -5))])
+        return context.get_dummy_value()
+
+    return types.none(x), codegen
+
+
+@intrinsic
+def array_first(typingctx, a):
+    def codegen(context, builder, sig, args):
+        return args[0]
+
+    return types.int64(a), codegen
+
+
+def k_assume(out):
+    for i in range(out.size):
+        assume_greater(out[i])
+        out[i] += 1
+
+
+def k_array_arg(out):
+    out[0] = array_first(out)  # MARK
+
+
+def test_intrinsic_without_result_and_array_arguments_refused():
+    a = np.array([1, 2, 3], np.int64)
+    np.testing.assert_array_equal(run_kir(k_assume, (a.copy(),))[0], a + 1)
+    message = refused(k_array_arg)
+    assert "array_first" in message and "array(int64, 1d, C)" in message, message
