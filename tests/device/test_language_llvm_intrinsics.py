@@ -470,3 +470,51 @@ def test_float_operations(dtype):
         a, b = np.array(x * 2, dtype), np.array(y + y[::-1], dtype)
     got, expected = run_both(_float_ops, np.zeros((a.size, 6), dtype), a, b)
     assert_same_bits(got, expected)
+
+
+# ---------------------------------------------------------------- overflow-checking arithmetic
+
+
+def _checked(op):
+    @intrinsic
+    def checked(typingctx, x, y):
+        sig = types.Tuple((x, types.boolean))(x, x)
+        name = ("s" if x.signed else "u") + op + "_with_overflow"
+
+        def codegen(context, builder, sig, args):
+            return getattr(builder, name)(*args)
+
+        return sig, codegen
+
+    return checked
+
+
+checked_add, checked_sub, checked_mul = _checked("add"), _checked("sub"), _checked("mul")
+
+
+def _overflow_add_sub(out, a, b, c, i):
+    r, o = checked_add(a[i], b[i])
+    out[i, 0] = r
+    out[i, 1] = o
+    r, o = checked_sub(a[i], b[i])
+    out[i, 2] = r
+    out[i, 3] = o
+
+
+def _overflow_mul(out, a, b, c, i):
+    r, o = checked_mul(a[i], b[i])
+    out[i, 0] = r
+    out[i, 1] = o
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32, np.uint32, np.int16, np.uint8])
+def test_with_overflow(dtype):
+    edges = INT64_EDGES.astype(dtype)
+    a = np.repeat(edges, edges.size)
+    b = np.tile(edges, edges.size)
+    got, expected = run_both(_overflow_add_sub, np.zeros((a.size, 4), dtype), a, b)
+    np.testing.assert_array_equal(got, expected)
+    assert got[:, 1].any() and got[:, 3].any() and not got[:, 1].all()
+    if np.dtype(dtype).itemsize < 8:
+        got, expected = run_both(_overflow_mul, np.zeros((a.size, 2), dtype), a, b)
+        np.testing.assert_array_equal(got, expected)

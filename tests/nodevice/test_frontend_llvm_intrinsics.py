@@ -163,6 +163,18 @@ def fma64(typingctx, x):
 
 
 @intrinsic
+def mul_overflow64(typingctx, x):
+    def codegen(context, builder, sig, args):
+        return builder.extract_value(builder.smul_with_overflow(args[0], args[0]), 0)
+
+    return x(x), codegen
+
+
+def k_mul_overflow(out):
+    out[0] = mul_overflow64(out[0])  # MARK
+
+
+@intrinsic
 def compiles_python(typingctx, x):
     def codegen(context, builder, sig, args):
         return context.compile_internal(builder, lambda v: v + 1, sig, args)
@@ -214,7 +226,9 @@ def k_wrong(out):
     (k_fma64, "void(float64[::1])", ["fma64", "float64 fused multiply-add", "llvm.fma.f64"]),
     (k_compile, SIG, ["compiles_python", "context.compile_internal"]),
     (k_wrong, SIG, ["wrong_result", "returns i32", "int64"]),
-], ids=["memory", "asm", "call", "shift", "fma64", "compile_internal", "result_type"])  # fmt: skip
+    (k_mul_overflow, SIG, ["mul_overflow64", "llvm.smul.with.overflow' on 64 bits"]),
+], ids=["memory", "asm", "call", "shift", "fma64", "compile_internal", "result_type",
+        "mul_overflow64"])  # fmt: skip
 def test_refusals_name_intrinsic_instruction_and_line(kernel, sig, words):
     message = refused(kernel, sig)
     for w in words:

@@ -5,15 +5,16 @@ library's exact building blocks (bit-level fabs and copysign, the correctly
 rounded sqrt, floor/ceil/trunc/rint). ``llvm.fma``/``llvm.fmuladd`` are
 translated for float32 only, exactly rounded (llvm_ops.fma_f32, which needs
 float64); Vulkan's own Fma may round twice, and no exact float64 fma is
-built yet, so float64 ones are refused. ``llvm.round`` (ties away from zero),
-minnum/maxnum, the overflow-checking arithmetic and memory functions are
-refused too, by name.
+built yet, so float64 ones are refused. The overflow-checking
+``*.with.overflow`` functions give (wrapped result, i1), except the 64-bit
+multiplications. ``llvm.round`` (ties away from zero), minnum/maxnum and memory
+functions are refused, by name.
 """
 
 import re
 
 from .. import _core
-from . import llvm_ops
+from . import arith, llvm_ops
 from .arith import const
 from .llvm_ops import unsigned
 
@@ -85,7 +86,53 @@ def _math(name):
     return lower
 
 
+def _with_overflow(op):
+    """llvm.{s,u}{add,sub,mul}.with.overflow: (the wrapped result, whether it wrapped)."""
+    is_signed = op[0] == "s"
+    kop = {"add": Op.add, "sub": Op.sub, "mul": Op.mul}[op[1:]]
+
+    def lower(t, args, width):
+        b = t.b
+        x, y = args
+        if op[1:] == "mul":
+            if width == 64:
+                raise t.refuse(f"'llvm.{op}.with.overflow' on 64 bits (no 128-bit product)")
+            # exact in twice the width: 8/16 bits in 32, 32 bits in 64
+            if is_signed:
+                wide = K.i32 if width < 32 else K.i64
+                xw, yw = arith.convert(b, x, wide), arith.convert(b, y, wide)
+            else:
+                wide = K.u32 if width < 32 else K.u64
+                xw, yw = (arith.convert(b, unsigned(b, v, width), wide) for v in (x, y))
+            p = b.binary(Op.mul, xw, yw)
+            if is_signed:
+                r = llvm_ops.canon(b, arith.convert(b, p, llvm_ops.int_kind(width)), width)
+                return r, b.compare(Op.ne, arith.convert(b, r, wide), p)
+            r = llvm_ops.from_unsigned(b, p, width)
+            return r, b.compare(Op.gt, p, const(b, wide, (1 << width) - 1))
+        if is_signed:
+            r = llvm_ops.canon(b, b.binary(kop, x, y), width)
+            k = b.kind(r)
+            # overflow iff the operands' signs make the result's sign impossible
+            sx = b.binary(Op.xor, x, r)
+            sy = b.binary(Op.xor, y, r) if kop == Op.add else b.binary(Op.xor, x, y)
+            return r, b.compare(Op.lt, b.binary(Op.and_, sx, sy), const(b, k, 0))
+        ux, uy = unsigned(b, x, width), unsigned(b, y, width)
+        u = b.binary(kop, ux, uy)
+        if kop == Op.sub:
+            wrapped = b.compare(Op.lt, ux, uy)
+        elif width < 32:
+            wrapped = b.compare(Op.gt, u, const(b, b.kind(u), (1 << width) - 1))
+        else:
+            wrapped = b.compare(Op.lt, u, ux)
+        return llvm_ops.from_unsigned(b, u, width), wrapped
+
+    return lower
+
+
 _INTEGER = {
+    **{f"{op}.with.overflow": _with_overflow(op)
+       for op in ("sadd", "uadd", "ssub", "usub", "smul", "umul")},  # fmt: skip
     "ctpop": _bits(llvm_ops.ctpop),
     "ctlz": _bits(llvm_ops.ctlz),
     "cttz": _bits(llvm_ops.cttz),
