@@ -89,9 +89,16 @@ def device_array(backend, n, dtype):
     return backend.nv.device_array(n, dtype)
 
 
-def timed(backend, run, repeats, inner):
+def timed(backend, run, repeats, inner, warm_s=0.3):
+    """Median seconds per launch. `warm_s` of untimed launches first: an H200 that idled
+    through a compilation starts at low clocks (session 6 measured the same kernel 1.5 to
+    4 times slower in its first 0.2 s), which would favour whichever variant runs second."""
     run()  # compile, warm up
     backend.synchronize()
+    t_end = time.perf_counter() + warm_s
+    while time.perf_counter() < t_end:
+        run()
+        backend.synchronize()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

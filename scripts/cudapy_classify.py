@@ -25,7 +25,7 @@ RULES = [
     ("Vulkan cannot: CUDA C/PTX/LTO linking",
      r"link=|linking|LinkableCode|declare_device|nvjitlink|cudadevrt|CUDA C|\.cu\b|\.ptx\b"),
     ("Vulkan cannot: __cuda_array_interface__ / IPC / CUDA pointers",
-     r"cuda_array_interface|ForeignArray|IPC|ipc_|CPointer|external_stream|driver API|"
+     r"cuda_array_interface|ForeignArray|IPC|ipc_|CPointer|is a pointer|external_stream|driver API|"
      r"current_context"),
     ("CUDA internals: numba-cuda compiler/driver modules",
      r"No module named 'numba_vulkan\.cuda\.|cannot import name .* from '(_cudapy_core|"

@@ -52,3 +52,6 @@ def requires_feature(name):
 
 
 os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
+# The emitter's modules are validated too, before optimisation (by default only the
+# final module is): a module the optimiser happens to repair still fails a test.
+os.environ.setdefault("NUMBA_VULKAN_VALIDATE", "2")

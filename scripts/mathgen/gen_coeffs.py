@@ -208,6 +208,18 @@ def trig_constants():
         hi = conv(mp.pi / 2)
         out.append(f"PIO2_DW_HI_{width} = {hi!r}")
         out.append(f"PIO2_DW_LO_{width} = {conv(mp.pi / 2 - mp.mpf(hi))!r}")
+    # pi/2 for the Cody-Waite reduction of moderate operands (trig.py): words of `bits` bits
+    # (n * word exact for n < 2^(prec - bits)), the last one the rest rounded to the width.
+    for width, bits, words in (("F64", 33, 3), ("F32", 14, 4)):
+        conv = float if width == "F64" else f32
+        rest, parts = mp.pi / 2, []
+        for _ in range(words):
+            scale = mp.mpf(2) ** (bits * (len(parts) + 1) - 1)  # pi/2 < 2: leading bit 2^0
+            w = mp.floor(rest * scale) / scale
+            parts.append(w)
+            rest -= w
+        parts.append(rest)
+        out.append(f"PIO2_CW_{width} = {tuple(conv(v) for v in parts)!r}")
     out.append(f"ERX = {float(erx())!r}")
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
     out.append(f"LGAMMA_STIRLING = {float(LGAMMA_STIRLING)!r}")

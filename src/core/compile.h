@@ -13,6 +13,11 @@ namespace nvk {
 struct CompileOptions {
     bool optimize = true;          // run the SPIRV-Tools optimiser
     bool validate = true;          // SPIRV-Tools validation (NUMBA_VULKAN_VALIDATE)
+    // With `validate` and `optimize`: also validate the emitter's module before the
+    // optimiser sees it (NUMBA_VULKAN_VALIDATE=2, the tests). Without it only the
+    // final module is validated, once, and when that fails the emitter's module
+    // is validated then, so the error still names the stage at fault.
+    bool validate_emitted = true;
     bool fastmath = false;
     uint32_t max_push_bytes = 128;  // the device's push-constant limit
     std::vector<uint32_t> preserve_float_widths;  // see spirv::EmitOptions

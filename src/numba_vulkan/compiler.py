@@ -12,6 +12,7 @@ compile_kernel
 Each stage can be dumped (NUMBA_VULKAN_DUMP=kir,spirv).
 """
 
+import gc
 import itertools
 import os
 import typing
@@ -32,6 +33,8 @@ class FloatControls(typing.NamedTuple):
     float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
     divide_f32_in_f64: compute float32 division in float64 and round once, because the
     driver's may be 2.5 ulp off (Vulkan allows it; NVIDIA's is; kir/float_division.h).
+    fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
+    add): the math library then builds its exact products from it (launchers.fused_fma).
     """
 
     nan_preserve: tuple = ()
@@ -39,9 +42,31 @@ class FloatControls(typing.NamedTuple):
     hide_float_zeros: bool = False
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
+    fused_fma: bool = False  # no promise: Dekker's products
 
 
-def compile_kernel(
+def compile_kernel(*args, **kwargs):
+    """Compile one specialisation of a kernel (see _compile_kernel), the cyclic garbage
+    collector paused meanwhile.
+
+    Typing a kernel and its device functions allocates tens of thousands of small
+    objects, most of which survive (the typed IR is kept); the collector ran several
+    times per first call and then, every twenty or so kernels, a full collection
+    that took longer than the compilation itself (benchmarks/profile_first_call.py).
+    Paused, it runs at most once afterwards, at the next allocation past its threshold;
+    only cyclic garbage made meanwhile waits until then.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _compile_kernel(*args, **kwargs)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _compile_kernel(
     pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=FloatControls(),
     dynamic_shared_bytes=0,
 ):
@@ -82,6 +107,7 @@ def compile_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=float_controls.subnormals,
+        fused_fma=float_controls.fused_fma,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,
@@ -100,6 +126,8 @@ def compile_kernel(
         denorm_preserve=list(float_controls.denorm_preserve),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
+        # 2 (the tests): the emitter's module too, before optimisation (src/core/compile.cc)
+        validate_emitted=config.VALIDATE >= 2,
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=float_controls.hide_float_zeros,
         divide_f32_in_f64=float_controls.divide_f32_in_f64,

@@ -48,7 +48,9 @@ def _int(name, default):
 
 DEVICE = os.environ.get("NUMBA_VULKAN_DEVICE", "")  # index or name substring
 DEBUG = _int("NUMBA_VULKAN_DEBUG", 0)  # 0, 1 or 2: validation layer
-VALIDATE = _int("NUMBA_VULKAN_VALIDATE", 1)  # validate every module with SPIRV-Tools
+# Validate every module with SPIRV-Tools: 1 the final module, 2 (the tests) also the
+# emitter's module before optimisation; 0 none.
+VALIDATE = _int("NUMBA_VULKAN_VALIDATE", 1)
 CACHE = _int("NUMBA_VULKAN_CACHE", 1)
 CACHE_DIR = os.environ.get("NUMBA_VULKAN_CACHE_DIR", "")
 POOL_MB = _int("NUMBA_VULKAN_POOL_MB", 1024)
@@ -79,3 +81,11 @@ if SUBNORMALS32 not in ("", "keep", "simulate"):
         stacklevel=2,
     )
     SUBNORMALS32 = ""
+# The math library's exact products (docs/math.md, "Fused multiply-add"): "" uses GLSL's Fma
+# where the vendor's drivers fuse it (launchers.FUSED_FMA_VENDORS), "fused" everywhere (tests;
+# only for a device whose Fma rounds once), "off" nowhere (Dekker's products).
+FMA = os.environ.get("NUMBA_VULKAN_FMA", "").strip().lower()
+if FMA not in ("", "fused", "off"):
+    warnings.warn(f"NUMBA_VULKAN_FMA={FMA!r} is not 'fused' or 'off'; ignored", RuntimeWarning,
+                  stacklevel=2)
+    FMA = ""

@@ -54,7 +54,10 @@ class LaunchConfig:
             if self._checked is not device:
                 self.check_limits(device)
             for launcher in self.dispatcher._launchers.get(device, ()):
-                if launcher.launch(self.groups, self.local_size, args, False, self._stream_core):
+                done = launcher.launch(self.groups, self.local_size, args, False, self._stream_core)
+                if done:
+                    if done == 2:  # NumPy arguments copied back: report as copies do
+                        _report(device)
                     if config.SYNC:
                         device.synchronize()
                     return None
@@ -122,6 +125,15 @@ def _resolve_device(which):
     if isinstance(which, runtime.Device):
         return which
     return runtime.get_device(which)
+
+
+def _report(device):
+    """What kernels raised or printed (runtime/reports.py), as after a copy to the host."""
+    global _report
+    from .runtime.reports import check
+
+    _report = check
+    check(device)
 
 
 def _default_device():

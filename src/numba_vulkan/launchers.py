@@ -32,7 +32,23 @@ def float_controls(device):
         # lavapipe divides with LLVM's fdiv, correctly rounded; Vulkan lets others be
         # 2.5 ulp off (NVIDIA is). Without float64 the driver's quotient stays (docs/math.md).
         divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
+        fused_fma=fused_fma(info, config.FMA),
     )
+
+
+#: Vendors whose Vulkan drivers compile GLSL.std.450 Fma to the hardware's fused multiply-add
+#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64).
+FUSED_FMA_VENDORS = (0x10DE, 0x1002)
+
+
+def fused_fma(info, setting=""):
+    """Whether the math library may take GLSL.std.450 Fma as rounding once on the device
+    `info`. Vulkan does not promise it (Fma's precision is "inherited from OpFMul followed by
+    OpFAdd"), so only for FUSED_FMA_VENDORS, or where config.FMA = "fused" says so (tests
+    on lavapipe, whose Fma is LLVM's fused llvm.fma); "off" never."""
+    if setting in ("fused", "off"):
+        return setting == "fused"
+    return getattr(info, "vendor_id", 0) in FUSED_FMA_VENDORS
 
 
 def folds_float_zeros(info):
@@ -60,7 +76,49 @@ def make_launcher(device, compiled):
     )
     if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
         return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
+    formats = numpy_formats(device, compiled)
+    if formats is not None:
+        launcher.allow_numpy(formats)
     return launcher
+
+
+def numpy_formats(device, compiled):
+    """Per argument, the buffer format of the NumPy arrays the C++ launcher may take
+    directly (vk/host_args.cc, bind/numpy_args.h), or None; None for the whole kernel
+    if it takes none that way.
+
+    Only arrays that the slow path would hand over unchanged: a dtype stored as
+    itself on the device (not bool, which is stored as int32, nor a 64-bit type the
+    device lacks), no records, no integers narrowed below their dtype (the slow path
+    checks their values), and no kernel that raises or prints (the slow path then
+    synchronises the device and reports).
+    """
+    import numpy as np
+    from numba.core import types
+    from numba.np import numpy_support
+
+    from .runtime.array import storage_dtype
+    from . import _core
+
+    if compiled.sites or not hasattr(device, "info"):
+        return None
+    decls = [a for a in compiled.args if a.kind != "hidden"]
+    if len(decls) != len(compiled.argtypes):
+        return None
+    formats = []
+    for argtype, decl in zip(compiled.argtypes, decls):
+        fmt = None
+        if isinstance(argtype, types.Array) and argtype.layout == "C" and decl.kind == "array":
+            try:
+                dtype = np.dtype(numpy_support.as_dtype(argtype.dtype))
+            except Exception:  # noqa: BLE001 - a dtype NumPy has no plain form of
+                dtype = None
+            if (dtype is not None and dtype.kind in "iuf"
+                    and storage_dtype(dtype, device.info) == dtype
+                    and _core.memory_bytes(decl.compute) >= dtype.itemsize):  # fmt: skip
+                fmt = memoryview(np.empty(1, dtype)).format
+        formats.append(fmt)
+    return formats if any(f is not None for f in formats) else None
 
 
 def hidden_values(device, compiled):

@@ -182,6 +182,14 @@ atomic = Namespace(
              "atomically (CUDA's atomicDec; integers)." + _ATOMIC),
     cas=Stub("cas", "cas(ary, idx, expected, val): ary[idx] = val if ary[idx] == expected, "
              "atomically; returns the old value (integers)."),
+    nanmin=Stub("nanmin", "ary[idx] = min(ary[idx], val), atomically, NaN as a missing "
+                "value (numba.cuda's: a NaN val leaves ary[idx], a NaN ary[idx] becomes "
+                "val)." + _ATOMIC),
+    nanmax=Stub("nanmax", "ary[idx] = max(ary[idx], val), atomically, NaN as a missing "
+                "value (as nanmin)." + _ATOMIC),
+    compare_and_swap=Stub("compare_and_swap", "compare_and_swap(ary, expected, val): "
+                          "cas(ary, 0, expected, val) on a 1-d array (numba.cuda's name); "
+                          "returns the old value (integers)."),
 )
 
 # ---------------------------------------------------------------- cooperative groups

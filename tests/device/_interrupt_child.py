@@ -72,10 +72,12 @@ def work_size(target_s=0.5):
     out = nv.device_array(N, np.int32)
     spin.forall(N)(out, np.int32(1))  # compile before timing anything
     nv.synchronize()
-    start = time.perf_counter()
-    spin.forall(N)(out, np.int32(LOOP))
-    nv.synchronize()
-    seconds = time.perf_counter() - start
+    seconds = float("inf")
+    for _ in range(3):  # the fastest: other processes on the device only slow it down
+        start = time.perf_counter()
+        spin.forall(N)(out, np.int32(LOOP))
+        nv.synchronize()
+        seconds = min(seconds, time.perf_counter() - start)
     return N * max(1, min(4096, int(target_s / max(seconds, 1e-6))))
 
 
@@ -91,7 +93,10 @@ def interrupt(mode):
     fired = {}
 
     def fire():
-        time.sleep(0.5)
+        # Well inside the queued work (about 2.5 s, or more where the calibration ran
+        # alongside other processes' work): 0.5 s left too little where another
+        # process slowed the calibration down several times over.
+        time.sleep(0.1)
         fired["t"] = time.perf_counter()
         os.kill(os.getpid(), signal.SIGINT)
 

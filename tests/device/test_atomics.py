@@ -214,3 +214,96 @@ def test_atomics_refuse_bad_arrays():
 
     with pytest.raises(Exception, match="float"):
         float_and[1, 1](np.zeros(1, np.float32))
+
+
+# ---------------------------------------------------------------- numba.cuda's nanmin/nanmax
+
+
+def _nan_kernel(op, shared):
+    @nv.jit
+    def kernel(arr, olds, vals):
+        t = nv.local_id(0)
+        if shared:
+            s = nv.shared.array(4, np.float64)
+            if t < 4:
+                s[t] = arr[t]
+            nv.barrier()
+            olds[t] = op(s, t % 4, vals[t])
+            nv.barrier()
+            if t < 4:
+                arr[t] = s[t]
+        else:
+            olds[t] = op(arr, t % 4, vals[t])
+    return kernel
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["global", "shared"])
+@pytest.mark.parametrize("name", ["nanmin", "nanmax"])
+def test_nanmin_nanmax_treat_nan_as_missing(name, shared):
+    """A NaN value changes nothing; a NaN element takes the value (numba.cuda's rule, where
+    atomic.min/max would leave the NaN); the old values returned are a serial order's."""
+    vals = _vals(np.float64, 64, seed=4)
+    vals[::5] = np.nan
+    arr = np.array([np.nan, 3.0, np.nan, -2.0])
+    orig = arr.copy()
+    olds = np.zeros(64)
+    _nan_kernel(getattr(nv.atomic, name), shared)[1, 64](arr, olds, vals)
+    pick = np.fmin if name == "nanmin" else np.fmax
+    for e in range(4):
+        mine = vals[e::4]
+        assert np.array_equal(arr[e], pick.reduce(np.append(orig[e], mine)), equal_nan=True)
+        # each old value is the element after some subset of the others' updates
+        assert all(np.isnan(o) and np.isnan(orig[e]) or o in np.append(orig[e], mine)
+                   for o in olds[e::4])
+
+
+def test_nanmin_nanmax_on_integers_are_min_max():
+    @nv.jit
+    def kernel(arr, vals):
+        t = nv.global_id(0)
+        nv.atomic.nanmax(arr, 0, vals[t])
+        nv.atomic.nanmin(arr, 1, vals[t])
+
+    vals = _vals(np.int64, 256, seed=5)
+    arr = np.array([vals[0], vals[0]])
+    kernel[4, 64](arr, vals)
+    assert arr.tolist() == [vals.max(), vals.min()]
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_compare_and_swap_is_cas_on_element_0(dtype):
+    @nv.jit
+    def kernel(arr, olds):
+        t = nv.global_id(0)
+        olds[t] = nv.atomic.compare_and_swap(arr, 0, t + 1)  # one invocation wins
+
+    arr = np.zeros(3, dtype)
+    olds = np.zeros(128, dtype)
+    kernel[2, 64](arr, olds)
+    winner = int(arr[0]) - 1
+    assert 0 <= winner < 128 and arr[1:].tolist() == [0, 0]
+    assert olds[winner] == 0 and np.all(np.delete(olds, winner) == winner + 1)
+
+
+@nv.jit
+def _shared_op_helper(arr, vals, op, n):
+    s = nv.shared.array(n, np.float64)  # written by a float CAS loop: held as bits
+    t = nv.local_id(0)
+    if t < n:
+        s[t] = arr[t]
+    nv.barrier()
+    op(s, t % n, vals[t])
+    nv.barrier()
+    if t < n:
+        arr[t] = s[t]
+
+
+def test_float_atomic_passed_to_a_helper_on_its_shared_array():
+    @nv.jit
+    def kernel(arr, vals):
+        _shared_op_helper(arr, vals, nv.atomic.max, 4)
+
+    vals = _vals(np.float64, 64, seed=6)
+    arr = np.full(4, -100.0)
+    kernel[1, 64](arr, vals)
+    np.testing.assert_array_equal(arr, vals.reshape(16, 4).max(axis=0))

@@ -249,3 +249,36 @@ def test_inline_hints_of_numba_cuda_are_accepted():
     a = np.full(1, 41.0)
     k[1, 1](a)
     assert a[0] == 42.0
+
+
+@pytest.mark.parametrize("shape", [(10,), (10, 12), (3, 4, 5)])
+def test_device_array_flags_as_numpy(shape):
+    """numba.cuda's DeviceNDArray.flags / is_c_contiguous / is_f_contiguous, as NumPy's."""
+    host = np.zeros(shape)
+    d = cuda.device_array(shape)
+    views = [(host, d), (host.T, d.T), (host[::2], d[::2])]
+    if len(shape) > 1:
+        views.append((host[:, 1:], d[:, 1:]))
+    for h, v in views:
+        for key in ("C_CONTIGUOUS", "F_CONTIGUOUS"):
+            assert v.flags[key] == h.flags[key], (h.strides, key)
+        assert v.is_c_contiguous() == h.flags.c_contiguous
+        assert v.is_f_contiguous() == h.flags.f_contiguous
+        like = cuda.device_array_like(v)
+        assert like.flags["C_CONTIGUOUS"] and like.strides == np.zeros_like(h, order="C").strides
+
+
+def test_cbrt_intrinsic():
+    """numba.cuda's cuda.cbrt: np.cbrt's value in the argument's float type."""
+    @cuda.jit
+    def k(out32, out64, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            out32[i] = cuda.cbrt(np.float32(x[i]))
+            out64[i] = cuda.cbrt(x[i])
+
+    x = np.array([2.0, -27.0, 0.001, 1e300, 0.0])
+    out32, out64 = np.zeros(5, np.float32), np.zeros(5)
+    k[1, 8](out32, out64, x)
+    np.testing.assert_array_max_ulp(out32, np.cbrt(x.astype(np.float32)), maxulp=1)
+    np.testing.assert_array_max_ulp(out64, np.cbrt(x), maxulp=1)

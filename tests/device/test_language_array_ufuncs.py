@@ -60,3 +60,31 @@ def test_without_output_is_refused_naming_the_call():
 
     with pytest.raises(nv.VulkanUnsupportedError, match=r"'numpy.sin' on arrays without an output"):
         f[1, 1](np.zeros(3), np.zeros(3))
+
+
+_OPERATOR_UFUNCS = [np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+                    np.greater_equal, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+                    np.logical_and, np.logical_or, np.logical_xor, np.logical_not]
+
+
+@pytest.mark.parametrize("ufunc", _OPERATOR_UFUNCS, ids=lambda u: u.__name__)
+def test_operator_ufuncs_on_arrays(ufunc):
+    """The ufuncs of comparison, bitwise and logical operators (numba-cuda's test_ufuncs
+    calls them this way): bit for bit numba.njit's and NumPy's, NaN and bools included."""
+    rng = np.random.default_rng(7)
+    names = "ab"[:ufunc.nin]
+    ns = {"np": np}
+    exec(f"def f({', '.join(names)}, out):\n    np.{ufunc.__name__}({', '.join(names)}, out)",
+         ns)
+    dtypes = [np.int8, np.uint64, np.bool_]
+    if ufunc not in (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert):
+        dtypes += [np.float32]
+    for dt in dtypes:
+        x, y = (rng.integers(-3, 4, 40).astype(dt) for _ in range(2))
+        if np.dtype(dt).kind == "f":
+            x[::7] = np.nan
+        args = (x, y)[:ufunc.nin]
+        expected = ufunc(*args)
+        got, want = _both(ns["f"], *args, np.zeros_like(expected))
+        np.testing.assert_array_equal(got[-1], expected)
+        np.testing.assert_array_equal(want[-1], expected)

@@ -5,6 +5,7 @@ with the helpers jitted for the CPU) and run over the same inputs; integer
 results must agree bit for bit.
 """
 
+import operator
 from collections import namedtuple
 
 import numba
@@ -227,6 +228,23 @@ def test_tuples_namedtuples_literal_unroll():
     np.testing.assert_array_equal(got, want)
 
 
+_UNROLL_ARRAYS = (np.float64([1.0, 2.0]), np.float64([3.0, 4.0, 5.0]))
+
+
+def test_literal_unroll_over_arrays_of_one_type_is_refused():
+    """numba-cuda's test_array_reductions style: the loop's index would choose among
+    compile-time arrays at run time. A clear refusal (it was an internal TypeError)."""
+    @nv.jit
+    def k(out):
+        i = 0
+        for a in literal_unroll(_UNROLL_ARRAYS):
+            out[i] = a.sum()
+            i += 1
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="literal_unroll over several items"):
+        k[1, 1](np.zeros(2))
+
+
 def test_same_helper_called_from_two_kernels_and_types():
     @nv.jit
     def add1(x):
@@ -360,3 +378,23 @@ def test_none_defaults_star_args_namedtuple_arguments_mixed_tuples():
         np.arange(-5, 11, dtype=np.int64),
     )
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.floordiv, operator.mod, operator.pow, operator.lt,
+                                operator.and_, operator.lshift], ids=lambda f: f.__name__)
+def test_operator_module_functions(op):
+    """``operator.add(x, y)`` & co. called as functions: what ``x + y`` computes (njit's)."""
+    def k(a, b, out):
+        for i in range(out.size):
+            out[i] = op(a[i], b[i])
+
+    for dt in (np.int64, np.float64):
+        if dt == np.float64 and op in (operator.and_, operator.lshift):
+            continue
+        a = np.array([-7, 7, 9], dt)
+        b = np.array([3, -2, 2], dt) if op is not operator.lshift else np.array([3, 1, 2], dt)
+        got, want = np.zeros(3), np.zeros(3)
+        nv.jit(k)[1, 1](a, b, got)
+        numba.njit(k)(a, b, want)
+        np.testing.assert_array_equal(got, want)

@@ -213,3 +213,36 @@ def test_signed_zeros(dtype):
     from math_support import assert_all_same_bits
 
     assert_all_same_bits(SIGNED_ZERO, np.array([-0.0, 0.0], dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_trig_branch_in_a_loop(dtype):
+    """sin/cos branch to the full reduction beyond 2^20 (float32: 512) in a block of their own
+    (mathlib/rare.py): operands on both sides in one launch, inside a loop, with the argument
+    and an accumulator used after each call."""
+
+    @nv.jit
+    def kernel(x, out):
+        i = nv.global_id(0)
+        if i < x.size:
+            v = x[i]
+            acc = x[i] * 0
+            for _ in range(3):
+                acc += math.sin(v) + math.cos(v) * v
+                v = v * 4 + 1
+            out[i] = acc
+
+    lim = 512.0 if dtype == np.float32 else 2.0**20
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-4, 4, 64), rng.uniform(lim / 8, lim * 2, 64),
+                        rng.uniform(-1e30, 1e30, 64), [lim / 4, -lim / 4, lim, np.nextafter(
+                            dtype(lim), dtype(np.inf))]]).astype(dtype)  # fmt: skip
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, out)
+    v, acc, scale = x.astype(np.float64), np.zeros(x.size), np.zeros(x.size)
+    for _ in range(3):
+        s, c = np.sin(v), np.cos(v)
+        acc += s + c * v
+        scale += np.abs(s) + np.abs(c * v) + np.abs(v)
+        v = (v.astype(dtype) * dtype(4) + dtype(1)).astype(np.float64)
+    assert np.all(np.abs(out - acc) <= 8 * np.finfo(dtype).eps * scale)

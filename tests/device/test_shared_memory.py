@@ -117,6 +117,50 @@ def test_dynamic_shared_memory_sized_at_launch():
         dyn_reverse[2, 64](a, out)
 
 
+@nv.jit
+def dyn_alias(a, bits, halves):
+    f = nv.shared.array(0, np.float32)
+    i = nv.shared.array(0, np.int32)  # the same memory, as numba.cuda's dynamic arrays
+    u = nv.shared.array(0, np.uint32)[64:]  # a view of its second half
+    t = nv.local_id(0)
+    f[t] = a[t]
+    nv.barrier()
+    bits[t] = i[63 - t]  # another invocation's float, as its bits
+    halves[t] = u[t % 64]
+
+
+def test_dynamic_shared_arrays_alias():
+    a = (np.arange(128, dtype=np.float32) - 64.5) / 3
+    bits = np.zeros(128, np.int32)
+    halves = np.zeros(128, np.uint32)
+    dyn_alias[1, 128, 0, 128 * 4](a, bits, halves)
+    np.testing.assert_array_equal(bits[:64], a[:64][::-1].view(np.int32))
+    np.testing.assert_array_equal(halves, np.tile(a[64:].view(np.uint32), 2))
+
+
+def test_dynamic_shared_arrays_of_other_widths_or_atomics_refused():
+    @nv.jit
+    def widths(out):
+        f = nv.shared.array(0, np.float64)
+        i = nv.shared.array(0, np.int32)
+        f[0] = 1.0
+        out[0] = i[0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="float64 and int32.*same width"):
+        widths[1, 1, 0, 8](np.zeros(1, np.int32))
+
+    @nv.jit
+    def atomic(out):
+        f = nv.shared.array(0, np.float32)
+        i = nv.shared.array(0, np.int32)
+        f[0] = 1.0
+        nv.atomic.add(i, 0, 1)
+        out[0] = i[0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="atomic.add on a dynamic shared"):
+        atomic[1, 1, 0, 4](np.zeros(1, np.int32))
+
+
 def test_too_much_shared_memory(device):
     limit = device.info.max_shared_memory
     n = limit // 4 + 1
@@ -332,3 +376,41 @@ def test_syncthreads_count_and_or():
     np.testing.assert_array_equal(out[1], 1)
     np.testing.assert_array_equal(out[2], np.repeat((blocks > 8).any(1), 64))
     np.testing.assert_array_equal(out[3], np.repeat((blocks % 2).sum(1), 64))
+
+
+@nv.jit
+def _histogram_helper(ary, dtype, nbins, shape2, op):
+    # numba.cuda's test_atomics style: the helper's arrays take their shape from its caller
+    t = nv.local_id(0)
+    sm = nv.shared.array(nbins, dtype)
+    scratch = nv.local.array(shape2, dtype)
+    scratch[0, 1] = 1
+    sm[t] = 0
+    nv.barrier()
+    op(sm, ary[t] % nbins, scratch[0, 1])
+    nv.barrier()
+    ary[t] = sm[t]
+
+
+@nv.jit
+def _inner(ary, nbins):
+    _histogram_helper(ary, np.uint32, nbins, (2, 3), nv.atomic.add)
+
+
+@nv.jit
+def histogram_by_helpers(ary):
+    _inner(ary, 32)  # two calls deep: the constant 32 reaches shared.array
+
+
+def test_array_shape_from_device_function_arguments():
+    ary = np.random.default_rng(3).integers(0, 32, 32).astype(np.uint32)
+    expected = np.bincount(ary, minlength=32).astype(np.uint32)
+    histogram_by_helpers[1, 32](ary)
+    np.testing.assert_array_equal(ary, expected)
+
+    @nv.jit
+    def not_constant(ary, n):
+        _histogram_helper(ary, np.uint32, n, (2, 3), nv.atomic.add)
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="not a compile-time constant"):
+        not_constant[1, 32](ary, 32)

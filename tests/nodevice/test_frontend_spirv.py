@@ -74,3 +74,35 @@ def test_float_controls_are_requested_at_the_widths_used():
         half, argtypes, pipeline.Options(fastmath=True), narrowing.Mode(), float_controls=controls
     ).disassemble()
     assert "DenormPreserve" not in fast and "SignedZeroInfNanPreserve" not in fast
+
+
+def test_fused_fma_makes_exact_products_from_fma():
+    """With FloatControls.fused_fma (NVIDIA, AMD: launchers.fused_fma) the math library builds
+    Dekker's products and its polynomials from GLSL.std.450 Fma; without it, from no Fma at all
+    (Vulkan does not promise that Fma rounds once: lavapipe's does not)."""
+    import math
+
+    from numba import float64
+
+    from numba_vulkan import compiler, launchers, narrowing
+    from numba_vulkan.typing import pipeline
+
+    def root(a, out):
+        out[0] = math.sqrt(a[0]) + math.exp(a[1])
+
+    def text(fused):
+        controls = compiler.FloatControls(fused_fma=fused)
+        return compiler.compile_kernel(root, (float64[::1], float64[::1]), pipeline.Options(),
+                                       narrowing.Mode(), float_controls=controls).disassemble()
+
+    assert " Fma " in text(True)
+    assert " Fma " not in text(False)
+
+    class Info:
+        vendor_id = 0x10DE
+
+    assert launchers.fused_fma(Info())
+    assert not launchers.fused_fma(Info(), "off")
+    Info.vendor_id = 0x10005  # Mesa (lavapipe)
+    assert not launchers.fused_fma(Info())
+    assert launchers.fused_fma(Info(), "fused")

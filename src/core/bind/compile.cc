@@ -82,13 +82,14 @@ void InitCompile(nb::module_& m) {
            bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
-           bool hide_float_zeros, bool divide_f32_in_f64) {
+           bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
             options.divide_f32_in_f64 = divide_f32_in_f64;
             options.validate = validate;
+            options.validate_emitted = validate_emitted;
             options.narrow_ints = narrow_ints;
             auto limits = [](const std::optional<std::vector<uint32_t>>& in, uint32_t* out,
                              const char* name) {
@@ -118,6 +119,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
         nb::arg("validate") = true, nb::arg("unroll") = 8, nb::arg("hide_float_zeros") = false,
         nb::arg("divide_f32_in_f64") = false,
+        nb::arg("validate_emitted") = true,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -128,7 +130,9 @@ void InitCompile(nb::module_& m) {
         "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
         "on constant zeros wrongly; kir/float_zeros.h; not with fastmath). divide_f32_in_f64: "
         "float32 division computed in float64 and rounded once, for devices whose division "
-        "may be inexact (kir/float_division.h; not with fastmath).");
+        "may be inexact (kir/float_division.h; not with fastmath). validate_emitted: "
+        "validate the emitter's module before optimising it too (else only when the final "
+        "module fails validation).");
 
     m.def(
         "narrow_ints",

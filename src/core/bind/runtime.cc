@@ -175,6 +175,11 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_prop_ro("family", [](vk::Device& d) { return d.info().compute_family; })
         .def_prop_ro("transfer_family", [](vk::Device& d) { return d.info().transfer_family; })
         .def_prop_ro("arrays_mapped", &vk::Device::arrays_mapped)
+        .def("host_args_memory", &vk::Device::host_args_memory, nb::arg("kind"),
+             "The memory small NumPy arguments use (vk/host_args.cc): kind 0 those the "
+             "kernel only reads, 1 those it may write, 2 the buffers written ones are "
+             "copied back into: 'mapped arrays', 'host', 'device-local host-visible', "
+             "'none' (kind 2 without copies back) or 'off'.")
         .def_prop_ro("barrier_count", &vk::Device::barrier_count,
                      "Memory barriers recorded so far (hazard tracking; for tests).")
         .def_prop_rw("pool_limit", &vk::Device::pool_limit, &vk::Device::set_pool_limit)

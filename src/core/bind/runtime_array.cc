@@ -99,7 +99,8 @@ void InitRuntimeArrays(nb::module_& m) {
               util::Status s;
               {
                   nb::gil_scoped_release release;  // may wait for a batch slot
-                  s = src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes);
+                  s = src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes)
+                          .status();
               }
               ThrowIfError(s);
           },

@@ -30,68 +30,19 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bind/errors.h"
+#include "bind/launch_args.h"
+#include "bind/numpy_args.h"
 #include "bind/runtime_types.h"
 #include "kir/abi.h"
 
 namespace nvk::bind {
 
 namespace {
-
-struct ArgSpec {
-    bool is_array = false;
-    // array
-    uint64_t code = 0;
-    int ndim = 0;
-    uint32_t addr_offset = 0;
-    bool written = true;  // whether the kernel may write it (hazard tracking)
-    uint32_t extent_offsets[kMaxDims] = {};
-    uint32_t stride_offsets[kMaxDims] = {};
-    uint32_t index_bytes = 4;
-    // scalar: the argument's exact type (a NumPy scalar type, and which Python
-    // builtin values Numba types the same way), and its slot in the block
-    PyObject* np_type = nullptr;  // e.g. numpy.int32
-    char py_kind = 0;             // 'i' int64 ints, 'U' uint64 ints, 'f' float, 'b' bool, 0 none
-    char kind = 0;                // slot: 'i', 'u', 'f', 'b'
-    uint32_t nbytes = 0;          // slot: 4 or 8
-    uint32_t offset = 0;
-};
-
-// The NumPy scalar type of a dtype name ("int32" -> numpy.int32), kept alive for good.
-PyObject* NumpyScalarType(const std::string& dtype) {
-    nb::module_ np = nb::module_::import_("numpy");
-    return nb::object(np.attr("dtype")(dtype).attr("type")).release().ptr();
-}
-
-template <typename T>
-void Put(uint8_t* block, uint32_t offset, T value) {
-    std::memcpy(block + offset, &value, sizeof(T));
-}
-
-void PutInt(uint8_t* block, uint32_t offset, uint32_t nbytes, int64_t value) {
-    if (nbytes == 8) {
-        Put<int64_t>(block, offset, value);
-    } else {
-        Put<int32_t>(block, offset, static_cast<int32_t>(value));  // wraps, as narrowing does
-    }
-}
-
-bool ReadTriple(PyObject* obj, uint32_t out[3]) {
-    out[0] = out[1] = out[2] = 1;
-    if (PyLong_Check(obj)) {
-        out[0] = static_cast<uint32_t>(PyLong_AsUnsignedLong(obj));
-        return !PyErr_Occurred();
-    }
-    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) < 1 || PyTuple_GET_SIZE(obj) > 3) return false;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i) {
-        out[i] = static_cast<uint32_t>(PyLong_AsUnsignedLong(PyTuple_GET_ITEM(obj, i)));
-        if (PyErr_Occurred()) return false;
-    }
-    return true;
-}
 
 class Launcher {
   public:
@@ -147,18 +98,7 @@ class Launcher {
                 spec.written = a.written;
                 ++array_count_;
             } else {
-                // The argument's exact type, and its slot (kir/abi.h).
-                spec.np_type = NumpyScalarType(kir::DtypeName(a.type));
-                if (a.type == kir::ScalarKind::kI64) spec.py_kind = 'i';
-                if (a.type == kir::ScalarKind::kU64) spec.py_kind = 'U';
-                if (a.type == kir::ScalarKind::kF64) spec.py_kind = 'f';
-                if (a.type == kir::ScalarKind::kBool) spec.py_kind = 'b';
-                spec.kind = a.type == kir::ScalarKind::kBool ? 'b'
-                            : kir::IsFloat(a.slot)           ? 'f'
-                            : kir::IsSigned(a.slot)          ? 'i'
-                                                             : 'u';
-                spec.nbytes = kir::MemoryBytes(a.slot);
-                spec.offset = a.offset;
+                spec = ScalarSpec(a);
                 if (spec.nbytes != 4 && spec.nbytes != 8) {
                     Throw(util::InvalidArgument("argument '" + a.name + "' has a " +
                                                 kir::ScalarName(a.slot) +
@@ -181,8 +121,11 @@ class Launcher {
         return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
     }
 
-    bool Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
-                PyStream* stream) {
+    // 0: `args` do not fit (nothing done); 1: launched; 2: launched with NumPy arguments
+    // the kernel may write, done and those copied back (the caller checks for kernel
+    // reports, as after any copy to the host).
+    int Launch(nb::handle groups, nb::handle local, nb::handle args, bool hold,
+               PyStream* stream) {
         if (stream != nullptr && &stream->device() != device_) {
             Throw(util::InvalidArgument("the stream belongs to another device than the kernel's "
                                         "launcher"));
@@ -190,7 +133,7 @@ class Launcher {
         PyObject* tuple = args.ptr();
         if (!PyTuple_Check(tuple) ||
             PyTuple_GET_SIZE(tuple) != static_cast<Py_ssize_t>(specs_.size())) {
-            return false;
+            return 0;
         }
         uint32_t g[3], l[3];
         if (!ReadTriple(groups.ptr(), g) || !ReadTriple(local.ptr(), l)) {
@@ -215,7 +158,8 @@ class Launcher {
         }
         vk::Buffer** used = stack_used;
         bool* writes = stack_writes;
-        const size_t n_buffers = array_count_ + fixed_.size();
+        // NumPy arguments add their buffers to the list (at most one per array).
+        const size_t n_buffers = 2 * array_count_ + fixed_.size();
         if (n_buffers > kStackUsed) {
             heap_used.reset(new vk::Buffer*[n_buffers]);
             heap_writes.reset(new bool[n_buffers]);
@@ -223,6 +167,9 @@ class Launcher {
             writes = heap_writes.get();
         }
         if (zero_block_) std::memset(block, 0, block_bytes_);
+        // NumPy arguments taken directly (numpy_args.h); made only when there are some,
+        // so that launches with device arrays do not pay for its ~2 KiB.
+        std::optional<NumpyArgs> numpy;
         size_t n_used = 0;
         for (const FixedValue& f : fixed_) {
             if (f.nbytes == 8) Put<uint64_t>(block, f.offset, f.value);
@@ -235,15 +182,35 @@ class Launcher {
         for (size_t i = 0; i < specs_.size(); ++i) {
             const ArgSpec& spec = specs_[i];
             PyObject* arg = PyTuple_GET_ITEM(tuple, i);
-            if (spec.is_array) {
+            if (spec.is_array && !spec.numpy_format.empty() && stream == nullptr &&
+                PyObject_TypeCheck(arg, NdarrayType())) {
+                int64_t shape[kMaxDims], strides[kMaxDims];
+                if (!numpy) numpy.emplace();
+                if (!numpy->Take(arg, spec.numpy_format, spec.ndim, spec.written,
+                                spec.addr_offset, shape)) {
+                    return 0;
+                }
+                // C-contiguous strides, in elements; at most kMaxBytes, so 32-bit
+                // indices always reach every element.
+                int64_t step = 1;
+                for (int d = spec.ndim - 1; d >= 0; --d) {
+                    strides[d] = step;
+                    step *= shape[d];
+                }
+                for (int d = 0; d < spec.ndim; ++d) {
+                    PutInt(block, spec.extent_offsets[d], spec.index_bytes, shape[d]);
+                    PutInt(block, spec.stride_offsets[d], spec.index_bytes, strides[d]);
+                }
+                continue;  // its address and buffer come with the upload
+            } else if (spec.is_array) {
                 DeviceArrayBase* a = nullptr;
-                if (!nb::try_cast<DeviceArrayBase*>(nb::handle(arg), a) || !a) return false;
+                if (!nb::try_cast<DeviceArrayBase*>(nb::handle(arg), a) || !a) return 0;
                 if (a->device != device_ || a->code != spec.code || a->ndim != spec.ndim) {
-                    return false;
+                    return 0;
                 }
                 // 32-bit indices reach at most 2^31 - 1 elements from element 0: a
                 // larger array needs the kernel's 64-bit-index specialisation.
-                if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return false;
+                if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return 0;
                 Put<uint64_t>(block, spec.addr_offset, a->buffer->address + a->offset);
                 for (int d = 0; d < spec.ndim; ++d) {
                     PutInt(block, spec.extent_offsets[d], spec.index_bytes, a->shape[d]);
@@ -253,7 +220,7 @@ class Launcher {
                 writes[n_used] = spec.written;
                 used[n_used++] = a->buffer.get();
             } else if (!WriteScalar(spec, arg, block)) {
-                return false;
+                return 0;
             }
         }
         // 32-bit ids of a grid of more than 2^31 invocations along an axis would turn
@@ -261,14 +228,17 @@ class Launcher {
         if (grid_.index_bytes == 4 && grid_.reads_ids) {
             for (int a = 0; a < 3; ++a) {
                 if (uint64_t{g[a]} * l[a] > (uint64_t{1} << 31)) {
-                    return false;
+                    return 0;
                 }
             }
         }
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
         util::Result<uint64_t> value = util::Status::Ok();
-        {
+        if (numpy && numpy->size() > 0) {
+            nb::gil_scoped_release release;  // the launch waits (and may wait for a slot)
+            value = LaunchWithNumpy(*numpy, *pipeline, g, block, used, n_used, writes);
+        } else {
             nb::gil_scoped_release release;  // the launch may wait for a slot
             value = DispatchGrid(*pipeline, g, block, used, n_used, writes, hold,
                                  stream ? &stream->state() : nullptr);
@@ -278,7 +248,50 @@ class Launcher {
             std::memcpy(last_block_.data(), block, param_size_);
         }
         if (!value.ok()) Throw(value.status());
-        return true;
+        return numpy && numpy->any_written() ? 2 : 1;
+    }
+
+    // A launch with NumPy arguments (numpy_args.h), without the GIL: upload them,
+    // record the dispatch and, if the kernel may write some, wait for it and copy
+    // those back. `used` has room for them after its `n_used` entries.
+    util::Result<uint64_t> LaunchWithNumpy(NumpyArgs& numpy, VkPipeline pipeline,
+                                           const uint32_t g[3], uint8_t* block,
+                                           vk::Buffer** used, size_t n_used, bool* writes) {
+        NVK_RETURN_IF_ERROR(numpy.Upload(*device_, block, used + n_used, writes + n_used));
+        n_used += numpy.size();
+        const bool host_reads = numpy.any_written();
+        // The host reads the kernel's writes in place, or copies of them (Readback).
+        const bool in_place = host_reads && !device_->host_args_readback();
+        NVK_ASSIGN_OR_RETURN(uint64_t value,
+                             SplitGrid(g, block, [&](const uint32_t* piece) {
+                                 return device_->RecordDispatch(
+                                     *kernel_, pipeline, piece, block, param_size_, in_buffer_,
+                                     used, n_used, writes, host_reads, in_place);
+                             }));
+        if (host_reads) {  // arrays only read: asynchronous, as on the Python path
+            NVK_ASSIGN_OR_RETURN(uint64_t copied, numpy.Readback(*device_));
+            NVK_RETURN_IF_ERROR(device_->WaitValue(std::max(value, copied)));
+            numpy.Download();
+        }
+        return value;
+    }
+
+    // NumPy arguments: `formats` has one entry per argument, the buffer format of the
+    // arrays the launcher may take for it directly (numpy_args.h), or None.
+    void AllowNumpy(nb::list formats) {
+        if (nb::len(formats) != specs_.size()) {
+            Throw(util::InvalidArgument("allow_numpy: one entry per argument"));
+        }
+        if (!device_->host_args()) return;  // NVK_VULKAN_HOST_ARGS=off
+        for (size_t i = 0; i < specs_.size(); ++i) {
+            nb::handle f = formats[i];
+            if (f.is_none()) continue;
+            if (!specs_[i].is_array) {
+                Throw(util::InvalidArgument("allow_numpy: argument " + std::to_string(i) +
+                                            " is no array"));
+            }
+            specs_[i].numpy_format = nb::cast<std::string>(f);
+        }
     }
 
     // The grid `g` as one dispatch, or as several where it exceeds the device's
@@ -435,66 +448,6 @@ class Launcher {
         fixed_.push_back(std::move(fixed));
     }
 
-    // Write a scalar argument whose type is exactly the specialisation's (as
-    // numba.typeof would type it) and whose value fits the slot; anything else
-    // answers false, and the dispatcher's slow path picks or compiles another
-    // specialisation, or raises OverflowError for a value a narrowed slot cannot hold.
-    static bool WriteScalar(const ArgSpec& spec, PyObject* arg, uint8_t* block) {
-        if (reinterpret_cast<PyObject*>(Py_TYPE(arg)) != spec.np_type) {
-            const bool builtin_match =
-                (spec.py_kind == 'b' && PyBool_Check(arg)) ||
-                (spec.py_kind == 'f' && PyFloat_CheckExact(arg)) ||
-                ((spec.py_kind == 'i' || spec.py_kind == 'U') && PyLong_CheckExact(arg));
-            if (!builtin_match) return false;
-        }
-        if (spec.kind == 'b') {
-            int truth = PyObject_IsTrue(arg);
-            if (truth < 0) { PyErr_Clear(); return false; }
-            Put<uint32_t>(block, spec.offset, truth ? 1u : 0u);
-            return true;
-        }
-        if (spec.kind == 'f') {
-            double v = PyFloat_AsDouble(arg);
-            if (v == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return false; }
-            if (spec.nbytes == 8) Put<double>(block, spec.offset, v);
-            else Put<float>(block, spec.offset, static_cast<float>(v));
-            return true;
-        }
-        __int128 v = 0;
-        if (!ReadInteger(arg, &v)) return false;
-        // A Python int is an int64 below 2^63 and a uint64 from there (numba.typeof).
-        if (spec.py_kind == 'i' && PyLong_CheckExact(arg) && v > INT64_MAX) return false;
-        if (spec.py_kind == 'U' && PyLong_CheckExact(arg) && v <= INT64_MAX) return false;
-        const int bits = static_cast<int>(spec.nbytes) * 8;
-        const __int128 lo = spec.kind == 'i' ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
-        const __int128 hi = spec.kind == 'i' ? (static_cast<__int128>(1) << (bits - 1)) - 1
-                                             : (static_cast<__int128>(1) << bits) - 1;
-        if (v < lo || v > hi) return false;  // a narrowed slot: the slow path says so
-        if (spec.nbytes == 8) Put<uint64_t>(block, spec.offset, static_cast<uint64_t>(v));
-        else Put<uint32_t>(block, spec.offset, static_cast<uint32_t>(v));
-        return true;
-    }
-
-    // The value of a Python int or NumPy integer, from -2^63 to 2^64 - 1.
-    static bool ReadInteger(PyObject* arg, __int128* out) {
-        PyObject* index = PyNumber_Index(arg);
-        if (!index) { PyErr_Clear(); return false; }
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-        bool ok = !(v == -1 && PyErr_Occurred());
-        if (ok && overflow > 0) {
-            unsigned long long u = PyLong_AsUnsignedLongLong(index);
-            ok = !(u == static_cast<unsigned long long>(-1) && PyErr_Occurred());
-            *out = u;
-        } else {
-            ok = ok && overflow == 0;
-            *out = v;
-        }
-        Py_DECREF(index);
-        if (!ok) PyErr_Clear();
-        return ok;
-    }
-
     vk::Device* device_;
     nb::object kernel_obj_;  // keeps the kernel alive
     vk::Kernel* kernel_ = nullptr;
@@ -619,11 +572,24 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
             "keep_last_block", [](Launcher& l) { return l.keep_last(); },
             [](Launcher& l, bool on) { l.set_keep_last(on); },
             "Keep a copy of each launch's parameter block for last_block() (off: free).")
-        .def("launch", &Launcher::Launch, nb::arg("groups"), nb::arg("local_size"),
+        .def("launch",
+             [](Launcher& l, nb::handle groups, nb::handle local, nb::handle args, bool hold,
+                PyStream* stream) -> nb::object {
+                 const int done = l.Launch(groups, local, args, hold, stream);
+                 if (done == 2) return nb::int_(2);
+                 return nb::bool_(done == 1);
+             },
+             nb::arg("groups"), nb::arg("local_size"),
              nb::arg("args"), nb::arg("hold") = false, nb::arg("stream").none() = nb::none(),
-             "Record a launch; False if `args` do not fit this specialisation. `hold`: "
+             "Record a launch; False if `args` do not fit this specialisation, True if "
+             "launched, 2 if launched with NumPy arguments that were waited for and copied "
+             "back (allow_numpy: the caller then reports as after a copy). `hold`: "
              "leave it unsubmitted for now (copies of its results follow, and their wait "
              "submits all at once). `stream`: enqueue it on that stream instead.")
+        .def("allow_numpy", &Launcher::AllowNumpy, nb::arg("formats"),
+             "Let launch() take small NumPy arrays directly (vk/host_args.cc): `formats` "
+             "has, per argument, the buffer format (memoryview(a).format) of the arrays it "
+             "may take, or None. No-op under NVK_VULKAN_HOST_ARGS=off.")
         .def("last_block", &Launcher::LastBlock,
              "The parameter block of the last launch (for tests and debugging).");
 }

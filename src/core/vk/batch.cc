@@ -6,10 +6,13 @@
 // parameter ring. At most one slot is open (recording); the others are
 // submitted or idle. The open batch is submitted
 //   - at once after a launch if the device is idle (nothing would overlap it)
-//     and the last submission is at least kSubmitGapNs old: a host launching in
-//     a tight loop (tiny kernels that finish before the next launch) would
-//     otherwise pay a vkQueueSubmit per launch, several times the cost of
-//     recording one; it fills batches instead,
+//     and either the host has waited for every submission so far (a launch
+//     after a synchronisation: the host will wait for this one too, and every
+//     microsecond before the submission adds to that wait) or the last
+//     submission is at least kSubmitGapNs old: a host launching in a tight loop
+//     (tiny kernels that finish before the next launch) would otherwise pay a
+//     vkQueueSubmit per launch, several times the cost of recording one; it
+//     fills batches instead,
 //   - when it holds kMaxBatch launches,
 //   - when someone waits for it (WaitValue / Synchronize / a copy of a buffer it uses),
 //   - when its parameter ring is full.
@@ -67,6 +70,7 @@ util::Status Device::OpenBatch(Lock& lock) {
             Checked(fns_.vkBeginCommandBuffer(slot.cb, &begin), "vkBeginCommandBuffer"));
         slot.params_used = 0;
         slot.waits.clear();
+        slot.host_barrier = false;
         open_slot_ = next_slot_;
         next_slot_ = (next_slot_ + 1) % static_cast<int>(slots_.size());
         open_count_ = 0;
@@ -112,7 +116,8 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
                                               const uint32_t groups[3], const void* params,
                                               uint32_t size, bool in_buffer,
                                               Buffer* const* used, size_t n_used,
-                                              const bool* writes, bool hold) {
+                                              const bool* writes, bool hold,
+                                              bool host_reads) {
     NVK_RETURN_IF_ERROR(Usable());
     const uint32_t aligned = (size + 15u) & ~15u;
     if (in_buffer && aligned > kParamArenaBytes) {
@@ -147,13 +152,14 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
         fns_.vkCmdPushConstants(cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, n, params);
     }
     fns_.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    if (host_reads) slot.host_barrier = true;
     ++open_count_;
     const uint64_t value = open_value();
     for (size_t i = 0; i < n_used; ++i) MarkUsed(*used[i], value);
     if (sync_launches()) {
         lock.unlock();
         NVK_RETURN_IF_ERROR(WaitValue(value));
-    } else if (open_count_ >= kMaxBatch || (!hold && SubmitDue() && IdleLocked())) {
+    } else if (open_count_ >= kMaxBatch || (!hold && SubmitNow())) {
         NVK_RETURN_IF_ERROR(FlushLocked());
     }
     return value;
@@ -161,6 +167,14 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
 
 bool Device::SubmitDue() const {
     return NowNs() - last_submit_ns_ >= kSubmitGapNs;
+}
+
+bool Device::SubmitNow() {
+    // The host waited for everything submitted (launch, synchronize, launch, ...): it
+    // is not launching in a tight loop, and the sooner the launch goes out, the sooner
+    // its next wait ends.
+    const bool caught_up = waited_.load(std::memory_order_relaxed) >= submitted_;
+    return (caught_up || SubmitDue()) && IdleLocked();
 }
 
 uint64_t Device::NowNs() {
@@ -179,6 +193,17 @@ util::Status Device::FlushLocked() {
     if (open_slot_ < 0) return util::Status::Ok();
     Slot& slot = slots_[open_slot_];
     open_slot_ = -1;
+    if (slot.host_barrier) {
+        // Host arguments (host_args.cc): the host reads what the batch's dispatches
+        // wrote once the timeline says they are done; a semaphore signal makes the
+        // writes available, this makes them visible to the host.
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        fns_.vkCmdPipelineBarrier(
+            slot.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+    }
     NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(slot.cb), "vkEndCommandBuffer"));
     const uint64_t value = submitted_ + 1;
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
@@ -239,7 +264,15 @@ util::Status Device::WaitValue(uint64_t value) {
             return util::Internal("waiting for a batch that was never recorded");
         }
     }
-    return WaitTimeline(value);
+    NVK_RETURN_IF_ERROR(WaitTimeline(value));
+    NoteWaited(value);
+    return util::Status::Ok();
+}
+
+void Device::NoteWaited(uint64_t value) {
+    uint64_t seen = waited_.load();
+    while (seen < value && !waited_.compare_exchange_weak(seen, value)) {
+    }
 }
 
 util::Status Device::Synchronize() {
@@ -255,6 +288,7 @@ util::Status Device::Synchronize() {
         }
     }
     NVK_RETURN_IF_ERROR(WaitTimeline(value));
+    NoteWaited(value);
     for (auto& [s, v] : streams) NVK_RETURN_IF_ERROR(WaitSemaphore(s->semaphore, s->completed, v));
     std::vector<BufferRef> drop;  // released after the lock: their deleters take it
     Lock lock(mu_);

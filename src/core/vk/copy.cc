@@ -181,12 +181,12 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
     return util::Status::Ok();
 }
 
-util::Status Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_t dst_offset,
-                          uint64_t nbytes) {
+util::Result<uint64_t> Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst,
+                                    uint64_t dst_offset, uint64_t nbytes, bool host_reads) {
     if (src_offset + nbytes > src.size || dst_offset + nbytes > dst.size) {
         return util::InvalidArgument("copy past the end of a buffer");
     }
-    if (nbytes == 0) return util::Status::Ok();
+    if (nbytes == 0) return uint64_t{0};
     NVK_RETURN_IF_ERROR(Usable());
     Lock lock(mu_);
     NVK_RETURN_IF_ERROR(OpenBatch(lock));
@@ -196,11 +196,12 @@ util::Status Device::Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_
     const uint64_t value = open_value();
     MarkUsed(src, value);
     MarkUsed(dst, value);
+    if (host_reads) slots_[open_slot_].host_barrier = true;
     ++open_count_;
-    if (open_count_ >= kMaxBatch || (SubmitDue() && IdleLocked())) {
+    if (open_count_ >= kMaxBatch || (!host_reads && SubmitDue() && IdleLocked())) {
         NVK_RETURN_IF_ERROR(FlushLocked());
     }
-    return util::Status::Ok();
+    return value;
 }
 
 }  // namespace nvk::vk

@@ -227,6 +227,39 @@ util::Status Device::Init(Instance& instance) {
     if (const char* env = std::getenv("NVK_VULKAN_STAGING"); env && std::string(env) == "1") {
         arrays_mapped_ = false;
     }
+    // Host arguments (host_args.cc): mapped arrays where arrays are mapped; else
+    // NVK_VULKAN_HOST_ARGS, "device" by default where there is device-local,
+    // host-visible memory, "off" where there is none.
+    const char* mode_env = std::getenv("NVK_VULKAN_HOST_ARGS");
+    const std::string mode = mode_env ? mode_env : "";
+    const int bar = FindType(mem, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host_flags, 0);
+    const uint32_t bar_type = bar >= 0 ? static_cast<uint32_t>(bar) : host_type_;
+    for (int kind = 0; kind < 3; ++kind) host_arg_type_[kind] = host_type_;
+    auto in_bar = [&](int kind) {
+        host_arg_type_[kind] = bar_type;
+        host_arg_bar_[kind] = bar >= 0;
+    };
+    if (mode == "off" || (mode.empty() && !arrays_mapped_ && bar < 0)) {
+        host_args_mode_ = HostArgs::kOff;
+    } else if (arrays_mapped_) {
+        host_args_mode_ = HostArgs::kMapped;
+    } else if (mode.empty() || mode == "device") {
+        host_args_mode_ = HostArgs::kDevice;
+        in_bar(0);
+        in_bar(1);  // kind 2, the readback buffers, stay in host memory
+    } else if (mode == "mixed") {
+        host_args_mode_ = HostArgs::kMixed;
+        in_bar(0);
+    } else if (mode == "host") {
+        host_args_mode_ = HostArgs::kHost;
+    } else if (mode == "bar") {
+        host_args_mode_ = HostArgs::kBar;
+        in_bar(0);
+        in_bar(1);
+    } else {
+        return util::InvalidArgument("NVK_VULKAN_HOST_ARGS='" + mode +
+                                     "': expected device, mixed, host, bar or off");
+    }
 
     // Command buffers and parameter rings, one per batch slot.
     std::array<VkCommandBuffer, kMaxInFlight + 1> cbs{};

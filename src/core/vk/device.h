@@ -81,6 +81,9 @@ struct Buffer : std::enable_shared_from_this<Buffer> {
     // Exportable or imported memory (external.cc): the size of its dedicated
     // VkDeviceMemory, which an importer must name; 0 for ordinary buffers.
     uint64_t external_size = 0;
+    // Which pool it returns to: -1 the arrays' pool, else the host-argument pool of
+    // that kind (host_args.cc, Device::AllocateHostArg).
+    int arg_pool = -1;
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
@@ -191,6 +194,22 @@ class Device {
     // A buffer of `nbytes` over memory exported as `fd` (`memory_size` bytes, from
     // this driver: CUDA or Vulkan). Takes over `fd` when it succeeds.
     util::Result<BufferRef> ImportFd(int fd, uint64_t nbytes, uint64_t memory_size);
+    // ---- host_args.cc: small NumPy arguments without staging ---------------------------
+    // Whether launches may take small host arrays directly (the C++ launcher's NumPy
+    // path): off under NVK_VULKAN_HOST_ARGS=off.
+    bool host_args() const { return host_args_mode_ != HostArgs::kOff; }
+    // Whether a written host argument is copied back through a readback buffer
+    // (a copy command into host memory) rather than read from its own mapping.
+    bool host_args_readback() const { return host_args_mode_ == HostArgs::kDevice; }
+    // A mapped buffer of at least `nbytes` for a NumPy argument: kind 0 one the kernel
+    // only reads, 1 one it may write, 2 the readback buffer of a written one (host
+    // memory). The host copies the array in before the launch and, when written, out
+    // after waiting. Pooled per kind and size; like Allocate, it waits for the
+    // buffer's last use.
+    util::Result<BufferRef> AllocateHostArg(uint64_t nbytes, int kind);
+    // The memory host arguments of a kind use (for the docs and benchmarks):
+    // "mapped arrays", "host", "device-local host-visible", "off".
+    std::string host_args_memory(int kind) const;
 
     // ---- pipeline_cache.cc: the VkPipelineCache on disk (runtime/cache.py) ----------
     // The cache's contents (vkGetPipelineCacheData), header included.
@@ -206,8 +225,10 @@ class Device {
     util::Status Write(Buffer& dst, uint64_t offset, const void* src, uint64_t nbytes);
     util::Status Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbytes);
     // Device-side copy, recorded into the open batch (ordered like a launch).
-    util::Status Copy(Buffer& src, uint64_t src_offset, Buffer& dst, uint64_t dst_offset,
-                      uint64_t nbytes);
+    // `host_reads`: the host reads `dst` once it completes (host arguments' readback).
+    // Returns the timeline value it completes at.
+    util::Result<uint64_t> Copy(Buffer& src, uint64_t src_offset, Buffer& dst,
+                                uint64_t dst_offset, uint64_t nbytes, bool host_reads = false);
 
     // ---- batch.cc: recording, submission, waiting -------------------------------------
     // Records one dispatch of `pipeline` (of `kernel`) into the open batch with the
@@ -219,13 +240,16 @@ class Device {
     // dispatch only where it conflicts with earlier work (batch.cc). Every buffer the
     // kernel can touch must be listed. `hold`: do not submit it now even if the
     // device is idle (the caller records copies of its results next and waits for
-    // them, which submits everything at once). Returns the timeline value it
+    // them, which submits everything at once). `host_reads`: the host reads memory the
+    // dispatch writes once it completes (host arguments): the batch ends with a barrier
+    // that makes the writes visible to the host. Returns the timeline value it
     // completes at.
     util::Result<uint64_t> RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
                                           const uint32_t groups[3], const void* params,
                                           uint32_t size, bool in_buffer,
                                           Buffer* const* used = nullptr, size_t n_used = 0,
-                                          const bool* writes = nullptr, bool hold = false);
+                                          const bool* writes = nullptr, bool hold = false,
+                                          bool host_reads = false);
     // The next command gets a barrier whatever it touches (raw dispatches, whose
     // accesses are not all known).
     void ForceBarrier() { force_barrier_.store(true, std::memory_order_relaxed); }
@@ -298,7 +322,9 @@ class Device {
         uint32_t params_used = 0;
         // Stream values the submission waits for (streams still using its buffers).
         std::vector<std::pair<VkSemaphore, uint64_t>> waits;
+        bool host_barrier = false;  // end with a shader-write -> host-read barrier
     };
+    enum class HostArgs { kOff, kMapped, kDevice, kHost, kBar, kMixed };
 
     using Lock = std::unique_lock<std::mutex>;
 
@@ -309,6 +335,7 @@ class Device {
     util::Result<Buffer*> CreateBuffer(uint64_t size, uint32_t memory_type, bool map);
     void DestroyBuffer(Buffer* buffer);  // the buffer must be idle
     void Release(Buffer* buffer);        // BufferRef's deleter for pooled buffers
+    void ReleaseHostArg(Buffer* buffer); // the same for host-argument buffers
     void RetireBuffer(Buffer* buffer);   // destroys it now if idle, else once it is
     void RetireLocked(uint64_t value, std::function<void()> destroy);
     void ReapLocked();                   // runs the retired destructions that are due
@@ -320,6 +347,8 @@ class Device {
     util::Status FlushLocked();
     bool IdleLocked();
     bool SubmitDue() const;  // the last submission is at least kSubmitGapNs old
+    bool SubmitNow();        // whether a launch goes out at once (batch.cc)
+    void NoteWaited(uint64_t value);  // a host wait saw `value` complete
     static uint64_t NowNs();
     void RecordBarrier();
     // Records a barrier before the next command if it reads or writes something an
@@ -397,6 +426,11 @@ class Device {
     // host (host-visible, coherent; staging and parameter rings).
     uint32_t array_type_ = 0, host_type_ = 0;
     bool arrays_mapped_ = false;
+    // Host arguments (host_args.cc): how they are held, and the memory type of each
+    // kind (AllocateHostArg).
+    HostArgs host_args_mode_ = HostArgs::kOff;
+    uint32_t host_arg_type_[3] = {0, 0, 0};
+    bool host_arg_bar_[3] = {false, false, false};  // whether that type is device-local
 
     // external.cc: set by Init when the driver offers VK_KHR_external_memory_fd.
     bool external_fd_ext_ = false;
@@ -428,6 +462,9 @@ class Device {
     // Every stream made so far (owned until the process ends; see StreamState).
     std::vector<std::unique_ptr<StreamState>> streams_;
 
+    // Free host-argument buffers by kind and size (host_args.cc).
+    std::map<uint64_t, std::vector<Buffer*>> arg_pool_[3];
+
     // Free staging buffers for copies to and from unmapped arrays (copy.cc).
     std::vector<BufferRef> staging_free_;
 
@@ -446,6 +483,7 @@ class Device {
     std::atomic<bool> force_barrier_{false};
     std::atomic<uint64_t> barriers_{0};
     std::atomic<uint64_t> completed_{0};  // last value known complete
+    std::atomic<uint64_t> waited_{0};     // last value a host wait (WaitValue, Synchronize) saw
 
     // Timestamps: the pool, the next query to hand out, and the record that last
     // used each query (kept alive by its holder only).

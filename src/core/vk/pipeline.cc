@@ -76,6 +76,9 @@ util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
                 std::to_string(info.max_local_invocations) + " invocations per workgroup");
         }
     }
+    // A forked child or a lost device must not reach the driver (fork.h, wait.cc): in a
+    // child of a process that used an NVIDIA device, driver calls can block forever.
+    NVK_RETURN_IF_ERROR(device_->Usable());
     VkSpecializationMapEntry entries[3];
     for (uint32_t i = 0; i < 3; ++i) entries[i] = {i, i * 4u, 4};
     VkSpecializationInfo spec{3, entries, sizeof(key), key.data()};

@@ -1,9 +1,10 @@
 // Many threads on one device at once: allocations, copies (mapped and staged),
-// dispatches through one shared Kernel, kernels created and dropped, timestamps,
+// host arguments, dispatches through one shared Kernel, kernels created and dropped, timestamps,
 // trims and synchronisations, every result checked. Run under ThreadSanitizer
 // by scripts/tsan.sh; an ordinary test otherwise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -108,6 +109,41 @@ std::string Work(Device* device, Kernel* shared, const std::vector<uint32_t>& wo
             if (!device->Read(**a, 0, back.data(), n * 4).ok()) return "Read failed";
             for (uint32_t i = 0; i < n; ++i) {
                 if (back[i] != 2 * i) return "stream launch: element " + std::to_string(i);
+            }
+        }
+        if (rep % 4 == 2 && device->host_args()) {
+            // A host argument (host_args.cc): written by the kernel, read back mapped.
+            auto arg = device->AllocateHostArg(n * 4, 1);  // written
+            auto in = device->AllocateHostArg(n * 4, 0);   // read only: pool traffic
+            if (!arg.ok() || !in.ok()) return "AllocateHostArg failed";
+            std::memcpy((*arg)->mapped, host.data(), n * 4);
+            std::memcpy((*in)->mapped, host.data(), n * 4);
+            Params pa{(*arg)->address, n, 0};
+            Buffer* ua[2] = {arg->get(), in->get()};
+            const bool w[2] = {true, false};
+            auto sp = shared->Pipeline(local);  // `own` and its pipeline are gone
+            if (!sp.ok()) return "Pipeline failed";
+            auto v = device->RecordDispatch(*shared, *sp, groups, &pa, sizeof(pa), false,
+                                            ua, 2, w, false,
+                                            /*host_reads=*/!device->host_args_readback());
+            if (!v.ok()) return "RecordDispatch (host argument): " + v.status().message();
+            uint64_t wait = *v;
+            const uint8_t* result = (*arg)->mapped;
+            BufferRef back;
+            if (device->host_args_readback()) {  // copied back into host memory
+                auto rb = device->AllocateHostArg(n * 4, 2);
+                if (!rb.ok()) return "AllocateHostArg (readback) failed";
+                back = *rb;
+                auto c = device->Copy(**arg, 0, *back, 0, n * 4, /*host_reads=*/true);
+                if (!c.ok()) return "Copy (readback) failed";
+                wait = std::max(wait, *c);
+                result = back->mapped;
+            }
+            if (!device->WaitValue(wait).ok()) return "WaitValue failed";
+            for (uint32_t i = 0; i < n; ++i) {
+                uint32_t x = 0;
+                std::memcpy(&x, result + 4 * i, 4);
+                if (x != 2 * i) return "host argument: element " + std::to_string(i);
             }
         }
         if (rep % 5 == 0 && !device->Synchronize().ok()) return "Synchronize failed";

@@ -23,6 +23,7 @@ from .kernel_api import (  # noqa: F401
     ballot_sync,
     blockDim,
     blockIdx,
+    cbrt,
     const,
     eq_sync,
     grid,
@@ -362,3 +363,15 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.{name}")
     why = _NOT_MAPPED.get(name, "this numba.cuda name is not mapped to Vulkan yet")
     raise UnmappedNameError(f"numba_vulkan.cuda.{name}: {why}")
+
+
+def _no_cuda_array_interface(self):
+    raise UnmappedNameError(
+        "DeviceArray.__cuda_array_interface__: Vulkan memory has no CUDA device pointer "
+        "to export (exchange arrays with __dlpack__ / nv.from_dlpack instead)")
+
+
+# numba.cuda programs read `d.__cuda_array_interface__["data"][0]` for a raw pointer: say
+# why there is none. An AttributeError too, so that probes (hasattr, CuPy's and
+# PyTorch's checks for CUDA arrays) still answer False.
+_rt.DeviceArray.__cuda_array_interface__ = property(_no_cuda_array_interface)

@@ -318,3 +318,20 @@ def _store_hint(name):
 
 ldca, ldcg, ldcs, ldlu, ldcv = (_load_hint(n) for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"))
 stcg, stcs, stwb, stwt = (_store_hint(n) for n in ("stcg", "stcs", "stwb", "stwt"))
+
+
+# ---------------------------------------------------------------- math intrinsics
+
+
+def cbrt(x):
+    """numba.cuda's ``cuda.cbrt``: the cube root, in the argument's float type."""
+    _kernel_only("cbrt")
+
+
+@overload(cbrt, target="vulkan")
+def _cbrt(x):
+    if not isinstance(x, types.Float):
+        raise TypingError(f"cuda.cbrt of {x} (float32 or float64)")
+    import numpy as np
+
+    return lambda x: np.cbrt(x)

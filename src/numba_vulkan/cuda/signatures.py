@@ -17,6 +17,7 @@ from numba.core import sigutils, types
 from numba.np.numpy_support import as_dtype
 
 from .. import dispatcher as _dispatcher
+from ..errors import VulkanUnsupportedError
 
 
 def scalar_dtypes(signature):
@@ -60,7 +61,18 @@ class TypedDispatcher(_dispatcher.Dispatcher):
 
 
 def typed_kernel(kernel, signature):
-    """`kernel` (a Dispatcher just made by jit) as a TypedDispatcher for `signature`."""
+    """`kernel` (a Dispatcher just made by jit) as a TypedDispatcher for `signature`.
+
+    A pointer parameter (``types.CPointer(types.uint8)``, numba-cuda's raw device
+    pointers) is refused here: the integer a launch would pass has no meaning for a
+    Vulkan buffer, and the kernel would otherwise be typed for an integer argument."""
+    args, _ = sigutils.normalize_signature(signature)
+    for i, t in enumerate(args):
+        if isinstance(t, (types.CPointer, types.RawPointer)):
+            raise VulkanUnsupportedError(
+                f"cuda.jit signature of {getattr(kernel, '__name__', 'kernel')!r}: parameter "
+                f"{i} is a pointer ({t}); raw CUDA device pointers do not exist on Vulkan "
+                "(pass the array itself)")
     dtypes = scalar_dtypes(signature)
     if any(d is not None for d in dtypes):
         kernel.__class__ = TypedDispatcher  # same state; only the launch forms differ

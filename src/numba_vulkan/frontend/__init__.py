@@ -67,7 +67,7 @@ class LoweredKernel:
 
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
-    fastmath=False, boundscheck=False, error_model="numpy",
+    fastmath=False, fused_fma=False, boundscheck=False, error_model="numpy",
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -90,6 +90,9 @@ def lower_kernel(
     denormals : int
         How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
         device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
+    fused_fma : bool
+        The device's GLSL.std.450 Fma rounds once (compiler.FloatControls.fused_fma): the
+        math library's exact products and polynomials use it.
     fastmath : bool
         The kernel's fastmath option: math calls use the driver's built-ins where they exist
         (mathlib/fast.py).
@@ -112,6 +115,7 @@ def lower_kernel(
     lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.denormals = denormals
+    lowerer.fused_fma = bool(fused_fma)
     lowerer.fastmath = bool(fastmath)
     lowerer.boundscheck = bool(boundscheck)
     lowerer.error_model = error_model

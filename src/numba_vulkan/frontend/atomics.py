@@ -19,7 +19,9 @@ dtype's compute kind. What runs on the device:
 - min and max follow Python's ``min(old, val)``/``max(old, val)``: the old
   value stays unless val is strictly smaller/greater, so a NaN ``val`` is
   ignored and a NaN element stays NaN. Integer min/max compare by the
-  dtype's signedness.
+  dtype's signedness. nanmin and nanmax (numba.cuda's) treat NaN as missing:
+  a NaN val changes nothing, a NaN element is replaced; on integers they are
+  min and max. compare_and_swap(ary, expected, val) is cas on element 0.
 
 A float CAS loop needs an integer view of the element: free for global arrays
 (the same address read as uint32/uint64); shared float arrays that such an
@@ -78,12 +80,18 @@ def lower_atomic(lowerer, fn, expr, sig, target):
     if getattr(arr, "shared", True) is False:
         raise unsupported(f"atomic.{name} on a local array (it is private to its invocation: "
                           "use plain operations)", loc)
-    if getattr(arr, "dynamic", False) is False and hasattr(arr, "dims") is False:
-        pass
+    if getattr(getattr(arr, "root", arr), "aliased", False):
+        raise unsupported(f"atomic.{name} on a dynamic shared array when the kernel has "
+                          "another of a different dtype aliasing it (local_arrays.py)", loc)
     dtype = sig.return_type
     ck = compute_kind(dtype, lowerer.mode, loc)
-    indices = index_values(lowerer, arr, idx_var, lowerer.typemap[idx_var.name], loc)
-    values = [lowerer.load_cast(v, dtype) for v in expr.args[2:]]
+    if name == "compare_and_swap":  # numba.cuda's cas on element 0 of a 1-d array
+        name = "cas"
+        indices = [arith.const(b, arr.index_kind, 0)]
+        values = [lowerer.load_cast(v, dtype) for v in expr.args[1:]]
+    else:
+        indices = index_values(lowerer, arr, idx_var, lowerer.typemap[idx_var.name], loc)
+        values = [lowerer.load_cast(v, dtype) for v in expr.args[2:]]
     mk = arr.storage if not getattr(arr, "bits", False) else arr.value_kind  # the value's kind
     if arith.BITS.get(mk, 0) not in (32, 64):
         raise unsupported(f"atomic.{name} on {dtype} arrays", loc)
@@ -108,7 +116,8 @@ def lower_atomic(lowerer, fn, expr, sig, target):
             ik = _INT_OF[mk]
             old = b.atomic(A.exch, [_int_ptr(arr, b, indices, loc), b.bitcast(ik, values[0])])
             return arith.convert(b, b.bitcast(mk, old), ck), dtype
-        update = {"add": _f_add, "sub": _f_sub, "min": _min, "max": _max}.get(name)
+        update = {"add": _f_add, "sub": _f_sub, "min": _min, "max": _max,
+                  "nanmin": _nanmin, "nanmax": _nanmax}.get(name)
         if update is None:
             raise unsupported(f"atomic.{name} on {dtype} arrays", loc)
         return arith.convert(b, _cas_loop(lowerer, arr, indices, values, mk, update, loc), ck), dtype
@@ -117,6 +126,7 @@ def lower_atomic(lowerer, fn, expr, sig, target):
         expected, value = values
         old = b.atomic(A.cas, [arr.element_ptr(b, indices, loc), expected, value])
         return arith.convert(b, old, ck), dtype
+    name = {"nanmin": "min", "nanmax": "max"}.get(name, name)  # no NaN among integers
     if name in _NATIVE_INT:
         old = b.atomic(_NATIVE_INT[name], [arr.element_ptr(b, indices, loc), values[0]])
         return arith.convert(b, old, ck), dtype
@@ -158,6 +168,17 @@ def _min(b, old, v, k):
 
 def _max(b, old, v, k):
     return b.select(b.compare(Op.gt, v, old), v, old)
+
+
+def _nanmin(b, old, v, k):
+    # numba.cuda's nanmin: a NaN val changes nothing, a NaN element takes val
+    take = arith.logical_or(b, b.compare(Op.lt, v, old), b.compare(Op.ne, old, old))
+    return b.select(b.compare(Op.ne, v, v), old, b.select(take, v, old))
+
+
+def _nanmax(b, old, v, k):
+    take = arith.logical_or(b, b.compare(Op.gt, v, old), b.compare(Op.ne, old, old))
+    return b.select(b.compare(Op.ne, v, v), old, b.select(take, v, old))
 
 
 def _inc(b, old, v, k):

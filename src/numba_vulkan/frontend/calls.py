@@ -131,6 +131,8 @@ def lower_call(lowerer, expr, target):
         # The exception instance of a raise: the raise statement (frontend/exceptions.py)
         # takes the class and constant arguments from the IR; nothing runs here.
         return None, sig.return_type
+    if _is_operator_function(fn) and len(expr.args) == 2 and not expr.kws:
+        return _operator_call(lowerer, expr, fn, sig, target)
     from .array_ufuncs import lower_array_ufunc
 
     on_arrays = lower_array_ufunc(lowerer, expr, fn, sig, callee_name(fn))  # np.sin(x, out)
@@ -140,6 +142,27 @@ def lower_call(lowerer, expr, target):
     if value is not None:
         return value, sig.return_type
     raise unsupported(calling(fn), loc)
+
+
+def _is_operator_function(fn):
+    """``operator.add`` & co. called as functions (numba-cuda's test_operator does)."""
+    if not _hashable(fn):
+        return False
+    return (fn in arith.SIMPLE_BINARY or fn in arith.BITWISE or fn in arith.SHIFTS
+            or fn in arith.COMPARE
+            or fn in arith.TRUEDIV + arith.FLOORDIV + arith.MOD + arith.POW)
+
+
+def _operator_call(lowerer, expr, fn, sig, target):
+    """``operator.add(x, y)``: lowered as the binary operation ``x + y`` that Numba typed
+    the call as (the same signature, exprs.binop's code)."""
+    from numba.core import ir
+
+    from .exprs import binop
+
+    as_binop = ir.Expr.binop(fn, expr.args[0], expr.args[1], expr.loc)
+    lowerer.calltypes[as_binop] = sig
+    return binop(lowerer, as_binop, target)
 
 
 def _parallel_call(fn):

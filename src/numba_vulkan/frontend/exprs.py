@@ -145,7 +145,8 @@ def _power(lo, expr, x, y, rk, sig):
     if is_float(rk):  # the math library's pow: within 1 ulp, C99 special values
         lo.exact_math = True  # see LoweredKernel.exact_math
         x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
-        mb = mathlib.denormals.wrap(b, getattr(lo, "denormals", mathlib.denormals.PRESERVE))
+        mb = mathlib.denormals.wrap(b, getattr(lo, "denormals", mathlib.denormals.PRESERVE),
+                                    getattr(lo, "fused_fma", False))
         return mathlib.power.pow_(mb, x, y)
     raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]}", loc)
 
@@ -310,6 +311,11 @@ def typed_getitem(lo, expr, target):
     k = lo.static_int(expr.index)
     if k is not None:
         return value[k], ty.types[k]
+    if not is_scalar_type(want) and any(value[i] is not value[matches[0]] for i in matches):
+        # Arrays, tuples ... are compile-time objects or trees of values: no one run-time
+        # choice among them (numba.cuda's literal_unroll over arrays of one type)
+        raise unsupported(f"literal_unroll over several items of one non-scalar type ({want}), "
+                          "which the loop's run-time index would have to choose among", loc)
     idx = lo.load_var(expr.index.name)
     ik = b.kind(idx)
     result = value[matches[0]]

@@ -106,6 +106,10 @@ def lower_device_call(lowerer, expr, fn_ty, sig, typed, name, receiver=None):
     if root.inline_depth > 64:
         raise unsupported(f"calls nested more than 64 deep (calling '{name}')", expr.loc)
     callee = InlineLowerer(lowerer, typed, args, name)
+    if receiver is None:  # compile-time values of the arguments: shapes (local_arrays.py)
+        from .local_arrays import constant_arguments
+
+        callee.const_args = constant_arguments(lowerer, expr, sig)
     value = callee.run()
     lowerer.set_loc(expr.loc)
     return lowerer.cast(value, typed.return_type, sig.return_type, expr.loc), sig.return_type
@@ -158,6 +162,7 @@ def _fold_args(lowerer, expr, sig, name):
 PER_FUNCTION = frozenset({
     "root", "func_ir", "typemap", "calltypes", "argtypes", "typed", "args", "name",
     "slots", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result", "exit",
+    "const_args",
 })  # fmt: skip
 
 
@@ -188,6 +193,7 @@ class InlineLowerer(Lowerer):
             "result": None,
             "static_result": _NOTHING,
             "exit": None,
+            "const_args": (),
         }
         self.__dict__.update(local)
 

@@ -13,20 +13,25 @@ round as NumPy does). A shared float array that some atomic other than a
 native float add writes is held as integers of the same width (``bits``): a
 compare-and-swap needs an integer element, and SPIR-V cannot view a workgroup
 array as another type. Loads and stores bitcast, which costs nothing.
+Dynamic shared arrays of other element types of the same width alias the first
+the same way (``_alias``).
 
 ``shared.array(0, dtype)`` is the dynamic shared array, sized by the launch
 (``kernel[groups, local_size, stream, shared_bytes]``): the dispatcher
 compiles the kernel once per size, with shared_bytes // itemsize elements.
 (The emitter can also size it at pipeline creation through a specialization
-constant, spirv/memory.cc; the runtime does not use that yet.) One dynamic
-array per kernel: numba.cuda's dynamic arrays all alias one buffer, typed
-SPIR-V arrays cannot.
+constant, spirv/memory.cc; the runtime does not use that yet.) numba.cuda's
+dynamic arrays all alias one buffer: a second ``shared.array(0, dtype)`` is the
+first array's variable seen as its own dtype, for dtypes of the same width
+(typed SPIR-V arrays cannot alias others).
 """
 
+import copy
 import operator
 
 import numpy as np
 from numba.core import ir, types
+from numba.core.typing.templates import fold_arguments
 
 from .. import _core, errors, stubs
 from . import arith
@@ -139,6 +144,22 @@ def _bind_builder(arr, b):
     return arr
 
 
+def constant_arguments(lowerer, expr, sig):
+    """Per parameter of the function `expr` calls, the argument's compile-time value
+    (as _evaluate finds it in the caller) or _NO; for inline.py's callees."""
+    kws = dict(expr.kws)
+    pysig = getattr(sig, "pysig", None)
+    if pysig is None or expr.vararg is not None:
+        return [_evaluate(lowerer, v, 0) for v in expr.args] if not kws else []
+    try:
+        return list(fold_arguments(pysig, list(expr.args), kws,
+                                   lambda i, p, var: _evaluate(lowerer, var, 0),
+                                   lambda i, p, value: value,
+                                   lambda i, p, variables: _NO))
+    except Exception:  # a call Numba typed but we cannot fold: no constants, not an error
+        return []
+
+
 def constant_shape(lowerer, var, what, loc):
     """The constant shape (tuple of ints) of Numba variable `var`, or VulkanUnsupportedError."""
     value = _evaluate(lowerer, var, 0)
@@ -169,7 +190,8 @@ _BINOPS = {
 
 def _evaluate(lowerer, var, depth):
     """The compile-time value of Numba variable `var`: literals, globals, closure values,
-    tuples of them and + - * // % << >> on them; _NO where it is not a constant."""
+    tuples of them and + - * // % << >> on them, and a device function's arguments
+    that are such values at its call; _NO where it is not a constant."""
     if depth > 32:
         return _NO
     ty = lowerer.typemap.get(var.name)
@@ -181,6 +203,11 @@ def _evaluate(lowerer, var, depth):
         return _NO
     if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)):
         return defn.value
+    if isinstance(defn, ir.Arg):
+        # An argument of an inlined device function: its caller's constant, if any
+        # (numba.cuda's helpers take the shape of their shared arrays as arguments).
+        const_args = lowerer.__dict__.get("const_args") or ()
+        return const_args[defn.index] if defn.index < len(const_args) else _NO
     if isinstance(defn, ir.Var):
         return _evaluate(lowerer, defn, depth + 1)
     if not isinstance(defn, ir.Expr):
@@ -226,10 +253,8 @@ def _make(lowerer, expr, sig, target, shared):
         raise unsupported(f"{what} of shape {shape} (0 only as shared.array(0, dtype), the "
                           "dynamic shared array)", loc)
     shape_was_dynamic = shape == (0,) and shared
-    if shape_was_dynamic:
-        if getattr(lowerer, "dynamic_shared", None) is not None:
-            raise unsupported("more than one dynamic shared array (shared.array(0, dtype)) in "
-                              "a kernel", loc)
+    if shape_was_dynamic and getattr(lowerer, "dynamic_shared", None) is not None:
+        return _alias(lowerer, lowerer.dynamic_shared, ty, loc)
     if shape == (0,) and shared:
         nbytes = getattr(lowerer, "dynamic_shared_bytes", 0)
         k = exact_kind(ty.dtype) if is_scalar_type(ty.dtype) else None  # bools take 4 bytes
@@ -244,6 +269,31 @@ def _make(lowerer, expr, sig, target, shared):
     arr = LocalArray(lowerer, ty, shape, shared, bits=bits, loc=loc)
     if shape_was_dynamic:
         lowerer.dynamic_shared = arr
+    return arr
+
+
+def _alias(lowerer, first, ty, loc):
+    """A further ``shared.array(0, dtype)``: the same memory as the first, as numba.cuda's
+    dynamic shared arrays all are. The KIR variable is the first one's; an element type
+    of the same width reads and writes its bits (bitcast, as a ``bits`` array does), so
+    a float32 written through one array reads as its int32 bits through the other, as
+    in CUDA. Different widths would need byte addressing of the workgroup array, which
+    typed SPIR-V arrays do not have: refused."""
+    own = exact_kind(ty.dtype) if is_scalar_type(ty.dtype) else None
+    if own is None or own == K.bool or first.value_kind == K.bool or (
+            _core.memory_bytes(own) != _core.memory_bytes(first.storage)):
+        raise unsupported(
+            f"dynamic shared arrays (shared.array(0, dtype)) of {first.ty.dtype} and "
+            f"{ty.dtype} in one kernel: they alias one buffer, which is supported for element "
+            "types of the same width (e.g. float32 and int32) but not for these", loc)
+    arr = copy.copy(first)
+    arr.ty = ty
+    arr.compute = compute_kind(ty.dtype, lowerer.mode, loc)
+    arr.value_kind = exact_kind(ty.dtype) if exact_kind(ty.dtype) == K.f16 else arr.compute
+    arr.bits = arr.value_kind != arr.storage
+    # atomics refuse a different-typed alias (atomics.py): their pointer has the first's type
+    arr.aliased = arr.value_kind != first.value_kind
+    arr.written = False
     return arr
 
 
@@ -300,8 +350,10 @@ NUMPY_CONSTRUCTORS = (np.empty, np.zeros, np.ones, np.full)
 
 def atomic_bits_arrays(lowerer):
     """ids of the shared.array call expressions whose arrays a float atomic other than a native
-    add writes (they are held as integer bits; see the module's docstring). Cached."""
-    cached = getattr(lowerer, "_atomic_bits", None)
+    add writes (they are held as integer bits; see the module's docstring). Cached per
+    function lowered (kept in the lowerer's own __dict__: an inlined callee's Lowerer
+    would otherwise read and write the kernel's, inline.py)."""
+    cached = lowerer.__dict__.get("_atomic_bits")
     if cached is not None:
         return cached
     from . import atomics
@@ -314,6 +366,8 @@ def atomic_bits_arrays(lowerer):
                     and stmt.value.op == "call"):
                 continue
             fn = _static_callee(lowerer, stmt.value.func)
+            if fn is None:  # e.g. a helper's argument: `op(sm, i, v)` called with atomic.max
+                fn = _evaluate(lowerer, stmt.value.func, 0)
             name = atomics.stub_name(fn)
             if name is None or not stmt.value.args:
                 continue
@@ -325,7 +379,7 @@ def atomic_bits_arrays(lowerer):
             defn = _array_definition(func_ir, stmt.value.args[0])
             if defn is not None:
                 out.add(id(defn))
-    lowerer._atomic_bits = out
+    lowerer.__dict__["_atomic_bits"] = out
     return out
 
 

@@ -168,6 +168,21 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         expected = _c_strides(self.shape, self._itemsize)
         return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
+    def is_c_contiguous(self):
+        """numba.cuda's DeviceNDArray.is_c_contiguous(): ``is_contiguous``."""
+        return self.is_contiguous
+
+    def is_f_contiguous(self):
+        """Whether the elements lie one after the other in Fortran order."""
+        expected = _c_strides(self.shape[::-1], self._itemsize)[::-1]
+        return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
+
+    @property
+    def flags(self):
+        """NumPy's ``flags`` keys that describe the layout (numba.cuda's arrays have them)."""
+        c, f = self.is_contiguous, self.is_f_contiguous()
+        return {"C_CONTIGUOUS": c, "F_CONTIGUOUS": f, "CONTIGUOUS": c, "FORTRAN": f and not c}
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a 0-d device array")

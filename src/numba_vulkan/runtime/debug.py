@@ -18,9 +18,19 @@ def debug_level():
         is slower. Read from ``numba_vulkan.config.DEBUG``; the level in force is
         the one seen when the first device was looked up.
     """
+    level = _config().DEBUG
+    if level.__class__ is int and 0 <= level <= 2:  # the usual case, on every synchronize
+        return level
+    return max(0, min(2, int(level)))
+
+
+def _config():
+    """numba_vulkan.config (bound on first use: the package imports this module early)."""
+    global _config
     from .. import config
 
-    return max(0, min(2, int(config.DEBUG)))
+    _config = lambda: config  # noqa: E731
+    return config
 
 
 def debug_enabled():

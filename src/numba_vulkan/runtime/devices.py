@@ -275,14 +275,11 @@ class Device:
         Exception
             The first exception that a kernel raised since the last report.
         """
-        from . import streams
-
         self._core.synchronize()
+        streams, reports = _sync_modules()
         streams.finish_device(self)
         if report:
             debug.report_new_messages()
-            from . import reports
-
             reports.check(self)
 
     def wait_for(self, buffer):
@@ -655,6 +652,15 @@ def select_device(which):
     device = get_device(which)
     _selected = device
     return device
+
+
+def _sync_modules():
+    """(streams, reports), imported on first use (they import this module)."""
+    global _sync_modules
+    from . import reports, streams
+
+    _sync_modules = lambda: (streams, reports)  # noqa: E731
+    return streams, reports
 
 
 def synchronize(device=None):

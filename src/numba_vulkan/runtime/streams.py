@@ -168,6 +168,8 @@ _pending = set()
 
 def finish_device(device):
     """Run the due host work of every stream of `device` (after a device synchronize)."""
+    if not _pending:  # without the lock: work added before this synchronize began is seen
+        return
     with _pending_lock:
         due = [s for s in _pending if s.device is device]
     for s in due:

@@ -137,6 +137,10 @@ def _callees(py_func):
     code = getattr(py_func, "__code__", None)
     if code is None:
         return
+    # Most functions call no jitted function: then the bytecode need not be read.
+    names = (*code.co_names, *code.co_freevars)
+    if not any(is_jitted(lookup_name(py_func, name)) for name in names):
+        return
     seen = set()
     for name, line in _loaded_names(code):
         if name in seen:

@@ -31,6 +31,10 @@ class OverloadDispatcher:
         self.origin = origin  # the user's object (nv.jit / numba.njit dispatcher), or None
         self._pysig = utils.pysignature(py_func)
         self.overloads = {}  # argument types -> pipeline.TypedKernel
+        # (argument types as the call gives them) -> the call's signature: Numba's type
+        # inference resolves each call several times while types settle, and building the
+        # call template and matching it cost more than typing the call once (target.py).
+        self.resolved = {}
 
     def __repr__(self):
         return f"<numba_vulkan overload {getattr(self.py_func, '__qualname__', self.py_func)}>"

@@ -23,7 +23,6 @@ from numba.core.untyped_passes import (
     FindLiterallyCalls,
     FixupArgs,
     GenericRewrites,
-    InlineClosureLikes,
     InlineInlinables,
     IRProcessing,
     LiteralPropagationSubPipelinePass,
@@ -35,7 +34,7 @@ from numba.core.untyped_passes import (
 )
 
 from .. import errors
-from . import target
+from . import lean, target
 
 
 @dataclass(frozen=True)
@@ -96,18 +95,21 @@ def add_untyped_pass(pass_class, description):
         _EXTRA_UNTYPED_PASSES.append((pass_class, description))
 
 
-class VulkanCompiler(compiler.CompilerBase):
+class VulkanCompiler(lean.PipelineCompiler):
     """Numba's untyped passes (without ReconstructSSA) and type inference, then stop."""
 
-    def define_pipelines(self):
-        pm = PassManager("numba_vulkan")
+    def pipeline_key(self):
+        return tuple(c for c, _ in _EXTRA_UNTYPED_PASSES)
+
+    def build_pipeline(self):
+        pm = lean.LeanPassManager("numba_vulkan")
         pm.add_pass(TranslateByteCode, "analyzing bytecode")
         pm.add_pass(FixupArgs, "fix up args")
         pm.add_pass(IRProcessing, "processing IR")
         for pass_class, description in _EXTRA_UNTYPED_PASSES:
             pm.add_pass(pass_class, description)
         # Closures first, in case they use nonlocals (as Numba orders it).
-        pm.add_pass(InlineClosureLikes, "inline calls to locally defined closures")
+        pm.add_pass(lean.InlineClosureLikesWhenAny, "inline calls to locally defined closures")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
         pm.add_pass(DeadBranchPrune, "dead branch pruning")
         pm.add_pass(GenericRewrites, "nopython rewrites")
@@ -122,7 +124,7 @@ class VulkanCompiler(compiler.CompilerBase):
         pm.add_pass(NopythonTypeInference, "nopython frontend")
         pm.add_pass(VulkanTypingDone, "numba_vulkan: stop after typing")
         pm.finalize()
-        return [pm]
+        return pm
 
 
 def type_kernel_for_user(pyfunc, argtypes, options):
@@ -190,6 +192,8 @@ def type_kernel(pyfunc, argtypes, options):
 
 
 def _type_kernel(pyfunc, argtypes, options):
+    from . import devfn
+
     typing_context, target_context = target.contexts()
     flags = compiler.Flags()
     flags.no_cpython_wrapper = True
@@ -200,10 +204,10 @@ def _type_kernel(pyfunc, argtypes, options):
     flags.boundscheck = options.boundscheck
     if options.fastmath:
         flags.fastmath = True
+    # A device function typed inside a kernel's typing (the stack holds the kernel and it).
+    nested = len(devfn.typing_stack()) > 1
     with target_override(target.TARGET_NAME):
-        pipeline = VulkanCompiler(
-            typing_context, target_context, None, tuple(argtypes), None, flags, {}
-        )
+        pipeline = VulkanCompiler(typing_context, target_context, tuple(argtypes), flags, nested)
         try:
             typed = pipeline.compile_extra(pyfunc)
         except TypingError as e:

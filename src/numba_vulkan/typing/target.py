@@ -14,6 +14,7 @@ generates code.
 """
 
 import functools
+import types as pytypes
 
 import numpy as np
 from numba.core import imputils, types
@@ -51,6 +52,24 @@ _ARRAY_LIBRARY_FUNCTIONS = frozenset(
 
 
 _SCALAR_TYPES = (types.Number, types.Boolean)
+# Callees whose calls on scalars are remembered: functions and operators, and NumPy's
+# scalar classes (np.float32(x): Numba makes a new call template for each such call).
+_MEMO_CALLEES = (types.Function, types.NumberClass)
+
+# Library modules whose attributes programs do not rebind: the types of their attributes
+# (np.float32, math.sqrt ...) and of the modules themselves are remembered per process.
+_FROZEN_MODULES = frozenset({"numpy", "math", "cmath", "operator", "builtins"})
+
+
+def _is_library_value(val):
+    """Whether `val` is a library module, builtin function, ufunc or NumPy/builtin class:
+    a value whose Numba type depends only on the registered templates."""
+    cls = type(val)
+    if cls is pytypes.ModuleType:
+        return val.__name__.partition(".")[0] in _FROZEN_MODULES
+    if cls is pytypes.BuiltinFunctionType or cls is np.ufunc:
+        return True
+    return isinstance(val, type) and getattr(val, "__module__", None) in ("builtins", "numpy")
 
 
 class VulkanTypingContext(NumbaTypingContext):
@@ -77,26 +96,38 @@ class VulkanTypingContext(NumbaTypingContext):
             self._array_library = True
             self.refresh()
 
+    def registrations(self):
+        """How many templates the installed registries hold: it grows when one is
+        registered, e.g. by ``register_jitable`` inside an @overload being typed (Numba's
+        np.min of complex arrays), which only a refresh makes visible."""
+        return sum(
+            len(r.functions) + len(r.attributes) + len(r.globals) for r in self._registries
+        )
+
     def refresh(self):
         # Numba refreshes before every compilation; only new templates (an extension
         # imported since, the array library) can change how a call resolves.
         super().refresh()
+        self.registrations_seen = self.registrations()
         size = sum(map(len, self._functions.values())) + len(self._globals)
         if size != getattr(self, "_templates_seen", None):
             self._templates_seen = size
             self._scalar_calls = {}
+            self._library_types = {}  # (value) or (module type, attribute) -> Numba type
 
     def resolve_function_type(self, func, args, kws):
         """Numba's resolution, remembered for functions applied to scalars only.
 
-        Numba resolves every ``x + y`` afresh, trying each template of the
-        operator in turn; typing a small kernel spends a third of its time there.
+        Numba resolves every ``x + y`` (and ``np.float32(x)``) afresh, trying each
+        template of the operator in turn; typing a small kernel spends a third of its time there.
         With only numbers and booleans as arguments the answer depends on nothing
         but the function and the argument types (literal types included), so it
         is kept for the process: the second kernel that adds two float32 values
         does not ask again. Failures are not kept (Numba reports them itself).
         """
-        if kws or not isinstance(func, types.Function) or not all(
+        if not kws and isinstance(func, types.Dispatcher):
+            return self._resolve_device_call(func, args)
+        if kws or not isinstance(func, _MEMO_CALLEES) or not all(
             isinstance(a, _SCALAR_TYPES) for a in args
         ):
             return super().resolve_function_type(func, args, kws)
@@ -108,14 +139,46 @@ class VulkanTypingContext(NumbaTypingContext):
                 self._scalar_calls[key] = sig
         return sig
 
+    def _resolve_device_call(self, func, args):
+        """A call of a device function or @overload implementation, remembered per
+        dispatcher and argument types (``OverloadDispatcher.resolved``). The dispatcher
+        keeps one typing per argument types, each an exact match for them, so the
+        signature Numba picks for the same types cannot change."""
+        memo = getattr(func.dispatcher, "resolved", None)
+        if memo is None:  # not one of ours (typing/overloads.py)
+            return super().resolve_function_type(func, args, {})
+        key = tuple(args)
+        sig = memo.get(key)
+        if sig is None:
+            sig = super().resolve_function_type(func, args, {})
+            if sig is not None:
+                memo[key] = sig
+        return sig
+
     def resolve_getattr(self, typ, attr):
         if isinstance(typ, types.Array) and attr in _ARRAY_LIBRARY_METHODS:
             self._load_array_library()
+        if isinstance(typ, types.Module) and _is_library_value(typ.pymod):
+            # np.float32, math.pi...: Numba looks through every attribute template of
+            # modules each time; the answer for a library module's attribute is fixed.
+            key = (typ, attr)
+            found = self._library_types.get(key)
+            if found is None:
+                found = super().resolve_getattr(typ, attr)
+                if found is not None:
+                    self._library_types[key] = found
+            return found
         return super().resolve_getattr(typ, attr)
 
     def resolve_value_type(self, val):
         if _is_array_library_function(val):
             self._load_array_library()
+        if _is_library_value(val):  # range, min, np, np.float32 ...: remembered
+            found = self._library_types.get(val)
+            if found is None:
+                found = super().resolve_value_type(val)
+                self._library_types[val] = found
+            return found
         # @nv.jit and numba.njit functions are device functions here, typed (and later
         # inlined) for Vulkan: never compiled for the CPU (typing/devfn.py).
         from . import devfn

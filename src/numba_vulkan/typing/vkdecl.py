@@ -114,6 +114,7 @@ class AtomicTemplate(AbstractTemplate):
 
     integers_only = False
     nargs = 3
+    first_element = False
 
     def generic(self, args, kws):
         if kws or len(args) != self.nargs:
@@ -121,6 +122,11 @@ class AtomicTemplate(AbstractTemplate):
         ary, idx = args[0], args[1]
         if not isinstance(ary, types.Array):
             return None
+        if self.first_element:  # compare_and_swap(ary, expected, val): element 0
+            if ary.ndim != 1 or not isinstance(ary.dtype, types.Integer):
+                raise TypingError(f"atomic.compare_and_swap on a {ary.ndim}-d {ary.dtype} array "
+                                  "(1-d arrays of int32, uint32, int64, uint64)")
+            return signature(ary.dtype, ary, ary.dtype, ary.dtype)
         if ary.dtype not in _ATOMIC_DTYPES or (
             self.integers_only and not isinstance(ary.dtype, types.Integer)
         ):
@@ -138,7 +144,7 @@ class AtomicTemplate(AbstractTemplate):
         return signature(ary.dtype, ary, idx, *([ary.dtype] * (self.nargs - 2)))
 
 
-_INT_ONLY = {"and_", "or_", "xor", "inc", "dec", "cas"}
+_INT_ONLY = {"and_", "or_", "xor", "inc", "dec", "cas", "compare_and_swap"}
 
 for _name, _stub in stubs.atomic._members.items():
     registry.register_global(
@@ -146,6 +152,7 @@ for _name, _stub in stubs.atomic._members.items():
         types.Function(type(f"VulkanTemplate_atomic_{_name}", (AtomicTemplate,), {
             "key": _stub, "integers_only": _name in _INT_ONLY,
             "nargs": 4 if _name == "cas" else 3,
+            "first_element": _name == "compare_and_swap",
         })),
     )
 
@@ -309,3 +316,19 @@ for _stub in stubs.BARRIER_REDUCTIONS:
         types.Function(type(f"VulkanTemplate_{_stub.__name__}", (BarrierReduction,),
                             {"key": _stub})),
     )
+
+
+# ---------------------------------------------------------------- math numba.cuda types
+
+import math  # noqa: E402
+
+# math.fmod, math.remainder, math.modf: numba.njit has no typing for them, numba.cuda
+# does (float32 or float64; integers convert to float64); frontend/mathlib/math_extra.py.
+_F = (types.float32, types.float64)
+for _fn in (math.fmod, math.remainder):
+    registry.register_global(_fn, types.Function(type(
+        f"VulkanTemplate_math_{_fn.__name__}", (ConcreteTemplate,),
+        {"key": _fn, "cases": [signature(t, t, t) for t in _F]})))
+registry.register_global(math.modf, types.Function(type(
+    "VulkanTemplate_math_modf", (ConcreteTemplate,),
+    {"key": math.modf, "cases": [signature(types.UniTuple(t, 2), t) for t in _F]})))

@@ -24,8 +24,8 @@ from .. import arith
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
 from . import (
-    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, power, roots,
-    rounding, trig,
+    bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, math_extra, power,
+    rare, roots, rounding, trig,
 )
 
 K = _core.Kind
@@ -33,12 +33,20 @@ Op = _core.Op
 
 
 class Call:
-    """One call's operands (cast to the signature's types) and kinds."""
+    """One call's operands (cast to the signature's types) and kinds.
+
+    may_branch: the call's result is all its caller uses afterwards (a scalar call, whose
+    result goes to a variable), so the function may branch (rare.py); not for the element
+    calls of array ufuncs, whose loop uses its index after the call.
+    """
+
+    may_branch = False
 
     def __init__(self, lowerer, expr, sig, name):
         self.lo, self.expr, self.sig, self.name = lowerer, expr, sig, name
         # On a device that may flush float32 subnormals, the library's own builder (denormals.py).
-        self.b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE))
+        self.b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
+                               getattr(lowerer, "fused_fma", False))
         self.loc = expr.loc
         # Arguments left out take their defaults: Numba types them as Omitted, after the others.
         given = sig.args[: len(expr.args)]
@@ -137,11 +145,16 @@ def _erf(c):
     r = erf.erf(c.b, x)
     if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
         # below 2**-100 erf(x) is x * 2/sqrt(pi) to the last bit (erf.py's x + x P(x^2)
-        # would flush the small x P near the subnormals)
+        # would flush the small x P near the subnormals): rare, so in a block of its own
         b = c.b
-        tiny = bits.mul_const_f32_flushing(b, x, float(np.float32(2 / np.sqrt(np.pi))))
         mag = b.binary(Op.and_, bits.to_bits(b, x), arith.const(b, K.i32, 0x7FFFFFFF))
-        r = b.select(b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000)), tiny, r)
+        tiny = b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000))
+        two_over_sqrt_pi = float(np.float32(2 / np.sqrt(np.pi)))
+        if c.may_branch:
+            _, r = rare.branch(b, tiny, (x, r), lambda xs, _: (
+                xs, bits.mul_const_f32_flushing(b, xs, two_over_sqrt_pi)), "erf")
+        else:
+            r = b.select(tiny, bits.mul_const_f32_flushing(b, x, two_over_sqrt_pi), r)
     return c.ret(r)
 
 
@@ -155,6 +168,18 @@ def _tiny_is_x(impl):
         if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
             r = c.b.select(bits.is_subnormal(c.b, x), x, r)
         return c.ret(r)
+
+    return lower
+
+
+def _branching(impl):
+    """sin, cos, tan: they branch to the full reduction (trig._reduce_branching) where the call
+    may (Call.may_branch). (They return a subnormal x itself, as _tiny_is_x would, from their
+    own |x| < 2^-13 test.)"""
+
+    def lower(c):
+        (x,) = c.fargs()
+        return c.ret(impl(c.b, x, branch=c.may_branch))
 
     return lower
 
@@ -420,12 +445,12 @@ TABLE = {
     math.log10: _float_unary(explog.log10),
     np.log10: _float_unary(explog.log10),
     # trigonometric (full-range reduction: trig.py)
-    math.sin: _tiny_is_x(trig.sin),
-    np.sin: _tiny_is_x(trig.sin),
-    math.cos: _float_unary(trig.cos),
-    np.cos: _float_unary(trig.cos),
-    math.tan: _tiny_is_x(trig.tan),
-    np.tan: _tiny_is_x(trig.tan),
+    math.sin: _branching(trig.sin),
+    np.sin: _branching(trig.sin),
+    math.cos: _branching(trig.cos),
+    np.cos: _branching(trig.cos),
+    math.tan: _branching(trig.tan),
+    np.tan: _branching(trig.tan),
     # error function (erf.py)
     math.erf: _erf,
     math.erfc: _float_unary(erf.erfc),
@@ -470,6 +495,10 @@ def _log(c):
 
 
 TABLE[math.log] = _log
+# numba.cuda's, not numba.njit's (math_extra.py)
+TABLE[math.fmod] = _fmod
+TABLE[math.remainder] = math_extra.remainder
+TABLE[math.modf] = math_extra.modf
 
 
 def _key(fn):
@@ -487,6 +516,7 @@ def lower(lowerer, fn, expr, sig, name):
             lowerer.exact_math = True
         return v
     call = Call(lowerer, expr, sig, name)
+    call.may_branch = True  # a scalar call: its result goes to a variable
     if getattr(lowerer, "fastmath", False):
         v = fast.lower(call, fn)  # the driver's built-in (fast.py), where there is one
         if v is not None:

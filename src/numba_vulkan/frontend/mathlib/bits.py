@@ -62,6 +62,25 @@ def is_finite(b, x):
     return b.compare(Op.lt, fabs(b, x), const(b, b.kind(x), float("inf")))
 
 
+def is_positive_finite(b, x):
+    """0 < x < inf (subnormals included, NaN not): on the bits, 0 < bits(x) < bits(inf) as
+    signed integers (three instructions, where the flush-safe x > 0 is a dozen)."""
+    k = b.kind(x)
+    ik = int_kind(k)
+    i = to_bits(b, x)
+    inf_bits = const(b, ik, to_int_bits(k, float("inf")))
+    return both(b, b.compare(Op.gt, i, const(b, ik, 0)), b.compare(Op.lt, i, inf_bits))
+
+
+def to_int_bits(k, v):
+    """The bit pattern of the float constant v of kind k, as a Python int."""
+    import struct
+
+    if k == K.f32:
+        return struct.unpack("<i", struct.pack("<f", v))[0]
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
 def either(b, *conds):
     r = conds[0]
     for c in conds[1:]:
@@ -278,6 +297,35 @@ def _ldexp_f32_flushing(b, x, n, lo=None):
         b.compare(Op.lt, mag, const(b, K.i32, 0x7F800000)),
     )
     return b.select(below, tiny, normal)
+
+
+def scale_pow2(b, v, kf):
+    """v * 2**k rounded once, for v in [2**-6, 2**6] (or NaN: garbage, which callers replace)
+    and kf a float of integer value (exp's k): a cheaper ldexp for exp-like results.
+
+    k is clamped to where the result is 0 or inf anyway; v * 2**k1 * 2**k2 (k1 = floor(k/2),
+    both factors normal) rounds once, at the second product, subnormal results included. On a
+    device that flushes float32 subnormals, a result below the normal range is made from the
+    bits instead: t = v * 2**(k + 149) is exact, its rint the result's integer mantissa."""
+    k = b.kind(v)
+    ik, _, bias, prec = LAYOUT[k]
+    lim = bias + prec + 8  # beyond: 0 or inf for any v in [2**-6, 2**6]
+    kc = b.select(b.compare(Op.gt, kf, const(b, k, float(lim))), const(b, k, float(lim)), kf)
+    kc = b.select(b.compare(Op.lt, kc, const(b, k, float(-lim))), const(b, k, float(-lim)), kc)
+    n = b.convert(ik, kc)
+    n1 = b.binary(Op.shr, n, const(b, ik, 1))
+    n2 = b.binary(Op.sub, n, n1)
+    normal = b.binary(Op.mul, b.binary(Op.mul, v, pow2(b, k, n1)), pow2(b, k, n2))
+    if not (k == K.f32 and denormals.flushes(b)):
+        return normal
+    s = b.binary(Op.add, n, const(b, ik, _SUB_SCALE))
+    s = b.select(b.compare(Op.gt, s, const(b, ik, 30)), const(b, ik, 30), s)
+    s = b.select(b.compare(Op.lt, s, const(b, ik, -30)), const(b, ik, -30), s)
+    t = b.binary(Op.mul, v, pow2(b, k, s))  # normal, exact
+    two23 = const(b, k, 2.0**23)
+    m = b.binary(Op.sub, b.binary(Op.add, t, two23), two23)  # rint(t) for 0 <= t < 2**23
+    tiny = from_bits(b, k, b.convert(ik, m))
+    return b.select(b.compare(Op.lt, t, two23), tiny, normal)
 
 
 def is_subnormal(b, x):

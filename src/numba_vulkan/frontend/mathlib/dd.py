@@ -5,6 +5,11 @@ All of them rely on each float op being rounded once, as Vulkan requires for
 add, sub and mul and as the NoContraction decoration of the accurate path
 guarantees (no fused multiply-add behind our back). OpFDiv is only required to
 be within 2.5 ulp (float32; float64 only "as precise as float32"), hence `div`.
+
+Where the device's GLSL.std.450 Fma rounds once (`b.fused_fma`, set from the
+vendor: launchers.fused_fma), Dekker's product is one Fma (fma(x, y, -p) is
+exactly x*y - p) and `mul_add` one rounding instead of two: about a quarter of
+the instructions of the double-word code, and polynomials at twice the speed.
 """
 
 from ... import _core
@@ -12,6 +17,7 @@ from ..arith import const
 
 K = _core.Kind
 Op = _core.Op
+M = _core.MathFn
 
 _SPLIT = {K.f32: 2.0**12 + 1, K.f64: 2.0**27 + 1}
 
@@ -24,9 +30,33 @@ def split(b, a):
     return hi, b.binary(Op.sub, a, hi)
 
 
+def fused(b):
+    """True when `b` builds for a device whose Fma rounds once."""
+    return getattr(b, "fused_fma", False)
+
+
+def mul_add(b, a, x, c):
+    """a*x + c: one Fma where it rounds once (more accurate, and one instruction), else a
+    rounded product and sum."""
+    if fused(b):
+        return b.math(M.fma, [a, x, c])
+    return b.binary(Op.add, b.binary(Op.mul, a, x), c)
+
+
+def horner(b, cs, x):
+    """The polynomial with coefficient values `cs` (already in the IR, lowest degree first)."""
+    r = cs[-1]
+    for c in reversed(cs[:-1]):
+        r = mul_add(b, r, x, c)
+    return r
+
+
 def two_prod(b, x, y):
-    """(p, e) with p = fl(x*y) and x*y = p + e exactly (Dekker), for operands far from overflow."""
+    """(p, e) with p = fl(x*y) and x*y = p + e exactly (Dekker, or one Fma), for operands far
+    from overflow (and from underflow: e must be normal)."""
     p = b.binary(Op.mul, x, y)
+    if fused(b):
+        return p, b.math(M.fma, [x, y, b.unary(Op.neg, p)])
     xh, xl = split(b, x)
     yh, yl = split(b, y)
     e = b.binary(Op.sub, b.binary(Op.mul, xh, yh), p)
@@ -48,15 +78,27 @@ def two_sum(b, x, y):
     return s, e
 
 
-def div(b, x, y):
+def div(b, x, y, moderate=False):
     """x / y to within about 0.5 ulp: the driver's quotient, then Newton corrections on the exact
     remainder x - q*y (one for float32, two for float64, from a float32-quality start).
 
     For x / y in the normal range and y far from overflow; callers keep operands moderate.
+    `moderate`: |y| is within float32's normal range (2^-120 to 2^120), so float64 may start
+    from a float32 reciprocal instead of two float64 divisions.
     """
     k = b.kind(x)
-    q = b.binary(Op.div, x, y)
-    inv = b.binary(Op.div, const(b, k, 1.0), y)
+    if k == K.f64 and moderate:
+        # 1/y from a float32 division (far cheaper than a float64 one) and one Newton step
+        # (2^-22 -> 2^-44); q = x/y then needs the two corrections below either way.
+        from .denormals import convert_normal
+
+        inv = convert_normal(b, K.f64, b.binary(
+            Op.div, const(b, K.f32, 1.0), convert_normal(b, K.f32, y)))
+        inv = mul_add(b, inv, mul_add(b, b.unary(Op.neg, y), inv, const(b, k, 1.0)), inv)
+        q = b.binary(Op.mul, x, inv)
+    else:
+        q = b.binary(Op.div, x, y)
+        inv = b.binary(Op.div, const(b, k, 1.0), y)
     for _ in range(1 if k == K.f32 else 2):
         p, e = two_prod(b, q, y)
         r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)

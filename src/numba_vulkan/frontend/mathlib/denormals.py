@@ -57,18 +57,31 @@ def mode_for(denorm_preserve, setting=""):
     return FLUSH
 
 
-def wrap(b, mode):
-    return b if mode == PRESERVE else FlushSafeBuilder(b, mode == SIMULATE)
+def compare_normal(b, op, x, y):
+    """b.compare for operands that are never subnormal (no bit-level form needed)."""
+    return b.compare_normal(op, x, y) if flushes(b) else b.compare(op, x, y)
 
 
-class FlushSafeBuilder:
-    """The KIR builder with float32 comparisons and negation that do not depend on flushing
-    (and, when simulating, float32 ops that flush as a flushing device would)."""
+def convert_normal(b, to, v):
+    """b.convert between float widths for a value whose result is normal (or zero): the
+    device's own conversion, without the subnormal forms of FlushSafeBuilder.convert."""
+    return b.raw.convert(to, v) if flushes(b) else b.convert(to, v)
 
-    def __init__(self, b, simulate):
+
+def wrap(b, mode, fused_fma=False):
+    """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
+    device's Fma rounds once: dd.py's exact products use it), or a FlushSafeBuilder."""
+    if mode != PRESERVE:
+        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma)
+    return LibBuilder(b, fused_fma) if fused_fma else b
+
+
+class LibBuilder:
+    """The KIR builder plus what the library may assume of the device (fused_fma)."""
+
+    def __init__(self, b, fused_fma=False):
         self._b = b
-        self._simulate = simulate
-        self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
+        self.fused_fma = fused_fma
 
     def __getattr__(self, name):
         return getattr(self._b, name)
@@ -76,6 +89,16 @@ class FlushSafeBuilder:
     @property
     def raw(self):
         return self._b
+
+
+class FlushSafeBuilder(LibBuilder):
+    """The KIR builder with float32 comparisons and negation that do not depend on flushing
+    (and, when simulating, float32 ops that flush as a flushing device would)."""
+
+    def __init__(self, b, simulate, fused_fma=False):
+        super().__init__(b, fused_fma)
+        self._simulate = simulate
+        self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
 
     # ---------------------------------------------------------------- constants
     def const_float(self, kind, value):
@@ -104,11 +127,19 @@ class FlushSafeBuilder:
         b = self._b
         if b.kind(x) != K.f32 or x in self._safe_consts or y in self._safe_consts:
             return b.compare(op, self.flush(x), self.flush(y))
+        if x == y and op in (Op.ne, Op.eq):  # bits.is_nan: x != x
+            nan = self._is_nan(x)
+            return nan if op == Op.ne else b.unary(Op.not_, nan)
         r = b.compare(op, self._key(x), self._key(y))
         nan = b.binary(Op.or_, self._is_nan(x), self._is_nan(y))
         if op in _ORDERED:
             return b.binary(Op.and_, r, b.unary(Op.not_, nan))
         return b.binary(Op.or_, r, nan)  # ne: true when either is NaN
+
+    def compare_normal(self, op, x, y):
+        """A comparison of operands known to be normal, zero, infinite or NaN (never
+        subnormal): the device's own, as on any device."""
+        return self._b.compare(op, self.flush(x), self.flush(y))
 
     def unary(self, op, x):
         b = self._b

@@ -22,7 +22,7 @@ as float32), so sqrt is computed here:
 
 from ... import _core
 from ..arith import const
-from . import bits
+from . import bits, denormals
 from .dd import two_prod, two_sum
 
 K = _core.Kind
@@ -37,10 +37,15 @@ def _residual(b, x, s):
 
 
 def _first_guess(b, xs):
+    """(s0, y0): about sqrt(xs) and 1/s0 to float32's precision (a float32 division is far
+    cheaper than a float64 one), xs in [1, 4)."""
     k = b.kind(xs)
     if k == K.f32:
-        return b.math(M.sqrt, [xs])
-    return b.convert(k, b.math(M.sqrt, [b.convert(K.f32, xs)]))
+        s0 = b.math(M.sqrt, [xs])
+        return s0, b.binary(Op.div, const(b, k, 1.0), s0)
+    s32 = b.math(M.sqrt, [denormals.convert_normal(b, K.f32, xs)])
+    y32 = b.binary(Op.div, const(b, K.f32, 1.0), s32)
+    return denormals.convert_normal(b, k, s32), denormals.convert_normal(b, k, y32)
 
 
 def _sqrt_reduced(b, xs):
@@ -48,8 +53,7 @@ def _sqrt_reduced(b, xs):
     k = b.kind(xs)
     ik = bits.int_kind(k)
     half = const(b, k, 0.5)
-    s0 = _first_guess(b, xs)
-    y = b.binary(Op.div, const(b, k, 1.0), s0)
+    s0, y = _first_guess(b, xs)
     for _ in range(1 if k == K.f32 else 2):
         t = b.binary(Op.mul, b.binary(Op.mul, xs, y), y)
         y = b.binary(
@@ -63,8 +67,9 @@ def _sqrt_reduced(b, xs):
         sb = bits.to_bits(b, s)
         s_up = bits.from_bits(b, k, b.binary(Op.add, sb, const(b, ik, 1)))
         s_dn = bits.from_bits(b, k, b.binary(Op.sub, sb, const(b, ik, 1)))
-        up = b.compare(Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
-        down = b.compare(Op.le, r, b.unary(Op.neg, b.binary(Op.mul, s, b.binary(Op.sub, s, s_dn))))
+        # r is 0 or at least 2^-52 (float32; a multiple of ulp(s)^2): never subnormal
+        up = denormals.compare_normal(b, Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
+        down = denormals.compare_normal(b, Op.le, r, b.binary(Op.mul, s, b.binary(Op.sub, s_dn, s)))
         s = b.select(up, s_up, b.select(down, s_dn, s))
     return s
 
@@ -87,7 +92,7 @@ def _reduce(b, x):
 def sqrt(b, x):
     """IEEE sqrt: correctly rounded; sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf."""
     k = b.kind(x)
-    ok = bits.both(b, b.compare(Op.gt, x, const(b, k, 0.0)), bits.is_finite(b, x))
+    ok = bits.is_positive_finite(b, x)
     xs, j = _reduce(b, b.select(ok, x, const(b, k, 1.0)))
     s = b.binary(Op.mul, _sqrt_reduced(b, xs), bits.pow2(b, k, j))
     special = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), const(b, k, float("nan")), x)
@@ -149,7 +154,7 @@ def cbrt(b, x):
     k = b.kind(x)
     ik = bits.int_kind(k)
     ax = bits.fabs(b, x)
-    ok = bits.both(b, b.compare(Op.gt, ax, const(b, k, 0.0)), bits.is_finite(b, ax))
+    ok = bits.is_positive_finite(b, ax)
     m, e = bits.frexp(b, b.select(ok, ax, const(b, k, 1.0)), ik)
     # e = 3q + rem with rem in {0, 1, 2}: shift e to non-negative before the truncating division.
     off = 3 * 1200

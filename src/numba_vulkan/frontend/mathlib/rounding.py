@@ -39,6 +39,15 @@ def trunc(b, x):
     return b.math(M.trunc, [x])
 
 
+def rint_small(b, x):
+    """rint(x) for |x| < 2**(prec-2) (NaN stays NaN): (x + 1.5 * 2**(prec-1)) - 1.5 * 2**(prec-1),
+    two exact additions (the sum lies in [2**(prec-1), 2**prec), where the spacing is 1), for
+    arguments the caller has bounded (exp's k = rint(x / ln 2) on a clamped x)."""
+    k = b.kind(x)
+    shifter = const(b, k, 1.5 * 2.0 ** (bits.LAYOUT[k][3] - 1))
+    return b.binary(Op.sub, b.binary(Op.add, x, shifter), shifter)
+
+
 def rint(b, x):
     """x rounded to the nearest integer, ties to even (C99 rint, NumPy rint, Python round)."""
     k = b.kind(x)

@@ -29,7 +29,7 @@ x) give x itself for sin and tan, so the sign of zero is kept; cos(+-0) = 1.
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, rounding
+from . import bits, coeffs, dd, rare, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -54,10 +54,7 @@ def _mul(b, x, y):
 
 def _horner(b, cs, x):
     k = b.kind(x)
-    r = const(b, k, cs[-1])
-    for c in reversed(cs[:-1]):
-        r = _add(b, _mul(b, r, x), const(b, k, c))
-    return r
+    return dd.horner(b, [const(b, k, c) for c in cs], x)
 
 
 def _mod4(b, t):
@@ -121,6 +118,34 @@ def reduce(b, ax):
     return (b.select(small, zero, q), b.select(small, ax, r_hi), b.select(small, zero, r_lo))
 
 
+def reduce_fast(b, ax):
+    """(q, r_hi, r_lo) as `reduce` gives them, for 0 <= ax <= FAST_LIMIT (Cody and Waite):
+    q = rint(ax 2/pi) < 2^(prec - bits), so that its products with the `bits`-bit words of
+    pi/2 (coeffs.PIO2_CW_*) are exact; ax - q P0 is exact (Sterbenz), the next words are
+    subtracted by Knuth's two_sum and the last (the rest, rounded) with the small terms.
+    Even the operands closest to a multiple of pi/2 keep r to far below an ulp (when r is tiny
+    the differences cancel exactly and only q times the rest's rounding remains)."""
+    k = b.kind(ax)
+    words = [const(b, k, w) for w in getattr(coeffs, f"PIO2_CW_{_W[k]}")]
+    # any rounding of 2/pi will do: an error moves r beyond pi/4 by far less than the
+    # polynomials' margin
+    two_over_pi = const(b, k, 1.0 / getattr(coeffs, f"PIO2_DW_HI_{_W[k]}"))
+    q = rounding.rint_small(b, _mul(b, ax, two_over_pi))
+    s = _sub(b, ax, _mul(b, q, words[0]))
+    lo = const(b, k, 0.0)
+    for w in words[1:-1]:
+        s, e = dd.two_sum(b, s, b.unary(Op.neg, _mul(b, q, w)))
+        lo = _add(b, lo, e)
+    lo = _sub(b, lo, _mul(b, q, words[-1]))
+    r_hi, r_lo = dd.two_sum(b, s, lo)
+    return q, r_hi, r_lo
+
+
+# Beyond these the q of reduce_fast would need more bits than its words leave (2^20 for
+# float64's 33-bit words, 2^10 for float32's 14-bit ones).
+FAST_LIMIT = {K.f32: 512.0, K.f64: 2.0**20}
+
+
 def _sin_dw(b, rh, rl):
     k = b.kind(rh)
     z = _mul(b, rh, rh)
@@ -141,15 +166,36 @@ def _cos_dw(b, rh, rl):
     return dd.fast_two_sum(b, w, tail)
 
 
-def _setup(b, x):
+def _setup(b, x, branch):
+    """x's reduction (x, and the values after it, as the block after a branch sees them)."""
     k = b.kind(x)
     ax = bits.fabs(b, x)
+    safe = b.select(bits.is_finite(b, x), ax, const(b, k, 0.0))
+    if branch:
+        x, q, rh, rl = _reduce_branching(b, x, safe)
+    else:
+        q, rh, rl = reduce(b, safe)
     finite = bits.is_finite(b, x)
-    safe = b.select(finite, ax, const(b, k, 0.0))
-    q, rh, rl = reduce(b, safe)
     ik = bits.int_kind(k)
     qi = b.binary(Op.and_, b.convert(ik, q), const(b, ik, 3))
-    return k, ik, finite, qi, rh, rl
+    return k, ik, x, finite, qi, rh, rl
+
+
+def _reduce_branching(b, x, safe):
+    """reduce_fast below FAST_LIMIT; beyond it (rare: each invocation branches alone) the full
+    reduction in a block of its own. The results (and x) are passed through variables: values
+    of the block before the branch may not be used after it (docs/kir.md), so the caller may
+    use only what this returns."""
+    k = b.kind(x)
+    lim = const(b, k, FAST_LIMIT[k])
+    far = b.compare(Op.gt, safe, lim)
+    fast = reduce_fast(b, b.select(far, lim, safe))
+
+    def full(xs, *_):
+        ax = bits.fabs(b, xs)
+        return (xs,) + reduce(b, b.select(bits.is_finite(b, xs), ax, const(b, k, 0.0)))
+
+    return rare.branch(b, far, (x,) + fast, full, "trig")
 
 
 def _quadrant(b, qi, ik, n):
@@ -168,8 +214,10 @@ def _finish(b, x, v, finite, tiny_is_x):
     return b.select(finite, v, const(b, k, float("nan")))
 
 
-def sin(b, x):
-    k, ik, finite, qi, rh, rl = _setup(b, x)
+def sin(b, x, branch=False):
+    """sin(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
+    reduction for the others (the caller then uses only the result: see _reduce_branching)."""
+    k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)[0]
     c = _cos_dw(b, rh, rl)[0]
     v = b.select(bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)), c, s)
@@ -177,8 +225,10 @@ def sin(b, x):
     return _finish(b, x, v, finite, True)
 
 
-def cos(b, x):
-    k, ik, finite, qi, rh, rl = _setup(b, x)
+def cos(b, x, branch=False):
+    """cos(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
+    reduction for the others (the caller then uses only the result: see _reduce_branching)."""
+    k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)[0]
     c = _cos_dw(b, rh, rl)[0]
     v = b.select(bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)), s, c)
@@ -187,8 +237,10 @@ def cos(b, x):
     return _finish(b, x, v, finite, False)
 
 
-def tan(b, x):
-    k, ik, finite, qi, rh, rl = _setup(b, x)
+def tan(b, x, branch=False):
+    """tan(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
+    reduction for the others (the caller then uses only the result: see _reduce_branching)."""
+    k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)
     c = _cos_dw(b, rh, rl)
     odd = b.compare(Op.eq, b.binary(Op.and_, qi, const(b, ik, 1)), const(b, ik, 1))

@@ -1,0 +1,172 @@
+"""A leaner driver for Numba's front half: the same passes, less bookkeeping around them.
+
+A kernel calling five device functions runs Numba's pipeline six times
+(typing/devfn.py: each callee is typed by its own pipeline, once per
+signature), and for functions of a few lines Numba's bookkeeping around the
+passes costs about as much as the passes themselves
+(benchmarks/profile_first_call.py). This module keeps the passes, their order
+and their results exactly as Numba runs them, and drops only work whose
+result nothing of ours reads:
+
+- per pass: the ``numba:run_pass`` event (whose details format the flags and
+  argument types), three timers, the check that a pass left no ``ir.Del``
+  (a self-check of Numba's passes) and the per-pass lock (the whole pipeline
+  runs under Numba's compiler lock, taken by ``PipelineCompiler``);
+- per function: a new PassManager (and its dependency analysis) for the same
+  list of passes: it is built once and reused (its only state per run is the
+  pass timings, which we do not read);
+- InlineClosureLikes where the function has nothing it could inline
+  (``InlineClosureLikesWhenAny``);
+- per device function typed *inside* a kernel's typing: reloading Numba's
+  configuration from the environment and refreshing the typing and target
+  contexts' registries, which the enclosing compilation did moments before; the
+  typing context is still refreshed when a template was registered since (as
+  ``register_jitable`` inside an @overload does; ``registrations`` in target.py).
+
+With NUMBA_DEBUG_PRINT_BEFORE/AFTER/WRAP set, Numba's own pass runner is used,
+so its IR dumps still work.
+"""
+
+import dis
+
+from numba.core import compiler, config
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.compiler_machinery import PassManager, register_pass
+from numba.core.errors import new_error_context
+from numba.core.untyped_passes import InlineClosureLikes
+
+
+def _check(pss, result):
+    if result not in (True, False):
+        raise ValueError(
+            "CompilerPass implementations should return True/False. "
+            f"CompilerPass with name '{pss.name()}' did not."
+        )
+    return result
+
+
+class LeanPassManager(PassManager):
+    """Numba's PassManager without its per-pass events, timers and self-checks."""
+
+    def _runPass(self, index, pss, internal_state):
+        if self._print_before or self._print_after or self._print_wrap:
+            return PassManager._runPass(self, index, pss, internal_state)
+        pss.analysis = self._analysis
+        with new_error_context("Pass {name}", name=pss.name()):
+            _check(pss, pss.run_initialization(internal_state))
+            mutated = _check(pss, pss.run_pass(internal_state))
+            _check(pss, pss.run_finalizer(internal_state))
+        if mutated:
+            internal_state.metadata.setdefault(_CHANGED_BY, []).append(pss.name())
+        return None
+
+
+#: state.metadata key: the names of the passes that said they changed the IR, in order.
+_CHANGED_BY = "numba_vulkan_changed_by"
+
+# The passes before InlineClosureLikes whose changes it may rely on being post-processed.
+_FIRST_PASSES = frozenset({"translate_bytecode", "fixup_args", "ir_processing"})
+
+# Bytecode that can give InlineClosureLikes work: closures, lambdas and comprehensions
+# (MAKE_FUNCTION); lists that a loop fills for np.array (its array-call inlining).
+_CLOSURE_LIKE_OPS = frozenset(
+    dis.opmap[name] for name in ("MAKE_FUNCTION", "BUILD_LIST", "LIST_APPEND", "LIST_EXTEND")
+)
+
+
+def _opcodes(code):
+    """The opcodes `code` uses (every instruction is an opcode byte and an argument byte;
+    EXTENDED_ARG and inline caches are instructions of their own, never these opcodes)."""
+    return set(code.co_code[0::2])
+
+
+def _may_have_closure_likes(state):
+    """Whether InlineClosureLikes could change this function (see the class below)."""
+    code = state.func_id.code
+    if _opcodes(code) & _CLOSURE_LIKE_OPS:
+        return True
+    names = set(code.co_names) | set(code.co_freevars)
+    if names & {"reduce", "list"}:  # functools.reduce; list() filled in a loop
+        return True
+    glbls = getattr(state.func_id.func, "__globals__", {})
+    for name in names:  # a stencil, called
+        value = glbls.get(name)
+        if type(value).__module__.startswith("numba.stencils"):
+            return True
+    return False
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class InlineClosureLikesWhenAny(InlineClosureLikes):
+    """Numba's InlineClosureLikes, skipped where it has nothing to do.
+
+    It inlines calls to closures and lambdas, ``functools.reduce`` and stencils,
+    and turns lists filled in a loop for ``np.array`` into arrays, then
+    post-processes the IR again (variable lifetimes, CFG canonicalisation: the
+    same as IRProcessing did). For the small functions device functions are,
+    that post-processing was most of a pipeline's untyped passes. Skipped only
+    when the bytecode has none of the constructs above and no pass since
+    IRProcessing changed the IR (numba_vulkan.cuda's rewrite may have), so the
+    IR after it is what Numba's pass would have left.
+    """
+
+    _name = "numba_vulkan_inline_closure_likes"
+
+    def run_pass(self, state):
+        changed = set(state.metadata.get(_CHANGED_BY, ())) - _FIRST_PASSES
+        if changed or _may_have_closure_likes(state):
+            return super().run_pass(state)
+        return False
+
+
+class PipelineCompiler(compiler.CompilerBase):
+    """CompilerBase with a pass list built once, and no reloads for nested compilations.
+
+    Subclasses give ``build_pipeline()`` (a finalized LeanPassManager) and
+    ``pipeline_key()`` (what the list of passes depends on); ``nested`` says that
+    this compilation runs inside another one's typing (a device function).
+    """
+
+    _pipelines = {}
+
+    def __init__(self, typingctx, targetctx, args, flags, nested):
+        if not nested:
+            config.reload_config()
+            typingctx.refresh()
+            targetctx.refresh()
+        elif typingctx.registrations() != typingctx.registrations_seen:
+            typingctx.refresh()  # a template registered during the enclosing typing
+        state = self.state = compiler.StateDict()
+        state.typingctx = typingctx
+        state.targetctx = compiler._make_subtarget(targetctx, flags)
+        state.library = None
+        state.args = args
+        state.return_type = None
+        state.flags = flags
+        state.locals = {}
+        state.bc = None
+        state.func_id = None
+        state.func_ir = None
+        state.lifted = None
+        state.lifted_from = None
+        state.typemap = None
+        state.calltypes = None
+        state.type_annotation = None
+        state.metadata = {}
+        state.reload_init = []
+        state.pipeline = self
+        state.parfor_diagnostics = compiler.ParforDiagnostics()
+        state.metadata["parfor_diagnostics"] = state.parfor_diagnostics
+        state.metadata["parfors"] = {}
+        state.status = compiler._CompileStatus(can_fallback=flags.enable_pyobject)
+
+    def define_pipelines(self):
+        key = self.pipeline_key()
+        pm = self._pipelines.get(key)
+        if pm is None:
+            pm = self._pipelines[key] = self.build_pipeline()
+        return [pm]
+
+    @global_compiler_lock
+    def compile_extra(self, func):
+        return super().compile_extra(func)
