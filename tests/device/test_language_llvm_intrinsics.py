@@ -518,3 +518,31 @@ def test_with_overflow(dtype):
     if np.dtype(dtype).itemsize < 8:
         got, expected = run_both(_overflow_mul, np.zeros((a.size, 2), dtype), a, b)
         np.testing.assert_array_equal(got, expected)
+
+
+@intrinsic
+def fused_mul_add_any(typingctx, x, y, z):
+    def codegen(context, builder, sig, args):
+        return builder.fma(*args)
+
+    return x(x, x, x), codegen
+
+
+def test_fused_multiply_add_is_the_device_fma_where_it_rounds_once(monkeypatch, device):
+    """Where the device's Fma rounds once (NVIDIA, AMD: launchers.FUSED_FMA_VENDORS, or
+    NUMBA_VULKAN_FMA=fused) llvm.fma is that Fma, float64 included; elsewhere float64 is
+    refused. Compile-only: lavapipe's Fma rounds twice (fma(1+2^-30, 1-2^-30, -1) gives 0
+    there), so its results under "fused" would be wrong by design of the test setting."""
+    from numba_vulkan import config
+
+    def k(out, a, b, c):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = fused_mul_add_any(a[i], b[i], c[i])
+
+    sig = "void(float64[::1], float64[::1], float64[::1], float64[::1])"
+    monkeypatch.setattr(config, "FMA", "fused")
+    assert " Fma " in nv.jit(k).compile(sig, device=device).disassemble()
+    monkeypatch.setattr(config, "FMA", "off")
+    with pytest.raises(nv.VulkanUnsupportedError, match="float64 fused multiply-add"):
+        nv.jit(k).compile(sig, device=device)

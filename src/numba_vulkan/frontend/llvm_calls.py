@@ -2,13 +2,13 @@
 
 Integer ones work on llvm_ops' canonical integers; float ones reuse the math
 library's exact building blocks (bit-level fabs and copysign, the correctly
-rounded sqrt, floor/ceil/trunc/rint). ``llvm.fma``/``llvm.fmuladd`` are
-translated for float32 only, exactly rounded (llvm_ops.fma_f32, which needs
-float64); Vulkan's own Fma may round twice, and no exact float64 fma is
-built yet, so float64 ones are refused. The overflow-checking
-``*.with.overflow`` functions give (wrapped result, i1), except the 64-bit
-multiplications. ``llvm.round`` (ties away from zero), minnum/maxnum and memory
-functions are refused, by name.
+rounded sqrt, floor/ceil/trunc/rint). ``llvm.fma``/``llvm.fmuladd`` are the
+device's Fma where it rounds once (NVIDIA, AMD, or NUMBA_VULKAN_FMA=fused:
+launchers.fused_fma); elsewhere (Vulkan lets Fma round twice) float32 ones are
+computed exactly (llvm_ops.fma_f32, which needs float64) and float64 ones are
+refused. The overflow-checking ``*.with.overflow`` functions give (wrapped
+result, i1), except the 64-bit multiplications. ``llvm.round`` (ties away from
+zero), minnum/maxnum and memory functions are refused, by name.
 """
 
 import re
@@ -65,9 +65,11 @@ def _float(fn):
 
 def _fma(t, args, width):
     b = t.b
+    if getattr(t.lo, "fused_fma", False):  # the device's Fma rounds once (launchers.fused_fma)
+        return b.math(_core.MathFn.fma, list(args))
     if b.kind(args[0]) != K.f32:
-        raise t.refuse("a float64 fused multiply-add (Vulkan's Fma may round twice and no "
-                       "exact float64 one is built)")  # fmt: skip
+        raise t.refuse("a float64 fused multiply-add on a device whose Fma may round twice "
+                       "(NVIDIA and AMD fuse it; NUMBA_VULKAN_FMA=fused says a device does)")
     if t.lo.mode.floats or not t.lo.mode.float64_storage:
         raise t.refuse("a float32 fused multiply-add on a device without float64 (computed "
                        "exactly in float64)")  # fmt: skip
