@@ -242,3 +242,31 @@ def array_tuples(arrays, scale):
 
 
 CASES["array_tuples"] = (array_tuples, (types.UniTuple(float32[::1], 2), float32))
+
+
+# ---------------------------------------------------------------- @intrinsic (LLVM IR translated)
+
+
+def _popcount_intrinsic():
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def popcount(typingctx, x):
+        def codegen(context, builder, sig, args):
+            return builder.ctpop(args[0])
+
+        return x(x), codegen
+
+    return popcount
+
+
+_popcount = _popcount_intrinsic()
+
+
+def llvm_intrinsic(out, a):
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = _popcount(a[i])
+
+
+CASES["llvm_intrinsic"] = (llvm_intrinsic, (uint32[::1], uint32[::1]))

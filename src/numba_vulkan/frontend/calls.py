@@ -80,6 +80,10 @@ def lower_call(lowerer, expr, target):
     complex_call = _complex_call(lowerer, expr, fn, sig)
     if complex_call is not None:
         return complex_call
+    if _is_llvm_intrinsic(fn):  # its code generator's LLVM IR, translated (llvm_intrinsics.py)
+        from .llvm_intrinsics import lower_intrinsic
+
+        return lower_intrinsic(lowerer, expr, fn, fn_ty, sig)
     if not _handled_here(fn, fn_ty):
         device_call = _device_call(lowerer, expr, fn, fn_ty, sig)
         if device_call is not None:
@@ -121,12 +125,6 @@ def lower_call(lowerer, expr, target):
                   for a, t in zip(expr.args, sig.args)]  # fmt: skip
         step = lowerer.static_int(expr.args[2]) if len(expr.args) == 3 else None
         return make_slice(lowerer, values, sig.args, loc, step_literal=step), sig.return_type
-    if _is_llvm_intrinsic(fn):
-        raise unsupported(
-            f"calling the @numba.extending.intrinsic '{callee_name(fn)}' (it generates LLVM IR, "
-            "which Vulkan kernels do not use: write it with @overload or @register_jitable)",
-            loc,
-        )
     if fn is RuntimeError and getattr(loc, "filename", None) == "<string>":
         return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
     if isinstance(fn, type) and issubclass(fn, BaseException):

@@ -73,6 +73,11 @@ def binop(lo, fn, x, y, sig, loc, sym):
     raise unsupported(f"'{sym}' on complex numbers", loc)
 
 
+def quotient(b, z, w):
+    """z / w for complex value trees (re, im), as Numba divides complex numbers."""
+    return _div(b, z[0], z[1], w[0], w[1])
+
+
 def _div(b, a, bi, c, d):
     """CPython's _Py_c_quot, as Numba lowers complex division."""
     k = b.kind(a)

@@ -334,13 +334,10 @@ def lower(lowerer, fn, expr, sig):
         return None
     if not known or len(expr.args) != len(sig.args):
         return None
-    if fn is not cmath.rect and len(expr.args) != 1:
-        from ..errors import unsupported
-
-        raise unsupported("cmath.log with a base (write cmath.log(z) / cmath.log(base))",
-                          expr.loc)  # fmt: skip
+    if fn is not cmath.rect and len(expr.args) != 1 and fn is not cmath.log:
+        return None
     b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
-                      getattr(lowerer, "fused_fma", False))
+                       getattr(lowerer, "fused_fma", False))
     args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
     ty = sig.args[0]
     if fn is cmath.rect:
@@ -364,6 +361,11 @@ def lower(lowerer, fn, expr, sig):
     k = compute_kind(wide, lowerer.mode, expr.loc)
     f = _F(b, k)
     x, y = (arith.convert(b, v, k) for v in args[0])
+    if fn is cmath.log and len(args) == 2:  # log(z, base): log(z) / log(base), as numba.njit
+        from ..complexnum import quotient
+
+        base = [arith.convert(b, v, k) for v in args[1]]
+        return quotient(b, _log(f, x, y), _log(f, *base))
     if fn in COMPLEX_UNARY:
         return COMPLEX_UNARY[fn](f, x, y)
     if fn is cmath.isnan:
