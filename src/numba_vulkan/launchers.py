@@ -44,8 +44,9 @@ FUSED_FMA_VENDORS = (0x10DE, 0x1002)
 def fused_fma(info, setting=""):
     """Whether the math library may take GLSL.std.450 Fma as rounding once on the device
     `info`. Vulkan does not promise it (Fma's precision is "inherited from OpFMul followed by
-    OpFAdd"), so only for FUSED_FMA_VENDORS, or where config.FMA = "fused" says so (tests
-    on lavapipe, whose Fma is LLVM's fused llvm.fma); "off" never."""
+    OpFAdd"), so only for FUSED_FMA_VENDORS, or where config.FMA = "fused" says so (lavapipe's
+    Fma is not fused: there the fused forms can be checked only as compiled code); "off"
+    never."""
     if setting in ("fused", "off"):
         return setting == "fused"
     return getattr(info, "vendor_id", 0) in FUSED_FMA_VENDORS
