@@ -7,6 +7,7 @@ pool of two 'spawn' workers (after using the device in the parent) and checks
 their results.
 """
 
+import faulthandler
 import json
 import multiprocessing
 import os
@@ -81,6 +82,8 @@ def fork():
         release.set()
         holder.join()
     if pid == 0:
+        # A hang here must show where (the parent's timer thread is not in the child).
+        faulthandler.dump_traceback_later(30, exit=True)
         os.close(read)
         os.write(write, json.dumps(child_calls(d)).encode())
         os.close(write)
@@ -122,4 +125,6 @@ def spawn():
 
 
 if __name__ == "__main__":
+    # A hang (the test's limit is 100 s) ends with every thread's stack on stderr instead.
+    faulthandler.dump_traceback_later(80, exit=True)
     print(json.dumps(fork() if sys.argv[1] == "fork" else spawn()), flush=True)

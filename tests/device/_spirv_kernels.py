@@ -156,14 +156,17 @@ def arg_decls(*names):
     """The Launcher's argument declarations of scale_index, (out: uint32[:], k: uint32) by
     default: declared through a KIR module, as the front end declares them (kir/abi.h), which
     puts them where the hand-written SPIR-V reads them (address 0, extent 8, stride 12, k 16;
-    more arrays follow)."""
+    more arrays follow). The arrays are declared written (the kernel stores to them), so that
+    the device orders later reads of them after the launch: without that a discrete GPU's
+    copy of `out` may run before the kernel is done (it did on the H200)."""
     from numba_vulkan import _core
 
     K = _core.Kind
     m = _core.KirModule("scale_index")
-    for name in names or ("out", "k"):
+    for i, name in enumerate(names or ("out", "k")):
         if name.startswith("k"):
             m.add_scalar_arg(name, K.u32, K.u32)
         else:
             m.add_array_arg(name, "u", 4, K.u32, K.u32, 1, K.i32)
+            m.mark_written(i)
     return m.args

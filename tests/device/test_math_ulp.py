@@ -139,7 +139,8 @@ def test_fastmath_keeps_the_library_exact(dtype):
     out = run_kernel("math.expm1(x) + np.rint(x)", x, fastmath=True)
     ref, _ = run_kernel("math.expm1(x)", x), None
     expected = ref + np.rint(x)
-    assert np.array_equal(out, expected, equal_nan=True)
+    bad = ~((out == expected) | (np.isnan(out) & np.isnan(expected)))
+    assert not bad.any(), [(x[i], out[i], expected[i]) for i in np.flatnonzero(bad)[:8]]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
