@@ -130,3 +130,28 @@ def test_negative_zero_in_a_conditional_expression():
     dev, cpu = both(negative_zero_select, flags, np.zeros(8, np.float32), np.zeros(8, np.float64))
     assert_same(dev, cpu)
     assert np.signbit(cpu[2][0]) and np.signbit(cpu[1][0])
+
+
+def to_int64s(a_f32, a_f64, out0, out1, out2, out3):
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = np.uint64(abs(a_f32[i]))
+        out1[i] = np.uint64(abs(a_f64[i]))
+        out2[i] = np.int64(a_f32[i] * np.float32(0.5))
+        out3[i] = np.int64(a_f64[i] * 0.5)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_float_to_64_bit_integers_exact_over_the_range(seed):
+    # The two-halves conversion (wrapping.cc) against NumPy's, over every binade up to 2^64.
+    rng = np.random.default_rng(seed)
+    n = 4096
+    exps = rng.integers(-4, 64, n)
+    f64 = np.ldexp(rng.random(n) + 0.5, exps) * rng.choice([-1.0, 1.0], n)
+    f64 = np.where(np.abs(f64) < 2.0**64, f64, 2.0**63)
+    f32 = f64.astype(np.float32)
+    f32 = np.where(np.abs(f32.astype(np.float64)) < 2.0**64, f32, np.float32(2.0**63))
+    dev, cpu = both(to_int64s, f32, f64, np.zeros(n, np.uint64), np.zeros(n, np.uint64),
+                    np.zeros(n, np.int64), np.zeros(n, np.int64))
+    assert_same(dev, cpu)
+    np.testing.assert_array_equal(cpu[5], (f64 * 0.5).astype(np.int64))  # njit agrees with NumPy
