@@ -10,6 +10,8 @@
 //   subgroup.cc      subgroup builtins and OpGroupNonUniform* operations
 //   arithmetic.cc    integer/float/bool arithmetic, comparisons, conversions, select
 //   extended.cc      kMath through GLSL.std.450 and the core OpIsNan/OpIsInf
+//   wrapping.cc      signed arithmetic on unsigned types, float32 division and
+//                    float -> 64-bit integer forms that NVIDIA's compiler keeps exact
 //   control_flow.cc  merge instructions and terminators
 //
 // Mapping of KIR types: bool -> OpTypeBool, iN -> OpTypeInt N 1, uN -> OpTypeInt
