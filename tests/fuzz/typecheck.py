@@ -8,7 +8,10 @@ on floats is only promised to a few ULP (docs/testing.md). lavapipe divides
 correctly rounded, so there every output is compared exactly; on other devices
 an output whose root is the only float `/` or `**` in its tree is compared
 with that tolerance, and one with such an op deeper down (where a rounding
-difference can flip a comparison or a truncation) is not compared.
+difference can flip a comparison or a truncation) is not compared; nor is an
+integer or bool output made from such a float there. On a device that flushes
+float32 subnormals (NVIDIA; docs/math.md) a float32 output whose exact value
+is subnormal may be the zero of its sign.
 
 NVK_TYPEFUZZ_JIT may hold a JSON dict of nv.jit options (e.g. '{"narrow": false}');
 the default is nv.jit's defaults.
@@ -157,9 +160,21 @@ def _ordinal(a):
     return np.array([abs(int(b)) for b in bits], dtype=object)
 
 
+def flushes_float32():
+    """True where the device flushes float32 subnormals (float32 not in its denorm_preserve)."""
+    if os.environ.get("NVK_TYPEFUZZ_FLUSH32"):
+        return os.environ["NVK_TYPEFUZZ_FLUSH32"] != "0"
+    import numba_vulkan as nv
+
+    info = nv.get_device().info
+    return "llvmpipe" not in info.name.lower() and 32 not in tuple(info.denorm_preserve)
+
+
 def differing(expr, want, got, exact=True):
     """Indices where got differs from want (see the module docstring); None if not compared."""
     if want.dtype.kind != "f":
+        if not exact and expr.inexact():
+            return None  # an integer or bool made from an inexact float: rounding may flip it
         return np.flatnonzero(want != got)
     bits = {4: np.uint32, 8: np.uint64}[want.dtype.itemsize]
     same = (want.view(bits) == got.view(bits)) | (np.isnan(want) & np.isnan(got))
@@ -169,7 +184,16 @@ def differing(expr, want, got, exact=True):
             return None
         ulps = np.abs(_ordinal(want) - _ordinal(got))
         same |= (ulps <= _ulps(want.dtype)) & (np.sign(want) == np.sign(got))
+    if want.dtype == np.float32 and _FLUSH32[0]:
+        # A device that flushes float32 subnormals (docs/math.md, "Subnormals and
+        # devices": NVIDIA) gives a zero of the same sign for a subnormal result.
+        subnormal = (want != 0) & (np.abs(want) < np.finfo(np.float32).tiny)
+        flushed = (got == 0) & (np.signbit(got) == np.signbit(want))
+        same |= subnormal & flushed
     return np.flatnonzero(~same)
+
+
+_FLUSH32 = [False]  # set by check() from flushes_float32()
 
 
 def compare(program, inputs, want, got, masks, exact=True):
@@ -310,6 +334,7 @@ def check(seed, n=N, minimise_failures=True):
     program = typegen.generate(seed)
     inputs = make_inputs(program, n)
     exact = exact_device()
+    _FLUSH32[0] = flushes_float32()
     first = outcome(program, inputs, exact)
     if first is None:
         return None

@@ -35,19 +35,29 @@ util::Result<size_t> HideFloatZeros(Module& m) {
         *out = ty.scalar;
         return ty.scalar == ScalarKind::kF32 || ty.scalar == ScalarKind::kF64;
     };
-    // The values that are +0.0 at compile time, and their kinds.
-    std::unordered_map<ValueId, ScalarKind> zeros;
+    // The values that are +0.0 or -0.0 at compile time: their kinds and signs.
+    // -0.0 too: llvmpipe folds `1.0 if c else -0.0` into a conversion of c,
+    // which gives +0.0 (typefuzz seed 4662), as if -0.0 were 0.0.
+    struct Zero {
+        ScalarKind kind;
+        bool negative;
+    };
+    std::unordered_map<ValueId, Zero> zeros;
+    auto negative_zero_bits = [](ScalarKind k) {
+        return k == ScalarKind::kF64 ? uint64_t{1} << 63 : uint64_t{1} << 31;
+    };
     for (const Block& b : f.blocks) {
         for (const Inst& inst : b.insts) {
             ScalarKind k;
             if (inst.result == kNone || !float_kind(inst.type, &k)) continue;
             if (inst.op == Op::kConst) {
-                if (inst.imm == 0) zeros[inst.result] = k;
+                if (inst.imm == 0) zeros[inst.result] = {k, false};
+                if (inst.imm == negative_zero_bits(k)) zeros[inst.result] = {k, true};
             } else if ((inst.op == Op::kConvert || inst.op == Op::kBitcast) &&
                        consts.count(inst.operands[0])) {
                 const Inst& c = *consts[inst.operands[0]];
                 if (ConvertsToPositiveZero(m.type(c.type).scalar, c.imm, inst.op == Op::kBitcast))
-                    zeros[inst.result] = k;
+                    zeros[inst.result] = {k, false};
             }
         }
     }
@@ -64,12 +74,16 @@ util::Result<size_t> HideFloatZeros(Module& m) {
         }
 
     // Which widths need the hidden zero? Only then add the parameter.
-    bool used[2] = {false, false};  // f32, f64
+    bool used[2] = {false, false};      // f32, f64
+    bool used_neg[2] = {false, false};  // -0.0 of f32, f64
     for (const Block& b : f.blocks)
         for (const Inst& inst : b.insts)
             for (ValueId v : inst.operands) {
                 auto it = zeros.find(v);
-                if (it != zeros.end()) used[it->second == ScalarKind::kF64] = true;
+                if (it == zeros.end()) continue;
+                const bool wide = it->second.kind == ScalarKind::kF64;
+                used[wide] = true;
+                if (it->second.negative) used_neg[wide] = true;
             }
     for (ValueId v : converted) used[m.type(f.values[v].type).scalar == ScalarKind::kF64] = true;
     if (!used[0] && !used[1]) return size_t{0};
@@ -96,6 +110,16 @@ util::Result<size_t> HideFloatZeros(Module& m) {
     if (used[1]) {
         bits[1] = add(Op::kConvert, ScalarKind::kU64, {bits[0]});
         zero[1] = add(Op::kBitcast, ScalarKind::kF64, {bits[1]});
+    }
+    // -0.0: the hidden bits with the sign bit set.
+    ValueId negative_zero[2] = {kNone, kNone};
+    for (int wide = 0; wide < 2; ++wide) {
+        if (!used_neg[wide]) continue;
+        const ScalarKind uk = wide ? ScalarKind::kU64 : ScalarKind::kU32;
+        const ScalarKind fk = wide ? ScalarKind::kF64 : ScalarKind::kF32;
+        ValueId sign = add(Op::kConst, uk, {});
+        head.back().imm = negative_zero_bits(fk);
+        negative_zero[wide] = add(Op::kBitcast, fk, {add(Op::kOr, uk, {bits[wide], sign})});
     }
     // Each converted value v becomes bitcast(bitcast(v) | bits): the same value,
     // which no compiler can fold, right after its conversion.
@@ -126,7 +150,8 @@ util::Result<size_t> HideFloatZeros(Module& m) {
             if (own.count(inst.result)) continue;
             for (ValueId& v : inst.operands) {
                 if (auto it = zeros.find(v); it != zeros.end()) {
-                    v = zero[it->second == ScalarKind::kF64];
+                    const bool wide = it->second.kind == ScalarKind::kF64;
+                    v = it->second.negative ? negative_zero[wide] : zero[wide];
                     ++replaced;
                 } else if (auto r = renamed.find(v); r != renamed.end()) {
                     v = r->second;

@@ -9,6 +9,8 @@
 // HideFloatZeros makes every f32/f64 +0.0 the kernel computes with a value no
 // compiler can fold, using the bits of a hidden u32 parameter "float.zero"
 // (kir/abi.h) that the launcher sets to 0:
+//   - constants -0.0 (llvmpipe folds `1.0 if c else -0.0` into a conversion
+//     of c, losing the sign) become those bits with the sign bit or-ed in;
 //   - constants +0.0, and conversions and bitcasts of constants that give +0.0
 //     (a bool or integer constant converted to float, which the SPIR-V
 //     optimiser would fold into a constant 0.0), become those bits bitcast to

@@ -19,7 +19,8 @@ Module ParseOk(const char* text) {
 }
 
 // out[0] = 0.0 / x (f64), out[1] = float(False) * y (f32): both zeros become
-// the hidden parameter's bits; -0.0 and 1.0 stay constants.
+// the hidden parameter's bits; -0.0 becomes them with the sign bit or-ed in;
+// 1.0 stays a constant.
 TEST(FloatZeros, HidesConstantZerosAndConvertedConstants) {
     Module m = ParseOk(R"(param out.addr : u64 @0
 param x : f64 @8
@@ -51,15 +52,18 @@ func main {
 )");
     util::Result<size_t> replaced = HideFloatZeros(m);
     ASSERT_TRUE(replaced.ok());
-    EXPECT_EQ(*replaced, 2u);
+    EXPECT_EQ(*replaced, 3u);
     ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
     const std::string text = Print(m);
+    EXPECT_NE(text.find("%20 = const 9223372036854775808 : u64\n  %21 = or %18, %20 : u64\n"
+                        "  %22 = bitcast %21 : f64\n"),
+              std::string::npos) << text;
     EXPECT_NE(text.find("param float.zero : u32 @20"), std::string::npos) << text;
     EXPECT_NE(text.find("%16 = param 3 : u32\n  %17 = bitcast %16 : f32\n"
                         "  %18 = convert %16 : u64\n  %19 = bitcast %18 : f64\n"),
               std::string::npos) << text;
     EXPECT_NE(text.find("%4 = div %19, %1 : f64"), std::string::npos) << text;
-    EXPECT_NE(text.find("%6 = add %4, %5 : f64"), std::string::npos) << text;  // -0.0 kept
+    EXPECT_NE(text.find("%6 = add %4, %22 : f64"), std::string::npos) << text;
     EXPECT_NE(text.find("%11 = mul %17, %2 : f32"), std::string::npos) << text;
     EXPECT_NE(text.find("%13 = add %11, %12 : f32"), std::string::npos) << text;
     ASSERT_EQ(m.args.size(), 1u);  // the parsed module declares no arguments; the pass adds one
@@ -103,7 +107,7 @@ func main {
 %b0 entry:
   %0 = param 0 : f32
   %1 = const 0 : i32
-  %2 = const -0.0 : f32
+  %2 = const 2.5 : f32
   %3 = add %0, %2 : f32
   ret
 }

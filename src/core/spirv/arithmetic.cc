@@ -35,17 +35,17 @@ Id Emitter::SignedRemainder(ScalarKind k, Id a, Id b) {
     Id utype = b_.TypeInt(static_cast<uint32_t>(kir::BitWidth(k)), false);
     Id zero = b_.ConstScalar(type, 0);
     Id bool_type = b_.TypeBool();
+    // Negations on the unsigned type: wrapping.cc says why.
     auto magnitude = [&](Id v) {
         Id negative = Append(spv::Op::OpSLessThan, bool_type, {v, zero});
-        Id negated = Append(spv::Op::OpSNegate, type, {v});
-        Id abs = Append(spv::Op::OpSelect, type, {negative, negated, v});
-        return Append(spv::Op::OpBitcast, utype, {abs});
+        Id bits = Append(spv::Op::OpBitcast, utype, {v});
+        Id negated = Append(spv::Op::OpISub, utype, {b_.ConstScalar(utype, 0), bits});
+        return Append(spv::Op::OpSelect, utype, {negative, negated, bits});
     };
     Id a_negative = Append(spv::Op::OpSLessThan, bool_type, {a, zero});
-    Id r = Append(spv::Op::OpBitcast, type,
-                  {Append(spv::Op::OpUMod, utype, {magnitude(a), magnitude(b)})});
-    Id negated = Append(spv::Op::OpSNegate, type, {r});
-    return Append(spv::Op::OpSelect, type, {a_negative, negated, r});
+    Id r = Append(spv::Op::OpUMod, utype, {magnitude(a), magnitude(b)});
+    Id negated = Append(spv::Op::OpISub, utype, {b_.ConstScalar(utype, 0), r});
+    return Append(spv::Op::OpBitcast, type, {Append(spv::Op::OpSelect, utype, {a_negative, negated, r})});
 }
 
 util::Status Emitter::EmitBinary(const kir::Inst& inst) {
@@ -97,6 +97,18 @@ util::Status Emitter::EmitBinary(const kir::Inst& inst) {
         return Error(util::Code::kUnsupported, inst,
                      std::string("not defined on ") + kir::ScalarName(k));
     }
+    if (op == spv::Op::OpFDiv) {
+        Bind(inst, FloatDivide(k, a, b));
+        return util::Status::Ok();
+    }
+    // Signed add, sub, mul and shift left wrap on the unsigned type, except
+    // in index arithmetic (wrapping.cc).
+    if (is_signed && !IndexOnly(inst) &&
+        (op == spv::Op::OpIAdd || op == spv::Op::OpISub || op == spv::Op::OpIMul ||
+         op == spv::Op::OpShiftLeftLogical)) {
+        Bind(inst, WrappingOp(op, k, a, b));
+        return util::Status::Ok();
+    }
     Id id = Append(op, ScalarType(k), {a, b});
     if (!options_.fastmath && IsContractible(op)) b_.Decorate(id, spv::Decoration::NoContraction);
     Bind(inst, id);
@@ -109,7 +121,10 @@ util::Status Emitter::EmitUnary(const kir::Inst& inst) {
     spv::Op op = spv::Op::OpNop;
     if (inst.op == Op::kNeg) {
         if (kir::IsFloat(k)) op = spv::Op::OpFNegate;
-        else if (kir::IsInteger(k)) op = spv::Op::OpSNegate;  // two's complement for unsigned too
+        if (kir::IsInteger(k)) {  // 0 - x on the unsigned type (wrapping.cc)
+            Bind(inst, WrappingNegate(k, a));
+            return util::Status::Ok();
+        }
     } else if (inst.op == Op::kNot) {
         op = k == ScalarKind::kBool ? spv::Op::OpLogicalNot
              : kir::IsInteger(k)    ? spv::Op::OpNot
@@ -186,6 +201,7 @@ util::Result<Id> Emitter::Convert(Id value, ScalarKind from, ScalarKind to) {
         return Append(op, to_type, {value, zero});
     }
     if (kir::IsFloat(from) && kir::IsFloat(to)) return Append(spv::Op::OpFConvert, to_type, {value});
+    if (kir::IsFloat(from) && to_width == 64) return FloatToInt64(value, from, to);
     if (kir::IsFloat(from)) {  // float -> int truncates toward zero
         spv::Op op = kir::IsSigned(to) ? spv::Op::OpConvertFToS : spv::Op::OpConvertFToU;
         return Append(op, to_type, {value});

@@ -21,6 +21,7 @@ util::Result<std::vector<uint32_t>> Emitter::Run() {
     SetUpModule();
 
     values_.assign(f.values.size(), 0);
+    ComputeIndexOnly();
     labels_.assign(f.NextBlockId(), 0);
     for (const kir::Block& block : f.blocks) {
         labels_[block.id] = b_.NewId();

@@ -79,19 +79,22 @@ TEST_P(Arithmetic, EveryOp) {
 INSTANTIATE_TEST_SUITE_P(
     Kinds, Arithmetic,
     ::testing::Values(
+        // Signed add, sub, mul, negation and shift left on the unsigned type
+        // (wrapping.cc; emit_wrapping_test.cc).
         ArithCase{ScalarKind::kI32, "int", R"(
-            CHECK: OpIAdd %int
-            CHECK: OpISub %int
-            CHECK: OpIMul %int
+            CHECK: OpIAdd %uint
+            CHECK: OpISub %uint
+            CHECK: OpIMul %uint
             CHECK: OpSDiv %int
             CHECK-NOT: OpSRem
             CHECK: OpUMod %uint
-            CHECK: OpSelect %int
-            CHECK: OpSNegate %int
+            CHECK: OpSelect %uint
+            CHECK-NOT: OpSNegate
+            CHECK: OpISub %uint %uint_0
             CHECK: OpBitwiseAnd %int
             CHECK: OpBitwiseOr %int
             CHECK: OpBitwiseXor %int
-            CHECK: OpShiftLeftLogical %int
+            CHECK: OpShiftLeftLogical %uint
             CHECK: OpShiftRightArithmetic %int
             CHECK: OpNot %int
             CHECK: OpIEqual %bool
@@ -112,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
         ArithCase{ScalarKind::kU32, "uint", R"(
             CHECK: OpUDiv %uint
             CHECK: OpUMod %uint
-            CHECK: OpSNegate %uint
+            CHECK: OpISub %uint %uint_0
             CHECK: OpShiftRightLogical %uint
             CHECK: OpULessThan %bool
             CHECK: OpULessThanEqual %bool
@@ -234,7 +237,11 @@ TEST(Emit, ConversionPatterns) {
         {ScalarKind::kI64, ScalarKind::kI16, "CHECK: OpSConvert %short %[[x]]"},
         {ScalarKind::kU32, ScalarKind::kI32, "CHECK: OpBitcast %int %[[x]]"},
         {ScalarKind::kF32, ScalarKind::kU16, "CHECK: OpConvertFToU %ushort %[[x]]"},
-        {ScalarKind::kF64, ScalarKind::kI64, "CHECK: OpConvertFToS %long %[[x]]"},
+        // Float -> 64-bit integer: two exact 32-bit conversions (wrapping.cc).
+        {ScalarKind::kF64, ScalarKind::kI64,
+         "CHECK: OpExtInst %double %{{\\w+}} FAbs %[[x]]\n"
+         "CHECK: OpConvertFToU %uint\nCHECK: OpConvertFToU %uint\n"
+         "CHECK: OpSelect %ulong\nCHECK-NEXT: OpBitcast %long"},
         {ScalarKind::kU64, ScalarKind::kF32, "CHECK: OpConvertUToF %float %[[x]]"},
         {ScalarKind::kI8, ScalarKind::kF64, "CHECK: OpConvertSToF %double %[[x]]"},
         {ScalarKind::kF16, ScalarKind::kF64, "CHECK: OpFConvert %double %[[x]]"},
@@ -355,7 +362,9 @@ TEST(Emit, MathIntegers) {
     s.Keep(s.b.Math(MathFn::kMax, {s.x, s.y}));
     auto e = EmitChecked(s.Finish());
     EXPECT_EQ(CheckPatterns(e.text, R"(
-        CHECK: OpExtInst %int %{{\w+}} SAbs
+        CHECK-NOT: SAbs
+        CHECK: OpISub %uint %uint_0
+        CHECK: OpSelect %int
         CHECK: OpExtInst %int %{{\w+}} SMin
         CHECK: OpExtInst %int %{{\w+}} SMax
     )"), "");

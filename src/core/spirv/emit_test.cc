@@ -242,7 +242,7 @@ TEST(Emit, LoopWithBreakAndContinue) {
         CHECK: %[[idx:\w+]] = OpSConvert %long
         CHECK-NEXT: OpBitcast %ulong %[[idx]]
         CHECK: %latch = OpLabel
-        CHECK: OpIAdd %int
+        CHECK: OpIAdd %uint
         CHECK: OpBranch %header
         CHECK: %exit = OpLabel
         CHECK-NEXT: OpReturn

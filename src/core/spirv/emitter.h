@@ -10,6 +10,8 @@
 //   subgroup.cc      subgroup builtins and OpGroupNonUniform* operations
 //   arithmetic.cc    integer/float/bool arithmetic, comparisons, conversions, select
 //   extended.cc      kMath through GLSL.std.450 and the core OpIsNan/OpIsInf
+//   wrapping.cc      signed arithmetic on unsigned types, float32 division and
+//                    float -> 64-bit integer forms that NVIDIA's compiler keeps exact
 //   control_flow.cc  merge instructions and terminators
 //
 // Mapping of KIR types: bool -> OpTypeBool, iN -> OpTypeInt N 1, uN -> OpTypeInt
@@ -73,6 +75,17 @@ class Emitter {
     // extended.cc
     util::Status EmitMath(const kir::Inst& inst);
 
+    // wrapping.cc: integer arithmetic that wraps on every driver; float32
+    // division and float -> 64-bit integer conversion in driver-proof forms.
+    void ComputeIndexOnly();                   // fills index_only_
+    bool IndexOnly(const kir::Inst& inst) const;  // result used only to index memory
+    Id UnsignedType(kir::ScalarKind k);
+    Id WrappingOp(spv::Op op, kir::ScalarKind k, Id a, Id b);  // on the unsigned type
+    Id WrappingNegate(kir::ScalarKind k, Id a);
+    Id WrappingAbs(kir::ScalarKind k, Id a);  // of a signed integer; |MIN| is MIN
+    Id FloatDivide(kir::ScalarKind k, Id a, Id b);
+    util::Result<Id> FloatToInt64(Id value, kir::ScalarKind from, kir::ScalarKind to);
+
     // control_flow.cc
     util::Status EmitTerminator(const kir::Block& block);
 
@@ -100,6 +113,7 @@ class Emitter {
 
     std::vector<Id> values_;  // KIR value -> SPIR-V id (0: not emitted yet)
     std::vector<Id> labels_;  // KIR block id -> label id
+    std::vector<bool> index_only_;  // KIR value -> used only as a memory index (wrapping.cc)
     uint32_t barrier_semantics_ = 0;  // computed at the first barrier
 
     // Lazily created module-scope objects.

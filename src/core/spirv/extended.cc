@@ -92,6 +92,12 @@ util::Status Emitter::EmitMath(const kir::Inst& inst) {
         Bind(inst, args[0]);
         return util::Status::Ok();
     }
+    // |x| of a signed integer: a select, not GLSL SAbs, which NVIDIA treats as
+    // never negative (|MIN| must stay MIN, as in Numba; wrapping.cc).
+    if (fn == MathFn::kAbs && kir::IsSigned(k)) {
+        Bind(inst, WrappingAbs(k, args[0]));
+        return util::Status::Ok();
+    }
     if (k == ScalarKind::kF64 && IsTranscendental(fn)) {
         return Error(util::Code::kUnsupported, inst,
                      fn_name + " on f64: GLSL.std.450 defines it for 16/32-bit floats only");

@@ -1,0 +1,157 @@
+"""Programs the type fuzzer found wrong on the H200 (NVIDIA's Vulkan driver), and on lavapipe.
+
+Each kernel runs on the device and under ``numba.njit`` (test_semantics.both) and
+must agree bit for bit. On NVIDIA they failed because its compiler takes
+signed arithmetic as never overflowing (negation and abs of the minimum, then
+a widening), divides float32 approximately (0 for divisors above 2^126) and
+narrows float -> uint64 -> uint32 into a saturating conversion
+(src/core/spirv/wrapping.cc says how each is emitted now); lavapipe folded
+``1.0 if c else -0.0`` into +0.0 (src/core/kir/float_zeros.h). Seeds are
+those of tests/fuzz/run_typefuzz.py; benchmarks/results/h200_2026-11-30_s5_typefuzz.txt
+has the original reports.
+"""
+
+import numpy as np
+import pytest
+from test_semantics import assert_same, both
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+I8 = np.array([-128, 127, -1, 0, 1, -127, 64, -64], np.int8)
+I16 = np.array([-32768, 32767, -1, 0, 1, -32767, 3, -7], np.int16)
+I32 = np.array([-(2**31), 2**31 - 1, -1, 0, 1, -(2**31) + 1, -672668898, 5], np.int32)
+U8 = np.array([2, 6, 7, 1, 255, 0, 3, 9], np.uint8)
+U32 = np.array([9, 2652847920, 12, 4125604270, 1, 0, 2**31, 7], np.uint32)
+U64 = np.array([12, 13936350393130843144, 4, 9007199254740993, 1, 2**63, 3, 8], np.uint64)
+
+
+def neg_widened(a_i16, a_i8, out0, out1, out2):  # seeds 709, 1956, 2400, 156
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = -a_i16[i]
+        out1[i] = -a_i8[i]
+        out2[i] = float(-(-a_i16[i]))
+
+
+def test_negation_of_the_minimum_wraps_then_widens():
+    dev, cpu = both(neg_widened, I16, I8, np.zeros(8, np.int64), np.zeros(8, np.int64),
+                    np.zeros(8, np.float64))
+    assert_same(dev, cpu)
+    assert cpu[2][0] == -32768 and cpu[3][0] == -128  # Numba wraps in the narrow type
+
+
+def abs_widened(a_i32, a_i16, a_u8, s0, out0, out1, out2):  # seeds 93, 87, 2765
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = abs(a_i32[i]) % s0
+        out1[i] = np.int64(abs(a_i16[i]) > (a_u8[i] ** 1))
+        out2[i] = abs(a_i32[i]) // np.uint64(a_u8[i] | 1)
+
+
+def test_abs_of_the_minimum_stays_negative():
+    dev, cpu = both(abs_widened, I32, I16, U8, np.uint32(4125604270), np.zeros(8, np.int64),
+                    np.zeros(8, np.int64), np.zeros(8, np.int64))
+    assert_same(dev, cpu)
+
+
+def remainders(a_i32, a_i16, a_i8, a_u64, out0, out1, out2):  # seeds 846, 1304, 2578
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = a_i32[i] % a_i16[i]
+        out1[i] = a_u64[i] % a_i8[i]
+        out2[i] = a_i32[i] % a_i8[i]
+
+
+def test_signed_remainder_by_the_minimum():
+    dev, cpu = both(remainders, I32, I16, I8, U64, np.zeros(8, np.int64),
+                    np.zeros(8, np.int64), np.zeros(8, np.int64))
+    assert_same(dev, cpu)
+
+
+def shift_widened(a_i8, out0, out1):  # seed 2355
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = a_i8[i] << 31
+        out1[i] = np.int64(np.int32(a_i8[i] * np.int32(16777216) * np.int32(256)))
+
+
+def test_shift_and_product_of_widened_narrow_values():
+    dev, cpu = both(shift_widened, I8, np.zeros(8, np.int64), np.zeros(8, np.int64))
+    assert_same(dev, cpu)
+
+
+def float_to_u64(a_f32, a_f64, out0, out1, out2, out3):  # seeds 1429, 1458, 2339, 2631
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = np.uint32(np.uint64(a_f32[i]))
+        out1[i] = np.int32(np.uint64(a_f64[i]))
+        out2[i] = np.uint64(a_f32[i]) & np.uint64(7)
+        out3[i] = np.int32(np.int64(-a_f64[i]))
+
+
+def test_float_to_64_bit_integers_then_truncated():
+    f32 = np.array([4294967296.0, 3.4680807e10, 9.223372e18, 0.0, 1.5, 2**40 + 2**20, 7.9, 1e19],
+                   np.float32)
+    f64 = np.array([4294967296.0, 2.0**53 + 2, 9.2e18, 0.5, 1.5, 2.0**32 - 1, 6.0e9, 2.0**63],
+                   np.float64)
+    f64[7] = 2.0**62  # keeps -a_f64 inside int64
+    dev, cpu = both(float_to_u64, f32, f64, np.zeros(8, np.uint32), np.zeros(8, np.int32),
+                    np.zeros(8, np.uint64), np.zeros(8, np.int32))
+    assert_same(dev, cpu)
+
+
+def divide(a_f32, b_f32, out):  # seeds 385, 1514, 2069, 1374
+    i = nv.global_id(0)
+    if i < out.size:
+        out[i] = a_f32[i] / b_f32[i]
+
+
+def test_float32_division_by_huge_divisors():
+    a = np.array([3.4e38, -3.4e38, 1.0, 3.4e38, np.inf, 2.0**-126, 6.0, -0.0], np.float32)
+    b = np.array([3.4e38, -3.4e38, 1.0e38, 2.0**127, np.inf, 2.0**127, 3.0, 3.4e38], np.float32)
+    dev, cpu = both(divide, a, b, np.zeros(8, np.float32))
+    # Vulkan allows 2.5 ulp for division; the results here must not be 0 instead of 1.
+    np.testing.assert_allclose(dev[2], cpu[2], rtol=1e-6, atol=0)
+    assert dev[2][0] == 1.0 and dev[2][1] == 1.0 and np.isnan(dev[2][4])
+    assert np.signbit(dev[2][7]) == np.signbit(cpu[2][7])
+
+
+def negative_zero_select(a_b, out32, out64):  # seed 4662 (lavapipe)
+    i = nv.global_id(0)
+    if i < out64.size:
+        out64[i] = a_b[i] if a_b[i] else -0.0
+        out32[i] = np.float32(1.0) if a_b[i] else np.float32(-0.0)
+
+
+def test_negative_zero_in_a_conditional_expression():
+    flags = np.array([False, True, False, True, True, False, False, True])
+    dev, cpu = both(negative_zero_select, flags, np.zeros(8, np.float32), np.zeros(8, np.float64))
+    assert_same(dev, cpu)
+    assert np.signbit(cpu[2][0]) and np.signbit(cpu[1][0])
+
+
+def to_int64s(a_f32, a_f64, out0, out1, out2, out3):
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = np.uint64(abs(a_f32[i]))
+        out1[i] = np.uint64(abs(a_f64[i]))
+        out2[i] = np.int64(a_f32[i] * np.float32(0.5))
+        out3[i] = np.int64(a_f64[i] * 0.5)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_float_to_64_bit_integers_exact_over_the_range(seed):
+    # The two-halves conversion (wrapping.cc) against NumPy's, over every binade up to 2^64.
+    rng = np.random.default_rng(seed)
+    n = 4096
+    exps = rng.integers(-4, 64, n)
+    f64 = np.ldexp(rng.random(n) + 0.5, exps) * rng.choice([-1.0, 1.0], n)
+    f64 = np.where(np.abs(f64) < 2.0**64, f64, 2.0**63)
+    f32 = f64.astype(np.float32)
+    f32 = np.where(np.abs(f32.astype(np.float64)) < 2.0**64, f32, np.float32(2.0**63))
+    dev, cpu = both(to_int64s, f32, f64, np.zeros(n, np.uint64), np.zeros(n, np.uint64),
+                    np.zeros(n, np.int64), np.zeros(n, np.int64))
+    assert_same(dev, cpu)
+    np.testing.assert_array_equal(cpu[5], (f64 * 0.5).astype(np.int64))  # njit agrees with NumPy
