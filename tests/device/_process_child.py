@@ -7,7 +7,6 @@ pool of two 'spawn' workers (after using the device in the parent) and checks
 their results.
 """
 
-import faulthandler
 import json
 import multiprocessing
 import os
@@ -82,8 +81,6 @@ def fork():
         release.set()
         holder.join()
     if pid == 0:
-        # A hang here must show where (the parent's timer thread is not in the child).
-        faulthandler.dump_traceback_later(30, exit=True)
         os.close(read)
         os.write(write, json.dumps(child_calls(d)).encode())
         os.close(write)
@@ -125,6 +122,4 @@ def spawn():
 
 
 if __name__ == "__main__":
-    # A hang (the test's limit is 100 s) ends with every thread's stack on stderr instead.
-    faulthandler.dump_traceback_later(80, exit=True)
     print(json.dumps(fork() if sys.argv[1] == "fork" else spawn()), flush=True)
