@@ -70,20 +70,23 @@ _WIDE_OF_SMALL = {K.i8: K.i32, K.i16: K.i32, K.u8: K.u32, K.u16: K.u32}
 def small_int_unary(b, op, x):
     """`op` (neg or not) on `x` with the wrap-around of x's own width.
 
-    An 8- or 16-bit operand is computed in 32 bits and wrapped back explicitly
-    (shift pair or mask), and the result is that exact 32-bit value: NVIDIA's
-    driver negated an int8 without wrapping (-int8(-128) widened to 128). Other
-    kinds are computed as they are.
+    An 8- or 16-bit operand is computed in 32 bits and wrapped back explicitly, and the
+    result is that exact 32-bit value: NVIDIA's driver negated an int8 without wrapping
+    (-int8(-128) widened to 128). The signed wrap is ((r & m) ^ s) - s (m the width's
+    mask, s its sign bit), in which nothing can overflow: a shift pair's left shift
+    overflows exactly when r left the width, which NVIDIA's compiler takes as impossible
+    (the H200 still gave 128 with it). Other kinds are computed as they are.
     """
     k = b.kind(x)
     wide = _WIDE_OF_SMALL.get(k)
     if wide is None:
         return b.unary(op, x)
     r = b.unary(op, convert(b, x, wide))
+    low = b.binary(Op.and_, r, const(b, wide, (1 << BITS[k]) - 1))
     if is_signed(k):
-        unused = const(b, wide, 32 - BITS[k])
-        return b.binary(Op.shr, b.binary(Op.shl, r, unused), unused)
-    return b.binary(Op.and_, r, const(b, wide, (1 << BITS[k]) - 1))
+        sign = const(b, wide, 1 << (BITS[k] - 1))
+        return b.binary(Op.sub, b.binary(Op.xor, low, sign), sign)
+    return low
 
 
 def truth(b, v):
