@@ -178,7 +178,7 @@ def test_compile_takes_numba_types_of_any_layout():
 def test_run_copies_back_only_what_the_kernel_writes(device):
     from numba import float64
 
-    from numba_vulkan.runtime.devices import _written_arrays
+    from numba_vulkan.runtime.device_kernels import _written_arrays
 
     @nv.jit
     def plus_one(src, dst):
