@@ -15,6 +15,7 @@ vectorize, device functions) and refusals.
 
 import argparse
 import importlib
+import importlib.util
 import json
 import pathlib
 import sys
@@ -49,7 +50,10 @@ def main(argv):
     parser.add_argument("--json", help="write the per-test results here")
     args, extra = parser.parse_known_args(argv)
     tests = ROOT / "tests"
-    sys.path[:0] = [str(tests / "device"), str(ROOT / "src")]
+    # The source tree's package only where no built one is importable (a GPU host
+    # installs it elsewhere, and the tree there has no _core extension).
+    built = importlib.util.find_spec("numba_vulkan") is not None
+    sys.path[:0] = [str(tests / "device")] + ([] if built else [str(ROOT / "src")])
     tables = {f: importlib.import_module(f).DOC_KERNELS for f in FILES}
     collect = _Collect()
     started = time.perf_counter()
