@@ -82,6 +82,10 @@ def k_unpack_length(o):
     o[0] = a
 
 
+def k_np_add_bools(o):
+    o[0] = np.add(o[0] > 0, o[1] > 0)
+
+
 CASES = [
     (k_missing_nv, "'numba_vulkan.missing_attr' (nv.missing_attr) does not exist"),
     (k_missing_shared, "'nv.shared.missing' does not exist"),
@@ -99,6 +103,7 @@ CASES = [
     (k_dict, "building a dict"),
     (k_unpack_star, "UNPACK_EX"),
     (k_unpack_length, "(3 items) into 2 names"),
+    (k_np_add_bools, "of bools (write | or & instead)"),
 ]
 
 
