@@ -7,6 +7,7 @@
 #include "kir/abi.h"
 #include "kir/float_division.h"
 #include "kir/float_zeros.h"
+#include "kir/int_ranges.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
@@ -70,6 +71,11 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     //    (this may add a hidden parameter, so the block's size is known after it).
     if (options.hide_float_zeros && !options.fastmath) {
         NVK_RETURN_IF_ERROR(kir::HideFloatZeros(module).status());
+        NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
+    // 3b. NVIDIA misuses the ranges of signed values (kir/int_ranges.h).
+    if (options.hide_int_ranges != 0) {
+        NVK_RETURN_IF_ERROR(kir::HideIntegerRanges(module, options.hide_int_ranges).status());
         NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
     out.kir_narrowed = kir::Print(module);

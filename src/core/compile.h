@@ -36,6 +36,9 @@ struct CompileOptions {
     // kir/float_division.h): devices with float64 whose OpFDiv may be 2.5 ulp
     // off (all but lavapipe), without fastmath.
     bool divide_f32_in_f64 = false;
+    // NVIDIA: signed values whose ranges its compiler would misuse are xored with
+    // a hidden zero (kir/int_ranges.h; a mask of kir::HideIntRanges; 0: none).
+    unsigned hide_int_ranges = 0;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};

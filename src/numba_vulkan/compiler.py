@@ -33,6 +33,9 @@ class FloatControls(typing.NamedTuple):
     float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
     divide_f32_in_f64: compute float32 division in float64 and round once, because the
     driver's may be 2.5 ulp off (Vulkan allows it; NVIDIA's is; kir/float_division.h).
+    hide_int_ranges: a mask (kir/int_ranges.h) of the signed values whose ranges the
+    device's compiler must not see, because it takes signed arithmetic as never
+    overflowing (NVIDIA; launchers.hide_int_ranges).
     fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
     add): the math library then builds its exact products from it (launchers.fused_fma).
     """
@@ -43,6 +46,7 @@ class FloatControls(typing.NamedTuple):
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
+    hide_int_ranges: int = 0
 
 
 def compile_kernel(*args, **kwargs):
@@ -131,6 +135,7 @@ def _compile_kernel(
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=float_controls.hide_float_zeros,
         divide_f32_in_f64=float_controls.divide_f32_in_f64,
+        hide_int_ranges=float_controls.hide_int_ranges,
     )
     kernel = codegen.CompiledKernel(
         name=name,

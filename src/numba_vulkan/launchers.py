@@ -33,6 +33,7 @@ def float_controls(device):
         # 2.5 ulp off (NVIDIA is). Without float64 the driver's quotient stays (docs/math.md).
         divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
         fused_fma=fused_fma(info, config.FMA),
+        hide_int_ranges=hide_int_ranges(info, config.HIDE_INT_RANGES),
     )
 
 
@@ -50,6 +51,20 @@ def fused_fma(info, setting=""):
     if setting in ("fused", "off"):
         return setting == "fused"
     return getattr(info, "vendor_id", 0) in FUSED_FMA_VENDORS
+
+
+#: Vendors whose Vulkan compilers take signed integer arithmetic as never overflowing,
+#: against SPIR-V's wrapping semantics: NVIDIA (typed fuzzer, H200, driver 580).
+RANGE_ASSUMING_VENDORS = (0x10DE,)
+
+
+def hide_int_ranges(info, setting=None):
+    """The mask of kir/int_ranges.h to compile for the device `info` with: every kind of
+    signed value hidden on RANGE_ASSUMING_VENDORS, none elsewhere; config.HIDE_INT_RANGES
+    (NUMBA_VULKAN_HIDE_INT_RANGES, 0 to 7) overrides it (tests run the pass on lavapipe)."""
+    if setting is not None:
+        return setting
+    return 7 if getattr(info, "vendor_id", 0) in RANGE_ASSUMING_VENDORS else 0
 
 
 def folds_float_zeros(info):
@@ -134,6 +149,8 @@ def hidden_values(device, compiled):
     values = {}
     if _core.FLOAT_ZERO_PARAM in names:  # lavapipe's zeros (kir/float_zeros.h)
         values[_core.FLOAT_ZERO_PARAM] = 0
+    if _core.INT_ZERO_PARAM in names:  # NVIDIA's signed ranges (kir/int_ranges.h)
+        values[_core.INT_ZERO_PARAM] = 0
     if compiled.hidden:  # global arrays and the status buffer (hidden_args.py)
         values.update(hidden_args.hidden_values(compiled, device, names))
     return values

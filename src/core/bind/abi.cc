@@ -12,6 +12,7 @@
 
 #include "kir/abi.h"
 #include "kir/float_zeros.h"
+#include "kir/int_ranges.h"
 
 namespace nb = nanobind;
 
@@ -119,6 +120,7 @@ void InitAbi(nb::module_& m) {
         });
 
     m.attr("FLOAT_ZERO_PARAM") = kir::kFloatZeroParam;
+    m.attr("INT_ZERO_PARAM") = kir::kIntZeroParam;
     m.def("memory_bytes", &kir::MemoryBytes, nb::arg("kind"),
           "Bytes a value of this kind takes in memory (bool: 4).");
     m.def("storage_kind", &kir::StorageKind, nb::arg("kind"), nb::kw_only(), nb::arg("int64"),

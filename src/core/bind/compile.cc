@@ -20,6 +20,7 @@
 
 #include "bind/errors.h"
 #include "../compile.h"  // not "compile.h": Python ships a header of that name
+#include "kir/int_ranges.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
 #include "spirv/tools.h"
@@ -82,12 +83,16 @@ void InitCompile(nb::module_& m) {
            bool narrow_ints,
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
-           bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted) {
+           bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted,
+           unsigned hide_int_ranges) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
             options.divide_f32_in_f64 = divide_f32_in_f64;
+            if (hide_int_ranges > kir::kHideAllIntRanges)
+                throw nb::value_error("hide_int_ranges is a mask of 1, 2 and 4");
+            options.hide_int_ranges = hide_int_ranges;
             options.validate = validate;
             options.validate_emitted = validate_emitted;
             options.narrow_ints = narrow_ints;
@@ -119,7 +124,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("max_local_size") = nb::none(), nb::arg("max_groups") = nb::none(),
         nb::arg("validate") = true, nb::arg("unroll") = 8, nb::arg("hide_float_zeros") = false,
         nb::arg("divide_f32_in_f64") = false,
-        nb::arg("validate_emitted") = true,
+        nb::arg("validate_emitted") = true, nb::arg("hide_int_ranges") = 0,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -132,7 +137,9 @@ void InitCompile(nb::module_& m) {
         "float32 division computed in float64 and rounded once, for devices whose division "
         "may be inexact (kir/float_division.h; not with fastmath). validate_emitted: "
         "validate the emitter's module before optimising it too (else only when the final "
-        "module fails validation).");
+        "module fails validation). hide_int_ranges: xor a hidden zero 'int.zero' into signed "
+        "negations and abs (1), the operands (2) and results (4) of signed widenings, which "
+        "NVIDIA's compiler takes as non-overflowing (kir/int_ranges.h).");
 
     m.def(
         "narrow_ints",

@@ -1,0 +1,52 @@
+// A workaround for NVIDIA's Vulkan compiler: integer values whose range it
+// cannot know.
+//
+// SPIR-V integer arithmetic wraps. NVIDIA's compiler (H200, driver 580)
+// nevertheless reasons about the ranges of signed values as if signed
+// arithmetic could not overflow, and rewrites by those ranges; on the values
+// where the assumption is false (the minimum of a type, products that leave
+// 32 bits) the answers are wrong. The typed fuzzer found, with numba.njit's
+// answers in brackets:
+//   - `-x` of int8 -128, widened to int64, gave +128 [-128]; the same for
+//     `abs` of int16 -32768 and of int32 -2^31 (taken as non-negative: a
+//     floor division then skipped its correction for negative dividends);
+//   - `int64(int8) << 31` gave the negated product (a 32x32->64 multiply by
+//     the constant 0x80000000 read as signed).
+// Emitting the arithmetic on unsigned types (spirv/wrapping.cc) did not cure
+// these: the compiler sees through bitcasts. What it cannot see through is a
+// value it does not know. HideIntegerRanges xors the bits of a hidden u64
+// parameter "int.zero" (kir/abi.h), which the launcher sets to 0, into
+//   - kHideNegAbs: the result of every signed negation and integer abs;
+//   - kHideWidenInputs: the operand of every signed widening conversion
+//     (int8/16/32 to a wider integer), so that the sign extension extends
+//     the value's real bits;
+//   - kHideWidenOutputs: the result of every such widening, so that later
+//     arithmetic is done at the full width.
+// Widenings used only to index memory (through add/sub/mul/shl/convert to an
+// elemptr or indexptr index) are left alone: there an overflow means an
+// out-of-bounds access anyway, and the driver folding the widening into the
+// address is what makes 32-bit index math fast (spirv/wrapping.cc says the
+// same of the emitter's signed index arithmetic). Cost: one push-constant load
+// per invocation and one xor (two on 64-bit values on 32-bit ALUs) per hidden
+// value. Compile runs it only where asked (CompileOptions::hide_int_ranges).
+#pragma once
+
+#include "kir/kir.h"
+#include "util/status.h"
+
+namespace nvk::kir {
+
+inline constexpr const char* kIntZeroParam = "int.zero";
+
+enum HideIntRanges : unsigned {
+    kHideNegAbs = 1,
+    kHideWidenInputs = 2,
+    kHideWidenOutputs = 4,
+    kHideAllIntRanges = 7,
+};
+
+// `what`: a mask of HideIntRanges. Returns how many values it hid; a module
+// with none is left alone (no parameter is added).
+util::Result<size_t> HideIntegerRanges(Module& m, unsigned what);
+
+}  // namespace nvk::kir
