@@ -86,16 +86,12 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
     std::unordered_map<ValueId, Site> sites;
     for (const Block& b : f.blocks)
         for (const Inst& inst : b.insts) {
-            if ((what & kHideNegAbs) && is_neg_abs(inst) && BitWidth(kind_of(inst.result)) >= 32)
-                sites[inst.result].output = true;
-            // Only 32- and 64-bit values are xored: the front end computes on narrower
-            // integers in 32 bits (8- and 16-bit arithmetic is a device option), and
-            // their loads' ranges are true anyway.
+            // At every width: a module with 8- or 16-bit values declares the Int8 or
+            // Int16 capability (spirv/module_builder.cc), so an xor there is valid.
+            if ((what & kHideNegAbs) && is_neg_abs(inst)) sites[inst.result].output = true;
             if (is_widening(inst) && !index_only[inst.result]) {
-                if ((what & kHideWidenInputs) && BitWidth(kind_of(inst.operands[0])) >= 32)
-                    sites[inst.result].input = true;
-                if ((what & kHideWidenOutputs) && BitWidth(kind_of(inst.result)) >= 32)
-                    sites[inst.result].output = true;
+                if (what & kHideWidenInputs) sites[inst.result].input = true;
+                if (what & kHideWidenOutputs) sites[inst.result].output = true;
             }
         }
     if (sites.empty()) return size_t{0};
