@@ -318,6 +318,20 @@ def measure(n, fastmath, names=None):
     return rows
 
 
+def measure_in_parallel(n, fastmath, names, jobs):
+    """measure() with one function per task over `jobs` processes (the references are
+    computed on the host's cores), rows in measure()'s order."""
+    import concurrent.futures
+    import multiprocessing
+
+    order = [name for name in (*EXACT, *ACCURATE) if not names or name in names]
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+        parts = pool.map(measure, [n] * len(order), [fastmath] * len(order),
+                         [[name] for name in order])
+        return [row for part in parts for row in part]
+
+
 def table(rows, device, fastmath, n):
     path = "fastmath" if fastmath else "accurate"
     head = (
@@ -335,13 +349,18 @@ def main():
     ap.add_argument("--fastmath", action="store_true")
     ap.add_argument("--only", nargs="*", help="function names to run (default: all)")
     ap.add_argument("--write", action="store_true", help="update the table in docs/math.md")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes sharing the device, one function at a time each")
     args = ap.parse_args()
     assert np.finfo(LD).nmant >= 63, "needs x86 extended precision for the reference"
     from numba_vulkan import runtime
 
     device = runtime.get_device().info.name
     names = args.only or (FASTMATH_NAMES if args.fastmath else None)
-    rows = measure(args.n, args.fastmath, names)
+    if args.jobs > 1:
+        rows = measure_in_parallel(args.n, args.fastmath, names, args.jobs)
+    else:
+        rows = measure(args.n, args.fastmath, names)
     text = table(rows, device, args.fastmath, args.n)
     print(text)
     if args.write:
