@@ -5,7 +5,9 @@ must agree bit for bit. On NVIDIA they failed because its compiler takes
 signed arithmetic as never overflowing (negation and abs of the minimum, then
 a widening), divides float32 approximately (0 for divisors above 2^126) and
 narrows float -> uint64 -> uint32 into a saturating conversion
-(src/core/spirv/wrapping.cc says how each is emitted now); lavapipe folded
+(src/core/spirv/wrapping.cc says how each is emitted now; kir/int_ranges.h hides
+the ranges of signed negations, abs and widenings from NVIDIA's compiler, which
+these tests also run on lavapipe through NUMBA_VULKAN_HIDE_INT_RANGES); lavapipe folded
 ``1.0 if c else -0.0`` into +0.0 (src/core/kir/float_zeros.h). Seeds are
 those of tests/fuzz/run_typefuzz.py; benchmarks/results/h200_2026-11-30_s5_typefuzz.txt
 has the original reports.
@@ -17,7 +19,16 @@ from test_semantics import assert_same, both
 
 import numba_vulkan as nv
 
-pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device", "hidden_ranges")]
+
+
+@pytest.fixture(params=[None, 7], ids=["device_default", "ranges_hidden"])
+def hidden_ranges(request, monkeypatch):
+    """Each test as the device compiles by default, and with every signed range hidden
+    (kir/int_ranges.h; NVIDIA's default), so that lavapipe checks the pass's results too."""
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "HIDE_INT_RANGES", request.param)
 
 I8 = np.array([-128, 127, -1, 0, 1, -127, 64, -64], np.int8)
 I16 = np.array([-32768, 32767, -1, 0, 1, -32767, 3, -7], np.int16)
@@ -155,3 +166,32 @@ def test_float_to_64_bit_integers_exact_over_the_range(seed):
                     np.zeros(n, np.int64), np.zeros(n, np.int64))
     assert_same(dev, cpu)
     np.testing.assert_array_equal(cpu[5], (f64 * 0.5).astype(np.int64))  # njit agrees with NumPy
+
+
+def abs_of_narrow_minimum(a_i16, a_i8, a_u8, out0, out1, out2, out3):  # seeds 3000, 855, 3877, 4908
+    i = nv.global_id(0)
+    if i < out0.size:
+        out0[i] = abs(a_i16[i]) ^ a_u8[i]
+        out1[i] = -np.uint64(abs(a_i16[i]))
+        out2[i] = (1 ^ np.int64(a_u8[i])) & abs(a_i8[i])
+        out3[i] = abs(a_i16[i]) | (a_i8[i] * np.int64(2147483647))
+
+
+def test_abs_of_the_narrow_minimum_then_widened():
+    dev, cpu = both(abs_of_narrow_minimum, I16, I8, U8, np.zeros(8, np.int64),
+                    np.zeros(8, np.uint64), np.zeros(8, np.int64), np.zeros(8, np.int64))
+    assert_same(dev, cpu)
+    assert cpu[3][0] == -32768 ^ 2  # abs(int16(-32768)) is -32768 in Numba
+
+
+def test_hidden_ranges_reach_the_compiled_kernel():
+    # The pass runs where asked: the hidden parameter is in the narrowed KIR (or not).
+    from numba_vulkan import config, launchers, runtime
+
+    kernel = nv.jit(abs_of_narrow_minimum)
+    args = (I16, I8, U8, np.zeros(8, np.int64), np.zeros(8, np.uint64),
+            np.zeros(8, np.int64), np.zeros(8, np.int64))
+    kernel[1, 8](*args)
+    text = "\n".join(kernel.inspect_kir(narrowed=True).values())
+    mask = launchers.hide_int_ranges(runtime.get_device().info, config.HIDE_INT_RANGES)
+    assert ("int.zero" in text) == (mask != 0), text[:400]
