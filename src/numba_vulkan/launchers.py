@@ -61,7 +61,7 @@ RANGE_ASSUMING_VENDORS = (0x10DE,)
 def hide_int_ranges(info, setting=None):
     """The mask of kir/int_ranges.h to compile for the device `info` with: every kind of
     signed value hidden on RANGE_ASSUMING_VENDORS, none elsewhere; config.HIDE_INT_RANGES
-    (NUMBA_VULKAN_HIDE_INT_RANGES, 0 to 7) overrides it (tests run the pass on lavapipe)."""
+    (NUMBA_VULKAN_HIDE_INT_RANGES, 0 to 15) overrides it (tests run the pass on lavapipe)."""
     if setting is not None:
         return setting
     return 7 if getattr(info, "vendor_id", 0) in RANGE_ASSUMING_VENDORS else 0

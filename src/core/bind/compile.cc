@@ -91,7 +91,7 @@ void InitCompile(nb::module_& m) {
             options.hide_float_zeros = hide_float_zeros;
             options.divide_f32_in_f64 = divide_f32_in_f64;
             if (hide_int_ranges > kir::kHideAllIntRanges)
-                throw nb::value_error("hide_int_ranges is a mask of 1, 2 and 4");
+                throw nb::value_error("hide_int_ranges is a mask of 1, 2, 4 and 8");
             options.hide_int_ranges = hide_int_ranges;
             options.validate = validate;
             options.validate_emitted = validate_emitted;
@@ -138,7 +138,8 @@ void InitCompile(nb::module_& m) {
         "may be inexact (kir/float_division.h; not with fastmath). validate_emitted: "
         "validate the emitter's module before optimising it too (else only when the final "
         "module fails validation). hide_int_ranges: xor a hidden zero 'int.zero' into signed "
-        "negations and abs (1), the operands (2) and results (4) of signed widenings, which "
+        "negations and abs (1), the operands (2) and results (4) of signed widenings, the results of bool and "
+        "unsigned widenings (8), which "
         "NVIDIA's compiler takes as non-overflowing (kir/int_ranges.h).");
 
     m.def(

@@ -72,6 +72,13 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
         return IsSignedInt(from) && IsInteger(to) && to != ScalarKind::kBool &&
                BitWidth(to) > BitWidth(from);
     };
+    auto is_other_widening = [&](const Inst& inst) {
+        if (inst.op != Op::kConvert || inst.result == kNone) return false;
+        const ScalarKind from = kind_of(inst.operands[0]), to = kind_of(inst.result);
+        if (!IsInteger(to) || to == ScalarKind::kBool) return false;
+        return from == ScalarKind::kBool ||
+               (IsInteger(from) && !IsSigned(from) && BitWidth(to) > BitWidth(from));
+    };
     auto is_neg_abs = [&](const Inst& inst) {
         if (inst.result == kNone || !IsSignedInt(kind_of(inst.result))) return false;
         return inst.op == Op::kNeg ||
@@ -93,6 +100,9 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
                 if (what & kHideWidenInputs) sites[inst.result].input = true;
                 if (what & kHideWidenOutputs) sites[inst.result].output = true;
             }
+            if ((what & kHideOtherWidenings) && is_other_widening(inst) &&
+                !index_only[inst.result])
+                sites[inst.result].output = true;
         }
     if (sites.empty()) return size_t{0};
 

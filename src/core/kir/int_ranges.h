@@ -21,7 +21,9 @@
 //     (int8/16/32 to a wider integer), so that the sign extension extends
 //     the value's real bits;
 //   - kHideWidenOutputs: the result of every such widening, so that later
-//     arithmetic is done at the full width.
+//     arithmetic is done at the full width;
+//   - kHideOtherWidenings: the result of every bool -> integer and unsigned
+//     widening conversion (not in the default: no failure is known to need it).
 // Widenings used only to index memory (through add/sub/mul/shl/convert to an
 // elemptr or indexptr index) are left alone: there an overflow means an
 // out-of-bounds access anyway, and the driver folding the widening into the
@@ -42,7 +44,9 @@ enum HideIntRanges : unsigned {
     kHideNegAbs = 1,
     kHideWidenInputs = 2,
     kHideWidenOutputs = 4,
-    kHideAllIntRanges = 7,
+    kHideOtherWidenings = 8,
+    kHideSignedIntRanges = 7,  // NVIDIA's default (launchers.hide_int_ranges)
+    kHideAllIntRanges = 15,
 };
 
 // `what`: a mask of HideIntRanges. Returns how many values it hid; a module

@@ -32,7 +32,7 @@ TEST(IntRanges, HidesNegationAndBothSidesOfAWidening) {
     util::Result<Module> parsed = Parsed();
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     Module m = *parsed;
-    util::Result<size_t> hidden = HideIntegerRanges(m, kHideAllIntRanges);
+    util::Result<size_t> hidden = HideIntegerRanges(m, kHideSignedIntRanges);
     ASSERT_TRUE(hidden.ok()) << hidden.status().message();
     EXPECT_EQ(*hidden, 3u);  // the negation, the widening's operand and its result
     ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
@@ -86,10 +86,19 @@ func main {
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     Module m = *parsed;
     const std::string before = Print(m);
-    util::Result<size_t> hidden = HideIntegerRanges(m, kHideAllIntRanges);
+    util::Result<size_t> hidden = HideIntegerRanges(m, kHideSignedIntRanges);
     ASSERT_TRUE(hidden.ok());
     EXPECT_EQ(*hidden, 0u);
     EXPECT_EQ(Print(m), before);  // no parameter added
+    // kHideOtherWidenings: the stored u32 -> u64 widening, not the index.
+    hidden = HideIntegerRanges(m, kHideOtherWidenings);
+    ASSERT_TRUE(hidden.ok());
+    EXPECT_EQ(*hidden, 1u);
+    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
+    const std::string text = Print(m);
+    EXPECT_NE(text.find("  %5 = convert %2 : u64\n  %7 = xor %5, %6 : u64\n  store %4, %7\n"),
+              std::string::npos)
+        << text;
 }
 
 }  // namespace
