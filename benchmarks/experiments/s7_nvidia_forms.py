@@ -163,7 +163,8 @@ def _umul_wide(t, args, width):
     wide = K.u32 if width < 32 else K.u64
     xw, yw = (arith.convert(b, llvm_ops.unsigned(b, v, width), wide) for v in args)
     p = b.binary(Op.mul, xw, yw)
-    return llvm_ops.from_unsigned(b, p, width), b.compare(Op.gt, p, const(b, wide, (1 << width) - 1))
+    over = b.compare(Op.gt, p, const(b, wide, (1 << width) - 1))
+    return llvm_ops.from_unsigned(b, p, width), over
 
 
 def unsigned_overflow():
