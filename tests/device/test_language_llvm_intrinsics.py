@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from llvmlite import ir
 from numba.core import cgutils, types
+from math_support import plain_arith_comparable
 from numba.extending import intrinsic
 
 import numba_vulkan as nv
@@ -204,7 +205,11 @@ def test_fused_multiply_add_float32_rounds_once():
         for k, (x, y, z) in enumerate(special):
             a[k], b[k], c[k] = x, y, z
     got, expected = run_both(_fma, np.zeros(n, np.float32), a, b, c)
-    assert_same_bits(got, expected)
+    # Where the device's Fma is used (NVIDIA) it flushes float32 subnormals, as x * y does
+    # there: those elements are left out on such a device.
+    keep = plain_arith_comparable(got, expected, a, b, c)
+    assert keep.sum() > n - 10
+    assert_same_bits(got[keep], expected[keep])
     with np.errstate(over="ignore", invalid="ignore"):
         unfused = (a * b) + c
     assert (got != unfused).sum() > n // 10  # the test can see a second rounding
@@ -469,7 +474,33 @@ def test_float_operations(dtype):
     with np.errstate(over="ignore", under="ignore"):
         a, b = np.array(x * 2, dtype), np.array(y + y[::-1], dtype)
     got, expected = run_both(_float_ops, np.zeros((a.size, 6), dtype), a, b)
-    assert_same_bits(got, expected)
+    # frem, sqrt and the roundings are the math library's, exact also where the device
+    # flushes float32 subnormals; the other columns add, compare or divide on the device,
+    # so rows with a subnormal are left out there (as for x + y in kernels).
+    library = [0, 2, 3]
+    assert_same_bits(got[:, library], expected[:, library])
+    keep = plain_arith_comparable(got, expected, a, b)
+    assert_same_bits(got[keep], expected[keep])
+
+
+def test_float_operations_take_the_flush_safe_library(monkeypatch, device):
+    """frem and llvm.sqrt/floor/... are the math library's, in its flush-safe forms where the
+    device flushes float32 subnormals (simulated here: the code differs from the plain one;
+    the results of both are compared above, under either NUMBA_VULKAN_SUBNORMALS32)."""
+    from numba_vulkan import config
+
+    def k(out, a, b):
+        i = nv.global_id(0)
+        if i < a.size:
+            r = float_ops(a[i], b[i])
+            out[i] = r[0] + r[2]
+
+    sig = "void(float32[::1], float32[::1], float32[::1])"
+    code = {}
+    for mode in ("keep", "simulate"):
+        monkeypatch.setattr(config, "SUBNORMALS32", mode)
+        code[mode] = nv.jit(k).compile(sig, device=device).disassemble()
+    assert code["keep"] != code["simulate"]
 
 
 # ---------------------------------------------------------------- overflow-checking arithmetic
@@ -507,7 +538,8 @@ def _overflow_mul(out, a, b, c, i):
     out[i, 1] = o
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32, np.uint32, np.int16, np.uint8])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32, np.uint32, np.int16, np.uint16,
+                                   np.uint8])  # fmt: skip
 def test_with_overflow(dtype):
     edges = INT64_EDGES.astype(dtype)
     a = np.repeat(edges, edges.size)

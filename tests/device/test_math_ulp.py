@@ -8,7 +8,13 @@ import mpmath as mp
 import numpy as np
 import pytest
 from conftest import requires_feature
-from math_support import max_ulp, random_floats, run_kernel, special_floats
+from math_support import (
+    max_ulp,
+    plain_arith_comparable,
+    random_floats,
+    run_kernel,
+    special_floats,
+)
 
 import numba_vulkan as nv
 
@@ -139,6 +145,9 @@ def test_fastmath_keeps_the_library_exact(dtype):
     out = run_kernel("math.expm1(x) + np.rint(x)", x, fastmath=True)
     ref, _ = run_kernel("math.expm1(x)", x), None
     expected = ref + np.rint(x)
+    # The + is the device's: on one that flushes float32 subnormals, rows with one are left out
+    keep = plain_arith_comparable(x, out, expected)
+    x, out, expected = x[keep], out[keep], expected[keep]
     bad = ~((out == expected) | (np.isnan(out) & np.isnan(expected)))
     assert not bad.any(), [(x[i], out[i], expected[i]) for i in np.flatnonzero(bad)[:8]]
 

@@ -83,7 +83,7 @@ def _math(name):
         fn = {"fabs": bits.fabs, "copysign": bits.copysign, "sqrt": roots.sqrt,
               "floor": rounding.floor, "ceil": rounding.ceil, "trunc": rounding.trunc,
               "rint": rounding.rint, "nearbyint": rounding.rint}[name]  # fmt: skip
-        return fn(t.b, *args)
+        return fn(t.lib, *args)  # flush-safe where the device flushes (Translator.lib)
 
     return lower
 
@@ -99,19 +99,15 @@ def _with_overflow(op):
         if op[1:] == "mul":
             if width == 64:
                 raise t.refuse(f"'llvm.{op}.with.overflow' on 64 bits (no 128-bit product)")
+            if not is_signed:
+                ux, uy = unsigned(b, x, width), unsigned(b, y, width)
+                r = llvm_ops.from_unsigned(b, b.binary(Op.mul, ux, uy), width)
+                return r, llvm_ops.umul_overflows(b, ux, uy, width)
             # exact in twice the width: 8/16 bits in 32, 32 bits in 64
-            if is_signed:
-                wide = K.i32 if width < 32 else K.i64
-                xw, yw = arith.convert(b, x, wide), arith.convert(b, y, wide)
-            else:
-                wide = K.u32 if width < 32 else K.u64
-                xw, yw = (arith.convert(b, unsigned(b, v, width), wide) for v in (x, y))
-            p = b.binary(Op.mul, xw, yw)
-            if is_signed:
-                r = llvm_ops.canon(b, arith.convert(b, p, llvm_ops.int_kind(width)), width)
-                return r, b.compare(Op.ne, arith.convert(b, r, wide), p)
-            r = llvm_ops.from_unsigned(b, p, width)
-            return r, b.compare(Op.gt, p, const(b, wide, (1 << width) - 1))
+            wide = K.i32 if width < 32 else K.i64
+            p = b.binary(Op.mul, arith.convert(b, x, wide), arith.convert(b, y, wide))
+            r = llvm_ops.canon(b, arith.convert(b, p, llvm_ops.int_kind(width)), width)
+            return r, b.compare(Op.ne, arith.convert(b, r, wide), p)
         if is_signed:
             r = llvm_ops.canon(b, b.binary(kop, x, y), width)
             k = b.kind(r)

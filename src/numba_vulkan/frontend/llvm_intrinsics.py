@@ -32,6 +32,7 @@ from .arith import const
 from .errors import internal, unsupported
 from .llvm_codegen import run_codegen
 from .llvm_ops import canon, int_kind, signed_const
+from .mathlib import denormals
 from .types import compute_kind
 
 K = _core.Kind
@@ -79,6 +80,11 @@ class Translator:
     def __init__(self, lowerer, name, loc, fn):
         self.lo = lowerer
         self.b = lowerer.b
+        # The math library's builder for frem and llvm.sqrt/floor/...: flush-safe where the
+        # device flushes float32 subnormals (mathlib/denormals.py), as in kernel code; the
+        # plain float ops (fadd, fcmp...) are the device's own, as `x + y` is.
+        self.lib = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
+                                  getattr(lowerer, "fused_fma", False))
         self.name = name
         self.loc = loc
         self.fn = fn
@@ -258,7 +264,8 @@ class Translator:
             value = self.b.binary(llvm_scalar.FLOAT_BINARY[op], *map(self.use, inst.operands))
         elif op == "frem":
             self.kind(inst.type)
-            value = arith.fmod(self.b, *map(self.use, inst.operands))
+            value = denormals.fmod(self.lib, *map(self.use, inst.operands),
+                                   float64=not self.lo.mode.floats)
         elif op == "fneg":
             value = llvm_scalar.fneg(self.b, self.use(inst.operands[0]))
         elif op == "select":

@@ -146,10 +146,41 @@ def bitreverse(b, x, width):
 def bswap(b, x, width):
     u = unsigned(b, x, width)
     uk = b.kind(u)
+    if width == 16:
+        # The two bytes as a rotation: u * 0x10001 is u twice (u < 2^16), and bits 8..23 of
+        # that are the swapped bytes. The masks-and-shifts form below gave the H200 (driver
+        # 580) a wrong int16 result (out[i] = i), apparently from its compiler's own 16-bit
+        # byte swap, which recognises such forms; a multiply is not one (not yet run there:
+        # benchmarks/experiments/s7_nvidia_forms.py).
+        twice = b.binary(Op.mul, u, const(b, uk, 0x10001))
+        r = b.binary(Op.and_, b.binary(Op.shr, twice, const(b, uk, 8)), const(b, uk, 0xFFFF))
+        return from_unsigned(b, r, width)
     r = _swap_groups(b, u, _all_steps(uk, 8))
     if width < BITS[uk]:
         r = b.binary(Op.shr, r, const(b, uk, BITS[uk] - width))
     return from_unsigned(b, r, width)
+
+
+def umul_overflows(b, ux, uy, width):
+    """Whether the product of the unsigned `width`-bit values ux, uy (u32, width 8, 16 or 32)
+    needs more than `width` bits, from their halves, all in u32.
+
+    Not as `zext(x) * zext(y) > max` in twice the width: NVIDIA's compiler failed on that
+    (the H200's driver 580: vkCreateComputePipelines gave VK_ERROR_UNKNOWN, "NVVM compilation
+    failed"), presumably once LLVM's instcombine made it a umul.with.overflow, which is
+    exactly what that idiom is rewritten to (not yet run there). With halves
+    (x = xh * 2^h + xl), the product overflows iff both high halves are non-zero, or
+    xh*yl + xl*yh (one term only, below 2^width) plus the carry (xl*yl >> h) reaches 2^h.
+    """
+    h = width // 2
+    low = const(b, K.u32, (1 << h) - 1)
+    zero = const(b, K.u32, 0)
+    xh, yh = (b.binary(Op.shr, v, const(b, K.u32, h)) for v in (ux, uy))
+    xl, yl = (b.binary(Op.and_, v, low) for v in (ux, uy))
+    both = b.binary(Op.and_, b.compare(Op.ne, xh, zero), b.compare(Op.ne, yh, zero))
+    mid = b.binary(Op.add, b.binary(Op.mul, xh, yl), b.binary(Op.mul, xl, yh))
+    carry = b.binary(Op.shr, b.binary(Op.mul, xl, yl), const(b, K.u32, h))
+    return b.binary(Op.or_, both, b.compare(Op.gt, b.binary(Op.add, mid, carry), low))
 
 
 # ---------------------------------------------------------------- exact float32 fma

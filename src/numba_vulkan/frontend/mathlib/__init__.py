@@ -288,12 +288,7 @@ def _fmod(c):
     k = c.ret_kind
     x, y = (arith.convert(b, a, k) for a in c.args)
     if is_float(k):
-        if k == K.f32 and denormals.flushes(b) and c.kind(types.float64) == K.f64:
-            # The exact loop subtracts subnormals, which a flushing device zeroes: run it in
-            # float64 (the remainder is a float32; both conversions are exact, denormals.py).
-            r = arith.fmod(b, b.convert(K.f64, x), b.convert(K.f64, y))
-            return b.convert(K.f32, r)
-        return arith.fmod(b, x, y)
+        return denormals.fmod(b, x, y, c.kind(types.float64) == K.f64)
     # NumPy's integer fmod: C's remainder, 0 for a zero divisor. (Numba's CPU lowering uses an
     # unsigned remainder on signed ints, np.fmod(-1, 2) == 1; this follows NumPy: -1.)
     zero = arith.const(b, k, 0)

@@ -28,6 +28,7 @@ constraint as on NVIDIA, against the same references.
 """
 
 from ... import _core
+from .. import arith
 from ..arith import const
 
 K = _core.Kind
@@ -66,6 +67,15 @@ def convert_normal(b, to, v):
     """b.convert between float widths for a value whose result is normal (or zero): the
     device's own conversion, without the subnormal forms of FlushSafeBuilder.convert."""
     return b.raw.convert(to, v) if flushes(b) else b.convert(to, v)
+
+
+def fmod(b, x, y, float64):
+    """C's fmod of two floats of one kind (arith.fmod's loop); on a flushing device a float32
+    one runs in float64 where the kernel has it (`float64`): the exact loop subtracts
+    subnormals, which such a device zeroes (both conversions are exact, see _widen/_narrow)."""
+    if b.kind(x) == K.f32 and flushes(b) and float64:
+        return b.convert(K.f32, arith.fmod(b, b.convert(K.f64, x), b.convert(K.f64, y)))
+    return arith.fmod(b, x, y)
 
 
 def wrap(b, mode, fused_fma=False):
