@@ -394,6 +394,9 @@ class Dispatcher:
         key = (argtypes, device, mode, shared_bytes)
         spec = self._specialisations.get(key)
         if spec is None:
+            # A forked child gets its VulkanForkError now, not after compiling, and never
+            # waits for Numba's or our lock (a parent's thread may have held one at the fork).
+            device._core.check_usable()
             compiled = self._compile(argtypes, mode, launchers.float_controls(device), launchers.max_push(device),
                                      shared_bytes)
             device.check_support(compiled)
