@@ -139,7 +139,8 @@ def fork_child(parent, path):
     and the C library's exit handlers run)."""
     result = {}
     try:
-        result["trapped"] = trap_driver() if os.environ.get("NVK_TEST_FORK_TRAP", "1") == "1" else []
+        trap = os.environ.get("NVK_TEST_FORK_TRAP", "1") == "1"
+        result["trapped"] = trap_driver() if trap else []
         result["calls"] = child_calls(parent)
         try:
             parent.clear()  # the parent's arrays, stream and event: leaked, not freed
@@ -177,15 +178,16 @@ def fork():
     parent = {"array": d, "big": big, "stream": stream, "event": nv.event().record(),
               "pinned": nv.pinned_array(16), "work": nv.device_array(1 << 20, np.int32)}
     affine.forall(big.size)(np.int32(2), parent["work"], parent["work"])
-    # Other threads at the fork: one holds the runtime's device lock (the child must
-    # still get its error rather than wait for a lock nobody will release), one keeps
-    # launching (so the device's own lock may be held at that moment).
-    from numba_vulkan.runtime import devices
+    # Other threads at the fork: one holds locks of the runtime that the child's calls
+    # take (the child must still get its error rather than wait for a lock nobody will
+    # release: numba_vulkan/forksafe.py), one keeps launching (so the device's own C++
+    # lock may be held at that moment: the runtime checks for a fork before taking it).
+    from numba_vulkan.runtime import devices, streams
 
     held, release, stop = threading.Event(), threading.Event(), threading.Event()
 
     def hold():
-        with devices._lock:
+        with devices._lock, streams._staging_lock:
             held.set()
             release.wait()
 

@@ -13,9 +13,9 @@ driver gets a :class:`~numba_vulkan.errors.VulkanSupportError` naming it.
 
 import ctypes
 import os
-import threading
 from contextlib import contextmanager
 
+from .. import forksafe
 from ..errors import VulkanForkError, VulkanSupportError
 
 CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1
@@ -48,7 +48,7 @@ class _BufferDesc(ctypes.Structure):
     ]
 
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _lib = []  # [CDLL] once loaded
 _contexts = {}  # CUDA ordinal -> retained primary context
 _forked = []  # [True] in a child forked after the parent initialised CUDA
@@ -57,8 +57,6 @@ _forked = []  # [True] in a child forked after the parent initialised CUDA
 def _forked_child():
     # CUDA, like Vulkan, cannot be used in a child forked after the parent initialised
     # it: every call there fails (a CudaMemory dropped there leaks instead).
-    global _lock
-    _lock = threading.Lock()  # a parent's thread may have held it at the fork
     if _lib:
         _forked.append(True)
 

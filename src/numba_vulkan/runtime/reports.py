@@ -18,13 +18,12 @@ one dictionary lookup.
 
 import functools
 import sys
-import threading
 
 import numpy as np
 
-from .. import config, sites
+from .. import config, forksafe, sites
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _buffers = {}  # Device -> (status words as a uint32 NumPy view, 0-d DeviceArray)
 
 
