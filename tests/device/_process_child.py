@@ -14,6 +14,7 @@ their results.
 """
 
 import ctypes
+import faulthandler
 import gc
 import json
 import multiprocessing
@@ -81,6 +82,13 @@ def trap_driver():
 
 
 @nv.jit
+def checked(x):  # can raise: its launch gives the device a status buffer, read at exit
+    i = nv.global_id(0)
+    if i < x.size and x[i] < 0:
+        raise ValueError("negative")
+
+
+@nv.jit
 def fresh(x):  # never launched before the fork: the child would compile it
     i = nv.global_id(0)
     if i < x.size:
@@ -138,6 +146,7 @@ def fork_child(parent, path):
     made, write the outcome to `path` and exit normally (atexit handlers, finalisers
     and the C library's exit handlers run)."""
     result = {}
+    faulthandler.enable()  # a call into the trapped driver prints where (no timers: fork)
     try:
         trap = os.environ.get("NVK_TEST_FORK_TRAP", "1") == "1"
         result["trapped"] = trap_driver() if trap else []
@@ -171,6 +180,7 @@ def fork():
     d = nv.to_device(np.arange(10, dtype=np.int32))
     a, out = run_kernel(3)
     assert (out == np.arange(1000) * 4).all()
+    checked.forall(10)(d)  # the child's exit then runs runtime/reports.py's atexit check
     stream = nv.stream()
     big = nv.device_array(1 << 20, np.int32)
     affine.forall(big.size, stream=stream)(np.int32(1), big, big)

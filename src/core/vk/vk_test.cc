@@ -141,9 +141,9 @@ TEST(Kernel, DispatchWritesEveryElement) {
     }
 }
 
-// Makes the code of the Vulkan loader and drivers inaccessible in this process, so
-// that a call into them crashes at once (tests/device/_process_child.py does the
-// same from Python; the first page of a file's first mapping keeps its ELF headers,
+// Makes the code of the Vulkan loader, its layers and the drivers (lavapipe,
+// NVIDIA) inaccessible in this process, so that a call into them crashes at once
+// (tests/device/_process_child.py does the same from Python; the first page of a file's first mapping keeps its ELF headers,
 // which the unwinder reads).
 int TrapDriver() {
     std::ifstream maps("/proc/self/maps");
@@ -154,10 +154,13 @@ int TrapDriver() {
         std::string range, perms, offset, dev, inode, path;
         in >> range >> perms >> offset >> dev >> inode >> path;
         if (perms.find('x') == std::string::npos) continue;
-        if (path.find("libvulkan") == std::string::npos && path.find("lvp") == std::string::npos &&
-            path.find("nvidia") == std::string::npos) {
-            continue;
+        const std::string name = path.substr(path.rfind('/') + 1);
+        bool driver = false;
+        for (const char* key : {"libvulkan", "libVkLayer", "lvp", "libGLX_nvidia",
+                                "libEGL_nvidia", "libnvidia-"}) {
+            driver = driver || name.find(key) != std::string::npos;
         }
+        if (!driver) continue;
         uintptr_t start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
         const uintptr_t end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
         if (std::stoull(offset, nullptr, 16) == 0) start += page;
