@@ -18,7 +18,6 @@ returns at once; one with NumPy arrays waits, because it copies results back.
 
 import collections
 import dataclasses
-import threading
 import warnings
 
 import numpy as np
@@ -26,7 +25,17 @@ from numba.core import types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
 
-from . import arguments, cache, checks, compiler, config, launchers, narrowing, slow_launch
+from . import (
+    arguments,
+    cache,
+    checks,
+    compiler,
+    config,
+    forksafe,
+    launchers,
+    narrowing,
+    slow_launch,
+)
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
 from .errors import (
@@ -161,7 +170,7 @@ class Dispatcher:
         self._specialisations = {}  # (argtypes, device, mode) -> Specialisation
         self._launchers = {}  # device -> list of _core.Launcher, most recent first
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
-        self._lock = threading.RLock()
+        self._lock = forksafe.lock(reentrant=True)
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
         self._warned_precision = False
         self._warned_uncachable = False
@@ -394,6 +403,9 @@ class Dispatcher:
         key = (argtypes, device, mode, shared_bytes)
         spec = self._specialisations.get(key)
         if spec is None:
+            # A forked child gets its VulkanForkError now, not after compiling, and never
+            # waits for Numba's or our lock (a parent's thread may have held one at the fork).
+            device._core.check_usable()
             compiled = self._compile(argtypes, mode, launchers.float_controls(device), launchers.max_push(device),
                                      shared_bytes)
             device.check_support(compiled)

@@ -16,9 +16,9 @@ there, and kept with the CompiledKernel (``hidden_on_device``) for as long as
 the kernel lives.
 """
 
-import threading
+from . import forksafe
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 
 
 def hidden_arrays(compiled, device):

@@ -23,7 +23,8 @@ kernels loaded from the disk cache (which carry their sites) decode too.
 
 import hashlib
 import struct
-import threading
+
+from . import forksafe
 
 EXC_FLAG = 0
 EXC_KEY = 1
@@ -159,7 +160,7 @@ def _format_value(what, raw, nwords, bits, signed):
 
 # ------------------------------------------------------------------ the registry
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _sites = {}  # key -> RaiseSite or PrintSite
 
 

@@ -10,8 +10,10 @@
   SIGINT to itself after a delay and wait in that way; reports the seconds from
   the signal to the KeyboardInterrupt, then checks that the device still runs a
   kernel correctly.
-- ``timeout``: the same work with ``Device.timeout`` set; the wait must raise
-  VulkanTimeoutError, and the device must work afterwards.
+- ``timeout``: about 2 s of work (long_launch: on a GPU without lavapipe's loop
+  cap the loop, not the invocations, grows with the device's speed) waited for
+  with ``Device.timeout`` at 0.3 s; the wait must raise VulkanTimeoutError, and
+  the device must work afterwards.
 - ``lost``: marks the device lost; every later call must raise
   VulkanDeviceLostError.
 """
@@ -140,11 +142,61 @@ def interrupt(mode):
     return result
 
 
-def timeout():
+def _launch_seconds(out, n, loop):
+    """The fastest of two launches of `n` invocations of spin looping `loop` times."""
+    seconds = float("inf")
+    for _ in range(2):  # other processes on the device only slow it down
+        start = time.perf_counter()
+        spin.forall(n)(out, np.int32(loop))
+        nv.synchronize()
+        seconds = min(seconds, time.perf_counter() - start)
+    return seconds
+
+
+def long_launch(target_s):
+    """(invocations, loop count) of a launch of spin that takes about `target_s` here.
+
+    Measured on a launch of at least 50 ms, so that the launch's own latency (tens of
+    microseconds, all that N invocations of LOOP iterations cost on an H200) does not
+    pass for the device's speed. Where the driver caps loops (lavapipe: 65,535
+    iterations per invocation) the loop stays at LOOP and the invocations grow; elsewhere
+    the loop grows instead: a GPU runs N invocations at once, so the launch lasts as
+    long as one invocation's loop, and a longer loop needs no larger array."""
     device = nv.get_device()
-    out = nv.device_array(work_size(), np.int32)
-    device.timeout = 0.3
-    queue_work(out)
+    capped = device.info.loop_iteration_limit is not None
+    n, loop = N, LOOP
+    out = nv.device_array(64 * N if capped else N, np.int32)
+    spin.forall(N)(out, np.int32(1))  # compile before timing anything
+    nv.synchronize()
+    while True:
+        seconds = _launch_seconds(out, n, loop)
+        if seconds >= 0.05 or (capped and n >= 16 * N) or loop >= 1 << 27:
+            break
+        if capped:
+            n *= 4
+        else:
+            loop *= 8
+    scale = target_s / max(seconds, 1e-6)
+    if capped:
+        return min(64 * N, max(N, int(n * scale))), loop
+    return n, min(2**31 - 1, max(LOOP, int(loop * scale)))
+
+
+TIMEOUT_S = 0.3
+TIMEOUT_LAUNCHES = 4  # of about 0.5 s each: 2 s queued, well past the timeout
+
+
+def timeout():
+    """The wait for 2 s of queued work (as this process measures the device) ends with
+    VulkanTimeoutError after TIMEOUT_S: the work outlasts the timeout on any device even
+    where the measurement ran alongside other processes' work and came out several times
+    too slow."""
+    device = nv.get_device()
+    n, loop = long_launch(0.5)
+    out = nv.device_array(n, np.int32)
+    for _ in range(TIMEOUT_LAUNCHES):
+        spin.forall(n)(out, np.int32(loop))
+    device.timeout = TIMEOUT_S  # after queueing: a launch waiting for a slot must not time out
     start = time.perf_counter()
     try:
         nv.synchronize()
@@ -158,6 +210,8 @@ def timeout():
         "caught": caught,
         "message": message,
         "waited_s": waited,
+        "invocations": n,
+        "loop": loop,
         "is_timeout_error": isinstance(errors.VulkanTimeoutError("x"), TimeoutError),
         "device_works": device_works(),
     }

@@ -15,6 +15,7 @@
 
 #include "bind/errors.h"
 #include "bind/runtime_types.h"
+#include "vk/fork.h"
 #include "vk/instance.h"
 
 namespace nvk::bind {
@@ -147,6 +148,8 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
         .def_static(
             "open",
             [](int index, int debug_level) {
+                // A parent's thread may have held `mutex` (opening a device) at the fork.
+                if (vk::Forked()) Throw(vk::ForkedError());
                 static std::mutex mutex;
                 static std::map<int, vk::Device*> open;
                 std::lock_guard<std::mutex> lock(mutex);

@@ -469,7 +469,10 @@ class Launcher {
 void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
     nb::class_<PyKernel>(m, "Kernel", "A SPIR-V compute module loaded on one device.")
         .def_prop_ro("push_size", [](PyKernel& k) { return k.kernel->push_size(); })
-        .def_prop_ro("pipeline_count", [](PyKernel& k) { return k.kernel->pipeline_count(); });
+        .def_prop_ro("pipeline_count", [](PyKernel& k) {
+            ThrowIfError(k.kernel->device().Usable());  // before the kernel's lock (fork.h)
+            return k.kernel->pipeline_count();
+        });
 
     device_class.def(
             "load_kernel",

@@ -1,15 +1,33 @@
 #include "vk/fork.h"
 
 #include <pthread.h>
+#include <stdlib.h>  // on_exit (glibc)
+#include <unistd.h>  // _exit
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 
 namespace nvk::vk {
 
 namespace {
 std::atomic<bool> g_forked{false};
-void MarkChild() { g_forked.store(true, std::memory_order_relaxed); }
+
+// Registered in the child (fork.h, "Exit"): later than any handler of the parent's,
+// so exit() runs it before them; it ends the process without running them.
+#if defined(__GLIBC__)
+void SkipParentsTeardown(int status, void*) {
+    std::fflush(nullptr);
+    _exit(status);
+}
+#endif
+
+void MarkChild() {
+    g_forked.store(true, std::memory_order_relaxed);
+#if defined(__GLIBC__)  // on_exit passes the exit status; elsewhere exit runs as usual
+    on_exit(SkipParentsTeardown, nullptr);
+#endif
+}
 }  // namespace
 
 void WatchForks() {

@@ -30,6 +30,9 @@ bool HasExtension(const std::vector<VkExtensionProperties>& list, const char* na
 }  // namespace
 
 util::Result<Instance*> Instance::Get(int debug_level) {
+    // Before the static's guard: a parent's thread may have been creating the instance
+    // at the fork (WatchForks runs first), and the guard would then never be released.
+    if (Forked()) return ForkedError();
     static Instance* instance = nullptr;
     static util::Status outcome = [&] {
         WatchForks();                // from now on a forked child must not use Vulkan

@@ -205,6 +205,7 @@ util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
 }
 
 util::Result<BufferRef> Device::AllocateHost(uint64_t nbytes) {
+    NVK_RETURN_IF_ERROR(Usable());  // pinned arrays and staging buffers come this way
     NVK_ASSIGN_OR_RETURN(Buffer * buffer, CreateBuffer(Bucket(nbytes), host_type_, true));
     return BufferRef(buffer, [](Buffer* b) { b->device->RetireBuffer(b); });
 }

@@ -55,6 +55,11 @@ Kernel::~Kernel() {
 }
 
 util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
+    // A forked child or a lost device must not reach the driver (fork.h, wait.cc): in a
+    // child of a process that used an NVIDIA device, driver calls can block forever. In
+    // a child, mu_ may even be held for good (by a parent's thread that was creating a
+    // pipeline when the process forked): check before taking it.
+    NVK_RETURN_IF_ERROR(device_->Usable());
     const std::array<uint32_t, 3> key{local[0], local[1], local[2]};
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& entry : pipelines_) {
@@ -76,9 +81,6 @@ util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
                 std::to_string(info.max_local_invocations) + " invocations per workgroup");
         }
     }
-    // A forked child or a lost device must not reach the driver (fork.h, wait.cc): in a
-    // child of a process that used an NVIDIA device, driver calls can block forever.
-    NVK_RETURN_IF_ERROR(device_->Usable());
     VkSpecializationMapEntry entries[3];
     for (uint32_t i = 0; i < 3; ++i) entries[i] = {i, i * 4u, 4};
     VkSpecializationInfo spec{3, entries, sizeof(key), key.data()};

@@ -96,6 +96,7 @@ util::Result<TimestampRef> Device::RecordTimestamp() {
 }
 
 util::Result<double> Device::ReadTimestampNs(Timestamp& ts) {
+    NVK_RETURN_IF_ERROR(Usable());  // before the lock (fork.h)
     {
         Lock lock(mu_);
         if (ts.resolved) return ts.ns;

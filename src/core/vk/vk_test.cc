@@ -1,10 +1,16 @@
 // Runtime tests on the machine's default Vulkan device (lavapipe in CI); they
 // skip where no Vulkan 1.2 device exists.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "vk/device.h"
+#include "vk/fork.h"
 #include "vk/instance.h"
 #include "vk/pipeline.h"
 #include "vk/result.h"
@@ -133,6 +139,95 @@ TEST(Kernel, DispatchWritesEveryElement) {
         EXPECT_GE(*t1, *t0);
         EXPECT_GT(*t1, 0.0);
     }
+}
+
+// Makes the code of the Vulkan loader, its layers and the drivers (lavapipe,
+// NVIDIA) inaccessible in this process, so that a call into them crashes at once
+// (tests/device/_process_child.py does the same from Python; the first page of a file's first mapping keeps its ELF headers,
+// which the unwinder reads).
+int TrapDriver() {
+    std::ifstream maps("/proc/self/maps");
+    const long page = sysconf(_SC_PAGESIZE);
+    int trapped = 0;
+    for (std::string line; std::getline(maps, line);) {
+        std::istringstream in(line);
+        std::string range, perms, offset, dev, inode, path;
+        in >> range >> perms >> offset >> dev >> inode >> path;
+        if (perms.find('x') == std::string::npos) continue;
+        const std::string name = path.substr(path.rfind('/') + 1);
+        bool driver = false;
+        for (const char* key : {"libvulkan", "libVkLayer", "lvp", "libGLX_nvidia",
+                                "libEGL_nvidia", "libnvidia-"}) {
+            driver = driver || name.find(key) != std::string::npos;
+        }
+        if (!driver) continue;
+        uintptr_t start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+        const uintptr_t end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+        if (std::stoull(offset, nullptr, 16) == 0) start += page;
+        if (start < end && mprotect(reinterpret_cast<void*>(start), end - start, PROT_NONE) == 0) {
+            ++trapped;
+        }
+    }
+    return trapped;
+}
+
+pid_t g_fork_test_parent = 0;
+
+// Stands for the driver's own exit handler (NVIDIA's, from vkCreateInstance), which
+// must not run in a forked child.
+void ParentsExitHandler() {
+    if (getpid() != g_fork_test_parent) _exit(3);
+}
+
+// A child forked after the parent used the device: every call fails with kForked
+// before reaching the driver or a lock, dropping a buffer leaks it, and exit() skips
+// the exit handlers the parent registered (fork.h).
+TEST(Fork, ChildGetsErrorsAndSkipsTheParentsTeardown) {
+    REQUIRE_DEVICE();
+    auto buffer = device->Allocate(256);
+    ASSERT_TRUE(buffer.ok());
+    BufferRef inherited = buffer.value();
+    auto stream = device->AcquireStream();
+    ASSERT_TRUE(stream.ok());
+    ASSERT_TRUE(device->Synchronize().ok());
+    g_fork_test_parent = getpid();
+    std::atexit(ParentsExitHandler);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {  // no gtest assertions here: report through the exit status
+        int failures = TrapDriver() > 0 ? 0 : 100;
+        auto forked = [&](const util::Status& s) {
+            if (s.code() != util::Code::kForked) ++failures;
+        };
+        std::vector<uint8_t> host(256);
+        forked(Instance::Get(0).status());
+        forked(device->Usable());
+        forked(device->Allocate(16).status());
+        forked(device->AllocatePinned(16).status());
+        forked(device->Write(*inherited, 0, host.data(), host.size()));
+        forked(device->Read(*inherited, 0, host.data(), host.size()));
+        forked(device->Copy(*inherited, 0, *inherited, 128, 64).status());
+        forked(device->WaitBuffer(*inherited));
+        forked(device->Flush());
+        forked(device->Synchronize());
+        forked(device->Trim(0));
+        forked(device->RecordTimestamp().status());
+        forked(device->AcquireStream().status());
+        forked(device->StreamSynchronize(**stream));
+        forked(device->PipelineCacheData().status());
+        device->ReleaseStream(*stream);
+        inherited.reset();
+        buffer = util::Status::Ok();  // the last reference: leaked, not freed
+        std::exit(failures == 0 ? 7 : 1);  // 3 if ParentsExitHandler ran
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status)
+                                   << " (a call into the trapped driver?)";
+    EXPECT_EQ(WEXITSTATUS(status), 7) << "1: a call did not fail with kForked (or nothing "
+                                         "was trapped); 3: the parent's exit handlers ran";
+    EXPECT_FALSE(Forked());
+    device->ReleaseStream(*stream);
 }
 
 }  // namespace

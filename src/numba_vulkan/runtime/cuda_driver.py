@@ -12,10 +12,11 @@ driver gets a :class:`~numba_vulkan.errors.VulkanSupportError` naming it.
 """
 
 import ctypes
-import threading
+import os
 from contextlib import contextmanager
 
-from ..errors import VulkanSupportError
+from .. import forksafe
+from ..errors import VulkanForkError, VulkanSupportError
 
 CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1
 CUDA_EXTERNAL_MEMORY_DEDICATED = 1
@@ -47,12 +48,29 @@ class _BufferDesc(ctypes.Structure):
     ]
 
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _lib = []  # [CDLL] once loaded
 _contexts = {}  # CUDA ordinal -> retained primary context
+_forked = []  # [True] in a child forked after the parent initialised CUDA
+
+
+def _forked_child():
+    # CUDA, like Vulkan, cannot be used in a child forked after the parent initialised
+    # it: every call there fails (a CudaMemory dropped there leaks instead).
+    if _lib:
+        _forked.append(True)
+
+
+os.register_at_fork(after_in_child=_forked_child)
 
 
 def _driver():
+    if _forked:
+        raise VulkanForkError(
+            "this process was forked from one that had already used CUDA, which cannot be "
+            "used in a forked child. Start worker processes with multiprocessing's 'spawn' "
+            "start method instead: multiprocessing.get_context('spawn')"
+        )
     if _lib:
         return _lib[0]
     with _lock:

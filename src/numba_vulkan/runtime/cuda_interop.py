@@ -32,15 +32,15 @@ How (docs/interop.md):
 """
 
 import os
-import threading
 import weakref
 
 import numpy as np
 
+from .. import forksafe
 from ..errors import VulkanSupportError
 from . import cuda_driver as driver
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 # Vulkan buffer address -> weakref to its live CudaMemory (one CUDA import per buffer).
 _imports = {}
 

@@ -1,13 +1,11 @@
 """Devices: what list_devices finds, how get_device chooses, and Device itself."""
 
 import dataclasses
-import os
-import threading
 import typing
 
 import numpy as np
 
-from .. import checks, config
+from .. import checks, config, forksafe
 from ..errors import VulkanSupportError
 from . import debug
 from .device_kernels import KernelLaunches
@@ -23,17 +21,7 @@ def _core():
 
 
 _infos = None
-_lock = threading.RLock()
-
-
-def _new_lock_in_forked_child():
-    # Another thread of the parent may have held the lock when it forked; the child
-    # must reach the runtime's VulkanForkError, not hang on the lock.
-    global _lock
-    _lock = threading.RLock()
-
-
-os.register_at_fork(after_in_child=_new_lock_in_forked_child)
+_lock = forksafe.lock(reentrant=True)  # a forked child gets it unlocked
 
 
 # GPUs whose float64 rate is a large fraction of their float32 rate (data-centre

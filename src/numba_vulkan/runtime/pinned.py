@@ -16,14 +16,13 @@ NumPy array keeps the ``_core.Buffer`` alive through its base).
 """
 
 import bisect
-import threading
 import weakref
 
 import numpy as np
 
-from .. import checks
+from .. import checks, forksafe
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _starts = []  # sorted start addresses
 _entries = {}  # start -> (end, weakref to the whole uint8 array, _core.Buffer, Device)
 

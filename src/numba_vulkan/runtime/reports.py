@@ -18,13 +18,12 @@ one dictionary lookup.
 
 import functools
 import sys
-import threading
 
 import numpy as np
 
-from .. import config, sites
+from .. import config, forksafe, sites
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _buffers = {}  # Device -> (status words as a uint32 NumPy view, 0-d DeviceArray)
 
 
@@ -67,10 +66,14 @@ def _at_exit():
     exit; an exception never reported becomes a warning (nothing can raise it any more)."""
     import warnings
 
+    from ..errors import VulkanForkError
+
     for device in list(_buffers):
         try:
             device._core.synchronize()  # launches nothing waited for yet
             check(device)
+        except VulkanForkError:
+            return  # a forked child: the buffers and their kernels are the parent's
         except Exception as e:  # noqa: BLE001 (the kernel's own exception, or a lost device)
             warnings.warn(f"numba_vulkan: a kernel raised an exception that no synchronize "
                           f"reported before exit: {type(e).__name__}: {e}", RuntimeWarning,

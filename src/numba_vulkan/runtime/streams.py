@@ -22,10 +22,10 @@ where the device has them. This module adds the host side:
 """
 
 import contextlib
-import threading
 
 import numpy as np
 
+from .. import forksafe
 from . import devices as _devices
 from . import pinned as _pinned
 
@@ -78,7 +78,7 @@ class Stream:
     def __init__(self, device):
         self.device = _devices.get_device(device)
         self._core = self.device._core.create_stream()
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._host_work = []  # callables due once the stream has passed what is enqueued
 
     def __repr__(self):
@@ -162,7 +162,7 @@ class Stream:
 
 # Streams with host work not yet run (strong references: a dropped stream's copies
 # still complete at the device's synchronize).
-_pending_lock = threading.Lock()
+_pending_lock = forksafe.lock()
 _pending = set()
 
 
@@ -225,7 +225,7 @@ def _regions(array, host_offset, to_device):
     )
 
 
-_staging_lock = threading.Lock()
+_staging_lock = forksafe.lock()
 _staging_free = {}  # Device -> [(buffer, uint8 view)], kept for later copies
 _STAGING_KEPT = 8  # per device
 _STAGING_KEPT_BYTES = 256 << 20  # larger staging buffers are not kept
@@ -382,7 +382,7 @@ def copy_device_to_device(src, dst, stream):
     return True
 
 
-_internal_lock = threading.Lock()
+_internal_lock = forksafe.lock()
 _internal = {}  # Device -> the Stream that DeviceArray.copy uses
 
 

@@ -20,15 +20,14 @@ cast to the output's type. Operands arrive as views prepared by
 ``operands.launches`` (broadcast with stride 0, axes merged, rank <= 3).
 """
 
-import threading
-
 import numpy as np
 
+from .. import forksafe
 from ..runtime.reduce import _narrow_option
 from . import operands
 
 _kernels = {}
-_lock = threading.Lock()
+_lock = forksafe.lock()
 #: core_key[0] of kernels whose core is ours (NumPy's ufuncs, casts), not user code.
 _LIBRARY_KERNELS = ("np", "np-constant", "astype")
 

@@ -23,19 +23,19 @@ kernel first, host arrays on the host).
 
 import inspect
 import itertools
-import threading
 
 import numpy as np
 from numba.core import sigutils, types
 from numba.np import numpy_support
 from numba.np.ufunc.sigparse import parse_signature
 
+from .. import forksafe
 from ..runtime.array import DeviceArray, to_device
 from ..runtime.reduce import _narrow_option
 from . import elementwise, operands
 
 _kernels = {}
-_lock = threading.Lock()
+_lock = forksafe.lock()
 _serial = itertools.count()
 
 

@@ -25,10 +25,10 @@ Integer ``power`` with a negative exponent raises ValueError as NumPy does
 
 import math
 import re
-import threading
 
 import numpy as np
 
+from .. import forksafe
 from ..errors import VulkanUnsupportedError
 from ..runtime.array import DeviceArray
 from . import operands
@@ -196,7 +196,7 @@ def _int_pow(dtype):
 # ---------------------------------------------------------------- core functions
 
 _cores = {}
-_lock = threading.Lock()
+_lock = forksafe.lock()
 
 
 def _compute_dtype(dtype):
