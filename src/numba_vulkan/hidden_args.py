@@ -26,7 +26,7 @@ def hidden_arrays(compiled, device):
     found = compiled.hidden_on_device.get(device)
     if found is not None:
         return found
-    from .runtime.array import _upload
+    from .runtime.creation import _upload
 
     with _lock:
         found = compiled.hidden_on_device.get(device)

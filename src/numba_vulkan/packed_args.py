@@ -124,7 +124,7 @@ def _for_launch(value, argtype, decls, position, kernel, device, copy_back):
     if isinstance(value, (np.generic, int, float)):
         return scalar_for_launch(value, argtype, decl, position, kernel)
     if isinstance(value, np.ndarray) and device is not None:
-        from .runtime.array import _upload
+        from .runtime.creation import _upload
 
         check_narrowed_array(value, decl, position, kernel)
         on_device = _upload(value, device)

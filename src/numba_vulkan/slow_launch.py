@@ -146,6 +146,6 @@ def _holds_numpy(args):
 
 def _upload(host, device):
     global _upload
-    from .runtime.array import _upload
+    from .runtime.creation import _upload
 
     return _upload(host, device)

@@ -7,7 +7,8 @@ opened by the first call that needs a device, which raises
 :data:`hint`) when there is none.
 """
 
-from .array import DeviceArray, device_array, device_array_like, to_device
+from .array import DeviceArray
+from .creation import device_array, device_array_like, to_device
 from .cuda_interop import from_cuda, to_cupy, to_torch
 from .dlpack import from_dlpack
 from .debug import DEBUG_ENV_VAR, debug_enabled, debug_level, validation_messages

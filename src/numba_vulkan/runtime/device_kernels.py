@@ -208,7 +208,8 @@ class KernelLaunches:
         ValueError
             If a device array belongs to another device.
         """
-        from .array import DeviceArray, to_device
+        from .array import DeviceArray
+        from .creation import to_device
 
         if not isinstance(arrays, (list, tuple)):
             raise TypeError(f"arrays must be a list of arrays, not {type(arrays).__name__}")

@@ -227,7 +227,8 @@ def from_dlpack(x, device=None, copy=None):
     memory exported to NumPy). See the module docs for the rest.
     """
     from . import devices
-    from .array import DeviceArray, to_device
+    from .array import DeviceArray
+    from .creation import to_device
 
     if isinstance(x, DeviceArray):
         if device is not None and devices.get_device(device) is not x.device:

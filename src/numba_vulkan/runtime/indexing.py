@@ -104,7 +104,7 @@ def _kernel(name):
 
 
 def _index_array(pos, device):
-    from .array import to_device
+    from .creation import to_device
 
     small = pos.size == 0 or pos.max(initial=0) < 2**31
     return to_device(pos.reshape(-1).astype(np.int32 if small else np.int64), device)
@@ -130,7 +130,8 @@ def getitem(array, key):
 
 def setitem(array, key, value):
     """``array[key] = value`` for an advanced `key`, scattered on the device."""
-    from .array import DeviceArray, to_device
+    from .array import DeviceArray
+    from .creation import to_device
 
     if array.dtype.fields is not None:
         host = array.copy_to_host()
@@ -170,7 +171,7 @@ def setitem(array, key, value):
 
 
 def _through_host_get(array, key):
-    from .array import to_device
+    from .creation import to_device
 
     picked = array.copy_to_host()[_host_key(key)]
     return to_device(picked, array.device) if picked.ndim else picked[()]

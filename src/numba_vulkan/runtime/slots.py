@@ -44,7 +44,7 @@ class Slots:
     def take(self, device, loaded, arrays, written, stream):
         """`arrays` with each NumPy array replaced by its device copy in the kernel's slot
         for this launch (made, or refreshed where needed). Call with ``self.lock`` held."""
-        from .array import to_device
+        from .creation import to_device
 
         key = tuple(_describe(a) for a in arrays)
         slots = self._by_kernel.setdefault(id(loaded), collections.OrderedDict())

@@ -30,7 +30,8 @@ from numba.np import numpy_support
 from numba.np.ufunc.sigparse import parse_signature
 
 from .. import forksafe
-from ..runtime.array import DeviceArray, to_device
+from ..runtime.array import DeviceArray
+from ..runtime.creation import to_device
 from ..runtime.reduce import _narrow_option
 from . import elementwise, operands
 

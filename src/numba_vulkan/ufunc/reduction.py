@@ -9,7 +9,8 @@ float results may differ in rounding (numba.cuda's ``reduce`` does the same).
 
 import numpy as np
 
-from ..runtime.array import DeviceArray, to_device
+from ..runtime.array import DeviceArray
+from ..runtime.creation import to_device
 from . import operands
 
 

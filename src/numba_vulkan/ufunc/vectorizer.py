@@ -104,7 +104,7 @@ def natural_dtypes(values):
 def prepare_inputs(values, dtypes, device):
     """Inputs for elementwise.run: device arrays (cast in the kernel), host arrays copied
     to the device in the wanted dtype, scalars converted on the host. -> (inputs, casts)"""
-    from ..runtime.array import to_device
+    from ..runtime.creation import to_device
 
     inputs, casts = [], []
     for v, dtype in zip(values, dtypes):
