@@ -35,7 +35,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", "/nonexistent-numba-cache")
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_vs_cuda as common  # noqa: E402  (backends, machine description)
+import backends as common  # noqa: E402  (backends, machine description)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

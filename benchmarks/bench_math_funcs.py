@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_math import BLOCK, INDEX, device_array, timed  # noqa: E402
-from bench_vs_cuda import RESULTS, CudaBackend, VulkanBackend, cpu_name, driver_version, versions  # noqa: E402,E501
+from backends import RESULTS, CudaBackend, VulkanBackend, cpu_name, driver_version, versions  # noqa: E402,E501
 
 # name -> (call source with v, input range, NumPy reference of one call)
 DOMAINS = {

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_vs_cuda import (  # noqa: E402
+from backends import (  # noqa: E402
     RESULTS,
     CudaBackend,
     VulkanBackend,

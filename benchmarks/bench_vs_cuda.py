@@ -31,136 +31,23 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")  # first_call must compile from scratch
-os.environ.setdefault("NUMBA_CACHE_DIR", "/nonexistent-numba-cache")
-
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from backends import (
+    RESULTS,
+    CudaBackend,
+    VulkanBackend,
+    cpu_name,
+    driver_version,
+    make_kernel,
+    versions,
+)
 
-
-# ------------------------------------------------------------------ backends
-
-
-class Backend:
-    """What one figure needs from a GPU programming model."""
-
-    name = "?"
-
-    def jit(self, func):
-        raise NotImplementedError
-
-    def to_device(self, array):
-        raise NotImplementedError
-
-    def launch(self, kernel, n, args):
-        raise NotImplementedError
-
-    def synchronize(self):
-        raise NotImplementedError
-
-    def kernel_namespace(self):
-        raise NotImplementedError
-
-
-class VulkanBackend(Backend):
-    name = "numba_vulkan"
-
-    def __init__(self):
-        import numba_vulkan as nv
-
-        self.nv = nv
-        self.device = nv.get_device()
-
-    def jit(self, func):
-        return self.nv.jit(func)
-
-    def to_device(self, array):
-        return self.nv.to_device(array)
-
-    def launch(self, kernel, n, args, local=256):
-        kernel[(n + local - 1) // local, local](*args)
-
-    def launch2d(self, kernel, rows, cols, args, local=16):
-        kernel[((rows + local - 1) // local, (cols + local - 1) // local), (local, local)](*args)
-
-    def synchronize(self):
-        self.nv.synchronize()
-
-    def index_source(self):
-        return "nv.global_id(0)"
-
-    def device_decorator(self):
-        return "nv.jit(device=True)"
-
-    def index2d_source(self):
-        return "nv.global_id(0), nv.global_id(1)"
-
-    def kernel_namespace(self):
-        return {"nv": self.nv, "np": np}
-
-    def describe(self):
-        info = self.device.info
-        return {"gpu": info.name, "kind": info.kind, "driver": driver_version()}
-
-
-class CudaBackend(Backend):
-    name = "numba.cuda"
-
-    def __init__(self):
-        if not hasattr(np, "row_stack"):
-            np.row_stack = np.vstack  # numba-cuda 0.30.4 still refers to it
-        from numba import cuda
-
-        if not cuda.is_available():
-            raise RuntimeError("numba.cuda finds no GPU")
-        self.cuda = cuda
-        self.device = cuda.get_current_device()
-
-    def jit(self, func):
-        return self.cuda.jit(func)
-
-    def to_device(self, array):
-        return self.cuda.to_device(array)
-
-    def launch(self, kernel, n, args, local=256):
-        kernel[(n + local - 1) // local, local](*args)
-
-    def launch2d(self, kernel, rows, cols, args, local=16):
-        kernel[((rows + local - 1) // local, (cols + local - 1) // local), (local, local)](*args)
-
-    def synchronize(self):
-        self.cuda.synchronize()
-
-    def index_source(self):
-        return "cuda.grid(1)"
-
-    def device_decorator(self):
-        return "cuda.jit(device=True)"
-
-    def index2d_source(self):
-        return "cuda.grid(2)"
-
-    def kernel_namespace(self):
-        return {"cuda": self.cuda, "np": np}
-
-    def describe(self):
-        name = self.device.name
-        return {
-            "gpu": name.decode() if isinstance(name, bytes) else name,
-            "compute_capability": list(self.device.compute_capability),
-            "driver": driver_version(),
-        }
-
-
-# ------------------------------------------------------------------- kernels
 
 KERNEL_SOURCE = """
 def {name}(a, b, c, s):
@@ -232,17 +119,6 @@ def {name}(a, b, c, s):
 """
 
 
-def make_kernel(backend, name, source=KERNEL_SOURCE, jit=None):
-    """A brand-new Python function (new code object) compiled by `backend` (or by `jit`)."""
-    device = getattr(backend, "device_decorator", lambda: "")()
-    src = source.format(
-        name=name, index=backend.index_source(), index2d=backend.index2d_source(), device=device
-    )
-    namespace = dict(backend.kernel_namespace())
-    exec(compile(src, f"<bench {name}>", "exec"), namespace)  # noqa: S102
-    return (jit or backend.jit)(namespace[name])
-
-
 def arrays(backend, n):
     rng = np.random.default_rng(0)
     b = rng.standard_normal(n, dtype=np.float32)
@@ -252,7 +128,7 @@ def arrays(backend, n):
 
 def bench_launch(backend, launches, repeats, n=1024):
     """Median host microseconds per asynchronous launch (small kernel, 3 arrays + scalar)."""
-    kernel = make_kernel(backend, "launch_kernel")
+    kernel = make_kernel(backend, "launch_kernel", KERNEL_SOURCE)
     a, b, c = arrays(backend, n)
     s = np.float32(2.0)
     # Compile, then half a second of untimed launches: on the H200 the first
@@ -280,7 +156,7 @@ def bench_launch(backend, launches, repeats, n=1024):
 def bench_triad(backend, log2_n, launches, repeats):
     """STREAM triad bandwidth in GB/s (10^9 bytes/s), 12 bytes moved per element."""
     n = 1 << log2_n
-    kernel = make_kernel(backend, "triad_kernel")
+    kernel = make_kernel(backend, "triad_kernel", KERNEL_SOURCE)
     a, b, c = arrays(backend, n)
     s = np.float32(3.0)
     # Warm-up: a second of untimed launches. On the H200 the first ~0.2 s of
@@ -405,57 +281,6 @@ def bench_xorshift(backend, log2_n, repeats, launches=20):
         "Ghash_per_s_median": n / statistics.median(seconds) / 1e9,
         "checked_against_njit": sample,
     }
-
-
-# ------------------------------------------------------------------ metadata
-
-
-def driver_version():
-    if shutil.which("nvidia-smi"):
-        try:
-            out = subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=False,
-            )
-            return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
-        except (OSError, subprocess.SubprocessError):
-            return None
-    return None
-
-
-def cpu_name():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def versions():
-    from importlib import metadata
-
-    out = {"python": platform.python_version(), "numpy": np.__version__}
-    for dist in ("numba", "numba-cuda", "numba_vulkan"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    if out["numba_vulkan"] is None:
-        try:
-            import numba_vulkan
-
-            out["numba_vulkan"] = numba_vulkan.__version__ + " (source tree)"
-        except Exception:  # noqa: S110, BLE001
-            pass
-    return out
-
-
-# ---------------------------------------------------------------------- main
 
 
 def run_backend(cls, args):

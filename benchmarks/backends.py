@@ -1,0 +1,196 @@
+"""The GPU programming models the benchmarks compare (numba_vulkan, numba.cuda), behind one
+interface, and the description of the machine and versions every result file records."""
+
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+# Benchmarks compile from scratch: no disk caches (first_call measures exactly that).
+os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")  # first_call must compile from scratch
+os.environ.setdefault("NUMBA_CACHE_DIR", "/nonexistent-numba-cache")
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+# ------------------------------------------------------------------ backends
+
+
+class Backend:
+    """What one figure needs from a GPU programming model."""
+
+    name = "?"
+
+    def jit(self, func):
+        raise NotImplementedError
+
+    def to_device(self, array):
+        raise NotImplementedError
+
+    def launch(self, kernel, n, args):
+        raise NotImplementedError
+
+    def synchronize(self):
+        raise NotImplementedError
+
+    def kernel_namespace(self):
+        raise NotImplementedError
+
+
+class VulkanBackend(Backend):
+    name = "numba_vulkan"
+
+    def __init__(self):
+        import numba_vulkan as nv
+
+        self.nv = nv
+        self.device = nv.get_device()
+
+    def jit(self, func):
+        return self.nv.jit(func)
+
+    def to_device(self, array):
+        return self.nv.to_device(array)
+
+    def launch(self, kernel, n, args, local=256):
+        kernel[(n + local - 1) // local, local](*args)
+
+    def launch2d(self, kernel, rows, cols, args, local=16):
+        kernel[((rows + local - 1) // local, (cols + local - 1) // local), (local, local)](*args)
+
+    def synchronize(self):
+        self.nv.synchronize()
+
+    def index_source(self):
+        return "nv.global_id(0)"
+
+    def device_decorator(self):
+        return "nv.jit(device=True)"
+
+    def index2d_source(self):
+        return "nv.global_id(0), nv.global_id(1)"
+
+    def kernel_namespace(self):
+        return {"nv": self.nv, "np": np}
+
+    def describe(self):
+        info = self.device.info
+        return {"gpu": info.name, "kind": info.kind, "driver": driver_version()}
+
+
+class CudaBackend(Backend):
+    name = "numba.cuda"
+
+    def __init__(self):
+        if not hasattr(np, "row_stack"):
+            np.row_stack = np.vstack  # numba-cuda 0.30.4 still refers to it
+        from numba import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError("numba.cuda finds no GPU")
+        self.cuda = cuda
+        self.device = cuda.get_current_device()
+
+    def jit(self, func):
+        return self.cuda.jit(func)
+
+    def to_device(self, array):
+        return self.cuda.to_device(array)
+
+    def launch(self, kernel, n, args, local=256):
+        kernel[(n + local - 1) // local, local](*args)
+
+    def launch2d(self, kernel, rows, cols, args, local=16):
+        kernel[((rows + local - 1) // local, (cols + local - 1) // local), (local, local)](*args)
+
+    def synchronize(self):
+        self.cuda.synchronize()
+
+    def index_source(self):
+        return "cuda.grid(1)"
+
+    def device_decorator(self):
+        return "cuda.jit(device=True)"
+
+    def index2d_source(self):
+        return "cuda.grid(2)"
+
+    def kernel_namespace(self):
+        return {"cuda": self.cuda, "np": np}
+
+    def describe(self):
+        name = self.device.name
+        return {
+            "gpu": name.decode() if isinstance(name, bytes) else name,
+            "compute_capability": list(self.device.compute_capability),
+            "driver": driver_version(),
+        }
+
+
+# ------------------------------------------------------------------- kernels
+
+def make_kernel(backend, name, source, jit=None):
+    """A brand-new Python function (new code object) from `source` (a template with {name},
+    {index}, {index2d}, {device}) compiled by `backend` (or by `jit`)."""
+    device = getattr(backend, "device_decorator", lambda: "")()
+    src = source.format(
+        name=name, index=backend.index_source(), index2d=backend.index2d_source(), device=device
+    )
+    namespace = dict(backend.kernel_namespace())
+    exec(compile(src, f"<bench {name}>", "exec"), namespace)  # noqa: S102
+    return (jit or backend.jit)(namespace[name])
+
+
+
+# ------------------------------------------------------------------ metadata
+
+
+def driver_version():
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return None
+
+
+def cpu_name():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def versions():
+    from importlib import metadata
+
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for dist in ("numba", "numba-cuda", "numba_vulkan"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    if out["numba_vulkan"] is None:
+        try:
+            import numba_vulkan
+
+            out["numba_vulkan"] = numba_vulkan.__version__ + " (source tree)"
+        except Exception:  # noqa: S110, BLE001
+            pass
+    return out
+
+
+# ---------------------------------------------------------------------- main
