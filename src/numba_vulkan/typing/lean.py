@@ -35,6 +35,8 @@ from numba.core.compiler_machinery import PassManager, register_pass
 from numba.core.errors import new_error_context
 from numba.core.untyped_passes import InlineClosureLikes
 
+from .lean_passes import opcodes
+
 
 def _check(pss, result):
     if result not in (True, False):
@@ -65,7 +67,9 @@ class LeanPassManager(PassManager):
 _CHANGED_BY = "numba_vulkan_changed_by"
 
 # The passes before InlineClosureLikes whose changes it may rely on being post-processed.
-_FIRST_PASSES = frozenset({"translate_bytecode", "fixup_args", "ir_processing"})
+_FIRST_PASSES = frozenset(
+    {"translate_bytecode", "numba_vulkan_translate_bytecode", "fixup_args", "ir_processing"}
+)
 
 # Bytecode that can give InlineClosureLikes work: closures, lambdas and comprehensions
 # (MAKE_FUNCTION); lists that a loop fills for np.array (its array-call inlining).
@@ -74,16 +78,10 @@ _CLOSURE_LIKE_OPS = frozenset(
 )
 
 
-def _opcodes(code):
-    """The opcodes `code` uses (every instruction is an opcode byte and an argument byte;
-    EXTENDED_ARG and inline caches are instructions of their own, never these opcodes)."""
-    return set(code.co_code[0::2])
-
-
 def _may_have_closure_likes(state):
     """Whether InlineClosureLikes could change this function (see the class below)."""
     code = state.func_id.code
-    if _opcodes(code) & _CLOSURE_LIKE_OPS:
+    if opcodes(code) & _CLOSURE_LIKE_OPS:
         return True
     names = set(code.co_names) | set(code.co_freevars)
     if names & {"reduce", "list"}:  # functools.reduce; list() filled in a loop
