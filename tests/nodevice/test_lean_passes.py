@@ -11,11 +11,11 @@ import io
 
 import numpy as np
 import pytest
-from numba.core import bytecode, compiler, interpreter, postproc, rewrites
+from numba.core import bytecode, compiler, interpreter, postproc, rewrites, types, untyped_passes
 from numba.core.errors import UnsupportedBytecodeError
 from numba.core.rewrites import ir_print, static_getitem
 
-from numba_vulkan.typing import lean_passes
+from numba_vulkan.typing import lean, lean_passes
 
 _print_alias = print
 
@@ -125,7 +125,7 @@ def _rewritten(func, apply):
     postproc.PostProcessor(func_ir).run()
     state = compiler.StateDict()
     state.func_ir, state.typemap, state.calltypes = func_ir, None, None
-    state.func_id, state.args = func_ir.func_id, ()
+    state.func_id, state.args, state.metadata = func_ir.func_id, (), {}
     apply(state)
     return _dump(func_ir)
 
@@ -181,3 +181,90 @@ def test_each_print_spelling_is_found():
         assert callee is print, name
     ours = _rewritten(_prints, lean_passes._apply_rewrites)
     assert ours.count("print(") == 3, ours
+
+
+# ---------------------------------------------------------------- the untyped passes in a row
+
+
+def _pruned(x):
+    flag = 1
+    if flag == 1:
+        return x
+    return -x
+
+
+def _tuple_len(t, a):
+    n = len(t) + a.ndim
+    if n > 3:
+        return t[0]
+    return t[1]
+
+
+def _arg_types(func):
+    if func is _tuple_len:
+        return (types.UniTuple(types.float64, 3), types.Array(types.float64, 2, "C"))
+    return (types.float64,) * func.__code__.co_argcount
+
+
+def _untyped(func, passes):
+    """The IR after `passes`, run as our pipeline runs them: its dump, each block's entry
+    variables and each label's live variables."""
+    pm = lean.LeanPassManager("test")
+    for pass_class in passes:
+        pm.add_pass(pass_class, pass_class.__name__)
+    pm.finalize()
+    state = compiler.StateDict()
+    state.func_id = bytecode.FunctionIdentity.from_function(func)
+    state.func_ir, state.typemap, state.calltypes = None, None, None
+    state.args, state.metadata, state.flags = _arg_types(func), {}, compiler.Flags()
+    untyped_passes.ExtractByteCode().run_pass(state)
+    pm.run(state)
+    func_ir = state.func_ir
+    entry = {label: sorted(func_ir.block_entry_vars[b]) for label, b in func_ir.blocks.items()}
+    live = {k: sorted(v) for k, v in func_ir.variable_lifetime.livemap.items()}
+    return _dump(func_ir), entry, live, state.metadata
+
+
+NUMBA_PASSES = [
+    untyped_passes.TranslateByteCode,
+    untyped_passes.FixupArgs,
+    untyped_passes.IRProcessing,
+    untyped_passes.RewriteSemanticConstants,
+    untyped_passes.DeadBranchPrune,
+    untyped_passes.GenericRewrites,
+]
+OUR_PASSES = [
+    lean_passes.LeanTranslateByteCode,
+    untyped_passes.FixupArgs,
+    lean_passes.LeanIRProcessing,
+    untyped_passes.RewriteSemanticConstants,
+    untyped_passes.DeadBranchPrune,
+    lean_passes.LeanGenericRewrites,
+]
+
+
+@pytest.mark.parametrize("func", MATCHABLE + [_pruned, _tuple_len], ids=lambda f: f.__name__)
+def test_untyped_passes_equal_numbas(func):
+    theirs = _untyped(func, NUMBA_PASSES)[:3]
+    assert _untyped(func, OUR_PASSES)[:3] == theirs
+
+
+def test_post_processing_skipped_only_when_unchanged():
+    skipped = []
+    real = postproc.PostProcessor.run
+
+    def counting(self, *args, **kwargs):
+        skipped.append(self.func_ir)
+        return real(self, *args, **kwargs)
+
+    postproc.PostProcessor.run = counting
+    try:
+        runs = {}
+        for func in (_loop, _pruned, _tuple_len, _prints):
+            skipped.clear()
+            _untyped(func, OUR_PASSES)
+            runs[func.__name__] = len(skipped)
+    finally:
+        postproc.PostProcessor.run = real
+    # IRProcessing's, then GenericRewrites' only where a pass changed the IR in between
+    assert runs == {"_loop": 1, "_pruned": 2, "_tuple_len": 2, "_prints": 2}

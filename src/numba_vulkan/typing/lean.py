@@ -35,7 +35,7 @@ from numba.core.compiler_machinery import PassManager, register_pass
 from numba.core.errors import new_error_context
 from numba.core.untyped_passes import InlineClosureLikes
 
-from .lean_passes import opcodes
+from .lean_passes import CHANGED_BY, opcodes
 
 
 def _check(pss, result):
@@ -64,11 +64,11 @@ class LeanPassManager(PassManager):
 
 
 #: state.metadata key: the names of the passes that said they changed the IR, in order.
-_CHANGED_BY = "numba_vulkan_changed_by"
+_CHANGED_BY = CHANGED_BY
 
 # The passes before InlineClosureLikes whose changes it may rely on being post-processed.
 _FIRST_PASSES = frozenset(
-    {"translate_bytecode", "numba_vulkan_translate_bytecode", "fixup_args", "ir_processing"}
+    {"numba_vulkan_translate_bytecode", "fixup_args", "numba_vulkan_ir_processing"}
 )
 
 # Bytecode that can give InlineClosureLikes work: closures, lambdas and comprehensions

@@ -13,7 +13,11 @@ only look and find nothing (benchmarks/profile_first_call.py):
   ``LeanGenericRewrites`` runs the same rewrites in the same order, but skips one
   of Numba's own whose ``match`` needs a node the IR does not have (no
   ``getitem``, no ``print`` callee, ...); rewrites registered by anyone else always
-  run, and after any rewrite changes a block the IR is scanned again.
+  run, and after any rewrite changes a block the IR is scanned again. Its closing
+  post-processing (CFG canonicalisation, variable lifetimes) is skipped when
+  nothing changed the IR since IRProcessing did the same: no rewrite matched, only
+  RewriteSemanticConstants and DeadBranchPrune ran in between, and they left every
+  block, statement and assigned value as IRProcessing left them.
 
 Both give the IR Numba's passes give (tests/nodevice/test_lean_passes.py
 compares them on a corpus of functions).
@@ -184,11 +188,61 @@ class LeanGenericRewrites(untyped_passes.GenericRewrites):
         return True
 
 
+#: state.metadata key: the IR's fingerprint as IRProcessing left it.
+_PROCESSED = "numba_vulkan_processed_ir"
+#: state.metadata key (typing/lean.py): the passes that said they changed the IR, in order.
+CHANGED_BY = "numba_vulkan_changed_by"
+# Passes between IRProcessing and GenericRewrites whose changes the fingerprint sees: they
+# only replace statements, assigned values and terminators, and delete blocks.
+_SEEN_BY_FINGERPRINT = frozenset({"rewrite_semantic_constants", "dead_branch_prune"})
+
+
+def _fingerprint(func_ir):
+    """The labels and the identities of the blocks, their statements and assigned values:
+    what the passes above change, all of which PostProcessor.run's results depend on.
+    Also the objects themselves, so that none is freed and its id reused meanwhile."""
+    objects = []
+    for block in func_ir.blocks.values():
+        objects.append(block)
+        for stmt in block.body:
+            objects.append(stmt)
+            if isinstance(stmt, ir.Assign):
+                objects.append(stmt.value)
+    return tuple(func_ir.blocks), tuple(map(id, objects)), objects
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LeanIRProcessing(untyped_passes.IRProcessing):
+    """IRProcessing, remembering the IR it left for LeanGenericRewrites."""
+
+    _name = "numba_vulkan_ir_processing"
+
+    def run_pass(self, state):
+        changed = super().run_pass(state)
+        state.metadata[_PROCESSED] = (state.func_ir, *_fingerprint(state.func_ir))
+        return changed
+
+
+def _unchanged_since_processing(state):
+    """Whether the IR is as LeanIRProcessing's post-processing left it."""
+    processed = state.metadata.get(_PROCESSED)
+    changed_by = state.metadata.get(CHANGED_BY, ())
+    if processed is None or LeanIRProcessing._name not in changed_by:
+        return False
+    func_ir, labels, ids, _ = processed
+    since = changed_by[changed_by.index(LeanIRProcessing._name) + 1:]
+    if func_ir is not state.func_ir or not set(since) <= _SEEN_BY_FINGERPRINT:
+        return False
+    now = _fingerprint(func_ir)
+    return now[0] == labels and now[1] == ids
+
+
 def _apply_rewrites(state):
     func_ir = state.func_ir
     blocks = func_ir.blocks
     old_blocks = blocks.copy()
     scan = _Scan(func_ir)
+    changed = False
     for rewrite_cls in rewrites.rewrite_registry.rewrites["before-inference"]:
         if not _may_match(rewrite_cls, scan, func_ir):
             continue
@@ -203,7 +257,9 @@ def _apply_rewrites(state):
                 scan = None
         if scan is None:  # a rewrite changed the IR: look again
             scan = _Scan(func_ir)
+            changed = True
     for key, block in blocks.items():
         if block != old_blocks[key]:
             block.verify()
-    postproc.PostProcessor(func_ir).run()
+    if changed or not _unchanged_since_processing(state):
+        postproc.PostProcessor(func_ir).run()

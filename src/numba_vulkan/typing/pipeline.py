@@ -23,7 +23,6 @@ from numba.core.untyped_passes import (
     FindLiterallyCalls,
     FixupArgs,
     InlineInlinables,
-    IRProcessing,
     LiteralPropagationSubPipelinePass,
     LiteralUnroll,
     MakeFunctionToJitFunction,
@@ -103,7 +102,7 @@ class VulkanCompiler(lean.PipelineCompiler):
         pm = lean.LeanPassManager("numba_vulkan")
         pm.add_pass(lean_passes.LeanTranslateByteCode, "analyzing bytecode")
         pm.add_pass(FixupArgs, "fix up args")
-        pm.add_pass(IRProcessing, "processing IR")
+        pm.add_pass(lean_passes.LeanIRProcessing, "processing IR")
         for pass_class, description in _EXTRA_UNTYPED_PASSES:
             pm.add_pass(pass_class, description)
         # Closures first, in case they use nonlocals (as Numba orders it).
