@@ -16,7 +16,8 @@ result nothing of ours reads:
   list of passes: it is built once and reused (its only state per run is the
   pass timings, which we do not read);
 - InlineClosureLikes where the function has nothing it could inline
-  (``InlineClosureLikesWhenAny``);
+  (``InlineClosureLikesWhenAny``); in TranslateByteCode, GenericRewrites and
+  IRProcessing, the steps that cannot change the function (typing/lean_passes.py);
 - per device function typed *inside* a kernel's typing: reloading Numba's
   configuration from the environment and refreshing the typing and target
   contexts' registries, which the enclosing compilation did moments before; the

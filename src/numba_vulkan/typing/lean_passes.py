@@ -1,4 +1,4 @@
-"""Two of Numba's untyped passes, skipping the steps that cannot change a given function.
+"""Numba's TranslateByteCode and GenericRewrites, without the steps that cannot change a function.
 
 A device function of a few lines spends most of its typing in Numba's front
 half (typing/lean.py); two of its passes run steps that, for most kernel code,
@@ -17,7 +17,8 @@ only look and find nothing (benchmarks/profile_first_call.py):
   post-processing (CFG canonicalisation, variable lifetimes) is skipped when
   nothing changed the IR since IRProcessing did the same: no rewrite matched, only
   RewriteSemanticConstants and DeadBranchPrune ran in between, and they left every
-  block, statement and assigned value as IRProcessing left them.
+  block, statement and assigned value as IRProcessing left them (``LeanIRProcessing``
+  notes what it left).
 
 Both give the IR Numba's passes give (tests/nodevice/test_lean_passes.py
 compares them on a corpus of functions).
