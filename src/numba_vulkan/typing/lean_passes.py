@@ -42,13 +42,14 @@ def opcodes(code):
     return set(code.co_code[0::2])
 
 
-# Peephole -> the opcodes that make the IR it rewrites; absent, the peephole finds nothing.
+# Peephole (by name) -> the opcodes that make the IR it rewrites; absent, it finds nothing.
 # '$setup_with_exitfn' variables come from with-statements (byteflow.py), calls with
-# `varkwarg` from CALL_FUNCTION_EX, `_update_from_bytecode` calls from DICT_UPDATE.
+# `varkwarg` from CALL_FUNCTION_EX, `_update_from_bytecode` calls from DICT_UPDATE (or a
+# method of that name). Any other peephole always runs.
 _PEEPHOLE_OPCODES = {
-    interpreter.peep_hole_delete_with_exit: _ops("SETUP_WITH", "BEFORE_WITH", "LOAD_SPECIAL"),
-    interpreter.peep_hole_call_function_ex_to_call_function_kw: _ops("CALL_FUNCTION_EX"),
-    interpreter.peep_hole_fuse_dict_add_updates: _ops("DICT_UPDATE"),
+    "peep_hole_delete_with_exit": _ops("SETUP_WITH", "BEFORE_WITH", "LOAD_SPECIAL"),
+    "peep_hole_call_function_ex_to_call_function_kw": _ops("CALL_FUNCTION_EX"),
+    "peep_hole_fuse_dict_add_updates": _ops("DICT_UPDATE"),
 }
 
 
@@ -58,16 +59,12 @@ class LeanInterpreter(interpreter.Interpreter):
     def post_process(self, peepholes, func_ir):
         code = self.bytecode.func_id.code
         used = opcodes(code)
-        # A method literally named so would give the dict peephole something to look at.
-        dict_update = "_update_from_bytecode" in code.co_names
+        if "_update_from_bytecode" in code.co_names:
+            used |= _PEEPHOLE_OPCODES["peep_hole_fuse_dict_add_updates"]
 
         def needed(peep):
-            ops = _PEEPHOLE_OPCODES.get(peep)
-            if ops is None:
-                return True
-            if peep is interpreter.peep_hole_fuse_dict_add_updates and dict_update:
-                return True
-            return bool(used & ops)
+            ops = _PEEPHOLE_OPCODES.get(getattr(peep, "__name__", None))
+            return ops is None or bool(used & ops)
 
         return super().post_process([p for p in peepholes if needed(p)], func_ir)
 
