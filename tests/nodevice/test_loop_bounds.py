@@ -60,3 +60,30 @@ def test_static_iterations(fn, expected):
         args.append(numba.int64)
     typed = pipeline.type_kernel(fn, tuple(args), pipeline.Options())
     assert static_iterations(typed.func_ir) == expected
+
+
+def branches_only(out, n):
+    if n > 0:
+        out[0] = 1
+    elif n < -5:
+        out[0] = 2
+    else:
+        return
+    out[0] += 1
+
+
+@pytest.mark.parametrize(
+    ("fn", "acyclic"),
+    [(no_loops, True), (branches_only, True), (one_range, False), (while_loop, False)],
+)  # fmt: skip
+def test_acyclic_shortcut_agrees_with_the_cfg(fn, acyclic):
+    from numba.core.analysis import compute_cfg_from_blocks
+
+    from numba_vulkan.frontend.loop_bounds import _acyclic
+
+    args = [numba.typeof(np.zeros(1, np.int64))]
+    if fn.__code__.co_argcount == 2:
+        args.append(numba.int64)
+    blocks = pipeline.type_kernel(fn, tuple(args), pipeline.Options()).func_ir.blocks
+    assert _acyclic(blocks) is acyclic
+    assert not compute_cfg_from_blocks(blocks).loops() or not acyclic

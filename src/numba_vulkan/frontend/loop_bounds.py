@@ -50,11 +50,28 @@ def _range_trips(func_ir, header):
     return None
 
 
+def _acyclic(blocks):
+    """True if every edge goes to a higher label, so that there is no loop (a cycle of
+    integer labels has an edge to a lower or equal one); False if unsure. Cheaper than the
+    CFG for the loop-free device functions each call site asks about."""
+    for label, block in blocks.items():
+        try:
+            targets = block.body[-1].get_targets()
+        except (IndexError, AttributeError, NotImplementedError):  # no terminator
+            return False
+        for target in targets:
+            if target <= label or target not in blocks:
+                return False
+    return True
+
+
 def static_iterations(func_ir):
     """An upper bound on the loop iterations of one invocation, or None if there is none.
 
     Returns 0 for a kernel without loops.
     """
+    if _acyclic(func_ir.blocks):
+        return 0
     try:
         loops = compute_cfg_from_blocks(func_ir.blocks).loops()
     except Exception:  # an IR the analysis does not take: assume the worst

@@ -16,7 +16,8 @@ result nothing of ours reads:
   list of passes: it is built once and reused (its only state per run is the
   pass timings, which we do not read);
 - InlineClosureLikes where the function has nothing it could inline
-  (``InlineClosureLikesWhenAny``);
+  (``InlineClosureLikesWhenAny``); in TranslateByteCode, GenericRewrites and
+  IRProcessing, the steps that cannot change the function (typing/lean_passes.py);
 - per device function typed *inside* a kernel's typing: reloading Numba's
   configuration from the environment and refreshing the typing and target
   contexts' registries, which the enclosing compilation did moments before; the
@@ -34,6 +35,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler_machinery import PassManager, register_pass
 from numba.core.errors import new_error_context
 from numba.core.untyped_passes import InlineClosureLikes
+
+from .lean_passes import CHANGED_BY, opcodes
 
 
 def _check(pss, result):
@@ -62,10 +65,12 @@ class LeanPassManager(PassManager):
 
 
 #: state.metadata key: the names of the passes that said they changed the IR, in order.
-_CHANGED_BY = "numba_vulkan_changed_by"
+_CHANGED_BY = CHANGED_BY
 
 # The passes before InlineClosureLikes whose changes it may rely on being post-processed.
-_FIRST_PASSES = frozenset({"translate_bytecode", "fixup_args", "ir_processing"})
+_FIRST_PASSES = frozenset(
+    {"numba_vulkan_translate_bytecode", "fixup_args", "numba_vulkan_ir_processing"}
+)
 
 # Bytecode that can give InlineClosureLikes work: closures, lambdas and comprehensions
 # (MAKE_FUNCTION); lists that a loop fills for np.array (its array-call inlining).
@@ -74,16 +79,10 @@ _CLOSURE_LIKE_OPS = frozenset(
 )
 
 
-def _opcodes(code):
-    """The opcodes `code` uses (every instruction is an opcode byte and an argument byte;
-    EXTENDED_ARG and inline caches are instructions of their own, never these opcodes)."""
-    return set(code.co_code[0::2])
-
-
 def _may_have_closure_likes(state):
     """Whether InlineClosureLikes could change this function (see the class below)."""
     code = state.func_id.code
-    if _opcodes(code) & _CLOSURE_LIKE_OPS:
+    if opcodes(code) & _CLOSURE_LIKE_OPS:
         return True
     names = set(code.co_names) | set(code.co_freevars)
     if names & {"reduce", "list"}:  # functools.reduce; list() filled in a loop

@@ -22,19 +22,16 @@ from numba.core.untyped_passes import (
     DeadBranchPrune,
     FindLiterallyCalls,
     FixupArgs,
-    GenericRewrites,
     InlineInlinables,
-    IRProcessing,
     LiteralPropagationSubPipelinePass,
     LiteralUnroll,
     MakeFunctionToJitFunction,
     RewriteDynamicRaises,
     RewriteSemanticConstants,
-    TranslateByteCode,
 )
 
 from .. import errors
-from . import lean, target
+from . import lean, lean_passes, target
 
 
 @dataclass(frozen=True)
@@ -103,16 +100,16 @@ class VulkanCompiler(lean.PipelineCompiler):
 
     def build_pipeline(self):
         pm = lean.LeanPassManager("numba_vulkan")
-        pm.add_pass(TranslateByteCode, "analyzing bytecode")
+        pm.add_pass(lean_passes.LeanTranslateByteCode, "analyzing bytecode")
         pm.add_pass(FixupArgs, "fix up args")
-        pm.add_pass(IRProcessing, "processing IR")
+        pm.add_pass(lean_passes.LeanIRProcessing, "processing IR")
         for pass_class, description in _EXTRA_UNTYPED_PASSES:
             pm.add_pass(pass_class, description)
         # Closures first, in case they use nonlocals (as Numba orders it).
         pm.add_pass(lean.InlineClosureLikesWhenAny, "inline calls to locally defined closures")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
         pm.add_pass(DeadBranchPrune, "dead branch pruning")
-        pm.add_pass(GenericRewrites, "nopython rewrites")
+        pm.add_pass(lean_passes.LeanGenericRewrites, "nopython rewrites")
         pm.add_pass(RewriteDynamicRaises, "rewrite dynamic raises")
         pm.add_pass(MakeFunctionToJitFunction, "convert make_function into JIT functions")
         pm.add_pass(InlineInlinables, "inline inlinable functions")

@@ -1,0 +1,263 @@
+"""Numba's TranslateByteCode and GenericRewrites, without the steps that cannot change a function.
+
+A device function of a few lines spends most of its typing in Numba's front
+half (typing/lean.py); two of its passes run steps that, for most kernel code,
+only look and find nothing (benchmarks/profile_first_call.py):
+
+- ``TranslateByteCode`` ends with five peepholes over the new IR. Three of them
+  rewrite what only one opcode produces (``with`` blocks, ``f(*args, **kws)``,
+  dict merges); ``LeanTranslateByteCode`` skips each of those when the function's
+  bytecode lacks that opcode. The other two are cheap and always run.
+- ``GenericRewrites`` tries every "before-inference" rewrite on every block; a
+  failed match of a constant costs an exception that formats a source line.
+  ``LeanGenericRewrites`` runs the same rewrites in the same order, but skips one
+  of Numba's own whose ``match`` needs a node the IR does not have (no
+  ``getitem``, no ``print`` callee, ...); rewrites registered by anyone else always
+  run, and after any rewrite changes a block the IR is scanned again. Its closing
+  post-processing (CFG canonicalisation, variable lifetimes) is skipped when
+  nothing changed the IR since IRProcessing did the same: no rewrite matched, only
+  RewriteSemanticConstants and DeadBranchPrune ran in between, and they left every
+  block, statement and assigned value as IRProcessing left them (``LeanIRProcessing``
+  notes what it left).
+
+Both give the IR Numba's passes give (tests/nodevice/test_lean_passes.py
+compares them on a corpus of functions).
+"""
+
+import dis
+from types import ModuleType
+
+from numba.core import config, interpreter, ir, postproc, rewrites, untyped_passes
+from numba.core.compiler_machinery import register_pass
+from numba.core.rewrites import ir_print, static_binop, static_getitem, static_raise
+
+
+def _ops(*names):
+    return frozenset(dis.opmap[n] for n in names if n in dis.opmap)
+
+
+def opcodes(code):
+    """The opcodes `code` uses (every instruction is an opcode byte and an argument byte;
+    EXTENDED_ARG and inline caches are instructions of their own, never these opcodes)."""
+    return set(code.co_code[0::2])
+
+
+# Peephole (by name) -> the opcodes that make the IR it rewrites; absent, it finds nothing.
+# '$setup_with_exitfn' variables come from with-statements (byteflow.py), calls with
+# `varkwarg` from CALL_FUNCTION_EX, `_update_from_bytecode` calls from DICT_UPDATE (or a
+# method of that name). Any other peephole always runs.
+_PEEPHOLE_OPCODES = {
+    "peep_hole_delete_with_exit": _ops("SETUP_WITH", "BEFORE_WITH", "LOAD_SPECIAL"),
+    "peep_hole_call_function_ex_to_call_function_kw": _ops("CALL_FUNCTION_EX"),
+    "peep_hole_fuse_dict_add_updates": _ops("DICT_UPDATE"),
+}
+
+
+class LeanInterpreter(interpreter.Interpreter):
+    """Numba's Interpreter, without the peepholes that have nothing to rewrite."""
+
+    def post_process(self, peepholes, func_ir):
+        code = self.bytecode.func_id.code
+        used = opcodes(code)
+        if "_update_from_bytecode" in code.co_names:
+            used |= _PEEPHOLE_OPCODES["peep_hole_fuse_dict_add_updates"]
+
+        def needed(peep):
+            ops = _PEEPHOLE_OPCODES.get(getattr(peep, "__name__", None))
+            return ops is None or bool(used & ops)
+
+        return super().post_process([p for p in peepholes if needed(p)], func_ir)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LeanTranslateByteCode(untyped_passes.TranslateByteCode):
+    """TranslateByteCode with LeanInterpreter."""
+
+    _name = "numba_vulkan_translate_bytecode"
+
+    def run_pass(self, state):
+        state["func_ir"] = LeanInterpreter(state["func_id"]).interpret(state["bc"])
+        return True
+
+
+# ---------------------------------------------------------------- GenericRewrites
+
+_FAIL = object()
+
+
+def _constant(func_ir, name, depth=0):
+    """What ``func_ir.infer_constant(name)`` gives, without its exceptions: the value,
+    _FAIL where Numba would fail, or None where unsure (so the caller runs Numba's code)."""
+    if depth > 20:
+        return None
+    try:
+        defn = func_ir.get_definition(name)
+    except KeyError:
+        return _FAIL
+    if isinstance(defn, (ir.Global, ir.FreeVar, ir.Const)):
+        return defn.value
+    if isinstance(defn, ir.Arg):
+        return _FAIL
+    if not isinstance(defn, ir.Expr):
+        return None
+    if defn.op == "getattr":
+        base = _constant(func_ir, defn.value.name, depth + 1)
+        if base is None or base is _FAIL:
+            return base
+        if isinstance(base, (ModuleType, type)):
+            return getattr(base, defn.attr, _FAIL)
+        return _FAIL
+    if defn.op == "call":  # only slice(...) and exception classes are constants: never print
+        return _FAIL
+    if defn.op in ("build_list", "build_tuple"):
+        return _FAIL  # a list or tuple, never print
+    return _FAIL  # Numba's ConstantInference fails on every other expression
+
+
+def _may_call_print(func_ir, calls):
+    for expr in calls:
+        callee = _constant(func_ir, expr.func.name)
+        if callee is None or callee is print:
+            return True
+    return False
+
+
+class _Scan:
+    """What one walk over the IR finds that Numba's rewrites look for."""
+
+    def __init__(self, func_ir):
+        self.ops = set()
+        self.stmts = set()
+        self.binop_fns = set()
+        self.calls = []
+        for block in func_ir.blocks.values():
+            for stmt in block.body:
+                self.stmts.add(type(stmt))
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                    expr = stmt.value
+                    self.ops.add(expr.op)
+                    if expr.op == "call":
+                        self.calls.append(expr)
+                    elif expr.op == "binop":
+                        self.binop_fns.add(expr.fn)
+
+    def has_stmt(self, classes):
+        return any(issubclass(t, classes) for t in self.stmts)
+
+
+# Numba's rewrite -> whether it can match: what its ``match`` looks for, found by _Scan.
+_MAY_MATCH = {
+    static_getitem.RewriteConstGetitems: lambda scan, func_ir: "getitem" in scan.ops,
+    static_getitem.RewriteConstSetitems: lambda scan, func_ir: scan.has_stmt(ir.SetItem),
+    static_raise.RewriteConstRaises: lambda scan, func_ir: scan.has_stmt((ir.Raise, ir.TryRaise)),
+    static_binop.DetectStaticBinops: lambda scan, func_ir: bool(
+        scan.binop_fns & set(static_binop.DetectStaticBinops.rhs_operators)
+    ),
+    ir_print.RewritePrintCalls: lambda scan, func_ir: _may_call_print(func_ir, scan.calls),
+    ir_print.DetectConstPrintArguments: lambda scan, func_ir: scan.has_stmt(ir.Print),
+}
+_KNOWN_REWRITES = frozenset(_MAY_MATCH)
+
+
+def _may_match(rewrite_cls, scan, func_ir):
+    """False only where Numba's rewrite `rewrite_cls` cannot match any block."""
+    may_match = _MAY_MATCH.get(rewrite_cls)
+    return True if may_match is None else may_match(scan, func_ir)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LeanGenericRewrites(untyped_passes.GenericRewrites):
+    """GenericRewrites, without the rewrites that cannot match (module docstring).
+
+    The loop is ``RewriteRegistry.apply('before-inference', ...)``'s, with the skip.
+    """
+
+    _name = "numba_vulkan_generic_rewrites"
+
+    def run_pass(self, state):
+        if config.DEBUG or config.DUMP_IR:
+            return super().run_pass(state)
+        msg = (
+            "Internal error in pre-inference rewriting pass encountered during "
+            f'compilation of function "{state.func_id.func_name}"'
+        )
+        with untyped_passes.fallback_context(state, msg):
+            _apply_rewrites(state)
+        return True
+
+
+#: state.metadata key: the IR's fingerprint as IRProcessing left it.
+_PROCESSED = "numba_vulkan_processed_ir"
+#: state.metadata key (typing/lean.py): the passes that said they changed the IR, in order.
+CHANGED_BY = "numba_vulkan_changed_by"
+# Passes between IRProcessing and GenericRewrites whose changes the fingerprint sees: they
+# only replace statements, assigned values and terminators, and delete blocks.
+_SEEN_BY_FINGERPRINT = frozenset({"rewrite_semantic_constants", "dead_branch_prune"})
+
+
+def _fingerprint(func_ir):
+    """The labels and the identities of the blocks, their statements and assigned values:
+    what the passes above change, all of which PostProcessor.run's results depend on.
+    Also the objects themselves, so that none is freed and its id reused meanwhile."""
+    objects = []
+    for block in func_ir.blocks.values():
+        objects.append(block)
+        for stmt in block.body:
+            objects.append(stmt)
+            if isinstance(stmt, ir.Assign):
+                objects.append(stmt.value)
+    return tuple(func_ir.blocks), tuple(map(id, objects)), objects
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LeanIRProcessing(untyped_passes.IRProcessing):
+    """IRProcessing, remembering the IR it left for LeanGenericRewrites."""
+
+    _name = "numba_vulkan_ir_processing"
+
+    def run_pass(self, state):
+        changed = super().run_pass(state)
+        state.metadata[_PROCESSED] = (state.func_ir, *_fingerprint(state.func_ir))
+        return changed
+
+
+def _unchanged_since_processing(state):
+    """Whether the IR is as LeanIRProcessing's post-processing left it."""
+    processed = state.metadata.get(_PROCESSED)
+    changed_by = state.metadata.get(CHANGED_BY, ())
+    if processed is None or LeanIRProcessing._name not in changed_by:
+        return False
+    func_ir, labels, ids, _ = processed
+    since = changed_by[changed_by.index(LeanIRProcessing._name) + 1:]
+    if func_ir is not state.func_ir or not set(since) <= _SEEN_BY_FINGERPRINT:
+        return False
+    now = _fingerprint(func_ir)
+    return now[0] == labels and now[1] == ids
+
+
+def _apply_rewrites(state):
+    func_ir = state.func_ir
+    blocks = func_ir.blocks
+    old_blocks = blocks.copy()
+    scan = _Scan(func_ir)
+    changed = False
+    for rewrite_cls in rewrites.rewrite_registry.rewrites["before-inference"]:
+        if not _may_match(rewrite_cls, scan, func_ir):
+            continue
+        rewrite = rewrite_cls(state)
+        work_list = list(blocks.items())
+        while work_list:
+            key, block = work_list.pop()
+            if rewrite.match(func_ir, block, state.typemap, state.calltypes):
+                new_block = rewrite.apply()
+                blocks[key] = new_block
+                work_list.append((key, new_block))
+                scan = None
+        if scan is None:  # a rewrite changed the IR: look again
+            scan = _Scan(func_ir)
+            changed = True
+    for key, block in blocks.items():
+        if block != old_blocks[key]:
+            block.verify()
+    if changed or not _unchanged_since_processing(state):
+        postproc.PostProcessor(func_ir).run()
