@@ -91,16 +91,8 @@ util::Result<size_t> HideFloatZeros(Module& m) {
     const uint32_t param = AddHiddenParam(m, kFloatZeroParam, ScalarKind::kU32);
     Block& entry = f.entry();
     std::vector<Inst> head;
-    auto make = [&](Op op, ScalarKind k, std::vector<ValueId> operands, BlockId block) {
-        Inst inst;
-        inst.op = op;
-        inst.type = m.GetScalar(k);
-        inst.result = f.NewValue(inst.type, block);
-        inst.operands = std::move(operands);
-        return inst;
-    };
     auto add = [&](Op op, ScalarKind k, std::vector<ValueId> operands) {
-        head.push_back(make(op, k, std::move(operands), entry.id));
+        head.push_back(m.NewScalarInst(op, k, std::move(operands), entry.id));
         return head.back().result;
     };
     ValueId bits[2] = {add(Op::kParam, ScalarKind::kU32, {}), kNone};
@@ -132,9 +124,9 @@ util::Result<size_t> HideFloatZeros(Module& m) {
             if (!converted.count(conv.result)) continue;
             const bool wide = m.type(conv.type).scalar == ScalarKind::kF64;
             const ScalarKind uk = wide ? ScalarKind::kU64 : ScalarKind::kU32;
-            Inst as_int = make(Op::kBitcast, uk, {conv.result}, b.id);
-            Inst ored = make(Op::kOr, uk, {as_int.result, bits[wide]}, b.id);
-            Inst back = make(Op::kBitcast, wide ? ScalarKind::kF64 : ScalarKind::kF32,
+            Inst as_int = m.NewScalarInst(Op::kBitcast, uk, {conv.result}, b.id);
+            Inst ored = m.NewScalarInst(Op::kOr, uk, {as_int.result, bits[wide]}, b.id);
+            Inst back = m.NewScalarInst(Op::kBitcast, wide ? ScalarKind::kF64 : ScalarKind::kF32,
                              {ored.result}, b.id);
             for (Inst* n : {&as_int, &ored, &back}) n->loc = conv.loc;
             renamed[conv.result] = back.result;

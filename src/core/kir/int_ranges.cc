@@ -7,56 +7,13 @@
 #include <vector>
 
 #include "kir/abi.h"
+#include "kir/index_only.h"
 
 namespace nvk::kir {
 
 namespace {
 
 bool IsSignedInt(ScalarKind k) { return IsInteger(k) && IsSigned(k); }
-
-// Arithmetic through which a value can still be only an index (as the emitter's
-// spirv/wrapping.cc IndexOnly).
-bool IsIndexArithmetic(Op op) {
-    return op == Op::kAdd || op == Op::kSub || op == Op::kMul || op == Op::kShl ||
-           op == Op::kConvert;
-}
-
-// The values computed only to index memory: each use is an elemptr/indexptr
-// index or index arithmetic whose result is itself such a value.
-std::vector<bool> IndexOnlyValues(const Function& f) {
-    std::vector<std::vector<std::pair<const Inst*, size_t>>> uses(f.values.size());
-    std::vector<const Inst*> candidates;
-    std::vector<bool> index_only(f.values.size(), false);
-    for (const Block& b : f.blocks)
-        for (const Inst& inst : b.insts) {
-            for (size_t i = 0; i < inst.operands.size(); ++i)
-                if (inst.operands[i] < uses.size()) uses[inst.operands[i]].push_back({&inst, i});
-            if (inst.result != kNone && inst.result < f.values.size() &&
-                IsIndexArithmetic(inst.op)) {
-                index_only[inst.result] = true;  // optimistic, refined below
-                candidates.push_back(&inst);
-            }
-        }
-    auto index_use = [&](const Inst* user, size_t pos) {
-        if ((user->op == Op::kElemPtr || user->op == Op::kIndexPtr) && pos == 1) return true;
-        return user->result != kNone && user->result < index_only.size() &&
-               index_only[user->result];
-    };
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (const Inst* inst : candidates) {
-            if (!index_only[inst->result]) continue;
-            const auto& u = uses[inst->result];
-            bool only = !u.empty();
-            for (const auto& [user, pos] : u) only = only && index_use(user, pos);
-            if (!only) {
-                index_only[inst->result] = false;
-                changed = true;
-            }
-        }
-    }
-    return index_only;
-}
 
 }  // namespace
 
@@ -84,7 +41,7 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
         return inst.op == Op::kNeg ||
                (inst.op == Op::kMath && static_cast<MathFn>(inst.imm) == MathFn::kAbs);
     };
-    const std::vector<bool> index_only = IndexOnlyValues(f);
+    const std::vector<bool> index_only = IndexOnlyValues(m);
 
     // What to hide: (instruction's result, hide its input, hide its output).
     struct Site {
@@ -109,15 +66,7 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
     const uint32_t param = AddHiddenParam(m, kIntZeroParam, ScalarKind::kU64);
     Block& entry = f.entry();
     std::vector<Inst> head;
-    auto make = [&](Op op, ScalarKind k, std::vector<ValueId> operands, BlockId block) {
-        Inst inst;
-        inst.op = op;
-        inst.type = m.GetScalar(k);
-        inst.result = f.NewValue(inst.type, block);
-        inst.operands = std::move(operands);
-        return inst;
-    };
-    head.push_back(make(Op::kParam, ScalarKind::kU64, {}, entry.id));
+    head.push_back(m.NewScalarInst(Op::kParam, ScalarKind::kU64, {}, entry.id));
     head.back().imm = param;
     const ValueId bits = head.back().result;
     std::unordered_map<ScalarKind, ValueId> zeros;  // the hidden zero of each kind
@@ -125,7 +74,8 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
         if (k == ScalarKind::kU64) return bits;
         auto it = zeros.find(k);
         if (it != zeros.end()) return it->second;
-        head.push_back(make(BitWidth(k) == 64 ? Op::kBitcast : Op::kConvert, k, {bits}, entry.id));
+        const Op op = BitWidth(k) == 64 ? Op::kBitcast : Op::kConvert;
+        head.push_back(m.NewScalarInst(op, k, {bits}, entry.id));
         return zeros[k] = head.back().result;
     };
 
@@ -142,7 +92,7 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
             }
             if (it->second.input) {
                 const ScalarKind k = kind_of(inst.operands[0]);
-                Inst x = make(Op::kXor, k, {inst.operands[0], zero(k)}, b.id);
+                Inst x = m.NewScalarInst(Op::kXor, k, {inst.operands[0], zero(k)}, b.id);
                 x.loc = inst.loc;
                 inst.operands[0] = x.result;
                 out.push_back(std::move(x));
@@ -153,7 +103,7 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
             const Loc loc = inst.loc;
             out.push_back(std::move(inst));
             if (it->second.output) {
-                Inst x = make(Op::kXor, k, {result, zero(k)}, b.id);
+                Inst x = m.NewScalarInst(Op::kXor, k, {result, zero(k)}, b.id);
                 x.loc = loc;
                 renamed[result] = x.result;
                 out.push_back(std::move(x));

@@ -161,6 +161,15 @@ BlockId Function::NextBlockId() const {
     return next;
 }
 
+Inst Module::NewScalarInst(Op op, ScalarKind k, std::vector<ValueId> operands, BlockId block) {
+    Inst inst;
+    inst.op = op;
+    inst.type = GetScalar(k);
+    inst.result = function.NewValue(inst.type, block);
+    inst.operands = std::move(operands);
+    return inst;
+}
+
 ValueId Function::NewValue(TypeId type, BlockId block) {
     values.push_back({type, block});
     return static_cast<ValueId>(values.size() - 1);

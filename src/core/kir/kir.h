@@ -281,6 +281,9 @@ struct Module {
     TypeId GetScalar(ScalarKind k);
     TypeId GetPointer(AddressSpace space, TypeId pointee);
     const Type& type(TypeId id) const { return types.at(id); }
+    // An instruction with a new scalar result of kind `k` defined in `block`, for
+    // passes to insert where they like (Builder appends to the CFG it builds).
+    Inst NewScalarInst(Op op, ScalarKind k, std::vector<ValueId> operands, BlockId block);
 
     // Append a parameter at the next offset aligned to its size; returns its index.
     uint32_t AddParam(std::string name, ScalarKind k);

@@ -36,11 +36,13 @@
 // shl/int conversions used only that way, overflows only where the access is
 // out of bounds whatever the arithmetic; there the driver's assumption that
 // it does not overflow is true and lets it fold the widening of a 32-bit
-// index into the address (matmul's inner loop). IndexOnly() finds them.
+// index into the address (matmul's inner loop). IndexOnly() finds them
+// (kir/index_only.h).
 #include <spirv/unified1/GLSL.std.450.h>
 
 #include <cstring>
 
+#include "kir/index_only.h"
 #include "spirv/emitter.h"
 
 namespace nvk::spirv {
@@ -50,52 +52,9 @@ namespace {
 using kir::Op;
 using kir::ScalarKind;
 
-bool IsIndexArithmetic(const kir::Inst& inst) {
-    switch (inst.op) {
-        case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kShl: case Op::kConvert: return true;
-        default: return false;
-    }
-}
-
 }  // namespace
 
-void Emitter::ComputeIndexOnly() {
-    const kir::Function& f = m_.function;
-    index_only_.assign(f.values.size(), false);
-    // Every use of every value: (instruction, operand position).
-    std::vector<std::vector<std::pair<const kir::Inst*, size_t>>> uses(f.values.size());
-    std::vector<const kir::Inst*> candidates;
-    for (const kir::Block& block : f.blocks) {
-        for (const kir::Inst& inst : block.insts) {
-            for (size_t i = 0; i < inst.operands.size(); ++i) {
-                if (inst.operands[i] < uses.size()) uses[inst.operands[i]].push_back({&inst, i});
-            }
-            if (inst.result != kir::kNone && inst.result < f.values.size() &&
-                IsIndexArithmetic(inst) && kir::IsInteger(KindOf(inst.result))) {
-                index_only_[inst.result] = true;  // optimistic: refined below
-                candidates.push_back(&inst);
-            }
-        }
-    }
-    auto index_use = [&](const kir::Inst* user, size_t pos) {
-        if ((user->op == Op::kElemPtr || user->op == Op::kIndexPtr) && pos == 1) return true;
-        return user->result != kir::kNone && user->result < index_only_.size() &&
-               index_only_[user->result];
-    };
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (const kir::Inst* inst : candidates) {
-            if (!index_only_[inst->result]) continue;
-            const auto& u = uses[inst->result];
-            bool only = !u.empty();
-            for (const auto& [user, pos] : u) only = only && index_use(user, pos);
-            if (!only) {
-                index_only_[inst->result] = false;
-                changed = true;
-            }
-        }
-    }
-}
+void Emitter::ComputeIndexOnly() { index_only_ = kir::IndexOnlyValues(m_); }
 
 bool Emitter::IndexOnly(const kir::Inst& inst) const {
     return inst.result != kir::kNone && inst.result < index_only_.size() &&
