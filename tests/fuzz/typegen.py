@@ -159,6 +159,11 @@ class Node:
         """True when a float `/` or `**` occurs in the tree."""
         return any(n.kind == "bin" and n.op in INEXACT and is_float(n.ty) for n in self.walk())
 
+    def computes_float32(self):
+        """True when an operation (not a leaf) of the tree has a float32 result: one that a
+        device flushing float32 subnormals may give as zero."""
+        return any(n.kind != "leaf" and n.ty == types.float32 for n in self.walk())
+
 
 def _small_literal(node, hi):
     return isinstance(node.ty, types.IntegerLiteral) and 0 <= node.value <= hi
