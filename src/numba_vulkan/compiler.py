@@ -35,6 +35,10 @@ class FloatControls(typing.NamedTuple):
     driver's may be 2.5 ulp off (Vulkan allows it; NVIDIA's is; kir/float_division.h).
     fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
     add): the math library then builds its exact products from it (launchers.fused_fma).
+    loose_division: tests (config.DRIVER_DIV = "loose"): the math library's own divisions,
+    which take the driver's quotient (mathlib/dd.driver_div), are moved by 2 ulp, about as far
+    as Vulkan lets a driver's be off, so that lavapipe (whose division is exact) checks the
+    library's accuracy against a loose division.
     """
 
     nan_preserve: tuple = ()
@@ -43,6 +47,7 @@ class FloatControls(typing.NamedTuple):
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
+    loose_division: bool = False
 
 
 def compile_kernel(*args, **kwargs):
@@ -108,6 +113,7 @@ def _compile_kernel(
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=float_controls.subnormals,
         fused_fma=float_controls.fused_fma,
+        loose_division=float_controls.loose_division,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

@@ -33,6 +33,7 @@ def float_controls(device):
         # 2.5 ulp off (NVIDIA is). Without float64 the driver's quotient stays (docs/math.md).
         divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
         fused_fma=fused_fma(info, config.FMA),
+        loose_division=config.DRIVER_DIV == "loose",
     )
 
 

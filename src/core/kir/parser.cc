@@ -433,6 +433,18 @@ util::Status Parser::InstLine() {
             NVK_ASSIGN_OR_RETURN(inst.imm, Number("an element count"));
             break;
         }
+        case Op::kDiv: {  // an optional precision word before the operands
+            if (Peek() != '%' && Peek() != ':' && !AtEnd()) {
+                size_t col = pos_;
+                NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a division precision"));
+                if (name != "driver") {
+                    pos_ = col;
+                    return Error("unknown division precision '" + std::string(name) + "'");
+                }
+                inst.aux = static_cast<uint32_t>(DivPrecision::kDriver);
+            }
+            break;
+        }
         case Op::kSubgroup: {
             SkipWs();
             size_t col = pos_;

@@ -155,6 +155,10 @@ std::string PrintInst(const Module& m, const Inst& inst) {
             break;
         }
         case Op::kArrayVar: args.push_back(std::to_string(inst.imm)); break;
+        case Op::kDiv:  // `div driver %1, %2`; an unknown precision prints as a number
+            if (inst.aux == static_cast<uint32_t>(DivPrecision::kDriver)) s += " driver";
+            else if (inst.aux != 0) s += " ?" + std::to_string(inst.aux);
+            break;
         case Op::kAtomic:
             s += " ";
             s += inst.imm <= static_cast<uint64_t>(AtomicOp::kCas)

@@ -317,6 +317,10 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
             NVK_RETURN_IF_ERROR(same(ops[0], ops[1]));
             if (!IsScalar(ops[0]) || Is(ops[0], ScalarKind::kBool))
                 return fail("arithmetic on " + Name(ops[0]));
+            if (inst.op == Op::kDiv && inst.aux != 0 &&
+                (inst.aux != static_cast<uint32_t>(DivPrecision::kDriver) ||
+                 !IsScalarKind(ops[0], IsFloat)))
+                return fail("a division precision other than 'driver', or on integers");
             return result_is(ops[0]);
         case Op::kAnd: case Op::kOr: case Op::kXor:
             NVK_RETURN_IF_ERROR(arity(2));

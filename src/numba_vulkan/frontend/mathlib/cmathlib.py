@@ -336,8 +336,7 @@ def lower(lowerer, fn, expr, sig):
         return None
     if fn is not cmath.rect and len(expr.args) != 1 and fn is not cmath.log:
         return None
-    b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
-                       getattr(lowerer, "fused_fma", False))
+    b = denormals.for_lowerer(lowerer)
     args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
     ty = sig.args[0]
     if fn is cmath.rect:

@@ -5,6 +5,10 @@ All of them rely on each float op being rounded once, as Vulkan requires for
 add, sub and mul and as the NoContraction decoration of the accurate path
 guarantees (no fused multiply-add behind our back). OpFDiv is only required to
 be within 2.5 ulp (float32; float64 only "as precise as float32"), hence `div`.
+The library's own divisions take the driver's quotient (`driver_div`): a kernel's
+`/` on float32 is made correctly rounded by a float64 division on devices whose
+division is loose (kir/float_division.h), which `div` would pay for and then
+redo.
 
 Where the device's GLSL.std.450 Fma rounds once (`b.fused_fma`, set from the
 vendor: launchers.fused_fma), Dekker's product is one Fma (fma(x, y, -p) is
@@ -78,6 +82,16 @@ def two_sum(b, x, y):
     return s, e
 
 
+def driver_div(b, x, y):
+    """x / y as the driver's OpFDiv gives it: within 2.5 ulp on float32 (float64: at least as
+    precise as float32) for |y| in [2^-126, 2^126], where every caller keeps its divisor
+    (docs/math.md, "Division"; outside, the quotient must go unused). For quotients corrected
+    afterwards (`div`), first guesses and correction terms far below an ulp of a result:
+    never rewritten into a float64 division, nor scaled for NVIDIA's large divisors (kir.h
+    DivPrecision::kDriver)."""
+    return b.driver_div(x, y)
+
+
 def div(b, x, y, moderate=False):
     """x / y to within about 0.5 ulp: the driver's quotient, then Newton corrections on the exact
     remainder x - q*y (one for float32, two for float64, from a float32-quality start).
@@ -92,13 +106,13 @@ def div(b, x, y, moderate=False):
         # (2^-22 -> 2^-44); q = x/y then needs the two corrections below either way.
         from .denormals import convert_normal
 
-        inv = convert_normal(b, K.f64, b.binary(
-            Op.div, const(b, K.f32, 1.0), convert_normal(b, K.f32, y)))
+        inv = convert_normal(b, K.f64, driver_div(
+            b, const(b, K.f32, 1.0), convert_normal(b, K.f32, y)))
         inv = mul_add(b, inv, mul_add(b, b.unary(Op.neg, y), inv, const(b, k, 1.0)), inv)
         q = b.binary(Op.mul, x, inv)
     else:
-        q = b.binary(Op.div, x, y)
-        inv = b.binary(Op.div, const(b, k, 1.0), y)
+        q = driver_div(b, x, y)
+        inv = driver_div(b, const(b, k, 1.0), y)
     for _ in range(1 if k == K.f32 else 2):
         p, e = two_prod(b, q, y)
         r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)
@@ -137,7 +151,7 @@ def dw_div(b, x, y):
     p, e = two_prod(b, q, y[0])
     r = b.binary(Op.sub, b.binary(Op.sub, x[0], p), e)
     r = b.binary(Op.sub, b.binary(Op.add, r, x[1]), b.binary(Op.mul, q, y[1]))
-    return fast_two_sum(b, q, b.binary(Op.div, r, y[0]))
+    return fast_two_sum(b, q, driver_div(b, r, y[0]))
 
 
 def dw_sqrt(b, x, sqrt):
@@ -149,4 +163,4 @@ def dw_sqrt(b, x, sqrt):
     zero = const(b, k, 0.0)
     is_zero = b.compare(Op.eq, s, zero)
     two_s = b.select(is_zero, const(b, k, 1.0), b.binary(Op.mul, s, const(b, k, 2.0)))
-    return fast_two_sum(b, s, b.select(is_zero, zero, b.binary(Op.div, r, two_s)))
+    return fast_two_sum(b, s, b.select(is_zero, zero, driver_div(b, r, two_s)))

@@ -46,7 +46,7 @@ def log2_dw(b, ax):
     sh = dd.div(b, f, dh)
     p, pe = dd.two_prod(b, sh, dh)
     rr = b.binary(Op.sub, b.binary(Op.sub, b.binary(Op.sub, f, p), pe), b.binary(Op.mul, sh, dl))
-    sl = b.binary(Op.div, rr, dh)  # a correction term: the driver's division is plenty
+    sl = dd.driver_div(b, rr, dh)  # a correction term: the driver's division is plenty
     s = dd.fast_two_sum(b, sh, sl)
     z = dd.dw_mul(b, s, s)
     s3 = dd.dw_mul(b, z, s)
