@@ -170,7 +170,10 @@ void InitKir(nb::module_& m) {
         .value("atan2", kir::MathFn::kAtan2)
         .value("tanh", kir::MathFn::kTanh)
         .value("isnan", kir::MathFn::kIsNan)
-        .value("isinf", kir::MathFn::kIsInf);
+        .value("isinf", kir::MathFn::kIsInf)
+        .value("bit_count", kir::MathFn::kBitCount)
+        .value("find_umsb", kir::MathFn::kFindUMsb)
+        .value("find_ilsb", kir::MathFn::kFindILsb);
 
     nb::class_<kir::Module>(m, "KirModule", "A KIR module: parameter block, files, one kernel.")
         .def(

@@ -134,7 +134,13 @@ enum class MathFn : uint8_t {
     // where it knows the precision is acceptable (fastmath) or the type is f32.
     kExp, kLog, kPow, kSin, kCos, kTan, kAtan2, kTanh,
     kIsNan, kIsInf,  // result bool
+    // 32-bit integers only (Vulkan's OpBitCount and GLSL.std.450 FindUMsb/FindILsb
+    // take nothing else); result of the operand's type. kBitCount: the set bits;
+    // kFindUMsb / kFindILsb: the index of the highest / lowest set bit, -1 (all
+    // ones) for 0. The front end widens narrower values and splits 64-bit ones.
+    kBitCount, kFindUMsb, kFindILsb,
 };
+constexpr MathFn kLastMathFn = MathFn::kFindILsb;
 
 // kDiv on floats (its aux): which quotient the front end needs.
 enum class DivPrecision : uint8_t {

@@ -421,7 +421,7 @@ util::Status Parser::InstLine() {
             size_t col = pos_;
             NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a math function"));
             bool found = false;
-            for (int f = 0; f <= static_cast<int>(MathFn::kIsInf) && !found; ++f)
+            for (int f = 0; f <= static_cast<int>(kLastMathFn) && !found; ++f)
                 if (name == MathFnName(static_cast<MathFn>(f))) inst.imm = f, found = true;
             if (!found) {
                 pos_ = col;

@@ -148,7 +148,7 @@ std::string PrintInst(const Module& m, const Inst& inst) {
             break;
         }
         case Op::kMath: {
-            std::string name = inst.imm <= static_cast<uint64_t>(MathFn::kIsInf)
+            std::string name = inst.imm <= static_cast<uint64_t>(kLastMathFn)
                                    ? MathFnName(static_cast<MathFn>(inst.imm))
                                    : "?" + std::to_string(inst.imm);
             s += " " + name;
