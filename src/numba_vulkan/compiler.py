@@ -38,6 +38,10 @@ class FloatControls(typing.NamedTuple):
     overflowing (NVIDIA; launchers.hide_int_ranges).
     fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
     add): the math library then builds its exact products from it (launchers.fused_fma).
+    loose_division: tests (config.DRIVER_DIV = "loose"): the math library's own divisions,
+    which take the driver's quotient (mathlib/dd.driver_div), are moved by 2 ulp, about as far
+    as Vulkan lets a driver's be off, so that lavapipe (whose division is exact) checks the
+    library's accuracy against a loose division.
     """
 
     nan_preserve: tuple = ()
@@ -47,6 +51,7 @@ class FloatControls(typing.NamedTuple):
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
     hide_int_ranges: int = 0
+    loose_division: bool = False
 
 
 def compile_kernel(*args, **kwargs):
@@ -112,6 +117,7 @@ def _compile_kernel(
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=float_controls.subnormals,
         fused_fma=float_controls.fused_fma,
+        loose_division=float_controls.loose_division,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

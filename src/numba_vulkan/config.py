@@ -84,6 +84,14 @@ if SUBNORMALS32 not in ("", "keep", "simulate"):
         stacklevel=2,
     )
     SUBNORMALS32 = ""
+# The math library's own divisions that take the driver's quotient (docs/math.md, "Division"):
+# "loose" (tests) moves each such quotient by 2 ulp, about as far as Vulkan lets a driver's be
+# off, so that a device whose division is exact (lavapipe) checks that the library needs no more.
+DRIVER_DIV = os.environ.get("NUMBA_VULKAN_DRIVER_DIV", "").strip().lower()
+if DRIVER_DIV not in ("", "loose"):
+    warnings.warn(f"NUMBA_VULKAN_DRIVER_DIV={DRIVER_DIV!r} is not 'loose'; ignored",
+                  RuntimeWarning, stacklevel=2)
+    DRIVER_DIV = ""
 # The math library's exact products (docs/math.md, "Fused multiply-add"): "" uses GLSL's Fma
 # where the vendor's drivers fuse it (launchers.FUSED_FMA_VENDORS), "fused" everywhere (tests;
 # only for a device whose Fma rounds once), "off" nowhere (Dekker's products).

@@ -34,6 +34,7 @@ def float_controls(device):
         divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
         fused_fma=fused_fma(info, config.FMA),
         hide_int_ranges=hide_int_ranges(info, config.HIDE_INT_RANGES),
+        loose_division=config.DRIVER_DIV == "loose",
     )
 
 

@@ -205,8 +205,12 @@ def _bits_reference(v, width):
     return popc, clz, ffs
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                   np.int64, np.uint64])
 def test_bit_intrinsics(dtype):
+    """Bit for bit CUDA's answers on the argument's own width (OpBitCount, FindUMsb, FindILsb
+    on 32 bits: narrower values widened, 64-bit ones in halves): every single bit, its
+    complement and the masks below it, the extremes and random values."""
     @cuda.jit
     def k(out, x):
         i = cuda.grid(1)
@@ -217,10 +221,12 @@ def test_bit_intrinsics(dtype):
 
     info = np.iinfo(dtype)
     rng = np.random.default_rng(7)
-    x = np.concatenate([np.array([0, 1, info.max, info.min], dtype),
-                        rng.integers(info.min, info.max, 60, dtype=dtype, endpoint=True)])
+    single = np.array([1 << j for j in range(info.bits)], np.uint64).astype(dtype)
+    x = np.concatenate([np.array([0, 1, info.max, info.min], dtype), single, ~single,
+                        single - dtype(1), rng.integers(info.min, info.max, 200, dtype=dtype,
+                                                        endpoint=True)])  # fmt: skip
     out = np.zeros((x.size, 3), np.int32)
-    k[1, 64](out, x)
+    k[(x.size + 63) // 64, 64](out, x)
     want = [_bits_reference(v, info.bits) for v in x]
     np.testing.assert_array_equal(out, np.array(want, np.int32))
 
@@ -235,6 +241,21 @@ def test_brev():
     k[1, 1](o32, o64, np.array([0x000030F0], np.uint32), np.array([0x000030F0000030F1], np.uint64))
     assert o32[0] == 0x0F0C0000
     assert o64[0] == 0x8F0C00000F0C0000
+
+    @cuda.jit
+    def many(o32, o64, a, b):
+        i = cuda.grid(1)
+        if i < a.size:
+            o32[i] = cuda.brev(a[i])
+            o64[i] = cuda.brev(b[i])
+
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 2**32, 300, dtype=np.uint32)
+    b = rng.integers(0, 2**64, 300, dtype=np.uint64, endpoint=False)
+    o32, o64 = np.zeros_like(a), np.zeros_like(b)
+    many[5, 64](o32, o64, a, b)
+    assert [int(v) for v in o32] == [int(f"{int(v):032b}"[::-1], 2) for v in a]
+    assert [int(v) for v in o64] == [int(f"{int(v):064b}"[::-1], 2) for v in b]
 
 
 def test_inline_hints_of_numba_cuda_are_accepted():

@@ -13,7 +13,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 import numba_vulkan as nv
-from numba_vulkan import VulkanUnsupportedError, narrowing
+from numba_vulkan import VulkanUnsupportedError, cuda, narrowing
 
 SIG = "void(int64[::1])"
 
@@ -103,6 +103,27 @@ def test_small_and_unsigned_integers_in_the_interpreter():
     numba.njit(k_small)(*expected)
     np.testing.assert_array_equal(got[0], expected[0])
     np.testing.assert_array_equal(got[3], expected[3])
+
+
+def k_bit_counts(out, x):
+    for i in range(x.size):  # one invocation runs them all (the interpreter runs one)
+        out[i, 0] = cuda.popc(x[i])
+        out[i, 1] = cuda.clz(x[i])
+        out[i, 2] = cuda.ffs(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                   np.int64, np.uint64])
+def test_bit_counts_in_the_interpreter(dtype):
+    """cuda.popc/clz/ffs through KIR's bitcount/findumsb/findilsb (32-bit only: narrower values
+    widened, 64-bit ones in halves), against Python's counts on the argument's own width."""
+    info = np.iinfo(dtype)
+    single = np.array([1 << j for j in range(info.bits)], np.uint64).astype(dtype)
+    x = np.concatenate([np.array([0, info.max, info.min], dtype), single, ~single])
+    (got,) = run_kir(k_bit_counts, (np.zeros((x.size, 3), np.int32), x))[:1]
+    u = [int(v) & ((1 << info.bits) - 1) for v in x]
+    want = [(bin(v).count("1"), info.bits - v.bit_length(), (v & -v).bit_length()) for v in u]
+    np.testing.assert_array_equal(got, np.array(want, np.int32))
 
 
 def test_llvm_abs_and_min_max_in_the_interpreter():

@@ -170,7 +170,10 @@ void InitKir(nb::module_& m) {
         .value("atan2", kir::MathFn::kAtan2)
         .value("tanh", kir::MathFn::kTanh)
         .value("isnan", kir::MathFn::kIsNan)
-        .value("isinf", kir::MathFn::kIsInf);
+        .value("isinf", kir::MathFn::kIsInf)
+        .value("bit_count", kir::MathFn::kBitCount)
+        .value("find_umsb", kir::MathFn::kFindUMsb)
+        .value("find_ilsb", kir::MathFn::kFindILsb);
 
     nb::class_<kir::Module>(m, "KirModule", "A KIR module: parameter block, files, one kernel.")
         .def(
@@ -376,6 +379,17 @@ void InitKir(nb::module_& m) {
                      throw nb::value_error("binary: operands of different kinds");
                  return b.Binary(op, x, y);
              })
+        .def("driver_div",
+             [](kir::Builder& b, kir::ValueId x, kir::ValueId y) {
+                 ScalarKind k = KindOfValue(b, x);
+                 if (!kir::IsFloat(k) || KindOfValue(b, y) != k)
+                     throw nb::value_error("driver_div: operands not floats of one kind");
+                 return b.Divide(x, y, kir::DivPrecision::kDriver);
+             },
+             nb::arg("x"), nb::arg("y"),
+             "x / y as the driver's OpFDiv gives it (kir.h DivPrecision::kDriver: Vulkan's "
+             "2.5 ulp on float32, no float64 rewrite, no divisor scaling), for divisors of "
+             "magnitude within [2^-126, 2^126].")
         .def("compare",
              [](kir::Builder& b, Op op, kir::ValueId x, kir::ValueId y) {
                  if (!IsCompareOp(op)) throw nb::value_error("compare: not a comparison");

@@ -172,6 +172,15 @@ ValueId Builder::Binary(Op op, ValueId a, ValueId b) {
     return Append(std::move(i), current_);
 }
 
+ValueId Builder::Divide(ValueId a, ValueId b, DivPrecision precision) {
+    Inst i;
+    i.op = Op::kDiv;
+    i.type = TypeOf(a);
+    i.operands = {a, b};
+    i.aux = static_cast<uint32_t>(precision);
+    return Append(std::move(i), current_);
+}
+
 ValueId Builder::Compare(Op op, ValueId a, ValueId b) {
     Inst i;
     i.op = op;

@@ -53,6 +53,7 @@ class Builder {
                      uint32_t aux = 0);
 
     ValueId Binary(Op op, ValueId a, ValueId b);   // arithmetic, bitwise, shifts
+    ValueId Divide(ValueId a, ValueId b, DivPrecision precision);  // floats (kir.h)
     ValueId Compare(Op op, ValueId a, ValueId b);  // result bool
     ValueId Unary(Op op, ValueId a);               // kNeg, kNot
     ValueId Convert(TypeId to, ValueId a);

@@ -14,7 +14,7 @@ size_t DivideFloat32InFloat64(Module& m) {
         std::vector<Inst> out;
         out.reserve(b.insts.size());
         for (Inst inst : b.insts) {
-            if (inst.op != Op::kDiv || inst.type != f32) {
+            if (inst.op != Op::kDiv || inst.type != f32 || IsDriverDivision(inst)) {
                 out.push_back(std::move(inst));
                 continue;
             }

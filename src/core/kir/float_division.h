@@ -14,6 +14,12 @@
 // divide_f32_in_f64: a device with float64 whose division is not known to be
 // correctly rounded, without fastmath); lavapipe's LLVM division is exact.
 // A device that flushes float32 subnormals still flushes a subnormal quotient.
+//
+// Divisions marked DivPrecision::kDriver (kir.h) stay as they are: the math
+// library's own, which correct the driver's quotient themselves (dd.div's
+// Newton steps on the exact remainder) or need only a few good bits (a first
+// reciprocal, a correction term far below an ulp of the result). Rewriting
+// them would pay for a float64 division (a long sequence on NVIDIA) twice.
 #pragma once
 
 #include "kir/kir.h"

@@ -328,6 +328,17 @@ class Machine {
                     *r = Get(inst.operands.at(take_a ? 0 : 1));
                     return util::Status::Ok();
                 }
+                case MathFn::kBitCount: case MathFn::kFindUMsb: case MathFn::kFindILsb: {
+                    uint32_t u = static_cast<uint32_t>(Get(inst.operands.at(0)));
+                    int bit = -1;  // the highest / lowest set bit
+                    for (int j = 0; j < 32; ++j)
+                        if ((u >> j) & 1u && (fn == MathFn::kFindUMsb || bit < 0)) bit = j;
+                    uint32_t v = fn == MathFn::kBitCount ? static_cast<uint32_t>(
+                                                               __builtin_popcount(u))
+                                                         : static_cast<uint32_t>(bit);
+                    *r = Mask(k, v);
+                    return util::Status::Ok();
+                }
                 default: return util::InvalidArgument("interpret: math on integers");
             }
         }
@@ -350,6 +361,8 @@ class Machine {
             case MathFn::kTanh: fl(std::tanh(f(0))); break;
             case MathFn::kIsNan: *r = std::isnan(f(0)); break;
             case MathFn::kIsInf: *r = std::isinf(f(0)); break;
+            case MathFn::kBitCount: case MathFn::kFindUMsb: case MathFn::kFindILsb:
+                return util::InvalidArgument("interpret: bit counts of floats");
         }
         return util::Status::Ok();
     }

@@ -123,6 +123,9 @@ const char* MathFnName(MathFn f) {
         case MathFn::kTanh: return "tanh";
         case MathFn::kIsNan: return "isnan";
         case MathFn::kIsInf: return "isinf";
+        case MathFn::kBitCount: return "bitcount";
+        case MathFn::kFindUMsb: return "findumsb";
+        case MathFn::kFindILsb: return "findilsb";
     }
     return "?";
 }

@@ -83,7 +83,8 @@ enum class Op : uint16_t {
 
     // Arithmetic on scalars of one type. Integer ops wrap. kDiv and kRem on
     // integers truncate toward zero (C semantics); the front end builds
-    // Python's floor semantics from them. kRem on floats is C fmod.
+    // Python's floor semantics from them. kRem on floats is C fmod. kDiv on
+    // floats: aux is a DivPrecision.
     kAdd, kSub, kMul, kDiv, kRem,
     kNeg,                    // (a)
     kAnd, kOr, kXor, kNot,   // bitwise on integers, logical on bool; kNot is unary
@@ -133,6 +134,27 @@ enum class MathFn : uint8_t {
     // where it knows the precision is acceptable (fastmath) or the type is f32.
     kExp, kLog, kPow, kSin, kCos, kTan, kAtan2, kTanh,
     kIsNan, kIsInf,  // result bool
+    // 32-bit integers only (Vulkan's OpBitCount and GLSL.std.450 FindUMsb/FindILsb
+    // take nothing else); result of the operand's type. kBitCount: the set bits;
+    // kFindUMsb / kFindILsb: the index of the highest / lowest set bit, -1 (all
+    // ones) for 0. The front end widens narrower values and splits 64-bit ones.
+    kBitCount, kFindUMsb, kFindILsb,
+};
+constexpr MathFn kLastMathFn = MathFn::kFindILsb;
+
+// kDiv on floats (its aux): which quotient the front end needs.
+enum class DivPrecision : uint8_t {
+    // IEEE 754's quotient, rounded once, where the compiler can give it (on a
+    // float32 division, kir/float_division.h; Vulkan's OpFDiv alone may be
+    // 2.5 ulp off).
+    kCorrect,
+    // The driver's OpFDiv suffices: Vulkan's precision (float32: 2.5 ulp) for
+    // a divisor of magnitude within [2^-126, 2^126], which the front end
+    // promises (outside it the quotient may be anything and must go unused).
+    // The math library's own divisions, which correct the quotient themselves
+    // or need only a few good bits (mathlib/dd.py). Not rewritten into
+    // float64, and the divisor is not scaled (spirv/wrapping.cc).
+    kDriver,
 };
 
 enum class AtomicOp : uint8_t {
@@ -180,6 +202,11 @@ struct Inst {
     BlockId targets[2] = {kNone, kNone};
     Loc loc;
 };
+
+// A float division marked DivPrecision::kDriver.
+inline bool IsDriverDivision(const Inst& inst) {
+    return inst.op == Op::kDiv && inst.aux == static_cast<uint32_t>(DivPrecision::kDriver);
+}
 
 bool IsTerminator(Op op);
 const char* OpName(Op op);        // "add", "condbr", ...

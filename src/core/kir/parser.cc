@@ -421,7 +421,7 @@ util::Status Parser::InstLine() {
             size_t col = pos_;
             NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a math function"));
             bool found = false;
-            for (int f = 0; f <= static_cast<int>(MathFn::kIsInf) && !found; ++f)
+            for (int f = 0; f <= static_cast<int>(kLastMathFn) && !found; ++f)
                 if (name == MathFnName(static_cast<MathFn>(f))) inst.imm = f, found = true;
             if (!found) {
                 pos_ = col;
@@ -431,6 +431,18 @@ util::Status Parser::InstLine() {
         }
         case Op::kArrayVar: {
             NVK_ASSIGN_OR_RETURN(inst.imm, Number("an element count"));
+            break;
+        }
+        case Op::kDiv: {  // an optional precision word before the operands
+            if (Peek() != '%' && Peek() != ':' && !AtEnd()) {
+                size_t col = pos_;
+                NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a division precision"));
+                if (name != "driver") {
+                    pos_ = col;
+                    return Error("unknown division precision '" + std::string(name) + "'");
+                }
+                inst.aux = static_cast<uint32_t>(DivPrecision::kDriver);
+            }
             break;
         }
         case Op::kSubgroup: {

@@ -148,13 +148,17 @@ std::string PrintInst(const Module& m, const Inst& inst) {
             break;
         }
         case Op::kMath: {
-            std::string name = inst.imm <= static_cast<uint64_t>(MathFn::kIsInf)
+            std::string name = inst.imm <= static_cast<uint64_t>(kLastMathFn)
                                    ? MathFnName(static_cast<MathFn>(inst.imm))
                                    : "?" + std::to_string(inst.imm);
             s += " " + name;
             break;
         }
         case Op::kArrayVar: args.push_back(std::to_string(inst.imm)); break;
+        case Op::kDiv:  // `div driver %1, %2`; an unknown precision prints as a number
+            if (inst.aux == static_cast<uint32_t>(DivPrecision::kDriver)) s += " driver";
+            else if (inst.aux != 0) s += " ?" + std::to_string(inst.aux);
+            break;
         case Op::kAtomic:
             s += " ";
             s += inst.imm <= static_cast<uint64_t>(AtomicOp::kCas)

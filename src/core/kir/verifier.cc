@@ -317,6 +317,10 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
             NVK_RETURN_IF_ERROR(same(ops[0], ops[1]));
             if (!IsScalar(ops[0]) || Is(ops[0], ScalarKind::kBool))
                 return fail("arithmetic on " + Name(ops[0]));
+            if (inst.op == Op::kDiv && inst.aux != 0 &&
+                (inst.aux != static_cast<uint32_t>(DivPrecision::kDriver) ||
+                 !IsScalarKind(ops[0], IsFloat)))
+                return fail("a division precision other than 'driver', or on integers");
             return result_is(ops[0]);
         case Op::kAnd: case Op::kOr: case Op::kXor:
             NVK_RETURN_IF_ERROR(arity(2));
@@ -363,10 +367,16 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
             NVK_RETURN_IF_ERROR(same(ops[1], ops[2]));
             return result_is(ops[1]);
         case Op::kMath: {
-            if (inst.imm > static_cast<uint64_t>(MathFn::kIsInf)) return fail("no such function");
+            if (inst.imm > static_cast<uint64_t>(kLastMathFn)) return fail("no such function");
             MathFn fn = static_cast<MathFn>(inst.imm);
             NVK_RETURN_IF_ERROR(arity(MathArity(fn)));
             for (TypeId t : ops) NVK_RETURN_IF_ERROR(same(ops[0], t));
+            if (fn == MathFn::kBitCount || fn == MathFn::kFindUMsb || fn == MathFn::kFindILsb) {
+                if (!Is(ops[0], ScalarKind::kI32) && !Is(ops[0], ScalarKind::kU32))
+                    return fail(std::string(MathFnName(fn)) + " of " + Name(ops[0]) +
+                                " (32-bit integers only)");
+                return result_is(ops[0]);
+            }
             bool int_ok = fn == MathFn::kAbs || fn == MathFn::kMin || fn == MathFn::kMax;
             if (!IsScalarKind(ops[0], IsFloat) && !(int_ok && IsScalarKind(ops[0], IsInteger)))
                 return fail(std::string(MathFnName(fn)) + " of " + Name(ops[0]));

@@ -124,6 +124,10 @@ TEST(Verifier, TypeRules) {
               "kir verifier: %4 = add %1 : i32: takes 2 operand(s), has 1");
     EXPECT_EQ(one("  %4 = math sin %1 : i32\n"),
               "kir verifier: %4 = math sin %1 : i32: sin of i32");
+    EXPECT_EQ(one("  %4 = math bitcount %3 : u64\n"),
+              "kir verifier: %4 = math bitcount %3 : u64: bitcount of u64 (32-bit integers only)");
+    EXPECT_EQ(one("  %4 = math findumsb %2 : f32\n"),
+              "kir verifier: %4 = math findumsb %2 : f32: findumsb of f32 (32-bit integers only)");
     EXPECT_EQ(one("  %4 = bitcast %3 : f32\n"),
               "kir verifier: %4 = bitcast %3 : f32: bitcast between scalars of different widths");
     EXPECT_EQ(one("  %4 = param 3 : u64\n"),
@@ -134,6 +138,8 @@ TEST(Verifier, TypeRules) {
               "kir verifier: condbr %0, %b1, %b1: branches on i32");
     EXPECT_EQ(Headline("param a : u64 @4\nfunc f {\n%b0:\n  ret\n}\n"),
               "kir verifier: offset 4 is not aligned to 8");
+    ExpectValid("func f {\n%b0:\n  %0 = const 5 : i32\n  %1 = math findilsb %0 : i32\n"
+                "  %2 = const 5 : u32\n  %3 = math bitcount %2 : u32\n  ret\n}\n");
 }
 
 TEST(Verifier, UnreachableBlocksAreAllowed) {

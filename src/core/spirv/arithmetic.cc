@@ -98,7 +98,7 @@ util::Status Emitter::EmitBinary(const kir::Inst& inst) {
                      std::string("not defined on ") + kir::ScalarName(k));
     }
     if (op == spv::Op::OpFDiv) {
-        Bind(inst, FloatDivide(k, a, b));
+        Bind(inst, FloatDivide(k, a, b, kir::IsDriverDivision(inst)));
         return util::Status::Ok();
     }
     // Signed add, sub, mul and shift left wrap on the unsigned type, except

@@ -380,5 +380,21 @@ TEST(Emit, MathIntegers) {
     )"), "");
 }
 
+// Bit counts: 32-bit integers only (Vulkan), of either signedness.
+TEST(Emit, BitCounts) {
+    for (ScalarKind k : {ScalarKind::kU32, ScalarKind::kI32}) {
+        OpKernel s(k);
+        s.Keep(s.b.Math(MathFn::kBitCount, {s.x}));
+        s.Keep(s.b.Math(MathFn::kFindUMsb, {s.x}));
+        s.Keep(s.b.Math(MathFn::kFindILsb, {s.x}));
+        auto e = EmitChecked(s.Finish());
+        std::string t = k == ScalarKind::kU32 ? "%uint" : "%int";
+        EXPECT_EQ(CheckPatterns(e.text, "CHECK: OpBitCount " + t + "\nCHECK: OpExtInst " + t +
+                                            " %{{\\w+}} FindUMsb\nCHECK: OpExtInst " + t +
+                                            " %{{\\w+}} FindILsb"),
+                  "") << e.text;
+    }
+}
+
 }  // namespace
 }  // namespace nvk::spirv

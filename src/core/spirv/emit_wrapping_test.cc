@@ -55,7 +55,7 @@ TEST(Wrapping, MixedUseIsAValue) {
     EXPECT_EQ(CheckPatterns(e.text, "CHECK: OpIAdd %uint\nCHECK-NOT: OpIAdd %int"), "") << e.text;
 }
 
-kir::Module DivideModule(ScalarKind kind) {
+kir::Module DivideModule(ScalarKind kind, bool driver = false) {
     kir::Module m;
     kir::Builder b{m};
     uint32_t p_out = m.AddParam("out", ScalarKind::kU64);
@@ -64,7 +64,8 @@ kir::Module DivideModule(ScalarKind kind) {
     kir::TypeId t = b.Scalar(kind), u32 = b.Scalar(ScalarKind::kU32);
     kir::ValueId x = b.Load(b.ElemPtr(t, out, b.ConstInt(u32, 0)));
     kir::ValueId y = b.Load(b.ElemPtr(t, out, b.ConstInt(u32, 1)));
-    b.Store(b.ElemPtr(t, out, b.ConstInt(u32, 2)), b.Binary(Op::kDiv, x, y));
+    kir::ValueId q = driver ? b.Divide(x, y, kir::DivPrecision::kDriver) : b.Binary(Op::kDiv, x, y);
+    b.Store(b.ElemPtr(t, out, b.ConstInt(u32, 2)), q);
     b.Ret();
     return m;
 }
@@ -81,6 +82,17 @@ TEST(Wrapping, Float32DivisionGuard) {
     )"), "") << e.text;
     auto d = EmitChecked(DivideModule(ScalarKind::kF64));
     EXPECT_EQ(CheckPatterns(d.text, "CHECK-NOT: OpSelect\nCHECK: OpFDiv %double"), "") << d.text;
+}
+
+// A division marked kDriver (the math library's, whose divisors are bounded) is not guarded.
+TEST(Wrapping, DriverDivisionIsNotGuarded) {
+    auto e = EmitChecked(DivideModule(ScalarKind::kF32, true));
+    EXPECT_EQ(CheckPatterns(e.text, R"(
+        CHECK-NOT: OpUGreaterThan
+        CHECK-NOT: OpSelect
+        CHECK: %[[q:\w+]] = OpFDiv %float
+    )"), "") << e.text;
+    EXPECT_NE(e.text.find("NoContraction"), std::string::npos) << e.text;
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ class Emitter {
     Id WrappingOp(spv::Op op, kir::ScalarKind k, Id a, Id b);  // on the unsigned type
     Id WrappingNegate(kir::ScalarKind k, Id a);
     Id WrappingAbs(kir::ScalarKind k, Id a);  // of a signed integer; |MIN| is MIN
-    Id FloatDivide(kir::ScalarKind k, Id a, Id b);
+    Id FloatDivide(kir::ScalarKind k, Id a, Id b, bool driver);
     util::Result<Id> FloatToInt64(Id value, kir::ScalarKind from, kir::ScalarKind to);
 
     // control_flow.cc

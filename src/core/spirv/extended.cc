@@ -10,6 +10,9 @@
 // driver may pick either). Python's min/max and NumPy's minimum/fmin need a
 // defined answer, so the front end builds those with comparisons and select
 // when NaN matters; kMin/kMax here are the plain driver instructions.
+//
+// Bits. kBitCount is OpBitCount, kFindUMsb / kFindILsb GLSL.std.450's, all on
+// 32-bit integers only (as Vulkan requires; the verifier checks it).
 #include <spirv/unified1/GLSL.std.450.h>
 
 #include "spirv/emitter.h"
@@ -60,6 +63,8 @@ int GlslInstruction(MathFn fn, ScalarKind k) {
         case MathFn::kTan: return f ? GLSLstd450Tan : -1;
         case MathFn::kAtan2: return f ? GLSLstd450Atan2 : -1;
         case MathFn::kTanh: return f ? GLSLstd450Tanh : -1;
+        case MathFn::kFindUMsb: return i ? GLSLstd450FindUMsb : -1;
+        case MathFn::kFindILsb: return i ? GLSLstd450FindILsb : -1;
         default: return -1;
     }
 }
@@ -85,6 +90,12 @@ util::Status Emitter::EmitMath(const kir::Inst& inst) {
         if (!kir::IsFloat(k)) return Error(util::Code::kUnsupported, inst, fn_name + " on ints");
         spv::Op op = fn == MathFn::kIsNan ? spv::Op::OpIsNan : spv::Op::OpIsInf;
         Bind(inst, Append(op, b_.TypeBool(), args));
+        return util::Status::Ok();
+    }
+    if (fn == MathFn::kBitCount) {
+        if (kir::BitWidth(k) != 32 || !kir::IsInteger(k))
+            return Error(util::Code::kUnsupported, inst, "bitcount of " + std::string(kir::ScalarName(k)));
+        Bind(inst, Append(spv::Op::OpBitCount, ScalarType(k), args));
         return util::Status::Ok();
     }
     // |x| of an unsigned integer is x.

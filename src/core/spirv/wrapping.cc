@@ -92,15 +92,17 @@ Id Emitter::WrappingAbs(ScalarKind k, Id a) {
 // loses bits is so small that the quotient underflows to a signed zero
 // anyway), which keeps every divisor in the promised range. Cost: an abs, a
 // compare, two multiplies and two selects per float32 division (none without
-// a division; fastmath keeps the driver's plain division).
-Id Emitter::FloatDivide(ScalarKind k, Id a, Id b) {
+// a division; fastmath keeps the driver's plain division). A division marked
+// DivPrecision::kDriver (kir.h) is not scaled: its divisor is promised within
+// [2^-126, 2^126] (the math library's are bounded: docs/math.md, "Division").
+Id Emitter::FloatDivide(ScalarKind k, Id a, Id b, bool driver) {
     Id type = ScalarType(k);
     auto plain = [&](Id x, Id y) {
         Id q = Append(spv::Op::OpFDiv, type, {x, y});
         if (!options_.fastmath) b_.Decorate(q, spv::Decoration::NoContraction);
         return q;
     };
-    if (k != ScalarKind::kF32 || options_.fastmath) return plain(a, b);
+    if (k != ScalarKind::kF32 || options_.fastmath || driver) return plain(a, b);
     Id bool_type = b_.TypeBool();
     Id u32 = b_.TypeInt(32, false);
     Id magnitude = Append(spv::Op::OpBitwiseAnd, u32,

@@ -8,18 +8,20 @@ complement), as CUDA's ``__popc/__clz/__ffs/__brev`` and their 64-bit forms:
 * ``ffs(x)``: the 1-based position of the lowest set bit (0 for 0);
 * ``brev(x)``: the bits in reverse order (unsigned 32- and 64-bit, as numba.cuda).
 
-They are written as loops over the bits in uint64 (at most 64 iterations) with
-every constant a uint64: Numba types mixed signed/unsigned 64-bit arithmetic as
-float64, which would lose bits. The results are int32 (CUDA's int), brev's the
-argument's type.
+Each is an @intrinsic calling LLVM's ctpop / ctlz / cttz / bitreverse on the
+argument's own width, which the front end translates to KIR (llvm_ops.py):
+OpBitCount and GLSL.std.450's FindUMsb / FindILsb on 32 bits (Vulkan has them
+on 32-bit integers only: narrower values are zero-extended, 64-bit ones counted
+in halves), and brev as swaps of bit groups. The results are int32 (CUDA's
+int), brev's the argument's type.
 """
 
-import numpy as np
+from llvmlite import ir
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
-_ONE = np.uint64(1)
+_I1_FALSE = ir.Constant(ir.IntType(1), 0)  # ctlz/cttz of 0 is the width, not poison
 
 
 def _kernel_only(name):
@@ -45,68 +47,65 @@ def brev(x):
 def _width(name, x):
     if not isinstance(x, types.Integer):
         raise TypingError(f"cuda.{name} takes an integer, not {x}")
-    return x.bitwidth, np.uint64((1 << x.bitwidth) - 1)
+
+
+def _int32_of(count):
+    """An @intrinsic of one integer giving `count(builder, x)` (an LLVM integer of x's width)
+    as an int32."""
+
+    @intrinsic
+    def counted(typingctx, x):
+        if not isinstance(x, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            r = count(builder, args[0])
+            i32 = ir.IntType(32)
+            if r.type.width == 32:
+                return r
+            return builder.zext(r, i32) if r.type.width < 32 else builder.trunc(r, i32)
+
+        return types.int32(x), codegen
+
+    return counted
+
+
+def _ffs_count(builder, x):
+    zero = ir.Constant(x.type, 0)
+    after = builder.add(builder.cttz(x, _I1_FALSE), ir.Constant(x.type, 1))
+    return builder.select(builder.icmp_unsigned("==", x, zero), zero, after)
+
+
+_popc = _int32_of(lambda builder, x: builder.ctpop(x))
+_clz = _int32_of(lambda builder, x: builder.ctlz(x, _I1_FALSE))
+_ffs = _int32_of(_ffs_count)
+
+
+@intrinsic
+def _bitreverse(typingctx, x):
+    return x(x), lambda context, builder, sig, args: builder.bitreverse(args[0])
 
 
 @overload(popc, target="vulkan")
-def _popc(x):
-    width, mask = _width("popc", x)
-
-    def impl(x):
-        u = np.uint64(x) & mask
-        n = 0
-        for i in range(width):
-            if (u >> np.uint64(i)) & _ONE:
-                n += 1
-        return np.int32(n)
-
-    return impl
+def _popc_impl(x):
+    _width("popc", x)
+    return lambda x: _popc(x)
 
 
 @overload(clz, target="vulkan")
-def _clz(x):
-    width, mask = _width("clz", x)
-
-    def impl(x):
-        u = np.uint64(x) & mask
-        n = 0
-        for i in range(width):
-            if (u >> np.uint64(width - 1 - i)) & _ONE:
-                break
-            n += 1
-        return np.int32(n)
-
-    return impl
+def _clz_impl(x):
+    _width("clz", x)
+    return lambda x: _clz(x)
 
 
 @overload(ffs, target="vulkan")
-def _ffs(x):
-    width, mask = _width("ffs", x)
-
-    def impl(x):
-        u = np.uint64(x) & mask
-        pos = 0
-        for i in range(width):
-            if (u >> np.uint64(i)) & _ONE:
-                pos = i + 1
-                break
-        return np.int32(pos)
-
-    return impl
+def _ffs_impl(x):
+    _width("ffs", x)
+    return lambda x: _ffs(x)
 
 
 @overload(brev, target="vulkan")
 def _brev(x):
     if not isinstance(x, types.Integer) or x.signed or x.bitwidth not in (32, 64):
         raise TypingError(f"cuda.brev takes a uint32 or uint64, not {x}")
-    width = x.bitwidth
-    out_type = np.uint32 if width == 32 else np.uint64
-
-    def impl(x):
-        u = np.uint64(x)
-        r = np.uint64(0)
-        for i in range(width):
-            r = (r << _ONE) | ((u >> np.uint64(i)) & _ONE)
-        return out_type(r)
-
-    return impl
+    return lambda x: _bitreverse(x)

@@ -68,6 +68,7 @@ class LoweredKernel:
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
     fastmath=False, fused_fma=False, boundscheck=False, error_model="numpy",
+    loose_division=False,
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -93,6 +94,9 @@ def lower_kernel(
     fused_fma : bool
         The device's GLSL.std.450 Fma rounds once (compiler.FloatControls.fused_fma): the
         math library's exact products and polynomials use it.
+    loose_division : bool
+        Tests: the math library's driver divisions (dd.driver_div) moved by about as much as
+        Vulkan allows (compiler.FloatControls.loose_division).
     fastmath : bool
         The kernel's fastmath option: math calls use the driver's built-ins where they exist
         (mathlib/fast.py).
@@ -116,6 +120,7 @@ def lower_kernel(
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.denormals = denormals
     lowerer.fused_fma = bool(fused_fma)
+    lowerer.loose_division = bool(loose_division)
     lowerer.fastmath = bool(fastmath)
     lowerer.boundscheck = bool(boundscheck)
     lowerer.error_model = error_model

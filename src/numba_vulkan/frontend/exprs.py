@@ -145,8 +145,7 @@ def _power(lo, expr, x, y, rk, sig):
     if is_float(rk):  # the math library's pow: within 1 ulp, C99 special values
         lo.exact_math = True  # see LoweredKernel.exact_math
         x, y = arith.convert(b, x, rk), arith.convert(b, y, rk)
-        mb = mathlib.denormals.wrap(b, getattr(lo, "denormals", mathlib.denormals.PRESERVE),
-                                    getattr(lo, "fused_fma", False))
+        mb = mathlib.denormals.for_lowerer(lo, b)
         return mathlib.power.pow_(mb, x, y)
     raise unsupported(f"'**' on {sig.args[0]} and {sig.args[1]}", loc)
 

@@ -83,8 +83,7 @@ class Translator:
         # The math library's builder for frem and llvm.sqrt/floor/...: flush-safe where the
         # device flushes float32 subnormals (mathlib/denormals.py), as in kernel code; the
         # plain float ops (fadd, fcmp...) are the device's own, as `x + y` is.
-        self.lib = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
-                                  getattr(lowerer, "fused_fma", False))
+        self.lib = denormals.for_lowerer(lowerer)
         self.name = name
         self.loc = loc
         self.fn = fn

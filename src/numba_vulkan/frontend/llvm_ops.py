@@ -28,6 +28,7 @@ from .arith import const
 from .types import BITS
 
 K = _core.Kind
+M = _core.MathFn
 Op = _core.Op
 
 
@@ -80,17 +81,46 @@ def _masks(uk, step):
     return sum(group << i for i in range(0, width, 2 * step))
 
 
+def _halves(b, u):
+    """(low, high) 32-bit halves of the u64 `u`."""
+    lo = b.convert(K.u32, u)
+    hi = b.convert(K.u32, b.binary(Op.shr, u, const(b, K.u64, 32)))
+    return lo, hi
+
+
 def popcount(b, u):
-    """The number of set bits of the unsigned `u` (SWAR: wrapping adds and one multiply)."""
-    uk = b.kind(u)
-    width = BITS[uk]
-    c = lambda value: const(b, uk, value)  # noqa: E731
-    v = b.binary(Op.sub, u, b.binary(Op.and_, b.binary(Op.shr, u, c(1)), c(_masks(uk, 1))))
-    m2 = c(_masks(uk, 2))
-    v = b.binary(Op.add, b.binary(Op.and_, v, m2), b.binary(Op.and_, b.binary(Op.shr, v, c(2)), m2))
-    v = b.binary(Op.and_, b.binary(Op.add, v, b.binary(Op.shr, v, c(4))), c(_masks(uk, 4)))
-    ones = sum(1 << i for i in range(0, width, 8))
-    return b.binary(Op.shr, b.binary(Op.mul, v, c(ones)), c(width - 8))
+    """The number of set bits of the unsigned `u` (u32 or u64), of u's kind: OpBitCount, which
+    Vulkan defines on 32 bits only (a u64 is counted in halves)."""
+    if b.kind(u) == K.u32:
+        return b.math(M.bit_count, [u])
+    lo, hi = _halves(b, u)
+    n = b.binary(Op.add, b.math(M.bit_count, [lo]), b.math(M.bit_count, [hi]))
+    return b.convert(K.u64, n)
+
+
+def leading_zeros(b, u, width):
+    """Leading zeros of the unsigned `u` (u32 or u64) holding a `width`-bit value (`width` for
+    0), as a u32: (width - 1) - FindUMsb, whose -1 for 0 wraps to width."""
+    c = lambda v: const(b, K.u32, v)  # noqa: E731
+    if b.kind(u) == K.u32:
+        return b.binary(Op.sub, c(width - 1), b.math(M.find_umsb, [u]))
+    lo, hi = _halves(b, u)
+    in_hi = b.binary(Op.sub, c(31), b.math(M.find_umsb, [hi]))
+    in_lo = b.binary(Op.sub, c(63), b.math(M.find_umsb, [lo]))
+    return b.select(b.compare(Op.ne, hi, c(0)), in_hi, in_lo)
+
+
+def trailing_zeros(b, u, width):
+    """Trailing zeros of the unsigned `u` (u32 or u64) holding a `width`-bit value (`width` for
+    0), as a u32, from FindILsb (-1 for 0)."""
+    c = lambda v: const(b, K.u32, v)  # noqa: E731
+    if b.kind(u) == K.u32:
+        low = b.math(M.find_ilsb, [u])
+        return b.select(b.compare(Op.eq, u, c(0)), c(width), low)
+    lo, hi = _halves(b, u)
+    in_hi = b.binary(Op.add, c(32), b.math(M.find_ilsb, [hi]))
+    n = b.select(b.compare(Op.ne, lo, c(0)), b.math(M.find_ilsb, [lo]), in_hi)
+    return b.select(b.compare(Op.eq, u, const(b, K.u64, 0)), c(width), n)
 
 
 def _swap_groups(b, u, steps):
@@ -119,19 +149,12 @@ def ctlz(b, x, width):
     """Leading zeros of the `width`-bit value (`width` for 0, LLVM's answer when 0 is not
     declared poison; where it is, any answer is LLVM's)."""
     u = unsigned(b, x, width)
-    uk = b.kind(u)
-    for s in _all_steps(uk, 1):
-        u = b.binary(Op.or_, u, b.binary(Op.shr, u, const(b, uk, s)))
-    n = b.binary(Op.sub, const(b, uk, width), popcount(b, u))
-    return from_unsigned(b, n, width)
+    return from_unsigned(b, arith.convert(b, leading_zeros(b, u, width), b.kind(u)), width)
 
 
 def cttz(b, x, width):
     u = unsigned(b, x, width)
-    uk = b.kind(u)
-    below = b.binary(Op.and_, b.unary(Op.not_, u), b.binary(Op.sub, u, const(b, uk, 1)))
-    n = b.select(b.compare(Op.eq, u, const(b, uk, 0)), const(b, uk, width), popcount(b, below))
-    return from_unsigned(b, n, width)
+    return from_unsigned(b, arith.convert(b, trailing_zeros(b, u, width), b.kind(u)), width)
 
 
 def bitreverse(b, x, width):

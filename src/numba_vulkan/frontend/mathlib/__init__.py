@@ -45,8 +45,7 @@ class Call:
     def __init__(self, lowerer, expr, sig, name):
         self.lo, self.expr, self.sig, self.name = lowerer, expr, sig, name
         # On a device that may flush float32 subnormals, the library's own builder (denormals.py).
-        self.b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
-                               getattr(lowerer, "fused_fma", False))
+        self.b = denormals.for_lowerer(lowerer)
         self.loc = expr.loc
         # Arguments left out take their defaults: Numba types them as Omitted, after the others.
         given = sig.args[: len(expr.args)]

@@ -112,7 +112,8 @@ def _sqrt(f, a, bb):
     h = roots.hypot(b, sa_f, sb)
     t = roots.sqrt(b, f.mul(f.add(f.abs(sa_f), h), f.c(0.5)))
     t_safe = f.sel(f.cmp(Op.eq, t, zero), f.c(1.0), t)
-    q = f.cs(dd.div(b, sb, f.mul(t_safe, f.c(2.0))), sb)  # b / (2t), t > 0 (-0 stays -0)
+    # b / (2t), t > 0 (-0 stays -0); float64's t may lie beyond float32's range
+    q = f.cs(dd.div(b, sb, f.mul(t_safe, f.c(2.0)), moderate=False), sb)
     pos = (t, q)
     negv = (f.abs(q), f.cs(t, sb))
     re, im = f.sel(f.cmp(Op.ge, sa, zero), pos, negv)
@@ -336,8 +337,7 @@ def lower(lowerer, fn, expr, sig):
         return None
     if fn is not cmath.rect and len(expr.args) != 1 and fn is not cmath.log:
         return None
-    b = denormals.wrap(lowerer.b, getattr(lowerer, "denormals", denormals.PRESERVE),
-                       getattr(lowerer, "fused_fma", False))
+    b = denormals.for_lowerer(lowerer)
     args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
     ty = sig.args[0]
     if fn is cmath.rect:

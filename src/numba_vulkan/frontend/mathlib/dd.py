@@ -5,6 +5,10 @@ All of them rely on each float op being rounded once, as Vulkan requires for
 add, sub and mul and as the NoContraction decoration of the accurate path
 guarantees (no fused multiply-add behind our back). OpFDiv is only required to
 be within 2.5 ulp (float32; float64 only "as precise as float32"), hence `div`.
+The library's own divisions take the driver's quotient (`driver_div`): a kernel's
+`/` on float32 is made correctly rounded by a float64 division on devices whose
+division is loose (kir/float_division.h), which `div` would pay for and then
+redo.
 
 Where the device's GLSL.std.450 Fma rounds once (`b.fused_fma`, set from the
 vendor: launchers.fused_fma), Dekker's product is one Fma (fma(x, y, -p) is
@@ -78,32 +82,48 @@ def two_sum(b, x, y):
     return s, e
 
 
-def div(b, x, y, moderate=False):
-    """x / y to within about 0.5 ulp: the driver's quotient, then Newton corrections on the exact
-    remainder x - q*y (one for float32, two for float64, from a float32-quality start).
+def driver_div(b, x, y):
+    """x / y as the driver's OpFDiv gives it: within 2.5 ulp on float32 (float64: at least as
+    precise as float32) for |y| in [2^-126, 2^126], where every caller keeps its divisor
+    (docs/math.md, "Division"; outside, the quotient must go unused). For quotients corrected
+    afterwards (`div`), first guesses and correction terms far below an ulp of a result:
+    never rewritten into a float64 division, nor scaled for NVIDIA's large divisors (kir.h
+    DivPrecision::kDriver)."""
+    return b.driver_div(x, y)
 
-    For x / y in the normal range and y far from overflow; callers keep operands moderate.
-    `moderate`: |y| is within float32's normal range (2^-120 to 2^120), so float64 may start
-    from a float32 reciprocal instead of two float64 divisions.
+
+def div(b, x, y, moderate=True):
+    """x / y to within about 0.5 ulp: q = x * (1/y) from the driver's reciprocal, then Newton
+    corrections on the exact remainder x - q*y (one for float32, two for float64).
+
+    For x / y in the normal range, |x| above about 2^-100 (float32) so that the remainder does
+    not underflow, and y far from overflow; callers keep operands moderate. `moderate` (the
+    default): |y| is within float32's normal range (2^-120 to 2^120), so that float64 starts
+    from a float32 reciprocal and one Newton step (2^-22 -> 2^-44) instead of a float64
+    division (a long sequence on NVIDIA); cmath's sqrt, whose divisor may be larger, says
+    False. One reciprocal, not a second division for q: x * (1/y) is within a few ulp, which
+    the corrections remove as they remove the driver's error.
     """
+    return div_inv(b, x, y, moderate)[0]
+
+
+def div_inv(b, x, y, moderate=True):
+    """(div's x / y, the reciprocal 1/y it used: for a correction term's division by y)."""
     k = b.kind(x)
     if k == K.f64 and moderate:
-        # 1/y from a float32 division (far cheaper than a float64 one) and one Newton step
-        # (2^-22 -> 2^-44); q = x/y then needs the two corrections below either way.
         from .denormals import convert_normal
 
-        inv = convert_normal(b, K.f64, b.binary(
-            Op.div, const(b, K.f32, 1.0), convert_normal(b, K.f32, y)))
+        inv = convert_normal(b, K.f64, driver_div(
+            b, const(b, K.f32, 1.0), convert_normal(b, K.f32, y)))
         inv = mul_add(b, inv, mul_add(b, b.unary(Op.neg, y), inv, const(b, k, 1.0)), inv)
-        q = b.binary(Op.mul, x, inv)
     else:
-        q = b.binary(Op.div, x, y)
-        inv = b.binary(Op.div, const(b, k, 1.0), y)
+        inv = driver_div(b, const(b, k, 1.0), y)
+    q = b.binary(Op.mul, x, inv)
     for _ in range(1 if k == K.f32 else 2):
         p, e = two_prod(b, q, y)
         r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)
         q = b.binary(Op.add, q, b.binary(Op.mul, r, inv))
-    return q
+    return q, inv
 
 
 # ---------------------------------------------------------------- double words (hi, lo), |lo| <= ulp(hi)/2
@@ -132,12 +152,14 @@ def dw_mul(b, x, y):
 
 
 def dw_div(b, x, y):
-    """(xh + xl) / (yh + yl) as a double word (y far from 0 and from overflow)."""
-    q = div(b, x[0], y[0])
+    """(xh + xl) / (yh + yl) as a double word (y far from 0 and from overflow; yh within
+    float32's normal range, as div's `moderate`). The low word, a correction below an ulp of
+    the high one, is the remainder times div's reciprocal (accurate to 2^-22 or better)."""
+    q, inv = div_inv(b, x[0], y[0])
     p, e = two_prod(b, q, y[0])
     r = b.binary(Op.sub, b.binary(Op.sub, x[0], p), e)
     r = b.binary(Op.sub, b.binary(Op.add, r, x[1]), b.binary(Op.mul, q, y[1]))
-    return fast_two_sum(b, q, b.binary(Op.div, r, y[0]))
+    return fast_two_sum(b, q, b.binary(Op.mul, r, inv))
 
 
 def dw_sqrt(b, x, sqrt):
@@ -149,4 +171,4 @@ def dw_sqrt(b, x, sqrt):
     zero = const(b, k, 0.0)
     is_zero = b.compare(Op.eq, s, zero)
     two_s = b.select(is_zero, const(b, k, 1.0), b.binary(Op.mul, s, const(b, k, 2.0)))
-    return fast_two_sum(b, s, b.select(is_zero, zero, b.binary(Op.div, r, two_s)))
+    return fast_two_sum(b, s, b.select(is_zero, zero, driver_div(b, r, two_s)))

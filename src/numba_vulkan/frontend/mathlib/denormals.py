@@ -78,20 +78,30 @@ def fmod(b, x, y, float64):
     return arith.fmod(b, x, y)
 
 
-def wrap(b, mode, fused_fma=False):
+def wrap(b, mode, fused_fma=False, loose_division=False):
     """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
-    device's Fma rounds once: dd.py's exact products use it), or a FlushSafeBuilder."""
+    device's Fma rounds once: dd.py's exact products use it) and `loose_division` (tests), or
+    a FlushSafeBuilder."""
     if mode != PRESERVE:
-        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma)
-    return LibBuilder(b, fused_fma) if fused_fma else b
+        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma, loose_division)
+    return LibBuilder(b, fused_fma, loose_division) if fused_fma or loose_division else b
+
+
+def for_lowerer(lo, b=None):
+    """The library's builder for the kernel `lo` lowers (its builder unless `b` is given),
+    from the device facts compile_kernel gave it (compiler.FloatControls)."""
+    return wrap(lo.b if b is None else b, getattr(lo, "denormals", PRESERVE),
+                getattr(lo, "fused_fma", False), getattr(lo, "loose_division", False))
 
 
 class LibBuilder:
-    """The KIR builder plus what the library may assume of the device (fused_fma)."""
+    """The KIR builder plus what the library may assume of the device (fused_fma), and
+    whether to make the driver's divisions as loose as Vulkan allows (loose_division)."""
 
-    def __init__(self, b, fused_fma=False):
+    def __init__(self, b, fused_fma=False, loose_division=False):
         self._b = b
         self.fused_fma = fused_fma
+        self.loose_division = loose_division
 
     def __getattr__(self, name):
         return getattr(self._b, name)
@@ -100,13 +110,40 @@ class LibBuilder:
     def raw(self):
         return self._b
 
+    def driver_div(self, x, y):
+        q = self._b.driver_div(x, y)
+        return _loosen(self._b, q) if self.loose_division else q
+
+
+# loose_division: the driver's quotient moved by +-2 ulp (float64: +-2 ulp of float32, as
+# Vulkan lets a float64 OpFDiv be only as precise as a float32 one): (bit step, sign bit).
+_LOOSE = {K.f32: (K.i32, 2, 2), K.f64: (K.i64, 2 << 29, 31)}
+
+
+def _loosen(b, q):
+    """q moved away from the driver's quotient by about as much as Vulkan allows (2.5 ulp),
+    up or down by one bit of q's own, so that a device whose division is exact (lavapipe)
+    tests that the library corrects or tolerates the driver's error (NUMBA_VULKAN_DRIVER_DIV=
+    loose). Zeros, subnormals, infinities and NaN stay (exact there on every device)."""
+    ik, step, bit = _LOOSE[b.kind(q)]
+    width = 32 if ik == K.i32 else 64
+    i = b.bitcast(ik, q)
+    mag = b.binary(Op.and_, i, const(b, ik, (1 << (width - 1)) - 1))
+    tiny = 1 << (23 if width == 32 else 52)  # the smallest normal's bits
+    inf = (0xFF if width == 32 else 0x7FF) * tiny
+    ok = b.binary(Op.and_, b.compare(Op.ge, mag, const(b, ik, tiny + step)),
+                  b.compare(Op.lt, mag, const(b, ik, inf - step)))  # fmt: skip
+    up = b.compare(Op.ne, b.binary(Op.and_, i, const(b, ik, 1 << bit)), const(b, ik, 0))
+    moved = b.binary(Op.add, i, b.select(up, const(b, ik, step), const(b, ik, -step)))
+    return b.bitcast(b.kind(q), b.select(ok, moved, i))
+
 
 class FlushSafeBuilder(LibBuilder):
     """The KIR builder with float32 comparisons and negation that do not depend on flushing
     (and, when simulating, float32 ops that flush as a flushing device would)."""
 
-    def __init__(self, b, simulate, fused_fma=False):
-        super().__init__(b, fused_fma)
+    def __init__(self, b, simulate, fused_fma=False, loose_division=False):
+        super().__init__(b, fused_fma, loose_division)
         self._simulate = simulate
         self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
 
@@ -175,6 +212,11 @@ class FlushSafeBuilder(LibBuilder):
         if not self._simulate or self._b.kind(x) != K.f32:
             return self._b.binary(op, x, y)
         return self.flush(self._b.binary(op, self.flush(x), self.flush(y)))
+
+    def driver_div(self, x, y):
+        if not self._simulate or self._b.kind(x) != K.f32:
+            return super().driver_div(x, y)
+        return self.flush(super().driver_div(self.flush(x), self.flush(y)))
 
     def math(self, fn, args):
         if not self._simulate:

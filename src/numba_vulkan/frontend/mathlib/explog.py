@@ -209,6 +209,9 @@ def log1p(b, x, x_lo=None):
     moderate = b.compare(Op.lt, u_ok, const(b, k, 2.0**60))
     w = b.select(moderate, dd.div(b, c, b.select(moderate, u_ok, one), moderate=True),
                  const(b, k, 0.0))  # fmt: skip
+    # Where u rounded to 1, c / u is c: dd.div's remainder (below an ulp of c) would underflow
+    # for |c| < 2^-100 (float32) and leave the driver's quotient (2.5 ulp) uncorrected.
+    w = b.select(b.compare(Op.eq, u_ok, one), c, w)
     # log(1 + w) = w - w^2/2: the square matters only where u rounded to 1 (w = x, tiny).
     w = _sub(b, w, _mul(b, const(b, k, 0.5), _mul(b, w, w)))
     corr = b.select(ok, w, const(b, k, 0.0))

@@ -54,7 +54,7 @@ def _ln_dw(b, x):
     xh, xl = x
     k = b.kind(xh)
     ln = dd.dw_mul(b, log2_dw(b, xh), _dwc(b, k, "LN2"))
-    return dd.dw_add(b, ln, _dw(b, b.binary(Op.div, xl, xh)))
+    return dd.dw_add(b, ln, _dw(b, dd.driver_div(b, xl, xh)))  # a correction: xl <= ulp(xh)
 
 
 def _stirling(b, y):

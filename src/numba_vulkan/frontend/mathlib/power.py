@@ -43,10 +43,10 @@ def log2_dw(b, ax):
     e = b.select(low, b.binary(Op.sub, e, const(b, ik, 1)), e)
     f = b.binary(Op.sub, m, const(b, k, 1.0))
     dh, dl = dd.two_sum(b, const(b, k, 2.0), f)
-    sh = dd.div(b, f, dh)
+    sh, inv = dd.div_inv(b, f, dh)
     p, pe = dd.two_prod(b, sh, dh)
     rr = b.binary(Op.sub, b.binary(Op.sub, b.binary(Op.sub, f, p), pe), b.binary(Op.mul, sh, dl))
-    sl = b.binary(Op.div, rr, dh)  # a correction term: the driver's division is plenty
+    sl = b.binary(Op.mul, rr, inv)  # a correction term: 1/dh to 2^-22 or better is plenty
     s = dd.fast_two_sum(b, sh, sl)
     z = dd.dw_mul(b, s, s)
     s3 = dd.dw_mul(b, z, s)

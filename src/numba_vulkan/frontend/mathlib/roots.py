@@ -23,7 +23,7 @@ as float32), so sqrt is computed here:
 from ... import _core
 from ..arith import const
 from . import bits, denormals
-from .dd import two_prod, two_sum
+from .dd import driver_div, two_prod, two_sum
 
 K = _core.Kind
 Op = _core.Op
@@ -42,9 +42,9 @@ def _first_guess(b, xs):
     k = b.kind(xs)
     if k == K.f32:
         s0 = b.math(M.sqrt, [xs])
-        return s0, b.binary(Op.div, const(b, k, 1.0), s0)
+        return s0, driver_div(b, const(b, k, 1.0), s0)
     s32 = b.math(M.sqrt, [denormals.convert_normal(b, K.f32, xs)])
-    y32 = b.binary(Op.div, const(b, K.f32, 1.0), s32)
+    y32 = driver_div(b, const(b, K.f32, 1.0), s32)
     return denormals.convert_normal(b, k, s32), denormals.convert_normal(b, k, y32)
 
 
@@ -127,7 +127,7 @@ def hypot(b, x, y):
     s_hi, s_lo = two_sum(b, s_hi, s_lo)
     h = sqrt(b, s_hi)
     r = b.binary(Op.add, _residual(b, s_hi, h), s_lo)
-    h = b.binary(Op.add, h, b.binary(Op.div, b.binary(Op.mul, r, const(b, k, 0.5)), h))
+    h = b.binary(Op.add, h, driver_div(b, b.binary(Op.mul, r, const(b, k, 0.5)), h))  # h in [1, 3)
     result = bits.ldexp(b, h, e)
     inf = const(b, k, float("inf"))
     # C99: hypot(±inf, anything) = +inf, even NaN; otherwise NaN in gives NaN; hypot(0, 0) = 0.
