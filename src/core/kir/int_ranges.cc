@@ -36,10 +36,31 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
         return from == ScalarKind::kBool ||
                (IsInteger(from) && !IsSigned(from) && BitWidth(to) > BitWidth(from));
     };
+    // Definitions of values, to see what a negation negates.
+    std::unordered_map<ValueId, const Inst*> defs;
+    for (const Block& b : f.blocks)
+        for (const Inst& inst : b.insts)
+            if (inst.result != kNone) defs[inst.result] = &inst;
+    auto is_constant = [&](ValueId v) {
+        auto it = defs.find(v);
+        return it != defs.end() && it->second->op == Op::kConst;
+    };
+    // A bool made an integer (a conversion, or a select between two constants, as the
+    // front end writes True + x): its negation and abs cannot overflow, and hiding
+    // them made NVIDIA's compiler answer wrongly (fuzz seeds 3430 and 4441: `-a_b[i]`).
+    auto from_bool = [&](ValueId v) {
+        auto it = defs.find(v);
+        if (it == defs.end()) return false;
+        const Inst& d = *it->second;
+        if (d.op == Op::kConvert) return kind_of(d.operands[0]) == ScalarKind::kBool;
+        return d.op == Op::kSelect && is_constant(d.operands[1]) && is_constant(d.operands[2]);
+    };
     auto is_neg_abs = [&](const Inst& inst) {
         if (inst.result == kNone || !IsSignedInt(kind_of(inst.result))) return false;
-        return inst.op == Op::kNeg ||
-               (inst.op == Op::kMath && static_cast<MathFn>(inst.imm) == MathFn::kAbs);
+        const bool neg_abs =
+            inst.op == Op::kNeg ||
+            (inst.op == Op::kMath && static_cast<MathFn>(inst.imm) == MathFn::kAbs);
+        return neg_abs && !from_bool(inst.operands[0]);
     };
     const std::vector<bool> index_only = IndexOnlyValues(m);
 

@@ -101,5 +101,36 @@ func main {
         << text;
 }
 
+// The negation of a bool made an integer cannot overflow: left alone.
+TEST(IntRanges, LeavesNegatedBoolsAlone) {
+    constexpr const char* kBools = R"(param out.addr : u64 @0
+param b : u32 @8
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = param 1 : u32
+  %2 = const 0 : u32
+  %3 = ne %1, %2 : bool
+  %4 = const 1 : i32
+  %5 = const 0 : i32
+  %6 = select %3, %4, %5 : i32
+  %7 = neg %6 : i32
+  %8 = convert %3 : i32
+  %9 = neg %8 : i32
+  %10 = add %7, %9 : i32
+  %11 = const 0 : i32
+  %12 = elemptr %0, %11 : ptr<global, i32>
+  store %12, %10
+  ret
+}
+)";
+    util::Result<Module> parsed = Parse(kBools);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    Module m = *parsed;
+    util::Result<size_t> hidden = HideIntegerRanges(m, kHideNegAbs);
+    ASSERT_TRUE(hidden.ok());
+    EXPECT_EQ(*hidden, 0u) << Print(m);
+}
+
 }  // namespace
 }  // namespace nvk::kir
