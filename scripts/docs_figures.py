@@ -49,13 +49,11 @@ def _bars(path, title, unit, rows, better):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    # Session 6's final run (launch, triad, first calls with device functions) and its
-    # reduction work; the rows it did not measure from the earlier run (another host).
-    new = _load("h200_2026-11-30_s6_final.json")["bench_vs_cuda"]
-    old = _load("h200_2026-11-30.json")
-    par = _load("h200_2026-11-30_s6_parallel.json")
+    # Session 7's final run: every row of bench_vs_cuda and bench_parallel in one session.
+    new = _load("h200_2026-12-01_s7_final.json")
+    par = _load("h200_2026-12-01_s7_parallel.json")
     gpu = new["machine"]["gpu"]
-    r, r_old, p = new["results"], old["results"], par["results"]
+    r, p = new["results"], par["results"]
 
     def get(src, side, *keys):
         value = src.get(side, {})
@@ -67,8 +65,8 @@ def main():
 
     _bars(OUT / "bench_latency.png", f"Host time per launch and first calls ({gpu})", "time",
           [("async launch, µs", {s: get(r, s, "launch", "us_per_launch") for s in SIDES}),
-           ("first call of a kernel, ms (earlier run)",
-            {s: get(r_old, s, "first_call", "ms_median") for s in SIDES}),
+           ("first call of a kernel, ms",
+            {s: get(r, s, "first_call", "ms_median") for s in SIDES}),
            ("first call, 5 device functions, ms",
             {s: get(r, s, "first_call_devfn", "ms_median") for s in SIDES})],
           "lower")  # fmt: skip
@@ -77,8 +75,8 @@ def main():
 
     _bars(OUT / "bench_throughput.png", f"Kernels: throughput ({gpu})", "GB/s or GFLOP/s",
           [("STREAM triad 2^28 f32, GB/s", both(r, "triad", "GBps_median")),
-           ("naive matmul 2048² coalesced, GFLOP/s (earlier run)",
-            both(r_old, "matmul_coalesced", "GFLOPs_median")),
+           ("naive matmul 2048² coalesced, GFLOP/s",
+            both(r, "matmul_coalesced", "GFLOPs_median")),
            ("naive matmul 2048², GFLOP/s", both(r, "matmul", "GFLOPs_median")),
            ("16×16 tiled matmul 4096², GFLOP/s", both(p, "tiled_matmul", "gflops")),
            ("shared-memory reduction 2^28 f32, GB/s", both(p, "reduction", "gbs")),
