@@ -35,10 +35,10 @@ def controls(device):
     from numba_vulkan.frontend.mathlib import denormals
 
     if device == "h200":
-        return compiler.FloatControls(nan_preserve=(16, 32, 64), denorm_preserve=(64,),
+        return compiler.CodegenControls(nan_preserve=(16, 32, 64), denorm_preserve=(64,),
                                       subnormals=denormals.FLUSH, divide_f32_in_f64=True,
                                       fused_fma=True)  # fmt: skip
-    return compiler.FloatControls(nan_preserve=(16, 32, 64), denorm_preserve=(16, 32, 64),
+    return compiler.CodegenControls(nan_preserve=(16, 32, 64), denorm_preserve=(16, 32, 64),
                                   hide_float_zeros=True, subnormals=denormals.PRESERVE)  # fmt: skip
 
 
@@ -65,7 +65,7 @@ def compile_text(name, spec, device, fastmath):
     scalar = from_dtype(np.dtype(dt))
     argtypes = tuple(scalar[::1] if c == "a" else scalar for c in layout)
     return compiler.compile_kernel(ns[fname], argtypes, pipeline.Options(fastmath=fastmath),
-                                   narrowing.Mode(), float_controls=controls(device)).disassemble()
+                                   narrowing.Mode(), codegen_controls=controls(device)).disassemble()
 
 
 def count(text):

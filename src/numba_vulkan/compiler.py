@@ -22,8 +22,9 @@ from .frontend.mathlib import denormals
 from .typing.pipeline import annotate, check_device_calls, type_kernel_for_user
 
 
-class FloatControls(typing.NamedTuple):
-    """What the device does with floats, which the generated code depends on.
+class CodegenControls(typing.NamedTuple):
+    """What the device's compiler and arithmetic do, which the generated code depends on
+(floats, and NVIDIA's signed ranges); part of every compiled kernel's cache key.
 
     nan_preserve, denorm_preserve: the float widths for which it can keep signed
     zeros, infinities and NaNs (``DeviceInfo.nan_preserve``), and subnormals
@@ -76,7 +77,7 @@ def compile_kernel(*args, **kwargs):
 
 
 def _compile_kernel(
-    pyfunc, argtypes, options, mode, max_push_bytes=128, float_controls=FloatControls(),
+    pyfunc, argtypes, options, mode, max_push_bytes=128, codegen_controls=CodegenControls(),
     dynamic_shared_bytes=0,
 ):
     """Compile one specialisation of a kernel.
@@ -93,7 +94,7 @@ def _compile_kernel(
         How 64-bit types are narrowed (depends on the device).
     max_push_bytes : int
         The push-constant limit; larger parameter blocks go in a buffer.
-    float_controls : FloatControls
+    codegen_controls : CodegenControls
         What the device does with floats (its NaN and subnormal widths, ...).
     dynamic_shared_bytes : int
         The launch's bytes for the dynamic shared array (``shared.array(0, dtype)``).
@@ -115,9 +116,9 @@ def _compile_kernel(
     lowered = frontend.lower_kernel(
         typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, name,
         dynamic_shared_bytes=dynamic_shared_bytes,
-        denormals=float_controls.subnormals,
-        fused_fma=float_controls.fused_fma,
-        loose_division=float_controls.loose_division,
+        denormals=codegen_controls.subnormals,
+        fused_fma=codegen_controls.fused_fma,
+        loose_division=codegen_controls.loose_division,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,
@@ -132,16 +133,16 @@ def _compile_kernel(
         # folded away by fastmath's reassociation: kernels that use it keep exact float ops.
         fastmath=options.fastmath and not lowered.exact_math,
         max_push_bytes=max_push_bytes,
-        nan_preserve=list(float_controls.nan_preserve),
-        denorm_preserve=list(float_controls.denorm_preserve),
+        nan_preserve=list(codegen_controls.nan_preserve),
+        denorm_preserve=list(codegen_controls.denorm_preserve),
         narrow_ints=mode.prove,
         validate=bool(config.VALIDATE),
         # 2 (the tests): the emitter's module too, before optimisation (src/core/compile.cc)
         validate_emitted=config.VALIDATE >= 2,
         unroll=min(8, max(1, config.UNROLL)),
-        hide_float_zeros=float_controls.hide_float_zeros,
-        divide_f32_in_f64=float_controls.divide_f32_in_f64,
-        hide_int_ranges=float_controls.hide_int_ranges,
+        hide_float_zeros=codegen_controls.hide_float_zeros,
+        divide_f32_in_f64=codegen_controls.divide_f32_in_f64,
+        hide_int_ranges=codegen_controls.hide_int_ranges,
     )
     kernel = codegen.CompiledKernel(
         name=name,

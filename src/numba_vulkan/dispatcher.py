@@ -308,7 +308,7 @@ class Dispatcher:
             mode = self._mode(device)
         elif not isinstance(mode, narrowing.Mode):
             raise TypeError(f"mode must be a numba_vulkan.narrowing.Mode, not {mode!r}")
-        return self._compile(argtypes, mode, launchers.float_controls(device), launchers.max_push(device))
+        return self._compile(argtypes, mode, launchers.codegen_controls(device), launchers.max_push(device))
 
     def _mode(self, device):
         narrow = self.options["narrow"]
@@ -316,10 +316,10 @@ class Dispatcher:
             return narrowing.Mode.for_device(_HostInfo, narrow)
         return narrowing.Mode.for_device(device.info, narrow)
 
-    def _compile(self, argtypes, mode, float_controls=compiler.FloatControls(),
+    def _compile(self, argtypes, mode, codegen_controls=compiler.CodegenControls(),
                  max_push_bytes=launchers.MIN_PUSH_BYTES,
                  shared_bytes=0):
-        key = (argtypes, mode, float_controls, max_push_bytes, shared_bytes)
+        key = (argtypes, mode, codegen_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
         if compiled is None:
             # Numba's front end is not thread-safe: take its global lock first, then
@@ -328,7 +328,7 @@ class Dispatcher:
                 compiled = self._compiled.get(key)
                 if compiled is None:
                     options = self._compile_options()
-                    disk_key = self._disk_key(argtypes, options, mode, float_controls,
+                    disk_key = self._disk_key(argtypes, options, mode, codegen_controls,
                                               max_push_bytes, shared_bytes)  # fmt: skip
                     if disk_key is not None:
                         compiled = cache.load_kernel(self.py_func, disk_key)
@@ -341,7 +341,7 @@ class Dispatcher:
                             options,
                             mode,
                             max_push_bytes=max_push_bytes,
-                            float_controls=float_controls,
+                            codegen_controls=codegen_controls,
                             dynamic_shared_bytes=shared_bytes,
                         )
                         if disk_key is not None:
@@ -350,13 +350,13 @@ class Dispatcher:
                     self._warn_if_float64_narrowed(compiled)
         return compiled
 
-    def _disk_key(self, argtypes, options, mode, float_controls, max_push_bytes, shared_bytes):
+    def _disk_key(self, argtypes, options, mode, codegen_controls, max_push_bytes, shared_bytes):
         """The disk cache key of a specialisation, or None when it is not cached."""
         if not self.options["cache"] or not cache.enabled():
             return None
         try:
             return cache.kernel_key(self.py_func, argtypes, options, mode,
-                                    (float_controls, max_push_bytes, shared_bytes,
+                                    (codegen_controls, max_push_bytes, shared_bytes,
                                      config.UNROLL))  # fmt: skip
         except cache.Uncachable as e:
             if not self._warned_uncachable:
@@ -406,7 +406,7 @@ class Dispatcher:
             # A forked child gets its VulkanForkError now, not after compiling, and never
             # waits for Numba's or our lock (a parent's thread may have held one at the fork).
             device._core.check_usable()
-            compiled = self._compile(argtypes, mode, launchers.float_controls(device), launchers.max_push(device),
+            compiled = self._compile(argtypes, mode, launchers.codegen_controls(device), launchers.max_push(device),
                                      shared_bytes)
             device.check_support(compiled)
             self._warn_loop_limit(compiled, device)

@@ -17,14 +17,15 @@ def max_push(device):
     return max(MIN_PUSH_BYTES, int(getattr(device.info, "max_push_constants", MIN_PUSH_BYTES)))
 
 
-def float_controls(device):
-    """What `device` does with floats (compiler.FloatControls); without one, nothing promised."""
+def codegen_controls(device):
+    """What the code for `device` must allow for (compiler.CodegenControls); without a device,
+    nothing is promised."""
     if device is None:
-        return compiler.FloatControls()
+        return compiler.CodegenControls()
     info = device.info
     denorm = tuple(getattr(info, "denorm_preserve", ()))
     lavapipe = folds_float_zeros(info)
-    return compiler.FloatControls(
+    return compiler.CodegenControls(
         nan_preserve=tuple(info.nan_preserve),
         denorm_preserve=denorm,
         hide_float_zeros=lavapipe,

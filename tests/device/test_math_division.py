@@ -4,7 +4,7 @@ float64 divisions as a kernel's `/` is (kir/float_division.h), and its results m
 their bounds with a quotient as loose as Vulkan allows.
 
 lavapipe divides exactly and is not given the float64 rewrite, so here every test forces both,
-as FloatControls for an NVIDIA device would be, plus loose_division (config.DRIVER_DIV =
+as CodegenControls for an NVIDIA device would be, plus loose_division (config.DRIVER_DIV =
 "loose": each driver quotient moved by 2 ulp; float64 by 2 ulp of float32) and the flushing of
 float32 subnormals (config.SUBNORMALS32 = "simulate"). The accuracy tests of test_math_ulp.py,
 test_math_gamma.py and test_math_exact.py's correctly rounded sqrt run again under them."""
@@ -23,9 +23,9 @@ pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
 @pytest.fixture(autouse=True)
 def nvidia_like(monkeypatch):
-    real = launchers.float_controls
+    real = launchers.codegen_controls
     monkeypatch.setattr(config, "SUBNORMALS32", "simulate")
-    monkeypatch.setattr(launchers, "float_controls", lambda d: real(d)._replace(
+    monkeypatch.setattr(launchers, "codegen_controls", lambda d: real(d)._replace(
         divide_f32_in_f64=True, loose_division=True))  # fmt: skip
 
 

@@ -98,9 +98,9 @@ def test_float32_division_in_float64(monkeypatch):
     check that the kernel really divides in float64."""
     from numba_vulkan import launchers
 
-    real = launchers.float_controls
+    real = launchers.codegen_controls
     monkeypatch.setattr(
-        launchers, "float_controls", lambda d: real(d)._replace(divide_f32_in_f64=True)
+        launchers, "codegen_controls", lambda d: real(d)._replace(divide_f32_in_f64=True)
     )
     x, y = _quotient_cases()
     kernel = _kernel(["x / y if y != 0 else np.divide(x, y)"], 2)

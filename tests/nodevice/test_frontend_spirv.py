@@ -60,24 +60,24 @@ def test_float_controls_are_requested_at_the_widths_used():
         out[0] = a[0] * 0.5
 
     argtypes = (float32[::1], float64[::1])
-    controls = compiler.FloatControls(
+    controls = compiler.CodegenControls(
         nan_preserve=(16, 32, 64), denorm_preserve=(32, 64), subnormals=denormals.PRESERVE
     )
     text = compiler.compile_kernel(
-        half, argtypes, pipeline.Options(), narrowing.Mode(), float_controls=controls
+        half, argtypes, pipeline.Options(), narrowing.Mode(), codegen_controls=controls
     ).disassemble()
     for width in (32, 64):
         assert f"OpExecutionMode %main SignedZeroInfNanPreserve {width}" in text
         assert f"OpExecutionMode %main DenormPreserve {width}" in text
     assert "SignedZeroInfNanPreserve 16" not in text  # no float16 in the kernel
     fast = compiler.compile_kernel(
-        half, argtypes, pipeline.Options(fastmath=True), narrowing.Mode(), float_controls=controls
+        half, argtypes, pipeline.Options(fastmath=True), narrowing.Mode(), codegen_controls=controls
     ).disassemble()
     assert "DenormPreserve" not in fast and "SignedZeroInfNanPreserve" not in fast
 
 
 def test_fused_fma_makes_exact_products_from_fma():
-    """With FloatControls.fused_fma (NVIDIA, AMD: launchers.fused_fma) the math library builds
+    """With CodegenControls.fused_fma (NVIDIA, AMD: launchers.fused_fma) the math library builds
     Dekker's products and its polynomials from GLSL.std.450 Fma; without it, from no Fma at all
     (Vulkan does not promise that Fma rounds once: lavapipe's does not)."""
     import math
@@ -91,9 +91,9 @@ def test_fused_fma_makes_exact_products_from_fma():
         out[0] = math.sqrt(a[0]) + math.exp(a[1])
 
     def text(fused):
-        controls = compiler.FloatControls(fused_fma=fused)
+        controls = compiler.CodegenControls(fused_fma=fused)
         return compiler.compile_kernel(root, (float64[::1], float64[::1]), pipeline.Options(),
-                                       narrowing.Mode(), float_controls=controls).disassemble()
+                                       narrowing.Mode(), codegen_controls=controls).disassemble()
 
     assert " Fma " in text(True)
     assert " Fma " not in text(False)

@@ -92,11 +92,11 @@ def lower_kernel(
         How the math library treats float32 subnormals: mathlib.denormals.PRESERVE (the
         device keeps them), FLUSH (it may flush them: flush-safe forms) or SIMULATE.
     fused_fma : bool
-        The device's GLSL.std.450 Fma rounds once (compiler.FloatControls.fused_fma): the
+        The device's GLSL.std.450 Fma rounds once (compiler.CodegenControls.fused_fma): the
         math library's exact products and polynomials use it.
     loose_division : bool
         Tests: the math library's driver divisions (dd.driver_div) moved by about as much as
-        Vulkan allows (compiler.FloatControls.loose_division).
+        Vulkan allows (compiler.CodegenControls.loose_division).
     fastmath : bool
         The kernel's fastmath option: math calls use the driver's built-ins where they exist
         (mathlib/fast.py).

@@ -89,7 +89,7 @@ def wrap(b, mode, fused_fma=False, loose_division=False):
 
 def for_lowerer(lo, b=None):
     """The library's builder for the kernel `lo` lowers (its builder unless `b` is given),
-    from the device facts compile_kernel gave it (compiler.FloatControls)."""
+    from the device facts compile_kernel gave it (compiler.CodegenControls)."""
     return wrap(lo.b if b is None else b, getattr(lo, "denormals", PRESERVE),
                 getattr(lo, "fused_fma", False), getattr(lo, "loose_division", False))
 
