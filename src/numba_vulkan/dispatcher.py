@@ -457,7 +457,8 @@ class Dispatcher:
     def _warn_loop_limit(self, compiled, device):
         """Warn once per kernel and device whose loop cap its loops could pass (probes.py)."""
         limit = getattr(device.info, "loop_iteration_limit", None)
-        bound = getattr(compiled, "loop_iterations", 0)
+        # The package's own kernels (runtime/reduce.py) declare the bound their launches keep.
+        bound = self.__dict__.get("loop_bound") or getattr(compiled, "loop_iterations", 0)
         if limit is None or (bound is not None and bound <= limit):
             return
         warned = self.__dict__.setdefault("_loop_warned", set())

@@ -49,7 +49,7 @@ def _close_sum(ours, host):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_every_dtype_matches_numpy(dtype):
-    host = _data(dtype, 70_001)  # three passes: 70,001 -> 274 -> 2 -> 1
+    host = _data(dtype, 70_001)  # integers 70,001 -> 274 -> 2 -> 1; floats -> 9 -> 1
     d = nv.to_device(host)
     if np.dtype(dtype).kind == "f":
         _close_sum(d.sum(), host)
@@ -109,6 +109,15 @@ def test_float_sums_as_accurate_as_numpy():
             np.concatenate([np.full(1000, 1e8), rng.random(200_000), np.full(1000, -1e8)]).astype(dtype),
         ):
             _close_sum(nv.to_device(host).sum(), host)
+
+
+@pytest.mark.parametrize("n", [8192, 1 << 20], ids=["one-launch", "two-launches"])
+def test_float_sum_carries_every_rounding_error(n):
+    """Ones beside +-2^30 in float32 (ulp 128 there): each invocation's Kahan correction and
+    each of the workgroup's additions' rounding errors reach the result, which is exact."""
+    host = np.ones(n, np.float32)
+    host[0], host[1] = 2.0**30, -(2.0**30)
+    assert nv.to_device(host).sum() == np.float32(n - 2)
 
 
 def test_empty_arrays():

@@ -1,32 +1,36 @@
 """DeviceArray.sum/min/max on the device, with kernels written in the kernel language.
 
-A reduction runs in passes until one value is left. In each pass invocation
-``i`` of ``P`` reduces the elements ``i, i + P, i + 2P, ...`` into
-``partials[i]`` (neighbouring invocations read neighbouring elements); the next
-pass reduces the partials the same way. Integer sums and min/max take
-``P = ceil(n / CHUNK)``, at most CHUNK (256) elements each. Float sums take
-``P = min(ceil(n / FLOAT_CHUNK), MAX_INVOCATIONS)``: 32 elements each up to
-2^23 elements, then ``ceil(n / 2^18)`` (1024 for 2^28) in a grid-stride
-``while`` loop, which the compiler unrolls (core/unroll: the copies' loads run
-with no test between them); 2^31 elements give 8192 iterations, below
-lavapipe's 65,535-iteration cap. The first pass of a large array is submitted
-at once, so the device runs it while Python prepares the short later passes.
-No shared memory or barriers are needed. The kernels are generated from one
-template per (operation, accumulator, rank), compiled by our own compiler and
-cached by the dispatcher per dtype and device.
+A reduction runs in passes until one value is left. Integer sums and min/max:
+in each pass invocation ``i`` of ``P = ceil(n / CHUNK)`` reduces the elements
+``i, i + P, i + 2P, ...`` (at most CHUNK, 256; neighbouring invocations read
+neighbouring elements) into ``partials[i]``; the next pass reduces the partials
+the same way. Float sums launch ``P = min(ceil(n / FLOAT_CHUNK),
+MAX_INVOCATIONS)`` invocations rounded up to workgroups of BLOCK (256): 32
+elements each up to 2^23 elements, then ``ceil(n / 2^18)`` (1024 for 2^28) in
+a grid-stride ``while`` loop, which the compiler unrolls (core/unroll: the
+copies' loads run with no test between them); each workgroup adds its
+invocations' sums in shared memory into one partial. 2^28 elements take two
+launches (1024 partials, then one), any n up to 2^23 one; 2^31 elements give
+8192 iterations, below lavapipe's 65,535-iteration cap. The first pass of a
+large array is submitted at once, so the device runs it while Python prepares
+the next. The kernels are generated from one template per (operation,
+accumulator, rank), compiled by our own compiler and cached by the dispatcher
+per dtype and device.
 
 Accuracy and NumPy's semantics:
 
 - Integer sums accumulate in int64 (signed and bool inputs) or uint64
   (unsigned), wrapping as NumPy does; addition modulo 2^64 is associative,
   so the result is NumPy's bit for bit. The result dtype is NumPy's.
-- Float sums use Kahan's compensated summation within each invocation and in
-  every later pass, in the input's precision (float16 in float32, rounded once
-  at the end, as NumPy's pairwise sum of float16 does). Its error is about 2 ulp
-  of the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
+- Float sums use Kahan's compensated summation within each invocation; a
+  workgroup adds its invocations' sums pairwise, carrying every addition's
+  rounding error (two-sum) and the Kahan corrections to one final rounding.
+  All of it in the input's precision (float16 in float32, rounded once at the
+  end, as NumPy's pairwise sum of float16 does). The error is about 2 ulp of
+  the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
   pairwise sum. A plain sum runs alongside: where it is not finite (an infinity
   or NaN in the data, or overflow) it is the result, as in NumPy. (The H200
-  figures of this form and of the former four-lane chunks: docs/status.md.)
+  figures of this form and of earlier ones: docs/status.md.)
 - min/max propagate NaN as NumPy does (any NaN gives NaN); integers are exact.
   Bool min/max are computed as "all" / "any" through the sum.
 - Empty arrays: sum gives 0; min/max raise ValueError as NumPy does.
@@ -49,6 +53,8 @@ MAX_INVOCATIONS = 1 << 18  # as many as an H200 keeps resident at 256 per workgr
 # the later passes (partials of partials) are short dependent chains on a GPU,
 # where 256 per invocation made each one wait on 32 rounds of memory latency.
 FLOAT_CHUNK = 32
+BLOCK = 256  # invocations per workgroup of the float sum (one partial each)
+LOOP_SLACK = 16  # the float sum's loop iterations beyond its grid-stride loop (the tree's 8)
 FLUSH_ELEMENTS = 1 << 22  # arrays from here submit their first pass at once
 
 _TEMPLATE = """
@@ -58,25 +64,51 @@ def {name}(x, out, n, stride):
 {body}
 """
 
-# The float sum: one Kahan sum per invocation over i, i + stride, ... in a
-# grid-stride `while` loop, which the compiler's unroll pass (core/unroll)
-# turns into copies of the body with no test between their loads.
-_SUM_FLOAT = """\
-        s = ACC(0)
+# The float sum, one partial per workgroup of BLOCK invocations. Each invocation
+# keeps a Kahan sum over i, i + stride, ... (stride: all invocations of the
+# launch) in a grid-stride `while` loop, which the compiler's unroll pass
+# (core/unroll) turns into copies of the body with no test between their loads.
+# The workgroup then adds its BLOCK sums pairwise in shared memory, each
+# addition's rounding error (Knuth's two-sum) carried with the Kahan
+# corrections, and rounds once: s + e.
+_SUM_FLOAT = """
+def {name}(x, out, n, stride):
+    sums = shared.array(BLOCK, ACC)
+    errors = shared.array(BLOCK, ACC)
+    t = local_id(0)
+    s = ACC(0)
+    c = ACC(0)
+    p = ACC(0)
+    j = global_id(0)
+    while j < n:
+        v = ACC({load})
+        p += v
+        y = v - c
+        u = s + y
+        c = (u - s) - y
+        s = u
+        j += stride
+    if p - p != ACC(0):  # an infinity or NaN in the data, or overflow: NumPy's result
+        s = p
         c = ACC(0)
-        p = ACC(0)
-        j = i
-        while j < n:
-            v = ACC({load})
-            p += v
-            y = v - c
-            t = s + y
-            c = (t - s) - y
-            s = t
-            j += stride
-        if p - p != ACC(0):
-            s = p
-        out[i] = s
+    sums[t] = s
+    errors[t] = -c
+    barrier()
+    for level in range(LOG2_BLOCK):
+        half = BLOCK >> (level + 1)
+        if t < half:
+            a = sums[t]
+            b = sums[t + half]
+            u = a + b
+            bv = u - a
+            errors[t] += errors[t + half] + ((a - (u - bv)) + (b - bv))
+            sums[t] = u
+        barrier()
+    if t == 0:
+        u = sums[0]
+        if u - u == ACC(0):
+            u += errors[0]
+        out[group_id(0)] = u
 """
 
 _SUM_INT = """\
@@ -126,28 +158,45 @@ _ACC_NAMES = {
 _kernels = {}
 
 
-def _kernel(op, acc, ndim, narrow):
-    """The jit kernel for (op, accumulator dtype name, rank, narrow option), generated once."""
-    key = (op, acc, ndim, narrow)
+def _kernel(op, acc, ndim, narrow, block=BLOCK):
+    """The jit kernel for (op, accumulator dtype name, rank, narrow option; the float sum's
+    workgroup size `block`), generated once."""
+    float_sum = op == "sum" and acc.startswith("float")
+    key = (op, acc, ndim, narrow, block if float_sum else None)
     kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
-    from ..stubs import global_id
+    from ..stubs import barrier, global_id, group_id, local_id, shared
     from .compiler_hook import jit
 
     load = _LOADS[ndim].format(k="j")
-    if op == "sum":
-        body = (_SUM_FLOAT if acc.startswith("float") else _SUM_INT).format(load=load)
-    else:
-        cmp = "<" if op == "min" else ">"
-        body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
     name = f"_nv_{op}_{acc}_{ndim}d"
-    source = _TEMPLATE.format(name=name, body=body)
-    namespace = {"global_id": global_id, "ACC": _ACC_NAMES[acc], "CHUNK": CHUNK, "CHUNK_1": CHUNK - 1}
+    if float_sum:
+        source = _SUM_FLOAT.format(name=name, load=load)
+    else:
+        if op == "sum":
+            body = _SUM_INT.format(load=load)
+        else:
+            cmp = "<" if op == "min" else ">"
+            body = _MINMAX.format(load=load, load0=_LOADS[ndim].format(k="i"), cmp=cmp)
+        source = _TEMPLATE.format(name=name, body=body)
+    namespace = {"global_id": global_id, "local_id": local_id, "group_id": group_id,
+                 "shared": shared, "barrier": barrier, "ACC": _ACC_NAMES[acc], "CHUNK": CHUNK,
+                 "CHUNK_1": CHUNK - 1, "BLOCK": block, "LOG2_BLOCK": block.bit_length() - 1}
     exec(compile(source, f"<numba_vulkan reduction {name}>", "exec"), namespace)
     kernel = jit(narrow=narrow)(namespace[name])
+    # The most loop iterations an invocation runs (n < 2^31): no loop-cap warning on lavapipe.
+    kernel.loop_bound = -(-(2**31) // MAX_INVOCATIONS) + LOOP_SLACK if float_sum else CHUNK
     _kernels[key] = kernel
     return kernel
+
+
+def _block(device):
+    """The float sum's workgroup size on `device`: BLOCK, or the largest power of two
+    the device allows (Vulkan guarantees 128)."""
+    info = device.info
+    limit = min(BLOCK, info.max_local_invocations, info.max_local_size[0])
+    return 1 << (limit.bit_length() - 1)
 
 
 def _narrow_option(device):
@@ -222,20 +271,26 @@ def reduce(array, op):
     narrow = _narrow_option(device)
     values = _as_kernel_operand(array)
     n = array.size
-    grid_stride = op == "sum" and acc.startswith("float")
+    float_sum = op == "sum" and acc.startswith("float")
+    block = _block(device) if float_sum else None
     first = True
     while True:
-        if grid_stride:
-            stride = min(-(-n // FLOAT_CHUNK), MAX_INVOCATIONS)
+        if float_sum:
+            # One partial per workgroup: 2^28 elements take two passes (1024 partials).
+            invocations = min(-(-n // FLOAT_CHUNK), MAX_INVOCATIONS)
+            groups = -(-invocations // block)
+            stride = groups * block
+            count = groups
+            launch = _kernel(op, acc, values.ndim, narrow, block)[groups, block, device]
         else:
-            stride = -(-n // CHUNK)
-        partials = DeviceArray(device, (stride,), np.dtype(acc))
-        launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
+            stride = count = -(-n // CHUNK)
+            launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
+        partials = DeviceArray(device, (count,), np.dtype(acc))
         if n < 2**31:  # int32 counts: the compiler proves the index math fits 32 bits
             launch(values, partials, np.int32(n), np.int32(stride))
         else:
             launch(values, partials, n, stride)
-        if stride == 1:
+        if count == 1:
             break
         if first and n >= FLUSH_ELEMENTS:
             # Launches wait in the open batch until a synchronisation; submit the
@@ -243,6 +298,6 @@ def reduce(array, op):
             # prepares the short ones.
             device._core.flush()
         first = False
-        values, n = partials, stride
+        values, n = partials, count
     value = partials.copy_to_host()[0]
     return result.type(value)
