@@ -236,6 +236,17 @@ def test_copy_to_host_out_and_errors(device):
     np.testing.assert_array_equal(d.copy_to_host(), np.ones((4, 5), np.float32))
 
 
+def test_large_copies_on_several_threads(device):
+    """Copies of many MiB are split between host threads (vk/copy.cc): an odd length, whole
+    and at an odd offset, arrives intact both ways."""
+    host = np.random.default_rng(5).integers(0, 255, 27_000_013, dtype=np.uint8)
+    d = rt.to_device(host)
+    np.testing.assert_array_equal(d.copy_to_host(), host)
+    d[3:] = host[:-3]
+    np.testing.assert_array_equal(d[3:].copy_to_host(), host[:-3])
+    np.testing.assert_array_equal(d[:3].copy_to_host(), host[:3])
+
+
 def test_device_array_and_like(device):
     a = rt.device_array((3, 4), np.int16)
     assert a.shape == (3, 4) and a.dtype == np.int16 and a.device is device

@@ -11,6 +11,10 @@
 //     launch that follows (a NumPy argument) goes out in the same submission;
 //   - larger writes and all reads use a staging buffer of their own, in chunks of
 //     half of kStagingBytes, double-buffered; a read waits once, for its copy.
+//     The host's side of a large chunk is copied by several threads
+//     (CopyOnThreads), as are large copies to and from mapped buffers: with one
+//     thread, pageable device-to-host copies reached 7.5 GB/s on the H200
+//     (numba.cuda: 18.3).
 //
 // Threads: each staged copy takes a staging buffer of its own (TakeStaging: a
 // free one kept from an earlier copy, else a new one; at most kKeptStaging are
@@ -18,6 +22,8 @@
 // device's mutex only to record and submit each chunk; its waits hold no lock.
 #include <algorithm>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "vk/device.h"
 #include "vk/result.h"
@@ -28,6 +34,37 @@ namespace {
 constexpr uint64_t kStagingBytes = 64ull << 20;
 constexpr size_t kKeptStaging = 4;  // free staging buffers kept for later copies
 constexpr uint64_t kInlineWrite = 16 * 1024;
+constexpr uint64_t kBytesPerThread = 4ull << 20;  // below this a chunk is one memcpy
+constexpr unsigned kMaxCopyThreads = 8;
+
+// memcpy in up to kMaxCopyThreads slices (this thread takes the first), slices of
+// at least kBytesPerThread; a thread that cannot be started leaves its slice to
+// this thread.
+void CopyOnThreads(uint8_t* dst, const uint8_t* src, uint64_t n) {
+    static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const uint64_t threads =
+        std::min<uint64_t>({cores, kMaxCopyThreads, std::max<uint64_t>(1, n / kBytesPerThread)});
+    if (threads == 1) {
+        std::memcpy(dst, src, n);
+        return;
+    }
+    const uint64_t slice = (n / threads + 63) & ~uint64_t{63};  // cache-line aligned cuts
+    std::vector<std::thread> helpers;
+    helpers.reserve(threads - 1);
+    uint64_t left_over = n;  // from here on, copied by this thread after its own slice
+    for (uint64_t at = slice; at < n; at += slice) {
+        const uint64_t len = std::min(slice, n - at);
+        try {
+            helpers.emplace_back([=] { std::memcpy(dst + at, src + at, len); });
+        } catch (const std::system_error&) {
+            left_over = at;
+            break;
+        }
+    }
+    std::memcpy(dst, src, std::min(slice, n));
+    if (left_over < n) std::memcpy(dst + left_over, src + left_over, n - left_over);
+    for (std::thread& t : helpers) t.join();
+}
 }  // namespace
 
 util::Result<BufferRef> Device::TakeStaging(uint64_t nbytes) {
@@ -64,7 +101,7 @@ util::Status Device::Write(Buffer& dst, uint64_t offset, const void* src, uint64
     if (nbytes == 0) return util::Status::Ok();
     if (dst.mapped) {
         NVK_RETURN_IF_ERROR(WaitBuffer(dst));
-        std::memcpy(dst.mapped + offset, src, nbytes);
+        CopyOnThreads(dst.mapped + offset, static_cast<const uint8_t*>(src), nbytes);
         return util::Status::Ok();
     }
     if (nbytes <= kInlineWrite) return InlineWrite(dst, offset, src, nbytes);
@@ -103,7 +140,7 @@ util::Status Device::Read(Buffer& src, uint64_t offset, void* dst, uint64_t nbyt
     if (nbytes == 0) return util::Status::Ok();
     if (src.mapped) {
         NVK_RETURN_IF_ERROR(WaitBuffer(src));
-        std::memcpy(dst, src.mapped + offset, nbytes);
+        CopyOnThreads(static_cast<uint8_t*>(dst), src.mapped + offset, nbytes);
         return util::Status::Ok();
     }
     // The copy is ordered after the launches that write `src` (batch.cc): one wait.
@@ -158,7 +195,7 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
         for (uint64_t done = 0; done < nbytes; done += half, h ^= 1) {
             const uint64_t n = std::min(nbytes - done, half);
             NVK_RETURN_IF_ERROR(WaitValue(half_value[h]));
-            std::memcpy(staging->mapped + h * half, bytes + done, n);
+            CopyOnThreads(staging->mapped + h * half, bytes + done, n);
             NVK_RETURN_IF_ERROR(record(done, n, h));
         }
         // The caller's memory may change once we return, but it was copied already;
@@ -176,7 +213,7 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
             NVK_RETURN_IF_ERROR(record(next, std::min(nbytes - next, half), h ^ 1));
         }
         NVK_RETURN_IF_ERROR(WaitValue(half_value[h]));
-        std::memcpy(bytes + done, staging->mapped + h * half, n);
+        CopyOnThreads(bytes + done, staging->mapped + h * half, n);
     }
     return util::Status::Ok();
 }
