@@ -27,6 +27,11 @@ for b in $B; do
               timeout 90 python3 benchmarks/math_accuracy.py --fastmath --jobs 7 --n ${ACC_N:-1000000} > $R/h200_math_accuracy_fastmath.txt 2>&1 ;;
     # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs the shared-memory kernels and
     # DeviceArray.sum: the same benchmarks with the pass off, then on (session 7's open question).
+    sum) timeout 120 python3 benchmarks/experiments/s8_sum.py --out $R/h200_sum_variants.json ;;
+    # The type fuzzer (tests/fuzz), seeds 0:FUZZ_SEEDS; the failing seeds' reports are in the log.
+    fuzz) timeout ${T_FUZZ:-200} python3 tests/fuzz/run_typefuzz.py --seeds 0:${FUZZ_SEEDS:-5000} --jobs 14 ;;
+    # Device tests named by TESTS (paths under tests/), serially.
+    tests) cd tests && NVK_REQUIRE_DEVICE=1 timeout ${T_TESTS:-200} python3 -m pytest -q ${TESTS:-device/test_reductions.py}; cd .. ;;
     ranges) for m in 0 7; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras_m$m.json
