@@ -45,7 +45,7 @@ def main():
     m = 1 << args.log2
     x = nv.to_device(np.ones(m, np.float32))
     dev = x.device
-    block = red._block(dev)
+    block = red._block(dev) or red.BLOCK  # the GPU form, also on lavapipe
     kernel = red._kernel("sum", "float32", 1, red._narrow_option(dev), block)
     results = {"device": dev.info.name, "n": m, "block": block}
     for log2_inv in (17, 18, 19, 20):
@@ -54,10 +54,11 @@ def main():
         whole = median_time(x.sum, args.repeats)
         invocations = min(-(-m // red.FLOAT_CHUNK), red.MAX_INVOCATIONS)
         groups = -(-invocations // block)
-        partials = nv.device_array(groups, np.float32)
+        partials = nv.device_array(2 * groups, np.float32)  # sums, then their errors
         launch = kernel[groups, block, dev]
-        first = median_time(lambda: launch(x, partials, np.int32(m), np.int32(groups * block)),
-                            args.repeats, nv.synchronize)
+        first = median_time(
+            lambda: launch(x, partials, np.int32(m), np.int32(groups * block), np.int32(groups)),
+            args.repeats, nv.synchronize)
         results[f"inv_2^{log2_inv}"] = {"sum_TBps": 4 * m / whole / 1e12, "sum_us": whole * 1e6,
                                         "first_pass_TBps": 4 * m / first / 1e12,
                                         "first_pass_us": first * 1e6}

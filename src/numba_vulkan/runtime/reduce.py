@@ -5,32 +5,35 @@ in each pass invocation ``i`` of ``P = ceil(n / CHUNK)`` reduces the elements
 ``i, i + P, i + 2P, ...`` (at most CHUNK, 256; neighbouring invocations read
 neighbouring elements) into ``partials[i]``; the next pass reduces the partials
 the same way. Float sums launch ``P = min(ceil(n / FLOAT_CHUNK),
-MAX_INVOCATIONS)`` invocations rounded up to workgroups of BLOCK (256): 32
-elements each up to 2^23 elements, then ``ceil(n / 2^18)`` (1024 for 2^28) in
-a grid-stride ``while`` loop, which the compiler unrolls (core/unroll: the
-copies' loads run with no test between them); each workgroup adds its
-invocations' sums in shared memory into one partial. 2^28 elements take two
-launches (1024 partials, then one), any n up to 2^23 one; 2^31 elements give
-8192 iterations, below lavapipe's 65,535-iteration cap. The first pass of a
-large array is submitted at once, so the device runs it while Python prepares
-the next. The kernels are generated from one template per (operation,
-accumulator, rank), compiled by our own compiler and cached by the dispatcher
-per dtype and device.
+MAX_INVOCATIONS)`` invocations: 32 elements each up to 2^23 elements, then
+``ceil(n / 2^18)`` (1024 for 2^28) in a grid-stride ``while`` loop, which the
+compiler unrolls (core/unroll: the copies' loads run with no test between
+them). On a GPU, workgroups of BLOCK (256) add their invocations' sums in
+shared memory into one partial each: 2^28 elements take two launches (1024
+partials, then one), up to 2^13 one. On a CPU device (lavapipe: barriers cost
+more than they save there) each invocation writes a partial. 2^31 elements
+give 8192 iterations, below lavapipe's 65,535-iteration cap. The first pass
+of a large array is submitted at once, so the device runs it while Python
+prepares the next. The kernels are generated from one template per
+(operation, accumulator, rank, form), compiled by our own compiler and cached
+by the dispatcher per dtype and device.
 
 Accuracy and NumPy's semantics:
 
 - Integer sums accumulate in int64 (signed and bool inputs) or uint64
   (unsigned), wrapping as NumPy does; addition modulo 2^64 is associative,
   so the result is NumPy's bit for bit. The result dtype is NumPy's.
-- Float sums use Kahan's compensated summation within each invocation; a
-  workgroup adds its invocations' sums pairwise, carrying every addition's
-  rounding error (two-sum) and the Kahan corrections to one final rounding.
-  All of it in the input's precision (float16 in float32, rounded once at the
-  end, as NumPy's pairwise sum of float16 does). The error is about 2 ulp of
-  the sum of magnitudes per pass, below the ``O(log n)`` bound of NumPy's
-  pairwise sum. A plain sum runs alongside: where it is not finite (an infinity
-  or NaN in the data, or overflow) it is the result, as in NumPy. (The H200
-  figures of this form and of earlier ones: docs/status.md.)
+- Float sums keep, besides each running sum, the sum of every addition's
+  rounding error (two-sum, as in Ogita, Rump and Oishi's Sum2), through the
+  workgroup's pairwise additions and from pass to pass (a pass writes its
+  partial sums and their errors; the next adds both), and round once at the
+  end, in the input's precision (float16 in float32, rounded once at the end,
+  as NumPy's pairwise sum of float16 does). The error is at most about one
+  rounding of the result plus ``n eps^2 sum|x|``: correctly rounded on all of
+  the tests' random data (NumPy's pairwise sum was off by up to 2,635 ulp of
+  the result on 10^6 float32 normals; docs/runtime.md). The running sum alone
+  is the plain sum: where it is not finite (an infinity or NaN in the data, or
+  overflow) it is the result, as in NumPy.
 - min/max propagate NaN as NumPy does (any NaN gives NaN); integers are exact.
   Bool min/max are computed as "all" / "any" through the sum.
 - Empty arrays: sum gives 0; min/max raise ValueError as NumPy does.
@@ -54,6 +57,7 @@ MAX_INVOCATIONS = 1 << 18  # as many as an H200 keeps resident at 256 per workgr
 # where 256 per invocation made each one wait on 32 rounds of memory latency.
 FLOAT_CHUNK = 32
 BLOCK = 256  # invocations per workgroup of the float sum (one partial each)
+FLAT_LOCAL_SIZE = 64  # the flat float sum's workgroup size (a CPU device)
 LOOP_SLACK = 16  # the float sum's loop iterations beyond its grid-stride loop (the tree's 8)
 FLUSH_ELEMENTS = 1 << 22  # arrays from here submit their first pass at once
 
@@ -64,51 +68,71 @@ def {name}(x, out, n, stride):
 {body}
 """
 
-# The float sum, one partial per workgroup of BLOCK invocations. Each invocation
-# keeps a Kahan sum over i, i + stride, ... (stride: all invocations of the
-# launch) in a grid-stride `while` loop, which the compiler's unroll pass
-# (core/unroll) turns into copies of the body with no test between their loads.
-# The workgroup then adds its BLOCK sums pairwise in shared memory, each
-# addition's rounding error (Knuth's two-sum) carried with the Kahan
-# corrections, and rounds once: s + e.
+# The float sum. Each invocation adds j = its global id, + stride, ...
+# (stride: all invocations of the launch) into s, and every addition's rounding
+# error (Knuth's two-sum: s + v = t + error exactly) into e, in a grid-stride
+# `while` loop that the compiler's unroll pass (core/unroll) turns into copies
+# of the body with no test between their loads; s alone is the plain sum, and
+# where it is not finite it is the result. On a GPU the workgroup then adds its
+# BLOCK pairs (s, e) pairwise in shared memory, with two-sums again, into one
+# partial per workgroup (_SUM_TREE). On a CPU device (lavapipe, where barriers
+# made the sum 3x slower) each invocation writes its own partial (_SUM_FLAT).
+# A pass that leaves more than one partial (split > 0) writes the sums to
+# out[:split] and their errors to out[split:], and the next pass adds them all,
+# so that no error is dropped between passes; the last pass rounds s + e once.
 _SUM_FLOAT = """
-def {name}(x, out, n, stride):
+def {name}(x, out, n, stride, split):
+    s = ACC(0)
+    e = ACC(0)
+    j = global_id(0)
+    end = n if j < stride else 0  # the flat form's last workgroup has idle invocations
+    while j < end:
+        v = ACC({load})
+        t = s + v
+        bv = t - s
+        e += (s - (t - bv)) + (v - bv)
+        s = t
+        j += stride
+    if s - s != ACC(0):  # an infinity or NaN in the data, or overflow: NumPy's result
+        e = ACC(0)
+{ending}"""
+
+_SUM_FLAT = """\
+    g = global_id(0)
+    if g < stride:
+        if split > 0:
+            out[g] = s
+            out[split + g] = e
+        else:
+            out[g] = s + e
+"""
+
+_SUM_TREE = """\
     sums = shared.array(BLOCK, ACC)
     errors = shared.array(BLOCK, ACC)
-    t = local_id(0)
-    s = ACC(0)
-    c = ACC(0)
-    p = ACC(0)
-    j = global_id(0)
-    while j < n:
-        v = ACC({load})
-        p += v
-        y = v - c
-        u = s + y
-        c = (u - s) - y
-        s = u
-        j += stride
-    if p - p != ACC(0):  # an infinity or NaN in the data, or overflow: NumPy's result
-        s = p
-        c = ACC(0)
-    sums[t] = s
-    errors[t] = -c
+    k = local_id(0)
+    sums[k] = s
+    errors[k] = e
     barrier()
     for level in range(LOG2_BLOCK):
         half = BLOCK >> (level + 1)
-        if t < half:
-            a = sums[t]
-            b = sums[t + half]
+        if k < half:
+            a = sums[k]
+            b = sums[k + half]
             u = a + b
             bv = u - a
-            errors[t] += errors[t + half] + ((a - (u - bv)) + (b - bv))
-            sums[t] = u
+            errors[k] += errors[k + half] + ((a - (u - bv)) + (b - bv))
+            sums[k] = u
         barrier()
-    if t == 0:
+    if k == 0:
         u = sums[0]
-        if u - u == ACC(0):
-            u += errors[0]
-        out[group_id(0)] = u
+        e = errors[0] if u - u == ACC(0) else ACC(0)  # two-sums of infinities: NaN errors
+        g = group_id(0)
+        if split > 0:
+            out[g] = u
+            out[split + g] = e
+        else:
+            out[g] = u + e
 """
 
 _SUM_INT = """\
@@ -158,9 +182,10 @@ _ACC_NAMES = {
 _kernels = {}
 
 
-def _kernel(op, acc, ndim, narrow, block=BLOCK):
-    """The jit kernel for (op, accumulator dtype name, rank, narrow option; the float sum's
-    workgroup size `block`), generated once."""
+def _kernel(op, acc, ndim, narrow, block=None):
+    """The jit kernel for (op, accumulator dtype name, rank, narrow option; for the float
+    sum, `block`: the workgroup size of the shared-memory form, None for the flat form),
+    generated once."""
     float_sum = op == "sum" and acc.startswith("float")
     key = (op, acc, ndim, narrow, block if float_sum else None)
     kernel = _kernels.get(key)
@@ -172,7 +197,8 @@ def _kernel(op, acc, ndim, narrow, block=BLOCK):
     load = _LOADS[ndim].format(k="j")
     name = f"_nv_{op}_{acc}_{ndim}d"
     if float_sum:
-        source = _SUM_FLOAT.format(name=name, load=load)
+        ending = _SUM_FLAT if block is None else _SUM_TREE
+        source = _SUM_FLOAT.format(name=name, load=load, ending=ending)
     else:
         if op == "sum":
             body = _SUM_INT.format(load=load)
@@ -182,7 +208,7 @@ def _kernel(op, acc, ndim, narrow, block=BLOCK):
         source = _TEMPLATE.format(name=name, body=body)
     namespace = {"global_id": global_id, "local_id": local_id, "group_id": group_id,
                  "shared": shared, "barrier": barrier, "ACC": _ACC_NAMES[acc], "CHUNK": CHUNK,
-                 "CHUNK_1": CHUNK - 1, "BLOCK": block, "LOG2_BLOCK": block.bit_length() - 1}
+                 "CHUNK_1": CHUNK - 1, "BLOCK": block, "LOG2_BLOCK": (block or 1).bit_length() - 1}
     exec(compile(source, f"<numba_vulkan reduction {name}>", "exec"), namespace)
     kernel = jit(narrow=narrow)(namespace[name])
     # The most loop iterations an invocation runs (n < 2^31): no loop-cap warning on lavapipe.
@@ -192,9 +218,12 @@ def _kernel(op, acc, ndim, narrow, block=BLOCK):
 
 
 def _block(device):
-    """The float sum's workgroup size on `device`: BLOCK, or the largest power of two
-    the device allows (Vulkan guarantees 128)."""
+    """The float sum's workgroup size on `device` for the shared-memory form: BLOCK, or the
+    largest power of two the device allows (Vulkan guarantees 128); None on a CPU device
+    (the flat form)."""
     info = device.info
+    if info.kind == "cpu":
+        return None
     limit = min(BLOCK, info.max_local_invocations, info.max_local_size[0])
     return 1 << (limit.bit_length() - 1)
 
@@ -276,20 +305,23 @@ def reduce(array, op):
     first = True
     while True:
         if float_sum:
-            # One partial per workgroup: 2^28 elements take two passes (1024 partials).
+            # 2^28 elements take two passes on a GPU (1024 partials, one per workgroup).
             invocations = min(-(-n // FLOAT_CHUNK), MAX_INVOCATIONS)
-            groups = -(-invocations // block)
-            stride = groups * block
-            count = groups
-            launch = _kernel(op, acc, values.ndim, narrow, block)[groups, block, device]
+            local = block or FLAT_LOCAL_SIZE
+            groups = -(-invocations // local)
+            stride = groups * local if block else invocations
+            parts = groups if block else invocations
+            split = parts if parts > 1 else 0  # sums and their errors, or the result
+            count = 2 * split or 1
+            launch = _kernel(op, acc, values.ndim, narrow, block)[groups, local, device]
         else:
             stride = count = -(-n // CHUNK)
             launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
         partials = DeviceArray(device, (count,), np.dtype(acc))
-        if n < 2**31:  # int32 counts: the compiler proves the index math fits 32 bits
-            launch(values, partials, np.int32(n), np.int32(stride))
-        else:
-            launch(values, partials, n, stride)
+        # int32 counts below 2^31: the compiler proves the index math fits 32 bits.
+        as_int = np.int32 if n < 2**31 else np.int64
+        extra = (as_int(split),) if float_sum else ()
+        launch(values, partials, as_int(n), as_int(stride), *extra)
         if count == 1:
             break
         if first and n >= FLUSH_ELEMENTS:
