@@ -22,6 +22,7 @@
 // device's mutex only to record and submit each chunk; its waits hold no lock.
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <vector>
 

@@ -27,8 +27,8 @@ Accuracy and NumPy's semantics:
   rounding error (two-sum, as in Ogita, Rump and Oishi's Sum2), through the
   workgroup's pairwise additions and from pass to pass (a pass writes its
   partial sums and their errors; the next adds both), and round once at the
-  end, in the input's precision (float16 in float32, rounded once at the end,
-  as NumPy's pairwise sum of float16 does). The error is at most about one
+  end. They compute in the input's precision (float16 in float32, as NumPy's
+  pairwise sum of float16 does). The error is at most about one
   rounding of the result plus ``n eps^2 sum|x|``: correctly rounded on all of
   the tests' random data (NumPy's pairwise sum was off by up to 2,635 ulp of
   the result on 10^6 float32 normals; docs/runtime.md). The running sum alone
