@@ -349,3 +349,87 @@ def test_views_of_local_and_shared_arrays():
         expected[i, 1] = t.T[2, 1] + t[1].min() * 1000
         expected[i, 2] = 6
     np.testing.assert_array_equal(out, expected)
+
+
+# -- where numba.njit raises ValueError, the kernel raises it too (its message, then ours)
+
+
+def raises_both(body, n, *arrays):
+    """body raises on the CPU with numba.njit and in the kernel: the same class, and the
+    kernel's message begins with njit's."""
+    cpu_body = numba.njit(body)
+    with pytest.raises(Exception) as cpu:  # noqa: PT011 (njit's class is the reference)
+        for i in range(n):
+            cpu_body(*[a.copy() for a in arrays], i)
+    with pytest.raises(cpu.type) as dev:
+        run_both(body, n, *arrays)
+    assert str(dev.value).startswith(str(cpu.value)), (str(dev.value), str(cpu.value))
+
+
+def _empty_min(out, a, i):
+    out[i] = a[i, 3:3].min()
+
+
+def _empty_max(out, a, i):
+    out[i] = a[i, 3:3].max()
+
+
+def _empty_argmin(out, a, i):
+    out[i] = a[i, 5:].argmin()
+
+
+def _empty_argmax(out, a, i):
+    out[i] = np.argmax(a[i, :0])
+
+
+@pytest.mark.parametrize("body", [_empty_min, _empty_max, _empty_argmin, _empty_argmax],
+                         ids=["min", "max", "argmin", "argmax"])
+def test_reductions_of_empty_views_raise(body):
+    raises_both(body, 2, np.zeros(2), np.ones((2, 5)))
+
+
+def _assign_1d(out, a, i):
+    out[i, 1:3] = a[i, 2:]
+
+
+def _assign_2d(out, a, i):
+    if i == 0:
+        out[1:3, :] = a
+
+
+def test_slice_assignment_of_another_shape_raises():
+    raises_both(_assign_1d, 2, np.zeros((2, 8)), np.ones((2, 5)))  # Numba's message, in full
+    with pytest.raises(ValueError, match="axis 0 of the slice has 2 elements, of the input 3"):
+        run_both(_assign_2d, 1, np.zeros((4, 2)), np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (1, 2), (2, 1), (1, 1)])
+def test_slice_assignment_broadcasts_axes_of_one(shape):
+    src = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    assert_same(*run_both(_assign_2d, 1, np.zeros((4, 2)), src))
+
+
+def _assign_row_of_one(out, a, i):
+    out[i, 1:4] = a[i, 2:3]
+
+
+def test_slice_assignment_broadcasts_one_element():
+    assert_same(*run_both(_assign_row_of_one, 2, np.zeros((2, 6)), INTS[:2].astype(np.float64)))
+
+
+def _step_from_data(out, a, steps, i):
+    out[i] = a[i, :: steps[i]][0]
+
+
+def test_zero_step_computed_at_run_time_raises():
+    a = INTS[:2].astype(np.float64)
+    assert_same(*run_both(_step_from_data, 2, np.zeros(2), a, np.array([2, -1])))
+    raises_both(_step_from_data, 2, np.zeros(2), a, np.array([1, 0]))
+
+
+def _dot_lengths(out, x, y, i):
+    out[i] = np.dot(x[i], y[i, 1:])
+
+
+def test_dot_of_different_lengths_raises():
+    raises_both(_dot_lengths, 2, np.zeros(2), np.ones((2, 4)), np.ones((2, 4)))

@@ -121,9 +121,11 @@ def lower_call(lowerer, expr, target):
     if fn is builtins.slice:
         from .views import make_slice
 
+        step = lowerer.static_int(expr.args[2]) if len(expr.args) == 3 else None
+        if step is None and len(expr.args) == 3 and isinstance(sig.args[2], types.Integer):
+            _check_step(lowerer, expr.args[2], loc)  # first: it ends the block
         values = [None if isinstance(t, types.NoneType) else lowerer.load_var(a.name)
                   for a, t in zip(expr.args, sig.args)]  # fmt: skip
-        step = lowerer.static_int(expr.args[2]) if len(expr.args) == 3 else None
         return make_slice(lowerer, values, sig.args, loc, step_literal=step), sig.return_type
     if fn is RuntimeError and getattr(loc, "filename", None) == "<string>":
         return None, sig.return_type  # literal_unroll's unreachable raise (lower.py)
@@ -393,3 +395,15 @@ def _namedtuple(lowerer, expr, cls, sig):
             raise unsupported(f"'{callee_name(cls)}' without field '{name}' (defaults)", loc)
         values.append(lowerer.load_cast(given[name], field_ty))
     return tuple(values)
+
+
+def _check_step(lowerer, step_var, loc):
+    """ValueError('slice step cannot be zero'), as numba.njit raises it, for a step
+    computed at run time (a literal zero is refused at compile time)."""
+    from . import status
+    from .exceptions import site
+
+    b = lowerer.b
+    step = lowerer.load_var(step_var.name)
+    bad = b.compare(Op.eq, step, arith.const(b, b.kind(step), 0))
+    status.check(lowerer, bad, site(lowerer, ValueError, ("slice step cannot be zero",), loc))

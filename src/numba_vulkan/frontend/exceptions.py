@@ -41,7 +41,7 @@ _DIVISIONS = {
 }  # fmt: skip
 
 
-def _site(lowerer, exc_class, args, loc, template=None, signed=(True, True)):
+def site(lowerer, exc_class, args, loc, template=None, signed=(True, True)):
     return sites.RaiseSite(exc_class, args, lowerer.root.kernel_name,
                            getattr(loc, "filename", None) or "?", getattr(loc, "line", 0) or 0,
                            template, signed)  # fmt: skip
@@ -62,7 +62,7 @@ def lower_raise(lowerer, stmt):
         raise unsupported("a bare 'raise' (re-raising)", loc)
     if not (isinstance(cls, type) and issubclass(cls, BaseException)):
         raise unsupported(f"raising {cls!r}, which is not an exception class", loc)
-    status.emit_raise(lowerer, _site(lowerer, cls, stmt.exc_args, loc))
+    status.emit_raise(lowerer, site(lowerer, cls, stmt.exc_args, loc))
 
 
 # ------------------------------------------------------------------ checks before statements
@@ -118,9 +118,9 @@ def _check_element(lowerer, node, array_var):
         bad, idx_wide, ext_wide = _out_of_bounds(b, idx, extent)
         template = (f"index {{0}} is out of bounds for axis {axis} with size {{1}} "
                     f"(array '{name}')")  # fmt: skip
-        site = _site(lowerer, IndexError, (), node.loc, template,
-                     (arith.is_signed(b.kind(idx)), True))
-        status.check(lowerer, bad, site, [idx_wide, ext_wide])
+        raise_site = site(lowerer, IndexError, (), node.loc, template,
+                           (arith.is_signed(b.kind(idx)), True))
+        status.check(lowerer, bad, raise_site, [idx_wide, ext_wide])
 
 
 def _out_of_bounds(b, idx, extent):
@@ -153,8 +153,8 @@ def _check_division(lowerer, expr):
         re, im = lowerer.load_cast(expr.rhs, sig.args[1])
         bad = arith.logical_and(b, b.compare(Op.eq, re, arith.const(b, b.kind(re), 0)),
                                 b.compare(Op.eq, im, arith.const(b, b.kind(im), 0)))  # fmt: skip
-        site = _site(lowerer, ZeroDivisionError, ("complex division by zero",), loc)
-        status.check(lowerer, bad, site)
+        raise_site = site(lowerer, ZeroDivisionError, ("complex division by zero",), loc)
+        status.check(lowerer, bad, raise_site)
         return
     if not all(is_scalar_type(t) for t in sig.args) or not is_scalar_type(sig.return_type):
         return
@@ -170,7 +170,7 @@ def _check_division(lowerer, expr):
     else:
         message = "modulo by zero" if floats else "integer modulo by zero"
     bad = b.compare(Op.eq, y, arith.const(b, yk, 0))
-    status.check(lowerer, bad, _site(lowerer, ZeroDivisionError, (message,), loc))
+    status.check(lowerer, bad, site(lowerer, ZeroDivisionError, (message,), loc))
 
 
 def _callee(lowerer, expr):
@@ -194,4 +194,4 @@ def _check_divmod(lowerer, expr):
         y, yk = arith.convert(b, y, K.i32), K.i32
     message = "modulo by zero" if is_float(yk) else "integer divmod by zero"
     bad = b.compare(Op.eq, y, arith.const(b, yk, 0))
-    status.check(lowerer, bad, _site(lowerer, ZeroDivisionError, (message,), loc))
+    status.check(lowerer, bad, site(lowerer, ZeroDivisionError, (message,), loc))

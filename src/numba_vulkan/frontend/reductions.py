@@ -11,9 +11,10 @@ over C-contiguous data too. np.dot of floats is a plain loop here, while Numba
 calls BLAS, whose summation order is its own: the results may differ in the
 last bits.
 
-Where Numba raises (min, max, argmin, argmax of an empty array: ValueError)
-a kernel cannot; the result is then the type's zero (NaN for floats min/max),
-as docs/arrays-in-kernels.md says. Axis arguments and dtype= are refused.
+Where Numba raises ValueError (min, max, argmin, argmax of an empty array;
+np.dot of different lengths) the kernel raises it too, with Numba's message
+(frontend/exceptions.py: the host raises it at the next synchronisation).
+Axis arguments and dtype= are refused.
 """
 
 import operator
@@ -22,7 +23,7 @@ import numpy as np
 from numba.core import types
 
 from .. import _core
-from . import arith
+from . import arith, status
 from .arrays import ArrayArg
 from .errors import unsupported
 from .types import compute_kind, is_float
@@ -119,8 +120,8 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
     if name == "mean":
         return _mean(lo, arr, rk, loc), sig.return_type
     if name in ("min", "max"):
-        return _minmax(lo, arr, rk, name == "max"), sig.return_type
-    return _argminmax(lo, arr, rk, name == "argmax"), sig.return_type
+        return _minmax(lo, arr, rk, name == "max", loc), sig.return_type
+    return _argminmax(lo, arr, rk, name == "argmax", loc), sig.return_type
 
 
 def _fold(lo, arr, k, name):
@@ -172,7 +173,23 @@ def _take(b, v, cur, first, is_max, float_kind):
     return arith.logical_or(b, first, better)
 
 
-def _minmax(lo, arr, k, is_max):
+def _raise_if(lo, bad, message, loc):
+    """ValueError(message), as numba.njit raises it, where the KIR bool `bad` holds (after a
+    loop: only variables are live)."""
+    from .exceptions import site
+
+    status.check(lo, bad, site(lo, ValueError, (message,), loc))
+
+
+def _raise_if_empty(lo, started, name, loc):
+    if name in ("min", "max"):
+        message = f"zero-size array to reduction operation {name}imum which has no identity"
+    else:
+        message = f"attempt to get {name} of an empty sequence"
+    _raise_if(lo, arith.logical_not(lo.b, lo.b.load(started)), message, loc)
+
+
+def _minmax(lo, arr, k, is_max, loc):
     b = lo.b
     best, started = b.var(k), b.var(K.bool)
     float_kind = is_float(k)
@@ -186,10 +203,11 @@ def _minmax(lo, arr, k, is_max):
         b.store(started, arith.const(b, K.bool, True))
 
     for_each(lo, arr, body)
+    _raise_if_empty(lo, started, "max" if is_max else "min", loc)
     return b.load(best)
 
 
-def _argminmax(lo, arr, rk, is_max):
+def _argminmax(lo, arr, rk, is_max, loc):
     b = lo.b
     k = arr.compute
     best, best_i, count, started = b.var(k), b.var(rk), b.var(rk), b.var(K.bool)
@@ -209,6 +227,7 @@ def _argminmax(lo, arr, rk, is_max):
         b.store(started, arith.const(b, K.bool, True))
 
     for_each(lo, arr, body)
+    _raise_if_empty(lo, started, "argmax" if is_max else "argmin", loc)
     return b.load(best_i)
 
 
@@ -261,6 +280,11 @@ def _fill(lo, arr, args, sig, loc):
 
 def _dot(lo, x, y, sig, loc):
     b = lo.b
+    nx, ny = x.extents[0], y.extents[0]
+    if b.kind(nx) != b.kind(ny):  # one array indexed in 64 bits, the other in 32
+        nx, ny = arith.convert(b, nx, K.i64), arith.convert(b, ny, K.i64)
+    _raise_if(lo, b.compare(Op.ne, nx, ny),
+              "incompatible array sizes for np.dot(a, b) (vector * vector)", loc)
     k = compute_kind(sig.return_type, lo.mode, loc)
     acc = b.var(k)
     b.store(acc, arith.const(b, k, 0))
@@ -270,20 +294,5 @@ def _dot(lo, x, y, sig, loc):
                      arith.convert(b, y.load(b, idx, loc), k))  # fmt: skip
         b.store(acc, b.binary(Op.add, b.load(acc), p))
 
-    # Numba raises for different lengths; a kernel cannot: the shorter length is used.
-    n = b.select(b.compare(Op.lt, x.extents[0], y.extents[0]), x.extents[0], y.extents[0])
-    for_each(lo, _Extent(b, x, n), body)
+    for_each(lo, x, body)
     return b.load(acc)
-
-
-class _Extent:
-    """An array seen with another first extent (np.dot's common length)."""
-
-    def __init__(self, b, arr, n):  # n in a variable: the loop header is another block
-        self.b, self.index_kind, self.ndim = b, arr.index_kind, 1
-        self.n_var = b.var(b.kind(n))
-        b.store(self.n_var, n)
-
-    @property
-    def extents(self):
-        return [self.b.load(self.n_var)]

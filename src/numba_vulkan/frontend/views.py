@@ -13,9 +13,9 @@ exactly: a missing start/stop is a sentinel (0 or intp max for a positive
 step; intp max or intp min for a negative one), bounds are wrapped once
 (bound < 0 -> bound + extent), then clamped to [0, extent] for a positive
 step and to [-1, extent - 1] for a negative one; the length is
-ceil((stop - start) / step) when positive, else 0. A zero step, which Numba
-raises ValueError for, gives an empty view at run time (a kernel cannot
-raise) and is refused when it is a compile-time constant.
+ceil((stop - start) / step) when positive, else 0. A zero step raises
+ValueError at run time as in Numba (frontend/calls.py) and is refused when it
+is a compile-time constant.
 
 Views are built of array arguments and of shared/local arrays of constant
 shape (their elements through the array variable, local_arrays.py); slicing
@@ -346,9 +346,10 @@ def _item(ty, value, loc):
 def assign_into_view(lowerer, arr, items, value_var, loc):
     """``arr[items] = value``: a scalar is stored into every element of the view; an array or
     view of the same number of dimensions is copied element by element, over the view's
-    extents (Numba raises ValueError for shapes that differ; a kernel cannot, so they must
-    agree). Copies between views of one array are refused: they may overlap, and Numba
-    then copies through a temporary."""
+    extents, an axis of extent 1 broadcast along the view's (Numba's rule); other shapes
+    raise ValueError with Numba's message (its shapes in full for 1-d views, else the
+    first axis that differs). Copies between views of one array are refused: they may
+    overlap, and Numba then copies through a temporary."""
     from .reductions import for_each
 
     b = lowerer.b
@@ -365,9 +366,13 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
                 raise unsupported("assigning a view of an array to a view of the same array "
                                   "(they may overlap)", loc)  # fmt: skip
         dtype = arr.ty.dtype
+        _check_shapes(lowerer, dest, src, loc)
 
         def copy(b, idx):
-            v = lowerer.cast(src.load(b, idx, loc), ty.dtype, dtype, loc)
+            # An axis of extent 1 in the source is read at index 0 (broadcast).
+            one = [b.compare(Op.eq, n, arith.const(b, b.kind(n), 1)) for n in src.extents]
+            at = [b.select(o, arith.const(b, b.kind(i), 0), i) for o, i in zip(one, idx)]
+            v = lowerer.cast(src.load(b, at, loc), ty.dtype, dtype, loc)
             dest.store(b, idx, v, loc)
 
         for_each(lowerer, dest, copy)
@@ -380,3 +385,24 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
     held = b.var(b.kind(value))
     b.store(held, value)
     for_each(lowerer, dest, lambda b, idx: dest.store(b, idx, b.load(held), loc))
+
+
+def _check_shapes(lowerer, dest, src, loc):
+    """ValueError unless each axis of `src` has `dest`'s extent or 1 (numba.njit's check and
+    message; a view's geometry lives in variables, so the blocks this ends do no harm)."""
+    from . import status
+    from .exceptions import site
+
+    b = lowerer.b
+    for axis in range(dest.ndim):
+        n, m = list(dest.extents)[axis], list(src.extents)[axis]
+        k = K.i64 if K.i64 in (b.kind(n), b.kind(m)) else b.kind(n)
+        n, m = arith.convert(b, n, k), arith.convert(b, m, k)
+        bad = arith.logical_and(b, b.compare(Op.ne, m, n), b.compare(Op.ne, m, arith.const(b, k, 1)))
+        if dest.ndim == 1:
+            template = "cannot assign slice of shape ({0},) from input of shape ({1},)"
+        else:
+            template = (f"cannot assign slice from input of different shape: axis {axis} of the "
+                        f"slice has {{0}} elements, of the input {{1}}")  # fmt: skip
+        raise_site = site(lowerer, ValueError, (), loc, template, (True, True))
+        status.check(lowerer, bad, raise_site, [n, m])
