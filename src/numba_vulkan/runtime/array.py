@@ -128,7 +128,8 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         if _stored is None:
             nbytes = checks.nbytes_of(shape, stored.itemsize)
             buffer = _core().vk_allocate(device._core, nbytes)
-            offset, strides = 0, _c_strides(shape, stored.itemsize)
+            # NumPy's strides: C order, all 0 for an empty array (a view keeps its base's).
+            offset, strides = 0, np.empty(shape, stored).strides
         else:
             buffer, offset, strides = _stored
         # What the launcher compares with a kernel's declared dtype.
@@ -157,14 +158,14 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
     @property
     def strides(self):
         """Steps between elements along each axis in bytes, as in NumPy (host itemsize)."""
-        if self.size == 0:  # whatever NumPy uses for empty arrays
-            return np.empty(self.shape, self.dtype).strides
         k = self._itemsize
         return tuple(s // k * self.dtype.itemsize for s in self._dev_strides)
 
     @property
     def is_contiguous(self):
         """Whether the elements lie one after the other in C order (bool)."""
+        if self.size == 0:
+            return True
         expected = _c_strides(self.shape, self._itemsize)
         return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
@@ -174,6 +175,8 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
 
     def is_f_contiguous(self):
         """Whether the elements lie one after the other in Fortran order."""
+        if self.size == 0:
+            return True
         expected = _c_strides(self.shape[::-1], self._itemsize)[::-1]
         return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
