@@ -236,6 +236,17 @@ def test_copy_to_host_out_and_errors(device):
     np.testing.assert_array_equal(d.copy_to_host(), np.ones((4, 5), np.float32))
 
 
+def test_empty_views_have_numpys_strides(device):
+    host = np.arange(120, dtype=np.float32).reshape(4, 5, 6)
+    d = rt.to_device(host)
+    for key in (np.s_[10:20], np.s_[1:1], np.s_[:, 3:3], np.s_[2:2, ::2]):
+        assert d[key].shape == host[key].shape and d[key].strides == host[key].strides, key
+        assert d[key].is_contiguous == host[key].flags.c_contiguous, key
+    fresh = rt.device_array((0, 5, 6), np.float32)
+    assert fresh.strides == np.empty((0, 5, 6), np.float32).strides and fresh.is_contiguous
+    assert fresh.copy_to_host().shape == (0, 5, 6)
+
+
 def test_large_copies_on_several_threads(device):
     """Copies of many MiB are split between host threads (vk/copy.cc): an odd length, whole
     and at an odd offset, arrives intact both ways."""
