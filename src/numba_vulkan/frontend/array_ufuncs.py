@@ -12,9 +12,9 @@ Inputs are arrays of the output's shape, arrays of fewer dimensions
 (broadcast along the leading axes, NumPy's rule for missing axes), or
 scalars. Extents are not checked against each other (a kernel cannot raise):
 an input shorter than the output is read out of bounds, as an out-of-range
-index is. Forms that would allocate an array (no output argument) are refused,
-as are ufuncs the math library does not have. The ufuncs of Python's comparison,
-bitwise and logical operators are computed here (_OPERATORS).
+index is (as numba.njit does with an output). Without an output argument, where
+numba.njit allocates an array, the call is an array expression
+(frontend/array_exprs.py). Ufuncs the math library does not have are refused.
 """
 
 import numpy as np
@@ -22,57 +22,13 @@ from numba.core import types
 from numba.np.numpy_support import ufunc_find_matching_loop
 
 from .. import _core
-from . import arith, mathlib
+from . import array_exprs, mathlib
 from .arrays import ArrayArg
 from .errors import unsupported
 from .reductions import for_each
 
 Op = _core.Op
 K = _core.Kind
-
-
-class _ElementCall(mathlib.Call):
-    """A math library call on one element's values (already loaded and cast)."""
-
-    def __init__(self, lowerer, expr, sig, name, args):  # noqa: D107 -- no operands to load
-        self.lo, self.b, self.expr, self.sig, self.name = lowerer, lowerer.b, expr, sig, name
-        self.loc = expr.loc
-        self.args = args
-
-
-def _compare(op):
-    def lower(b, x, y):
-        if b.kind(x) == K.bool and op not in (Op.eq, Op.ne):  # False < True, as integers
-            x, y = arith.convert(b, x, K.i32), arith.convert(b, y, K.i32)
-        return b.compare(op, x, y)
-    return lower
-
-
-def _truth(b, x):
-    return arith.convert(b, x, K.bool)  # x != 0 (a NaN is true, as in NumPy)
-
-
-def _invert(b, x):
-    if b.kind(x) == K.bool:
-        return b.compare(Op.eq, x, arith.const(b, K.bool, False))
-    return b.unary(Op.not_, x)
-
-
-# The ufuncs of Python's operators, on the loop types Numba picks (the arguments are
-# already of those types; comparisons give bool, NaN compares as in NumPy).
-_OPERATORS = {
-    np.equal: _compare(Op.eq), np.not_equal: _compare(Op.ne), np.less: _compare(Op.lt),
-    np.less_equal: _compare(Op.le), np.greater: _compare(Op.gt),
-    np.greater_equal: _compare(Op.ge),
-    np.bitwise_and: lambda b, x, y: b.binary(Op.and_, x, y),
-    np.bitwise_or: lambda b, x, y: b.binary(Op.or_, x, y),
-    np.bitwise_xor: lambda b, x, y: b.binary(Op.xor, x, y),
-    np.invert: _invert,
-    np.logical_and: lambda b, x, y: b.binary(Op.and_, _truth(b, x), _truth(b, y)),
-    np.logical_or: lambda b, x, y: b.binary(Op.or_, _truth(b, x), _truth(b, y)),
-    np.logical_xor: lambda b, x, y: b.compare(Op.ne, _truth(b, x), _truth(b, y)),
-    np.logical_not: lambda b, x: b.compare(Op.eq, _truth(b, x), arith.const(b, K.bool, False)),
-}
 
 
 def lower_array_ufunc(lo, expr, fn, sig, name):
@@ -82,11 +38,13 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
     loc = expr.loc
     if expr.kws:
         raise unsupported(f"keyword arguments in calls to '{name}' on arrays", loc)
-    if fn.nout != 1 or len(expr.args) != fn.nin + 1:
-        raise unsupported(
-            f"'{name}' on arrays without an output array (that would allocate one; pass the "
-            f"output as the last argument, {name}(x, out))", loc)  # fmt: skip
-    if fn not in mathlib.TABLE and fn not in _OPERATORS:
+    if fn.nout != 1:
+        raise unsupported(f"'{name}' on arrays (it has {fn.nout} outputs)", loc)
+    if len(expr.args) == fn.nin and isinstance(sig.return_type, types.Array):
+        return array_exprs.ufunc_call(lo, fn, name, expr.args, sig, loc), sig.return_type
+    if len(expr.args) != fn.nin + 1:
+        raise unsupported(f"'{name}' on arrays with {len(expr.args)} arguments", loc)
+    if fn not in mathlib.TABLE:
         raise unsupported(f"'{name}' on arrays (not in the kernel math library)", loc)
     in_vars, out_var = expr.args[: fn.nin], expr.args[fn.nin]
     out = lo.statics.get(out_var.name)
@@ -122,10 +80,7 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
             else:
                 value = b.load(value)
             args.append(lo.cast(value, ty, want, loc))
-        if fn in _OPERATORS:
-            result = _OPERATORS[fn](b, *args)
-        else:
-            result = mathlib.TABLE[fn](_ElementCall(lo, expr, scalar_sig, name, args))
+        result = mathlib.TABLE[fn](array_exprs.ElementCall(lo, loc, scalar_sig, name, args))
         result = lo.cast(result, loop.outputs[0], out.ty.dtype, loc)
         out.store(b, idx, result, loc)
 

@@ -52,6 +52,11 @@ def binop(lo, expr, target):
         x, y = lo.load_cast(expr.lhs, sig.args[0]), lo.load_cast(expr.rhs, sig.args[1])
         op = expr.immutable_fn if expr.op == "inplace_binop" else fn
         return complexnum.binop(lo, op, x, y, sig, loc, sym), sig.return_type
+    if sig is not None and isinstance(sig.return_type, types.Array) and \
+            (isinstance(lhs_ty, types.Array) or isinstance(rhs_ty, types.Array)):  # fmt: skip
+        from . import array_exprs
+
+        return array_exprs.binop(lo, expr, sig), sig.return_type
     if sig is None or not (is_scalar_type(lhs_ty) and is_scalar_type(rhs_ty)):
         raise unsupported(f"'{sym}' on {lhs_ty} and {rhs_ty}", loc)
     if not is_scalar_type(sig.return_type):
@@ -160,6 +165,10 @@ def unary(lo, expr, target):
 
         z = lo.load_cast(expr.value, sig.args[0])
         return complexnum.unary(lo, fn, z, loc, _op_name(fn)), sig.return_type
+    if sig is not None and isinstance(ty, types.Array) and isinstance(sig.return_type, types.Array):
+        from . import array_exprs
+
+        return array_exprs.unary(lo, expr, sig), sig.return_type
     if sig is None or not is_scalar_type(ty) or not is_scalar_type(sig.return_type):
         raise unsupported(f"'{_op_name(fn)}' on {ty}", loc)
     x = lo.load_cast(expr.value, sig.args[0])

@@ -401,7 +401,11 @@ class Lowerer:
         sig = self.calltypes.get(stmt)
         value_ty = self.typemap[stmt.value.name]
         if _is_view_index(self, stmt, arr_ty):  # a[1:3] = x, a[i] = row of a 2-d a: views.py
+            from .array_exprs import written_in_place
             from .views import assign_into_view, index_items
+
+            if written_in_place(self, stmt):  # out[idx] op= y: the operator wrote it
+                return
 
             items = index_items(self, stmt, loc)
             assign_into_view(self, arr, items, stmt.value, loc)

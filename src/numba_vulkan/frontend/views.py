@@ -41,6 +41,11 @@ def root_of(arr, loc):
         return arr.root
     if _is_local(arr):
         return arr
+    from .array_exprs import ArrayExpr
+
+    if isinstance(arr, ArrayExpr):
+        raise unsupported("views (slices, a[i] of an N-d array, .T) of array expressions "
+                          "(index the expression's elements, or the arrays it reads)", loc)  # fmt: skip
     if type(arr) is not ArrayArg:
         kind = "global constant" if arr.name.startswith("<") else arr.name
         raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {kind} arrays", loc)
@@ -361,10 +366,16 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
         src = lowerer.load_var(value_var.name)
         if not isinstance(src, ArrayArg) or src.ndim != dest_ndim:
             raise unsupported(f"assigning {ty} to a {dest_ndim}-d view (broadcasting)", loc)
+        from .array_exprs import ArrayExpr
+
         if type(src) is ArrayArg or isinstance(src, View):
             if root_of(src, loc) is dest.root:
                 raise unsupported("assigning a view of an array to a view of the same array "
                                   "(they may overlap)", loc)  # fmt: skip
+        elif isinstance(src, ArrayExpr):
+            for leaf in src.leaves():
+                if root_of(leaf, loc) is dest.root:
+                    _check_same_elements(lowerer, dest, leaf, loc)
         dtype = arr.ty.dtype
         _check_shapes(lowerer, dest, src, loc)
 
@@ -406,3 +417,25 @@ def _check_shapes(lowerer, dest, src, loc):
                         f"slice has {{0}} elements, of the input {{1}}")  # fmt: skip
         raise_site = site(lowerer, ValueError, (), loc, template, (True, True))
         status.check(lowerer, bad, raise_site, [n, m])
+
+
+def _check_same_elements(lowerer, dest, leaf, loc):
+    """An array expression assigned to `dest` reads `leaf`, a view of the same array: each
+    element is read before it is written only where `leaf` is `dest` (``a[:, 0] = a[:, 0]
+    + 1``). Elsewhere numba.njit computes the expression into a new array first, which a
+    kernel cannot: ValueError at run time where the two views differ."""
+    from . import status
+    from .exceptions import site
+
+    if leaf.ndim != dest.ndim:
+        raise unsupported("assigning an array expression to a view of an array it reads "
+                          "with another number of dimensions", loc)  # fmt: skip
+    b = lowerer.b
+    (o1, e1, s1), (o2, e2, s2) = geometry(b, dest), geometry(b, leaf)
+    differ = b.compare(Op.ne, o1, o2)
+    for x, y in zip(e1 + s1, e2 + s2):
+        differ = arith.logical_or(b, differ, b.compare(Op.ne, x, y))
+    message = ("an array expression assigned to a view of an array it reads at other "
+               "elements (numba.njit computes it into a new array first; a kernel evaluates "
+               "it element by element): assign it to another array")  # fmt: skip
+    status.check(lowerer, differ, site(lowerer, ValueError, (message,), loc))

@@ -1,0 +1,132 @@
+"""Array expressions inside kernels (frontend/array_exprs.py), against CPU numba.njit:
+operators and ufuncs of arrays read element by element, reductions and elements of them,
+slice assignments and in-place operators, broadcasting and its errors."""
+
+import numpy as np
+import pytest
+from test_language_views import assert_same, run_both
+
+import numba_vulkan as nv
+
+pytestmark = [
+    pytest.mark.device,
+    pytest.mark.usefixtures("device"),
+    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
+]
+
+A = ((np.arange(12, dtype=np.float32).reshape(3, 4) * 7) % 5 + 1)
+B = np.linspace(1, 2, 4, dtype=np.float32)
+INTS = np.random.default_rng(3).integers(-20, 20, (3, 4)).astype(np.int32)
+
+
+def _elements(out, a, b, i):
+    out[i, 0] = (a[i] * 2 + b)[1]
+    out[i, 1] = (a[i] - b)[-1]
+    out[i, 2] = (a * b)[i, 2]
+    out[i, 3] = (a + a[:, 0:1])[i, 3]  # a column of extent 1 broadcast along the rows
+    out[i, 4] = (-a[i])[0] + (+a[i])[1]
+
+
+def _reductions(out, a, b, i):
+    out[i, 0] = np.sqrt(a[i] * b).sum()
+    out[i, 1] = (np.abs(a[i] - 3) * (b + 1)).max()
+    out[i, 2] = (a[i] > b * 2).sum()
+    out[i, 3] = np.dot(a[i] - 1, b * 2)
+    out[i, 4] = (a + b).shape[1] + (a[i] + b).size + (a + b).ndim + len(a[i] * 2)
+    out[i, 5] = np.minimum(a[i], b * 3).argmin()
+    s = 0.0
+    for v in a[i] * b:
+        s += v
+    out[i, 6] = s
+
+
+@pytest.mark.parametrize("body", [_elements, _reductions], ids=["elements", "reductions"])
+def test_float_expressions(body):
+    dev, cpu = run_both(body, 3, np.zeros((3, 8), np.float32), A, B)
+    np.testing.assert_allclose(dev[0], cpu[0], rtol=1e-6)  # np.dot: BLAS on the CPU
+    if body is _elements:
+        assert_same(dev, cpu)
+
+
+def _ints(out, a, i):
+    out[i, 0] = ((a[i] // 3) % 5 + (a[i] << 2))[2]
+    out[i, 1] = (a[i] & 7 | (a[i] ^ -1)).sum()
+    out[i, 2] = (~a[i] * a[i]).max()
+    out[i, 3] = (a[i] >= 0).sum() + np.logical_and(a[i] > -5, a[i] < 5).sum()
+
+
+def test_integer_expressions_bit_for_bit():
+    assert_same(*run_both(_ints, 3, np.zeros((3, 4), np.int64), INTS))
+
+
+def _assign(out, a, b, i):
+    out[i, :4] = a[i] * b - 1
+    out[i, 4:] = np.minimum(a[i], 3)
+    out[i, :4] += b
+    out[i, 4:] *= 2
+
+
+def test_assigning_and_updating_views():
+    assert_same(*run_both(_assign, 3, np.zeros((3, 8), np.float32), A, B))
+
+
+def _whole(a, f, i):
+    if i == 0:
+        a *= f
+        a[:, 0] = a[:, 0] + 1
+
+
+def test_in_place_on_a_whole_array():
+    assert_same(*run_both(_whole, 1, A.copy(), B))
+
+
+def _mismatch(out, a, b, i):
+    out[i, 0] = (a[i] + b[:3]).sum()
+
+
+def test_shapes_that_do_not_broadcast_raise_as_in_numba():
+    with pytest.raises(ValueError, match="^unable to broadcast argument 1 to output array"):
+        run_both(_mismatch, 3, np.zeros((3, 1), np.float32), A, B)
+
+
+def _in_place_mismatch(out, a, b, i):
+    x = out[i, :3]
+    x += b
+
+
+def test_in_place_with_an_operand_that_does_not_fit_raises():
+    with pytest.raises(ValueError, match="non-broadcastable operand"):
+        run_both(_in_place_mismatch, 3, np.zeros((3, 4), np.float32), A, B)
+
+
+def test_refused_forms():
+    """At compile time, or at run time where only then the views are known to overlap."""
+    @nv.jit
+    def reads_its_target(a, out):
+        i = nv.global_id(0)
+        if i < out.shape[0]:
+            out[i] = a[i]
+            out[i, 1:] = out[i, :-1] * 2
+
+    with pytest.raises(ValueError, match="an array it reads at other elements"):
+        reads_its_target.forall(3)(A, np.zeros((3, 4), np.float32))
+
+    @nv.jit
+    def view_of_expression(a, out):
+        i = nv.global_id(0)
+        if i < out.shape[0]:
+            out[i] = (a[i] * 2)[1:][0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="views .* of array expressions"):
+        view_of_expression.forall(3)(A, np.zeros(3, np.float32))
+
+    @nv.jit
+    def store_into_expression(a, out):
+        i = nv.global_id(0)
+        if i < out.shape[0]:
+            e = a[i] * 2
+            e[0] = 1
+            out[i] = e[0]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="storing into an array expression"):
+        store_into_expression.forall(3)(A, np.zeros(3, np.float32))
