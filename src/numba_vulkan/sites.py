@@ -187,6 +187,8 @@ def format_print_records(words):
     lines, pos = [], PRINT_HEADER
     while pos + 3 <= end:
         length = words[pos]
+        if length == 0:  # the records that fit end here (a full area: runtime/reports.py)
+            break
         if length < 3 or pos + length > end:
             lines.append(f"<numba_vulkan: malformed print record at word {pos}>")
             break

@@ -99,6 +99,26 @@ def test_overflow_is_reported_never_silent(device, capsys):
     assert sorted(int(x) for x in capsys.readouterr().out.split()) == list(range(10))
 
 
+def test_print_buffer_words_can_be_lowered(device, capsys, monkeypatch):
+    """runtime.PRINT_BUFFER_WORDS set smaller: in effect from the next report on."""
+    out = nv.to_device(np.zeros(100, np.int8))
+    many.forall(1)(out[:1])
+    device.synchronize()  # makes the buffer if this process has none yet, and resets it
+    monkeypatch.setattr(runtime, "PRINT_BUFFER_WORDS", 64)
+    many.forall(1)(out[:1])
+    device.synchronize()  # the reset takes the new size
+    capsys.readouterr()
+    many.forall(100)(out)
+    device.synchronize()
+    lines = capsys.readouterr().out.splitlines()
+    fit = 64 // sites.record_words(2)
+    assert len(lines) == fit + 1 and lines[-1].startswith(f"numba_vulkan: {100 - fit} print")
+    monkeypatch.undo()
+    many.forall(1)(out[:1])
+    device.synchronize()  # back to the size the buffer was made with
+    assert reports._buffers[device][0][sites.PRINT_AREA + 1] == reports.print_words()
+
+
 def test_print_records_decodes_a_buffer(device, capsys):
     numbered.forall(2)(nv.to_device(np.zeros(2, np.int32)), 7)
     words, _ = reports._buffers[device]

@@ -28,8 +28,10 @@ _buffers = {}  # Device -> (status words as a uint32 NumPy view, 0-d DeviceArray
 
 
 def print_words():
-    """Words of the print area's records (``PRINT_BUFFER_WORDS``, at least 64)."""
-    return max(64, int(config.PRINT_WORDS))
+    """Words of the print area's records: ``numba_vulkan.runtime.PRINT_BUFFER_WORDS`` (from
+    NUMBA_VULKAN_PRINT_WORDS, and settable), at least 64."""
+    runtime = sys.modules.get("numba_vulkan.runtime")
+    return max(64, int(getattr(runtime, "PRINT_BUFFER_WORDS", config.PRINT_WORDS)))
 
 
 def status_array(device):
@@ -93,11 +95,16 @@ def check(device):
     with _lock:
         area = words[sites.PRINT_AREA:]
         if area[0] or area[2]:
-            capacity = int(area[1])
             _emit(area)
+            # Zero the words read: after records that fit, a record too long for the rest of
+            # a full area leaves words unwritten, which must not hold an earlier period's.
+            used = min(int(area[0]), int(area[1]), len(area) - sites.PRINT_HEADER)
+            area[sites.PRINT_HEADER: sites.PRINT_HEADER + used] = 0
             area[0] = 0
             area[2] = 0
-            area[1] = capacity
+            # PRINT_BUFFER_WORDS changed since: a smaller area takes effect now (a larger one
+            # where the buffer is made, at the device's first printing or raising kernel).
+            area[1] = min(print_words(), len(area) - sites.PRINT_HEADER)
         if not words[sites.EXC_FLAG]:
             return
         record = [int(w) for w in words[: sites.EXC_WORDS]]
