@@ -433,3 +433,31 @@ def _dot_lengths(out, x, y, i):
 
 def test_dot_of_different_lengths_raises():
     raises_both(_dot_lengths, 2, np.zeros(2), np.ones((2, 4)), np.ones((2, 4)))
+
+
+def _any_all_builtin(out, a, i):
+    row = a[i]
+    out[i, 0] = row.any()
+    out[i, 1] = row.all()
+    out[i, 2] = np.any(row[1:])
+    out[i, 3] = np.all(row[:0])
+    out[i, 4] = max(row)
+    out[i, 5] = min(row[::-1])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.bool_])
+def test_any_all_and_builtin_min_max_of_arrays(dtype):
+    a = np.array([[1, 0, 3], [0, 0, 0], [-2, 5, 5], [np.nan, 1, 2], [3, np.nan, 9]])
+    if dtype is not np.float64:
+        a = np.nan_to_num(a)
+    dev, cpu = run_both(_any_all_builtin, 5, np.zeros((5, 6)), a.astype(dtype))
+    assert_same(dev, cpu)
+
+
+def _builtin_max_of_empty(out, a, i):
+    out[i] = max(a[i, :0])
+
+
+def test_builtin_max_of_an_empty_array_raises_as_numba_does():
+    with pytest.raises(StopIteration):
+        run_both(_builtin_max_of_empty, 1, np.zeros(1), np.ones((1, 3)))

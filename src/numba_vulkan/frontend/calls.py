@@ -355,6 +355,10 @@ def _minmax(lowerer, expr, sig, is_max):
     """CPython's min/max: the first extreme argument wins (NaN as Python compares it)."""
     b = lowerer.b
     name = "max" if is_max else "min"
+    if len(expr.args) == 1 and isinstance(lowerer.typemap[expr.args[0].name], types.Array):
+        from .reductions import builtin_minmax
+
+        return builtin_minmax(lowerer, lowerer.load_var(expr.args[0].name), sig, is_max, expr.loc)
     values = _scalar_args(lowerer, expr, sig, name)
     if not values:
         raise unsupported(f"'{name}' of an empty sequence", expr.loc)

@@ -31,10 +31,10 @@ from .types import compute_kind, is_float
 Op = _core.Op
 K = _core.Kind
 
-METHODS = ("sum", "prod", "mean", "min", "max", "argmin", "argmax", "fill")
+METHODS = ("sum", "prod", "mean", "min", "max", "argmin", "argmax", "any", "all", "fill")
 FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min", np.max: "max",
              np.amin: "min", np.amax: "max", np.argmin: "argmin", np.argmax: "argmax",
-             np.dot: "dot"}  # fmt: skip
+             np.any: "any", np.all: "all", np.dot: "dot"}  # fmt: skip
 
 
 def for_each(lo, arr, body):
@@ -119,6 +119,8 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
         return _fold(lo, arr, rk, name), sig.return_type
     if name == "mean":
         return _mean(lo, arr, rk, loc), sig.return_type
+    if name in ("any", "all"):
+        return _any_all(lo, arr, name == "all"), sig.return_type
     if name in ("min", "max"):
         return _minmax(lo, arr, rk, name == "max", loc), sig.return_type
     return _argminmax(lo, arr, rk, name == "argmax", loc), sig.return_type
@@ -136,6 +138,49 @@ def _fold(lo, arr, k, name):
 
     for_each(lo, arr, body)
     return b.load(acc)
+
+
+def _any_all(lo, arr, is_all):
+    """Whether any (all) element is true (nonzero; NaN is true): False (True) if empty."""
+    b = lo.b
+    acc = b.var(K.bool)
+    b.store(acc, arith.const(b, K.bool, is_all))
+
+    def body(b, idx):
+        t = arith.truth(b, arr.load(b, idx, None))
+        combine = arith.logical_and if is_all else arith.logical_or
+        b.store(acc, combine(b, b.load(acc), t))
+
+    for_each(lo, arr, body)
+    return b.load(acc)
+
+
+def builtin_minmax(lo, arr, sig, is_max, loc):
+    """Builtin max(a) / min(a) of a 1-d array, as numba.njit iterates it: the first element,
+    then each one strictly greater (smaller), so a NaN wins only in first place; an empty
+    array raises StopIteration, as in numba.njit."""
+    b = lo.b
+    if arr.ndim != 1:
+        raise unsupported(f"builtin {'max' if is_max else 'min'} of {arr.ty}", loc)
+    k = compute_kind(sig.return_type, lo.mode, loc)
+    best, started = b.var(k), b.var(K.bool)
+    b.store(best, arith.const(b, k, 0))
+    b.store(started, arith.const(b, K.bool, False))
+
+    def body(b, idx):
+        v = arith.convert(b, arr.load(b, idx, None), k)
+        cur = b.load(best)
+        x, y = (arith.convert(b, u, K.i32) for u in (v, cur)) if k == K.bool else (v, cur)
+        better = b.compare(Op.gt if is_max else Op.lt, x, y)
+        b.store(best, b.select(arith.logical_or(b, arith.logical_not(b, b.load(started)),
+                                                better), v, cur))  # fmt: skip
+        b.store(started, arith.const(b, K.bool, True))
+
+    for_each(lo, arr, body)
+    from .exceptions import site
+
+    status.check(lo, arith.logical_not(b, b.load(started)), site(lo, StopIteration, (), loc))
+    return b.load(best)
 
 
 def _mean(lo, arr, rk, loc):
