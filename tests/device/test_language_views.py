@@ -461,3 +461,30 @@ def _builtin_max_of_empty(out, a, i):
 def test_builtin_max_of_an_empty_array_raises_as_numba_does():
     with pytest.raises(StopIteration):
         run_both(_builtin_max_of_empty, 1, np.zeros(1), np.ones((1, 3)))
+
+
+def test_numpy_constructors_keep_their_types_when_the_array_library_loads(tmp_path):
+    """np.zeros(..., dtype=) typed, then a reduction loads Numba's array library in the middle
+    of the typing (its own np.zeros/np.empty overloads with it), then np.empty: the types of
+    the constructors must not change under the first (a fresh process: the library is
+    loaded once per process)."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np, numba_vulkan as nv
+@nv.jit
+def k(a, out):
+    i = nv.global_id(0)
+    if i < a.shape[0]:
+        tmp = np.zeros(4, dtype=np.float32)
+        for j in range(4):
+            tmp[j] = a[i, j]
+        out[i, 0] = tmp.sum()
+        out[i, 1] = np.empty(3, np.float32).size
+out = np.zeros((3, 2), np.float32)
+k.forall(3)(np.ones((3, 4), np.float32), out)
+assert (out == [4, 3]).all(), out
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]

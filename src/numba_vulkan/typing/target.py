@@ -96,6 +96,19 @@ class VulkanTypingContext(NumbaTypingContext):
             self._array_library = True
             self.refresh()
 
+    def _insert_global(self, gv, gty):
+        """Numba's own overloads of np.empty/zeros/ones/full, registered when the array
+        library is loaded in the middle of a kernel's typing (_load_array_library), would
+        augment their Function types there, and a variable typed before with the old type
+        would no longer unify with the new one: these keep the kernels' types."""
+        from .vkdecl import NUMPY_CONSTRUCTOR_TYPES
+
+        try:
+            own = NUMPY_CONSTRUCTOR_TYPES.get(gv)
+        except TypeError:  # unhashable
+            own = None
+        super()._insert_global(gv, own if own is not None else gty)
+
     def registrations(self):
         """How many templates the installed registries hold: it grows when one is
         registered, e.g. by ``register_jitable`` inside an @overload being typed (Numba's

@@ -240,13 +240,19 @@ def _numpy_constructor_template(fn, names):
     return NumpyConstructor
 
 
-for _fn, _names in (
-    (_np.empty, ("shape", "dtype")),
-    (_np.zeros, ("shape", "dtype")),
-    (_np.ones, ("shape", "dtype")),
-    (_np.full, ("shape", "fill_value", "dtype")),
-):
-    registry.register_global(_fn, types.Function(_numpy_constructor_template(_fn, _names)))
+# The types of np.empty/zeros/ones/full in kernels, kept as they are by the typing context
+# (target.VulkanTypingContext._insert_global) when Numba's own overloads register later.
+NUMPY_CONSTRUCTOR_TYPES = {
+    _fn: types.Function(_numpy_constructor_template(_fn, _names))
+    for _fn, _names in (
+        (_np.empty, ("shape", "dtype")),
+        (_np.zeros, ("shape", "dtype")),
+        (_np.ones, ("shape", "dtype")),
+        (_np.full, ("shape", "fill_value", "dtype")),
+    )
+}
+for _fn, _ty in NUMPY_CONSTRUCTOR_TYPES.items():
+    registry.register_global(_fn, _ty)
 
 
 # ---------------------------------------------------------------- subgroups
