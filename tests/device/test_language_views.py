@@ -488,3 +488,23 @@ assert (out == [4, 3]).all(), out
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+SMALL_TABLE = np.arange(12, dtype=np.int32).reshape(3, 4)  # inlined (constants.py)
+BIG_TABLE = (np.arange(60, dtype=np.float64) * 0.5).reshape(6, 10)  # a constant buffer
+
+
+def _global_views(out, i):
+    out[i, 0] = SMALL_TABLE[i % 3, 1:].sum()
+    out[i, 1] = SMALL_TABLE[:, ::-1][i % 3, 0]
+    out[i, 2] = BIG_TABLE[i, 2:7:2].sum()
+    out[i, 3] = BIG_TABLE.T[3, i]
+    out[i, 4] = len(SMALL_TABLE[1:]) + SMALL_TABLE[1:].shape[1]
+    s = 0.0
+    for v in BIG_TABLE[i, ::3]:
+        s += v
+    out[i, 5] = s
+
+
+def test_views_of_global_arrays():
+    assert_same(*run_both(_global_views, 6, np.zeros((6, 6))))

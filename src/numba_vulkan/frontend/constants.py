@@ -45,7 +45,7 @@ class ConstArray(ArrayArg):
         self.name = "<global array>"
         self.ty = ty
         self.ndim = value.ndim
-        self.compute = compute_kind(ty.dtype, lowerer.mode, loc)
+        self.compute = self.storage = compute_kind(ty.dtype, lowerer.mode, loc)
         self.index_kind = index_kind(lowerer.mode)
         self.written = False
         self.values = np.array(value, copy=True, order="C").ravel()  # frozen now
@@ -75,6 +75,11 @@ class ConstArray(ArrayArg):
                 idx = b.select(negative, b.binary(Op.add, idx, arith.const(b, ik, extent)), idx)
             term = b.binary(Op.mul, idx, arith.const(b, ik, stride))
             linear = term if linear is None else b.binary(Op.add, linear, term)
+        return self.load_linear(b, linear)
+
+    def load_linear(self, b, linear):
+        """The element at C-order position `linear` (a view's element: views.py)."""
+        ik = self.index_kind
         k = self.compute
         if not self.values.size:  # any read of an empty array is out of bounds
             return arith.const(b, k, 0)

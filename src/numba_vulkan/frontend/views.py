@@ -17,9 +17,11 @@ ceil((stop - start) / step) when positive, else 0. A zero step raises
 ValueError at run time as in Numba (frontend/calls.py) and is refused when it
 is a compile-time constant.
 
-Views are built of array arguments and of shared/local arrays of constant
-shape (their elements through the array variable, local_arrays.py); slicing
-a global constant array or the dynamic shared array is refused.
+Views are built of array arguments, of shared/local arrays of constant shape
+(their elements through the array variable, local_arrays.py) and of global
+arrays (read-only: those in constant buffers through their memory, inlined
+ones through their elements' C-order positions, constants.py); slicing the
+dynamic shared array or an array expression is refused.
 """
 
 from numba.core import types
@@ -35,8 +37,9 @@ K = _core.Kind
 
 
 def root_of(arr, loc):
-    """The array a view is over: an argument, or a shared/local array of constant shape
-    (frontend/local_arrays.py); refuses global constant and dynamic shared arrays."""
+    """The array a view is over: an argument, a shared/local array of constant shape
+    (frontend/local_arrays.py) or a global array (frontend/constants.py, hidden.py);
+    refuses the dynamic shared array and array expressions."""
     if isinstance(arr, View):
         return arr.root
     if _is_local(arr):
@@ -46,6 +49,13 @@ def root_of(arr, loc):
     if isinstance(arr, ArrayExpr):
         raise unsupported("views (slices, a[i] of an N-d array, .T) of array expressions "
                           "(index the expression's elements, or the arrays it reads)", loc)  # fmt: skip
+    from .constants import ConstArray
+    from .hidden import HiddenArray
+
+    if isinstance(arr, HiddenArray):
+        return arr  # a global array in a constant buffer, or a global DeviceArray: memory
+    if isinstance(arr, ConstArray):
+        return arr  # an inlined global array: views read it through its linear positions
     if type(arr) is not ArrayArg:
         kind = "global constant" if arr.name.startswith("<") else arr.name
         raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {kind} arrays", loc)
@@ -146,6 +156,8 @@ class View(ArrayArg):
 
     def load(self, b, indices, loc):
         root = self.root
+        if hasattr(root, "load_linear"):  # an inlined global array (constants.py)
+            return root.load_linear(b, self.linear_index(b, indices, loc))
         if not _is_local(root):
             return super().load(b, indices, loc)
         value = b.load(self.element_ptr(b, indices, loc))
