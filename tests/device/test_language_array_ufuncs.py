@@ -93,3 +93,22 @@ def test_operator_ufuncs_on_arrays(ufunc):
         got, want = _both(ns["f"], *args, np.zeros_like(expected))
         np.testing.assert_array_equal(got[-1], expected)
         np.testing.assert_array_equal(want[-1], expected)
+
+
+def test_inputs_of_extent_one_broadcast_and_shorter_ones_raise():
+    """np.add(a, b, out): an axis of extent 1 is broadcast as numba.njit does (it was read
+    past its end); a shorter one raises (numba.njit reads garbage there)."""
+
+    @nv.jit
+    def add(a, b, out):
+        if nv.global_id(0) == 0:
+            np.add(a, b, out)
+
+    out = np.zeros((2, 3))
+    add[1, 1](np.ones((1, 3)), np.arange(3.0), out)
+    np.testing.assert_array_equal(out, [[1, 2, 3], [1, 2, 3]])
+    out = np.zeros(3)
+    add[1, 1](np.ones(1), np.full(3, 2.0), out)
+    np.testing.assert_array_equal(out, [3, 3, 3])
+    with pytest.raises(ValueError, match="input 0 has 2 elements along axis 0, fewer"):
+        add[1, 1](np.ones(2), np.ones(3), np.zeros(3))

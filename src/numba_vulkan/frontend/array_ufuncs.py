@@ -10,9 +10,10 @@ as numba.njit does.
 
 Inputs are arrays of the output's shape, arrays of fewer dimensions
 (broadcast along the leading axes, NumPy's rule for missing axes), or
-scalars. Extents are not checked against each other (a kernel cannot raise):
-an input shorter than the output is read out of bounds, as an out-of-range
-index is (as numba.njit does with an output). Without an output argument, where
+scalars; an input axis of extent 1 is broadcast along the output's, as in
+numba.njit. An input axis shorter than the output's (and not 1), which
+numba.njit reads past its end, raises ValueError; a longer one is read in
+part, as numba.njit reads it. Without an output argument, where
 numba.njit allocates an array, the call is an array expression
 (frontend/array_exprs.py). Ufuncs the math library does not have are refused.
 """
@@ -64,6 +65,7 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
             arr = lo.statics.get(var.name)
             if not isinstance(arr, ArrayArg) or arr.ndim > out.ndim:
                 raise unsupported(f"'{name}' of {ty} into {out.ty}", loc)
+            _check_not_shorter(lo, out, arr, len(inputs), loc)
             inputs.append((arr, ty.dtype))
         else:  # a scalar: the same value for every element, kept in a variable (KIR
             # values do not cross blocks, and the loop body is other blocks)
@@ -76,7 +78,7 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
         args = []
         for (value, ty), want in zip(inputs, loop.inputs):
             if isinstance(value, ArrayArg):
-                value = value.load(b, idx[out.ndim - value.ndim:], loc)
+                value = value.load(b, array_exprs.broadcast_indices(b, value, idx), loc)
             else:
                 value = b.load(value)
             args.append(lo.cast(value, ty, want, loc))
@@ -87,6 +89,26 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
     lo.exact_math = True  # see LoweredKernel.exact_math
     for_each(lo, out, body)
     return out, sig.return_type
+
+
+def _check_not_shorter(lo, out, arr, number, loc):
+    """ValueError where an input axis (aligned to the last) is shorter than the output's
+    and not 1: numba.njit reads past its end there. Longer inputs are read in part, as
+    numba.njit reads them."""
+    from . import arith, status
+    from .exceptions import site
+
+    b = lo.b
+    shift = out.ndim - arr.ndim
+    for axis in range(arr.ndim):
+        n, m = list(out.extents)[axis + shift], list(arr.extents)[axis]
+        k = K.i64 if K.i64 in (b.kind(n), b.kind(m)) else b.kind(n)
+        n, m = arith.convert(b, n, k), arith.convert(b, m, k)
+        bad = arith.logical_and(b, b.compare(Op.lt, m, n),
+                                b.compare(Op.ne, m, arith.const(b, k, 1)))  # fmt: skip
+        template = (f"input {number} has {{1}} elements along axis {axis}, fewer than the "
+                    f"output's {{0}} (and not 1, which would be broadcast)")  # fmt: skip
+        status.check(lo, bad, site(lo, ValueError, (), loc, template, (True, True)), [n, m])
 
 
 __all__ = ["lower_array_ufunc"]
