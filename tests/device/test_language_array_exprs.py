@@ -130,3 +130,32 @@ def test_refused_forms():
 
     with pytest.raises(nv.VulkanUnsupportedError, match="storing into an array expression"):
         store_into_expression.forall(3)(A, np.zeros(3, np.float32))
+
+
+def _axis_sums(out, x, i):
+    if i == 0:
+        out[0, :4] = x.sum(axis=0)
+        out[1, :3] = np.sum(x, axis=-1)
+        out[2, :4] = np.argmax(x, axis=0)
+        out[3, :3] = x.argmin(axis=1)
+        out[4, :4] = (x * 2).sum(axis=0) + 1
+        out[5, 0] = x.sum(axis=0)[2] + x.sum(axis=1).sum() + x[:, ::-1].sum(axis=1)[0]
+
+
+def test_reductions_along_an_axis():
+    """a.sum(axis=k), np.argmin/argmax(a, axis=k): numba.njit's types and order (its sum
+    starts at 0 and adds in index order: -0.0 becomes 0.0; a NaN's index wins)."""
+    x = np.arange(12.0).reshape(3, 4)
+    x[1, 2], x[0, 3] = np.nan, -0.0
+    assert_same(*run_both(_axis_sums, 1, np.zeros((6, 4)), x))
+
+
+def _int_axis_sums(out, x, i):
+    if i == 0:
+        out[:, :] = x.sum(axis=1)
+        out[0, 0] += x.argmax(axis=2)[1, 1]
+
+
+def test_integer_reductions_along_an_axis_bit_for_bit():
+    x = np.random.default_rng(0).integers(-2**31, 2**31 - 1, (3, 4, 2)).astype(np.int32)
+    assert_same(*run_both(_int_axis_sums, 1, np.zeros((3, 2), np.int64), x))

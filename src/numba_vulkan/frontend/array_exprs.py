@@ -1,4 +1,4 @@
-"""Array expressions inside kernels: ``a[i] * 2 + b``, ``np.sqrt(x)``, ``x > y``, ``a *= f``.
+"""Array expressions inside kernels: ``a[i] * 2 + b``, ``np.sqrt(x)``, ``x > y``, ``a.sum(axis=0)``.
 
 Where numba.njit would allocate an array for an operator or a ufunc of arrays,
 the kernel builds an ArrayExpr instead: a compile-time object that duck-types
@@ -19,6 +19,11 @@ array it also reads, it must read that array only at the elements it writes
 (``a[:, 0] = a[:, 0] + 1``): numba.njit computes the right-hand side into a new
 array first, a kernel element by element, so other overlaps raise ValueError
 at run time (views.py, _check_same_elements).
+
+The reductions numba.njit has along an axis (``a.sum(axis=k)``, ``np.argmin``,
+``np.argmax``) are expressions too (AxisReduction): an element is the reduction
+of the line through it, a loop where it is read. Readers that use values across
+such a read keep them in variables (reductions.for_each's indices, ArrayExpr.load).
 
 In-place operators on arrays (``a *= f``, ``out[i, :4] += b``) are loops over
 the left operand in C order, as Numba's: each element is read, combined with
@@ -123,18 +128,23 @@ class ArrayExpr(ArrayArg):
     def leaves(self):
         """The arrays (arguments and views) the expression reads."""
         for op in self.operands:
-            if isinstance(op, ArrayExpr):
+            if isinstance(op, ArrayExpr):  # an axis reduction too
                 yield from op.leaves()
             elif isinstance(op, ArrayArg):
                 yield op
 
     def load(self, b, indices, loc):
-        values = []
+        # Each operand's value waits in a variable: reading the next one may take loops
+        # (an axis reduction), after which values of this block could not be used.
+        held = []
+        indices = status.spill(self.lo, list(indices))
         for op in self.operands:
             if isinstance(op, ArrayArg):
-                values.append(op.load(b, broadcast_indices(b, op, indices), loc))
+                at = broadcast_indices(b, op, [b.load(v) for v in indices])
+                held.append(status.spill(self.lo, [op.load(b, at, loc)])[0])
             else:
-                values.append(b.load(op))
+                held.append(op)
+        values = [b.load(v) for v in held]
         value, ty = apply(self.lo, self.ufunc, self.op_name, values, self.dtypes, loc)
         return self.lo.cast(value, ty, self.ty.dtype, loc)
 
@@ -313,3 +323,70 @@ def written_in_place(lo, stmt):
         return index.name == view_index.name
     return isinstance(stmt, ir.StaticSetItem) and view.op == "static_getitem" and \
         stmt.index == view.index  # fmt: skip
+
+
+class AxisReduction(ArrayExpr):
+    """``a.sum(axis=k)``, ``np.argmin(a, axis=k)``, ``np.argmax(a, k)`` (the axis
+    reductions numba.njit has), read element by element: each element is the reduction
+    of the line of `arr` through it along `axis`, computed where it is read, in the
+    line's index order from zero, as numba.njit adds (its result starts at 0 and takes
+    the elements in order)."""
+
+    def __init__(self, lo, arr, axis, name, ty, loc):  # noqa: D107 -- no ArrayExpr.__init__
+        if getattr(arr, "complex", False) or getattr(arr, "record", False):
+            raise unsupported(f"'{name}' with an axis of {arr.ty}", loc)
+        self.lo, self.arr, self.axis, self.op_name, self.loc = lo, arr, axis, name, loc
+        self.name, self.ty, self.ndim = f"<{name} along axis {axis}>", ty, ty.ndim
+        self.complex = self.record = False
+        self.written = False
+        self.storage = self.compute = compute_kind(ty.dtype, lo.mode, loc)
+        self.index_kind = arr.index_kind
+
+    @property
+    def extents(self):
+        return [n for d, n in enumerate(self.arr.extents) if d != self.axis]
+
+    def leaves(self):
+        return self.arr.leaves() if isinstance(self.arr, ArrayExpr) else iter((self.arr,))
+
+    def load(self, b, indices, loc):
+        from .reductions import _argminmax, _fold
+
+        line = _Line(self.lo, self.arr, self.axis, status.spill(self.lo, list(indices)))
+        if self.op_name == "sum":
+            return _fold(self.lo, line, self.compute, "sum")
+        return _argminmax(self.lo, line, self.compute, self.op_name == "argmax", loc)
+
+
+class _Line(ArrayArg):
+    """The 1-d line of `arr` along `axis` through the element whose other indices are held
+    in `slots` (variables)."""
+
+    def __init__(self, lo, arr, axis, slots):  # noqa: D107 -- no ArrayArg.__init__
+        self.lo, self.arr, self.axis, self.slots = lo, arr, axis, slots
+        self.name, self.ndim, self.ty = arr.name, 1, arr.ty.copy(ndim=1, layout="A")
+        self.complex = self.record = False
+        self.compute, self.storage = arr.compute, arr.storage
+        self.index_kind = arr.index_kind
+
+    @property
+    def extents(self):
+        return [list(self.arr.extents)[self.axis]]
+
+    def load(self, b, indices, loc):
+        full = [b.load(v) for v in self.slots]
+        full.insert(self.axis, indices[0])
+        return self.arr.load(b, full, loc)
+
+
+def axis_reduction(lo, arr, name, axis_var, sig, loc):
+    """The AxisReduction of ``arr.name(axis=axis_var)``, or None where numba.njit's result
+    is a scalar (a 1-d array: the whole reduction)."""
+    if not isinstance(sig.return_type, types.Array):
+        return None
+    axis = lo.static_int(axis_var)
+    if axis is None:
+        raise unsupported(f"'{name}' with an axis that is not a compile-time constant", loc)
+    if not -arr.ndim <= axis < arr.ndim:
+        raise unsupported(f"'{name}' with axis {axis} of a {arr.ndim}-d array", loc)
+    return AxisReduction(lo, arr, axis % arr.ndim, name, sig.return_type, loc)

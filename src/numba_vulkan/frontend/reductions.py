@@ -14,10 +14,12 @@ last bits.
 Where Numba raises ValueError (min, max, argmin, argmax of an empty array;
 np.dot of different lengths) the kernel raises it too, with Numba's message
 (frontend/exceptions.py: the host raises it at the next synchronisation).
-Axis arguments and dtype= are refused.
+``sum``/``argmin``/``argmax`` along an axis are array expressions
+(array_exprs.AxisReduction); other axis arguments and dtype= are refused.
 """
 
 import operator
+from collections.abc import Sequence
 
 import numpy as np
 from numba.core import types
@@ -37,9 +39,27 @@ FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min", np.
              np.any: "any", np.all: "all", np.dot: "dot"}  # fmt: skip
 
 
+class _Indices(Sequence):
+    """A loop's indices, loaded from their counters at each use: a body may read an
+    element whose computation has loops of its own (an axis reduction, array_exprs.py),
+    after which values loaded before would belong to another block."""
+
+    def __init__(self, b, counters):
+        self.b, self.counters = b, counters
+
+    def __len__(self):
+        return len(self.counters)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.b.load(c) for c in self.counters[i]]
+        return self.b.load(self.counters[i])
+
+
 def for_each(lo, arr, body):
     """Emit nested loops over `arr`'s indices in C order; body(b, indices) emits the body
-    (every value it needs across iterations must live in KIR variables)."""
+    (every value it needs across iterations must live in KIR variables; `indices` loads
+    the counters anew at each use)."""
     b = lo.b
     ik = arr.index_kind
     counters = [b.var(ik) for _ in range(arr.ndim)]
@@ -55,7 +75,7 @@ def for_each(lo, arr, body):
         if d + 1 < arr.ndim:
             level(d + 1)
         else:
-            body(b, [b.load(c) for c in counters])
+            body(b, _Indices(b, counters))
         i = b.load(counters[d])
         b.store(counters[d], b.binary(Op.add, i, arith.const(b, ik, 1)))
         b.br(header)
@@ -101,7 +121,19 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
         if name == "fill" and len(args) == 1:
             return _fill(lo, arr, args, sig, loc), types.none
         raise unsupported(f"'{name}' of a complex array", loc)
-    if expr.kws or expr.vararg:
+    kws = dict(expr.kws)
+    if name in ("sum", "argmin", "argmax") and (args or "axis" in kws) and \
+            not expr.vararg and set(kws) <= {"axis"}:  # fmt: skip
+        from .array_exprs import axis_reduction
+
+        axis_var = kws["axis"] if "axis" in kws else args[0]
+        reduced = axis_reduction(lo, arr, name, axis_var, sig, loc)
+        if reduced is not None:
+            return reduced, sig.return_type
+        args, expr_kws = [], ()  # a 1-d array: the whole reduction
+    else:
+        expr_kws = expr.kws
+    if expr_kws or expr.vararg:
         raise unsupported(f"'{name}' of an array with keyword arguments (axis=, dtype=...)", loc)
     if name == "fill":
         return _fill(lo, arr, args, sig, loc), types.none

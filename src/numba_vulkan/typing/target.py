@@ -21,6 +21,7 @@ from numba.core import imputils, types
 from numba.core.base import BaseContext
 from numba.core.target_extension import GPU, jit_registry, target_override, target_registry
 from numba.core.typing import Context as NumbaTypingContext
+from numba.core.typing import signature
 from numba.extending import typeof_impl
 from numba.np import numpy_support
 
@@ -34,7 +35,7 @@ TARGET_NAME = "vulkan"
 
 
 _ARRAY_LIBRARY_METHODS = frozenset(
-    {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "fill"}
+    {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "any", "all", "fill"}
 )
 
 
@@ -47,8 +48,59 @@ def _is_array_library_function(val):
 
 
 _ARRAY_LIBRARY_FUNCTIONS = frozenset(
-    {np.sum, np.prod, np.mean, np.min, np.max, np.amin, np.amax, np.argmin, np.argmax, np.dot}
+    {np.sum, np.prod, np.mean, np.min, np.max, np.amin, np.amax, np.argmin, np.argmax, np.any,
+     np.all, np.dot}
 )
+
+
+_AXIS_REDUCTIONS = {np.sum: "sum", np.argmin: "argmin", np.argmax: "argmax"}
+
+
+def _axis_reduction_signature(func, args, kws):
+    """The type of ``a.sum(axis=k)``, ``np.argmin(a, k)``... of an array of 2 or more
+    dimensions: numba.njit's result (an array of one dimension less; sums of signed
+    integers and bools in int64, of unsigned ones in uint64; indices in intp). Numba's own
+    templates type these by compiling CPU code (axis checks with f-strings) that kernels
+    cannot; frontend/array_exprs.AxisReduction lowers them. None for any other call."""
+    rest = list(args)
+    if isinstance(func, types.BoundFunction) and isinstance(func.this, types.Array):
+        key = func.typing_key  # "array.sum" (Numba's templates) or (types.Array, "sum")
+        name = key.split(".")[-1] if isinstance(key, str) else None
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str):
+            name = key[1]
+        arr = func.this
+    elif isinstance(func, types.Function) and args and isinstance(args[0], types.Array):
+        try:
+            name = _AXIS_REDUCTIONS.get(func.typing_key)
+        except TypeError:
+            return None
+        arr, rest = args[0], rest[1:]
+    else:
+        return None
+    if name not in ("sum", "argmin", "argmax") or arr.ndim < 2:
+        return None
+    kws = dict(kws)
+    if len(rest) == 1 and not kws:
+        axis = rest[0]
+    elif not rest and set(kws) == {"axis"}:
+        axis = kws["axis"]
+    else:
+        return None
+    if not isinstance(types.unliteral(axis), types.Integer):
+        return None
+    dtype = arr.dtype
+    if name != "sum":
+        ret = types.intp
+    elif isinstance(dtype, types.Boolean) or (isinstance(dtype, types.Integer) and dtype.signed):
+        ret = types.int64
+    elif isinstance(dtype, types.Integer):
+        ret = types.uint64
+    elif isinstance(dtype, types.Float):
+        ret = dtype
+    else:
+        return None
+    sig = signature(types.Array(ret, arr.ndim - 1, "C"), *args, *kws.values())
+    return sig.replace(recvr=func.this) if isinstance(func, types.BoundFunction) else sig
 
 
 _SCALAR_TYPES = (types.Number, types.Boolean)
@@ -140,6 +192,9 @@ class VulkanTypingContext(NumbaTypingContext):
         """
         if not kws and isinstance(func, types.Dispatcher):
             return self._resolve_device_call(func, args)
+        axis_sig = _axis_reduction_signature(func, args, kws)
+        if axis_sig is not None:
+            return axis_sig
         if kws or not isinstance(func, _MEMO_CALLEES) or not all(
             isinstance(a, _SCALAR_TYPES) for a in args
         ):
