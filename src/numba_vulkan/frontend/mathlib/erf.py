@@ -20,7 +20,7 @@ Coefficients: scripts/mathgen/gen_coeffs.py (mpmath).
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, explog, rounding
+from . import bits, coeffs, coeffs_special, dd, explog, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -62,21 +62,22 @@ def _parts(b, x):
     xmax = const(b, k, _XMAX[k])
     a = b.select(b.compare(Op.le, ax, xmax), ax, xmax)  # NaN compares false: clamped too
     # a < 0.84375
-    pa = _horner(b, getattr(coeffs, f"ERF_A_{w}"), _mul(b, a, a))
+    pa = _horner(b, getattr(coeffs_special, f"ERF_A_{w}"), _mul(b, a, a))
     apa = _mul(b, a, pa)
     erf_s = _add(b, a, apa)
     h, lo = dd.two_sum(b, _sub(b, a, half), apa)
     erfc_s = b.select(b.compare(Op.lt, a, const(b, k, 0.25)), _sub(b, one, erf_s),
                       _sub(b, _sub(b, half, h), lo))  # fmt: skip
     # 0.84375 <= a < 1.25
-    erx = const(b, k, coeffs.ERX)
-    pb = _horner(b, getattr(coeffs, f"ERF_B_{w}"), _sub(b, a, one))
+    erx = const(b, k, coeffs_special.ERX)
+    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{w}"), _sub(b, a, one))
     erf_m = _add(b, erx, pb)
-    erfc_m = _sub(b, const(b, k, 1.0 - coeffs.ERX), pb)
+    erfc_m = _sub(b, const(b, k, 1.0 - coeffs_special.ERX), pb)
     # 1.25 <= a: erfc(a) = e^(-a^2) G(a - mid)
-    edges = coeffs.ERFC_EDGES
+    edges = coeffs_special.ERFC_EDGES
     # Each G's coefficients plus its constant term's low word, as one list.
-    gs = [getattr(coeffs, f"ERFC_G{i}_{w}") + (getattr(coeffs, f"ERFC_G{i}_{w}_C0LO"),)
+    gs = [getattr(coeffs_special, f"ERFC_G{i}_{w}")
+          + (getattr(coeffs_special, f"ERFC_G{i}_{w}_C0LO"),)
           for i in range(len(edges) - 1)]  # fmt: skip
     cs = [const(b, k, c) for c in gs[0]]
     mid = const(b, k, (edges[0] + edges[1]) / 2)
@@ -137,11 +138,11 @@ def erf(b, x):
     ax = bits.fabs(b, x)
     top = const(b, k, _ERF_ONE[k])
     a = b.select(b.compare(Op.le, ax, top), ax, top)  # NaN compares false: clamped too
-    erf_s = dd.mul_add(b, a, _horner(b, getattr(coeffs, f"ERF_A_{w}"), _mul(b, a, a)), a)
-    erf_m = _add(b, const(b, k, coeffs.ERX), _horner(b, getattr(coeffs, f"ERF_B_{w}"),
-                                                     _sub(b, a, one)))  # fmt: skip
-    edges = coeffs.ERFC_EDGES
-    gs = [getattr(coeffs, f"ERFC_G{i}_{w}") for i in range(len(edges) - 1)]
+    erf_s = dd.mul_add(b, a, _horner(b, getattr(coeffs_special, f"ERF_A_{w}"), _mul(b, a, a)), a)
+    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{w}"), _sub(b, a, one))
+    erf_m = _add(b, const(b, k, coeffs_special.ERX), pb)
+    edges = coeffs_special.ERFC_EDGES
+    gs = [getattr(coeffs_special, f"ERFC_G{i}_{w}") for i in range(len(edges) - 1)]
     cs = [const(b, k, c) for c in gs[0]]
     mid = const(b, k, (edges[0] + edges[1]) / 2)
     for i in range(1, len(gs)):
@@ -171,7 +172,7 @@ def erfc(b, x):
     pos = _pick(b, small, big, erfcs)
     # x < 0: 1 + erf(a) = 1 + (a + aP), (1 + ERX) + B, 2 - erfc(a)
     neg_s = _add(b, one, erfs[0])
-    neg_m = _add(b, const(b, k, 1.0 + coeffs.ERX), pb)
+    neg_m = _add(b, const(b, k, 1.0 + coeffs_special.ERX), pb)
     neg_b = _sub(b, const(b, k, 2.0), erfcs[2])
     neg = _pick(b, small, big, (neg_s, neg_m, neg_b))
     v = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), neg, pos)

@@ -24,7 +24,7 @@ lgamma of 0, a negative integer or +-inf is inf; NaN gives NaN.
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, explog, rounding, trig
+from . import bits, coeffs, coeffs_special, dd, explog, rounding, trig
 from .power import exp2_dw, log2_dw
 
 K = _core.Kind
@@ -66,7 +66,7 @@ def _stirling(b, y):
     inv = dd.dw_div(b, _dw(b, const(b, k, 1.0)), y)
     s = dd.dw_mul(b, inv, _dwc(b, k, "TWELFTH"))
     z = b.binary(Op.mul, inv[0], inv[0])
-    r = explog._horner(b, getattr(coeffs, f"LGAMMA_R_{_W[k]}"), z)
+    r = explog._horner(b, getattr(coeffs_special, f"LGAMMA_R_{_W[k]}"), z)
     tail = b.binary(Op.mul, b.binary(Op.mul, inv[0], z), r)
     return dd.dw_add(b, t, dd.dw_add(b, s, _dw(b, tail)))
 
@@ -74,7 +74,7 @@ def _stirling(b, y):
 def _ln_gamma_pos(b, x):
     """ln Gamma(x) as a double word for x (a double word, xh > 0 normal, finite)."""
     k = b.kind(x[0])
-    n = int(coeffs.LGAMMA_STIRLING)
+    n = int(coeffs_special.LGAMMA_STIRLING)
     lim = const(b, k, float(n))
     one = _dw(b, const(b, k, 1.0))
     y, prod = x, one
@@ -179,10 +179,10 @@ def lgamma(b, x):
     lg = _ln_abs_gamma(b, xs)
     r = b.binary(Op.add, lg[0], lg[1])
     # around the zeros at 1 and 2: t P(t), t exact
-    near = const(b, k, coeffs.LGAMMA_NEAR)
+    near = const(b, k, coeffs_special.LGAMMA_NEAR)
     for center in (1.0, 2.0):
         t = b.binary(Op.sub, x, const(b, k, center))
-        p = explog._horner(b, getattr(coeffs, f"LGAMMA_{int(center)}_{_W[k]}"), t)
+        p = explog._horner(b, getattr(coeffs_special, f"LGAMMA_{int(center)}_{_W[k]}"), t)
         close = b.compare(Op.le, bits.fabs(b, t), near)
         zero = b.compare(Op.eq, t, const(b, k, 0.0))  # lgamma(1) = lgamma(2) = +0, not -0
         tp = b.select(zero, const(b, k, 0.0), b.binary(Op.mul, t, p))
