@@ -86,22 +86,19 @@ def _bitreverse(typingctx, x):
     return x(x), lambda context, builder, sig, args: builder.bitreverse(args[0])
 
 
-@overload(popc, target="vulkan")
-def _popc_impl(x):
-    _width("popc", x)
-    return lambda x: _popc(x)
+def _counting_overload(stub, name, counted):
+    """cuda.popc / clz / ffs: an int32 count of an integer of a width _width accepts."""
+
+    @overload(stub, target="vulkan")
+    def impl(x):
+        _width(name, x)
+        return lambda x: counted(x)
+
+    return impl
 
 
-@overload(clz, target="vulkan")
-def _clz_impl(x):
-    _width("clz", x)
-    return lambda x: _clz(x)
-
-
-@overload(ffs, target="vulkan")
-def _ffs_impl(x):
-    _width("ffs", x)
-    return lambda x: _ffs(x)
+for _stub, _name, _counted in ((popc, "popc", _popc), (clz, "clz", _clz), (ffs, "ffs", _ffs)):
+    _counting_overload(_stub, _name, _counted)
 
 
 @overload(brev, target="vulkan")

@@ -267,7 +267,9 @@ def inplace(lo, lhs_var, rhs_var, ufunc, loc):
         if rhs.ndim > target.ndim:
             raise unsupported(f"'{ufunc.__name__}' in place of {target.ty} with "
                               f"{lo.typemap[rhs_var.name]}", loc)  # fmt: skip
-        _check_fits(lo, target, rhs, loc)
+        check_fits(lo, target, rhs, loc, lambda axis: (
+            f"non-broadcastable operand: axis {axis} has {{1}} elements, the array updated "
+            f"in place {{0}}"))  # fmt: skip
     else:
         slot = b.var(b.kind(rhs))
         b.store(slot, rhs)
@@ -285,8 +287,11 @@ def inplace(lo, lhs_var, rhs_var, ufunc, loc):
     return target
 
 
-def _check_fits(lo, target, op, loc):
-    """ValueError unless each axis of `op` (aligned to the last) is 1 or the target's."""
+def check_fits(lo, target, op, loc, template, shorter_only=False):
+    """ValueError where an axis of `op` (aligned to the target's last) is neither 1 nor the
+    target's extent (`shorter_only`: only where it is also shorter). `template(axis)` is the
+    message, with {0} the target's extent and {1} the operand's. The check ends blocks:
+    call it where only variables are live."""
     from .exceptions import site
 
     b = lo.b
@@ -295,11 +300,10 @@ def _check_fits(lo, target, op, loc):
         n, m = list(target.extents)[axis + shift], list(op.extents)[axis]
         k = K.i64 if K.i64 in (b.kind(n), b.kind(m)) else b.kind(n)
         n, m = arith.convert(b, n, k), arith.convert(b, m, k)
-        bad = arith.logical_and(b, b.compare(Op.ne, m, n),
-                                b.compare(Op.ne, m, arith.const(b, k, 1)))  # fmt: skip
-        template = (f"non-broadcastable operand: axis {axis} has {{1}} elements, the array "
-                    f"updated in place {{0}}")  # fmt: skip
-        status.check(lo, bad, site(lo, ValueError, (), loc, template, (True, True)), [n, m])
+        differs = b.compare(Op.lt if shorter_only else Op.ne, m, n)
+        bad = arith.logical_and(b, differs, b.compare(Op.ne, m, arith.const(b, k, 1)))
+        raise_site = site(lo, ValueError, (), loc, template(axis), (True, True))
+        status.check(lo, bad, raise_site, [n, m])
 
 
 def written_in_place(lo, stmt):

@@ -65,7 +65,11 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
             arr = lo.statics.get(var.name)
             if not isinstance(arr, ArrayArg) or arr.ndim > out.ndim:
                 raise unsupported(f"'{name}' of {ty} into {out.ty}", loc)
-            _check_not_shorter(lo, out, arr, len(inputs), loc)
+            # numba.njit reads past the end of a shorter input; a longer one it reads in part.
+            number = len(inputs)
+            array_exprs.check_fits(lo, out, arr, loc, lambda axis, number=number: (
+                f"input {number} has {{1}} elements along axis {axis}, fewer than the "
+                f"output's {{0}} (and not 1, which would be broadcast)"), shorter_only=True)
             inputs.append((arr, ty.dtype))
         else:  # a scalar: the same value for every element, kept in a variable (KIR
             # values do not cross blocks, and the loop body is other blocks)
@@ -89,26 +93,6 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
     lo.exact_math = True  # see LoweredKernel.exact_math
     for_each(lo, out, body)
     return out, sig.return_type
-
-
-def _check_not_shorter(lo, out, arr, number, loc):
-    """ValueError where an input axis (aligned to the last) is shorter than the output's
-    and not 1: numba.njit reads past its end there. Longer inputs are read in part, as
-    numba.njit reads them."""
-    from . import arith, status
-    from .exceptions import site
-
-    b = lo.b
-    shift = out.ndim - arr.ndim
-    for axis in range(arr.ndim):
-        n, m = list(out.extents)[axis + shift], list(arr.extents)[axis]
-        k = K.i64 if K.i64 in (b.kind(n), b.kind(m)) else b.kind(n)
-        n, m = arith.convert(b, n, k), arith.convert(b, m, k)
-        bad = arith.logical_and(b, b.compare(Op.lt, m, n),
-                                b.compare(Op.ne, m, arith.const(b, k, 1)))  # fmt: skip
-        template = (f"input {number} has {{1}} elements along axis {axis}, fewer than the "
-                    f"output's {{0}} (and not 1, which would be broadcast)")  # fmt: skip
-        status.check(lo, bad, site(lo, ValueError, (), loc, template, (True, True)), [n, m])
 
 
 __all__ = ["lower_array_ufunc"]

@@ -413,22 +413,15 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
 def _check_shapes(lowerer, dest, src, loc):
     """ValueError unless each axis of `src` has `dest`'s extent or 1 (numba.njit's check and
     message; a view's geometry lives in variables, so the blocks this ends do no harm)."""
-    from . import status
-    from .exceptions import site
+    from .array_exprs import check_fits
 
-    b = lowerer.b
-    for axis in range(dest.ndim):
-        n, m = list(dest.extents)[axis], list(src.extents)[axis]
-        k = K.i64 if K.i64 in (b.kind(n), b.kind(m)) else b.kind(n)
-        n, m = arith.convert(b, n, k), arith.convert(b, m, k)
-        bad = arith.logical_and(b, b.compare(Op.ne, m, n), b.compare(Op.ne, m, arith.const(b, k, 1)))
+    def template(axis):
         if dest.ndim == 1:
-            template = "cannot assign slice of shape ({0},) from input of shape ({1},)"
-        else:
-            template = (f"cannot assign slice from input of different shape: axis {axis} of the "
-                        f"slice has {{0}} elements, of the input {{1}}")  # fmt: skip
-        raise_site = site(lowerer, ValueError, (), loc, template, (True, True))
-        status.check(lowerer, bad, raise_site, [n, m])
+            return "cannot assign slice of shape ({0},) from input of shape ({1},)"
+        return (f"cannot assign slice from input of different shape: axis {axis} of the "
+                f"slice has {{0}} elements, of the input {{1}}")  # fmt: skip
+
+    check_fits(lowerer, dest, src, loc, template)
 
 
 def _check_same_elements(lowerer, dest, leaf, loc):

@@ -45,6 +45,8 @@ device without int64 or float64 refuses them with VulkanSupportError rather
 than sum in 32 bits.
 """
 
+import textwrap
+
 import numpy as np
 
 CHUNK = 256  # elements one invocation reduces per pass (integer sums, min, max)
@@ -97,15 +99,19 @@ def {name}(x, out, n, stride, split):
         e = ACC(0)
 {ending}"""
 
+# A partial's sum s and error e: both (split > 0), or the rounded result (the last pass).
+_WRITE = """\
+if split > 0:
+    out[g] = s
+    out[split + g] = e
+else:
+    out[g] = s + e
+"""
+
 _SUM_FLAT = """\
     g = global_id(0)
     if g < stride:
-        if split > 0:
-            out[g] = s
-            out[split + g] = e
-        else:
-            out[g] = s + e
-"""
+{write}"""
 
 _SUM_TREE = """\
     sums = shared.array(BLOCK, ACC)
@@ -125,15 +131,10 @@ _SUM_TREE = """\
             sums[k] = u
         barrier()
     if k == 0:
-        u = sums[0]
-        e = errors[0] if u - u == ACC(0) else ACC(0)  # two-sums of infinities: NaN errors
+        s = sums[0]
+        e = errors[0] if s - s == ACC(0) else ACC(0)  # two-sums of infinities: NaN errors
         g = group_id(0)
-        if split > 0:
-            out[g] = u
-            out[split + g] = e
-        else:
-            out[g] = u + e
-"""
+{write}"""
 
 _SUM_INT = """\
         s = ACC(0)
@@ -197,7 +198,8 @@ def _kernel(op, acc, ndim, narrow, block=None):
     load = _LOADS[ndim].format(k="j")
     name = f"_nv_{op}_{acc}_{ndim}d"
     if float_sum:
-        ending = _SUM_FLAT if block is None else _SUM_TREE
+        ending = (_SUM_FLAT if block is None else _SUM_TREE).format(
+            write=textwrap.indent(_WRITE, " " * 8))
         source = _SUM_FLOAT.format(name=name, load=load, ending=ending)
     else:
         if op == "sum":
