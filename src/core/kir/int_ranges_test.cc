@@ -28,15 +28,25 @@ func main {
 
 util::Result<Module> Parsed() { return Parse(kModule); }
 
+// Runs the pass on `m` with mask `what`, expects `expected` hidden values and a module that
+// verifies; returns the module's text.
+std::string Hide(Module& m, unsigned what, size_t expected) {
+    util::Result<size_t> hidden = HideIntegerRanges(m, what);
+    EXPECT_TRUE(hidden.ok()) << hidden.status().message();
+    if (hidden.ok()) {
+        EXPECT_EQ(*hidden, expected) << Print(m);
+    }
+    util::Status verified = Verify(m);
+    EXPECT_TRUE(verified.ok()) << verified.message();
+    return Print(m);
+}
+
 TEST(IntRanges, HidesNegationAndBothSidesOfAWidening) {
     util::Result<Module> parsed = Parsed();
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     Module m = *parsed;
-    util::Result<size_t> hidden = HideIntegerRanges(m, kHideSignedIntRanges);
-    ASSERT_TRUE(hidden.ok()) << hidden.status().message();
-    EXPECT_EQ(*hidden, 3u);  // the negation, the widening's operand and its result
-    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
-    const std::string text = Print(m);
+    // The negation, the widening's operand and its result.
+    const std::string text = Hide(m, kHideSignedIntRanges, 3);
     // The hidden u64 parameter, converted once per kind at the top of the entry block;
     // the index widening %4 is left alone; the store reads the hidden result.
     EXPECT_NE(text.find("param int.zero : u64 @16"), std::string::npos) << text;
@@ -55,11 +65,7 @@ TEST(IntRanges, MaskChoosesWhatIsHidden) {
     util::Result<Module> parsed = Parsed();
     ASSERT_TRUE(parsed.ok());
     Module m = *parsed;
-    util::Result<size_t> hidden = HideIntegerRanges(m, kHideWidenOutputs);
-    ASSERT_TRUE(hidden.ok());
-    EXPECT_EQ(*hidden, 1u);
-    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
-    const std::string text = Print(m);
+    const std::string text = Hide(m, kHideWidenOutputs, 1);
     EXPECT_NE(text.find("  %2 = neg %1 : i32\n  %3 = convert %2 : i64\n  %8 = xor %3, %7 : i64\n"),
               std::string::npos)
         << text;
@@ -86,16 +92,9 @@ func main {
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     Module m = *parsed;
     const std::string before = Print(m);
-    util::Result<size_t> hidden = HideIntegerRanges(m, kHideSignedIntRanges);
-    ASSERT_TRUE(hidden.ok());
-    EXPECT_EQ(*hidden, 0u);
-    EXPECT_EQ(Print(m), before);  // no parameter added
+    EXPECT_EQ(Hide(m, kHideSignedIntRanges, 0), before);  // no parameter added
     // kHideOtherWidenings: the stored u32 -> u64 widening, not the index.
-    hidden = HideIntegerRanges(m, kHideOtherWidenings);
-    ASSERT_TRUE(hidden.ok());
-    EXPECT_EQ(*hidden, 1u);
-    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
-    const std::string text = Print(m);
+    const std::string text = Hide(m, kHideOtherWidenings, 1);
     EXPECT_NE(text.find("  %5 = convert %2 : u64\n  %7 = xor %5, %6 : u64\n  store %4, %7\n"),
               std::string::npos)
         << text;
@@ -127,9 +126,7 @@ func main {
     util::Result<Module> parsed = Parse(kBools);
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     Module m = *parsed;
-    util::Result<size_t> hidden = HideIntegerRanges(m, kHideNegAbs);
-    ASSERT_TRUE(hidden.ok());
-    EXPECT_EQ(*hidden, 0u) << Print(m);
+    Hide(m, kHideNegAbs, 0);
 }
 
 }  // namespace
