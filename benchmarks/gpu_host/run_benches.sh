@@ -31,6 +31,10 @@ for b in $B; do
     # Seeds 95 and 1060's suspects, one kernel each, with the pass off and on (the log says).
     small_ints) for m in 0 7; do NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 100 \
                   python3 benchmarks/experiments/s8_nvidia_small_ints.py; done ;;
+    # Session 9: seeds 95 and 1060 varied piece by piece, optimiser on and off, per setting.
+    bisect) for e in HIDE_INT_RANGES=0 HIDE_INT_RANGES=7 HIDE_INT_RANGES=15 INT64=1; do
+              env NUMBA_VULKAN_$e timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --spirv $R/spv_$e
+            done ;;
     # The type fuzzer (tests/fuzz), seeds 0:FUZZ_SEEDS; the failing seeds' reports are in the log.
     fuzz) timeout ${T_FUZZ:-200} python3 tests/fuzz/run_typefuzz.py --seeds 0:${FUZZ_SEEDS:-5000} --jobs 14 ;;
     # Device tests named by TESTS (paths under tests/), serially.
