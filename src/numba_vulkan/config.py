@@ -46,6 +46,16 @@ def _int(name, default):
     return default
 
 
+def _choice(name, *choices):
+    """The variable's value, lower-cased, if it is one of `choices`; else "" (warning if set)."""
+    value = os.environ.get(name, "").strip().lower()
+    if value and value not in choices:
+        said = " or ".join(repr(c) for c in choices)
+        warnings.warn(f"{name}={value!r} is not {said}; ignored", RuntimeWarning, stacklevel=3)
+        return ""
+    return value
+
+
 DEVICE = os.environ.get("NUMBA_VULKAN_DEVICE", "")  # index or name substring
 DEBUG = _int("NUMBA_VULKAN_DEBUG", 0)  # 0, 1 or 2: validation layer
 # Validate every module with SPIRV-Tools: 1 the final module, 2 (the tests) also the
@@ -72,31 +82,19 @@ DUMP = os.environ.get("NUMBA_VULKAN_DUMP", "")  # e.g. "kir,spirv"
 # Signed values hidden from the device compiler's range reasoning (kir/int_ranges.h): a mask,
 # 0 to 15; unset: 7 on NVIDIA, 0 elsewhere (launchers.hide_int_ranges).
 HIDE_INT_RANGES = _int("NUMBA_VULKAN_HIDE_INT_RANGES", None)
+# 64-bit integer division and remainder (kir/int64_division.h): "" our own code on NVIDIA, whose
+# routine corrupts other values, the driver's elsewhere; "emulate" or "driver" everywhere.
+INT64_DIVISION = _choice("NUMBA_VULKAN_INT64_DIVISION", "emulate", "driver")
 # float32 subnormals in the math library (docs/math.md, "Subnormals and devices"): "" takes the
 # flush-safe forms unless the device promises to keep them (shaderDenormPreserveFloat32);
 # "keep" trusts the device to keep them (lavapipe does without promising it); "simulate" (tests)
 # takes the flush-safe forms and makes the library's own float32 ops flush as NVIDIA's do.
-SUBNORMALS32 = os.environ.get("NUMBA_VULKAN_SUBNORMALS32", "").strip().lower()
-if SUBNORMALS32 not in ("", "keep", "simulate"):
-    warnings.warn(
-        f"NUMBA_VULKAN_SUBNORMALS32={SUBNORMALS32!r} is not 'keep' or 'simulate'; ignored",
-        RuntimeWarning,
-        stacklevel=2,
-    )
-    SUBNORMALS32 = ""
+SUBNORMALS32 = _choice("NUMBA_VULKAN_SUBNORMALS32", "keep", "simulate")
 # The math library's own divisions that take the driver's quotient (docs/math.md, "Division"):
 # "loose" (tests) moves each such quotient by 2 ulp, about as far as Vulkan lets a driver's be
 # off, so that a device whose division is exact (lavapipe) checks that the library needs no more.
-DRIVER_DIV = os.environ.get("NUMBA_VULKAN_DRIVER_DIV", "").strip().lower()
-if DRIVER_DIV not in ("", "loose"):
-    warnings.warn(f"NUMBA_VULKAN_DRIVER_DIV={DRIVER_DIV!r} is not 'loose'; ignored",
-                  RuntimeWarning, stacklevel=2)
-    DRIVER_DIV = ""
+DRIVER_DIV = _choice("NUMBA_VULKAN_DRIVER_DIV", "loose")
 # The math library's exact products (docs/math.md, "Fused multiply-add"): "" uses GLSL's Fma
 # where the vendor's drivers fuse it (launchers.FUSED_FMA_VENDORS), "fused" everywhere (tests;
 # only for a device whose Fma rounds once), "off" nowhere (Dekker's products).
-FMA = os.environ.get("NUMBA_VULKAN_FMA", "").strip().lower()
-if FMA not in ("", "fused", "off"):
-    warnings.warn(f"NUMBA_VULKAN_FMA={FMA!r} is not 'fused' or 'off'; ignored", RuntimeWarning,
-                  stacklevel=2)
-    FMA = ""
+FMA = _choice("NUMBA_VULKAN_FMA", "fused", "off")

@@ -96,8 +96,8 @@ uint64_t Write(ScalarKind k, const Num& n) {
             double t = std::trunc(n.f);
             if (std::isnan(t)) bits = 0;
             else if (IsSigned(k)) bits = static_cast<uint64_t>(
-                t >= 9.2e18 ? INT64_MAX : t <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(t));
-            else bits = t <= 0 ? 0 : t >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(t);
+                t >= 0x1p63 ? INT64_MAX : t < -0x1p63 ? INT64_MIN : static_cast<int64_t>(t));
+            else bits = t <= 0 ? 0 : t >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(t);
             break;
         }
     }
