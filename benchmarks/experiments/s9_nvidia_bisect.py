@@ -13,6 +13,7 @@ the SPIR-V of each failing variant is written there.
 
 import argparse
 import os
+import re
 import warnings
 
 os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
@@ -40,11 +41,13 @@ def arguments():
     a_u64[4:6] = [7218962556608428057, 9223372036854775807]
     a_i32 = ints(np.int32)
     a_i32[4:6] = 0
-    return {"a_u8": ints(np.uint8), "a_i8": ints(np.int8), "a_i16": ints(np.int16),
+    a_i8 = ints(np.int8)
+    return {"a_i8w": a_i8.astype(np.int32), "a_u8": ints(np.uint8), "a_i8": a_i8, "a_i16": ints(np.int16),
             "a_i32": a_i32, "a_i64": ints(np.int64), "a_u64": a_u64,
-            "a_f64": rng.standard_normal(N) * 10,
+            "a_f64": rng.standard_normal(N) * 10, "a_f64b": rng.standard_normal(N) + 5,
             "a_s16": np.full(N, -32767, np.int16), "a_s8": np.full(N, 8, np.uint8),
-            "s_u8": np.uint8(8), "s_i16": np.int16(-32767), "s_b": False}
+            "s_u8": np.uint8(8), "s_i16": np.int16(-32767), "s_b": False,
+            "s_w8": np.int32(8), "s_w16": np.int32(-32767)}
 
 
 # Seed 95: out = (a_i32 == ((not a_u64) & (a_i32 if a_i32 else s_i16))) & ((s_u8 // a_u64) ^ (s_u8 >= s_i16))
@@ -84,11 +87,42 @@ P1060 = {
     "1060 out1: the else only": f"{O0}\n        out1[i] = (np.uint64(a_i8[i]) ^ np.uint16(s_b))",
     "1060 out1: if, no else": f"{O0}\n        out1[i] = (a_i32[i] % a_i64[i]) if min((a_i8[i] >= 0.5), a_i64[i]) else 0.0",
 }
+# After the 64-bit division was emulated (kir/int64_division.h) and seed 1060 still failed:
+# other operations that NVIDIA's compiler may call a routine for, beside seed 1060's out0.
+PCALLS = {
+    "1060 beside: f64 division": f"{O0}\n        out1[i] = a_f64[i] / a_f64b[i]",
+    "1060 beside: f64 / constant": f"{O0}\n        out1[i] = a_f64[i] / 3.0",
+    "1060 beside: f32 division": f"{O0}\n        out1[i] = np.float32(a_f64[i]) / np.float32(a_f64b[i])",
+    "1060 beside: f64 sqrt": f"{O0}\n        out1[i] = np.sqrt(abs(a_f64[i]))",
+    "1060 beside: i64 mul": f"{O0}\n        out1[i] = (a_i32[i] * a_i64[i]) if a_i64[i] else 0.0",
+    "1060 beside: zero guard": f"{O0}\n        out1[i] = a_i64[i] if a_i64[i] else 1",
+    "1060 beside: abs": f"{O0}\n        out1[i] = abs(a_i64[i])",
+    "1060 beside: i64 to f64": f"{O0}\n        out1[i] = np.float64(a_i64[i]) * 0.5",
+    "1060 beside: f64 to i64": f"{O0}\n        out1[i] = np.int64(a_f64[i] * 1e6)",
+    "1060 i8 data as int32, f64 division beside":
+        "out0[i] = ((a_i8w[i] if a_i8w[i] else s_b) * (True & a_i64[i]))\n        out1[i] = a_f64[i] / 3.0",
+    "1060 no bool, f64 division beside":
+        "out0[i] = ((a_i8[i] if a_i8[i] else 0) * (1 & a_i64[i]))\n        out1[i] = a_f64[i] / 3.0",
+    "1060 i8 data as int32, no bool, f64 division beside":
+        "out0[i] = ((a_i8w[i] if a_i8w[i] else 0) * (1 & a_i64[i]))\n        out1[i] = a_f64[i] / 3.0",
+    "1060 i8 times and, f64 division beside":
+        "out0[i] = a_i8[i] * (1 & a_i64[i])\n        out1[i] = a_f64[i] / 3.0",
+    "1060 i8 times i64, f64 division beside": "out0[i] = a_i8[i] * a_i64[i]\n        out1[i] = a_f64[i] / 3.0",
+    "1060 i8 copied, f64 division beside": "out0[i] = a_i8[i]\n        out1[i] = a_f64[i] / 3.0",
+    "1060 and copied, f64 division beside": "out0[i] = 1 & a_i64[i]\n        out1[i] = a_f64[i] / 3.0",
+    "95 scalars as int32, driver u64 division":
+        f"out0[i] = (a_i32[i] == 0) & ((s_w8 // a_u64[i]) ^ (s_w8 >= s_w16))",
+    "95 small scalars, driver u64 division":
+        f"out0[i] = (a_i32[i] == 0) & ((s_u8 // a_u64[i]) ^ (s_u8 >= s_i16))",
+    "95 small scalars, f64 division": f"out0[i] = {L95} & (np.int64(a_f64[i] / 3.0 > 0) ^ (s_u8 >= s_i16))",
+    "95 with mul": f"out0[i] = {L95} & ((s_u8 * a_u64[i]) ^ (s_u8 >= s_i16))",
+    "95 with f64 division, no left": f"out0[i] = (np.int64(a_f64[i] / 3.0 > 0) ^ (s_u8 >= s_i16)) & 1",
+}
 OUT_DTYPES = (np.int64, np.float64)
 
 
 def run(name, body, args, options, spirv_dir):
-    names = [a for a in args if a in body]
+    names = [a for a in args if re.search(rf"\b{a}\b", body)]
     src = (f"def k({', '.join(names)}, out0, out1):\n    i = nv.global_id(0)\n"
            f"    if i < out0.size:\n        {body}\n")
     ns = {"nv": nv, "np": np}
@@ -124,11 +158,16 @@ def run(name, body, args, options, spirv_dir):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--spirv")
+    p.add_argument("--calls", action="store_true", help="only the PCALLS variants, optimised")
     args_ = p.parse_args()
     env = {k: v for k, v in os.environ.items() if k in ("NUMBA_VULKAN_HIDE_INT_RANGES", "NUMBA_VULKAN_INT64")}
     print(f"device: {nv.get_device().info.name}; {env}", flush=True)
     args = arguments()
     compile_ = _core.compile
+    if args_.calls:
+        for name, body in PCALLS.items():
+            run(name, body, args, {}, args_.spirv)
+        return
     for options in ({}, {"optimize": False}):
         # The optimiser is not a user option: _core.compile is wrapped for the second round.
         _core.compile = lambda module, **kw: compile_(module, **{**kw, **options})  # noqa: B023

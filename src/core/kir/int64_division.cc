@@ -27,11 +27,21 @@ class Emit {
         c.imm = bits;
         return Push(std::move(c));
     }
-    // A float64 quotient that only needs to be close (the driver's OpFDiv).
-    ValueId RoughDivide(ValueId a, ValueId b) {
-        Inst d = m_.NewScalarInst(Op::kDiv, ScalarKind::kF64, {a, b}, block_);
+    // 1 / x for a float64 x in [1, 2^64], to about 2^-50: the driver's float32 reciprocal
+    // (a single instruction on NVIDIA), then two Newton steps y += y (1 - x y) in float64.
+    // No float64 division: NVIDIA's is a routine call, which is what corrupts other values.
+    ValueId Reciprocal(ValueId x) {
+        constexpr ScalarKind f = ScalarKind::kF64, f32 = ScalarKind::kF32;
+        Inst d = m_.NewScalarInst(Op::kDiv, f32, {Const(f32, 0x3F800000u), Op1(Op::kConvert, f32, x)},
+                                  block_);
         d.aux = static_cast<uint32_t>(DivPrecision::kDriver);
-        return Push(std::move(d));
+        ValueId y = Op1(Op::kConvert, f, Push(std::move(d)));
+        const ValueId one = Const(f, 0x3FF0000000000000ull);
+        for (int step = 0; step < 2; ++step) {
+            const ValueId e = Op2(Op::kSub, f, one, Op2(Op::kMul, f, x, y));
+            y = Op2(Op::kAdd, f, y, Op2(Op::kMul, f, y, e));
+        }
+        return y;
     }
 
     // (quotient, remainder) of the u64 values n and d (int64_division.h).
@@ -46,14 +56,14 @@ class Emit {
             big_n = Select(u, fits, Op2(Op::kSub, u, big_n, d), big_n);
         }
         // d < 2^62: two float64 estimates, then at most two steps each way.
-        const ValueId fd = Op1(Op::kConvert, f, d);
-        const ValueId estimate = RoughDivide(Op1(Op::kConvert, f, n), fd);
+        const ValueId inverse = Reciprocal(Op1(Op::kConvert, f, d));
+        const ValueId estimate = Op2(Op::kMul, f, Op1(Op::kConvert, f, n), inverse);
         const ValueId too_big = Cmp(Op::kGe, estimate, Const(f, 0x43F0000000000000ull));  // 2^64
         ValueId q = Select(u, too_big, Const(u, UINT64_MAX), Op1(Op::kConvert, u, estimate));
         ValueId r = Op2(Op::kSub, u, n, Op2(Op::kMul, u, q, d));
         const ValueId r_signed = Op1(Op::kBitcast, i, r);
         const ValueId c = Op1(Op::kBitcast, u,
-                              Op1(Op::kConvert, i, RoughDivide(Op1(Op::kConvert, f, r_signed), fd)));
+                              Op1(Op::kConvert, i, Op2(Op::kMul, f, Op1(Op::kConvert, f, r_signed), inverse)));
         q = Op2(Op::kAdd, u, q, c);
         r = Op2(Op::kSub, u, r, Op2(Op::kMul, u, c, d));
         const ValueId i_zero = Const(i, 0), d_signed = Op1(Op::kBitcast, i, d);

@@ -11,25 +11,27 @@
 // values live across that call are what go wrong.
 //
 // DivideInt64InFloat64 replaces every 64-bit integer kDiv and kRem with
-// straight-line code of additions, multiplications, conversions, selects and
-// two float64 divisions. For the unsigned quotient of n by d (1 <= d < 2^62):
-//   q0 = trunc(f64(n) / f64(d)), clamped to 2^64 - 1;  r0 = n - q0 * d
-// Each float64 step is off by a few ulp at most, so |q0 - n/d| <= 2^-48 n/d + 1
-// and |r0| <= 2^16 + d < 2^63: r0 read as signed is the true remainder of q0.
-//   c = trunc(f64(r0) / f64(d));  q1 = q0 + c;  r1 = r0 - c * d
+// straight-line code of additions, multiplications, conversions and selects,
+// and one float32 division (the driver's reciprocal, one instruction on NVIDIA):
+// no routine call. With y the reciprocal of f64(d) refined by two Newton steps
+// in float64 (relative error about 2^-50), the unsigned quotient of n by d
+// (1 <= d < 2^62) is
+//   q0 = trunc(f64(n) * y), clamped to 2^64 - 1;  r0 = n - q0 * d
+// so |q0 - n/d| <= 2^-48 n/d + 1 and |r0| <= 2^16 + d < 2^63: r0 read as signed
+// is the true remainder of q0. Then
+//   c = trunc(f64(r0) * y);  q1 = q0 + c;  r1 = r0 - c * d
 // gives |r1| < d (1 + 2^-32), which two steps of `q -= 1, r += d` while
 // r < 0 and two of `q += 1, r -= d` while r >= d bring into [0, d). For
 // d >= 2^62 the quotient is at most 3: three conditional subtractions give it.
-// The bounds hold for a float64 division up to 2^-20 off, far more than any
-// driver's. Signed kDiv and kRem divide the magnitudes (negated on the
+// The bounds hold for a reciprocal up to 2^-33 off (n y^2 < 1/2), far worse
+// than two Newton steps leave. Signed kDiv and kRem divide the magnitudes (negated on the
 // unsigned type, so -2^63 is its own magnitude) and give the quotient the
 // operands' sign and the remainder the dividend's, truncating as kir.h says.
 // A divisor of 0 gives some value (KIR leaves it undefined; the front end
 // never divides by 0).
 //
 // Compile runs it where asked (CompileOptions::emulate_int64_division, on
-// NVIDIA: launchers.emulate_int64_division). It costs about as much as the
-// driver's routine: float64 divisions are full rate on the GPUs that have it.
+// NVIDIA: launchers.emulate_int64_division).
 #pragma once
 
 #include "kir/kir.h"
