@@ -2,13 +2,25 @@
 
 Session 8's experiment (s8_nvidia_small_ints.py) reproduced both on the H200
 with NUMBA_VULKAN_HIDE_INT_RANGES 0 and 7, while every isolated suspect
-passed. Here each failing program is varied one piece at a time (a cast to 32
-bits, an operand swapped, the other output simplified), and each variant runs
-with the SPIRV-Tools optimiser on and off. Every output is compared with
-numba.njit on the same inputs; one line per variant and setting. Run once per
-environment (the driver in run_benches.sh: HIDE_INT_RANGES 0 / 7 / 15, and
-NUMBA_VULKAN_INT64=1, which turns integer narrowing off). With --spirv DIR,
-the SPIR-V of each failing variant is written there.
+passed. Here each failing program is varied one piece at a time, with the
+SPIRV-Tools optimiser on and off (BENCHES=bisect: per HIDE_INT_RANGES 0 / 7 /
+15 and NUMBA_VULKAN_INT64=1), and a second set (--calls, BENCHES=calls) puts
+other operations beside seed 1060's first output. Every output is compared
+with numba.njit on the same inputs; one line per variant and setting. With
+--spirv DIR the SPIR-V of each failing variant is written there.
+
+What the H200 answered (results/h200_2026-12-01_s9_bisect.txt):
+- The optimiser, integer narrowing and the int_ranges masks change nothing.
+- Seed 1060's `(a_i8[i] if a_i8[i] else s_b) * (True & a_i64[i])` is wrong
+  beside a float64 division, a float64 sqrt or a 64-bit integer remainder in
+  another statement, and right beside a 64-bit multiply, abs or conversion;
+  still wrong with int32 data and no bool; right without the `if`.
+- Seed 95 is wrong with uint8/int16 scalars beside a 64-bit division, right
+  with the same values as int32 scalars.
+- Emulating the 64-bit division (first with float64 divisions, then with none:
+  a float32 reciprocal and Newton steps, exact against C on 80,000 operand
+  pairs) left both seeds failing: the driver's division routine is not the
+  cause, and that pass was removed. Both remain open as NVIDIA compiler bugs.
 """
 
 import argparse
@@ -87,8 +99,8 @@ P1060 = {
     "1060 out1: the else only": f"{O0}\n        out1[i] = (np.uint64(a_i8[i]) ^ np.uint16(s_b))",
     "1060 out1: if, no else": f"{O0}\n        out1[i] = (a_i32[i] % a_i64[i]) if min((a_i8[i] >= 0.5), a_i64[i]) else 0.0",
 }
-# After the 64-bit division was emulated (kir/int64_division.h) and seed 1060 still failed:
-# other operations that NVIDIA's compiler may call a routine for, beside seed 1060's out0.
+# Other operations beside seed 1060's out0 (those NVIDIA's compiler may call a routine for, and
+# others), and seed 95 with its scalars small or int32.
 PCALLS = {
     "1060 beside: f64 division": f"{O0}\n        out1[i] = a_f64[i] / a_f64b[i]",
     "1060 beside: f64 / constant": f"{O0}\n        out1[i] = a_f64[i] / 3.0",

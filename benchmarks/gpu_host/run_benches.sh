@@ -35,8 +35,7 @@ for b in $B; do
     bisect) for e in HIDE_INT_RANGES=0 HIDE_INT_RANGES=7 HIDE_INT_RANGES=15 INT64=1; do
               env NUMBA_VULKAN_$e timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --spirv $R/spv_$e
             done ;;
-    calls) timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --calls --spirv $R/spv_calls
-           NUMBA_VULKAN_INT64_DIVISION=driver timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --calls ;;
+    calls) timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --calls --spirv $R/spv_calls ;;
     # The type fuzzer (tests/fuzz), seeds 0:FUZZ_SEEDS; the failing seeds' reports are in the log.
     fuzz) timeout ${T_FUZZ:-200} python3 tests/fuzz/run_typefuzz.py --seeds 0:${FUZZ_SEEDS:-5000} --jobs 14 ;;
     # Device tests named by TESTS (paths under tests/), serially.

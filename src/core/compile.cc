@@ -7,7 +7,6 @@
 #include "kir/abi.h"
 #include "kir/float_division.h"
 #include "kir/float_zeros.h"
-#include "kir/int64_division.h"
 #include "kir/int_ranges.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
@@ -66,13 +65,8 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_RETURN_IF_ERROR(narrow::NarrowIntegers(module, narrow_options));
         NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
-    // 2b. Float32 division correctly rounded where the driver's may not be, and the
-    //     64-bit integer divisions narrowing left, without the driver's routine.
+    // 2b. Float32 division correctly rounded where the driver's may not be.
     if (options.divide_f32_in_f64 && !options.fastmath) kir::DivideFloat32InFloat64(module);
-    if (options.emulate_int64_division) {
-        kir::DivideInt64InFloat64(module);
-        NVK_RETURN_IF_ERROR(kir::Verify(module));
-    }
     // 3. lavapipe folds float arithmetic on constant zeros wrongly: hide them
     //    (this may add a hidden parameter, so the block's size is known after it).
     if (options.hide_float_zeros && !options.fastmath) {

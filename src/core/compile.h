@@ -39,9 +39,6 @@ struct CompileOptions {
     // NVIDIA: signed values whose ranges its compiler would misuse are xored with
     // a hidden zero (kir/int_ranges.h; a mask of kir::HideIntRanges; 0: none).
     unsigned hide_int_ranges = 0;
-    // NVIDIA: 64-bit integer division and remainder computed without the driver's
-    // routine, which corrupts other values (kir/int64_division.h).
-    bool emulate_int64_division = false;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};

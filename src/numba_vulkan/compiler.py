@@ -37,9 +37,6 @@ class CodegenControls(typing.NamedTuple):
     hide_int_ranges: a mask (kir/int_ranges.h) of the signed values whose ranges the
     device's compiler must not see, because it takes signed arithmetic as never
     overflowing (NVIDIA; launchers.hide_int_ranges).
-    emulate_int64_division: compute 64-bit integer division and remainder from float64
-    estimates, not with the driver's routine, which corrupts other values (NVIDIA;
-    kir/int64_division.h; launchers.emulate_int64_division).
     fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
     add): the math library then builds its exact products from it (launchers.fused_fma).
     loose_division: tests (config.DRIVER_DIV = "loose"): the math library's own divisions,
@@ -55,7 +52,6 @@ class CodegenControls(typing.NamedTuple):
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
     hide_int_ranges: int = 0
-    emulate_int64_division: bool = False
     loose_division: bool = False
 
 
@@ -147,7 +143,6 @@ def _compile_kernel(
         hide_float_zeros=codegen_controls.hide_float_zeros,
         divide_f32_in_f64=codegen_controls.divide_f32_in_f64,
         hide_int_ranges=codegen_controls.hide_int_ranges,
-        emulate_int64_division=codegen_controls.emulate_int64_division,
     )
     kernel = codegen.CompiledKernel(
         name=name,

@@ -82,9 +82,6 @@ DUMP = os.environ.get("NUMBA_VULKAN_DUMP", "")  # e.g. "kir,spirv"
 # Signed values hidden from the device compiler's range reasoning (kir/int_ranges.h): a mask,
 # 0 to 15; unset: 7 on NVIDIA, 0 elsewhere (launchers.hide_int_ranges).
 HIDE_INT_RANGES = _int("NUMBA_VULKAN_HIDE_INT_RANGES", None)
-# 64-bit integer division and remainder (kir/int64_division.h): "" our own code on NVIDIA, whose
-# routine corrupts other values, the driver's elsewhere; "emulate" or "driver" everywhere.
-INT64_DIVISION = _choice("NUMBA_VULKAN_INT64_DIVISION", "emulate", "driver")
 # float32 subnormals in the math library (docs/math.md, "Subnormals and devices"): "" takes the
 # flush-safe forms unless the device promises to keep them (shaderDenormPreserveFloat32);
 # "keep" trusts the device to keep them (lavapipe does without promising it); "simulate" (tests)

@@ -35,7 +35,6 @@ def codegen_controls(device):
         divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
         fused_fma=fused_fma(info, config.FMA),
         hide_int_ranges=hide_int_ranges(info, config.HIDE_INT_RANGES),
-        emulate_int64_division=emulate_int64_division(info, config.INT64_DIVISION),
         loose_division=config.DRIVER_DIV == "loose",
     )
 
@@ -68,21 +67,6 @@ def hide_int_ranges(info, setting=None):
     if setting is not None:
         return setting
     return 7 if getattr(info, "vendor_id", 0) in RANGE_ASSUMING_VENDORS else 0
-
-
-#: Vendors whose Vulkan compilers corrupt other values in kernels that divide 64-bit integers
-#: (OpUDiv / OpUMod on 64 bits): NVIDIA (typed fuzzer seeds 95 and 1060, H200, driver 580).
-INT64_DIVISION_VENDORS = (0x10DE,)
-
-
-def emulate_int64_division(info, setting=None):
-    """Whether kernels for the device `info` divide 64-bit integers with our own code
-    (kir/int64_division.h) rather than the driver's: on INT64_DIVISION_VENDORS; config.
-    INT64_DIVISION (NUMBA_VULKAN_INT64_DIVISION: "driver" or "emulate") overrides it (the
-    tests run the emulation on lavapipe)."""
-    if setting:
-        return setting == "emulate"
-    return getattr(info, "vendor_id", 0) in INT64_DIVISION_VENDORS
 
 
 def folds_float_zeros(info):

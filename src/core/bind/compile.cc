@@ -84,7 +84,7 @@ void InitCompile(nb::module_& m) {
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
            bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted,
-           unsigned hide_int_ranges, bool emulate_int64_division) {
+           unsigned hide_int_ranges) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
@@ -93,7 +93,6 @@ void InitCompile(nb::module_& m) {
             if (hide_int_ranges > kir::kHideAllIntRanges)
                 throw nb::value_error("hide_int_ranges is a mask of 1, 2, 4 and 8");
             options.hide_int_ranges = hide_int_ranges;
-            options.emulate_int64_division = emulate_int64_division;
             options.validate = validate;
             options.validate_emitted = validate_emitted;
             options.narrow_ints = narrow_ints;
@@ -126,7 +125,6 @@ void InitCompile(nb::module_& m) {
         nb::arg("validate") = true, nb::arg("unroll") = 8, nb::arg("hide_float_zeros") = false,
         nb::arg("divide_f32_in_f64") = false,
         nb::arg("validate_emitted") = true, nb::arg("hide_int_ranges") = 0,
-        nb::arg("emulate_int64_division") = false,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -142,9 +140,7 @@ void InitCompile(nb::module_& m) {
         "module fails validation). hide_int_ranges: xor a hidden zero 'int.zero' into signed "
         "negations and abs (1), the operands (2) and results (4) of signed widenings, the results of bool and "
         "unsigned widenings (8), which "
-        "NVIDIA's compiler takes as non-overflowing (kir/int_ranges.h). emulate_int64_division: "
-        "64-bit integer division and remainder from float64 estimates and integer corrections, "
-        "not the driver's (NVIDIA's corrupts other values; kir/int64_division.h).");
+        "NVIDIA's compiler takes as non-overflowing (kir/int_ranges.h).");
 
     m.def(
         "narrow_ints",
