@@ -28,6 +28,7 @@ for b in $B; do
     # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs the shared-memory kernels and
     # DeviceArray.sum: the same benchmarks with the pass off, then on (session 7's open question).
     sum) timeout 120 python3 benchmarks/experiments/s8_sum.py --out $R/h200_sum_variants.json ;;
+    sum_phases) timeout 120 python3 benchmarks/experiments/s9_sum_phases.py --out $R/h200_sum_phases.json ;;
     # Seeds 95 and 1060's suspects, one kernel each, with the pass off and on (the log says).
     small_ints) for m in 0 7; do NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 100 \
                   python3 benchmarks/experiments/s8_nvidia_small_ints.py; done ;;
