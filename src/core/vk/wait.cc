@@ -15,6 +15,7 @@
 // good (Checked); every later call then fails (Usable).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "vk/device.h"
@@ -30,6 +31,16 @@ constexpr uint64_t kSliceNs = 10'000'000;  // 10 ms: Ctrl-C is seen well within 
 // device's own worker threads, so it spins only briefly there.
 constexpr uint64_t kSpinNs = 100'000;
 constexpr uint64_t kCpuSpinNs = 5'000;
+
+// The spin budget: NUMBA_VULKAN_SPIN_US (microseconds, read once) if set, else the above.
+uint64_t SpinNs(bool cpu_device) {
+    static const long long from_env = [] {
+        const char* v = std::getenv("NUMBA_VULKAN_SPIN_US");
+        return v && *v ? std::max(0LL, std::atoll(v)) : -1LL;
+    }();
+    if (from_env >= 0) return static_cast<uint64_t>(from_env) * 1000;
+    return cpu_device ? kCpuSpinNs : kSpinNs;
+}
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -97,8 +108,7 @@ util::Status Device::WaitSemaphore(VkSemaphore semaphore, std::atomic<uint64_t>&
     if (value <= completed.load()) return util::Status::Ok();
     const auto start = std::chrono::steady_clock::now();
     const uint64_t timeout_ns = timeout_ns_.load();
-    const auto spin_end =
-        start + std::chrono::nanoseconds(info_.kind == "cpu" ? kCpuSpinNs : kSpinNs);
+    const auto spin_end = start + std::chrono::nanoseconds(SpinNs(info_.kind == "cpu"));
     for (int i = 0;; ++i) {
         if (Poll(semaphore, completed) >= value) return util::Status::Ok();
         if (lost_.load(std::memory_order_relaxed)) return Usable();
