@@ -1,9 +1,12 @@
 // Waiting for the timeline: interruptible, bounded, and aware of device loss.
 //
 // A wait never holds a device lock. It first spins for at most kSpinNs on
-// vkGetSemaphoreCounterValue: a short kernel finishes within that, and a
-// sleeping wait would add the driver's wake-up latency (on the H200: 18 us for
-// submit + spin-wait, 48 us for a plain blocking wait). Then it calls
+// vkGetSemaphoreCounterValue: most kernels finish within that, and a sleeping
+// wait would add the driver's wake-up latency (on the H200: 18 us for submit +
+// spin-wait, 48 us for a plain blocking wait; reading a sum of 2^28 floats took
+// 380 us with 100 us of spinning, 306 us with 2 ms). NUMBA_VULKAN_SPIN_US
+// changes the budget. numba.cuda's default spins without limit while the
+// machine has a core per context; this spins for 2 ms at most. Then it calls
 // vkWaitSemaphores in slices of kSliceNs; between slices it
 //   - runs the wait check (SetWaitCheck: the bindings run Python's signal
 //     handlers there, so Ctrl-C ends a wait within about one slice),
@@ -29,7 +32,7 @@ constexpr uint64_t kSliceNs = 10'000'000;  // 10 ms: Ctrl-C is seen well within 
 // Spin budget before sleeping. Short enough that neither Ctrl-C nor the timeout
 // notices it; on a CPU device (lavapipe) the spinning thread competes with the
 // device's own worker threads, so it spins only briefly there.
-constexpr uint64_t kSpinNs = 100'000;
+constexpr uint64_t kSpinNs = 2'000'000;
 constexpr uint64_t kCpuSpinNs = 5'000;
 
 // The spin budget: NUMBA_VULKAN_SPIN_US (microseconds, read once) if set, else the above.

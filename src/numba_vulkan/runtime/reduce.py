@@ -45,6 +45,7 @@ device without int64 or float64 refuses them with VulkanSupportError rather
 than sum in 32 bits.
 """
 
+import functools
 import textwrap
 
 import numpy as np
@@ -219,6 +220,16 @@ def _kernel(op, acc, ndim, narrow, block=None):
     return kernel
 
 
+@functools.lru_cache(maxsize=256)
+def _launch(op, acc, ndim, narrow, block, groups, local, device):
+    """The kernel's launch configuration: `groups` workgroups of `local`, or with `local`
+    None, forall(groups). Kept, so that repeated reductions skip building and checking it."""
+    kernel = _kernel(op, acc, ndim, narrow, block)
+    if local is None:
+        return kernel.forall(groups, device=device)
+    return kernel[groups, local, device]
+
+
 def _block(device):
     """The float sum's workgroup size on `device` for the shared-memory form: BLOCK, or the
     largest power of two the device allows (Vulkan guarantees 128); None on a CPU device
@@ -261,6 +272,8 @@ def _result_dtype(op, dtype):
 
 def _as_kernel_operand(array):
     """`array` as a view of rank 1 to 3 that kernels accept (copying only if it must)."""
+    if array.ndim == 1:
+        return array
     if array.ndim == 0 or array.is_contiguous:
         return array.reshape(-1)
     if array.ndim <= 3:
@@ -315,10 +328,10 @@ def reduce(array, op):
             parts = groups if block else invocations
             split = parts if parts > 1 else 0  # sums and their errors, or the result
             count = 2 * split or 1
-            launch = _kernel(op, acc, values.ndim, narrow, block)[groups, local, device]
+            launch = _launch(op, acc, values.ndim, narrow, block, groups, local, device)
         else:
             stride = count = -(-n // CHUNK)
-            launch = _kernel(op, acc, values.ndim, narrow).forall(stride, device=device)
+            launch = _launch(op, acc, values.ndim, narrow, None, stride, None, device)
         partials = _result_array(device, acc) if count == 1 else DeviceArray(device, (count,), acc)
         # int32 counts below 2^31: the compiler proves the index math fits 32 bits.
         as_int = np.int32 if n < 2**31 else np.int64
