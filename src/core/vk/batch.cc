@@ -58,7 +58,7 @@ util::Status Device::OpenBatch(Lock& lock) {
         const uint64_t previous = slot.value;  // its last submission must be done
         if (previous > completed_.load() && previous > PollCompleted()) {
             lock.unlock();
-            util::Status waited = WaitTimeline(previous);
+            util::Status waited = WaitTimeline(previous, /*for_slot=*/true);
             lock.lock();
             NVK_RETURN_IF_ERROR(waited);
             continue;  // another thread may have opened a batch meanwhile

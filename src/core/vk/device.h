@@ -396,9 +396,12 @@ class Device {
     bool StreamsBusyLocked();
 
     // wait.cc: waits without any lock held, in slices; checks interrupts and the timeout.
-    util::Status WaitTimeline(uint64_t value) { return WaitSemaphore(timeline_, completed_, value); }
+    // `for_slot`: a launch or copy waiting for room in the queue, which spins less.
+    util::Status WaitTimeline(uint64_t value, bool for_slot = false) {
+        return WaitSemaphore(timeline_, completed_, value, for_slot);
+    }
     util::Status WaitSemaphore(VkSemaphore semaphore, std::atomic<uint64_t>& completed,
-                               uint64_t value);
+                               uint64_t value, bool for_slot = false);
     static void NoteCompleted(std::atomic<uint64_t>& completed, uint64_t value);
     uint64_t Poll(VkSemaphore semaphore, std::atomic<uint64_t>& completed);
     uint64_t PollCompleted() { return Poll(timeline_, completed_); }  // returns completed_

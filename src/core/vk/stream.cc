@@ -145,7 +145,7 @@ util::Status Device::ReserveStreamLocked(Lock& lock, StreamState& s, std::vector
         if (s.in_flight.size() < kStreamInFlight) return util::Status::Ok();
         const uint64_t oldest = s.in_flight.front().value;
         lock.unlock();
-        util::Status waited = WaitSemaphore(s.semaphore, s.completed, oldest);
+        util::Status waited = WaitSemaphore(s.semaphore, s.completed, oldest, /*for_slot=*/true);
         lock.lock();
         NVK_RETURN_IF_ERROR(waited);
     }
