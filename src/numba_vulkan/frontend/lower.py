@@ -411,8 +411,15 @@ class Lowerer:
             assign_into_view(self, arr, items, stmt.value, loc)
             return
         storable = is_scalar_type(value_ty) or isinstance(value_ty, types.Complex)
-        if isinstance(value_ty, types.Record):
-            raise unsupported("assigning a whole record (assign its fields)", loc)
+        if isinstance(value_ty, types.Record):  # dst[j] = src[i]: field by field
+            from .records import RecordRef, element
+
+            source = self.statics.get(stmt.value.name)
+            if not isinstance(source, RecordRef) or value_ty != arr_ty.dtype:
+                raise unsupported(f"assigning a {value_ty} to an element of {arr_ty} "
+                                  "(only a record of the same dtype)", loc)  # fmt: skip
+            element(self, arr, self._indices(stmt, arr, loc), loc).copy_from(self, source, loc)
+            return
         if not storable:
             raise unsupported(f"storing {value_ty} into an array element (slices, arrays)", loc)
         value = self.load_var(stmt.value.name)

@@ -9,12 +9,17 @@ offset in its parent). A field is read or written through a pointer at
 the buffer's device address.
 
 Device memory holds the record's bytes exactly as NumPy lays them out
-(aligned or packed), so every field must be naturally aligned (its offset,
-and the itemsize, multiples of the field's size: a load through a buffer
-device address is aligned), and must have its exact kind on the device
-(no 64-bit narrowing inside records). Other layouts are refused, as are
-sub-array fields, whole-record assignment and records as scalar arguments.
-Booleans are one byte (u8, read as != 0).
+(aligned or packed: NumPy's default, ``np.dtype([("a", "i1"), ("b", "f8")])``,
+puts ``b`` at byte 1). A naturally aligned field (its offset and the itemsize
+multiples of its size) is one load or store of its kind; any other is read
+and written one byte at a time, little-endian as NumPy stores it (loads
+through a buffer device address must be aligned; byte stores never touch a
+neighbouring record's bytes, which a read-modify-write of a word would race
+with). Fields must have their exact kind on the device (no 64-bit narrowing
+inside records). ``dst[j] = src[i]`` (same dtype) copies every field.
+Sub-array fields, records of another dtype, a record assigned to a field and
+records as scalar arguments are refused. Booleans are one byte (u8, read as
+!= 0).
 """
 
 from numba.core import types
@@ -26,6 +31,7 @@ from .types import compute_kind, exact_kind, storage_kind
 
 Op = _core.Op
 K = _core.Kind
+_UNSIGNED = {8: K.u8, 16: K.u16, 32: K.u32, 64: K.u64}  # the unsigned kind of a width
 
 
 def check_record(dtype, mode, loc, offset=0, itemsize=None):
@@ -40,10 +46,6 @@ def check_record(dtype, mode, loc, offset=0, itemsize=None):
         if isinstance(fty, (types.NestedArray, types.Array)):
             raise unsupported(f"{where}: sub-array fields", loc)
         k = field_kind(fty, loc)
-        size = max(1, arith.BITS[k] // 8)
-        if (offset + foff) % size or itemsize % size:
-            raise unsupported(f"{where} at byte offset {offset + foff} of a {itemsize}-byte "
-                              "record: fields must be naturally aligned", loc)  # fmt: skip
         if not isinstance(fty, types.Boolean) and storage_kind(fty, mode, loc) != k:
             raise unsupported(f"{where}: this device stores {fty} narrowed", loc)
 
@@ -72,14 +74,50 @@ class RecordRef:
         ref.offset = self.offset + offset
         return ref
 
-    def _ptr(self, b, fty, foff, loc):
-        k = field_kind(fty, loc)
+    def _address(self, b, foff):
+        """The field's byte address (u64): the element's, plus the field's offset."""
         itemsize = self.arr.ty.dtype.size
         index = arith.convert(b, b.load(self.index_var), K.u64)
         nbytes = b.binary(Op.add, b.binary(Op.mul, index, arith.const(b, K.u64, itemsize)),
                           arith.const(b, K.u64, self.offset + foff))  # fmt: skip
-        addr = b.binary(Op.add, self.arr.addr, nbytes)
-        return k, b.elemptr(k, addr, arith.const(b, self.arr.index_kind, 0))
+        return b.binary(Op.add, self.arr.addr, nbytes)
+
+    def _aligned(self, k, foff):
+        """Whether every element's field of kind `k` at `foff` is naturally aligned."""
+        size = max(1, arith.BITS[k] // 8)
+        return (self.offset + foff) % size == 0 and self.arr.ty.dtype.size % size == 0
+
+    def _byte(self, b, addr, j):
+        """A pointer to byte `j` from `addr`."""
+        return b.elemptr(K.u8, addr, arith.const(b, self.arr.index_kind, j))
+
+    def _load(self, b, k, foff):
+        """The field's value of kind `k`: one load, or its bytes put together."""
+        addr = self._address(b, foff)
+        if self._aligned(k, foff):
+            return b.load(b.elemptr(k, addr, arith.const(b, self.arr.index_kind, 0)))
+        bits = arith.BITS[k]
+        uk = _UNSIGNED[bits]
+        word = None
+        for j in range(bits // 8):
+            byte = arith.convert(b, b.load(self._byte(b, addr, j)), uk)
+            if j:
+                byte = b.binary(Op.shl, byte, arith.const(b, uk, 8 * j))
+            word = byte if word is None else b.binary(Op.or_, word, byte)
+        return word if k == uk else b.bitcast(k, word)
+
+    def _store(self, b, k, foff, value):
+        """Store `value` (of kind `k`) into the field: one store, or byte by byte."""
+        addr = self._address(b, foff)
+        if self._aligned(k, foff):
+            b.store(b.elemptr(k, addr, arith.const(b, self.arr.index_kind, 0)), value)
+            return
+        bits = arith.BITS[k]
+        uk = _UNSIGNED[bits]
+        word = value if k == uk else b.bitcast(uk, value)
+        for j in range(bits // 8):
+            part = b.binary(Op.shr, word, arith.const(b, uk, 8 * j)) if j else word
+            b.store(self._byte(b, addr, j), b.convert(K.u8, part))
 
     def field(self, lo, name, loc):
         if name not in self.ty.fields:
@@ -88,8 +126,8 @@ class RecordRef:
         if isinstance(fty, types.Record):
             return self.nested(lo, fty, foff), fty
         b = lo.b
-        k, ptr = self._ptr(b, fty, foff, loc)
-        value = b.load(ptr)
+        k = field_kind(fty, loc)
+        value = self._load(b, k, foff)
         if isinstance(fty, types.Boolean):
             return b.compare(Op.ne, value, arith.const(b, K.u8, 0)), fty
         return arith.convert(b, value, compute_kind(fty, lo.mode, loc)), fty
@@ -102,11 +140,31 @@ class RecordRef:
             raise unsupported(f"assigning a whole record to field '{name}'", loc)
         b = lo.b
         value = lo.cast(value, value_ty, fty, loc)
-        k, ptr = self._ptr(b, fty, foff, loc)
+        k = field_kind(fty, loc)
         if isinstance(fty, types.Boolean):
             value = b.select(value, arith.const(b, K.u8, 1), arith.const(b, K.u8, 0))
-        b.store(ptr, arith.convert(b, value, k))
+        self._store(b, k, foff, arith.convert(b, value, k))
         self.arr.written = True
+
+
+    def copy_from(self, lo, source, loc):
+        """Every field of `source` (a RecordRef of the same dtype) into this record:
+        ``dst[j] = src[i]``. Padding bytes are not copied (NumPy's view of them is not
+        defined either)."""
+        b = lo.b
+        for fty, foff in _leaf_fields(self.ty):
+            k = field_kind(fty, loc)
+            self._store(b, k, foff, source._load(b, k, foff))
+        self.arr.written = True
+
+
+def _leaf_fields(ty, offset=0):
+    """(type, byte offset) of every scalar field of record type `ty`, nested ones expanded."""
+    for f in ty.fields.values():
+        if isinstance(f.type, types.Record):
+            yield from _leaf_fields(f.type, offset + f.offset)
+        else:
+            yield f.type, offset + f.offset
 
 
 def element(lo, arr, indices, loc):
