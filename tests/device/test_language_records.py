@@ -222,3 +222,18 @@ def _first_field_x(r, out):
     i = nv.global_id(0)
     if i < out.size:
         out[i] = r[i].x
+
+
+def _iterate_records(out, r, i):
+    if i == 0:
+        s = 0.0
+        for e in r:  # references, as r[i] is
+            s += e.x * e.n.p
+        out[0] = s
+        for e in r[::-2]:
+            e.x = e.x + 1
+
+
+@pytest.mark.parametrize("on_device", [False, True])
+def test_iteration_over_record_arrays_and_views(on_device):
+    _run(_iterate_records, ALIGNED, on_device)

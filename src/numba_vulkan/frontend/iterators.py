@@ -7,7 +7,8 @@ KIR variables). Every other iterator is a compile-time object whose state
 made only where the cursor is in bounds (a guarded block), since Numba's IR
 takes the pair's value before it branches on validity and an unguarded load
 past the end would read outside the buffer. Iterating an N-d array yields
-views of its rows (views.py), which cost no memory access.
+views of its rows (views.py), and a record array references to its elements
+(records.py), neither of which costs a memory access.
 
 ``enumerate(x[, start])`` and ``zip(x, y, ...)`` take arrays, views, ranges
 and these iterators; their items must be scalars (a tuple of a number and
@@ -55,6 +56,11 @@ class ArrayIter:
             b.store(self.cursor, b.binary(Op.add, cur, arith.const(b, self.ik, 1)))
             row_ty = self.ty.copy(ndim=self.ty.ndim - 1, layout="A")
             return index_view(lo, self.arr, [("int", cur)], row_ty, loc), valid
+        if getattr(self.arr, "record", False):  # a reference to the element, as a[i] is
+            from .records import element
+
+            b.store(self.cursor, b.binary(Op.add, cur, arith.const(b, self.ik, 1)))
+            return element(lo, self.arr, [cur], loc), valid
         # KIR values do not cross blocks: the guarded load goes through variables.
         parts = 2 if getattr(self.arr, "complex", False) else 1  # complex: (re, im)
         valid_var = b.var(K.bool)
