@@ -14,7 +14,8 @@ partials, then one), up to 2^13 one. On a CPU device (lavapipe: barriers cost
 more than they save there) each invocation writes a partial. 2^31 elements
 give 8192 iterations, below lavapipe's 65,535-iteration cap. The first pass
 of a large array is submitted at once, so the device runs it while Python
-prepares the next. The kernels are generated from one template per
+prepares the next; the last pass writes its value into pinned host memory,
+which the host reads without a device copy. The kernels are generated from one template per
 (operation, accumulator, rank, form), compiled by our own compiler and cached
 by the dispatcher per dtype and device.
 
@@ -346,9 +347,10 @@ def reduce(array, op):
             device._core.flush()
         first = False
         values, n = partials, count
-    value = partials.copy_to_host()[0]
-    _free_results.setdefault(device, []).append(partials._buffer)
-    return result.type(value)
+    try:
+        return result.type(partials.copy_to_host()[0])
+    finally:  # also when the read raises what a kernel raised: the buffer is free again
+        _free_results.setdefault(device, []).append(partials._buffer)
 
 
 # The last pass writes its value into host-visible memory (a pinned buffer of 8 bytes), which
