@@ -34,14 +34,13 @@ K = _core.Kind
 _UNSIGNED = {8: K.u8, 16: K.u16, 32: K.u32, 64: K.u64}  # the unsigned kind of a width
 
 
-def check_record(dtype, mode, loc, offset=0, itemsize=None):
-    """Refuse record types whose fields the device cannot address or hold (see above)."""
-    itemsize = dtype.size if itemsize is None else itemsize
+def check_record(dtype, mode, loc):
+    """Refuse record types whose fields the device cannot hold (see above)."""
     for name, f in dtype.fields.items():
-        fty, foff = f.type, f.offset
+        fty = f.type
         where = f"record field '{name}' ({fty})"
         if isinstance(fty, types.Record):
-            check_record(fty, mode, loc, offset + foff, itemsize)
+            check_record(fty, mode, loc)
             continue
         if isinstance(fty, (types.NestedArray, types.Array)):
             raise unsupported(f"{where}: sub-array fields", loc)
@@ -87,20 +86,20 @@ class RecordRef:
         size = max(1, arith.BITS[k] // 8)
         return (self.offset + foff) % size == 0 and self.arr.ty.dtype.size % size == 0
 
-    def _byte(self, b, addr, j):
-        """A pointer to byte `j` from `addr`."""
-        return b.elemptr(K.u8, addr, arith.const(b, self.arr.index_kind, j))
+    def _pointer(self, b, k, addr, j=0):
+        """A pointer to the `j`th value of kind `k` from `addr`."""
+        return b.elemptr(k, addr, arith.const(b, self.arr.index_kind, j))
 
     def _load(self, b, k, foff):
         """The field's value of kind `k`: one load, or its bytes put together."""
         addr = self._address(b, foff)
         if self._aligned(k, foff):
-            return b.load(b.elemptr(k, addr, arith.const(b, self.arr.index_kind, 0)))
+            return b.load(self._pointer(b, k, addr))
         bits = arith.BITS[k]
         uk = _UNSIGNED[bits]
         word = None
         for j in range(bits // 8):
-            byte = arith.convert(b, b.load(self._byte(b, addr, j)), uk)
+            byte = arith.convert(b, b.load(self._pointer(b, K.u8, addr, j)), uk)
             if j:
                 byte = b.binary(Op.shl, byte, arith.const(b, uk, 8 * j))
             word = byte if word is None else b.binary(Op.or_, word, byte)
@@ -110,14 +109,14 @@ class RecordRef:
         """Store `value` (of kind `k`) into the field: one store, or byte by byte."""
         addr = self._address(b, foff)
         if self._aligned(k, foff):
-            b.store(b.elemptr(k, addr, arith.const(b, self.arr.index_kind, 0)), value)
+            b.store(self._pointer(b, k, addr), value)
             return
         bits = arith.BITS[k]
         uk = _UNSIGNED[bits]
         word = value if k == uk else b.bitcast(uk, value)
         for j in range(bits // 8):
             part = b.binary(Op.shr, word, arith.const(b, uk, 8 * j)) if j else word
-            b.store(self._byte(b, addr, j), b.convert(K.u8, part))
+            b.store(self._pointer(b, K.u8, addr, j), b.convert(K.u8, part))
 
     def field(self, lo, name, loc):
         if name not in self.ty.fields:
@@ -145,7 +144,6 @@ class RecordRef:
             value = b.select(value, arith.const(b, K.u8, 1), arith.const(b, K.u8, 0))
         self._store(b, k, foff, arith.convert(b, value, k))
         self.arr.written = True
-
 
     def copy_from(self, lo, source, loc):
         """Every field of `source` (a RecordRef of the same dtype) into this record:
