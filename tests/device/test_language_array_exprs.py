@@ -159,3 +159,62 @@ def _int_axis_sums(out, x, i):
 def test_integer_reductions_along_an_axis_bit_for_bit():
     x = np.random.default_rng(0).integers(-2**31, 2**31 - 1, (3, 4, 2)).astype(np.int32)
     assert_same(*run_both(_int_axis_sums, 1, np.zeros((3, 2), np.int64), x))
+
+
+@nv.jit
+def _other_axis_reductions(x, xi, out, outi, flags):
+    if nv.global_id(0) == 0:
+        out[0, :] = x.prod(axis=1)
+        out[1, :] = x.mean(axis=1)
+        out[2, :] = np.min(x, axis=1)
+        out[3, :] = x.max(1)
+        out[4, :] = np.amax(x[:, ::-1], axis=-1) - np.amin(x, 1)
+        outi[0, :] = xi.prod(axis=0)
+        outi[1, :] = xi.min(axis=0)
+        outi[2, :] = xi.max(axis=0)
+        flags[0, :] = np.any(x > 2, axis=1)
+        flags[1, :] = (x > -5).all(axis=1)
+
+
+def test_prod_mean_min_max_any_all_along_an_axis():
+    """Beyond numba.njit (which has no axis for these): NumPy's values and dtypes, NaN
+    propagated by min and max, integer products wrapping in int64."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-6, 7, (5, 4)).astype(np.float32)
+    x[2, 1] = np.nan
+    xi = rng.integers(-2**31, 2**31 - 1, (4, 3)).astype(np.int32)
+    out, outi, flags = np.zeros((5, 5), np.float32), np.zeros((3, 3), np.int64), \
+        np.zeros((2, 5), np.bool_)  # fmt: skip
+    _other_axis_reductions.forall(1)(x, xi, out, outi, flags)
+    with np.errstate(over="ignore"):
+        want_prod = xi.astype(np.int64).prod(axis=0)
+    expected = [x.prod(1), x.mean(1), x.min(1), x.max(1), x[:, ::-1].max(-1) - x.min(1)]
+    np.testing.assert_array_equal(out, np.array(expected, np.float32))
+    np.testing.assert_array_equal(outi, [want_prod, xi.min(0), xi.max(0)])
+    np.testing.assert_array_equal(flags, [(x > 2).any(1), (x > -5).all(1)])
+
+
+@nv.jit
+def _axis_of_1d(x, axis, out):
+    if nv.global_id(0) == 0:
+        out[0] = x.sum(axis=axis)
+        out[1] = x.max(axis=0)
+
+
+def test_axis_of_a_1d_array_is_checked_where_it_runs():
+    x = np.arange(6, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    _axis_of_1d.forall(1)(x, -1, out)
+    assert list(out) == [15, 5]
+    with pytest.raises(ValueError, match="axis is out of bounds"):
+        _axis_of_1d.forall(1)(x, 1, out)
+
+
+def test_min_along_an_empty_axis_raises():
+    @nv.jit
+    def kernel(x, out):
+        if nv.global_id(0) == 0:
+            out[:] = x.min(axis=0)
+
+    with pytest.raises(ValueError, match="zero-size array"):
+        kernel.forall(1)(np.zeros((0, 3), np.float32), np.zeros(3, np.float32))

@@ -330,11 +330,12 @@ def written_in_place(lo, stmt):
 
 
 class AxisReduction(ArrayExpr):
-    """``a.sum(axis=k)``, ``np.argmin(a, axis=k)``, ``np.argmax(a, k)`` (the axis
-    reductions numba.njit has), read element by element: each element is the reduction
-    of the line of `arr` through it along `axis`, computed where it is read, in the
-    line's index order from zero, as numba.njit adds (its result starts at 0 and takes
-    the elements in order)."""
+    """``a.sum(axis=k)``, ``np.argmin(a, axis=k)``, ``a.max(k)``... (sum, prod, mean, min,
+    max, argmin, argmax, any, all), read element by element: each element is the
+    reduction of the line of `arr` through it along `axis`, computed where it is read, in
+    the line's index order from zero, as numba.njit adds (its result starts at 0 and
+    takes the elements in order) and as the whole-array reductions of reductions.py do
+    (min and max propagate NaN, and raise on an empty line as NumPy does)."""
 
     def __init__(self, lo, arr, axis, name, ty, loc):  # noqa: D107 -- no ArrayExpr.__init__
         if getattr(arr, "complex", False) or getattr(arr, "record", False):
@@ -354,12 +355,19 @@ class AxisReduction(ArrayExpr):
         return self.arr.leaves() if isinstance(self.arr, ArrayExpr) else iter((self.arr,))
 
     def load(self, b, indices, loc):
-        from .reductions import _argminmax, _fold
+        from .reductions import _any_all, _argminmax, _fold, _mean, _minmax
 
         line = _Line(self.lo, self.arr, self.axis, status.spill(self.lo, list(indices)))
-        if self.op_name == "sum":
-            return _fold(self.lo, line, self.compute, "sum")
-        return _argminmax(self.lo, line, self.compute, self.op_name == "argmax", loc)
+        name, k = self.op_name, self.compute
+        if name in ("sum", "prod"):
+            return _fold(self.lo, line, k, name)
+        if name == "mean":
+            return _mean(self.lo, line, k, loc)
+        if name in ("any", "all"):
+            return _any_all(self.lo, line, name == "all")
+        if name in ("min", "max"):
+            return _minmax(self.lo, line, k, name == "max", loc)
+        return _argminmax(self.lo, line, k, name == "argmax", loc)
 
 
 class _Line(ArrayArg):

@@ -122,14 +122,15 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
             return _fill(lo, arr, args, sig, loc), types.none
         raise unsupported(f"'{name}' of a complex array", loc)
     kws = dict(expr.kws)
-    if name in ("sum", "argmin", "argmax") and (args or "axis" in kws) and \
-            not expr.vararg and set(kws) <= {"axis"}:  # fmt: skip
+    if name not in ("fill", "dot") and (args or "axis" in kws) and not expr.vararg and \
+            set(kws) <= {"axis"}:  # fmt: skip
         from .array_exprs import axis_reduction
 
         axis_var = kws["axis"] if "axis" in kws else args[0]
         reduced = axis_reduction(lo, arr, name, axis_var, sig, loc)
         if reduced is not None:
             return reduced, sig.return_type
+        _check_axis_of_1d(lo, axis_var, loc)
         args, expr_kws = [], ()  # a 1-d array: the whole reduction
     else:
         expr_kws = expr.kws
@@ -256,6 +257,23 @@ def _raise_if(lo, bad, message, loc):
     from .exceptions import site
 
     status.check(lo, bad, site(lo, ValueError, (message,), loc))
+
+
+def _check_axis_of_1d(lo, axis_var, loc):
+    """The axis of a 1-d array's reduction must be 0 or -1: else NumPy's ValueError (an
+    AxisError), at compile time for a constant, else where the kernel runs."""
+    b = lo.b
+    message = "axis is out of bounds for array of dimension 1"
+    axis = lo.static_int(axis_var)
+    if axis is not None:
+        if axis not in (0, -1):
+            raise unsupported(f"axis {axis} of a 1-d array ({message})", loc)
+        return
+    value = lo.load_var(axis_var.name)
+    k = b.kind(value)
+    bad = arith.logical_and(b, b.compare(Op.ne, value, arith.const(b, k, 0)),
+                            b.compare(Op.ne, value, arith.const(b, k, -1)))  # fmt: skip
+    _raise_if(lo, bad, message, loc)
 
 
 def _raise_if_empty(lo, started, name, loc):

@@ -53,15 +53,20 @@ _ARRAY_LIBRARY_FUNCTIONS = frozenset(
 )
 
 
-_AXIS_REDUCTIONS = {np.sum: "sum", np.argmin: "argmin", np.argmax: "argmax"}
+_AXIS_REDUCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min",
+                    np.max: "max", np.amin: "min", np.amax: "max", np.argmin: "argmin",
+                    np.argmax: "argmax", np.any: "any", np.all: "all"}  # fmt: skip
 
 
 def _axis_reduction_signature(func, args, kws):
-    """The type of ``a.sum(axis=k)``, ``np.argmin(a, k)``... of an array of 2 or more
-    dimensions: numba.njit's result (an array of one dimension less; sums of signed
-    integers and bools in int64, of unsigned ones in uint64; indices in intp). Numba's own
-    templates type these by compiling CPU code (axis checks with f-strings) that kernels
-    cannot; frontend/array_exprs.AxisReduction lowers them. None for any other call."""
+    """The type of ``a.sum(axis=k)``, ``np.argmin(a, k)``... (_AXIS_REDUCTIONS): for an
+    array of 2 or more dimensions an array of one dimension less, with NumPy's dtype
+    (numba.njit's where it has the reduction: sums and products of signed integers and
+    bools in int64, of unsigned ones in uint64; means of integers in float64; indices
+    in intp; min and max in the array's dtype; any and all in bool); for a 1-d array that
+    scalar. Numba's own templates type sum and argmin/argmax by compiling CPU code (axis
+    checks with f-strings) that kernels cannot, and have no axis for the others;
+    frontend/array_exprs.AxisReduction lowers them. None for any other call."""
     rest = list(args)
     if isinstance(func, types.BoundFunction) and isinstance(func.this, types.Array):
         key = func.typing_key  # "array.sum" (Numba's templates) or (types.Array, "sum")
@@ -77,7 +82,7 @@ def _axis_reduction_signature(func, args, kws):
         arr, rest = args[0], rest[1:]
     else:
         return None
-    if name not in ("sum", "argmin", "argmax") or arr.ndim < 2:
+    if name not in _AXIS_REDUCTIONS.values():
         return None
     kws = dict(kws)
     if len(rest) == 1 and not kws:
@@ -89,17 +94,23 @@ def _axis_reduction_signature(func, args, kws):
     if not isinstance(types.unliteral(axis), types.Integer):
         return None
     dtype = arr.dtype
-    if name != "sum":
-        ret = types.intp
-    elif isinstance(dtype, types.Boolean) or (isinstance(dtype, types.Integer) and dtype.signed):
-        ret = types.int64
-    elif isinstance(dtype, types.Integer):
-        ret = types.uint64
-    elif isinstance(dtype, types.Float):
-        ret = dtype
-    else:
+    if not isinstance(dtype, (types.Boolean, types.Integer, types.Float)):
         return None
-    sig = signature(types.Array(ret, arr.ndim - 1, "C"), *args, *kws.values())
+    integral = not isinstance(dtype, types.Float)
+    if name in ("argmin", "argmax"):
+        ret = types.intp
+    elif name in ("any", "all"):
+        ret = types.boolean
+    elif name in ("min", "max"):
+        ret = dtype
+    elif name == "mean":
+        ret = types.float64 if integral else dtype
+    elif isinstance(dtype, types.Integer) and not dtype.signed:  # sum, prod
+        ret = types.uint64
+    else:
+        ret = types.int64 if integral else dtype
+    result = types.Array(ret, arr.ndim - 1, "C") if arr.ndim > 1 else ret
+    sig = signature(result, *args, *kws.values())
     return sig.replace(recvr=func.this) if isinstance(func, types.BoundFunction) else sig
 
 
