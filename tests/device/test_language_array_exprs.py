@@ -218,3 +218,18 @@ def test_min_along_an_empty_axis_raises():
 
     with pytest.raises(ValueError, match="zero-size array"):
         kernel.forall(1)(np.zeros((0, 3), np.float32), np.zeros(3, np.float32))
+
+
+def _bool_extremes(out, x, i):
+    row = x[i]
+    out[i, 0] = row.min()
+    out[i, 1] = row.max()
+    out[i, 2] = row.argmin()
+    out[i, 3] = np.argmax(row)
+
+
+def test_min_max_argmin_argmax_of_bool_arrays():
+    # Bools order False < True (KIR compares them as integers; they failed to compile).
+    x = np.array([[True, False, True], [True, True, True], [False, False, False],
+                  [False, True, False]])  # fmt: skip
+    assert_same(*run_both(_bool_extremes, 4, np.zeros((4, 4), np.int64), x))

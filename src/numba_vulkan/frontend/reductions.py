@@ -242,8 +242,10 @@ def _isnan(b, v):
 
 def _take(b, v, cur, first, is_max, float_kind):
     """Whether v replaces the best so far: Numba takes the first element, then a better one;
-    for floats the first NaN, which it returns at once (so a NaN best is kept)."""
-    better = b.compare(Op.gt if is_max else Op.lt, v, cur)
+    for floats the first NaN, which it returns at once (so a NaN best is kept). Bools
+    compare as integers (False < True; KIR does not order bools)."""
+    x, y = (arith.convert(b, u, K.i32) for u in (v, cur)) if b.kind(v) == K.bool else (v, cur)
+    better = b.compare(Op.gt if is_max else Op.lt, x, y)
     if float_kind:
         better = arith.logical_and(
             b, arith.logical_not(b, _isnan(b, cur)), arith.logical_or(b, _isnan(b, v), better)
