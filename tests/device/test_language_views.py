@@ -508,3 +508,62 @@ def _global_views(out, i):
 
 def test_views_of_global_arrays():
     assert_same(*run_both(_global_views, 6, np.zeros((6, 6))))
+
+
+def _overlapping_copies(a, out, i):
+    if i == 0:
+        a[0, 1:] = a[0, :-1]  # forwards would smear a[0, 0]: copied backwards
+        a[1, :-1] = a[1, 1:]  # forwards
+        a[3, ::2] = a[3, 1::2]  # no element shared
+        a[4, 1:] = a[4, 2:3]  # one element, broadcast
+        r = a[5, 2:]
+        r[:-2] = a[5, :-4]  # two names of one array, the destination ahead
+        out[0] = a[6, ::-1].sum()
+
+
+def test_copies_between_overlapping_1d_views_match_njit():
+    a = np.arange(7 * 8, dtype=np.float64).reshape(7, 8)
+    assert_same(*run_both(_overlapping_copies, 1, a, np.zeros(1)))
+
+
+def _negative_steps(a, b, i):
+    if i == 0:
+        a[4::-2] = a[6:0:-2]  # the destination ahead along the step: backwards
+        b[7:1:-2] = b[5::-2]  # behind: forwards
+
+
+def test_overlapping_copies_with_negative_steps_match_njit_and_numpy():
+    # 1-d, as here, numba.njit copies through a new array as NumPy does. Written as rows of
+    # a 2-d array (a[2, 4::-2] = a[2, 6:0:-2]), numba 0.68 misses the overlap and gives
+    # 22, 22, 22 for NumPy's 18, 20, 22; a kernel gives NumPy's answer in both forms.
+    a, b = np.arange(16, 24.0), np.arange(16, 24.0)
+    dev, cpu = run_both(_negative_steps, 1, a, b)
+    assert_same(dev, cpu)
+    np.testing.assert_array_equal(dev[0][[0, 2, 4]], [18, 20, 22])
+
+
+def test_overlapping_copies_with_other_steps_raise():
+    @nv.jit
+    def kernel(a):
+        if nv.global_id(0) == 0:
+            a[::-1] = a  # numba.njit: through a new array
+
+    with pytest.raises(ValueError, match="overlapping view of it with another step"):
+        kernel.forall(1)(np.arange(8.0))
+
+    @nv.jit
+    def apart(a):
+        if nv.global_id(0) == 0:
+            a[:5:-1] = a[:2]  # other steps, no overlap: copied
+
+    x = np.arange(8.0)
+    apart.forall(1)(x)
+    assert list(x) == [0, 1, 2, 3, 4, 5, 1, 0]
+
+    @nv.jit
+    def two_d(a):
+        if nv.global_id(0) == 0:
+            a[1:, :] = a[:-1, :]
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="more than one dimension"):
+        two_d.forall(1)(np.zeros((3, 3)))

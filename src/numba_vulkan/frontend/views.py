@@ -365,7 +365,8 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
     view of the same number of dimensions is copied element by element, over the view's
     extents, an axis of extent 1 broadcast along the view's (Numba's rule); other shapes
     raise ValueError with Numba's message (its shapes in full for 1-d views, else the
-    first axis that differs). Copies between views of one array are refused: they may
+    first axis that differs). Copies between 1-d views of one array give numba.njit's
+    answer (_overlap_order); between N-d views of one array they are refused: they may
     overlap, and Numba then copies through a temporary."""
     from .reductions import for_each
 
@@ -380,10 +381,14 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
             raise unsupported(f"assigning {ty} to a {dest_ndim}-d view (broadcasting)", loc)
         from .array_exprs import ArrayExpr
 
+        backwards = None  # a KIR bool variable: copy from the last element down
         if type(src) is ArrayArg or isinstance(src, View):
             if root_of(src, loc) is dest.root:
-                raise unsupported("assigning a view of an array to a view of the same array "
-                                  "(they may overlap)", loc)  # fmt: skip
+                if dest_ndim != 1:
+                    raise unsupported("assigning a view of an array to a view of the same "
+                                      "array with more than one dimension (they may "
+                                      "overlap)", loc)  # fmt: skip
+                backwards = _overlap_order(lowerer, dest, src, loc)
         elif isinstance(src, ArrayExpr):
             for leaf in src.leaves():
                 if root_of(leaf, loc) is dest.root:
@@ -392,6 +397,10 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
         _check_shapes(lowerer, dest, src, loc)
 
         def copy(b, idx):
+            if backwards is not None:
+                (i,), (n,) = idx, dest.extents
+                last = b.binary(Op.sub, b.binary(Op.sub, n, arith.const(b, b.kind(n), 1)), i)
+                idx = [b.select(b.load(backwards), last, i)]
             # An axis of extent 1 in the source is read at index 0 (broadcast).
             one = [b.compare(Op.eq, n, arith.const(b, b.kind(n), 1)) for n in src.extents]
             at = [b.select(o, arith.const(b, b.kind(i), 0), i) for o, i in zip(one, idx)]
@@ -408,6 +417,45 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
     held = b.var(b.kind(value))
     b.store(held, value)
     for_each(lowerer, dest, lambda b, idx: dest.store(b, idx, b.load(held), loc))
+
+
+def _overlap_order(lowerer, dest, src, loc):
+    """``a[p] = a[q]`` with 1-d views of one array: numba.njit copies the source into a new
+    array first where the two may overlap, so every element gets the source's old value.
+    With the same step, copying in the order that reads each source element before it is
+    overwritten gives that: forwards where the destination starts behind the source
+    (along the step), else backwards (``a[1:] = a[:-1]``). A source of one element is
+    broadcast, safe in either order. Views with other steps whose spans meet raise
+    ValueError where the kernel runs. Returns a bool variable: copy backwards."""
+    from . import status
+    from .exceptions import site
+
+    b = lowerer.b
+    (o1, (e1,), (s1,)), (o2, (e2,), (s2,)) = geometry(b, dest), geometry(b, src)
+    k = b.kind(o1)
+    zero, one = arith.const(b, k, 0), arith.const(b, k, 1)
+    ahead = b.select(b.compare(Op.gt, s1, zero), b.compare(Op.gt, o1, o2),
+                     b.compare(Op.lt, o1, o2))  # fmt: skip
+    same_step = b.compare(Op.eq, s1, s2)
+    spread = b.compare(Op.ne, e2, one)  # not a broadcast single element
+    backwards = b.var(K.bool)
+    b.store(backwards, arith.logical_and(b, arith.logical_and(b, same_step, ahead), spread))
+
+    def span(o, e, s):
+        last = b.binary(Op.add, o, b.binary(Op.mul, b.binary(Op.sub, e, one), s))
+        return (b.select(b.compare(Op.lt, o, last), o, last),
+                b.select(b.compare(Op.lt, o, last), last, o))  # fmt: skip
+
+    (lo1, hi1), (lo2, hi2) = span(o1, e1, s1), span(o2, e2, s2)
+    meet = arith.logical_and(b, b.compare(Op.le, lo1, hi2), b.compare(Op.le, lo2, hi1))
+    filled = arith.logical_and(b, b.compare(Op.gt, e1, zero), b.compare(Op.gt, e2, zero))
+    bad = arith.logical_and(b, arith.logical_and(b, arith.logical_not(b, same_step), spread),
+                            arith.logical_and(b, meet, filled))  # fmt: skip
+    message = ("assigning a view of an array to an overlapping view of it with another step "
+               "(numba.njit copies through a new array; a kernel cannot): copy it to "
+               "another array first")  # fmt: skip
+    status.check(lowerer, bad, site(lowerer, ValueError, (message,), loc))
+    return backwards
 
 
 def _check_shapes(lowerer, dest, src, loc):
