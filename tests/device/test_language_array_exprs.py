@@ -233,3 +233,32 @@ def test_min_max_argmin_argmax_of_bool_arrays():
     x = np.array([[True, False, True], [True, True, True], [False, False, False],
                   [False, True, False]])  # fmt: skip
     assert_same(*run_both(_bool_extremes, 4, np.zeros((4, 4), np.int64), x))
+
+
+def _axis_at_run_time(out, x, k, i):
+    if i == 0:
+        axis = np.int64(k[0])
+        s = x.sum(axis=axis)
+        out[0, 0] = s.sum()
+        out[0, 1] = s[1, 0]
+        out[0, 2] = s.shape[0] * 10 + s.shape[1]
+        a = np.argmax(x, axis=axis)
+        out[0, 3] = a[0, 1] + a.sum()
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, -1, -3])
+def test_reductions_along_an_axis_known_at_run_time(k):
+    """numba.njit takes an axis computed at run time too (the result's shape follows it)."""
+    x = np.random.default_rng(4).standard_normal((3, 4, 5))
+    assert_same(*run_both(_axis_at_run_time, 1, np.zeros((1, 4)), x,
+                          np.array([k], np.int64)))  # fmt: skip
+
+
+def test_a_run_time_axis_out_of_range_raises():
+    @nv.jit
+    def kernel(x, k, out):
+        if nv.global_id(0) == 0:
+            out[:] = x.min(axis=k[0])
+
+    with pytest.raises(ValueError, match="axis is out of bounds for array of dimension 2"):
+        kernel.forall(1)(np.ones((3, 3)), np.array([2]), np.zeros(3))

@@ -341,7 +341,8 @@ class AxisReduction(ArrayExpr):
         if getattr(arr, "complex", False) or getattr(arr, "record", False):
             raise unsupported(f"'{name}' with an axis of {arr.ty}", loc)
         self.lo, self.arr, self.axis, self.op_name, self.loc = lo, arr, axis, name, loc
-        self.name, self.ty, self.ndim = f"<{name} along axis {axis}>", ty, ty.ndim
+        where = "an axis known at run time" if isinstance(axis, RunTimeAxis) else f"axis {axis}"
+        self.name, self.ty, self.ndim = f"<{name} along {where}>", ty, ty.ndim
         self.complex = self.record = False
         self.written = False
         self.storage = self.compute = compute_kind(ty.dtype, lo.mode, loc)
@@ -349,7 +350,13 @@ class AxisReduction(ArrayExpr):
 
     @property
     def extents(self):
-        return [n for d, n in enumerate(self.arr.extents) if d != self.axis]
+        if not isinstance(self.axis, RunTimeAxis):
+            return [n for d, n in enumerate(self.arr.extents) if d != self.axis]
+        # An axis known at run time: extent j is the array's j or j + 1.
+        b, ext = self.lo.b, list(self.arr.extents)
+        axis = b.load(self.axis.var)
+        return [b.select(b.compare(Op.lt, arith.const(b, b.kind(axis), j), axis), ext[j],
+                         ext[j + 1]) for j in range(len(ext) - 1)]  # fmt: skip
 
     def leaves(self):
         return self.arr.leaves() if isinstance(self.arr, ArrayExpr) else iter((self.arr,))
@@ -372,7 +379,7 @@ class AxisReduction(ArrayExpr):
 
 class _Line(ArrayArg):
     """The 1-d line of `arr` along `axis` through the element whose other indices are held
-    in `slots` (variables)."""
+    in `slots` (variables). `axis`: an int, or a RunTimeAxis."""
 
     def __init__(self, lo, arr, axis, slots):  # noqa: D107 -- no ArrayArg.__init__
         self.lo, self.arr, self.axis, self.slots = lo, arr, axis, slots
@@ -383,22 +390,73 @@ class _Line(ArrayArg):
 
     @property
     def extents(self):
-        return [list(self.arr.extents)[self.axis]]
+        ext = list(self.arr.extents)
+        if not isinstance(self.axis, RunTimeAxis):
+            return [ext[self.axis]]
+        b = self.lo.b
+        axis = b.load(self.axis.var)
+        n = ext[-1]
+        for d in range(len(ext) - 2, -1, -1):
+            n = b.select(b.compare(Op.eq, axis, arith.const(b, b.kind(axis), d)), ext[d], n)
+        return [n]
 
     def load(self, b, indices, loc):
-        full = [b.load(v) for v in self.slots]
-        full.insert(self.axis, indices[0])
+        rest = [b.load(v) for v in self.slots]
+        if not isinstance(self.axis, RunTimeAxis):
+            rest.insert(self.axis, indices[0])
+            return self.arr.load(b, rest, loc)
+        # Index d of the element: the others' d before the axis, the line's at it, the
+        # others' d - 1 after it.
+        axis = b.load(self.axis.var)
+        # One kind for the selects (the line's counter and constant indices may differ).
+        t = arith.convert(b, indices[0], self.index_kind)
+        rest = [arith.convert(b, v, self.index_kind) for v in rest]
+        full = []
+        for d in range(len(rest) + 1):
+            c = arith.const(b, b.kind(axis), d)
+            after = t if d == 0 else b.select(b.compare(Op.eq, axis, c), t, rest[d - 1])
+            full.append(after if d == len(rest) else
+                        b.select(b.compare(Op.gt, axis, c), rest[d], after))  # fmt: skip
         return self.arr.load(b, full, loc)
 
 
 def axis_reduction(lo, arr, name, axis_var, sig, loc):
-    """The AxisReduction of ``arr.name(axis=axis_var)``, or None where numba.njit's result
-    is a scalar (a 1-d array: the whole reduction)."""
+    """The AxisReduction of ``arr.name(axis=axis_var)`` (a constant axis, or one known at
+    run time), or None where the result is a scalar (a 1-d array: the whole reduction)."""
     if not isinstance(sig.return_type, types.Array):
         return None
     axis = lo.static_int(axis_var)
     if axis is None:
-        raise unsupported(f"'{name}' with an axis that is not a compile-time constant", loc)
+        return AxisReduction(lo, arr, _run_time_axis(lo, axis_var, arr.ndim, loc), name,
+                             sig.return_type, loc)  # fmt: skip
     if not -arr.ndim <= axis < arr.ndim:
         raise unsupported(f"'{name}' with axis {axis} of a {arr.ndim}-d array", loc)
     return AxisReduction(lo, arr, axis % arr.ndim, name, sig.return_type, loc)
+
+
+def _run_time_axis(lo, axis_var, ndim, loc):
+    """A variable holding the axis, made non-negative; NumPy's ValueError (an AxisError)
+    where the kernel runs if it is out of range."""
+    from . import status
+    from .exceptions import site
+
+    b = lo.b
+    value = lo.load_var(axis_var.name)
+    k = b.kind(value)
+    bad = arith.logical_or(b, b.compare(Op.lt, value, arith.const(b, k, -ndim)),
+                           b.compare(Op.ge, value, arith.const(b, k, ndim)))  # fmt: skip
+    wrapped = b.select(b.compare(Op.lt, value, arith.const(b, k, 0)),
+                       b.binary(Op.add, value, arith.const(b, k, ndim)), value)  # fmt: skip
+    held = b.var(k)
+    b.store(held, wrapped)
+    message = f"axis is out of bounds for array of dimension {ndim}"
+    status.check(lo, bad, site(lo, ValueError, (message,), loc))
+    return RunTimeAxis(held)
+
+
+class RunTimeAxis:
+    """The axis of a reduction known only where the kernel runs: the KIR variable holding
+    it, 0 to ndim - 1."""
+
+    def __init__(self, var):  # noqa: D107
+        self.var = var
