@@ -427,16 +427,17 @@ def axis_reduction(lo, arr, name, axis_var, sig, loc):
         return None
     axis = lo.static_int(axis_var)
     if axis is None:
-        return AxisReduction(lo, arr, _run_time_axis(lo, axis_var, arr.ndim, loc), name,
+        return AxisReduction(lo, arr, run_time_axis(lo, axis_var, arr.ndim, loc), name,
                              sig.return_type, loc)  # fmt: skip
     if not -arr.ndim <= axis < arr.ndim:
         raise unsupported(f"'{name}' with axis {axis} of a {arr.ndim}-d array", loc)
     return AxisReduction(lo, arr, axis % arr.ndim, name, sig.return_type, loc)
 
 
-def _run_time_axis(lo, axis_var, ndim, loc):
-    """A variable holding the axis, made non-negative; NumPy's ValueError (an AxisError)
-    where the kernel runs if it is out of range."""
+def run_time_axis(lo, axis_var, ndim, loc):
+    """A RunTimeAxis for an axis of an `ndim`-d array known only at run time, made
+    non-negative; NumPy's ValueError (an AxisError) where the kernel runs if it is out of
+    range."""
     from . import status
     from .exceptions import site
 

@@ -264,18 +264,14 @@ def _raise_if(lo, bad, message, loc):
 def _check_axis_of_1d(lo, axis_var, loc):
     """The axis of a 1-d array's reduction must be 0 or -1: else NumPy's ValueError (an
     AxisError), at compile time for a constant, else where the kernel runs."""
-    b = lo.b
-    message = "axis is out of bounds for array of dimension 1"
+    from .array_exprs import run_time_axis
+
     axis = lo.static_int(axis_var)
-    if axis is not None:
-        if axis not in (0, -1):
-            raise unsupported(f"axis {axis} of a 1-d array ({message})", loc)
-        return
-    value = lo.load_var(axis_var.name)
-    k = b.kind(value)
-    bad = arith.logical_and(b, b.compare(Op.ne, value, arith.const(b, k, 0)),
-                            b.compare(Op.ne, value, arith.const(b, k, -1)))  # fmt: skip
-    _raise_if(lo, bad, message, loc)
+    if axis is None:
+        run_time_axis(lo, axis_var, 1, loc)
+    elif axis not in (0, -1):
+        raise unsupported(f"axis {axis} of a 1-d array (axis is out of bounds for array of "
+                          "dimension 1)", loc)  # fmt: skip
 
 
 def _raise_if_empty(lo, started, name, loc):
