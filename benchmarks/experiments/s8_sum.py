@@ -36,17 +36,28 @@ def median_time(fn, repeats, sync=None):
     return statistics.median(times)
 
 
-def main():
+def arguments(repeats):
+    """The experiments' options: --log2 (array size), --repeats, --out (JSON)."""
     p = argparse.ArgumentParser()
     p.add_argument("--log2", type=int, default=28)
-    p.add_argument("--repeats", type=int, default=50)
+    p.add_argument("--repeats", type=int, default=repeats)
     p.add_argument("--out")
-    args = p.parse_args()
-    m = 1 << args.log2
+    return p.parse_args()
+
+
+def float_sum(m):
+    """2^log2 float32 ones on the device, the device, the workgroup size of the sum's GPU
+    form (also on lavapipe) and its kernel."""
     x = nv.to_device(np.ones(m, np.float32))
     dev = x.device
-    block = red._block(dev) or red.BLOCK  # the GPU form, also on lavapipe
-    kernel = red._kernel("sum", "float32", 1, red._narrow_option(dev), block)
+    block = red._block(dev) or red.BLOCK
+    return x, dev, block, red._kernel("sum", "float32", 1, red._narrow_option(dev), block)
+
+
+def main():
+    args = arguments(50)
+    m = 1 << args.log2
+    x, dev, block, kernel = float_sum(m)
     results = {"device": dev.info.name, "n": m, "block": block}
     for log2_inv in (17, 18, 19, 20):
         red.MAX_INVOCATIONS = 1 << log2_inv

@@ -7,15 +7,13 @@ result (the sum by hand); x.sum(); and, apart, reading a one-element device arra
 and allocating one. Then the Python profile of x.sum() (top 12 by own time).
 """
 
-import argparse
 import cProfile
 import io
 import json
 import pstats
-import statistics
-import time
 
 import numpy as np
+from s8_sum import arguments, float_sum, median_time  # same folder: run as a script
 
 import numba_vulkan as nv
 from numba_vulkan.runtime import reduce as red
@@ -23,29 +21,13 @@ from numba_vulkan.runtime.array import DeviceArray
 
 
 def median_us(fn, repeats):
-    end = time.perf_counter() + 0.5
-    while time.perf_counter() < end:
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+    return median_time(fn, repeats) * 1e6
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--log2", type=int, default=28)
-    p.add_argument("--repeats", type=int, default=100)
-    p.add_argument("--out")
-    a = p.parse_args()
+    a = arguments(100)
     m = 1 << a.log2
-    x = nv.to_device(np.ones(m, np.float32))
-    dev = x.device
-    block = red._block(dev) or red.BLOCK
-    narrow = red._narrow_option(dev)
-    kernel = red._kernel("sum", "float32", 1, narrow, block)
+    x, dev, block, kernel = float_sum(m)
     invocations = min(-(-m // red.FLOAT_CHUNK), red.MAX_INVOCATIONS)
     groups = -(-invocations // block)
     partials = nv.device_array(2 * groups, np.float32)

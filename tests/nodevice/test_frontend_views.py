@@ -64,6 +64,10 @@ def k_broadcast(out, f):
     out[:, :] = out[0]  # MARK
 
 
+def k_axis_of_1d(out, f):
+    out[0, 0] = out[0].sum(axis=1)  # MARK
+
+
 @pytest.mark.parametrize(
     "func, words",
     [
@@ -72,6 +76,7 @@ def k_broadcast(out, f):
         (k_overlap, "more than one dimension (they may overlap)"),
         (k_enumerate_2d, "enumerate/zip"),
         (k_broadcast, "broadcasting"),
+        (k_axis_of_1d, "axis 1 of a 1-d array"),
     ],
 )
 def test_refusals_name_the_construct_and_line(func, words):

@@ -203,8 +203,7 @@ def builtin_minmax(lo, arr, sig, is_max, loc):
     def body(b, idx):
         v = arith.convert(b, arr.load(b, idx, None), k)
         cur = b.load(best)
-        x, y = (arith.convert(b, u, K.i32) for u in (v, cur)) if k == K.bool else (v, cur)
-        better = b.compare(Op.gt if is_max else Op.lt, x, y)
+        better = _beats(b, v, cur, is_max)
         b.store(best, b.select(arith.logical_or(b, arith.logical_not(b, b.load(started)),
                                                 better), v, cur))  # fmt: skip
         b.store(started, arith.const(b, K.bool, True))
@@ -240,12 +239,18 @@ def _isnan(b, v):
     return b.compare(Op.ne, v, v)
 
 
+def _beats(b, v, cur, is_max):
+    """v > cur (is_max) or v < cur; bools compare as integers (False < True: KIR does not
+    order bools)."""
+    if b.kind(v) == K.bool:
+        v, cur = arith.convert(b, v, K.i32), arith.convert(b, cur, K.i32)
+    return b.compare(Op.gt if is_max else Op.lt, v, cur)
+
+
 def _take(b, v, cur, first, is_max, float_kind):
     """Whether v replaces the best so far: Numba takes the first element, then a better one;
-    for floats the first NaN, which it returns at once (so a NaN best is kept). Bools
-    compare as integers (False < True; KIR does not order bools)."""
-    x, y = (arith.convert(b, u, K.i32) for u in (v, cur)) if b.kind(v) == K.bool else (v, cur)
-    better = b.compare(Op.gt if is_max else Op.lt, x, y)
+    for floats the first NaN, which it returns at once (so a NaN best is kept)."""
+    better = _beats(b, v, cur, is_max)
     if float_kind:
         better = arith.logical_and(
             b, arith.logical_not(b, _isnan(b, cur)), arith.logical_or(b, _isnan(b, v), better)

@@ -56,6 +56,7 @@ _ARRAY_LIBRARY_FUNCTIONS = frozenset(
 _AXIS_REDUCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min",
                     np.max: "max", np.amin: "min", np.amax: "max", np.argmin: "argmin",
                     np.argmax: "argmax", np.any: "any", np.all: "all"}  # fmt: skip
+_AXIS_NAMES = frozenset(_AXIS_REDUCTIONS.values())
 
 
 def _axis_reduction_signature(func, args, kws):
@@ -82,7 +83,7 @@ def _axis_reduction_signature(func, args, kws):
         arr, rest = args[0], rest[1:]
     else:
         return None
-    if name not in _AXIS_REDUCTIONS.values():
+    if name not in _AXIS_NAMES:
         return None
     kws = dict(kws)
     if len(rest) == 1 and not kws:
