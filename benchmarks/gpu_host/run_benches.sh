@@ -23,8 +23,8 @@ for b in $B; do
     parallel) timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel.json ;;
     runtime_extras) timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras.json ;;
     interop) timeout 120 python3 benchmarks/bench_interop.py --out $R/h200_interop.json ;;
-    accuracy) timeout 400 python3 benchmarks/math_accuracy.py --jobs 14 --n ${ACC_N:-1000000} > $R/h200_math_accuracy.txt 2>&1
-              timeout 90 python3 benchmarks/math_accuracy.py --fastmath --jobs 7 --n ${ACC_N:-1000000} > $R/h200_math_accuracy_fastmath.txt 2>&1 ;;
+    accuracy) timeout 400 python3 benchmarks/math_accuracy.py --jobs 14 --n ${ACC_N:-1000000} ${ACC_ONLY:+--only $ACC_ONLY} > $R/h200_math_accuracy.txt 2>&1
+              timeout 90 python3 benchmarks/math_accuracy.py --fastmath --jobs 7 --n ${ACC_N:-1000000} ${ACC_ONLY:+--only $ACC_ONLY} > $R/h200_math_accuracy_fastmath.txt 2>&1 ;;
     # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs the shared-memory kernels and
     # DeviceArray.sum: the same benchmarks with the pass off, then on (session 7's open question).
     sum) timeout 120 python3 benchmarks/experiments/s8_sum.py --out $R/h200_sum_variants.json ;;

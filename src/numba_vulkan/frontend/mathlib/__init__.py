@@ -172,9 +172,9 @@ def _tiny_is_x(impl):
 
 
 def _branching(impl):
-    """sin, cos, tan: they branch to the full reduction (trig._reduce_branching) where the call
-    may (Call.may_branch). (They return a subnormal x itself, as _tiny_is_x would, from their
-    own |x| < 2^-13 test.)"""
+    """sin, cos, tan and sqrt: they branch to the full reduction (trig._reduce_branching,
+    roots.sqrt) where the call may (Call.may_branch). (sin, cos and tan return a subnormal x
+    itself, as _tiny_is_x would, from their own |x| < 2^-13 test.)"""
 
     def lower(c):
         (x,) = c.fargs()
@@ -474,8 +474,8 @@ TABLE = {
     math.atanh: _tiny_is_x(hyperbolic.atanh),
     np.arctanh: _tiny_is_x(hyperbolic.atanh),
     # roots
-    math.sqrt: _float_unary(roots.sqrt),
-    np.sqrt: _float_unary(roots.sqrt),
+    math.sqrt: _branching(roots.sqrt),
+    np.sqrt: _branching(roots.sqrt),
     math.hypot: _float_binary(roots.hypot),
     np.cbrt: _float_unary(roots.cbrt),
     np.hypot: _float_binary(roots.hypot),

@@ -115,6 +115,12 @@ class LibBuilder:
         return _loosen(self._b, q) if self.loose_division else q
 
 
+def loosen(b, v):
+    """A driver built-in's result `v` as loose as Vulkan lets it be where the library's driver
+    quotients are made so (LibBuilder.loose_division; tests), else v itself."""
+    return _loosen(b.raw, v) if getattr(b, "loose_division", False) else v
+
+
 # loose_division: the driver's quotient moved by +-2 ulp (float64: +-2 ulp of float32, as
 # Vulkan lets a float64 OpFDiv be only as precise as a float32 one): (bit step, sign bit).
 _LOOSE = {K.f32: (K.i32, 2, 2), K.f64: (K.i64, 2 << 29, 31)}

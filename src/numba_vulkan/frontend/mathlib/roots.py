@@ -22,8 +22,8 @@ as float32), so sqrt is computed here:
 
 from ... import _core
 from ..arith import const
-from . import bits, denormals
-from .dd import driver_div, two_prod, two_sum
+from . import bits, denormals, rare
+from .dd import driver_div, mul_add, two_prod, two_sum
 
 K = _core.Kind
 Op = _core.Op
@@ -48,10 +48,25 @@ def _first_guess(b, xs):
     return denormals.convert_normal(b, k, s32), denormals.convert_normal(b, k, y32)
 
 
+def _round_test(b, x, s):
+    """The correctly rounded sqrt(x) from an s within one ulp of it: s, or its neighbour on the
+    side where sqrt(x) lies beyond the midpoint (the exact rounding test of the module's step 4).
+    x and s must keep r = x - s*s and s*ulp(s) normal (or r zero): x in [1, 4), or within
+    _DIRECT, where r is a multiple of at least 2^-106 and s*ulp(s) at least 2^-83."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    r = _residual(b, x, s)
+    sb = bits.to_bits(b, s)
+    s_up = bits.from_bits(b, k, b.binary(Op.add, sb, const(b, ik, 1)))
+    s_dn = bits.from_bits(b, k, b.binary(Op.sub, sb, const(b, ik, 1)))
+    up = denormals.compare_normal(b, Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
+    down = denormals.compare_normal(b, Op.le, r, b.binary(Op.mul, s, b.binary(Op.sub, s_dn, s)))
+    return b.select(up, s_up, b.select(down, s_dn, s))
+
+
 def _sqrt_reduced(b, xs):
     """The correctly rounded sqrt of xs in [1, 4)."""
     k = b.kind(xs)
-    ik = bits.int_kind(k)
     half = const(b, k, 0.5)
     s0, y = _first_guess(b, xs)
     for _ in range(1 if k == K.f32 else 2):
@@ -63,15 +78,40 @@ def _sqrt_reduced(b, xs):
     r = _residual(b, xs, s)
     s = b.binary(Op.add, s, b.binary(Op.mul, r, b.binary(Op.mul, half, y)))
     for _ in range(2):
-        r = _residual(b, xs, s)
-        sb = bits.to_bits(b, s)
-        s_up = bits.from_bits(b, k, b.binary(Op.add, sb, const(b, ik, 1)))
-        s_dn = bits.from_bits(b, k, b.binary(Op.sub, sb, const(b, ik, 1)))
-        # r is 0 or at least 2^-52 (float32; a multiple of ulp(s)^2): never subnormal
-        up = denormals.compare_normal(b, Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
-        down = denormals.compare_normal(b, Op.le, r, b.binary(Op.mul, s, b.binary(Op.sub, s_dn, s)))
-        s = b.select(up, s_up, b.select(down, s_dn, s))
+        s = _round_test(b, xs, s)
     return s
+
+
+# sqrt's short path: x within these needs no reduction (every intermediate stays normal).
+_DIRECT = (2.0**-60, 2.0**60)
+
+
+def _driver_sqrt(b, x):
+    """The driver's float32 Sqrt (Vulkan: a few ulp); moved by 2 ulp where the library's
+    driver quotients are made loose (tests: NUMBA_VULKAN_DRIVER_DIV=loose), as they are."""
+    s = b.math(M.sqrt, [x])
+    return denormals.loosen(b, s)
+
+
+def _sqrt_direct(b, x):
+    """The correctly rounded sqrt of x within _DIRECT, without the reduction to [1, 4): the
+    driver's float32 Sqrt s0 (relative error d of a few 2^-24) and its reciprocal y (e of a few
+    2^-24); float64 refines y by one Newton step (to about 2^-40); one step s + r y/2 on the
+    residual leaves a relative error of about d^2/2 + d e (float32: 2^-40; float64: 2^-78) plus
+    its own rounding, within one ulp; then one exact rounding test."""
+    k = b.kind(x)
+    half = const(b, k, 0.5)
+    if k == K.f32:
+        s = _driver_sqrt(b, x)
+        y = driver_div(b, const(b, k, 1.0), s)
+    else:
+        s32 = _driver_sqrt(b, denormals.convert_normal(b, K.f32, x))
+        y = denormals.convert_normal(b, k, driver_div(b, const(b, K.f32, 1.0), s32))
+        t = b.binary(Op.mul, b.binary(Op.mul, x, y), y)
+        y = mul_add(b, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t)), y)
+        s = b.binary(Op.mul, x, y)
+    s = mul_add(b, _residual(b, x, s), b.binary(Op.mul, half, y), s)
+    return _round_test(b, x, s)
 
 
 def _reduce(b, x):
@@ -89,14 +129,31 @@ def _reduce(b, x):
     return xs, j
 
 
-def sqrt(b, x):
-    """IEEE sqrt: correctly rounded; sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf."""
+def _sqrt_full(b, x):
+    """IEEE sqrt of any x, through the reduction to [1, 4)."""
     k = b.kind(x)
     ok = bits.is_positive_finite(b, x)
     xs, j = _reduce(b, b.select(ok, x, const(b, k, 1.0)))
     s = b.binary(Op.mul, _sqrt_reduced(b, xs), bits.pow2(b, k, j))
     special = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), const(b, k, float("nan")), x)
     return b.select(ok, s, special)
+
+
+def sqrt(b, x, branch=False):
+    """IEEE sqrt: correctly rounded; sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf.
+
+    Where the call may branch (mathlib.Call.may_branch), x within _DIRECT takes the short
+    path and the rest (zeros, the extremes, subnormals, negatives, inf, NaN) the reduction,
+    in a block of its own (rare.py); otherwise every x takes the reduction."""
+    if not branch:
+        return _sqrt_full(b, x)
+    k = b.kind(x)
+    inside = bits.both(b, denormals.compare_normal(b, Op.ge, x, const(b, k, _DIRECT[0])),
+                       b.compare(Op.le, x, const(b, k, _DIRECT[1])))  # fmt: skip
+    s = _sqrt_direct(b, b.select(inside, x, const(b, k, 1.0)))
+    _, s = rare.branch(b, b.unary(Op.not_, inside), (x, s),
+                       lambda xs, _: (xs, _sqrt_full(b, xs)), "sqrt")  # fmt: skip
+    return s
 
 
 def hypot(b, x, y):
