@@ -172,9 +172,10 @@ def _tiny_is_x(impl):
 
 
 def _branching(impl):
-    """sin, cos, tan and sqrt: they branch to the full reduction (trig._reduce_branching,
-    roots.sqrt) where the call may (Call.may_branch). (sin, cos and tan return a subnormal x
-    itself, as _tiny_is_x would, from their own |x| < 2^-13 test.)"""
+    """sin, cos, tan, sqrt and exp: the operands their short path does not cover branch to the
+    general form (trig._reduce_branching, roots.sqrt, explog.exp) where the call may
+    (Call.may_branch). (sin, cos and tan return a subnormal x itself, as _tiny_is_x would,
+    from their own |x| < 2^-13 test.)"""
 
     def lower(c):
         (x,) = c.fargs()
@@ -424,8 +425,8 @@ TABLE = {
     np.float_power: _float_binary(power.pow_),
     np.power: _pow,
     # exponentials and logarithms (math.log with a base is refused: see _log)
-    math.exp: _float_unary(explog.exp),
-    np.exp: _float_unary(explog.exp),
+    math.exp: _branching(explog.exp),
+    np.exp: _branching(explog.exp),
     np.exp2: _float_unary(explog.exp2),
     math.exp2: _float_unary(explog.exp2),
     math.expm1: _tiny_is_x(explog.expm1),

@@ -19,7 +19,7 @@ Accuracy measured against mpmath: docs/math.md. Special values as C99: exp(NaN)
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, rounding
+from . import bits, coeffs, dd, denormals, rare, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -51,14 +51,14 @@ def _sub(b, x, y):
     return b.binary(Op.sub, x, y)
 
 
-def _exp_tail(b, x, kf, r, poly, ln2):
-    """ldexp(e^(c r), k) with e^(c r) = 1 + (c r + r^2 poly(r)), c = 1 (exp) or ln 2 (exp2).
+def _exp_one_plus(b, r, poly, ln2):
+    """e^(c r) = 1 + (c r + r^2 poly(r)), c = 1 (exp) or ln 2 (exp2), rounded once at the end.
 
     1 + c*r is kept exact (Knuth's sum; for exp2 Dekker's product of r and a
     short ln2_hi, plus r*ln2_lo) so that the only large rounding is the last
     addition: about 0.5 ulp plus a small part from the polynomial.
     """
-    k = b.kind(x)
+    k = b.kind(r)
     p = _horner(b, poly, r)
     rest = _mul(b, _mul(b, r, r), p)
     if ln2 is None:
@@ -67,8 +67,12 @@ def _exp_tail(b, x, kf, r, poly, ln2):
         lead, err = dd.two_prod(b, r, ln2[0])
         rest = _add(b, rest, _add(b, err, _mul(b, r, ln2[1])))
     hi, lo = dd.two_sum(b, const(b, k, 1.0), lead)
-    e = _add(b, hi, _add(b, lo, rest))
-    res = bits.scale_pow2(b, e, kf)  # e in [1/2, 2]
+    return _add(b, hi, _add(b, lo, rest))
+
+
+def _exp_tail(b, x, kf, r, poly, ln2):
+    """ldexp(e^(c r), k): _exp_one_plus scaled (any k; subnormal results rounded once)."""
+    res = bits.scale_pow2(b, _exp_one_plus(b, r, poly, ln2), kf)  # e in [1/2, 2]
     return b.select(bits.is_nan(b, x), x, res)
 
 
@@ -80,12 +84,39 @@ def _clamped(b, x):
     return b.select(b.compare(Op.lt, safe, const(b, k, -lim)), const(b, k, -lim), safe)
 
 
-def exp(b, x):
+def _reduced(b, x):
+    """(kf, r): x = k ln 2 + r, |r| <= ln2/2 (Cody and Waite), for |x| <= _EXP_CLAMP."""
     k = b.kind(x)
-    safe = _clamped(b, x)
-    kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
-    r = _sub(b, _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI"))), _mul(b, kf, _c(b, k, "LN2_LO")))
-    return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
+    kf = rounding.rint_small(b, _mul(b, x, _c(b, k, "INV_LN2")))
+    r = _sub(b, _sub(b, x, _mul(b, kf, _c(b, k, "LN2_HI"))), _mul(b, kf, _c(b, k, "LN2_LO")))
+    return kf, r
+
+
+def _exp_full(b, x):
+    """e^x for any x: clamped, and scaled by scale_pow2."""
+    kf, r = _reduced(b, _clamped(b, x))
+    return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP_{_W[b.kind(x)]}"), None)
+
+
+# exp's short path: |x| within these keeps e^x normal (float32: e^-87 > 2^-126; float64:
+# e^-708 > 2^-1022), so nothing is clamped and 2^k is one normal power of two.
+_EXP_DIRECT = {K.f32: 87.0, K.f64: 708.0}
+
+
+def exp(b, x, branch=False):
+    """e^x. Where the call may branch (mathlib.Call.may_branch), |x| within _EXP_DIRECT takes
+    the short path, one product by 2^k, and the rest (over- and underflow, subnormal results,
+    inf, NaN) _exp_full in a block of its own (rare.py); otherwise every x takes _exp_full."""
+    if not branch:
+        return _exp_full(b, x)
+    k = b.kind(x)
+    inside = denormals.compare_normal(b, Op.le, bits.fabs(b, x), const(b, k, _EXP_DIRECT[k]))
+    kf, r = _reduced(b, b.select(inside, x, const(b, k, 0.0)))
+    e = _exp_one_plus(b, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
+    v = _mul(b, e, bits.pow2(b, k, b.convert(bits.int_kind(k), kf)))
+    _, v = rare.branch(b, b.unary(Op.not_, inside), (x, v),
+                       lambda xs, _: (xs, _exp_full(b, xs)), "exp")  # fmt: skip
+    return v
 
 
 def exp_parts(b, x):
