@@ -172,10 +172,10 @@ def _tiny_is_x(impl):
 
 
 def _branching(impl):
-    """sin, cos, tan, sqrt and exp: the operands their short path does not cover branch to the
-    general form (trig._reduce_branching, roots.sqrt, explog.exp) where the call may
-    (Call.may_branch). (sin, cos and tan return a subnormal x itself, as _tiny_is_x would,
-    from their own |x| < 2^-13 test.)"""
+    """sin, cos, tan, sqrt, exp and log: the operands their short path does not cover branch
+    to the general form (trig._reduce_branching, roots.sqrt, explog.exp, explog.log) where the
+    call may (Call.may_branch). (sin, cos and tan return a subnormal x itself, as _tiny_is_x
+    would, from their own |x| < 2^-13 test.)"""
 
     def lower(c):
         (x,) = c.fargs()
@@ -434,7 +434,7 @@ TABLE = {
     math.log1p: _tiny_is_x(explog.log1p),
     np.log1p: _tiny_is_x(explog.log1p),
     math.log: None,
-    np.log: _float_unary(explog.log),
+    np.log: _branching(explog.log),
     math.log2: _float_unary(explog.log2),
     np.log2: _float_unary(explog.log2),
     math.log10: _float_unary(explog.log10),
@@ -486,7 +486,7 @@ TABLE = {
 def _log(c):
     if len(c.args) != 1:
         raise unsupported(f"'{c.name}' with a base (write log(x) / log(base))", c.loc)
-    return _float_unary(explog.log)(c)
+    return _branching(explog.log)(c)
 
 
 TABLE[math.log] = _log

@@ -189,13 +189,41 @@ def _log_parts(b, x):
     low = b.compare(Op.lt, m, const(b, k, 0.5**0.5))
     m = b.select(low, _mul(b, m, const(b, k, 2.0)), m)
     e = b.select(low, _sub(b, e, const(b, ik, 1)), e)
+    return (ok, b.convert(k, e)) + _log_series(b, m)
+
+
+def _log_series(b, m):
+    """(f, hfsq, r) with log(m) = f - hfsq + r, for m in [sqrt(1/2), sqrt(2))."""
+    k = b.kind(m)
     f = _sub(b, m, const(b, k, 1.0))
     s = dd.div(b, f, _add(b, const(b, k, 2.0), f), moderate=True)  # 2 + f in [1.7, 2.5]
     z = _mul(b, s, s)
     big_r = _horner(b, getattr(coeffs, f"LOG_{_W[k]}"), z)
     hfsq = _mul(b, const(b, k, 0.5), _mul(b, f, f))
     r = _mul(b, s, _add(b, hfsq, big_r))
-    return ok, b.convert(k, e), f, hfsq, r
+    return f, hfsq, r
+
+
+# The bits of sqrt(1/2): a positive normal x's bits minus these split x = 2^e m with m in
+# [sqrt(1/2), sqrt(2)) by integer ops alone (the exponent field above, the mantissa below).
+_SQRT_HALF_BITS = {K.f32: 0x3F3504F3, K.f64: 0x3FE6A09E667F3BCD}
+
+
+def _log_direct_parts(b, x):
+    """(inside, dk, f, hfsq, r) as _log_parts, inside = x is positive and normal, from the
+    bits (no frexp, no flush-safe forms); the other lanes' parts are those of 1."""
+    k = b.kind(x)
+    ik, mbits, _, _ = bits.LAYOUT[k]
+    i = bits.to_bits(b, x)
+    smallest = 1 << mbits
+    inside = bits.both(b, b.compare(Op.ge, i, const(b, ik, smallest)),
+                       b.compare(Op.lt, i, const(b, ik, ((1 << (bits.BITS[k] - 1 - mbits)) - 1) << mbits)))  # fmt: skip
+    i = b.select(inside, i, const(b, ik, _SQRT_HALF_BITS[k] + 1))
+    d = b.binary(Op.sub, i, const(b, ik, _SQRT_HALF_BITS[k]))
+    e = b.binary(Op.shr, d, const(b, ik, mbits))
+    m = bits.from_bits(b, k, b.binary(Op.add, b.binary(Op.and_, d, const(b, ik, smallest - 1)),
+                                      const(b, ik, _SQRT_HALF_BITS[k])))  # fmt: skip
+    return (inside, b.convert(k, e)) + _log_series(b, m)
 
 
 def _log_special(b, x):
@@ -206,16 +234,29 @@ def _log_special(b, x):
     return special
 
 
-def log(b, x, extra=None):
-    """log(x) (+ extra, a term far below an ulp of x's log added before the last roundings)."""
-    k = b.kind(x)
-    ok, dk, f, hfsq, r = _log_parts(b, x)
+def _log_join(b, dk, f, hfsq, r, extra):
+    k = b.kind(f)
     if extra is not None:
         r = _add(b, r, extra)
     # dk*ln2_hi - ((hfsq - (r + dk*ln2_lo)) - f)
     inner = _sub(b, _sub(b, hfsq, _add(b, r, _mul(b, dk, _c(b, k, "LN2_LO")))), f)
-    v = _sub(b, _mul(b, dk, _c(b, k, "LN2_HI")), inner)
-    return b.select(ok, v, _log_special(b, x))
+    return _sub(b, _mul(b, dk, _c(b, k, "LN2_HI")), inner)
+
+
+def log(b, x, extra=None, branch=False):
+    """log(x) (+ extra, a term far below an ulp of x's log added before the last roundings).
+
+    Where the call may branch (mathlib.Call.may_branch), a positive normal x is split by its
+    bits alone, and the rest (zeros, subnormals, negatives, inf, NaN) takes frexp and the
+    special values in a block of its own (rare.py)."""
+    if branch:
+        inside, dk, f, hfsq, r = _log_direct_parts(b, x)
+        v = _log_join(b, dk, f, hfsq, r, extra)
+        _, v = rare.branch(b, b.unary(Op.not_, inside), (x, v),
+                           lambda xs, _: (xs, log(b, xs, extra)), "log")  # fmt: skip
+        return v
+    ok, dk, f, hfsq, r = _log_parts(b, x)
+    return b.select(ok, _log_join(b, dk, f, hfsq, r, extra), _log_special(b, x))
 
 
 def log1p(b, x, x_lo=None):
