@@ -13,7 +13,7 @@ for b in $B; do
   case $b in
     streams) timeout 120 python3 benchmarks/bench_streams.py --out $R/h200_streams.json ;;
     math) timeout 120 python3 benchmarks/bench_math.py --out $R/h200_math.json ;;
-    math_funcs) timeout 300 python3 benchmarks/bench_math_funcs.py --out $R/h200_math_funcs.json ;;
+    math_funcs) timeout 300 python3 benchmarks/bench_math_funcs.py ${MF_ONLY:+--only $MF_ONLY} --out $R/h200_math_funcs.json ;;
     math_tests) cd tests && NVK_REQUIRE_DEVICE=1 timeout 300 python3 -m pytest -q device/test_math_ulp.py \
                   device/test_math_gamma.py device/test_math_exact.py device/test_math_division.py \
                   device/test_math_cmath.py device/test_cuda_compat_more.py; cd .. ;;
