@@ -90,17 +90,45 @@ TRIG_RANGE = {np.float32: (-100.0, 100.0), np.float64: (-100.0, 100.0)}
 ERF_RANGE = {np.float32: (-10.5, 10.5), np.float64: (-28.0, 28.0)}
 
 
+# Processes for one function's mpmath references (--ref-jobs): gamma float64 at 10^6 samples
+# takes over 400 s in one process.
+REF_JOBS = 1
+
+
+def _mp_values(fn, values):
+    """fn's values at `values` (floats) as long double strings: 40 digits, 30 printed."""
+    import mpmath as mp
+
+    with mp.workdps(40):
+        return [mp.nstr(fn(mp.mpf(v)), 30) for v in values]
+
+
 def _mp_ref(fn):
-    """A reference from mpmath (NumPy has no erf): 40 digits, rounded to long double by strtold."""
+    """A reference from mpmath (NumPy has no erf): 40 digits, rounded to long double by strtold;
+    over REF_JOBS processes (spawned: fn must be a module-level function) for large inputs."""
 
     def ref(x):
-        import mpmath as mp
+        values = [float(v) for v in x.ravel()]
+        if REF_JOBS > 1 and len(values) > 10_000:
+            import concurrent.futures
+            import multiprocessing
 
-        with mp.workdps(40):
-            flat = [np.longdouble(mp.nstr(fn(mp.mpf(float(v))), 30)) for v in x.ravel()]
-        return np.array(flat, LD).reshape(x.shape)
+            step = -(-len(values) // (4 * REF_JOBS))
+            chunks = [values[i:i + step] for i in range(0, len(values), step)]
+            ctx = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(REF_JOBS, mp_context=ctx) as pool:
+                text = [t for part in pool.map(_mp_values, [fn] * len(chunks), chunks) for t in part]
+        else:
+            text = _mp_values(fn, values)
+        return np.array([np.longdouble(t) for t in text], LD).reshape(x.shape)
 
     return ref
+
+
+def _erf(v):
+    import mpmath as mp
+
+    return mp.erf(v)
 
 
 def _erfc(v):
@@ -167,7 +195,7 @@ ACCURATE = {
         sampler({np.float32: (-4.0, 4.0), np.float64: (-4.0, 4.0)}),
     ),
     # trig: a third over the whole exponent range (the Payne-Hanek reduction), the rest moderate
-    "erf": ("math.erf(x)", _mp_ref(lambda v: __import__("mpmath").erf(v)), sampler(ERF_RANGE)),
+    "erf": ("math.erf(x)", _mp_ref(_erf), sampler(ERF_RANGE)),
     "erfc": ("math.erfc(x)", _mp_ref(_erfc), sampler(ERF_RANGE)),
     "gamma": ("math.gamma(x)", _mp_ref(_gamma), _gamma_sampler),
     # lgamma: its error is absolute near its zeros in [-11.0001, -2.2637] (left out here, as
@@ -351,12 +379,16 @@ def main():
     ap.add_argument("--write", action="store_true", help="update the table in docs/math.md")
     ap.add_argument("--jobs", type=int, default=1,
                     help="processes sharing the device, one function at a time each")
+    ap.add_argument("--ref-jobs", type=int, default=1,
+                    help="processes computing one function's mpmath references (with --jobs 1)")
     args = ap.parse_args()
     assert np.finfo(LD).nmant >= 63, "needs x86 extended precision for the reference"
     from numba_vulkan import runtime
 
     device = runtime.get_device().info.name
     names = args.only or (FASTMATH_NAMES if args.fastmath else None)
+    global REF_JOBS
+    REF_JOBS = args.ref_jobs
     if args.jobs > 1:
         rows = measure_in_parallel(args.n, args.fastmath, names, args.jobs)
     else:

@@ -25,6 +25,9 @@ for b in $B; do
     interop) timeout 120 python3 benchmarks/bench_interop.py --out $R/h200_interop.json ;;
     accuracy) timeout 400 python3 benchmarks/math_accuracy.py --jobs 14 --n ${ACC_N:-1000000} ${ACC_ONLY:+--only $ACC_ONLY} > $R/h200_math_accuracy.txt 2>&1
               timeout 90 python3 benchmarks/math_accuracy.py --fastmath --jobs 7 --n ${ACC_N:-1000000} ${ACC_ONLY:+--only $ACC_ONLY} > $R/h200_math_accuracy_fastmath.txt 2>&1 ;;
+    # gamma alone at 10^6 samples (float64's mpmath references take over 400 s in one process).
+    gamma_accuracy) timeout 400 python3 benchmarks/math_accuracy.py --only gamma --ref-jobs 15 \
+                      --n ${ACC_N:-1000000} > $R/h200_math_accuracy_gamma.txt 2>&1 ;;
     # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs the shared-memory kernels and
     # DeviceArray.sum: the same benchmarks with the pass off, then on (session 7's open question).
     sum) timeout 120 python3 benchmarks/experiments/s8_sum.py --out $R/h200_sum_variants.json ;;
