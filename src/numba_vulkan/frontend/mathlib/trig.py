@@ -166,23 +166,6 @@ def _cos_dw(b, rh, rl):
     return dd.fast_two_sum(b, w, tail)
 
 
-def _sin_or_cos(b, rh, rl, use_cos):
-    """_cos_dw's high word where use_cos, else _sin_dw's, with one polynomial: the two have the
-    same degree, so their coefficients are selected and the other terms computed for both."""
-    k = b.kind(rh)
-    zh, zl = dd.two_prod(b, rh, rh)
-    half = const(b, k, 0.5)
-    cs = [b.select(use_cos, const(b, k, c), const(b, k, s_))
-          for c, s_ in zip(getattr(coeffs, f"COS_{_W[k]}"), getattr(coeffs, f"SIN_{_W[k]}"))]  # fmt: skip
-    poly = dd.horner(b, cs, zh)
-    w, we = dd.two_sum(b, const(b, k, 1.0), b.unary(Op.neg, _mul(b, half, zh)))
-    cos_small = _sub(b, _sub(b, we, _mul(b, half, zl)), _mul(b, rh, rl))
-    sin_small = _mul(b, rl, _sub(b, const(b, k, 1.0), _mul(b, half, zh)))
-    tail = _add(b, _mul(b, _mul(b, b.select(use_cos, zh, rh), zh), poly),
-                b.select(use_cos, cos_small, sin_small))  # fmt: skip
-    return _add(b, b.select(use_cos, w, rh), tail)
-
-
 def _setup(b, x, branch):
     """x's reduction (x, and the values after it, as the block after a branch sees them)."""
     k = b.kind(x)
@@ -235,7 +218,9 @@ def sin(b, x, branch=False):
     """sin(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
     reduction for the others (the caller then uses only the result: see _reduce_branching)."""
     k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
-    v = _sin_or_cos(b, rh, rl, bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)))
+    s = _sin_dw(b, rh, rl)[0]
+    c = _cos_dw(b, rh, rl)[0]
+    v = b.select(bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)), c, s)
     v = b.select(b.compare(Op.ge, qi, const(b, ik, 2)), _neg(b, v), v)
     return _finish(b, x, v, finite, True)
 
@@ -244,7 +229,9 @@ def cos(b, x, branch=False):
     """cos(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
     reduction for the others (the caller then uses only the result: see _reduce_branching)."""
     k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
-    v = _sin_or_cos(b, rh, rl, bits.either(b, _quadrant(b, qi, ik, 0), _quadrant(b, qi, ik, 2)))
+    s = _sin_dw(b, rh, rl)[0]
+    c = _cos_dw(b, rh, rl)[0]
+    v = b.select(bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 3)), s, c)
     neg = bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 2))
     v = b.select(neg, _neg(b, v), v)
     return _finish(b, x, v, finite, False)
