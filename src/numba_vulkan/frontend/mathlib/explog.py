@@ -211,13 +211,15 @@ _SQRT_HALF_BITS = {K.f32: 0x3F3504F3, K.f64: 0x3FE6A09E667F3BCD}
 
 def _log_direct_parts(b, x):
     """(inside, dk, f, hfsq, r) as _log_parts, inside = x is positive and normal, from the
-    bits (no frexp, no flush-safe forms); the other lanes' parts are those of 1."""
+    bits (no frexp, no flush-safe forms); the other lanes' parts are those of a number next to
+    sqrt(1/2), which the caller discards."""
     k = b.kind(x)
     ik, mbits, _, _ = bits.LAYOUT[k]
     i = bits.to_bits(b, x)
-    smallest = 1 << mbits
+    smallest = 1 << mbits  # the smallest normal's bits
+    inf = ((1 << (bits.BITS[k] - 1 - mbits)) - 1) << mbits
     inside = bits.both(b, b.compare(Op.ge, i, const(b, ik, smallest)),
-                       b.compare(Op.lt, i, const(b, ik, ((1 << (bits.BITS[k] - 1 - mbits)) - 1) << mbits)))  # fmt: skip
+                       b.compare(Op.lt, i, const(b, ik, inf)))  # fmt: skip
     i = b.select(inside, i, const(b, ik, _SQRT_HALF_BITS[k] + 1))
     d = b.binary(Op.sub, i, const(b, ik, _SQRT_HALF_BITS[k]))
     e = b.binary(Op.shr, d, const(b, ik, mbits))
@@ -235,6 +237,7 @@ def _log_special(b, x):
 
 
 def _log_join(b, dk, f, hfsq, r, extra):
+    """log(x) = dk ln2 + f - hfsq + r (+ extra), summed as fdlibm's e_log.c does."""
     k = b.kind(f)
     if extra is not None:
         r = _add(b, r, extra)
