@@ -111,8 +111,7 @@ class LibBuilder:
         return self._b
 
     def driver_div(self, x, y):
-        q = self._b.driver_div(x, y)
-        return _loosen(self._b, q) if self.loose_division else q
+        return loosen(self, self._b.driver_div(x, y))
 
 
 def loosen(b, v):

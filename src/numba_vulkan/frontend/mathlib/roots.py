@@ -23,7 +23,7 @@ as float32), so sqrt is computed here:
 from ... import _core
 from ..arith import const
 from . import bits, denormals, rare
-from .dd import driver_div, mul_add, two_prod, two_sum
+from .dd import driver_div, two_prod, two_sum
 
 K = _core.Kind
 Op = _core.Op
@@ -36,16 +36,36 @@ def _residual(b, x, s):
     return b.binary(Op.sub, b.binary(Op.sub, x, p), e)
 
 
-def _first_guess(b, xs):
-    """(s0, y0): about sqrt(xs) and 1/s0 to float32's precision (a float32 division is far
-    cheaper than a float64 one), xs in [1, 4)."""
-    k = b.kind(xs)
+def _driver_sqrt(b, x):
+    """The driver's float32 Sqrt (Vulkan: a few ulp); moved by 2 ulp where the library's
+    driver quotients are made loose (tests: NUMBA_VULKAN_DRIVER_DIV=loose), as they are."""
+    return denormals.loosen(b, b.math(M.sqrt, [x]))
+
+
+def _first_guess(b, x):
+    """(s0, y0): about sqrt(x) and 1/s0 to float32's precision (a float32 division is far
+    cheaper than a float64 one), x in [1, 4) or within _DIRECT."""
+    k = b.kind(x)
     if k == K.f32:
-        s0 = b.math(M.sqrt, [xs])
+        s0 = _driver_sqrt(b, x)
         return s0, driver_div(b, const(b, k, 1.0), s0)
-    s32 = b.math(M.sqrt, [denormals.convert_normal(b, K.f32, xs)])
+    s32 = _driver_sqrt(b, denormals.convert_normal(b, K.f32, x))
     y32 = driver_div(b, const(b, K.f32, 1.0), s32)
     return denormals.convert_normal(b, k, s32), denormals.convert_normal(b, k, y32)
+
+
+def _newton_rsqrt(b, x, y):
+    """One Newton step on y ~ 1/sqrt(x): y + y (1/2 - x y^2 / 2), squaring y's relative error."""
+    k = b.kind(x)
+    half = const(b, k, 0.5)
+    t = b.binary(Op.mul, b.binary(Op.mul, x, y), y)
+    return b.binary(Op.add, y, b.binary(Op.mul, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t))))
+
+
+def _residual_step(b, x, s, y):
+    """s + (x - s^2) y/2 on the exact residual: squares s's relative error, given y ~ 1/s."""
+    half = const(b, b.kind(x), 0.5)
+    return b.binary(Op.add, s, b.binary(Op.mul, _residual(b, x, s), b.binary(Op.mul, half, y)))
 
 
 def _round_test(b, x, s):
@@ -66,17 +86,10 @@ def _round_test(b, x, s):
 
 def _sqrt_reduced(b, xs):
     """The correctly rounded sqrt of xs in [1, 4)."""
-    k = b.kind(xs)
-    half = const(b, k, 0.5)
-    s0, y = _first_guess(b, xs)
-    for _ in range(1 if k == K.f32 else 2):
-        t = b.binary(Op.mul, b.binary(Op.mul, xs, y), y)
-        y = b.binary(
-            Op.add, y, b.binary(Op.mul, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t)))
-        )
-    s = b.binary(Op.mul, xs, y)
-    r = _residual(b, xs, s)
-    s = b.binary(Op.add, s, b.binary(Op.mul, r, b.binary(Op.mul, half, y)))
+    _, y = _first_guess(b, xs)
+    for _ in range(1 if b.kind(xs) == K.f32 else 2):
+        y = _newton_rsqrt(b, xs, y)
+    s = _residual_step(b, xs, b.binary(Op.mul, xs, y), y)
     for _ in range(2):
         s = _round_test(b, xs, s)
     return s
@@ -86,32 +99,17 @@ def _sqrt_reduced(b, xs):
 _DIRECT = (2.0**-60, 2.0**60)
 
 
-def _driver_sqrt(b, x):
-    """The driver's float32 Sqrt (Vulkan: a few ulp); moved by 2 ulp where the library's
-    driver quotients are made loose (tests: NUMBA_VULKAN_DRIVER_DIV=loose), as they are."""
-    s = b.math(M.sqrt, [x])
-    return denormals.loosen(b, s)
-
-
 def _sqrt_direct(b, x):
     """The correctly rounded sqrt of x within _DIRECT, without the reduction to [1, 4): the
     driver's float32 Sqrt s0 (relative error d of a few 2^-24) and its reciprocal y (e of a few
-    2^-24); float64 refines y by one Newton step (to about 2^-40); one step s + r y/2 on the
-    residual leaves a relative error of about d^2/2 + d e (float32: 2^-40; float64: 2^-78) plus
-    its own rounding, within one ulp; then one exact rounding test."""
-    k = b.kind(x)
-    half = const(b, k, 0.5)
-    if k == K.f32:
-        s = _driver_sqrt(b, x)
-        y = driver_div(b, const(b, k, 1.0), s)
-    else:
-        s32 = _driver_sqrt(b, denormals.convert_normal(b, K.f32, x))
-        y = denormals.convert_normal(b, k, driver_div(b, const(b, K.f32, 1.0), s32))
-        t = b.binary(Op.mul, b.binary(Op.mul, x, y), y)
-        y = mul_add(b, y, b.binary(Op.sub, half, b.binary(Op.mul, half, t)), y)
+    2^-24); float64 refines y by one Newton step (to about 2^-40) and starts from x y; one step
+    on the residual leaves a relative error of about d^2/2 + d e (float32: 2^-40; float64:
+    2^-78) plus its own rounding, within one ulp; then one exact rounding test."""
+    s, y = _first_guess(b, x)
+    if b.kind(x) == K.f64:
+        y = _newton_rsqrt(b, x, y)
         s = b.binary(Op.mul, x, y)
-    s = mul_add(b, _residual(b, x, s), b.binary(Op.mul, half, y), s)
-    return _round_test(b, x, s)
+    return _round_test(b, x, _residual_step(b, x, s, y))
 
 
 def _reduce(b, x):
