@@ -149,6 +149,26 @@ def test_sqrt_many(dtype):
     assert_same_bits(out, np.sqrt(x), (x,))  # NumPy's sqrt is correctly rounded
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sqrt_short_path_edges(dtype):
+    """sqrt's short path (roots._DIRECT, [2^-60, 2^60]) and the reduction beyond it, bit for bit
+    against NumPy: each edge and its neighbours, squares near them, and the special values."""
+    from math_support import _kernel
+
+    edges = np.array([2.0**-60, 2.0**60, 2.0**-61, 2.0**61], dtype)
+    near = [np.nextafter(edges, dtype(np.inf)), np.nextafter(edges, dtype(0))]
+    rng = np.random.default_rng(5)
+    roots = (rng.uniform(1, 2, 200) * np.exp2(rng.integers(-31, 31, 200))).astype(dtype)
+    x = np.concatenate([edges, *near, roots * roots, np.nextafter(roots * roots, dtype(0)),
+                        special_floats(dtype)]).astype(dtype)  # fmt: skip
+    kernel = _kernel(["math.sqrt(x)"], 1)
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, out)
+    assert ".rare" in kernel.inspect_kir(x, out), "no short path"
+    with np.errstate(invalid="ignore"):
+        assert_same_bits(out, np.sqrt(x), (x,))
+
+
 INTS = {
     np.int64: ["math.isnan(x)", "math.isfinite(x)", "np.sign(x)", "np.floor(x)", "round(x)",
                "math.fabs(x)", "np.signbit(x)", "math.sqrt(x)", "np.rint(x)"],

@@ -256,3 +256,47 @@ def test_trig_branch_in_a_loop(dtype):
         scale += np.abs(s) + np.abs(c * v) + np.abs(v)
         v = (v.astype(dtype) * dtype(4) + dtype(1)).astype(np.float64)
     assert np.all(np.abs(out - acc) <= 8 * np.finfo(dtype).eps * scale)
+
+
+def _around(dtype, edges):
+    """Each edge, its neighbours two ulps either way, and both signs."""
+    v = []
+    for e in edges:
+        e = dtype(e)
+        lo, hi = e, e
+        for _ in range(2):
+            lo, hi = np.nextafter(lo, dtype(-np.inf)), np.nextafter(hi, dtype(np.inf))
+            v += [lo, hi]
+        v.append(e)
+    v = np.array(v, dtype)
+    return np.concatenate([v, -v])
+
+
+# The short paths of scalar calls (mathlib.Call.may_branch) and where they hand over to the
+# general form in a block of its own: exp's |x| <= 87 / 708 (explog._EXP_DIRECT), log's
+# positive normal x (explog._log_direct_parts); sqrt's edges are in test_math_exact.py.
+SHORT_PATH_EDGES = {
+    "math.exp(x)": (mp.exp, {np.float32: [87.0, 88.0, 88.72, 89.0, 103.0, 104.0, 0.0],
+                             np.float64: [708.0, 709.0, 709.78, 710.0, 745.0, 746.0, 0.0]}),
+    "math.log(x)": (mp.log, {np.float32: [np.finfo(np.float32).tiny, np.finfo(np.float32).max,
+                                          0.70710677, 1.0, 2.0**-149],
+                             np.float64: [np.finfo(np.float64).tiny, np.finfo(np.float64).max,
+                                          0.7071067811865476, 1.0, 2.0**-1074]}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("expr", sorted(SHORT_PATH_EDGES))
+def test_short_path_edges(expr, dtype):
+    """Operands on both sides of each short path's limits, against mpmath; the kernel has the
+    block of the other operands, so both forms run."""
+    from math_support import _kernel
+
+    ref, edges = SHORT_PATH_EDGES[expr]
+    x = np.concatenate([_around(dtype, edges[dtype]), special_floats(dtype)])
+    kernel = _kernel([expr], 1)
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, out)
+    assert ".rare" in kernel.inspect_kir(x, out), "no short path"
+    worst, at = max_ulp(out, x, ref)
+    assert worst <= 1.0, f"{expr} on {dtype.__name__}: {worst:.3f} ulp at x = {at!r}"
