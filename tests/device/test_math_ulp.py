@@ -265,7 +265,8 @@ def _around(dtype, edges):
         e = dtype(e)
         lo, hi = e, e
         for _ in range(2):
-            lo, hi = np.nextafter(lo, dtype(-np.inf)), np.nextafter(hi, dtype(np.inf))
+            with np.errstate(over="ignore"):  # past the largest float: inf, wanted too
+                lo, hi = np.nextafter(lo, dtype(-np.inf)), np.nextafter(hi, dtype(np.inf))
             v += [lo, hi]
         v.append(e)
     v = np.array(v, dtype)
