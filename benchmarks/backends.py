@@ -80,6 +80,13 @@ class VulkanBackend(Backend):
         info = self.device.info
         return {"gpu": info.name, "kind": info.kind, "driver": driver_version()}
 
+    def pipeline_stats(self, kernel, args, local):
+        """What the driver reports of the kernel's pipeline (registers, ...), or why not."""
+        try:
+            return kernel.inspect_pipeline(*args, local_size=local)
+        except self.nv.VulkanSupportError as e:
+            return {"error": str(e)}
+
 
 class CudaBackend(Backend):
     name = "numba.cuda"
@@ -128,6 +135,12 @@ class CudaBackend(Backend):
             "compute_capability": list(self.device.compute_capability),
             "driver": driver_version(),
         }
+
+    def pipeline_stats(self, kernel, args, local):
+        """Registers per thread and memory of the kernel's one specialisation so far."""
+        return {"registers": kernel.get_regs_per_thread(),
+                "local_bytes": kernel.get_local_mem_per_thread(),
+                "shared_bytes": kernel.get_shared_mem_per_block()}
 
 
 # ------------------------------------------------------------------- kernels

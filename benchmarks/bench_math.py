@@ -139,7 +139,8 @@ def fig_black_scholes(backend, args, dtype, fastmath):
     tol = 1e-3 if dtype == np.float32 else 1e-9
     ok = bool(np.allclose(got_c, want_c, rtol=tol, atol=tol * 100)
               and np.allclose(got_p, want_p, rtol=tol, atol=tol * 100))  # fmt: skip
-    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok}
+    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok,
+            "pipeline": backend.pipeline_stats(k, (dS, dK, dT, r, v, call, put), BLOCK)}
 
 
 def fig_trig_chain(backend, args, fastmath):
@@ -155,7 +156,8 @@ def fig_trig_chain(backend, args, fastmath):
         v = np.sin(v) * np.cos(v * 0.5) + np.exp(-v * v)
         acc += v
     ok = bool(np.allclose(out.copy_to_host()[:m], acc, rtol=1e-9, atol=1e-12))
-    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok}
+    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok,
+            "pipeline": backend.pipeline_stats(k, (dx, out), BLOCK)}
 
 
 FIGURES = {

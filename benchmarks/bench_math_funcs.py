@@ -94,7 +94,8 @@ def measure(backend, args, name, dtype, fastmath):
     got = out.copy_to_host()[:m].astype(np.float64)
     tol = 1e-3 if dtype == np.float32 else 1e-9
     ok = bool(np.allclose(got, acc, rtol=tol, atol=tol * args.calls))
-    return {"seconds": t, "rate": n * args.calls / t / 1e9, "correct": ok}
+    return {"seconds": t, "rate": n * args.calls / t / 1e9, "correct": ok,
+            "pipeline": backend.pipeline_stats(k, (dx, out), BLOCK)}
 
 
 def run_backend(cls, args):

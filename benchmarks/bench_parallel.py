@@ -187,7 +187,8 @@ def fig_matmul(backend, args):
     C = dC.copy_to_host()
     rows = slice(0, min(n, 64))
     ok = bool(np.allclose(C[rows], A[rows].astype(np.float64) @ B, rtol=1e-3, atol=1e-2))
-    return {"n": n, "seconds": t, "gflops": 2 * n**3 / t / 1e9, "correct": ok}
+    return {"n": n, "seconds": t, "gflops": 2 * n**3 / t / 1e9, "correct": ok,
+            "pipeline": backend.pipeline_stats(k, (dA, dB, dC), (TPB, TPB))}
 
 
 def _two_pass_sum(backend, args, source, name):
@@ -206,7 +207,8 @@ def _two_pass_sum(backend, args, source, name):
     t = timed(backend, run, args.repeats, args.inner)
     got = float(total.copy_to_host()[0])
     want = float(data.astype(np.float64).sum())
-    return {"n": n, "seconds": t, "gbs": 4 * n / t / 1e9, "correct": abs(got - want) <= 1e-6 * want}
+    return {"n": n, "seconds": t, "gbs": 4 * n / t / 1e9, "correct": abs(got - want) <= 1e-6 * want,
+            "pipeline": backend.pipeline_stats(k, (d, partial), BLOCK)}
 
 
 def fig_reduction(backend, args):
@@ -225,7 +227,8 @@ def fig_histogram(backend, args):
     k[GROUPS, BLOCK](d, hist)
     got = hist.copy_to_host()
     want = np.bincount(data, minlength=256).astype(np.uint32)
-    return {"n": n, "seconds": t, "gbs": n / t / 1e9, "correct": bool(np.array_equal(got, want))}
+    return {"n": n, "seconds": t, "gbs": n / t / 1e9, "correct": bool(np.array_equal(got, want)),
+            "pipeline": backend.pipeline_stats(k, (d, hist), BLOCK)}
 
 
 def fig_subgroup_reduction(backend, args):

@@ -44,6 +44,11 @@ for b in $B; do
     fuzz) timeout ${T_FUZZ:-200} python3 tests/fuzz/run_typefuzz.py --seeds 0:${FUZZ_SEEDS:-5000} --jobs 14 ;;
     # Device tests named by TESTS (paths under tests/), serially.
     tests) cd tests && NVK_REQUIRE_DEVICE=1 timeout ${T_TESTS:-200} python3 -m pytest -q ${TESTS:-device/test_reductions.py}; cd .. ;;
+    # The grid-stride kernels with fewer unrolled copies (numba_vulkan only; NUMBA_VULKAN_UNROLL).
+    unroll) for u in ${UNROLLS:-1 2 4}; do
+              NUMBA_VULKAN_UNROLL=$u timeout 150 python3 benchmarks/bench_parallel.py --backends numba_vulkan \
+                --only reduction,histogram,subgroup_reduction --out $R/h200_parallel_unroll$u.json
+            done ;;
     ranges) for m in 0 7; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras_m$m.json
@@ -51,3 +56,6 @@ for b in $B; do
   esac > $R/$b.log 2>&1
   echo "== $b ($(( $(date +%s) - t0 )) s)"; grep -v Warning $R/$b.log | tail -${TAILN:-14}
 done
+# What the drivers report of the kernels' pipelines (registers, ...), where recorded.
+python3 benchmarks/pipeline_stats.py $R/*.json > $R/pipeline_stats.txt 2>&1
+echo "== pipeline statistics"; tail -${STATSN:-40} $R/pipeline_stats.txt

@@ -531,6 +531,45 @@ class Dispatcher:
             return kernels[0].disassemble()
         return {k.argtypes: k.disassemble() for k in kernels}
 
+    def inspect_pipeline(self, *args_or_types, local_size, device=None):
+        """What the device's driver reports about the pipeline it makes of one
+        specialisation for one workgroup size: registers per invocation, code
+        size and whatever else the driver counts (VK_KHR_pipeline_executable_properties;
+        names and meanings are the driver's). A diagnostic for tuning kernels.
+
+        Parameters
+        ----------
+        *args_or_types
+            Arguments (typed as a launch would) or Numba types of the specialisation;
+            it is compiled for ``device`` as a launch there would compile it.
+        local_size : int or tuple of int
+            The workgroup size (the pipeline depends on it).
+        device : Device, int or str, optional
+            The device (default: the current one).
+
+        Returns
+        -------
+        dict
+            Statistic name -> value (int or float), in the driver's order.
+
+        Raises
+        ------
+        VulkanSupportError
+            The driver reports no statistics (Mesa 22's lavapipe, for one).
+        """
+        if not args_or_types:
+            raise TypeError("inspect_pipeline needs the arguments or types of a specialisation")
+        from .runtime import devices
+
+        device = _resolve_device(device) or devices.get_device()
+        if all(isinstance(a, types.Type) for a in args_or_types):
+            argtypes = tuple(args_or_types)
+        else:
+            argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
+        kernel = self.compile(argtypes, device=device)
+        loaded = device._core.load_kernel(kernel.words, kernel.push_size)
+        return {name: value for _, name, _, value in loaded.statistics(local_size)}
+
     def inspect_types(self, file=None):
         """Print the typed Numba IR of every specialisation, as ``numba``'s ``inspect_types``.
 

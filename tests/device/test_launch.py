@@ -191,3 +191,26 @@ def test_sync_mode(device, monkeypatch):
     saxpy.forall(n)(np.float32(2), dx, dy, dout)
     saxpy.forall(n)(np.float32(2), dx, dy, dout)
     np.testing.assert_array_equal(dout.copy_to_host(), np.float32(2) * x + y)
+
+
+def test_inspect_pipeline(device):
+    n = 16
+    x, y = _inputs(n)
+    args = (np.float32(1), x, y, x)
+    if device.info.driver_name in ("llvmpipe", "lavapipe"):  # Mesa 22 lacks the extension
+        with pytest.raises(nv.VulkanSupportError, match="VK_KHR_pipeline_executable_properties"):
+            saxpy.inspect_pipeline(*args, local_size=64)
+        return
+    try:
+        stats = saxpy.inspect_pipeline(*args, local_size=64)
+    except nv.VulkanSupportError as e:
+        assert "VK_KHR_pipeline_executable_properties" in str(e)
+        return
+    assert stats and all(isinstance(v, (int, float)) for v in stats.values())
+    with pytest.raises(nv.VulkanSupportError, match="too large"):
+        saxpy.inspect_pipeline(*args, local_size=device.info.max_local_size[0] + 1)
+
+
+def test_inspect_pipeline_needs_a_specialisation(device):
+    with pytest.raises(TypeError, match="arguments or types"):
+        saxpy.inspect_pipeline(local_size=64)

@@ -472,7 +472,28 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
         .def_prop_ro("pipeline_count", [](PyKernel& k) {
             ThrowIfError(k.kernel->device().Usable());  // before the kernel's lock (fork.h)
             return k.kernel->pipeline_count();
-        });
+        })
+        .def(
+            "statistics",
+            [](PyKernel& k, nb::handle local) {
+                uint32_t l[3];
+                if (!ReadTriple(local.ptr(), l)) {
+                    PyErr_Clear();
+                    Throw(util::InvalidArgument("local_size must be 1-3 ints"));
+                }
+                std::vector<vk::Kernel::Statistic> stats = Unwrap(k.kernel->Statistics(l));
+                nb::list out;
+                for (const vk::Kernel::Statistic& s : stats) {
+                    nb::object value = s.integral ? nb::object(nb::int_(s.value_int))
+                                                  : nb::object(nb::float_(s.value_float));
+                    out.append(nb::make_tuple(s.executable, s.name, s.description, value));
+                }
+                return out;
+            },
+            nb::arg("local_size"),
+            "The driver's statistics of the pipeline for `local_size` "
+            "(VK_KHR_pipeline_executable_properties): (executable, name, description, "
+            "value) tuples.");
 
     device_class.def(
             "load_kernel",

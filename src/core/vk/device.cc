@@ -117,6 +117,23 @@ util::Status Device::Init(Instance& instance) {
         extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
         external_fd_ext_ = true;
     }
+    // Statistics of compiled pipelines (registers, ...) for Kernel::Statistics: a
+    // diagnostic, enabled where the driver has it (not lavapipe in Mesa 22).
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    if (HasExtension(ifns, info_.handle, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+        VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR has{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+        VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        query.pNext = &has;
+        ifns.vkGetPhysicalDeviceFeatures2(info_.handle, &query);
+        if (has.pipelineExecutableInfo) {
+            extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+            executable_info.pipelineExecutableInfo = VK_TRUE;
+            executable_info.pNext = enabled.pNext;
+            enabled.pNext = &executable_info;
+        }
+    }
     // MoltenVK and other portability drivers require this extension to be enabled.
     if (HasExtension(ifns, info_.handle, "VK_KHR_portability_subset")) {
         extensions.push_back("VK_KHR_portability_subset");
@@ -161,6 +178,16 @@ util::Status Device::Init(Instance& instance) {
     NVK_VK_CHECK("vkCreateDevice",
                  ifns.vkCreateDevice(info_.handle, &create, nullptr, &device_));
     NVK_RETURN_IF_ERROR(LoadDeviceFns(ifns, device_, fns_));
+    if (executable_info.pipelineExecutableInfo) {
+        executable_properties_ = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+            ifns.vkGetDeviceProcAddr(device_, "vkGetPipelineExecutablePropertiesKHR"));
+        executable_statistics_ = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+            ifns.vkGetDeviceProcAddr(device_, "vkGetPipelineExecutableStatisticsKHR"));
+        if (!executable_properties_ || !executable_statistics_) {
+            executable_properties_ = nullptr;
+            executable_statistics_ = nullptr;
+        }
+    }
     fns_.vkGetDeviceQueue(device_, queue_info.queueFamilyIndex, 0, &queue_);
     kernel_queue_ = queue_;
     if (compute_queues > 1 && !single) {

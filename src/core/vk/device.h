@@ -154,6 +154,14 @@ class Device {
     VkQueue stream_queue() const { return kernel_queue_; }  // streams' kernels (stream.cc)
     VkCommandPool command_pool() const { return command_pool_; }
     VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
+    // VK_KHR_pipeline_executable_properties' queries, or null where the driver lacks
+    // them (Kernel::Statistics).
+    PFN_vkGetPipelineExecutablePropertiesKHR executable_properties() const {
+        return executable_properties_;
+    }
+    PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics() const {
+        return executable_statistics_;
+    }
     // Whether array memory is mapped into the process (no staging for copies).
     bool arrays_mapped() const { return arrays_mapped_; }
     bool sync_launches() const { return sync_launches_.load(std::memory_order_relaxed); }
@@ -434,6 +442,9 @@ class Device {
     HostArgs host_args_mode_ = HostArgs::kOff;
     uint32_t host_arg_type_[3] = {0, 0, 0};
     bool host_arg_bar_[3] = {false, false, false};  // whether that type is device-local
+
+    PFN_vkGetPipelineExecutablePropertiesKHR executable_properties_ = nullptr;
+    PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics_ = nullptr;
 
     // external.cc: set by Init when the driver offers VK_KHR_external_memory_fd.
     bool external_fd_ext_ = false;

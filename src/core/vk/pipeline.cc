@@ -68,13 +68,24 @@ util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
             return entry->pipeline;
         }
     }
+    NVK_ASSIGN_OR_RETURN(VkPipeline pipeline,
+                         CreatePipeline(key, 0, device_->pipeline_cache()));
+    pipelines_.push_back(std::make_unique<Entry>(Entry{key, pipeline}));
+    last_.store(pipelines_.back().get(), std::memory_order_release);
+    return pipeline;
+}
+
+util::Result<VkPipeline> Kernel::CreatePipeline(const std::array<uint32_t, 3>& local,
+                                                VkPipelineCreateFlags flags,
+                                                VkPipelineCache cache) const {
     const PhysicalDeviceInfo& info = device_->info();
-    uint64_t total = uint64_t{key[0]} * key[1] * key[2];
+    uint64_t total = uint64_t{local[0]} * local[1] * local[2];
     for (int i = 0; i < 3; ++i) {
-        if (key[i] == 0 || key[i] > info.max_local_size[i] || total > info.max_local_invocations) {
+        if (local[i] == 0 || local[i] > info.max_local_size[i] ||
+            total > info.max_local_invocations) {
             return util::Unsupported(
-                "local size (" + std::to_string(key[0]) + ", " + std::to_string(key[1]) + ", " +
-                std::to_string(key[2]) + ") is too large for Vulkan device '" + info.name +
+                "local size (" + std::to_string(local[0]) + ", " + std::to_string(local[1]) +
+                ", " + std::to_string(local[2]) + ") is too large for Vulkan device '" + info.name +
                 "': at most (" + std::to_string(info.max_local_size[0]) + ", " +
                 std::to_string(info.max_local_size[1]) + ", " +
                 std::to_string(info.max_local_size[2]) + ") and " +
@@ -83,22 +94,78 @@ util::Result<VkPipeline> Kernel::FindOrCreate(const uint32_t local[3]) {
     }
     VkSpecializationMapEntry entries[3];
     for (uint32_t i = 0; i < 3; ++i) entries[i] = {i, i * 4u, 4};
-    VkSpecializationInfo spec{3, entries, sizeof(key), key.data()};
+    VkSpecializationInfo spec{3, entries, sizeof(local), local.data()};
     VkComputePipelineCreateInfo create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     create.stage.module = module_;
     create.stage.pName = "main";
     create.stage.pSpecializationInfo = &spec;
+    create.flags = flags;
     create.layout = layout_;
     VkPipeline pipeline = VK_NULL_HANDLE;
     NVK_VK_CHECK("vkCreateComputePipelines",
-                 device_->fns().vkCreateComputePipelines(device_->handle(),
-                                                         device_->pipeline_cache(), 1, &create,
+                 device_->fns().vkCreateComputePipelines(device_->handle(), cache, 1, &create,
                                                          nullptr, &pipeline));
-    pipelines_.push_back(std::make_unique<Entry>(Entry{key, pipeline}));
-    last_.store(pipelines_.back().get(), std::memory_order_release);
     return pipeline;
+}
+
+util::Result<std::vector<Kernel::Statistic>> Kernel::Statistics(const uint32_t local[3]) const {
+    NVK_RETURN_IF_ERROR(device_->Usable());
+    const auto properties = device_->executable_properties();
+    const auto statistics = device_->executable_statistics();
+    if (!properties || !statistics) {
+        return util::Unsupported("Vulkan device '" + device_->info().name +
+                                 "' does not report pipeline statistics (its driver lacks "
+                                 "VK_KHR_pipeline_executable_properties)");
+    }
+    // No pipeline cache: a pipeline found there might come without its statistics.
+    const std::array<uint32_t, 3> size{local[0], local[1], local[2]};
+    NVK_ASSIGN_OR_RETURN(VkPipeline pipeline,
+                         CreatePipeline(size, VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR,
+                                        VK_NULL_HANDLE));
+    const VkDevice handle = device_->handle();
+    std::vector<Statistic> out;
+    VkResult result = VK_SUCCESS;
+    VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    info.pipeline = pipeline;
+    uint32_t count = 0;
+    result = properties(handle, &info, &count, nullptr);
+    std::vector<VkPipelineExecutablePropertiesKHR> executables(
+        count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+    if (result == VK_SUCCESS) result = properties(handle, &info, &count, executables.data());
+    for (uint32_t e = 0; result == VK_SUCCESS && e < count; ++e) {
+        VkPipelineExecutableInfoKHR which{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+        which.pipeline = pipeline;
+        which.executableIndex = e;
+        uint32_t n = 0;
+        result = statistics(handle, &which, &n, nullptr);
+        std::vector<VkPipelineExecutableStatisticKHR> stats(
+            n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+        if (result == VK_SUCCESS) result = statistics(handle, &which, &n, stats.data());
+        for (uint32_t i = 0; result == VK_SUCCESS && i < n; ++i) {
+            const VkPipelineExecutableStatisticKHR& s = stats[i];
+            Statistic stat{executables[e].name, s.name, s.description};
+            switch (s.format) {
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                    stat.value_int = s.value.b32 ? 1 : 0;
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                    stat.value_int = s.value.i64;
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                    stat.value_int = static_cast<int64_t>(s.value.u64);
+                    break;
+                default:
+                    stat.integral = false;
+                    stat.value_float = s.value.f64;
+            }
+            out.push_back(std::move(stat));
+        }
+    }
+    device_->fns().vkDestroyPipeline(handle, pipeline, nullptr);  // never used by a launch
+    NVK_VK_CHECK("vkGetPipelineExecutableStatisticsKHR", result);
+    return out;
 }
 
 }  // namespace nvk::vk

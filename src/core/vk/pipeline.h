@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,20 @@ class Kernel {
         return FindOrCreate(local);
     }
 
+    // What the driver reports about the pipeline it compiles for workgroup size
+    // `local` (VK_KHR_pipeline_executable_properties: registers, code size, ...),
+    // from a pipeline created for the query and destroyed after it. A diagnostic:
+    // fails with kUnsupported where the driver lacks the extension.
+    struct Statistic {
+        std::string executable;  // the executable's name (a compute pipeline has one)
+        std::string name;
+        std::string description;
+        bool integral = true;  // value_int holds it (bools as 0/1), else value_float
+        int64_t value_int = 0;
+        double value_float = 0.0;
+    };
+    util::Result<std::vector<Statistic>> Statistics(const uint32_t local[3]) const;
+
   private:
     struct Entry {  // never changed or freed while the kernel lives
         std::array<uint32_t, 3> local;
@@ -60,6 +75,10 @@ class Kernel {
 
     explicit Kernel(Device& device) : device_(&device) {}
     util::Result<VkPipeline> FindOrCreate(const uint32_t local[3]);  // takes mu_
+    // A new pipeline for workgroup size `local` (checked against the device's limits).
+    util::Result<VkPipeline> CreatePipeline(const std::array<uint32_t, 3>& local,
+                                            VkPipelineCreateFlags flags,
+                                            VkPipelineCache cache) const;
 
     mutable std::mutex mu_;  // guards pipelines_
     Device* device_;
