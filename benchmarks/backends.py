@@ -137,10 +137,13 @@ class CudaBackend(Backend):
         }
 
     def pipeline_stats(self, kernel, args, local):
-        """Registers per thread and memory of the kernel's one specialisation so far."""
-        return {"registers": kernel.get_regs_per_thread(),
-                "local_bytes": kernel.get_local_mem_per_thread(),
-                "shared_bytes": kernel.get_shared_mem_per_block()}
+        """Registers per thread and memory of the kernel's specialisation (the last compiled)."""
+        def last(value):  # a dict by signature where the kernel is not specialised
+            return list(value.values())[-1] if isinstance(value, dict) else value
+
+        return {"registers": last(kernel.get_regs_per_thread()),
+                "local_bytes": last(kernel.get_local_mem_per_thread()),
+                "shared_bytes": last(kernel.get_shared_mem_per_block())}
 
 
 # ------------------------------------------------------------------- kernels
