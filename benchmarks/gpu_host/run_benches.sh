@@ -49,6 +49,9 @@ for b in $B; do
               NUMBA_VULKAN_UNROLL=$u timeout 150 python3 benchmarks/bench_parallel.py --backends numba_vulkan \
                 --only reduction,histogram,subgroup_reduction --out $R/h200_parallel_unroll$u.json
             done ;;
+    # Pipeline statistics and the driver's own code of the tiled matmul and Black-Scholes,
+    # numba.cuda's PTX and SASS beside them (files under driver_code/).
+    driver_code) timeout 150 python3 benchmarks/experiments/s11_driver_code.py --dir $R/driver_code ;;
     ranges) for m in 0 7; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras_m$m.json

@@ -531,7 +531,7 @@ class Dispatcher:
             return kernels[0].disassemble()
         return {k.argtypes: k.disassemble() for k in kernels}
 
-    def inspect_pipeline(self, *args_or_types, local_size, device=None):
+    def inspect_pipeline(self, *args_or_types, local_size, device=None, representations=False):
         """What the device's driver reports about the pipeline it makes of one
         specialisation for one workgroup size: registers per invocation, code
         size and whatever else the driver counts (VK_KHR_pipeline_executable_properties;
@@ -546,11 +546,15 @@ class Dispatcher:
             The workgroup size (the pipeline depends on it).
         device : Device, int or str, optional
             The device (default: the current one).
+        representations : bool
+            Also the driver's internal representations of the compiled code, where
+            it gives any (bytes; text for most).
 
         Returns
         -------
         dict
-            Statistic name -> value (int or float), in the driver's order.
+            Statistic name -> value (int or float), in the driver's order; with
+            ``representations``, ``{"statistics": that, "representations": {name: bytes}}``.
 
         Raises
         ------
@@ -568,7 +572,12 @@ class Dispatcher:
             argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
         kernel = self.compile(argtypes, device=device)
         loaded = device._core.load_kernel(kernel.words, kernel.push_size)
-        return {name: value for _, name, _, value in loaded.statistics(local_size)}
+        stats, texts = loaded.statistics(local_size, representations)
+        out = {name: value for _, name, _, value in stats}
+        if representations:
+            out = {"statistics": out,
+                   "representations": {name: text for _, name, _, text in texts}}
+        return out
 
     def inspect_types(self, file=None):
         """Print the typed Numba IR of every specialisation, as ``numba``'s ``inspect_types``.

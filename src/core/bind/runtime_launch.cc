@@ -475,25 +475,30 @@ void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class) {
         })
         .def(
             "statistics",
-            [](PyKernel& k, nb::handle local) {
+            [](PyKernel& k, nb::handle local, bool representations) {
                 uint32_t l[3];
                 if (!ReadTriple(local.ptr(), l)) {
                     PyErr_Clear();
                     Throw(util::InvalidArgument("local_size must be 1-3 ints"));
                 }
-                std::vector<vk::Kernel::Statistic> stats = Unwrap(k.kernel->Statistics(l));
-                nb::list out;
-                for (const vk::Kernel::Statistic& s : stats) {
+                vk::Kernel::Report report = Unwrap(k.kernel->Statistics(l, representations));
+                nb::list stats, texts;
+                for (const vk::Kernel::Statistic& s : report.statistics) {
                     nb::object value = s.integral ? nb::object(nb::int_(s.value_int))
                                                   : nb::object(nb::float_(s.value_float));
-                    out.append(nb::make_tuple(s.executable, s.name, s.description, value));
+                    stats.append(nb::make_tuple(s.executable, s.name, s.description, value));
                 }
-                return out;
+                for (const vk::Kernel::Representation& r : report.representations) {
+                    texts.append(nb::make_tuple(r.executable, r.name, r.description,
+                                                nb::bytes(r.text.data(), r.text.size())));
+                }
+                return nb::make_tuple(stats, texts);
             },
-            nb::arg("local_size"),
-            "The driver's statistics of the pipeline for `local_size` "
-            "(VK_KHR_pipeline_executable_properties): (executable, name, description, "
-            "value) tuples.");
+            nb::arg("local_size"), nb::arg("representations") = false,
+            "The driver's report on the pipeline for `local_size` "
+            "(VK_KHR_pipeline_executable_properties): statistics as (executable, name, "
+            "description, value) tuples and, if asked, its internal representations as "
+            "(executable, name, description, bytes) tuples.");
 
     device_class.def(
             "load_kernel",

@@ -183,9 +183,14 @@ util::Status Device::Init(Instance& instance) {
             ifns.vkGetDeviceProcAddr(device_, "vkGetPipelineExecutablePropertiesKHR"));
         executable_statistics_ = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
             ifns.vkGetDeviceProcAddr(device_, "vkGetPipelineExecutableStatisticsKHR"));
-        if (!executable_properties_ || !executable_statistics_) {
+        executable_representations_ =
+            reinterpret_cast<PFN_vkGetPipelineExecutableInternalRepresentationsKHR>(
+                ifns.vkGetDeviceProcAddr(device_,
+                                         "vkGetPipelineExecutableInternalRepresentationsKHR"));
+        if (!executable_properties_ || !executable_statistics_ || !executable_representations_) {
             executable_properties_ = nullptr;
             executable_statistics_ = nullptr;
+            executable_representations_ = nullptr;
         }
     }
     fns_.vkGetDeviceQueue(device_, queue_info.queueFamilyIndex, 0, &queue_);

@@ -162,6 +162,9 @@ class Device {
     PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics() const {
         return executable_statistics_;
     }
+    PFN_vkGetPipelineExecutableInternalRepresentationsKHR executable_representations() const {
+        return executable_representations_;
+    }
     // Whether array memory is mapped into the process (no staging for copies).
     bool arrays_mapped() const { return arrays_mapped_; }
     bool sync_launches() const { return sync_launches_.load(std::memory_order_relaxed); }
@@ -445,6 +448,7 @@ class Device {
 
     PFN_vkGetPipelineExecutablePropertiesKHR executable_properties_ = nullptr;
     PFN_vkGetPipelineExecutableStatisticsKHR executable_statistics_ = nullptr;
+    PFN_vkGetPipelineExecutableInternalRepresentationsKHR executable_representations_ = nullptr;
 
     // external.cc: set by Init when the driver offers VK_KHR_external_memory_fd.
     bool external_fd_ext_ = false;

@@ -1,5 +1,6 @@
 #include "vk/pipeline.h"
 
+#include <cstring>
 #include <string>
 
 #include "vk/result.h"
@@ -110,27 +111,28 @@ util::Result<VkPipeline> Kernel::CreatePipeline(const std::array<uint32_t, 3>& l
     return pipeline;
 }
 
-util::Result<std::vector<Kernel::Statistic>> Kernel::Statistics(const uint32_t local[3]) const {
+util::Result<Kernel::Report> Kernel::Statistics(const uint32_t local[3],
+                                               bool representations) const {
     NVK_RETURN_IF_ERROR(device_->Usable());
     const auto properties = device_->executable_properties();
     const auto statistics = device_->executable_statistics();
-    if (!properties || !statistics) {
+    const auto texts = device_->executable_representations();
+    if (!properties || !statistics || !texts) {
         return util::Unsupported("Vulkan device '" + device_->info().name +
                                  "' does not report pipeline statistics (its driver lacks "
                                  "VK_KHR_pipeline_executable_properties)");
     }
     // No pipeline cache: a pipeline found there might come without its statistics.
     const std::array<uint32_t, 3> size{local[0], local[1], local[2]};
-    NVK_ASSIGN_OR_RETURN(VkPipeline pipeline,
-                         CreatePipeline(size, VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR,
-                                        VK_NULL_HANDLE));
+    VkPipelineCreateFlags flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    if (representations) flags |= VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
+    NVK_ASSIGN_OR_RETURN(VkPipeline pipeline, CreatePipeline(size, flags, VK_NULL_HANDLE));
     const VkDevice handle = device_->handle();
-    std::vector<Statistic> out;
-    VkResult result = VK_SUCCESS;
+    Report out;
     VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
     info.pipeline = pipeline;
     uint32_t count = 0;
-    result = properties(handle, &info, &count, nullptr);
+    VkResult result = properties(handle, &info, &count, nullptr);
     std::vector<VkPipelineExecutablePropertiesKHR> executables(
         count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
     if (result == VK_SUCCESS) result = properties(handle, &info, &count, executables.data());
@@ -160,8 +162,27 @@ util::Result<std::vector<Kernel::Statistic>> Kernel::Statistics(const uint32_t l
                     stat.integral = false;
                     stat.value_float = s.value.f64;
             }
-            out.push_back(std::move(stat));
+            out.statistics.push_back(std::move(stat));
         }
+        if (!representations || result != VK_SUCCESS) continue;
+        // Two calls: the entries, then their texts once their sizes are known.
+        result = texts(handle, &which, &n, nullptr);
+        std::vector<VkPipelineExecutableInternalRepresentationKHR> reps(
+            n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR});
+        if (result == VK_SUCCESS) result = texts(handle, &which, &n, reps.data());
+        std::vector<std::string> data(n);
+        for (uint32_t i = 0; result == VK_SUCCESS && i < n; ++i) {
+            data[i].assign(reps[i].dataSize, '\0');
+            reps[i].pData = data[i].data();
+        }
+        if (result == VK_SUCCESS) result = texts(handle, &which, &n, reps.data());
+        for (uint32_t i = 0; result == VK_SUCCESS && i < n; ++i) {
+            std::string text = std::move(data[i]);
+            if (reps[i].isText) text.resize(std::strlen(text.c_str()));
+            out.representations.push_back(
+                {executables[e].name, reps[i].name, reps[i].description, std::move(text)});
+        }
+        if (result == VK_INCOMPLETE) result = VK_SUCCESS;  // a text that grew: kept as cut
     }
     device_->fns().vkDestroyPipeline(handle, pipeline, nullptr);  // never used by a launch
     NVK_VK_CHECK("vkGetPipelineExecutableStatisticsKHR", result);

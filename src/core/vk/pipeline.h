@@ -65,7 +65,16 @@ class Kernel {
         int64_t value_int = 0;
         double value_float = 0.0;
     };
-    util::Result<std::vector<Statistic>> Statistics(const uint32_t local[3]) const;
+    // The driver's internal representations (its compiled code as text, where it
+    // gives them): name, description, text. Left empty unless asked for.
+    struct Representation {
+        std::string executable, name, description, text;
+    };
+    struct Report {
+        std::vector<Statistic> statistics;
+        std::vector<Representation> representations;
+    };
+    util::Result<Report> Statistics(const uint32_t local[3], bool representations) const;
 
   private:
     struct Entry {  // never changed or freed while the kernel lives
