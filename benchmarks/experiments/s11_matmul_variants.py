@@ -18,7 +18,7 @@ import bench_parallel as bp  # noqa: E402
 from backends import CudaBackend, VulkanBackend  # noqa: E402
 
 UNROLLED = "\n".join(f"        tmp += sA[ty, {j}] * sB[{j}, tx]" for j in range(bp.TPB))
-FLAT = bp.MATMUL.replace("shape=(TPB, TPB)", "shape=TPB * TPB").replace(
+FLAT = bp.MATMUL.replace("shape=(TPB, TPB)", "shape=TPB2").replace(
     "sA[ty, tx]", "sA[ty * TPB + tx]").replace("sB[ty, tx]", "sB[ty * TPB + tx]").replace(
     "sA[ty, j] * sB[j, tx]", "sA[ty * TPB + j] * sB[j * TPB + tx]")
 
@@ -38,7 +38,7 @@ VARIANTS = {
 def build(backend, source, options):
     names = bp.NAMES[backend.name]
     ns = dict(backend.kernel_namespace())
-    ns.update(TPB=bp.TPB, float32=np.float32)
+    ns.update(TPB=bp.TPB, TPB2=bp.TPB * bp.TPB, float32=np.float32)
     exec(compile(source.format(**names), "<s11 matmul>", "exec"), ns)  # noqa: S102
     jit = backend.nv.jit if backend.name == "numba_vulkan" else backend.cuda.jit
     return jit(**options)(ns["fast_matmul"])
