@@ -64,10 +64,9 @@ def main():
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", default=None)
-    parser.add_argument("--skip-cuda", action="store_true")
     args = parser.parse_args()
     results = {}
-    for cls in (VulkanBackend,) if args.skip_cuda else (CudaBackend, VulkanBackend):
+    for cls in (CudaBackend, VulkanBackend):
         try:
             backend = cls()
         except Exception as e:  # noqa: BLE001

@@ -52,9 +52,7 @@ for b in $B; do
     # Pipeline statistics and the driver's own code of the tiled matmul and Black-Scholes,
     # numba.cuda's PTX and SASS beside them (files under driver_code/).
     driver_code) timeout 150 python3 benchmarks/experiments/s11_driver_code.py --dir $R/driver_code ;;
-    matmul_variants) timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py --out $R/h200_matmul_variants.json
-                     [ -n "$MV_ENV" ] && env $MV_ENV timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py \
-                       --skip-cuda --out $R/h200_matmul_variants_env.json ;;
+    matmul_variants) timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py --out $R/h200_matmul_variants.json ;;
     ranges) for m in 0 7; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras_m$m.json

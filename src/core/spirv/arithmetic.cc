@@ -12,8 +12,6 @@
 // Without fastmath, float arithmetic is decorated NoContraction so that no
 // driver fuses a multiply and an add into an FMA (the results must match
 // NumPy bit for bit); with fastmath the decoration is left out.
-#include <cstdlib>
-
 #include "spirv/emitter.h"
 
 namespace nvk::spirv {
@@ -113,11 +111,6 @@ util::Status Emitter::EmitBinary(const kir::Inst& inst) {
     }
     Id id = Append(op, ScalarType(k), {a, b});
     if (!options_.fastmath && IsContractible(op)) b_.Decorate(id, spv::Decoration::NoContraction);
-    if (is_signed && IndexOnly(inst) && std::getenv("NVK_INDEX_NSW") != nullptr &&
-        (op == spv::Op::OpIAdd || op == spv::Op::OpISub || op == spv::Op::OpIMul ||
-         op == spv::Op::OpShiftLeftLogical)) {
-        b_.Decorate(id, spv::Decoration::NoSignedWrap);
-    }
     Bind(inst, id);
     return util::Status::Ok();
 }
