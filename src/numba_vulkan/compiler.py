@@ -43,6 +43,9 @@ class CodegenControls(typing.NamedTuple):
     which take the driver's quotient (mathlib/dd.driver_div), are moved by 2 ulp, about as far
     as Vulkan lets a driver's be off, so that lavapipe (whose division is exact) checks the
     library's accuracy against a loose division.
+    max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
+    the ids the narrowing pass reasons about (local ids are never negative, so Numba's
+    negative-index wrap of ``s[local_id(1), j]`` goes); empty: not known.
     """
 
     nan_preserve: tuple = ()
@@ -53,6 +56,8 @@ class CodegenControls(typing.NamedTuple):
     fused_fma: bool = False  # no promise: Dekker's products
     hide_int_ranges: int = 0
     loose_division: bool = False
+    max_local_size: tuple = ()
+    max_groups: tuple = ()
 
 
 def compile_kernel(*args, **kwargs):
@@ -143,6 +148,8 @@ def _compile_kernel(
         hide_float_zeros=codegen_controls.hide_float_zeros,
         divide_f32_in_f64=codegen_controls.divide_f32_in_f64,
         hide_int_ranges=codegen_controls.hide_int_ranges,
+        max_local_size=list(codegen_controls.max_local_size) or None,
+        max_groups=list(codegen_controls.max_groups) or None,
     )
     kernel = codegen.CompiledKernel(
         name=name,

@@ -36,6 +36,8 @@ def codegen_controls(device):
         fused_fma=fused_fma(info, config.FMA),
         hide_int_ranges=hide_int_ranges(info, config.HIDE_INT_RANGES),
         loose_division=config.DRIVER_DIV == "loose",
+        max_local_size=tuple(int(n) for n in info.max_local_size),
+        max_groups=tuple(int(n) for n in info.max_groups),
     )
 
 
