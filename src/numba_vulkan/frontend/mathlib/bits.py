@@ -120,6 +120,20 @@ def pow2(b, k, n):
     )
 
 
+def pow2_of(b, kf):
+    """2.0 ** kf for a float kf of integer value in the normal exponent range (exp's k): the
+    same as pow2 of kf converted, but a float64 kf is converted to int32 and the exponent field
+    widened unsigned (a conversion to int64 is two 32-bit ones and a signed widening is hidden
+    from NVIDIA's compiler: docs/codegen.md)."""
+    k = b.kind(kf)
+    if k == K.f32:
+        return pow2(b, k, b.convert(K.i32, kf))
+    _, mbits, bias, _ = LAYOUT[k]
+    field = b.binary(Op.add, b.convert(K.i32, kf), const(b, K.i32, bias))
+    wide = b.convert(K.u64, b.convert(K.u32, field))
+    return from_bits(b, k, b.binary(Op.shl, wide, const(b, K.u64, mbits)))
+
+
 def ldexp(b, x, n):
     """x * 2**n rounded once (C99 scalbn, musl's algorithm), for an integer value n of any kind.
 
