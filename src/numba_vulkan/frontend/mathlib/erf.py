@@ -6,22 +6,24 @@ With a = |x|:
   exact terms; for x < 0, erfc = 1 + erf(a).
 - 0.84375 <= a < 1.25 (erfc: 0.5 <= a < 1.25): erf = ERX + B(a - 1), ERX = erf(1) to 12 bits
   (1 +- ERX exact), erfc = (1 - ERX) - B, or (1 + ERX) + B for x < 0.
-- 1.25 <= a < 27.5 (float32: erfc underflows near 10.05): erfc(a) = e^(-a^2) G_i(a - mid_i),
+- erfc for 1.25 <= a < 27.5 (float32: it underflows near 10.05): e^(-a^2) G_i(a - mid_i),
   with G_i a polynomial fit of erfc(a) e^(a^2) around the midpoint of interval i
   (ERFC_EDGES; coefficients chosen by selects, or by cases: below). a^2 is kept exact
   (Dekker), e^(-a^2_hi) is a double word times 2^k (explog.exp_parts), the low word of a^2
   enters as the factor (1 - a^2_lo), and the scaling by 2^k is the last, single rounding
-  (subnormal results included). erf = 1 - erfc, erfc(x < 0) = 2 - erfc(a); erf's own tail
-  (_erf_scaled) in working precision, up to _ERF_ONE.
+  (subnormal results included). erfc(x < 0) = 2 - erfc(a).
+- erf for 1.25 <= a < _ERF_ONE (4.5, float64 6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a -
+  mid), one polynomial T fitted to erfc(a) e^(a^2) for the error it makes in erf, all of it in
+  working precision (_erf_tail).
 - beyond: erf = +-1, erfc = 0 (x > 0) or 2.
 
 Special values as C99: erf(+-0) = +-0, erf(+-inf) = +-1, erfc(inf) = 0, erfc(-inf) = 2, NaN -> NaN.
 Coefficients: scripts/mathgen/gen_coeffs.py (mpmath).
 
 Two forms give the same bits. The general form (_erf_selects, _erfc_selects; array ufuncs'
-element calls) evaluates every interval and selects, the G coefficients too. Where the call
+element calls) evaluates every interval and selects, erfc's G coefficients too. Where the call
 may branch (mathlib.Call.may_branch), each interval is a case of its own (rare.cases), and so
-is each G interval of a tail (_g_cases), so that an invocation evaluates one polynomial:
+is each G interval of erfc's tails (_g_cases), so that an invocation evaluates one polynomial:
 - erf: small, mid and tail (a >= 1.25, inf and NaN: a clamped to _ERF_ONE as in the general
   form); on a device that flushes float32 subnormals, |x| < 2^-100 first (_tiny). The small
   case takes x itself (x + x P(x^2) is -(a + a P(a^2)) to the bit), the others give the sign
@@ -46,8 +48,8 @@ Op = _core.Op
 _W = {K.f32: "F32", K.f64: "F64"}
 # erfc(a) < half the smallest subnormal beyond this (the edges go further for float64).
 _XMAX = {K.f32: 10.1, K.f64: 27.3}
-# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tail stops there.
-_ERF_ONE = {K.f32: 4.5, K.f64: 6.5}
+# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tail (ERF_T) stops there.
+_ERF_ONE = {k: getattr(coeffs_special, f"ERF_T_{w}_EDGES")[1] for k, w in _W.items()}
 # erfc's tail case (edges below 4.5) and far case (below these): erfc(a) normal, e^(-a^2) G
 # scaled by one normal 2^k (float32: erfc(9) = 4.1e-37; float64: erfc(19) = 1e-158).
 _ERFC_TAIL = 4.5
@@ -86,11 +88,10 @@ def _stop(limit):
     return next((i for i in range(1, len(edges) - 1) if edges[i] >= limit), len(edges) - 1)
 
 
-def _g(k, i, double):
-    """G_i's coefficients (lowest degree first), then its constant term's low word if `double`
-    (erfc's G as a double word)."""
-    c = getattr(coeffs_special, f"ERFC_G{i}_{_W[k]}")
-    return c + (getattr(coeffs_special, f"ERFC_G{i}_{_W[k]}_C0LO"),) if double else c
+def _g(k, i):
+    """G_i's coefficients (lowest degree first), then its constant term's low word."""
+    return getattr(coeffs_special, f"ERFC_G{i}_{_W[k]}") + (
+        getattr(coeffs_special, f"ERFC_G{i}_{_W[k]}_C0LO"),)  # fmt: skip
 
 
 def _mid(i):
@@ -98,39 +99,37 @@ def _mid(i):
     return (edges[i] + edges[i + 1]) / 2
 
 
-def _g_value(b, a, cs, mid, double):
-    """G(a - mid) from its coefficients (_g): (g,) in working precision, or (g_hi, g_lo), the
-    last Horner step (c0 + t r) summed exactly and c0's low word added."""
+def _g_value(b, a, cs, mid):
+    """G(a - mid) as a double word (g_hi, g_lo) from its coefficients (_g): the last Horner
+    step (c0 + t r) summed exactly, c0's low word added."""
     t = _sub(b, a, mid)
-    if not double:
-        return (_horner_v(b, cs, t),)
     r = _horner_v(b, cs[1:-1], t)
     g_hi, g_lo = dd.two_sum(b, cs[0], _mul(b, t, r))
     return g_hi, _add(b, g_lo, cs[-1])
 
 
-def _g_select(b, a, first, stop, double):
+def _g_select(b, a, first, stop):
     """G of the interval i holding a, among first..stop-1, its coefficients and midpoint
     chosen by selects (a below edges[first + 1] takes interval first, a beyond them stop - 1)."""
     k = b.kind(a)
-    cs = [const(b, k, c) for c in _g(k, first, double)]
+    cs = [const(b, k, c) for c in _g(k, first)]
     mid = const(b, k, _mid(first))
     for i in range(first + 1, stop):
         inside = b.compare(Op.ge, a, const(b, k, coeffs_special.ERFC_EDGES[i]))
-        cs = [b.select(inside, const(b, k, c), v) for c, v in zip(_g(k, i, double), cs)]
+        cs = [b.select(inside, const(b, k, c), v) for c, v in zip(_g(k, i), cs)]
         mid = b.select(inside, const(b, k, _mid(i)), mid)
-    return _g_value(b, a, cs, mid, double)
+    return _g_value(b, a, cs, mid)
 
 
-def _g_cases(b, x, a, first, stop, double):
-    """(x, a, *G) with G as _g_select gives it, but each interval a case of its own
+def _g_cases(b, x, a, first, stop):
+    """(x, a, g_hi, g_lo) with G as _g_select gives it, but each interval a case of its own
     (rare.cases): an invocation evaluates its own polynomial, without the selects."""
     k = b.kind(a)
 
     def body(i):
         def run(xs, a, *_):
-            cs = [const(b, k, c) for c in _g(k, i, double)]
-            return (xs, a) + _g_value(b, a, cs, const(b, k, _mid(i)), double)
+            cs = [const(b, k, c) for c in _g(k, i)]
+            return (xs, a) + _g_value(b, a, cs, const(b, k, _mid(i)))
 
         return run
 
@@ -138,7 +137,7 @@ def _g_cases(b, x, a, first, stop, double):
     paths = [(f"g{i}", b.compare(Op.lt, a, const(b, k, edges[i + 1])), body(i))
              for i in range(first, stop - 1)]  # fmt: skip
     paths.append((f"g{stop - 1}", None, body(stop - 1)))
-    return rare.cases(b, (x, a) + (a,) * (2 if double else 1), paths, "erfg")
+    return rare.cases(b, (x, a, a, a), paths, "erfg")
 
 
 def _signed(b, x, v):
@@ -199,7 +198,7 @@ def _erfc_selects(b, x):
     a = b.select(b.compare(Op.le, ax, xmax), ax, xmax)  # NaN compares false: clamped too
     pos_s, neg_s = _erfc_small(b, a)
     pos_m, neg_m = _erfc_mid(b, a)
-    erfc_b = _erfc_scaled(b, a, *_g_select(b, a, 0, _stop(_XMAX[k]), True), normal=False)
+    erfc_b = _erfc_scaled(b, a, *_g_select(b, a, 0, _stop(_XMAX[k])), normal=False)
     erfc_b = b.select(b.compare(Op.ge, ax, xmax), const(b, k, 0.0), erfc_b)
     # Below 0.5 only: on [0.5, 0.84375) 0.5 - ((a - 0.5) + aP) cancels in P (measured 2 ulp),
     # while (1 - ERX) - B(a - 1) adds terms of one sign.
@@ -222,7 +221,7 @@ def erfc(b, x, branch=False):
         return b.select(bits.sign_bit(b, xs), pos_neg[1], pos_neg[0])
 
     def tail(xs, a, first, stop):
-        xs, a, g_hi, g_lo = _g_cases(b, xs, a, first, stop, True)
+        xs, a, g_hi, g_lo = _g_cases(b, xs, a, first, stop)
         e = _erfc_scaled(b, a, g_hi, g_lo, normal=True)
         return xs, signed(xs, (e, _sub(b, const(b, k, 2.0), e)))
 
@@ -279,13 +278,17 @@ def _exp_neg(b, z):
     return _mul(b, e, bits.pow2_of(b, kf))
 
 
-def _erf_scaled(b, a, g):
-    """1 - e^(-a^2) g for 1.25 <= a <= _ERF_ONE in working precision: erfc(a) <= 0.08 there, so
-    its relative error counts about 12 times less in erf, and a few ulp of erfc are well below
-    an ulp of erf. (The G intervals beyond _ERF_ONE, where erf rounds to 1, are left out: a is
-    clamped to it.)"""
+def _erf_tail(b, a):
+    """1 - e^(-a^2) T(a - mid) for 1.25 <= a <= _ERF_ONE in working precision, T one polynomial
+    fit of erfc(a) e^(a^2) on that interval (ERF_T, weighted by e^(-a^2): its error in erf):
+    erfc(a) <= 0.08 there, so its relative error counts about 12 times less in erf, and a few
+    ulp of erfc are well below an ulp of erf."""
     k = b.kind(a)
-    erfc_b = _mul(b, _exp_neg(b, b.unary(Op.neg, _mul(b, a, a))), g)
+    w = _W[k]
+    lo, hi = getattr(coeffs_special, f"ERF_T_{w}_EDGES")
+    t = _sub(b, a, const(b, k, (lo + hi) / 2))
+    erfc_b = _mul(b, _exp_neg(b, b.unary(Op.neg, _mul(b, a, a))),
+                  _horner(b, getattr(coeffs_special, f"ERF_T_{w}"), t))  # fmt: skip
     return _sub(b, const(b, k, 1.0), erfc_b)
 
 
@@ -300,8 +303,7 @@ def _erf_selects(b, x):
     a = _clamp_top(b, bits.fabs(b, x))
     small = b.compare(Op.lt, a, const(b, k, 0.84375))
     big = b.compare(Op.ge, a, const(b, k, 1.25))
-    (g,) = _g_select(b, a, 0, _stop(_ERF_ONE[k]), False)
-    v = _pick(b, small, big, (_erf_small(b, a), _erf_mid(b, a), _erf_scaled(b, a, g)))
+    v = _pick(b, small, big, (_erf_small(b, a), _erf_mid(b, a), _erf_tail(b, a)))
     # erf is odd and each step rounds symmetrically: -(a + aP) = x + xP, and -0 stays -0.
     v = _signed(b, x, v)
     return b.select(bits.is_nan(b, x), x, v)
@@ -335,8 +337,7 @@ def erf(b, x, branch=False):
         return xs, _signed(b, xs, _erf_mid(b, a))
 
     def tail(xs, a):
-        xs, a, g = _g_cases(b, xs, _clamp_top(b, a), 0, _stop(_ERF_ONE[k]), False)
-        v = _signed(b, xs, _erf_scaled(b, a, g))
+        v = _signed(b, xs, _erf_tail(b, _clamp_top(b, a)))
         return xs, b.select(bits.is_nan(b, xs), xs, v)
 
     # (x, a): each case returns x and, in a's place, the result.
