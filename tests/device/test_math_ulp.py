@@ -309,7 +309,7 @@ def test_short_path_edges(expr, dtype):
 # the tiny operands (2^-100) that a device flushing float32 subnormals takes apart.
 ERF_CASE_EDGES = {
     np.float32: [0.25, 0.5, 0.84375, 1.25, 2.0, 3.0, 4.5, 6.5, 9.0, 9.2, 10.05, 10.1, 13.0,
-                 2.0**-100, 2.0**-126],
+                 2.0**-100, 2.0**-124, 2.0**-126],
     np.float64: [0.25, 0.5, 0.84375, 1.25, 2.0, 3.0, 4.5, 6.5, 9.0, 13.0, 19.0, 26.55, 27.3,
                  27.5, 2.0**-100, 2.0**-1022],
 }  # fmt: skip
@@ -349,3 +349,18 @@ def test_erf_case_edges(expr, dtype, subnormals, monkeypatch):
     general.forall(x.size)(x, want)
     assert ".tail" not in general.inspect_kir(x, want)
     assert_same_bits(out, want, (x,))
+
+
+def test_erf_tiny_correctly_rounded(monkeypatch):
+    """float32 erf below 2^-100 where the library takes the flush-safe forms (here simulating a
+    device that flushes subnormals) is x * 2/sqrt(pi) rounded once, the constant as a double
+    word (erf._erf_tiny; the float32 constant alone was 1.37 ulp off just below 2^-124)."""
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "SUBNORMALS32", "simulate")
+    rng = np.random.default_rng(23)
+    x = (rng.uniform(1, 2, 400) * np.exp2(rng.integers(-149, -100, 400))).astype(np.float32)
+    x = np.concatenate([x, -x, _around(np.float32, [2.0**-124, 2.0**-126, 2.0**-100])])
+    x = x[np.abs(x) < 2.0**-100]
+    worst, at = max_ulp(run_kernel("math.erf(x)", x), x, mp.erf)
+    assert worst <= 0.5 + 1e-6, f"{worst:.3f} ulp at x = {at!r}"

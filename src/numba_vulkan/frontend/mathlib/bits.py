@@ -354,16 +354,21 @@ def is_subnormal(b, x):
     )
 
 
-def mul_const_f32_flushing(b, x, c):
+def mul_const_f32_flushing(b, x, c, c_lo=0.0):
     """fl(x * c) for a float32 constant c in [2**-20, 2**20] on a device that flushes
     subnormals: where x or the product is tiny, x is scaled to xs = x * 2**s exactly (unpacked
-    from the bits when subnormal), xs * c made exact (Dekker) and scaled back rounding once."""
-    from .dd import two_prod
+    from the bits when subnormal), xs * c made exact (Dekker) and scaled back rounding once.
+    `c_lo`: the low word of a constant that float32 does not hold (c + c_lo), added to the
+    exact product before that rounding (for |x| < 2**-100; the others get fl(x * c))."""
+    from .dd import fast_two_sum, two_prod
 
     i, mag, sub, xs = _unpack_f32(b, x)
     small = b.compare(Op.lt, mag, const(b, K.i32, 0x0D800000))  # |x| < 2**-100
     xs = b.select(sub, xs, b.binary(Op.mul, x, const(b, K.f32, 2.0**100)))
     shift = b.select(sub, const(b, K.i32, -_SUB_SCALE), const(b, K.i32, -100))
     p, e = two_prod(b, xs, const(b, K.f32, c))
+    if c_lo:  # the sum's sign is p's (a zero's too: -0 + 0 would be +0)
+        s, e = fast_two_sum(b, p, b.binary(Op.add, e, b.binary(Op.mul, xs, const(b, K.f32, c_lo))))
+        p = copysign(b, s, p)
     tiny = _ldexp_f32_flushing(b, p, shift, lo=e)
     return b.select(small, tiny, b.binary(Op.mul, x, const(b, K.f32, c)))
