@@ -11,6 +11,13 @@ but these counts show where the division pass adds work.
 
     python3 benchmarks/math_instructions.py                      # H200 float controls
     python3 benchmarks/math_instructions.py --only black_scholes_f32 --opcodes
+    python3 benchmarks/math_instructions.py --only erf_f32 --path tail,g0   # one path's count
+
+The scalar calls' rare blocks and cases (mathlib/rare.py) are all counted, though an
+invocation runs one path through them. `--path NAMES` counts one such path instead: each rare
+block left out (its condition false), each set of cases reduced to its case named in NAMES
+(comma-separated), or to its last case where it has none of them (erf's small, mid and tail;
+erfc's small, mid, tail, far and general; the G intervals of their tails g0 to g7).
 """
 
 import argparse
@@ -68,6 +75,21 @@ def compile_text(name, spec, device, fastmath):
                                    narrowing.Mode(), codegen_controls=controls(device)).disassemble()
 
 
+def only_path(names):
+    """Build every rare.branch as if its condition were false and every rare.cases as its case
+    named in `names` (its last case where none is): the code one invocation runs."""
+    from numba_vulkan.frontend.mathlib import rare
+
+    def branch(b, cond, values, body, tag):
+        return tuple(values)
+
+    def cases(b, values, paths, tag):
+        body = next((p[2] for p in paths if p[0] in names), paths[-1][2])
+        return tuple(body(*values))
+
+    rare.branch, rare.cases = branch, cases
+
+
 def count(text):
     """Counts of the kernel function's instructions (type ids resolved to float / double)."""
     floats = {m.group(1): m.group(2) for m in re.finditer(r"(%\w+) = OpTypeFloat (\d+)", text)}
@@ -94,7 +116,12 @@ def main(argv=None):
     parser.add_argument("--only", default="", help="comma-separated kernel names")
     parser.add_argument("--opcodes", action="store_true", help="every opcode's count too")
     parser.add_argument("--out", default=None, help="JSON file of the counts")
+    parser.add_argument("--path", default=None,
+                        help="count one path: rare blocks left out, cases reduced to the "
+                        "named ones (comma-separated)")
     args = parser.parse_args(argv)
+    if args.path:
+        only_path(args.path.split(","))
     specs = kernels()
     names = [n for n in args.only.split(",") if n] or list(specs)
     keys = ("OpFDiv f32", "OpFDiv f64", "f64 arithmetic", "OpFConvert")
@@ -109,7 +136,8 @@ def main(argv=None):
             print("   ", ", ".join(f"{k} {v}" for k, v in ops.most_common() if " " not in k))
     if args.out:
         Path(args.out).write_text(json.dumps({"device": args.device, "fastmath": args.fastmath,
-                                              "kernels": results}, indent=1))  # fmt: skip
+                                              "path": args.path, "kernels": results},
+                                             indent=1))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -150,6 +150,16 @@ def erfc_g(x):
     return mp.erfc(x) * mp.exp(x * x)
 
 
+# erf's own tail (erf.py): erf(x) = 1 - e^(-x^2) T(x - mid) on [1.25, top], one polynomial T
+# per width, to where erf rounds to 1; weighted by e^(-x^2), the error it makes in erf.
+ERF_T_EDGES = {"F32": ("1.25", "4.5"), "F64": ("1.25", "6.5")}
+
+
+def erf_t_mid(width):
+    lo, hi = ERF_T_EDGES[width]
+    return (mp.mpf(lo) + mp.mpf(hi)) / 2
+
+
 def erx():
     """erf(1) rounded to 12 bits, so that 1 + ERX and 1 - ERX are exact in either width."""
     return round_bits(mp.erf(1), 12)
@@ -228,6 +238,8 @@ def trig_constants():
         out.append(f"PIO2_CW_{width} = {tuple(conv(v) for v in parts)!r}")
     out.append(f"ERX = {float(erx())!r}")
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
+    for width, edges in ERF_T_EDGES.items():
+        out.append(f"ERF_T_{width}_EDGES = {tuple(float(v) for v in edges)!r}")
     out.append(f"LGAMMA_STIRLING = {float(LGAMMA_STIRLING)!r}")
     out.append(f"LGAMMA_NEAR = {float(LGAMMA_NEAR)!r}")
     mp.mp.dps = old
@@ -277,6 +289,11 @@ def main():
                           (erfc_edge(i) - erfc_mid(i), erfc_edge(i + 1) - erfc_mid(i)),
                           {"F64": 18, "F32": 8}, lambda t, i=i: 1 / erfc_g(t + erfc_mid(i)))
            for i in range(len(ERFC_EDGES) - 1)},
+        "ERF_T": ({w: (lambda t, w=w: erfc_g(t + erf_t_mid(w))) for w in ERF_T_EDGES},
+                  {w: (mp.mpf(lo) - erf_t_mid(w), mp.mpf(hi) - erf_t_mid(w))
+                   for w, (lo, hi) in ERF_T_EDGES.items()},
+                  {"F64": 27, "F32": 11},
+                  {w: (lambda t, w=w: mp.exp(-(t + erf_t_mid(w)) ** 2)) for w in ERF_T_EDGES}),
         # lgamma / gamma (gamma.py): Stirling's tail for y >= LGAMMA_STIRLING (weight: its
         # absolute contribution z^(3/2)); lgamma(c + t) = t P_c(t) on |t| <= LGAMMA_NEAR
         "LGAMMA_R": (stirling_r, (0, mp.mpf(1) / LGAMMA_STIRLING**2 * mp.mpf("1.0001")),
@@ -290,8 +307,10 @@ def main():
                   lambda x: mp.cbrt(x)),
     }  # fmt: skip
     lines = []
-    for name, (f, (a, b), degs, weight) in specs.items():
-        for width, deg in degs.items():
+    for name, spec in specs.items():
+        for width, deg in spec[2].items():
+            # the function, interval and weight may differ by width (dicts keyed by it)
+            f, (a, b), _, weight = (v[width] if isinstance(v, dict) else v for v in spec)
             c = cheb_fit(f, a, b, deg)
             rounded = [mp.mpf(float(v)) if width == "F64" else mp.mpf(f32(v)) for v in c]
             check(f"{name}_{width}", f, a, b, rounded, weight)

@@ -301,3 +301,66 @@ def test_short_path_edges(expr, dtype):
     assert ".rare" in kernel.inspect_kir(x, out), "no short path"
     worst, at = max_ulp(out, x, ref)
     assert worst <= 1.0, f"{expr} on {dtype.__name__}: {worst:.3f} ulp at x = {at!r}"
+
+
+# erf's and erfc's cases in scalar calls (mathlib/erf.py): the limits between the intervals,
+# between the G intervals of erfc's tails (coeffs_special.ERFC_EDGES), erf's tail's end
+# (ERF_T_*_EDGES), erfc's limit of normal results (erf._ERFC_FAR), the underflow zone, and
+# the tiny operands (2^-100) that a device flushing float32 subnormals takes apart.
+ERF_CASE_EDGES = {
+    np.float32: [0.25, 0.5, 0.84375, 1.25, 2.0, 3.0, 4.5, 6.5, 9.0, 9.2, 10.05, 10.1, 13.0,
+                 2.0**-100, 2.0**-124, 2.0**-126],
+    np.float64: [0.25, 0.5, 0.84375, 1.25, 2.0, 3.0, 4.5, 6.5, 9.0, 13.0, 19.0, 26.55, 27.3,
+                 27.5, 2.0**-100, 2.0**-1022],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("subnormals", ["", "keep"])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("expr", ["math.erf(x)", "math.erfc(x)"])
+def test_erf_case_edges(expr, dtype, subnormals, monkeypatch):
+    """Operands on both sides of each limit of erf's and erfc's cases, against mpmath, and bit
+    for bit against the general form (every interval evaluated, results selected), which
+    array ufuncs' element calls take; with the flush-safe forms and without them. The kernel
+    has the cases' blocks, and the general form's has none."""
+    from math_support import _kernel, assert_same_bits
+
+    from numba_vulkan import config
+    from numba_vulkan.frontend import mathlib
+    from numba_vulkan.frontend.mathlib import erf
+
+    monkeypatch.setattr(config, "SUBNORMALS32", subnormals)
+    ref, _, bound = CASES[expr]
+    x = np.concatenate([_around(dtype, ERF_CASE_EDGES[dtype]), special_floats(dtype)])
+    kernel = _kernel([expr], 1)
+    out = np.zeros_like(x)
+    kernel.forall(x.size)(x, out)
+    kir = kernel.inspect_kir(x, out)
+    cases = (".small", ".mid", ".tail") + ((".far", ".general", "erfg") if "erfc" in expr else ())
+    for case in cases:
+        assert case in kir, f"no case {case}"
+    worst, at = max_ulp(out, x, ref)
+    assert worst <= bound, f"{expr} on {dtype.__name__}: {worst:.3f} ulp at x = {at!r}"
+
+    fn, impl = (math.erf, erf.erf) if "erfc" not in expr else (math.erfc, erf.erfc)
+    monkeypatch.setitem(mathlib.TABLE, fn, lambda c: c.ret(impl(c.b, c.fargs()[0])))
+    general = _kernel([expr], 1)
+    want = np.zeros_like(x)
+    general.forall(x.size)(x, want)
+    assert ".tail" not in general.inspect_kir(x, want)
+    assert_same_bits(out, want, (x,))
+
+
+def test_erf_tiny_correctly_rounded(monkeypatch):
+    """float32 erf below 2^-100 where the library takes the flush-safe forms (here simulating a
+    device that flushes subnormals) is x * 2/sqrt(pi) rounded once, the constant as a double
+    word (erf._erf_tiny; the float32 constant alone was 1.37 ulp off just below 2^-124)."""
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "SUBNORMALS32", "simulate")
+    rng = np.random.default_rng(23)
+    x = (rng.uniform(1, 2, 400) * np.exp2(rng.integers(-149, -100, 400))).astype(np.float32)
+    x = np.concatenate([x, -x, _around(np.float32, [2.0**-124, 2.0**-126, 2.0**-100])])
+    x = x[np.abs(x) < 2.0**-100]
+    worst, at = max_ulp(run_kernel("math.erf(x)", x), x, mp.erf)
+    assert worst <= 0.5 + 1e-6, f"{worst:.3f} ulp at x = {at!r}"

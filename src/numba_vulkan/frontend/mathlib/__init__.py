@@ -25,7 +25,7 @@ from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
 from . import (
     bits, cmathlib, denormals, erf, explog, fast, gamma, hyperbolic, inverse, logic, math_extra,
-    power, rare, roots, rounding, trig,
+    power, roots, rounding, trig,
 )
 
 K = _core.Kind
@@ -138,25 +138,6 @@ def _scale(constant):
     return lower
 
 
-def _erf(c):
-    """erf; a subnormal float32 x on a flushing device: x * 2/sqrt(pi), rounded once."""
-    (x,) = c.fargs()
-    r = erf.erf(c.b, x)
-    if c.b.kind(x) == K.f32 and denormals.flushes(c.b):
-        # below 2**-100 erf(x) is x * 2/sqrt(pi) to the last bit (erf.py's x + x P(x^2)
-        # would flush the small x P near the subnormals): rare, so in a block of its own
-        b = c.b
-        mag = b.binary(Op.and_, bits.to_bits(b, x), arith.const(b, K.i32, 0x7FFFFFFF))
-        tiny = b.compare(Op.lt, mag, arith.const(b, K.i32, 0x0D800000))
-        two_over_sqrt_pi = float(np.float32(2 / np.sqrt(np.pi)))
-        if c.may_branch:
-            _, r = rare.branch(b, tiny, (x, r), lambda xs, _: (
-                xs, bits.mul_const_f32_flushing(b, xs, two_over_sqrt_pi)), "erf")
-        else:
-            r = b.select(tiny, bits.mul_const_f32_flushing(b, x, two_over_sqrt_pi), r)
-    return c.ret(r)
-
-
 def _tiny_is_x(impl):
     """f with f(x) = x (1 + O(x)) at 0: on a device that flushes float32 subnormals, a
     subnormal x is its own correctly rounded result (f's algorithm would see 0)."""
@@ -174,8 +155,9 @@ def _tiny_is_x(impl):
 def _branching(impl):
     """sin, cos, tan, sqrt, exp and log: the operands their short path does not cover branch
     to the general form (trig._reduce_branching, roots.sqrt, explog.exp, explog.log) where the
-    call may (Call.may_branch). (sin, cos and tan return a subnormal x itself, as _tiny_is_x
-    would, from their own |x| < 2^-13 test.)"""
+    call may (Call.may_branch); erf and erfc branch to one case per interval (erf.py). (sin,
+    cos and tan return a subnormal x itself, as _tiny_is_x would, from their own |x| < 2^-13
+    test.)"""
 
     def lower(c):
         (x,) = c.fargs()
@@ -447,8 +429,8 @@ TABLE = {
     math.tan: _branching(trig.tan),
     np.tan: _branching(trig.tan),
     # error function (erf.py)
-    math.erf: _erf,
-    math.erfc: _float_unary(erf.erfc),
+    math.erf: _branching(erf.erf),
+    math.erfc: _branching(erf.erfc),
     # gamma function (gamma.py)
     math.gamma: _float_unary(gamma.gamma),
     math.lgamma: _float_unary(gamma.lgamma),

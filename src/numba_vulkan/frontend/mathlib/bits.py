@@ -120,6 +120,20 @@ def pow2(b, k, n):
     )
 
 
+def pow2_of(b, kf):
+    """2.0 ** kf for a float kf of integer value in the normal exponent range (exp's k): the
+    same as pow2 of kf converted, but a float64 kf is converted to int32 and the exponent field
+    widened unsigned (a conversion to int64 is two 32-bit ones and a signed widening is hidden
+    from NVIDIA's compiler: docs/codegen.md)."""
+    k = b.kind(kf)
+    if k == K.f32:
+        return pow2(b, k, b.convert(K.i32, kf))
+    _, mbits, bias, _ = LAYOUT[k]
+    field = b.binary(Op.add, b.convert(K.i32, kf), const(b, K.i32, bias))
+    wide = b.convert(K.u64, b.convert(K.u32, field))
+    return from_bits(b, k, b.binary(Op.shl, wide, const(b, K.u64, mbits)))
+
+
 def ldexp(b, x, n):
     """x * 2**n rounded once (C99 scalbn, musl's algorithm), for an integer value n of any kind.
 
@@ -340,16 +354,21 @@ def is_subnormal(b, x):
     )
 
 
-def mul_const_f32_flushing(b, x, c):
+def mul_const_f32_flushing(b, x, c, c_lo=0.0):
     """fl(x * c) for a float32 constant c in [2**-20, 2**20] on a device that flushes
     subnormals: where x or the product is tiny, x is scaled to xs = x * 2**s exactly (unpacked
-    from the bits when subnormal), xs * c made exact (Dekker) and scaled back rounding once."""
-    from .dd import two_prod
+    from the bits when subnormal), xs * c made exact (Dekker) and scaled back rounding once.
+    `c_lo`: the low word of a constant that float32 does not hold (c + c_lo), added to the
+    exact product before that rounding (for |x| < 2**-100; the others get fl(x * c))."""
+    from .dd import fast_two_sum, two_prod
 
     i, mag, sub, xs = _unpack_f32(b, x)
     small = b.compare(Op.lt, mag, const(b, K.i32, 0x0D800000))  # |x| < 2**-100
     xs = b.select(sub, xs, b.binary(Op.mul, x, const(b, K.f32, 2.0**100)))
     shift = b.select(sub, const(b, K.i32, -_SUB_SCALE), const(b, K.i32, -100))
     p, e = two_prod(b, xs, const(b, K.f32, c))
+    if c_lo:  # the sum's sign is p's (a zero's too: -0 + 0 would be +0)
+        s, e = fast_two_sum(b, p, b.binary(Op.add, e, b.binary(Op.mul, xs, const(b, K.f32, c_lo))))
+        p = copysign(b, s, p)
     tiny = _ldexp_f32_flushing(b, p, shift, lo=e)
     return b.select(small, tiny, b.binary(Op.mul, x, const(b, K.f32, c)))

@@ -6,21 +6,41 @@ With a = |x|:
   exact terms; for x < 0, erfc = 1 + erf(a).
 - 0.84375 <= a < 1.25 (erfc: 0.5 <= a < 1.25): erf = ERX + B(a - 1), ERX = erf(1) to 12 bits
   (1 +- ERX exact), erfc = (1 - ERX) - B, or (1 + ERX) + B for x < 0.
-- 1.25 <= a < 27.5 (float32: erfc underflows near 10.05): erfc(a) = e^(-a^2) G_i(a - mid_i),
-  with G_i a polynomial fit of erfc(a) e^(a^2) around the midpoint of interval i (ERFC_EDGES,
-  coefficients chosen by selects). a^2 is kept exact (Dekker), e^(-a^2_hi) is a double word
-  times 2^k (explog.exp_parts), the low word of a^2 enters as the factor (1 - a^2_lo), and the
-  scaling by 2^k is the last, single rounding (subnormal results included). erf = 1 - erfc,
-  erfc(x < 0) = 2 - erfc(a).
+- erfc for 1.25 <= a < 27.5 (float32: it underflows near 10.05): e^(-a^2) G_i(a - mid_i),
+  with G_i a polynomial fit of erfc(a) e^(a^2) around the midpoint of interval i
+  (ERFC_EDGES; coefficients chosen by selects, or by cases: below). a^2 is kept exact
+  (Dekker), e^(-a^2_hi) is a double word times 2^k (explog.exp_parts), the low word of a^2
+  enters as the factor (1 - a^2_lo), and the scaling by 2^k is the last, single rounding
+  (subnormal results included). erfc(x < 0) = 2 - erfc(a).
+- erf for 1.25 <= a < _ERF_ONE (4.5, float64 6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a -
+  mid), one polynomial T fitted to erfc(a) e^(a^2) for the error it makes in erf, all of it in
+  working precision (_erf_tail).
 - beyond: erf = +-1, erfc = 0 (x > 0) or 2.
 
 Special values as C99: erf(+-0) = +-0, erf(+-inf) = +-1, erfc(inf) = 0, erfc(-inf) = 2, NaN -> NaN.
 Coefficients: scripts/mathgen/gen_coeffs.py (mpmath).
+
+Two forms give the same bits. The general form (_erf_selects, _erfc_selects; array ufuncs'
+element calls) evaluates every interval and selects, erfc's G coefficients too. Where the call
+may branch (mathlib.Call.may_branch), each interval is a case of its own (rare.cases), and so
+is each G interval of erfc's tails (_g_cases), so that an invocation evaluates one polynomial:
+- erf: small, mid and tail (a >= 1.25, inf and NaN: a clamped to _ERF_ONE as in the general
+  form); on a device that flushes float32 subnormals, |x| < 2^-100 first (_tiny). The small
+  case takes x itself (x + x P(x^2) is -(a + a P(a^2)) to the bit), the others give the sign
+  of x by a select.
+- erfc: small, mid, tail (a < 4.5), far (a < _ERFC_FAR: the result is normal, so e^(-a^2)
+  needs no clamps and 2^k is one product) and general, the general form for the rest (the
+  underflow zone, inf, NaN).
+The invocations that run together on a GPU (an NVIDIA warp) run each case that one of them
+takes, one after the other (rare.py): operands spread over all intervals pay about what the
+general form costs, plus the jumps.
 """
+
+import numpy as np
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, coeffs_special, dd, explog, rounding
+from . import bits, coeffs, coeffs_special, dd, denormals, explog, rare, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -28,6 +48,18 @@ Op = _core.Op
 _W = {K.f32: "F32", K.f64: "F64"}
 # erfc(a) < half the smallest subnormal beyond this (the edges go further for float64).
 _XMAX = {K.f32: 10.1, K.f64: 27.3}
+# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tail (ERF_T) stops there.
+_ERF_ONE = {k: getattr(coeffs_special, f"ERF_T_{w}_EDGES")[1] for k, w in _W.items()}
+# erfc's tail case (edges below 4.5) and far case (below these): erfc(a) normal, e^(-a^2) G
+# scaled by one normal 2^k (float32: erfc(9) = 4.1e-37; float64: erfc(19) = 1e-158).
+_ERFC_TAIL = 4.5
+_ERFC_FAR = {K.f32: 9.0, K.f64: 19.0}
+# On a device that flushes float32 subnormals, erf(x) below 2**-100 is x * 2/sqrt(pi) to the
+# last bit; x + x P(x^2) would flush the small x P near the subnormals. 2/sqrt(pi) as a float32
+# and its low word: the float32 alone is 5.2e-8 off, 0.87 ulp of a result just below 2^-124.
+_TINY_BITS = 0x0D800000
+_TWO_OVER_SQRT_PI = float(np.float32(2 / np.sqrt(np.pi)))
+_TWO_OVER_SQRT_PI_LO = float(np.float32(2 / np.sqrt(np.pi) - _TWO_OVER_SQRT_PI))
 
 
 def _add(b, x, y):
@@ -52,66 +84,187 @@ def _horner(b, cs, x):
     return _horner_v(b, [const(b, k, c) for c in cs], x)
 
 
-def _parts(b, x):
-    """(a, small, mid, big, erf_a, erfc_a) for a = |x| (finite, else clamped): erf(a) and
-    erfc(a) of each interval, selected by the caller's sign rules."""
-    k = b.kind(x)
-    w = _W[k]
-    one, half = const(b, k, 1.0), const(b, k, 0.5)
-    ax = bits.fabs(b, x)
-    xmax = const(b, k, _XMAX[k])
-    a = b.select(b.compare(Op.le, ax, xmax), ax, xmax)  # NaN compares false: clamped too
-    # a < 0.84375
-    pa = _horner(b, getattr(coeffs_special, f"ERF_A_{w}"), _mul(b, a, a))
-    apa = _mul(b, a, pa)
-    erf_s = _add(b, a, apa)
-    h, lo = dd.two_sum(b, _sub(b, a, half), apa)
-    erfc_s = b.select(b.compare(Op.lt, a, const(b, k, 0.25)), _sub(b, one, erf_s),
-                      _sub(b, _sub(b, half, h), lo))  # fmt: skip
-    # 0.84375 <= a < 1.25
-    erx = const(b, k, coeffs_special.ERX)
-    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{w}"), _sub(b, a, one))
-    erf_m = _add(b, erx, pb)
-    erfc_m = _sub(b, const(b, k, 1.0 - coeffs_special.ERX), pb)
-    # 1.25 <= a: erfc(a) = e^(-a^2) G(a - mid)
+def _stop(limit):
+    """The first G interval that starts at or beyond `limit` (the count below it)."""
     edges = coeffs_special.ERFC_EDGES
-    # Each G's coefficients plus its constant term's low word, as one list.
-    gs = [getattr(coeffs_special, f"ERFC_G{i}_{w}")
-          + (getattr(coeffs_special, f"ERFC_G{i}_{w}_C0LO"),)
-          for i in range(len(edges) - 1)]  # fmt: skip
-    cs = [const(b, k, c) for c in gs[0]]
-    mid = const(b, k, (edges[0] + edges[1]) / 2)
-    for i in range(1, len(gs)):
-        if edges[i] >= _XMAX[k]:
-            break
-        inside = b.compare(Op.ge, a, const(b, k, edges[i]))
-        cs = [b.select(inside, const(b, k, c), v) for c, v in zip(gs[i], cs)]
-        mid = b.select(inside, const(b, k, (edges[i] + edges[i + 1]) / 2), mid)
-    # G as a double word: the last Horner step (c0 + t r) summed exactly, c0's low word added.
+    return next((i for i in range(1, len(edges) - 1) if edges[i] >= limit), len(edges) - 1)
+
+
+def _g(k, i):
+    """G_i's coefficients (lowest degree first), then its constant term's low word."""
+    return getattr(coeffs_special, f"ERFC_G{i}_{_W[k]}") + (
+        getattr(coeffs_special, f"ERFC_G{i}_{_W[k]}_C0LO"),)  # fmt: skip
+
+
+def _mid(i):
+    edges = coeffs_special.ERFC_EDGES
+    return (edges[i] + edges[i + 1]) / 2
+
+
+def _g_value(b, a, cs, mid):
+    """G(a - mid) as a double word (g_hi, g_lo) from its coefficients (_g): the last Horner
+    step (c0 + t r) summed exactly, c0's low word added."""
     t = _sub(b, a, mid)
     r = _horner_v(b, cs[1:-1], t)
     g_hi, g_lo = dd.two_sum(b, cs[0], _mul(b, t, r))
-    g_lo = _add(b, g_lo, cs[-1])
-    zh, zl = dd.two_prod(b, a, a)
-    m_hi, m_lo, kf = explog.exp_parts(b, b.unary(Op.neg, zh))
-    # (m_hi + m_lo)(1 - zl)(g_hi + g_lo): one exact product, the small terms summed first.
-    p, pe = dd.two_prod(b, m_hi, g_hi)
-    small_terms = _add(b, _mul(b, m_hi, g_lo), _mul(b, _sub(b, m_lo, _mul(b, m_hi, zl)), g_hi))
-    v = _add(b, p, _add(b, pe, small_terms))
-    erfc_b = bits.ldexp(b, v, b.convert(bits.int_kind(k), kf))
-    erfc_b = b.select(b.compare(Op.ge, ax, xmax), const(b, k, 0.0), erfc_b)
-    erf_b = _sub(b, one, erfc_b)
-    small = b.compare(Op.lt, a, const(b, k, 0.84375))
-    big = b.compare(Op.ge, a, const(b, k, 1.25))
-    return a, small, big, (erf_s, erf_m, erf_b), (erfc_s, erfc_m, erfc_b), (apa, pb)
+    return g_hi, _add(b, g_lo, cs[-1])
+
+
+def _g_select(b, a, first, stop):
+    """G of the interval i holding a, among first..stop-1, its coefficients and midpoint
+    chosen by selects (a below edges[first + 1] takes interval first, a beyond them stop - 1)."""
+    k = b.kind(a)
+    cs = [const(b, k, c) for c in _g(k, first)]
+    mid = const(b, k, _mid(first))
+    for i in range(first + 1, stop):
+        inside = b.compare(Op.ge, a, const(b, k, coeffs_special.ERFC_EDGES[i]))
+        cs = [b.select(inside, const(b, k, c), v) for c, v in zip(_g(k, i), cs)]
+        mid = b.select(inside, const(b, k, _mid(i)), mid)
+    return _g_value(b, a, cs, mid)
+
+
+def _g_cases(b, x, a, first, stop):
+    """(x, a, g_hi, g_lo) with G as _g_select gives it, but each interval a case of its own
+    (rare.cases): an invocation evaluates its own polynomial, without the selects."""
+    k = b.kind(a)
+
+    def body(i):
+        def run(xs, a, *_):
+            cs = [const(b, k, c) for c in _g(k, i)]
+            return (xs, a) + _g_value(b, a, cs, const(b, k, _mid(i)))
+
+        return run
+
+    edges = coeffs_special.ERFC_EDGES
+    paths = [(f"g{i}", b.compare(Op.lt, a, const(b, k, edges[i + 1])), body(i))
+             for i in range(first, stop - 1)]  # fmt: skip
+    paths.append((f"g{stop - 1}", None, body(stop - 1)))
+    return rare.cases(b, (x, a, a, a), paths, "erfg")
+
+
+def _signed(b, x, v):
+    """v with the sign of x: -v where x's sign bit is set."""
+    return b.select(bits.sign_bit(b, x), b.unary(Op.neg, v), v)
 
 
 def _pick(b, small, big, vals):
     return b.select(small, vals[0], b.select(big, vals[2], vals[1]))
 
 
-# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tail stops there.
-_ERF_ONE = {K.f32: 4.5, K.f64: 6.5}
+# ---------------------------------------------------------------------------------- erfc
+
+
+def _erfc_small(b, a):
+    """(erfc(a), erfc(-a)) for a < 0.5: 1 - erf(a), or 0.5 - ((a - 0.5) + a P) from 1/4 on,
+    and 1 + erf(a)."""
+    k = b.kind(a)
+    one, half = const(b, k, 1.0), const(b, k, 0.5)
+    apa = _mul(b, a, _horner(b, getattr(coeffs_special, f"ERF_A_{_W[k]}"), _mul(b, a, a)))
+    erf_s = _add(b, a, apa)
+    h, lo = dd.two_sum(b, _sub(b, a, half), apa)
+    pos = b.select(b.compare(Op.lt, a, const(b, k, 0.25)), _sub(b, one, erf_s),
+                   _sub(b, _sub(b, half, h), lo))  # fmt: skip
+    return pos, _add(b, one, erf_s)
+
+
+def _erfc_mid(b, a):
+    """(erfc(a), erfc(-a)) for 0.5 <= a < 1.25: (1 - ERX) - B(a - 1) and (1 + ERX) + B (terms
+    of one sign: B's fit covers [-0.5, 0.25])."""
+    k = b.kind(a)
+    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{_W[k]}"), _sub(b, a, const(b, k, 1.0)))
+    return (_sub(b, const(b, k, 1.0 - coeffs_special.ERX), pb),
+            _add(b, const(b, k, 1.0 + coeffs_special.ERX), pb))  # fmt: skip
+
+
+def _erfc_scaled(b, a, g_hi, g_lo, normal):
+    """erfc(a) = e^(-a^2) (g_hi + g_lo), rounded once. `normal`: a is below _ERFC_FAR (the
+    result is normal), so e^(-a^2) needs no clamps and the scaling by 2^k is one product by a
+    normal power of two; otherwise a bits.ldexp."""
+    k = b.kind(a)
+    zh, zl = dd.two_prod(b, a, a)
+    m_hi, m_lo, kf = explog.exp_parts(b, b.unary(Op.neg, zh), bounded=normal)
+    # (m_hi + m_lo)(1 - zl)(g_hi + g_lo): one exact product, the small terms summed first.
+    p, pe = dd.two_prod(b, m_hi, g_hi)
+    small_terms = _add(b, _mul(b, m_hi, g_lo), _mul(b, _sub(b, m_lo, _mul(b, m_hi, zl)), g_hi))
+    v = _add(b, p, _add(b, pe, small_terms))
+    if normal:
+        return _mul(b, v, bits.pow2_of(b, kf))
+    return bits.ldexp(b, v, b.convert(bits.int_kind(k), kf))
+
+
+def _erfc_selects(b, x):
+    """erfc(x) for any x: every interval evaluated, the result selected."""
+    k = b.kind(x)
+    ax = bits.fabs(b, x)
+    xmax = const(b, k, _XMAX[k])
+    a = b.select(b.compare(Op.le, ax, xmax), ax, xmax)  # NaN compares false: clamped too
+    pos_s, neg_s = _erfc_small(b, a)
+    pos_m, neg_m = _erfc_mid(b, a)
+    erfc_b = _erfc_scaled(b, a, *_g_select(b, a, 0, _stop(_XMAX[k])), normal=False)
+    erfc_b = b.select(b.compare(Op.ge, ax, xmax), const(b, k, 0.0), erfc_b)
+    # Below 0.5 only: on [0.5, 0.84375) 0.5 - ((a - 0.5) + aP) cancels in P (measured 2 ulp),
+    # while (1 - ERX) - B(a - 1) adds terms of one sign.
+    small = b.compare(Op.lt, a, const(b, k, 0.5))
+    big = b.compare(Op.ge, a, const(b, k, 1.25))
+    pos = _pick(b, small, big, (pos_s, pos_m, erfc_b))
+    neg = _pick(b, small, big, (neg_s, neg_m, _sub(b, const(b, k, 2.0), erfc_b)))
+    v = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), neg, pos)
+    return b.select(bits.is_nan(b, x), x, v)
+
+
+def erfc(b, x, branch=False):
+    """erfc(x); `branch`: one case per interval (module docstring), the caller then uses only
+    the result (rare.py)."""
+    if not branch:
+        return _erfc_selects(b, x)
+    k = b.kind(x)
+
+    def signed(xs, pos_neg):  # x is not NaN in these cases; -0 gives 1 either way
+        return b.select(bits.sign_bit(b, xs), pos_neg[1], pos_neg[0])
+
+    def tail(xs, a, first, stop):
+        xs, a, g_hi, g_lo = _g_cases(b, xs, a, first, stop)
+        e = _erfc_scaled(b, a, g_hi, g_lo, normal=True)
+        return xs, signed(xs, (e, _sub(b, const(b, k, 2.0), e)))
+
+    def small(xs, a):
+        return xs, signed(xs, _erfc_small(b, a))
+
+    def mid(xs, a):
+        return xs, signed(xs, _erfc_mid(b, a))
+
+    def general(xs, _):
+        return xs, _erfc_selects(b, xs)
+
+    # (x, a): each case returns x and, in a's place, the result.
+    a = bits.fabs(b, x)
+    tail_stop, far_stop = _stop(_ERFC_TAIL), _stop(_ERFC_FAR[k])
+    paths = [
+        ("small", b.compare(Op.lt, a, const(b, k, 0.5)), small),
+        ("mid", b.compare(Op.lt, a, const(b, k, 1.25)), mid),
+        ("tail", b.compare(Op.lt, a, const(b, k, _ERFC_TAIL)),
+         lambda xs, a: tail(xs, a, 0, tail_stop)),
+        ("far", b.compare(Op.lt, a, const(b, k, _ERFC_FAR[k])),
+         lambda xs, a: tail(xs, a, tail_stop, far_stop)),
+        ("general", None, general),
+    ]  # fmt: skip
+    _, v = rare.cases(b, (x, a), paths, "erfc")
+    return v
+
+
+# ----------------------------------------------------------------------------------- erf
+
+
+def _erf_small(b, x):
+    """x + x P(x^2) for |x| < 0.84375 (x or a: the rounding is symmetric)."""
+    p = _horner(b, getattr(coeffs_special, f"ERF_A_{_W[b.kind(x)]}"), _mul(b, x, x))
+    return dd.mul_add(b, x, p, x)
+
+
+def _erf_mid(b, a):
+    k = b.kind(a)
+    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{_W[k]}"), _sub(b, a, const(b, k, 1.0)))
+    return _add(b, const(b, k, coeffs_special.ERX), pb)
 
 
 def _exp_neg(b, z):
@@ -124,56 +277,84 @@ def _exp_neg(b, z):
              _mul(b, kf, const(b, k, getattr(coeffs, f"LN2_LO_{w}"))))  # fmt: skip
     p = _horner(b, getattr(coeffs, f"EXP_{w}"), r)
     e = _add(b, const(b, k, 1.0), dd.mul_add(b, _mul(b, r, r), p, r))
-    return _mul(b, e, bits.pow2(b, k, b.convert(bits.int_kind(k), kf)))
+    return _mul(b, e, bits.pow2_of(b, kf))
 
 
-def erf(b, x):
-    """erf alone, cheaper than erfc's accurate tail: for a >= 1.25 erf = 1 - erfc(a) with
-    erfc(a) <= 0.08, so erfc's relative error counts about 12 times less, and a^2, e^(-a^2)
-    and G in working precision (a few ulp of erfc: well below an ulp of erf) will do. The
-    intervals beyond _ERF_ONE, where erf rounds to 1, are left out."""
-    k = b.kind(x)
+def _erf_tail(b, a):
+    """1 - e^(-a^2) T(a - mid) for 1.25 <= a <= _ERF_ONE in working precision, T one polynomial
+    fit of erfc(a) e^(a^2) on that interval (ERF_T, weighted by e^(-a^2): its error in erf):
+    erfc(a) <= 0.08 there, so its relative error counts about 12 times less in erf, and a few
+    ulp of erfc are well below an ulp of erf."""
+    k = b.kind(a)
     w = _W[k]
-    one = const(b, k, 1.0)
-    ax = bits.fabs(b, x)
-    top = const(b, k, _ERF_ONE[k])
-    a = b.select(b.compare(Op.le, ax, top), ax, top)  # NaN compares false: clamped too
-    erf_s = dd.mul_add(b, a, _horner(b, getattr(coeffs_special, f"ERF_A_{w}"), _mul(b, a, a)), a)
-    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{w}"), _sub(b, a, one))
-    erf_m = _add(b, const(b, k, coeffs_special.ERX), pb)
-    edges = coeffs_special.ERFC_EDGES
-    gs = [getattr(coeffs_special, f"ERFC_G{i}_{w}") for i in range(len(edges) - 1)]
-    cs = [const(b, k, c) for c in gs[0]]
-    mid = const(b, k, (edges[0] + edges[1]) / 2)
-    for i in range(1, len(gs)):
-        if edges[i] >= _ERF_ONE[k]:
-            break
-        inside = b.compare(Op.ge, a, const(b, k, edges[i]))
-        cs = [b.select(inside, const(b, k, c), v) for c, v in zip(gs[i], cs)]
-        mid = b.select(inside, const(b, k, (edges[i] + edges[i + 1]) / 2), mid)
-    g = _horner_v(b, cs, _sub(b, a, mid))
-    erfc_b = _mul(b, _exp_neg(b, b.unary(Op.neg, _mul(b, a, a))), g)
-    erf_b = _sub(b, one, erfc_b)
+    lo, hi = getattr(coeffs_special, f"ERF_T_{w}_EDGES")
+    t = _sub(b, a, const(b, k, (lo + hi) / 2))
+    erfc_b = _mul(b, _exp_neg(b, b.unary(Op.neg, _mul(b, a, a))),
+                  _horner(b, getattr(coeffs_special, f"ERF_T_{w}"), t))  # fmt: skip
+    return _sub(b, const(b, k, 1.0), erfc_b)
+
+
+def _clamp_top(b, ax):
+    top = const(b, b.kind(ax), _ERF_ONE[b.kind(ax)])
+    return b.select(b.compare(Op.le, ax, top), ax, top)  # NaN compares false: clamped too
+
+
+def _erf_selects(b, x):
+    """erf(x) for any x: every interval evaluated, the result selected."""
+    k = b.kind(x)
+    a = _clamp_top(b, bits.fabs(b, x))
     small = b.compare(Op.lt, a, const(b, k, 0.84375))
     big = b.compare(Op.ge, a, const(b, k, 1.25))
-    v = _pick(b, small, big, (erf_s, erf_m, erf_b))
+    v = _pick(b, small, big, (_erf_small(b, a), _erf_mid(b, a), _erf_tail(b, a)))
     # erf is odd and each step rounds symmetrically: -(a + aP) = x + xP, and -0 stays -0.
-    v = b.select(bits.sign_bit(b, x), b.unary(Op.neg, v), v)
+    v = _signed(b, x, v)
     return b.select(bits.is_nan(b, x), x, v)
 
 
-def erfc(b, x):
+def _tiny(b, x):
+    """|x| < 2**-100 (float32, on the bits)."""
+    mag = b.binary(Op.and_, bits.to_bits(b, x), const(b, K.i32, 0x7FFFFFFF))
+    return b.compare(Op.lt, mag, const(b, K.i32, _TINY_BITS))
+
+
+def _erf_tiny(b, x):
+    """x * 2/sqrt(pi) rounded once, for |x| < 2**-100 on a device that flushes subnormals."""
+    return bits.mul_const_f32_flushing(b, x, _TWO_OVER_SQRT_PI, _TWO_OVER_SQRT_PI_LO)
+
+
+def erf(b, x, branch=False):
+    """erf(x); `branch`: one case per interval (module docstring), the caller then uses only
+    the result (rare.py). On a device that flushes float32 subnormals, |x| < 2**-100 gives
+    x * 2/sqrt(pi) rounded once (a case of its own where the call branches)."""
+    flushing = b.kind(x) == K.f32 and denormals.flushes(b)
+    if not branch:
+        v = _erf_selects(b, x)
+        if flushing:
+            v = b.select(_tiny(b, x), _erf_tiny(b, x), v)
+        return v
     k = b.kind(x)
-    one = const(b, k, 1.0)
-    a, _, big, erfs, erfcs, (_, pb) = _parts(b, x)
-    # Below 0.5 only: on [0.5, 0.84375) 0.5 - ((a - 0.5) + aP) cancels in P (measured 2 ulp),
-    # while (1 - ERX) - B(a - 1) adds terms of one sign (B's fit covers [-0.5, 0.25]).
-    small = b.compare(Op.lt, a, const(b, k, 0.5))
-    pos = _pick(b, small, big, erfcs)
-    # x < 0: 1 + erf(a) = 1 + (a + aP), (1 + ERX) + B, 2 - erfc(a)
-    neg_s = _add(b, one, erfs[0])
-    neg_m = _add(b, const(b, k, 1.0 + coeffs_special.ERX), pb)
-    neg_b = _sub(b, const(b, k, 2.0), erfcs[2])
-    neg = _pick(b, small, big, (neg_s, neg_m, neg_b))
-    v = b.select(b.compare(Op.lt, x, const(b, k, 0.0)), neg, pos)
-    return b.select(bits.is_nan(b, x), x, v)
+
+    def tiny(xs, _):
+        return xs, _erf_tiny(b, xs)
+
+    def small(xs, _):  # x itself: erf is odd and each step rounds symmetrically
+        return xs, _erf_small(b, xs)
+
+    def mid(xs, a):
+        return xs, _signed(b, xs, _erf_mid(b, a))
+
+    def tail(xs, a):
+        v = _signed(b, xs, _erf_tail(b, _clamp_top(b, a)))
+        return xs, b.select(bits.is_nan(b, xs), xs, v)
+
+    # (x, a): each case returns x and, in a's place, the result.
+    a = bits.fabs(b, x)
+    paths = [
+        ("small", b.compare(Op.lt, a, const(b, k, 0.84375)), small),
+        ("mid", b.compare(Op.lt, a, const(b, k, 1.25)), mid),
+        ("tail", None, tail),
+    ]
+    if flushing:
+        paths.insert(0, ("tiny", _tiny(b, x), tiny))
+    _, v = rare.cases(b, (x, a), paths, "erf")
+    return v

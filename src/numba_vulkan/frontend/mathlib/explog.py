@@ -119,11 +119,12 @@ def exp(b, x, branch=False):
     return v
 
 
-def exp_parts(b, x):
+def exp_parts(b, x, bounded=False):
     """e^x = (m_hi + m_lo) * 2^k for a finite x (clamped to the exp range): m as an exact-ish
-    double word (relative error about 2^-(prec+4)), k as a float of integer value."""
+    double word (relative error about 2^-(prec+4)), k as a float of integer value. `bounded`:
+    the caller knows |x| <= _EXP_CLAMP, and the clamps (which would not change x) are left out."""
     k = b.kind(x)
-    safe = _clamped(b, x)
+    safe = x if bounded else _clamped(b, x)
     kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
     r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))  # exact
     r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
