@@ -52,6 +52,7 @@ for b in $B; do
     # Pipeline statistics and the driver's own code of the tiled matmul and Black-Scholes,
     # numba.cuda's PTX and SASS beside them (files under driver_code/).
     driver_code) timeout 150 python3 benchmarks/experiments/s11_driver_code.py --dir $R/driver_code ;;
+    registers) for d in float64 float32; do timeout 100 python3 benchmarks/experiments/s11_register_probe.py --dtype $d; done ;;
     matmul_variants) timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py --out $R/h200_matmul_variants.json ;;
     ranges) for m in 0 7; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
