@@ -486,14 +486,17 @@ class Dispatcher:
 
     # ------------------------------------------------------------ inspection
 
+    @staticmethod
+    def _argtypes(args_or_types):
+        """Numba types given as such, or of arguments as a launch would type them."""
+        if all(isinstance(a, types.Type) for a in args_or_types):
+            return tuple(args_or_types)
+        return tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
+
     def _lookup(self, args_or_types):
         if not args_or_types:
             return list(self._compiled.values())
-        if all(isinstance(a, types.Type) for a in args_or_types):
-            argtypes = tuple(args_or_types)
-        else:
-            argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
-        return [self.compile(argtypes)]
+        return [self.compile(self._argtypes(args_or_types))]
 
     def inspect_kir(self, *args_or_types, narrowed=False):
         """The KIR the front end built, as text.
@@ -566,11 +569,7 @@ class Dispatcher:
         from .runtime import devices
 
         device = _resolve_device(device) or devices.get_device()
-        if all(isinstance(a, types.Type) for a in args_or_types):
-            argtypes = tuple(args_or_types)
-        else:
-            argtypes = tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
-        kernel = self.compile(argtypes, device=device)
+        kernel = self.compile(self._argtypes(args_or_types), device=device)
         loaded = device._core.load_kernel(kernel.words, kernel.push_size)
         stats, texts = loaded.statistics(local_size, representations)
         out = {name: value for _, name, _, value in stats}

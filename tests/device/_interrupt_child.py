@@ -246,6 +246,10 @@ def lost():
 
 if __name__ == "__main__":
     mode = sys.argv[1]
+    # A process started in the background by a non-interactive shell (`cmd &`) ignores
+    # SIGINT, and so does Python then, and every child inherits it: Ctrl-C as a terminal
+    # would deliver it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if mode == "timeout":
         r = timeout()
     elif mode == "lost":
