@@ -210,3 +210,12 @@ def versions():
 
 
 # ---------------------------------------------------------------------- main
+
+
+def each_backend(classes):
+    """An instance of each backend class that can run here; for the others, a line saying why not."""
+    for cls in classes:
+        try:
+            yield cls()
+        except Exception as e:  # no GPU, no numba.cuda
+            print(f"{cls.name}: {type(e).__name__}: {e}")

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_math  # noqa: E402
 import bench_parallel  # noqa: E402
-from backends import CudaBackend, VulkanBackend  # noqa: E402
+from backends import CudaBackend, VulkanBackend, each_backend  # noqa: E402
 
 
 def kernels(backend):
@@ -44,12 +44,8 @@ def main():
     args = parser.parse_args()
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
-    for cls in (VulkanBackend, CudaBackend):
-        try:
-            backend = cls()
-        except Exception as e:  # noqa: BLE001
-            print(f"{cls.name}: {e}")
-            continue
+    for backend in each_backend((VulkanBackend, CudaBackend)):
+        cls = type(backend)
         for name, k, kargs, local in kernels(backend):
             stem = root / f"{cls.name}_{name}"
             if cls is VulkanBackend:

@@ -15,7 +15,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_parallel as bp  # noqa: E402
-from backends import CudaBackend, VulkanBackend  # noqa: E402
+from backends import CudaBackend, VulkanBackend, each_backend  # noqa: E402
 
 UNROLLED = "\n".join(f"        tmp += sA[ty, {j}] * sB[{j}, tx]" for j in range(bp.TPB))
 FLAT = bp.MATMUL.replace("shape=(TPB, TPB)", "shape=TPB2").replace(
@@ -66,12 +66,8 @@ def main():
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     results = {}
-    for cls in (CudaBackend, VulkanBackend):
-        try:
-            backend = cls()
-        except Exception as e:  # noqa: BLE001
-            print(f"{cls.name}: {e}")
-            continue
+    for backend in each_backend((CudaBackend, VulkanBackend)):
+        cls = type(backend)
         for name, (source, options) in VARIANTS.items():
             if cls is CudaBackend and name not in ("base", "unrolled", "flat"):
                 continue

@@ -6,6 +6,7 @@ import itertools
 import linecache
 
 import numpy as np
+import pytest
 from numba import njit
 from numba.np import numpy_support
 
@@ -64,6 +65,16 @@ def run_kernel(expr, *args, dtype=None, **options):
     out = np.zeros(args[0].shape, dtype or args[0].dtype)
     _kernel([expr], len(args), **options).forall(out.size)(*args, out)
     return out
+
+
+def set_subnormals32(monkeypatch, setting, dtype=np.float32):
+    """config.SUBNORMALS32 = setting for one test; "keep" (the fast forms, for a device that
+    keeps float32 subnormals) is skipped for float32 on a device that flushes them."""
+    from numba_vulkan import config
+
+    if setting == "keep" and dtype == np.float32 and flushes_float32():
+        pytest.skip("this device flushes float32 subnormals: the fast forms are not for it")
+    monkeypatch.setattr(config, "SUBNORMALS32", setting)
 
 
 @functools.cache

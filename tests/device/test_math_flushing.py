@@ -11,17 +11,14 @@ import numpy as np
 import pytest
 from math_support import (
     assert_all_same_bits,
-    flushes_float32,
     assert_same_bits,
     max_ulp,
     operands,
     random_floats,
     run_kernel,
+    set_subnormals32,
 )
 from test_math_ulp import CASES
-
-import numba_vulkan as nv
-from numba_vulkan import config
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -33,9 +30,7 @@ FI = np.finfo(F32)
 def flushing(monkeypatch, request):
     """simulate: a flushing device; keep: the fast forms a device that keeps subnormals gets
     (lavapipe keeps them without promising it, so by default it gets the flush-safe forms)."""
-    if request.param == "keep" and flushes_float32():
-        pytest.skip("this device flushes float32 subnormals: the fast forms are not for it")
-    monkeypatch.setattr(config, "SUBNORMALS32", request.param)
+    set_subnormals32(monkeypatch, request.param)
     return request.param
 
 

@@ -323,15 +323,12 @@ def test_erf_case_edges(expr, dtype, subnormals, monkeypatch):
     for bit against the general form (every interval evaluated, results selected), which
     array ufuncs' element calls take; with the flush-safe forms and without them. The kernel
     has the cases' blocks, and the general form's has none."""
-    from math_support import _kernel, assert_same_bits, flushes_float32
+    from math_support import _kernel, assert_same_bits, set_subnormals32
 
-    from numba_vulkan import config
     from numba_vulkan.frontend import mathlib
     from numba_vulkan.frontend.mathlib import erf
 
-    if subnormals == "keep" and dtype == np.float32 and flushes_float32():
-        pytest.skip("this device flushes float32 subnormals: the fast forms are not for it")
-    monkeypatch.setattr(config, "SUBNORMALS32", subnormals)
+    set_subnormals32(monkeypatch, subnormals, dtype)
     ref, _, bound = CASES[expr]
     x = np.concatenate([_around(dtype, ERF_CASE_EDGES[dtype]), special_floats(dtype)])
     kernel = _kernel([expr], 1)

@@ -330,7 +330,8 @@ void InitRuntime(nb::module_& m) {
     nb::class_<vk::Device> device_class = InitRuntimeDevices(m);
     InitRuntimeArrays(m);
     InitRuntimeExternal(m);
-    InitRuntimeLaunch(m, device_class);
+    InitRuntimeKernels(m, device_class);
+    InitRuntimeLaunch(m);
 }
 
 }  // namespace nvk::bind

@@ -92,6 +92,7 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);
 void InitRuntimeArrays(nb::module_& m);
 void InitRuntimeExternal(nb::module_& m);  // runtime_external.cc
 void InitRuntimeStreams(nb::module_& m);
-void InitRuntimeLaunch(nb::module_& m, nb::class_<vk::Device>& device_class);
+void InitRuntimeKernels(nb::module_& m, nb::class_<vk::Device>& device_class);  // runtime_kernel.cc
+void InitRuntimeLaunch(nb::module_& m);  // runtime_launch.cc
 
 }  // namespace nvk::bind

@@ -20,29 +20,36 @@ returns: callers are a call's last step (the result itself), never a building
 block of another function.
 """
 
-from ... import _core
-
-K = _core.Kind
-
 
 def branch(b, cond, values, rare, tag):
     """`values` after `if cond: values = rare(*values)`: the values as the block after the
     branch sees them (loads of variables). `rare` gets them loaded in the rare block and
     returns replacements of the same kinds. `tag` names the blocks (made unique by the
     current block's id)."""
-    slots = [b.var(b.kind(v)) for v in values]
-    for slot, v in zip(slots, values):
-        b.store(slot, v)
+    slots = _spill(b, values)
     name = f"{tag}{b.current_block}"
     slow, done = b.create_block(f"{name}.rare"), b.create_block(f"{name}.done")
     b.condbr(cond, slow, done)
-    b.set_block(slow)
-    new = rare(*(b.load(s) for s in slots))
+    _fill(b, slow, slots, rare, done)
+    b.set_block(done)
+    return tuple(b.load(s) for s in slots)
+
+
+def _spill(b, values):
+    """Variables holding `values` (stored in the current block)."""
+    slots = [b.var(b.kind(v)) for v in values]
+    for slot, v in zip(slots, values):
+        b.store(slot, v)
+    return slots
+
+
+def _fill(b, block, slots, body, done):
+    """Block `block`: the variables replaced by `body` of their loaded values, then on to `done`."""
+    b.set_block(block)
+    new = body(*(b.load(s) for s in slots))
     for slot, v in zip(slots, new):
         b.store(slot, v)
     b.br(done)
-    b.set_block(done)
-    return tuple(b.load(s) for s in slots)
 
 
 def cases(b, values, paths, tag):
@@ -52,13 +59,9 @@ def cases(b, values, paths, tag):
     function of the values loaded in its own block (named `tag`, the current block's id and
     `name`) returning replacements of the same kinds. The conditions are tested in order, the
     first in the current block, each other in a block of its own."""
-    slots = [b.var(b.kind(v)) for v in values]
-    for slot, v in zip(slots, values):
-        b.store(slot, v)
+    slots = _spill(b, values)
     conds = [c for _, c, _ in paths[:-1]]
-    cond_slots = [b.var(K.bool) for _ in conds[1:]]
-    for slot, c in zip(cond_slots, conds[1:]):
-        b.store(slot, c)
+    cond_slots = _spill(b, conds[1:])
     name = f"{tag}{b.current_block}"
     blocks = [b.create_block(f"{name}.{p}") for p, _, _ in paths]
     done = b.create_block(f"{name}.done")
@@ -70,10 +73,6 @@ def cases(b, values, paths, tag):
         b.condbr(cond if i == 0 else b.load(cond_slots[i - 1]), blocks[i], other)
         b.set_block(other)
     for block, (_, _, body) in zip(blocks, paths):
-        b.set_block(block)
-        new = body(*(b.load(s) for s in slots))
-        for slot, v in zip(slots, new):
-            b.store(slot, v)
-        b.br(done)
+        _fill(b, block, slots, body, done)
     b.set_block(done)
     return tuple(b.load(s) for s in slots)

@@ -1,0 +1,128 @@
+"""What a kernel was compiled to: KIR, SPIR-V, Numba's typed IR, and the driver's figures.
+
+The Dispatcher's inspection methods (docs/kernels.md, "Seeing what was generated"),
+kept apart from compilation and launch. They read the dispatcher's ``_compiled``
+specialisations and call its ``compile``.
+"""
+
+import sys
+
+from numba.core import types
+
+from . import arguments
+from .launch import _resolve_device
+from .typing import pipeline
+
+
+class Inspection:
+    """The ``inspect_*`` methods of :class:`numba_vulkan.dispatcher.Dispatcher`."""
+
+    @staticmethod
+    def _argtypes(args_or_types):
+        """Numba types given as such, or of arguments as a launch would type them."""
+        if all(isinstance(a, types.Type) for a in args_or_types):
+            return tuple(args_or_types)
+        return tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
+
+    def _lookup(self, args_or_types):
+        if not args_or_types:
+            return list(self._compiled.values())
+        return [self.compile(self._argtypes(args_or_types))]
+
+    def inspect_kir(self, *args_or_types, narrowed=False):
+        """The KIR the front end built, as text.
+
+        Parameters
+        ----------
+        *args_or_types
+            Arguments (typed as a launch would) or Numba types of one
+            specialisation, which is compiled if needed. Without them, the KIR
+            of every specialisation compiled so far, by argument types.
+        narrowed : bool
+            The KIR after loop unrolling and integer narrowing instead (64-bit integer ops
+            computed in 32 bits where a range analysis proves it exact; see
+            docs/narrowing.md).
+
+        Returns
+        -------
+        str or dict
+        """
+        kernels = self._lookup(args_or_types)
+        pick = (lambda k: k.kir_narrowed) if narrowed else (lambda k: k.kir)
+        if args_or_types:
+            return pick(kernels[0])
+        return {k.argtypes: pick(k) for k in kernels}
+
+    def inspect_spirv(self, *args_or_types):
+        """The SPIR-V assembly of a specialisation (see ``inspect_kir`` for the arguments).
+
+        Returns
+        -------
+        str or dict
+        """
+        kernels = self._lookup(args_or_types)
+        if args_or_types:
+            return kernels[0].disassemble()
+        return {k.argtypes: k.disassemble() for k in kernels}
+
+    def inspect_pipeline(self, *args_or_types, local_size, device=None, representations=False):
+        """What the device's driver reports about the pipeline it makes of one
+        specialisation for one workgroup size: registers per invocation, code
+        size and whatever else the driver counts (VK_KHR_pipeline_executable_properties;
+        names and meanings are the driver's). A diagnostic for tuning kernels.
+
+        Parameters
+        ----------
+        *args_or_types
+            Arguments (typed as a launch would) or Numba types of the specialisation;
+            it is compiled for ``device`` as a launch there would compile it.
+        local_size : int or tuple of int
+            The workgroup size (the pipeline depends on it).
+        device : Device, int or str, optional
+            The device (default: the current one).
+        representations : bool
+            Also the driver's internal representations of the compiled code, where
+            it gives any (bytes; text for most).
+
+        Returns
+        -------
+        dict
+            Statistic name -> value (int or float), in the driver's order; with
+            ``representations``, ``{"statistics": that, "representations": {name: bytes}}``.
+
+        Raises
+        ------
+        VulkanSupportError
+            The driver reports no statistics (Mesa 22's lavapipe, for one).
+        """
+        if not args_or_types:
+            raise TypeError("inspect_pipeline needs the arguments or types of a specialisation")
+        from .runtime import devices
+
+        device = _resolve_device(device) or devices.get_device()
+        kernel = self.compile(self._argtypes(args_or_types), device=device)
+        loaded = device._core.load_kernel(kernel.words, kernel.push_size)
+        stats, texts = loaded.statistics(local_size, representations)
+        out = {name: value for _, name, _, value in stats}
+        if representations:
+            out = {"statistics": out,
+                   "representations": {name: text for _, name, _, text in texts}}
+        return out
+
+    def inspect_types(self, file=None):
+        """Print the typed Numba IR of every specialisation, as ``numba``'s ``inspect_types``.
+
+        Parameters
+        ----------
+        file : file-like, optional
+            Where to write; standard output by default.
+        """
+        file = sys.stdout if file is None else file
+        for kernel in self._compiled.values():
+            print(f"{self.__name__} {kernel.argtypes}", file=file)
+            print("-" * 80, file=file)
+            if kernel.typed is None:
+                print("(loaded from the disk cache: no Numba typing to show)", file=file)
+            else:
+                print(pipeline.annotate(kernel.typed), file=file)
+            print("=" * 80, file=file)
