@@ -18,6 +18,7 @@ for b in $B; do
                   device/test_math_gamma.py device/test_math_exact.py device/test_math_division.py \
                   device/test_math_cmath.py device/test_cuda_compat_more.py; cd .. ;;
     vs_cuda) timeout 200 python3 benchmarks/bench_vs_cuda.py --out $R/h200.json ;;
+    vs_cuda_fc) timeout 200 python3 benchmarks/bench_vs_cuda.py --only first_call,first_call_devfn --first-calls ${FIRST_CALLS:-15} --out $R/h200_first_calls.json ;;
     exceptions) timeout 90 python3 benchmarks/bench_exceptions.py --out $R/h200_exceptions.json ;;
     latency) timeout 90 python3 benchmarks/bench_latency.py --out $R/h200_latency.json ;;
     parallel) timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel.json ;;
@@ -51,6 +52,8 @@ for b in $B; do
             done ;;
     # Pipeline statistics and the driver's own code of the tiled matmul and Black-Scholes,
     # numba.cuda's PTX and SASS beside them (files under driver_code/).
+    firstcall) timeout 100 python3 benchmarks/profile_first_call.py --count 20
+               timeout 100 python3 benchmarks/profile_first_call.py --count 20 --profile tottime --top 45 --only first_call_devfn ;;
     driver_code) timeout 150 python3 benchmarks/experiments/s11_driver_code.py --dir $R/driver_code ;;
     registers) for d in float64 float32; do timeout 100 python3 benchmarks/experiments/s11_register_probe.py --dtype $d; done ;;
     matmul_variants) timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py --out $R/h200_matmul_variants.json ;;
