@@ -15,6 +15,7 @@ prints the driver's pipeline statistics (registers, binary size) where it report
   ours_unroll_hint      ours with the k loop's OpLoopMerge marked Unroll (text patch)
   ours_contract         ours without its NoContraction decorations (= fastmath={'contract'})
   ours_unroll_contract  both patches
+  numba.cuda            the reference, bench_parallel's MATMUL through numba.cuda (where it runs)
   and the GLSL variants of s12_matmul/matmul.comp (GLSL_VARIANTS below: scalar shared tiles,
   the A tile as vec4, contraction allowed or not, the k loop unrolled in the source or by
   hint, our index arithmetic, spirv-opt -O).
@@ -223,6 +224,27 @@ def statistics_of(loaded):
     return {name: value for _, name, _, value in stats} or None
 
 
+def numba_cuda(A, B, want, args):
+    """The reference: bench_parallel's MATMUL through numba.cuda, in the same run."""
+    try:
+        import bench_parallel as bp
+        from backends import CudaBackend
+
+        backend = CudaBackend()
+        n = A.shape[0]
+        dA, dB = backend.to_device(A), backend.to_device(B)
+        dC = backend.cuda.device_array((n, n), np.float32)
+        k = bp.build(backend, bp.MATMUL, "fast_matmul")
+        t = timed(lambda: k[(n // TPB, n // TPB), (TPB, TPB)](dA, dB, dC),
+                  backend.synchronize, args.repeats, args.inner, args.warm)
+        C = dC.copy_to_host()
+        return {"what": "numba.cuda, same source (FFMA, LDS.128)", "gflops": 2 * n**3 / t / 1e9,
+                "seconds": t, "correct": bool(np.allclose(C[:64], want, rtol=1e-3, atol=1e-2)),
+                "pipeline": backend.pipeline_stats(k, (dA, dB, dC), (TPB, TPB))}
+    except Exception as e:  # noqa: BLE001 (no GPU, no numba.cuda)
+        return {"error": f"not measured: {type(e).__name__}: {e}"}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4096)
@@ -325,6 +347,13 @@ def main(argv=None):
               f"{val:<9}  {what}", flush=True)
         if val == "FAIL":
             print(f"    spirv-val: {r['spirv_val'][:500]}")
+    if not args.only or "numba.cuda" in args.only.split(","):
+        results["numba.cuda"] = r = numba_cuda(A, B, want, args)
+        if "gflops" in r:
+            print(f"{'numba.cuda':<26}{r['gflops']:>9.1f}  {'yes' if r['correct'] else 'WRONG':<5}"
+                  f"{r['pipeline']['registers']:>5}{'-':>7}  {'-':<9}  {r['what']}")
+        else:
+            print(f"{'numba.cuda':<26}{'-':>9}  {r['error']}")
     if args.out:
         record = {"benchmark": "s12_matmul_spirv", "device": device.info.name, "n": n,
                   "repeats": args.repeats, "inner": args.inner, "warm_s": args.warm,
