@@ -45,6 +45,35 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
         auto it = defs.find(v);
         return it != defs.end() && it->second->op == Op::kConst;
     };
+    // The values stored to each function variable (the front end keeps locals in
+    // variables; SPIR-V's optimiser makes them SSA values after this pass).
+    std::unordered_map<ValueId, std::vector<ValueId>> stored;
+    for (const Block& b : f.blocks)
+        for (const Inst& inst : b.insts)
+            if (inst.op == Op::kStore) stored[inst.operands[0]].push_back(inst.operands[1]);
+    // A constant, conversions of one (the narrowing pass writes a narrowed constant
+    // as a conversion of the original), or a load of a variable whose only store
+    // is such a value (a load before it would read an undefined value anyway).
+    auto is_constant_valued = [&](ValueId v) {
+        for (int depth = 0; depth < 16; ++depth) {
+            auto it = defs.find(v);
+            if (it == defs.end()) return false;
+            const Inst& d = *it->second;
+            if (d.op == Op::kConst) return true;
+            if (d.op == Op::kLoad) {
+                auto var = defs.find(d.operands[0]);
+                auto s = stored.find(d.operands[0]);
+                if (var == defs.end() || var->second->op != Op::kVar || s == stored.end() ||
+                    s->second.size() != 1)
+                    return false;
+                v = s->second.front();
+                continue;
+            }
+            if (d.op != Op::kConvert && d.op != Op::kBitcast) return false;
+            v = d.operands[0];
+        }
+        return false;
+    };
     // A bool made an integer (a conversion, or a select between two constants, as the
     // front end writes True + x): its negation and abs cannot overflow, and hiding
     // them made NVIDIA's compiler answer wrongly (fuzz seeds 3430 and 4441: `-a_b[i]`).
@@ -74,12 +103,16 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
             // At every width: a module with 8- or 16-bit values declares the Int8 or
             // Int16 capability (spirv/module_builder.cc), so an xor there is valid.
             if ((what & kHideNegAbs) && is_neg_abs(inst)) sites[inst.result].output = true;
-            if (is_widening(inst) && !index_only[inst.result]) {
+            // A widened constant is a constant of the wider type, which is never hidden:
+            // hiding it only kept the driver from folding it (the tiled matmul's
+            // `i * TPB` became a 64-bit multiply by an unknown).
+            if (is_widening(inst) && !index_only[inst.result] &&
+                !is_constant_valued(inst.operands[0])) {
                 if (what & kHideWidenInputs) sites[inst.result].input = true;
                 if (what & kHideWidenOutputs) sites[inst.result].output = true;
             }
             if ((what & kHideOtherWidenings) && is_other_widening(inst) &&
-                !index_only[inst.result])
+                !index_only[inst.result] && !is_constant_valued(inst.operands[0]))
                 sites[inst.result].output = true;
         }
     if (sites.empty()) return size_t{0};

@@ -24,6 +24,9 @@
 //     arithmetic is done at the full width;
 //   - kHideOtherWidenings: the result of every bool -> integer and unsigned
 //     widening conversion (not in the default: no failure is known to need it).
+// Widenings of constants are left alone (the result is a constant of the wider
+// type, as a literal of that type would be, and hiding it kept the driver from
+// folding it: `i * 16` on int64 became a full 64-bit multiply).
 // Widenings used only to index memory (through add/sub/mul/shl/convert to an
 // elemptr or indexptr index) are left alone: there an overflow means an
 // out-of-bounds access anyway, and the driver folding the widening into the

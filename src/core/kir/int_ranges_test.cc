@@ -129,5 +129,43 @@ func main {
     Hide(m, kHideNegAbs, 0);
 }
 
+// A widened constant (also one the narrowing pass wrote as a conversion of a constant, and
+// one read from a variable stored only once) is a constant: neither side of it is hidden (a
+// widened parameter is).
+TEST(IntRanges, LeavesWidenedConstantsAlone) {
+    constexpr const char* kConstants = R"(param out.addr : u64 @0
+param x : i64 @8
+param y : i32 @16
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = param 1 : i64
+  %2 = const 16 : i32
+  %3 = convert %2 : i64
+  %4 = mul %1, %3 : i64
+  %5 = param 2 : i32
+  %6 = convert %5 : i64
+  %7 = add %4, %6 : i64
+  %8 = const 0 : i32
+  %9 = elemptr %0, %8 : ptr<global, i64>
+  %10 = const 3 : i64
+  %11 = convert %10 : i32
+  %14 = var : ptr<function, i32>
+  store %14, %11
+  %15 = load %14 : i32
+  %12 = convert %15 : i64
+  %13 = add %7, %12 : i64
+  store %9, %13
+  ret
+}
+)";
+    util::Result<Module> parsed = Parse(kConstants);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    Module m = *parsed;
+    const std::string text = Hide(m, kHideAllIntRanges, 2);  // y's widening, both sides
+    EXPECT_NE(text.find("  %3 = convert %2 : i64\n  %4 = mul %1, %3 : i64\n"), std::string::npos)
+        << text;
+}
+
 }  // namespace
 }  // namespace nvk::kir
