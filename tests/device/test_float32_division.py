@@ -211,3 +211,28 @@ def test_fastmath_and_no_fused_fma_keep_their_division(monkeypatch):
     text = plain.inspect_spirv(x, x, out)
     assert text.count("OpFDiv %double") == 1 and " Fma " not in text
     assert text.count("OpBranchConditional") == 1  # the kernel's own `if i < o0.size`
+
+
+@pytest.mark.parametrize("variant", ["loose"])
+def test_barrier_after_a_division(monkeypatch, variant, pairs):
+    """A barrier in the block of a division ends up after the division's rare branch (the
+    merge block, where every invocation of the group arrives): the shared values are right."""
+    x, y = (a[:4096] for a in pairs)
+    force(monkeypatch, variant)
+
+    @nv.jit
+    def rotate(x, y, out):
+        s = nv.shared.array(64, np.float32)
+        t = nv.local_id(0)
+        i = nv.global_id(0)
+        s[t] = x[i] / y[i]
+        nv.syncthreads()
+        out[i] = s[(t + 1) % 64]
+
+    out = np.zeros_like(x)
+    rotate[x.size // 64, 64](x, y, out)
+    ref = numpy_quotients(x, y).reshape(-1, 64)
+    ref = np.roll(ref, -1, axis=1).ravel()
+    xr = np.roll(x.reshape(-1, 64), -1, axis=1).ravel()
+    yr = np.roll(y.reshape(-1, 64), -1, axis=1).ravel()
+    check(out, xr, yr, ref)
