@@ -179,7 +179,8 @@ def main(argv=None):
     record = {"experiment": "s12_div32", "versions": versions(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "parameters": vars(args), "spirv_one_division_h200_controls": spirv_counts()}
-    print("one float32 division, H200 controls:", json.dumps(record["spirv_one_division_h200_controls"]))
+    counts = record["spirv_one_division_h200_controls"]
+    print("one float32 division, H200 controls:", json.dumps(counts))
     for backend in each_backend((VulkanBackend, CudaBackend)):
         r = measure(backend, args)
         record[backend.name] = r
