@@ -66,7 +66,16 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
     // 2b. Float32 division correctly rounded where the driver's may not be.
-    if (options.divide_f32_in_f64 && !options.fastmath) kir::DivideFloat32InFloat64(module);
+    //     Where Fma rounds once, in float32 and float64 only for rare operands: this
+    //     adds blocks (kir/float_division.h).
+    if (options.divide_f32_in_f64 && !options.fastmath) {
+        kir::Float32DivisionOptions division;
+        division.fused_fma = options.fused_fma;
+        division.test_ulps = options.divide_f32_test_ulps;
+        division.exact_fma = options.divide_f32_exact_fma;
+        if (kir::DivideFloat32(module, division) > 0 && division.fused_fma)
+            NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
     // 3. lavapipe folds float arithmetic on constant zeros wrongly: hide them
     //    (this may add a hidden parameter, so the block's size is known after it).
     if (options.hide_float_zeros && !options.fastmath) {

@@ -36,6 +36,15 @@ struct CompileOptions {
     // kir/float_division.h): devices with float64 whose OpFDiv may be 2.5 ulp
     // off (all but lavapipe), without fastmath.
     bool divide_f32_in_f64 = false;
+    // With divide_f32_in_f64: the device's GLSL.std.450 Fma rounds once (NVIDIA,
+    // AMD), so the quotient is computed in float32 with Fma where the operands
+    // are in a safe range, in float64 only in a branch for the others.
+    bool fused_fma = false;
+    // Tests of that sequence on lavapipe (exact 1/b, an Fma that rounds twice):
+    // the driver's reciprocal moved by up to this many ulps, and each Fma
+    // computed exactly in float64 (kir::Float32DivisionOptions).
+    uint32_t divide_f32_test_ulps = 0;
+    bool divide_f32_exact_fma = false;
     // NVIDIA: signed values whose ranges its compiler would misuse are xored with
     // a hidden zero (kir/int_ranges.h; a mask of kir::HideIntRanges; 0: none).
     unsigned hide_int_ranges = 0;

@@ -38,7 +38,13 @@ class CodegenControls(typing.NamedTuple):
     device's compiler must not see, because it takes signed arithmetic as never
     overflowing (NVIDIA; launchers.hide_int_ranges).
     fused_fma: the device's GLSL.std.450 Fma rounds once (Vulkan lets it be a multiply and an
-    add): the math library then builds its exact products from it (launchers.fused_fma).
+    add): the math library then builds its exact products from it (launchers.fused_fma), and
+    with divide_f32_in_f64 a float32 division is computed in float32 with Fma where its
+    operands are in a safe range, in float64 only in a branch for the others.
+    divide_f32_test_ulps, divide_f32_exact_fma: tests of that division on lavapipe (whose 1/b
+    is exact and whose Fma rounds twice): the driver's reciprocal moved by up to that many
+    ulps, as loose as a driver's may be, and each Fma of the sequence computed exactly in
+    float64 (kir/float_division.h).
     loose_division: tests (config.DRIVER_DIV = "loose"): the math library's own divisions,
     which take the driver's quotient (mathlib/dd.driver_div), are moved by 2 ulp, about as far
     as Vulkan lets a driver's be off, so that lavapipe (whose division is exact) checks the
@@ -54,6 +60,8 @@ class CodegenControls(typing.NamedTuple):
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
+    divide_f32_test_ulps: int = 0
+    divide_f32_exact_fma: bool = False
     hide_int_ranges: int = 0
     loose_division: bool = False
     max_local_size: tuple = ()
@@ -147,6 +155,9 @@ def _compile_kernel(
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=codegen_controls.hide_float_zeros,
         divide_f32_in_f64=codegen_controls.divide_f32_in_f64,
+        fused_fma=codegen_controls.fused_fma,
+        divide_f32_test_ulps=codegen_controls.divide_f32_test_ulps,
+        divide_f32_exact_fma=codegen_controls.divide_f32_exact_fma,
         hide_int_ranges=codegen_controls.hide_int_ranges,
         max_local_size=list(codegen_controls.max_local_size) or None,
         max_groups=list(codegen_controls.max_groups) or None,

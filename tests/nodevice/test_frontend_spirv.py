@@ -76,6 +76,36 @@ def test_float_controls_are_requested_at_the_widths_used():
     assert "DenormPreserve" not in fast and "SignedZeroInfNanPreserve" not in fast
 
 
+def test_float32_division_with_fused_fma():
+    """NVIDIA's controls (divide_f32_in_f64 and fused_fma): a kernel's float32 `/` is the
+    driver's reciprocal refined with six Fma, and the float64 division runs only in a branch
+    of its own (kir/float_division.h); the quotient joins in one OpPhi. Without fused_fma the
+    float64 way has no branch; fastmath keeps the driver's division alone."""
+    from numba import float32
+
+    from numba_vulkan import compiler, narrowing
+    from numba_vulkan.typing import pipeline
+
+    def div(x, y, out):
+        out[0] = x[0] / y[0]
+
+    def text(fastmath=False, **controls):
+        c = compiler.CodegenControls(divide_f32_in_f64=True, **controls)
+        options = pipeline.Options(fastmath=fastmath)
+        return compiler.compile_kernel(div, (float32[::1],) * 3, options, narrowing.Mode(),
+                                       codegen_controls=c).disassemble()
+
+    fused = text(fused_fma=True)
+    assert fused.count(" Fma ") == 6 and fused.count("OpFDiv %float") == 1
+    assert fused.count("OpFDiv %double") == 1 and fused.count("OpFConvert") == 3
+    assert fused.count("OpBranchConditional") == 1 and fused.count("OpPhi %float") == 1
+    plain = text(fused_fma=False)
+    assert " Fma " not in plain and "OpBranchConditional" not in plain
+    assert plain.count("OpFDiv %double") == 1
+    fast = text(fastmath=True, fused_fma=True)
+    assert " Fma " not in fast and "OpFDiv %double" not in fast and fast.count("OpFDiv %float") == 1
+
+
 def test_fused_fma_makes_exact_products_from_fma():
     """With CodegenControls.fused_fma (NVIDIA, AMD: launchers.fused_fma) the math library builds
     Dekker's products and its polynomials from GLSL.std.450 Fma; without it, from no Fma at all

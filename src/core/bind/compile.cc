@@ -84,12 +84,17 @@ void InitCompile(nb::module_& m) {
            std::optional<std::vector<uint32_t>> max_local_size,
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
            bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted,
-           unsigned hide_int_ranges) {
+           unsigned hide_int_ranges, bool fused_fma, uint32_t divide_f32_test_ulps,
+           bool divide_f32_exact_fma) {
             CompileOptions options;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
             options.divide_f32_in_f64 = divide_f32_in_f64;
+            options.fused_fma = fused_fma;
+            if (divide_f32_test_ulps > 64) throw nb::value_error("divide_f32_test_ulps must be 0 to 64");
+            options.divide_f32_test_ulps = divide_f32_test_ulps;
+            options.divide_f32_exact_fma = divide_f32_exact_fma;
             if (hide_int_ranges > kir::kHideAllIntRanges)
                 throw nb::value_error("hide_int_ranges is a mask of 1, 2, 4 and 8");
             options.hide_int_ranges = hide_int_ranges;
@@ -125,6 +130,8 @@ void InitCompile(nb::module_& m) {
         nb::arg("validate") = true, nb::arg("unroll") = 8, nb::arg("hide_float_zeros") = false,
         nb::arg("divide_f32_in_f64") = false,
         nb::arg("validate_emitted") = true, nb::arg("hide_int_ranges") = 0,
+        nb::arg("fused_fma") = false, nb::arg("divide_f32_test_ulps") = 0,
+        nb::arg("divide_f32_exact_fma") = false,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -135,7 +142,12 @@ void InitCompile(nb::module_& m) {
         "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
         "on constant zeros wrongly; kir/float_zeros.h; not with fastmath). divide_f32_in_f64: "
         "float32 division computed in float64 and rounded once, for devices whose division "
-        "may be inexact (kir/float_division.h; not with fastmath). validate_emitted: "
+        "may be inexact (kir/float_division.h; not with fastmath). fused_fma: the device's "
+        "Fma rounds once: with divide_f32_in_f64, float32 division is computed with Fma "
+        "where its operands are in a safe range, in float64 only in a branch for the others. "
+        "divide_f32_test_ulps, divide_f32_exact_fma (tests on a device with an exact "
+        "division and an Fma that rounds twice): the driver's reciprocal moved by up to that "
+        "many ulps, and each Fma of that sequence computed exactly in float64. validate_emitted: "
         "validate the emitter's module before optimising it too (else only when the final "
         "module fails validation). hide_int_ranges: xor a hidden zero 'int.zero' into signed "
         "negations and abs (1), the operands (2) and results (4) of signed widenings, the results of bool and "

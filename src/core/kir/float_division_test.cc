@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "kir/interpret.h"
 #include "kir/parser.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
@@ -100,6 +105,205 @@ func main {
     std::string bad = kInts;
     bad.replace(bad.find("driver"), 6, "sloppy");
     EXPECT_FALSE(Parse(bad).ok());
+}
+
+
+// ---------------------------------------------------------------- the fused sequence
+
+// out[0] = x / y in the entry block, out[1] = (x / y) / y and out[2] = x / that
+// times x / y in the next block: divisions in the entry block (whose later values,
+// the addresses among them, then live in a block of their own) and two in one
+// block, the second using the first.
+constexpr const char* kChain = R"(param out.addr : u64 @0
+param x : f32 @8
+param y : f32 @12
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = param 1 : f32
+  %2 = param 2 : f32
+  %3 = div %1, %2 : f32
+  %4 = const 0 : i32
+  %5 = elemptr %0, %4 : ptr<global, f32>
+  %6 = const 1 : i32
+  %7 = elemptr %0, %6 : ptr<global, f32>
+  store %5, %3
+  br %b1
+%b1 body:
+  %8 = div %3, %2 : f32
+  %9 = div %1, %8 : f32
+  %10 = mul %9, %3 : f32
+  store %7, %8
+  %11 = const 2 : i32
+  %12 = elemptr %0, %11 : ptr<global, f32>
+  store %12, %10
+  ret
+}
+)";
+
+Module ParseOk(const char* text) {
+    util::Result<Module> parsed = Parse(text);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    return *parsed;
+}
+
+uint32_t Bits(float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    return u;
+}
+
+float Float(uint32_t u) {
+    float v;
+    std::memcpy(&v, &u, 4);
+    return v;
+}
+
+// The module run on (x, y): out[0..2].
+std::vector<float> Run(const Module& m, float x, float y) {
+    Inputs in;
+    in.params = {0x1000, Bits(x), Bits(y)};
+    in.memory.push_back({0x1000, std::vector<uint8_t>(12, 0)});
+    util::Result<Trace> t = Interpret(m, in, 100000);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    std::vector<float> out(3);
+    std::memcpy(out.data(), t->memory[0].bytes.data(), 12);
+    return out;
+}
+
+// Equal bits, or both NaN.
+bool Same(float a, float b) { return Bits(a) == Bits(b) || (std::isnan(a) && std::isnan(b)); }
+
+// Operands that reach every case: the specials, both sides of every bound of the
+// safe range (float_division.h), the mantissas of b near 2 that go the float64
+// way, quotients near the overflow and subnormal thresholds, random bits.
+std::vector<std::pair<float, float>> HardPairs() {
+    std::vector<float> specials = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN,
+                                   1e-45f, -1e-45f, 1.1754942e-38f, 1.17549435e-38f,
+                                   3.4028235e38f, -3.4028235e38f, 2.0f, 3.0f, 0.1f,
+                                   Float(0x3fffffff), Float(0x3ffffe00), Float(0x3ffffdff)};
+    std::vector<float> values = specials;
+    for (int e = -149; e <= 127; e += 1) {  // every exponent, twice
+        values.push_back(std::ldexp(1.0f, e));
+        values.push_back(std::ldexp(1.6180339f, e));
+    }
+    std::vector<std::pair<float, float>> pairs;
+    for (float a : values)
+        for (float b : specials) {
+            pairs.push_back({a, b});
+            pairs.push_back({b, a});
+        }
+    std::mt19937 rng(12);
+    for (int i = 0; i < 6000; ++i) {
+        uint32_t a = rng(), b = rng();
+        if (i % 2) b = (a & 0x807fffffu) ^ ((rng() % 200) << 23);  // nearby exponents
+        pairs.push_back({Float(a), Float(b)});
+    }
+    for (float a : values)
+        for (int e = -149; e <= 127; e += 11) pairs.push_back({a, std::ldexp(1.9999999f, e)});
+    return pairs;
+}
+
+void ExpectCorrectlyRounded(const Module& m, const char* what) {
+    int checked = 0, wrong = 0;
+    for (auto [x, y] : HardPairs()) {
+        std::vector<float> out = Run(m, x, y);
+        float q = static_cast<float>(static_cast<double>(x) / y);  // rounded once
+        float q2 = static_cast<float>(static_cast<double>(q) / y);
+        float q3 = static_cast<float>(static_cast<double>(x) / q2) * q;
+        for (auto [got, want] : {std::pair{out[0], q}, {out[1], q2}, {out[2], q3}}) {
+            ++checked;
+            if (!Same(got, want) && ++wrong <= 5)
+                ADD_FAILURE() << what << ": " << x << " / " << y << " gave " << got
+                              << ", not " << want;
+        }
+    }
+    EXPECT_EQ(wrong, 0) << what << ": of " << checked;
+}
+
+// With fused_fma: each division becomes the float32 sequence and a branch to a
+// block of its own for the float64 way; the quotient is read back from a variable
+// under the division's id at the head of the rest of the block. The values that
+// now cross blocks go through variables (the quotients) or are computed again
+// (addresses and constants).
+TEST(FloatDivision, FusedSequenceWithRareFloat64Branch) {
+    Module m = ParseOk(kChain);
+    Float32DivisionOptions options;
+    options.fused_fma = true;
+    EXPECT_EQ(DivideFloat32(m, options), 3u);
+    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
+    const std::string text = Print(m);
+    for (const char* expected :
+         {"%b0 entry:\n", "entry.div0.rare:\n", "entry.div0.done:\n  %3 = load ",
+          "body.div1.rare:\n", "body.div1.done:\n  %8 = load ", "body.div2.done:\n  %9 = load ",
+          "div driver ", "math fma ", " : f64\n", "condbr "}) {
+        EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+    }
+    EXPECT_EQ(text.find("div %1, %2 : f32"), std::string::npos) << text;
+    // Every kind of instruction the entry block must keep stays there.
+    const Block& entry = m.function.entry();
+    EXPECT_EQ(entry.insts[0].op, Op::kVar);
+    // Nothing is left to rewrite, and the text parses back to itself.
+    EXPECT_EQ(DivideFloat32(m, options), 0u);
+    util::Result<Module> again = Parse(text);
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    EXPECT_EQ(Print(*again), text);
+    ExpectCorrectlyRounded(m, "fused");
+}
+
+// The controls of the lavapipe tests: the reciprocal moved by up to 3 ulps, and
+// Fma computed exactly from float64 (as the device does it where it rounds once).
+TEST(FloatDivision, FusedSequenceWithLooseReciprocal) {
+    for (uint32_t ulps : {3u, 8u}) {
+        for (bool exact : {false, true}) {
+            Module m = ParseOk(kChain);
+            Float32DivisionOptions options;
+            options.fused_fma = true;
+            options.test_ulps = ulps;
+            options.exact_fma = exact;
+            EXPECT_EQ(DivideFloat32(m, options), 3u);
+            ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
+            const std::string text = Print(m);
+            EXPECT_EQ(text.find("math fma ") == std::string::npos, exact) << text;
+            ExpectCorrectlyRounded(m, exact ? "loose, exact fma" : "loose");
+        }
+    }
+}
+
+// Without fused_fma DivideFloat32 is DivideFloat32InFloat64: one block, no branch.
+TEST(FloatDivision, WithoutFusedFmaFloat64) {
+    Module m = ParseOk(kChain);
+    EXPECT_EQ(DivideFloat32(m, Float32DivisionOptions{}), 3u);
+    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
+    EXPECT_EQ(m.function.blocks.size(), 2u);
+    EXPECT_EQ(Print(m).find("fma"), std::string::npos);
+    ExpectCorrectlyRounded(m, "float64");
+}
+
+// Driver divisions and float64 ones are left alone; a module without float32
+// divisions is unchanged.
+TEST(FloatDivision, FusedLeavesOtherDivisionsAlone) {
+    constexpr const char* kOthers = R"(param out.addr : u64 @0
+param x : f32 @8
+param z : f64 @16
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = param 1 : f32
+  %2 = param 2 : f64
+  %3 = div driver %1, %1 : f32
+  %4 = div %2, %2 : f64
+  %5 = const 0 : i32
+  %6 = elemptr %0, %5 : ptr<global, f32>
+  store %6, %3
+  ret
+}
+)";
+    Module m = ParseOk(kOthers);
+    Float32DivisionOptions options;
+    options.fused_fma = true;
+    EXPECT_EQ(DivideFloat32(m, options), 0u);
+    EXPECT_EQ(Print(m), kOthers);
 }
 
 }  // namespace

@@ -350,7 +350,13 @@ class Machine {
             case MathFn::kMin: fl(std::fmin(f(0), f(1))); break;
             case MathFn::kMax: fl(std::fmax(f(0), f(1))); break;
             case MathFn::kSqrt: fl(std::sqrt(f(0))); break;
-            case MathFn::kFma: fl(std::fma(f(0), f(1), f(2))); break;
+            case MathFn::kFma:  // rounded once, also in float32 (a double fma would round twice)
+                if (k == ScalarKind::kF32)
+                    fl(std::fmaf(static_cast<float>(f(0)), static_cast<float>(f(1)),
+                                 static_cast<float>(f(2))));
+                else
+                    fl(std::fma(f(0), f(1), f(2)));
+                break;
             case MathFn::kExp: fl(std::exp(f(0))); break;
             case MathFn::kLog: fl(std::log(f(0))); break;
             case MathFn::kPow: fl(std::pow(f(0), f(1))); break;
