@@ -56,6 +56,7 @@ for b in $B; do
                timeout 100 python3 benchmarks/profile_first_call.py --count 20 --profile tottime --top 45 --only first_call_devfn ;;
     div32) timeout 200 python3 benchmarks/experiments/s12_div32.py --out $R/h200_div32.json
            timeout 200 python3 tests/fuzz/div32_sweep.py --variant device --pairs ${DIV_PAIRS:-1e8} ;;
+    parallel_m0) NUMBA_VULKAN_HIDE_INT_RANGES=0 timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m0.json ;;
     driver_code) timeout 150 python3 benchmarks/experiments/s11_driver_code.py --dir $R/driver_code ;;
     registers) for d in float64 float32; do timeout 100 python3 benchmarks/experiments/s11_register_probe.py --dtype $d; done ;;
     matmul_variants) timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py --out $R/h200_matmul_variants.json ;;
