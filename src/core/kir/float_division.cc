@@ -8,42 +8,6 @@
 
 namespace nvk::kir {
 
-size_t DivideFloat32InFloat64(Module& m) {
-    Function& f = m.function;
-    const TypeId f32 = m.GetScalar(ScalarKind::kF32);
-    const TypeId f64 = m.GetScalar(ScalarKind::kF64);
-    size_t rewritten = 0;
-    for (Block& b : f.blocks) {
-        std::vector<Inst> out;
-        out.reserve(b.insts.size());
-        for (Inst inst : b.insts) {
-            if (inst.op != Op::kDiv || inst.type != f32 || IsDriverDivision(inst)) {
-                out.push_back(std::move(inst));
-                continue;
-            }
-            auto add = [&](Op op, std::vector<ValueId> operands) {
-                Inst n;
-                n.op = op;
-                n.type = f64;
-                n.result = f.NewValue(f64, b.id);
-                n.operands = std::move(operands);
-                n.loc = inst.loc;
-                out.push_back(n);
-                return n.result;
-            };
-            ValueId a = add(Op::kConvert, {inst.operands.at(0)});
-            ValueId d = add(Op::kConvert, {inst.operands.at(1)});
-            ValueId q = add(Op::kDiv, {a, d});
-            inst.op = Op::kConvert;  // the quotient rounded once to f32, under the old id
-            inst.operands = {q};
-            out.push_back(std::move(inst));
-            ++rewritten;
-        }
-        b.insts = std::move(out);
-    }
-    return rewritten;
-}
-
 namespace {
 
 using K = ScalarKind;
@@ -108,6 +72,12 @@ struct Writer {
         out->push_back(i);
     }
 };
+
+// a / b of two f32 computed in f64 (rounded once when converted back to f32).
+ValueId Float64Quotient(Writer& w, ValueId a, ValueId b) {
+    ValueId wide_a = w.Conv(K::kF64, a);
+    return w.Add(Op::kDiv, K::kF64, {wide_a, w.Conv(K::kF64, b)});
+}
 
 // x*y + z rounded once to f32, from f64 operations (tests only: lavapipe's Fma
 // rounds twice). The product of two f32 is exact in f64; the sum is rounded to
@@ -258,6 +228,28 @@ void LegalizeCrossBlockUses(Module& m, std::vector<Inst>* vars) {
 
 }  // namespace
 
+size_t DivideFloat32InFloat64(Module& m) {
+    size_t rewritten = 0;
+    for (Block& b : m.function.blocks) {
+        std::vector<Inst> out;
+        out.reserve(b.insts.size());
+        for (Inst inst : b.insts) {
+            if (!IsCorrectF32Division(m, inst)) {
+                out.push_back(std::move(inst));
+                continue;
+            }
+            Writer w{m, b.id, inst.loc, &out};
+            ValueId q = Float64Quotient(w, inst.operands.at(0), inst.operands.at(1));
+            inst.op = Op::kConvert;  // the quotient rounded once to f32, under the old id
+            inst.operands = {q};
+            out.push_back(std::move(inst));
+            ++rewritten;
+        }
+        b.insts = std::move(out);
+    }
+    return rewritten;
+}
+
 size_t DivideFloat32(Module& m, const Float32DivisionOptions& o) {
     if (!o.fused_fma) return DivideFloat32InFloat64(m);
     Function& f = m.function;
@@ -309,9 +301,7 @@ size_t DivideFloat32(Module& m, const Float32DivisionOptions& o) {
             w.Jump(Op::kCondBr, {cond}, rare.id, done.id);
             // The float64 way (a and b are read there again: LegalizeCrossBlockUses).
             Writer r{m, rare.id, inst.loc, &rare.insts};
-            ValueId q = r.Conv(K::kF64, a);
-            q = r.Add(Op::kDiv, K::kF64, {q, r.Conv(K::kF64, b)});
-            r.Store(slot, r.Conv(K::kF32, q));
+            r.Store(slot, r.Conv(K::kF32, Float64Quotient(r, a, b)));
             r.Jump(Op::kBr, {}, done.id);
             // The quotient, under the division's id, heads the rest of the block.
             inst.op = Op::kLoad;

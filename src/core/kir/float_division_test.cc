@@ -35,12 +35,16 @@ func main {
 }
 )";
 
+Module ParseOk(const char* text) {
+    util::Result<Module> parsed = Parse(text);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    return *parsed;
+}
+
 // The f32 quotient is computed in f64 and converted back under its old id, so
 // that its uses (the mul) are unchanged; the f64 division and the rest stay.
 TEST(FloatDivision, RewritesFloat32DivisionsOnly) {
-    util::Result<Module> parsed = Parse(kModule);
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    Module m = *parsed;
+    Module m = ParseOk(kModule);
     EXPECT_EQ(DivideFloat32InFloat64(m), 1u);
     ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
     const std::string text = Print(m);
@@ -72,9 +76,7 @@ func main {
   ret
 }
 )";
-    util::Result<Module> parsed = Parse(kMarked);
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    Module m = *parsed;
+    Module m = ParseOk(kMarked);
     EXPECT_EQ(Print(m), kMarked);
     EXPECT_EQ(DivideFloat32InFloat64(m), 1u);
     ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
@@ -140,12 +142,6 @@ func main {
   ret
 }
 )";
-
-Module ParseOk(const char* text) {
-    util::Result<Module> parsed = Parse(text);
-    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-    return *parsed;
-}
 
 uint32_t Bits(float v) {
     uint32_t u;
