@@ -64,8 +64,11 @@ class LaunchConfig:
         return self.dispatcher._launch_slow(self, args)
 
     def needs_64bit_ids(self):
-        """Whether some global id of the grid is past 2^31 - 1 (see frontend/grid.py)."""
-        return any(g * n > 2**31 for g, n in zip(self.groups, self.local_size))
+        """Whether the grid's ids need 64 bits: a global id past 2^31 - 1, or 2^26 groups
+        or more along an axis (see frontend/grid.py)."""
+        from . import _core
+
+        return not _core.fits_int32_ids(self.groups, self.local_size)
 
     def check_limits(self, device):
         """Raise VulkanSupportError if the workgroup exceeds ``device``'s limits.

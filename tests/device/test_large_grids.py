@@ -91,6 +91,15 @@ def test_32_bit_ids_past_2_31_take_the_64_bit_specialisation(device):
     assert not launcher.launch((1, 2**31 + 1, 1), (1, 1, 1), (gid, grp, 4, counts))
     assert _ids.forall(2**31 + 64).needs_64bit_ids()
     assert not _ids.forall(2**31).needs_64bit_ids()  # ids 0 .. 2^31 - 1 fit in 32 bits
+    # 2^26 groups or more along an axis: group ids and counts are masked to 26 bits in the
+    # 32-bit specialisation (frontend/grid.py)
+    limit = 2**nv._core.GROUP_BITS_32
+    assert limit == 2**26
+    assert not launcher.launch((limit, 1, 1), (1, 1, 1), (gid, grp, 4, counts))
+    assert not launcher.launch((1, 1, limit), (1, 1, 1), (gid, grp, 4, counts))
+    assert _ids[limit, 1].needs_64bit_ids()
+    assert not _ids[limit - 1, 1].needs_64bit_ids()
+    assert not _ids[limit - 1, 32].needs_64bit_ids()
     np.testing.assert_array_equal(gid.copy_to_host(), [0, 1, 2, 3])
 
 

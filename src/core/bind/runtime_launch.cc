@@ -20,10 +20,12 @@
 // may write (`writes`, from CompiledKernel.writes), so that the device records a
 // barrier only before a launch that conflicts with earlier work (vk/batch.cc).
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -223,15 +225,9 @@ class Launcher {
                 return 0;
             }
         }
-        // 32-bit ids of a grid of more than 2^31 invocations along an axis would turn
-        // negative: the dispatcher then takes the kernel's 64-bit specialisation.
-        if (grid_.index_bytes == 4 && grid_.reads_ids) {
-            for (int a = 0; a < 3; ++a) {
-                if (uint64_t{g[a]} * l[a] > (uint64_t{1} << 31)) {
-                    return 0;
-                }
-            }
-        }
+        // A grid whose ids 32 bits do not hold: the dispatcher then takes the
+        // kernel's 64-bit specialisation.
+        if (grid_.index_bytes == 4 && grid_.reads_ids && !FitsInt32Ids(g, l)) return 0;
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
         util::Result<uint64_t> value = util::Status::Ok();
@@ -476,6 +472,14 @@ void InitRuntimeLaunch(nb::module_& m) {
           nb::arg("kind"), nb::arg("itemsize"), nb::arg("record_key") = 0,
           "The element-type code a DeviceArrayBase carries and the launcher compares with an "
           "array argument's declared dtype (kind, item size, record layout digest).");
+    m.attr("GROUP_BITS_32") = kGroupBits32;
+    m.def("fits_int32_ids",
+          [](const std::array<uint32_t, 3>& groups, const std::array<uint32_t, 3>& local) {
+              return FitsInt32Ids(groups.data(), local.data());
+          },
+          nb::arg("groups"), nb::arg("local_size"),
+          "Whether the ids of a grid fit a 32-bit-index specialisation (global ids below "
+          "2^31, fewer than 2^GROUP_BITS_32 groups per axis).");
     m.def("fits_int32_indices",
           [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
              int64_t itemsize) {

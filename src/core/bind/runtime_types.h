@@ -88,6 +88,22 @@ inline bool FitsInt32Indices(int ndim, const int64_t* shape, const int64_t* stri
     return true;
 }
 
+// The ids of a 32-bit-index specialisation (frontend/grid.py): every global id
+// below 2^31 and fewer than 2^kGroupBits32 workgroups along each axis, so that the
+// kernel may read group ids and group counts masked to kGroupBits32 bits. The
+// mask tells the narrowing pass that `i * TILE` over a loop `for i in
+// range(num_groups)` fits 32 bits. A grid past either bound takes the kernel's
+// 64-bit specialisation. The launcher and the dispatcher both ask this (as
+// _core.fits_int32_ids).
+inline constexpr uint32_t kGroupBits32 = 26;
+inline bool FitsInt32Ids(const uint32_t* groups, const uint32_t* local) {
+    for (int a = 0; a < 3; ++a) {
+        if (groups[a] >= (uint32_t{1} << kGroupBits32)) return false;
+        if (uint64_t{groups[a]} * local[a] > (uint64_t{1} << 31)) return false;
+    }
+    return true;
+}
+
 nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m);
 void InitRuntimeArrays(nb::module_& m);
 void InitRuntimeExternal(nb::module_& m);  // runtime_external.cc

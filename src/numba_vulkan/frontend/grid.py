@@ -19,8 +19,12 @@ and computes
 as signed 32-bit integers in a 32-bit-index specialisation, and in 64 bits in
 a 64-bit-index one (``mode.index64``), whose ids may pass 2^32. The launcher
 asks for the 64-bit specialisation when a grid has more than 2^31 invocations
-along an axis, so 32-bit ids are exact and never negative; they are then
-sign-extended to intp, which tells the narrowing pass that they fit 32 bits.
+or 2^GROUP_BITS_32 (2^26) workgroups along an axis (``_core.fits_int32_ids``),
+so 32-bit ids are exact and never negative; they are then sign-extended to
+intp, which tells the narrowing pass that they fit 32 bits. Group ids and
+group counts are masked to GROUP_BITS_32 bits (a no-op at run time), which
+tells it more: `i * TILE` in a loop `for i in range(num_groups)` fits 32 bits,
+as it does in numba.cuda's tiled matmul.
 """
 
 from .. import _core
@@ -51,26 +55,28 @@ def _params(lowerer, name):
 def lower(lowerer, builtin, axis, kind):
     """The value of `builtin` (group_id, global_id or num_groups) along `axis`, as `kind`."""
     b = lowerer.b
-    if builtin == B.num_groups:
-        return arith.convert(b, b.param(_params(lowerer, GROUPS)[axis]), kind)
     work = K.u64 if lowerer.mode.index64 else K.i32
+    if builtin == B.num_groups:
+        groups = arith.convert(b, b.param(_params(lowerer, GROUPS)[axis]), work)
+        return arith.convert(b, _known_below(b, groups, work, _core.GROUP_BITS_32), kind)
     base = arith.convert(b, b.param(_params(lowerer, BASE)[axis]), work)
     group = b.binary(Op.add, arith.convert(b, b.builtin(B.group_id, axis), work), base)
     if builtin == B.group_id:
-        return arith.convert(b, _known_nonnegative(b, group, work), kind)
+        return arith.convert(b, _known_below(b, group, work, _core.GROUP_BITS_32), kind)
     size = arith.convert(b, b.builtin(B.local_size, axis), work)
     local = arith.convert(b, b.builtin(B.local_id, axis), work)
     ids = b.binary(Op.add, b.binary(Op.mul, group, size), local)
-    return arith.convert(b, _known_nonnegative(b, ids, work), kind)
+    return arith.convert(b, _known_below(b, ids, work, 31), kind)
 
 
-def _known_nonnegative(b, value, work):
-    """`value` & (2^31 - 1) for 32-bit ids: a no-op, since the launcher keeps every id of a
-    32-bit specialisation below 2^31, which tells the narrowing pass that ids are never
-    negative (so `ids + 1` fits, and negative-index wrapping of ids folds away)."""
+def _known_below(b, value, work, bits):
+    """`value` & (2^bits - 1) for 32-bit ids: a no-op, since the launcher keeps every id of a
+    32-bit specialisation below 2^31 and every group id and count below 2^GROUP_BITS_32,
+    which tells the narrowing pass so (ids are never negative, so `ids + 1` fits and the
+    negative-index wrap of ids folds away; `i * TILE` over the groups fits 32 bits)."""
     if work != K.i32:
         return value
-    return b.binary(Op.and_, value, arith.const(b, K.i32, 2**31 - 1))
+    return b.binary(Op.and_, value, arith.const(b, K.i32, 2**bits - 1))
 
 
 def layout(lowerer):
