@@ -32,9 +32,17 @@ def test_ids_past_2_32_with_64_bit_indices():
     assert got[0] == 2**33 + 323
 
 
-def test_32_bit_ids_wrap_like_the_builtin():
-    (got,) = run_kir(_ids, (np.zeros(4, np.int64),), INTS, BUILTINS, grid_base=BASE)
-    assert list(got) == [323, 2**27 + 5, 2**27 + 100, 34]
+def test_32_bit_ids_within_the_launchers_limits():
+    """A 32-bit specialisation runs grids of ids below 2^31 and fewer than 2^26 groups per axis
+    (_core.fits_int32_ids): there the ids are exact; the masks that tell the narrowing pass
+    so change nothing."""
+    builtins = [(B.group_id, 0, 5), (B.local_size, 0, 16), (B.local_id, 0, 3),
+                (B.num_groups, 0, 2**26 - 1), (B.group_id, 2, 1), (B.local_size, 2, 4),
+                (B.local_id, 2, 2)]  # fmt: skip
+    base = (2**26 - 6, 0, 7)
+    assert _core.fits_int32_ids((2**26 - 1, 1, 9), (16, 1, 4))
+    (got,) = run_kir(_ids, (np.zeros(4, np.int64),), INTS, builtins, grid_base=base)
+    assert list(got) == [(2**26 - 1) * 16 + 3, 2**26 - 1, 2**26 - 1, 34]
 
 
 def test_grid_parameters_only_where_used():
