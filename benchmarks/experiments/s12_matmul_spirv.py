@@ -15,6 +15,8 @@ prints the driver's pipeline statistics (registers, binary size) where it report
   ours_unroll_hint      ours with the k loop's OpLoopMerge marked Unroll (text patch)
   ours_contract         ours without its NoContraction decorations (= fastmath={'contract'})
   ours_unroll_contract  both patches
+  ours_epilogue         ours with the code after the tile loop (C's guarded store) moved out
+                        of the loop construct, where our structurizer leaves it (session 13)
   numba.cuda            the reference, bench_parallel's MATMUL through numba.cuda (where it runs)
   and the GLSL variants of s12_matmul/matmul.comp (GLSL_VARIANTS below: scalar shared tiles,
   the A tile as vec4, contraction allowed or not, the k loop unrolled in the source or by
@@ -76,6 +78,8 @@ GLSL_VARIANTS = {
     "ours_index": (["PRECISE", "OURS_INDEX"], False,
                    "scalar with our global index math: 64-bit addresses, runtime strides, "
                    "negative-index select, flat float[256] tiles"),
+    "ours_index_one_store": (["PRECISE", "OURS_INDEX", "ONE_STORE"], False,
+                             "ours_index with each tile element stored once (session 13)"),
     "ours_index_unroll_hint": (["PRECISE", "OURS_INDEX", "UNROLL_HINT"], False,
                                "ours_index with [[unroll]]"),
     "ours_index_vec4a": (["PRECISE", "OURS_INDEX", "VEC4_A"], False,
@@ -187,6 +191,28 @@ def patch_unroll(text):
     return text[:m.start()] + f"OpLoopMerge {m.group(1)} {m.group(2)} Unroll" + text[m.end():]
 
 
+def patch_epilogue(text):
+    """The code after the tile loop (C's guarded store) moved out of the loop: our structurizer
+    puts it on the loop header's exit branch, inside the loop construct, before the break;
+    here the exit branch breaks at once and the same blocks follow the loop's merge block."""
+    loop = re.search(r"OpLoopMerge (%\S+) %\S+ None", text)
+    merge = loop.group(1)
+    cond = re.compile(r"OpBranchConditional %\S+ (%\S+) (%\S+)\n").search(text, loop.end())
+    body, exit_ = cond.group(1), cond.group(2)
+    first = re.search(rf"\n(\s*){re.escape(exit_)} = OpLabel\n", text)
+    last = re.search(rf"\n\s*{re.escape(body)} = OpLabel\n", text)
+    if not (first and last and first.start() < last.start()):
+        raise RuntimeError("the loop's exit blocks do not precede its body")
+    blocks = text[first.end():last.start()]
+    text = (text[:first.end()] + f"               OpBranch {merge}" + text[last.start():])
+    tail = re.search(rf"\n\s*{re.escape(merge)} = OpLabel\n\s*OpReturn\n", text)
+    if not tail:
+        raise RuntimeError("the loop's merge block is not a lone OpReturn")
+    blocks = re.sub(rf"OpBranch {re.escape(merge)}\b", "OpReturn", blocks)
+    moved = f"\n{merge} = OpLabel\nOpBranch %epilogue\n%epilogue = OpLabel\n{blocks}\n"
+    return text[:tail.start()] + moved + text[tail.end():]
+
+
 def patch_contract(text):
     return re.sub(r"^\s*OpDecorate %\S+ NoContraction\n", "", text, flags=re.M)
 
@@ -296,6 +322,8 @@ def main(argv=None):
                                      "ours, k loop OpLoopMerge Unroll"),
                 "ours_contract": (lambda: assemble(patch_contract(ours_text)), "ours",
                                   "ours without NoContraction"),
+                "ours_epilogue": (lambda: assemble(patch_epilogue(ours_text)), "ours",
+                                  "ours with C's store after the tile loop"),
                 "ours_unroll_contract": (
                     lambda: assemble(patch_contract(patch_unroll(ours_text))), "ours",
                     "both patches")}

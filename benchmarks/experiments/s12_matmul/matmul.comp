@@ -13,6 +13,8 @@
 //                negative indices on the column index, and the tiles zeroed before the
 //                guarded loads (two stores); shared tiles flat float[256] with ty*16+j
 //                (with VEC4_A, the A tile is the vec4 one)
+//   ONE_STORE    with OURS_INDEX: each tile element stored once (the loaded value or 0), as
+//                the plain variants do, instead of a 0 and then the guarded value
 //
 // Parameters (push constants, 40 bytes): A, B, C addresses (u64 at 0, 8, 16), n (i32 at
 // 24), the row and column strides in elements (i32 at 28 and 32: n and 1), a pad.
@@ -84,7 +86,13 @@ void main() {
     int bpg = int(gl_NumWorkGroups.x);
     ACC tmp = 0.0;
     for (int i = 0; i < bpg; ++i) {
-#ifdef OURS_INDEX
+#if defined(OURS_INDEX) && defined(ONE_STORE)
+        float a = 0.0, b = 0.0;
+        if (y < n && tx + i * TPB < n) a = load(p.A, y, tx + i * TPB);
+        if (x < n && ty + i * TPB < n) b = load(p.B, ty + i * TPB, x);
+        STORE_A(a);
+        STORE_B(b);
+#elif defined(OURS_INDEX)
         STORE_A(0.0);
         STORE_B(0.0);
         if (y < n && tx + i * TPB < n) STORE_A(load(p.A, y, tx + i * TPB));
