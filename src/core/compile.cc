@@ -12,6 +12,7 @@
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
 #include "spirv/emit.h"
+#include "spirv/store_sinking.h"
 #include "spirv/tools.h"
 #include "structurize/structurize.h"
 #include "unroll/unroll.h"
@@ -115,6 +116,9 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
             NVK_RETURN_IF_ERROR(spirv::Validate(emitted));  // the emitter's fault, then
         }
         NVK_ASSIGN_OR_RETURN(out.words, std::move(optimized));
+        // 5b. One store per shared element where selections overwrite it (the tiled
+        //     kernels' zero-then-load; spirv/store_sinking.h).
+        out.words = spirv::SinkStores(out.words);
         if (options.validate) {
             util::Status final_status = spirv::Validate(out.words);
             if (!final_status.ok() && !emitted_first) {
