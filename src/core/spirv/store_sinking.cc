@@ -409,10 +409,26 @@ class Sinker {
     std::unordered_map<uint32_t, uint32_t> pointee_;  // Workgroup pointer -> pointee type
 };
 
+// Whether the module declares a pointer into Workgroup memory (else nothing to do: most
+// kernels, skipped without building the blocks).
+bool HasWorkgroupPointers(const std::vector<uint32_t>& words) {
+    for (size_t at = 5; at < words.size();) {
+        const uint32_t count = words[at] >> 16;
+        if (count == 0) return false;
+        if (OpOf(words[at]) == spv::Op::OpTypePointer && at + 2 < words.size() &&
+            words[at + 2] == static_cast<uint32_t>(spv::StorageClass::Workgroup))
+            return true;
+        if (OpOf(words[at]) == spv::Op::OpFunction) return false;  // types come first
+        at += count;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::vector<uint32_t> SinkStores(const std::vector<uint32_t>& words, size_t* removed) {
     if (removed) *removed = 0;
+    if (words.size() < 5 || !HasWorkgroupPointers(words)) return words;
     return Sinker(words).Run(removed);
 }
 
