@@ -291,11 +291,11 @@ class Sinker {
         const uint32_t p = blocks_[b].insts[i].words[1];
         const uint32_t base = base_.at(p);
         const uint32_t type = pointee_.at(p);
-        // Plan the chain without changing anything: (block, first instruction) steps, the
-        // selections passed and where the final store goes.
+        // Plan the chain without changing anything: the selections it passes (each head
+        // block with its region's blocks) and where the final store goes.
         struct Step {
-            size_t block;
-            std::vector<size_t> region;  // the selection's blocks, ending the step
+            size_t block;                // ends with the selection
+            std::vector<size_t> region;  // the selection's blocks, in order
         };
         std::vector<Step> chain;
         size_t cur = b, from = i + 1, stores_later = 0;
