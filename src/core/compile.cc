@@ -118,7 +118,7 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         NVK_ASSIGN_OR_RETURN(out.words, std::move(optimized));
         // 5b. One store per shared element where selections overwrite it (the tiled
         //     kernels' zero-then-load; spirv/store_sinking.h).
-        out.words = spirv::SinkStores(out.words);
+        spirv::SinkStores(&out.words);
         if (options.validate) {
             util::Status final_status = spirv::Validate(out.words);
             if (!final_status.ok() && !emitted_first) {

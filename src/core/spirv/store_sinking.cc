@@ -57,8 +57,10 @@ class Sinker {
   public:
     explicit Sinker(const Words& words) : words_(words) {}
 
-    Words Run(size_t* removed) {
-        if (!Parse()) return words_;
+    // The rewritten module, or nullopt where nothing was sunk.
+    std::optional<Words> Run(size_t* removed) {
+        *removed = 0;
+        if (!Parse()) return {};
         size_t count = 0;
         for (size_t b = 0; b < blocks_.size(); ++b) {
             // The last removable store of each block, retried while one sinks.
@@ -72,8 +74,9 @@ class Sinker {
                 }
             }
         }
-        if (removed) *removed = count;
-        return count ? Write() : words_;
+        *removed = count;
+        if (!count) return {};
+        return Write();
     }
 
   private:
@@ -426,10 +429,12 @@ bool HasWorkgroupPointers(const std::vector<uint32_t>& words) {
 
 }  // namespace
 
-std::vector<uint32_t> SinkStores(const std::vector<uint32_t>& words, size_t* removed) {
-    if (removed) *removed = 0;
-    if (words.size() < 5 || !HasWorkgroupPointers(words)) return words;
-    return Sinker(words).Run(removed);
+size_t SinkStores(std::vector<uint32_t>* words) {
+    if (words->size() < 5 || !HasWorkgroupPointers(*words)) return 0;
+    size_t removed = 0;
+    std::optional<Words> out = Sinker(*words).Run(&removed);
+    if (out) *words = std::move(*out);
+    return removed;
 }
 
 }  // namespace nvk::spirv

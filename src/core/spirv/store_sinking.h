@@ -31,9 +31,9 @@
 
 namespace nvk::spirv {
 
-// `words` rewritten as above (a valid module gives a valid module); returns
-// how many stores it removed in `removed` when given. Modules it does not
-// understand (or with nothing to sink) come back unchanged.
-std::vector<uint32_t> SinkStores(const std::vector<uint32_t>& words, size_t* removed = nullptr);
+// Rewrites `words` in place as above (a valid module stays valid); returns how
+// many stores it removed. A module it does not understand, or with nothing to
+// sink (most: no Workgroup memory), is left as it is, without a copy.
+size_t SinkStores(std::vector<uint32_t>* words);
 
 }  // namespace nvk::spirv

@@ -79,6 +79,32 @@ size_t Count(const std::string& text, const std::string& what) {
     return n;
 }
 
+// SinkStores on `body`, both the input and the output validated.
+struct Sunk {
+    std::string text;  // the output's disassembly
+    size_t removed = 0;
+};
+
+Sunk Sink(const std::string& body) {
+    std::vector<uint32_t> in = Assemble(body);
+    EXPECT_TRUE(Validate(in).ok());
+    Sunk sunk;
+    std::vector<uint32_t> out = in;
+    sunk.removed = SinkStores(&out);
+    sunk.text = Disassemble(out);
+    EXPECT_TRUE(Validate(out).ok()) << sunk.text;
+    return sunk;
+}
+
+// `body` is valid and SinkStores leaves it as it is.
+void ExpectUnchanged(const std::string& body) {
+    std::vector<uint32_t> in = Assemble(body);
+    ASSERT_TRUE(Validate(in).ok());
+    std::vector<uint32_t> out = in;
+    EXPECT_EQ(SinkStores(&out), 0u);
+    EXPECT_EQ(out, in);
+}
+
 // sa[t] = 0; sb[t] = 0; if t < 8: { if t < 2: sa[t] = 1 }; if t < 8: sb[t] = 2; barrier;
 // out[t] = sa[t] + sb[t]
 const char* kTiles = R"(
@@ -110,13 +136,9 @@ const char* kTiles = R"(
 )";
 
 TEST(StoreSinking, TileStoresBecomeOneStoreBeforeTheBarrier) {
-    std::vector<uint32_t> in = Assemble(kTiles);
-    ASSERT_TRUE(Validate(in).ok());
-    size_t removed = 0;
-    std::vector<uint32_t> out = SinkStores(in, &removed);
-    const std::string text = Disassemble(out);
-    ASSERT_TRUE(Validate(out).ok()) << text;
-    EXPECT_EQ(removed, 4u) << text;  // two per tile, one store of each put back
+    const Sunk sunk = Sink(kTiles);
+    const std::string& text = sunk.text;
+    EXPECT_EQ(sunk.removed, 4u) << text;  // two per tile, one store of each put back
     EXPECT_EQ(Count(text, "OpStore %pa"), 1u) << text;
     EXPECT_EQ(Count(text, "OpStore %pb"), 1u) << text;
     EXPECT_EQ(Count(text, "OpPhi"), 3u) << text;  // sa at m0 and m1, sb at m2
@@ -136,15 +158,11 @@ TEST(StoreSinking, ALoadOfTheVariableBetweenTheStoresStopsIt) {
     body.replace(body.find("         %a2 = OpLabel\n"), 0, "");
     body.replace(body.find("               OpStore %pa %float_1"), 0,
                  "         %peek = OpLoad %float %pa\n");
-    std::vector<uint32_t> in = Assemble(body);
-    ASSERT_TRUE(Validate(in).ok());
-    size_t removed = 0;
-    std::vector<uint32_t> out = SinkStores(in, &removed);
-    const std::string text = Disassemble(out);
-    ASSERT_TRUE(Validate(out).ok()) << text;
+    const Sunk sunk = Sink(body);
+    const std::string& text = sunk.text;
     EXPECT_EQ(Count(text, "OpStore %pa"), 2u) << text;  // sa untouched
     EXPECT_EQ(Count(text, "OpStore %pb"), 1u) << text;  // sb still sinks (another variable)
-    EXPECT_EQ(removed, 2u);
+    EXPECT_EQ(sunk.removed, 2u);
 }
 
 TEST(StoreSinking, NoSecondStoreBeforeTheBarrierLeavesTheModuleAlone) {
@@ -160,10 +178,7 @@ TEST(StoreSinking, NoSecondStoreBeforeTheBarrierLeavesTheModuleAlone) {
                OpStore %pa %float_1
                OpReturn
 )";
-    std::vector<uint32_t> in = Assemble(body);
-    size_t removed = 7;
-    EXPECT_EQ(SinkStores(in, &removed), in);
-    EXPECT_EQ(removed, 0u);
+    ExpectUnchanged(body);
 }
 
 TEST(StoreSinking, AReturnInTheRegionLeavesTheModuleAlone) {
@@ -180,14 +195,13 @@ TEST(StoreSinking, AReturnInTheRegionLeavesTheModuleAlone) {
                OpControlBarrier %uint_2 %uint_2 %uint_264
                OpReturn
 )";
-    std::vector<uint32_t> in = Assemble(body);
-    ASSERT_TRUE(Validate(in).ok());
-    EXPECT_EQ(SinkStores(in), in);
+    ExpectUnchanged(body);
 }
 
 TEST(StoreSinking, GarbageComesBackUnchanged) {
     std::vector<uint32_t> junk{1, 2, 3};
-    EXPECT_EQ(SinkStores(junk), junk);
+    EXPECT_EQ(SinkStores(&junk), 0u);
+    EXPECT_EQ(junk, (std::vector<uint32_t>{1, 2, 3}));
 }
 
 }  // namespace
