@@ -40,6 +40,8 @@ for b in $B; do
     bisect) for e in HIDE_INT_RANGES=0 HIDE_INT_RANGES=7 HIDE_INT_RANGES=15 INT64=1; do
               env NUMBA_VULKAN_$e timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --spirv $R/spv_$e
             done ;;
+    # Session 14: the same two seeds with their SPIR-V patched (sign extensions, small compares).
+    patches) timeout 150 python3 benchmarks/experiments/s14_nvidia_patches.py --spirv $R/spv_patches ;;
     calls) timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --calls --spirv $R/spv_calls ;;
     # The type fuzzer (tests/fuzz), seeds 0:FUZZ_SEEDS; the failing seeds' reports are in the log.
     fuzz) timeout ${T_FUZZ:-200} python3 tests/fuzz/run_typefuzz.py --seeds 0:${FUZZ_SEEDS:-5000} --jobs 14 ;;
