@@ -12,10 +12,8 @@ outputs are compared with numba.njit:
   cmp32    comparisons of 8- and 16-bit integers are done on their 32-bit
            extensions (the operands of seed 95's `s_u8 >= s_i16` are a
            uchar widened to short and a short)
-  small32  every 8- and 16-bit value other than memory's is kept in 32 bits:
-           conversions to a small type become a 32-bit truncation by masking
-           or sign extension (OpBitFieldSExtract / UExtract), conversions
-           from one become plain 32-bit values (implies cmp32)
+  select   an `if` whose arms only compute and meet in one OpPhi becomes an
+           OpSelect after both arms' instructions (if-conversion)
 
 Python variants name the same arithmetic with one load of the tested
 element (so the optimiser can make the `if` an OpSelect).
@@ -119,6 +117,27 @@ def patch_cmp32(text):
     return "\n".join(lines) + "\n", n
 
 
+def patch_select(text):
+    """A selection whose two arms only compute (no stores) and meet in one OpPhi: the arms'
+    instructions move before the branch and the OpPhi becomes an OpSelect (if-conversion)."""
+    pat = re.compile(
+        r"^(\s*)OpSelectionMerge (%\S+) None\n\s*OpBranchConditional (%\S+) (%\S+) (%\S+)\n"
+        r"\s*(%\S+) = OpLabel\n((?:\s*%\S+ = Op(?!Phi)\w+[^\n]*\n)*)\s*OpBranch \2\n"
+        r"\s*(%\S+) = OpLabel\n((?:\s*%\S+ = Op(?!Phi)\w+[^\n]*\n)*)\s*OpBranch \2\n"
+        r"\s*\2 = OpLabel\n\s*(%\S+) = OpPhi (%\S+) (%\S+) (%\S+) (%\S+) (%\S+)\n", re.M)
+
+    def convert(m):
+        ind, _, cond, t, f, b1, body1, b2, body2, x, ty, v1, l1, v2, l2 = m.groups()
+        arms = {b1: body1, b2: body2}
+        if {l1, l2} != {b1, b2} or {b1, b2} != {t, f}:
+            return m.group(0)
+        on_true, on_false = (v1, v2) if l1 == t else (v2, v1)
+        return f"{arms[t]}{arms[f]}{ind}{x} = OpSelect {ty} {cond} {on_true} {on_false}\n"
+
+    out, n = pat.subn(convert, text)
+    return out, n
+
+
 def apply(text, names):
     counts = {}
     for name in names:
@@ -126,8 +145,8 @@ def apply(text, names):
     return text, counts
 
 
-PATCHES = {"sext": patch_sext, "cmp32": patch_cmp32}
-SETS = [(), ("sext",), ("cmp32",), ("sext", "cmp32")]
+PATCHES = {"sext": patch_sext, "cmp32": patch_cmp32, "select": patch_select}
+SETS = [(), ("sext",), ("cmp32",), ("sext", "cmp32"), ("select",), ("select", "sext", "cmp32")]
 
 _patch = {"names": ()}
 _init = codegen.CompiledKernel.__init__
