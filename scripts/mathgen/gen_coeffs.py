@@ -150,21 +150,14 @@ def erfc_g(x):
     return mp.erfc(x) * mp.exp(x * x)
 
 
-# float64 erf's own tail (erf.py): erf(x) = 1 - e^(-x^2) T(x - mid) on [1.25, top], one polynomial T
+# erf's own tail (erf.py): erf(x) = 1 - e^(-x^2) T(x - mid) on [1.25, top], one polynomial T
 # per width, to where erf rounds to 1; weighted by e^(-x^2), the error it makes in erf.
-ERF_T_EDGES = {"F64": ("1.25", "6.5")}
+ERF_T_EDGES = {"F32": ("1.25", "4.5"), "F64": ("1.25", "6.5")}
 
 
 def erf_t_mid(width):
     lo, hi = ERF_T_EDGES[width]
     return (mp.mpf(lo) + mp.mpf(hi)) / 2
-
-
-# float32 erf from 0.84375 to where it rounds to 1 (erf.py, _erf_f32): 1 - e^L(x - ERF_L_CENTER),
-# L one polynomial fit of ln erfc(x), weighted by erfc(x): the error it makes in erf. In
-# x - 0.84375, so that the terms that round are smallest where that weight is largest.
-ERF_L_EDGES = ("0.84375", "3.9375")
-ERF_L_CENTER = "0.84375"
 
 
 def erx():
@@ -247,8 +240,6 @@ def trig_constants():
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
     for width, edges in ERF_T_EDGES.items():
         out.append(f"ERF_T_{width}_EDGES = {tuple(float(v) for v in edges)!r}")
-    out.append(f"ERF_L_EDGES = {tuple(float(v) for v in ERF_L_EDGES)!r}")
-    out.append(f"ERF_L_CENTER = {float(ERF_L_CENTER)!r}")
     out.append(f"LGAMMA_STIRLING = {float(LGAMMA_STIRLING)!r}")
     out.append(f"LGAMMA_NEAR = {float(LGAMMA_NEAR)!r}")
     mp.mp.dps = old
@@ -301,11 +292,8 @@ def main():
         "ERF_T": ({w: (lambda t, w=w: erfc_g(t + erf_t_mid(w))) for w in ERF_T_EDGES},
                   {w: (mp.mpf(lo) - erf_t_mid(w), mp.mpf(hi) - erf_t_mid(w))
                    for w, (lo, hi) in ERF_T_EDGES.items()},
-                  {"F64": 27},
+                  {"F64": 27, "F32": 11},
                   {w: (lambda t, w=w: mp.exp(-(t + erf_t_mid(w)) ** 2)) for w in ERF_T_EDGES}),
-        "ERF_L": (lambda t: mp.log(mp.erfc(t + mp.mpf(ERF_L_CENTER))),
-                  tuple(mp.mpf(e) - mp.mpf(ERF_L_CENTER) for e in ERF_L_EDGES), {"F32": 10},
-                  lambda t: mp.erfc(t + mp.mpf(ERF_L_CENTER))),
         # lgamma / gamma (gamma.py): Stirling's tail for y >= LGAMMA_STIRLING (weight: its
         # absolute contribution z^(3/2)); lgamma(c + t) = t P_c(t) on |t| <= LGAMMA_NEAR
         "LGAMMA_R": (stirling_r, (0, mp.mpf(1) / LGAMMA_STIRLING**2 * mp.mpf("1.0001")),

@@ -12,26 +12,22 @@ With a = |x|:
   (Dekker), e^(-a^2_hi) is a double word times 2^k (explog.exp_parts), the low word of a^2
   enters as the factor (1 - a^2_lo), and the scaling by 2^k is the last, single rounding
   (subnormal results included). erfc(x < 0) = 2 - erfc(a).
-- float64 erf for 1.25 <= a < _ERF_ONE (6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a -
+- erf for 1.25 <= a < _ERF_ONE (4.5, float64 6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a -
   mid), one polynomial T fitted to erfc(a) e^(a^2) for the error it makes in erf, all of it in
   working precision (_erf_tail).
 - beyond: erf = +-1, erfc = 0 (x > 0) or 2.
-- float32 erf has one form of two intervals, without branches (_erf_f32): x + x P(x^2) below
-  0.84375, above 1 - e^L(a - 0.84375) with L a polynomial fit of ln erfc, e^L kept as a double
-  word, and 1 - e^L rounded once. Each invocation evaluates both: a warp whose operands
-  spread over every interval (Black-Scholes' random options) no longer runs three cases one
-  after the other.
 
 Special values as C99: erf(+-0) = +-0, erf(+-inf) = +-1, erfc(inf) = 0, erfc(-inf) = 2, NaN -> NaN.
 Coefficients: scripts/mathgen/gen_coeffs.py (mpmath).
 
-Two forms give the same bits (float64 erf, erfc). The general form (_erf_selects,
-_erfc_selects; array ufuncs' element calls) evaluates every interval and selects, erfc's G coefficients too. Where the call
+Two forms give the same bits. The general form (_erf_selects, _erfc_selects; array ufuncs'
+element calls) evaluates every interval and selects, erfc's G coefficients too. Where the call
 may branch (mathlib.Call.may_branch), each interval is a case of its own (rare.cases), and so
 is each G interval of erfc's tails (_g_cases), so that an invocation evaluates one polynomial:
-- float64 erf: small, mid and tail (a >= 1.25, inf and NaN: a clamped to _ERF_ONE as in the
-  general form). The small case takes x itself (x + x P(x^2) is -(a + a P(a^2)) to the bit),
-  the others give the sign of x by a select.
+- erf: small, mid and tail (a >= 1.25, inf and NaN: a clamped to _ERF_ONE as in the general
+  form); on a device that flushes float32 subnormals, |x| < 2^-100 first (_tiny). The small
+  case takes x itself (x + x P(x^2) is -(a + a P(a^2)) to the bit), the others give the sign
+  of x by a select.
 - erfc: small, mid, tail (a < 4.5), far (a < _ERFC_FAR: the result is normal, so e^(-a^2)
   needs no clamps and 2^k is one product) and general, the general form for the rest (the
   underflow zone, inf, NaN).
@@ -53,7 +49,7 @@ _W = {K.f32: "F32", K.f64: "F64"}
 # erfc(a) < half the smallest subnormal beyond this (the edges go further for float64).
 _XMAX = {K.f32: 10.1, K.f64: 27.3}
 # erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tail (ERF_T) stops there.
-_ERF_ONE = {K.f64: coeffs_special.ERF_T_F64_EDGES[1]}
+_ERF_ONE = {k: getattr(coeffs_special, f"ERF_T_{w}_EDGES")[1] for k, w in _W.items()}
 # erfc's tail case (edges below 4.5) and far case (below these): erfc(a) normal, e^(-a^2) G
 # scaled by one normal 2^k (float32: erfc(9) = 4.1e-37; float64: erfc(19) = 1e-158).
 _ERFC_TAIL = 4.5
@@ -326,46 +322,20 @@ def _erf_tiny(b, x):
     return bits.mul_const_f32_flushing(b, x, _TWO_OVER_SQRT_PI, _TWO_OVER_SQRT_PI_LO)
 
 
-def _erf_f32(b, x):
-    """float32 erf(x) without branches: x + x P(x^2) below 0.84375, 1 - e^L(a - 0.84375) above, L
-    one polynomial fit of ln erfc (ERF_L, weighted by erfc: the error it makes in erf), both
-    evaluated and the result selected. erfc <= 0.233 there, so L's rounding counts at most
-    a quarter of an ulp of erf; e^L is kept to a few bits more than float32. a is clamped to ERF_L_EDGES[1],
-    where erf rounds to 1 (inf too); NaN gives NaN."""
-    k = K.f32
-    lo, hi = coeffs_special.ERF_L_EDGES
-    a = bits.fabs(b, x)
-    top = const(b, k, hi)
-    a = b.select(b.compare(Op.le, a, top), a, top)  # NaN compares false: clamped too
-    t = _sub(b, a, const(b, k, coeffs_special.ERF_L_CENTER))
-    # L's last step c0 + t q as a double word (l_hi, l_lo): its rounding would count up to an
-    # ulp of erf near 0.84375 where Fma rounds twice. erfc = e^l_hi (1 + l_lo) as a double word
-    # times 2^kf (kf in [-26, -2]: the products are exact), and 1 - erfc with the rounding of
-    # its high part kept (Knuth's sum): one rounding at the end.
-    c0, *cs = coeffs_special.ERF_L_F32
-    p_hi, p_lo = dd.two_prod(b, t, _horner(b, cs, t))
-    l_hi, l_err = dd.two_sum(b, const(b, k, c0), p_hi)
-    m_hi, m_lo, kf = explog.exp_parts(b, l_hi, bounded=True)
-    m_lo = dd.mul_add(b, m_hi, _add(b, l_err, p_lo), m_lo)
-    scale = bits.pow2(b, k, b.convert(bits.int_kind(k), kf))
-    s, err = dd.two_sum(b, const(b, k, 1.0), b.unary(Op.neg, _mul(b, m_hi, scale)))
-    big = _add(b, s, _sub(b, err, _mul(b, m_lo, scale)))
-    v = b.select(b.compare(Op.lt, a, const(b, k, lo)), _erf_small(b, x), _signed(b, x, big))
-    v = b.select(bits.is_nan(b, x), x, v)
-    if denormals.flushes(b):
-        v = b.select(_tiny(b, x), _erf_tiny(b, x), v)
-    return v
-
-
 def erf(b, x, branch=False):
-    """erf(x): float32's one branch-free form (_erf_f32); float64's general form, or where
-    `branch`, one case per interval (module docstring): the caller then uses only the result
-    (rare.py)."""
-    if b.kind(x) == K.f32:
-        return _erf_f32(b, x)
+    """erf(x); `branch`: one case per interval (module docstring), the caller then uses only
+    the result (rare.py). On a device that flushes float32 subnormals, |x| < 2**-100 gives
+    x * 2/sqrt(pi) rounded once (a case of its own where the call branches)."""
+    flushing = b.kind(x) == K.f32 and denormals.flushes(b)
     if not branch:
-        return _erf_selects(b, x)
+        v = _erf_selects(b, x)
+        if flushing:
+            v = b.select(_tiny(b, x), _erf_tiny(b, x), v)
+        return v
     k = b.kind(x)
+
+    def tiny(xs, _):
+        return xs, _erf_tiny(b, xs)
 
     def small(xs, _):  # x itself: erf is odd and each step rounds symmetrically
         return xs, _erf_small(b, xs)
@@ -384,5 +354,7 @@ def erf(b, x, branch=False):
         ("mid", b.compare(Op.lt, a, const(b, k, 1.25)), mid),
         ("tail", None, tail),
     ]
+    if flushing:
+        paths.insert(0, ("tiny", _tiny(b, x), tiny))
     _, v = rare.cases(b, (x, a), paths, "erf")
     return v
