@@ -288,6 +288,23 @@ def test_recursion_through_register_jitable_is_refused():
         nv.jit(k).compile(SIG)
 
 
+@nv.jit(device=True)
+def rec_when_false(n):
+    if False:
+        return rec_when_false(n)
+    return n + 1
+
+
+def test_recursion_in_a_pruned_branch_is_no_error():
+    """Numba prunes the dead branch before typing, so the recursive call is never typed; the
+    search for cycles runs only after a failed typing (pipeline.type_kernel_for_user)."""
+
+    def k(out):
+        out[0] = rec_when_false(out[1])
+
+    assert nv.jit(k).compile(SIG).words.size > 0
+
+
 def vulkan_only(x):
     return x
 

@@ -9,10 +9,12 @@ pipeline for the Vulkan target (so njit helpers are *recompiled* for Vulkan,
 never run through Numba's CPU code generator), and the front end inlines its
 typed IR at each call (frontend/inline.py, docs/device-functions.md).
 
-Recursion, direct or mutual, cannot be inlined. ``check_cycles`` looks for
-it before typing, in the functions a kernel names, so the error names the
-cycle and the kernel's line; ``check_not_recursive`` is the guard at typing
-time for cycles the first check cannot see (e.g. through ``@overload``).
+Recursion, direct or mutual, cannot be inlined. ``check_not_recursive``
+refuses, at typing time, to type a function that is being typed (any cycle,
+also through ``@overload``); after a failed typing, ``check_cycles`` looks for
+a cycle in the functions a kernel names, so the error names the cycle and the
+kernel's line. A recursive call in code that Numba prunes before typing (a
+dead branch) is never typed, so it is no error.
 """
 
 import dis
@@ -171,7 +173,7 @@ def check_cycles(kernel_func):
                     f"itself ({' -> '.join(_name(f) for f in cycle)}); device functions are "
                     "inlined into the kernel",
                     loc=where,
-                )
+                ) from None  # raised in place of the failed typing's error
             if callee in done:
                 continue
             path.append(callee)

@@ -24,16 +24,24 @@ result nothing of ours reads:
   typing context is still refreshed when a template was registered since (as
   ``register_jitable`` inside an @overload does; ``registrations`` in target.py).
 
+- in type inference, the ``warnings.catch_warnings`` that Numba enters around every
+  constraint in every round of propagation (hundreds per kernel, each copying the
+  filter list and swapping the warning hooks): one recording per type inference
+  instead (``OneCaptureWarnings``), which gives each constraint the warnings it raised.
+
 With NUMBA_DEBUG_PRINT_BEFORE/AFTER/WRAP set, Numba's own pass runner is used,
 so its IR dumps still work.
 """
 
+import contextlib
 import dis
+import warnings
 
 from numba.core import compiler, config
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler_machinery import PassManager, register_pass
-from numba.core.errors import new_error_context
+from numba.core.errors import WarningsFixer, new_error_context
+from numba.core.typing.context import CallStack
 from numba.core.untyped_passes import InlineClosureLikes
 
 from .lean_passes import CHANGED_BY, opcodes
@@ -169,3 +177,94 @@ class PipelineCompiler(compiler.CompilerBase):
     @global_compiler_lock
     def compile_extra(self, func):
         return super().compile_extra(func)
+
+
+# ---------------------------------------------------------------- warnings of type inference
+
+
+class OneCaptureWarnings(WarningsFixer):
+    """Numba's WarningsFixer for one type inference, with one recording of warnings.
+
+    Numba's ``catch_warnings(filename, lineno)`` enters ``warnings.catch_warnings(record=True)``
+    (and an "always" filter for its category) around each constraint, each round: the
+    warnings a constraint raised are then kept, deduplicated, under the constraint's line
+    (``flush`` emits them at the end) or, of other categories, emitted again at once. Here
+    ``recording()`` enters that state once, around the whole inference, and each
+    constraint's ``catch_warnings`` only notes where the record stood, taking what was added
+    meanwhile at its end: the same warnings, kept under the same lines. Warnings of other
+    categories, and those raised outside any constraint (which Numba does not catch), are
+    emitted again when the recording ends, before ``flush``. Unlike Numba's, a filter that
+    a constraint itself changes stays changed until the inference ends.
+    """
+
+    def __init__(self, category):
+        super().__init__(category)
+        self._record = []
+        self._taken = 0  # entries of _record already sorted
+        self._again = []  # (message, category, filename, lineno) to emit when it ends
+
+    @contextlib.contextmanager
+    def recording(self):
+        """Record the warnings raised inside; afterwards emit again the ones not kept, then
+        flush the kept ones (as Numba's ``with warnings:`` does, also after an exception)."""
+        try:
+            with warnings.catch_warnings(record=True) as record:
+                warnings.simplefilter("always", self._category)
+                self._record = record
+                try:
+                    yield
+                finally:
+                    self._take(None, None)
+            for message, category, filename, lineno in self._again:
+                warnings.warn_explicit(message, category, filename, lineno)
+        finally:
+            self._again.clear()
+            self.flush()
+
+    def _take(self, filename, lineno, constraint=False):
+        """Sort the entries recorded since the last call: kept under (filename, lineno) when
+        a constraint raised them in the category, else emitted again at the end."""
+        for w in self._record[self._taken:]:
+            if not constraint:  # as raised (Numba's fixer never saw it)
+                self._again.append((w.message, w.category, w.filename, w.lineno))
+            elif issubclass(w.category, self._category):
+                key = (filename or w.filename, lineno or w.lineno, w.category)
+                self._warnings[key].add(str(w.message))
+            else:  # as Numba's fixer emits it again
+                self._again.append((str(w.message), w.category, w.filename, w.lineno))
+        self._taken = len(self._record)
+
+    def catch_warnings(self, filename=None, lineno=None):
+        return _ConstraintWarnings(self, filename, lineno)
+
+
+class _ConstraintWarnings:
+    """One constraint's ``catch_warnings``: what it adds to the record is its own."""
+
+    __slots__ = ("fixer", "filename", "lineno")
+
+    def __init__(self, fixer, filename, lineno):
+        self.fixer, self.filename, self.lineno = fixer, filename, lineno
+
+    def __enter__(self):
+        self.fixer._take(None, None)  # raised before, outside any constraint
+
+    def __exit__(self, exc_type, exc, tb):
+        fixer = self.fixer
+        if exc_type is None:
+            fixer._take(self.filename, self.lineno, constraint=True)
+        else:  # Numba's catch_warnings drops them when the constraint raises
+            fixer._taken = len(fixer._record)
+        return False
+
+
+class LeanCallStack(CallStack):
+    """Numba's CallStack, whose ``register`` (entered around each type inference, as the
+    typing context's) gives the inference a OneCaptureWarnings and its recording."""
+
+    @contextlib.contextmanager
+    def register(self, target, typeinfer, func_id, args):
+        with super().register(target, typeinfer, func_id, args):
+            fixer = typeinfer.warnings = OneCaptureWarnings(typeinfer.warnings._category)
+            with fixer.recording():
+                yield

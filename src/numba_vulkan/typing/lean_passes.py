@@ -1,4 +1,4 @@
-"""Numba's TranslateByteCode and GenericRewrites, without the steps that cannot change a function.
+"""Numba's TranslateByteCode, IRProcessing and GenericRewrites, without the steps that cannot change a function.
 
 A device function of a few lines spends most of its typing in Numba's front
 half (typing/lean.py); two of its passes run steps that, for most kernel code,
@@ -19,15 +19,18 @@ only look and find nothing (benchmarks/profile_first_call.py):
   RewriteSemanticConstants and DeadBranchPrune ran in between, and they left every
   block, statement and assigned value as IRProcessing left them (``LeanIRProcessing``
   notes what it left).
+- ``IRProcessing`` (and GenericRewrites' closing post-processing) ends by computing
+  the variables live at each block's entry, which only Numba's object-mode lowering
+  reads; ``LeanPostProcessor`` leaves them out.
 
-Both give the IR Numba's passes give (tests/nodevice/test_lean_passes.py
+All give the IR Numba's passes give (tests/nodevice/test_lean_passes.py
 compares them on a corpus of functions).
 """
 
 import dis
 from types import ModuleType
 
-from numba.core import config, interpreter, ir, postproc, rewrites, untyped_passes
+from numba.core import config, interpreter, ir, postproc, rewrites, transforms, untyped_passes
 from numba.core.compiler_machinery import register_pass
 from numba.core.rewrites import ir_print, static_binop, static_getitem, static_raise
 
@@ -209,14 +212,41 @@ def _fingerprint(func_ir):
     return tuple(func_ir.blocks), tuple(map(id, objects)), objects
 
 
+class LeanPostProcessor(postproc.PostProcessor):
+    """Numba's PostProcessor without the live variables at each block's entry.
+
+    ``run()`` canonicalises the CFG, attaches the (lazy) variable lifetimes and then
+    computes ``func_ir.block_entry_vars``, which forces the CFG, the use-def, live and
+    dead maps of every block: most of the post-processing of a small function. Only
+    Numba's object-mode lowering reads those entry variables; nothing of Numba's front
+    half or of ours does, and the passes that read the lifetimes (MixedContainerUnroller:
+    ``livemap``) compute them from the same lazy ``VariableLifetime`` when they do.
+    Generators and ``emit_dels`` (which use the entry variables) run Numba's ``run``.
+    """
+
+    def run(self, emit_dels=False, extend_lifetimes=False):
+        func_ir = self.func_ir
+        if emit_dels or func_ir.is_generator:
+            return super().run(emit_dels, extend_lifetimes)
+        func_ir.blocks = transforms.canonicalize_cfg(func_ir.blocks)
+        func_ir.variable_lifetime = postproc.VariableLifetime(func_ir.blocks)
+        func_ir.generator_info = None
+        return None
+
+
 @register_pass(mutates_CFG=True, analysis_only=False)
 class LeanIRProcessing(untyped_passes.IRProcessing):
-    """IRProcessing, remembering the IR it left for LeanGenericRewrites."""
+    """IRProcessing with LeanPostProcessor, remembering the IR it left for
+    LeanGenericRewrites."""
 
     _name = "numba_vulkan_ir_processing"
 
     def run_pass(self, state):
-        changed = super().run_pass(state)
+        if config.DEBUG or config.DUMP_IR:
+            changed = super().run_pass(state)
+        else:
+            LeanPostProcessor(state.func_ir).run()
+            changed = True
         state.metadata[_PROCESSED] = (state.func_ir, *_fingerprint(state.func_ir))
         return changed
 
@@ -260,4 +290,4 @@ def _apply_rewrites(state):
         if block != old_blocks[key]:
             block.verify()
     if changed or not _unchanged_since_processing(state):
-        postproc.PostProcessor(func_ir).run()
+        LeanPostProcessor(func_ir).run()

@@ -125,14 +125,22 @@ class VulkanCompiler(lean.PipelineCompiler):
 
 
 def type_kernel_for_user(pyfunc, argtypes, options):
-    """type_kernel, with every failure said as a VulkanUnsupportedError (typing/translate.py)."""
+    """type_kernel, with every failure said as a VulkanUnsupportedError (typing/translate.py).
+
+    A recursive device function fails its typing (devfn.check_not_recursive); only a failed
+    typing searches the functions the kernel names for a cycle (devfn.check_cycles), whose
+    error names the cycle and the kernel's line that starts it. The search reads the bytecode
+    of the kernel and of each callee that calls another: kernels that type need not pay it.
+    """
     from . import devfn, translate
 
-    devfn.check_cycles(pyfunc)
     try:
         return type_kernel(pyfunc, argtypes, options)
-    except (NumbaError, UnsupportedBytecodeError) as e:
-        if isinstance(e, (errors.InternalCompilerError, errors.SpirvCodegenError)):
+    except Exception as e:
+        devfn.check_cycles(pyfunc)
+        if not isinstance(e, (NumbaError, UnsupportedBytecodeError)) or isinstance(
+            e, (errors.InternalCompilerError, errors.SpirvCodegenError)
+        ):
             raise
         raise translate.translate(e) from None
 

@@ -139,6 +139,13 @@ def _is_library_value(val):
 class VulkanTypingContext(NumbaTypingContext):
     """Numba's typing (builtins, math, NumPy scalars) plus the kernel intrinsics."""
 
+    def __init__(self):
+        from .lean import LeanCallStack
+
+        super().__init__()
+        # One recording of warnings per type inference, not one per constraint (lean.py).
+        self.callstack = LeanCallStack()
+
     def load_additional_registries(self):
         from numba.cpython import cmathimpl  # noqa: F401  (types cmath.cosh, polar, rect ...:
         # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
