@@ -25,18 +25,15 @@ import argparse
 import os
 import re
 import sys
-import warnings
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
 
 import numba_vulkan as nv  # noqa: E402
 from numba_vulkan import _core, codegen  # noqa: E402
-from s9_nvidia_bisect import N, O1, OUT_DTYPES, arguments  # noqa: E402
+from s9_nvidia_bisect import N, O1, arguments, run_both  # noqa: E402
 from s12_matmul_spirv import assemble, validate  # noqa: E402
 
 PROGRAMS = {
@@ -165,33 +162,16 @@ codegen.CompiledKernel.__init__ = _patched_init
 
 
 def run(name, body, args, names, spirv_dir):
-    arg_names = [a for a in args if re.search(rf"\b{a}\b", body)]
-    src = (f"def k({', '.join(arg_names)}, out0, out1):\n    i = nv.global_id(0)\n"
-           f"    if i < out0.size:\n        {body}\n")
-    ns = {"nv": nv, "np": np}
-    exec(src, ns)  # noqa: S102
-    cns = {"np": np}
-    exec(src.replace("nv.global_id(0)", "j").replace("def k(", "def k(j, "), cns)  # noqa: S102
-    values = [args[a] for a in arg_names]
-    want = [np.zeros(N, d) for d in OUT_DTYPES]
-    got = [np.zeros(N, d) for d in OUT_DTYPES]
     _patch.update(names=names, counts={}, val=None, text=None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cpu = numba.njit(cns["k"])
-        for j in range(N):
-            cpu(j, *values, *want)
-        nv.jit(ns["k"])[1, N](*values, *got)
-    bad = [int(sum(w.tobytes() != g.tobytes() for w, g in zip(ww, gg))) for ww, gg in zip(want, got)]
+    src, _, _, want, got, bad = run_both(body, args)
     counts = ", ".join(f"{k} x{v}" for k, v in _patch["counts"].items()) or "as compiled"
     val = _patch["val"]
     val = "" if val in (None, "ok") else f" spirv-val: {val[:120]}"
-    verdict = "ok   " if not any(bad) else f"WRONG ({bad[0]}/{bad[1]} of {N})"
+    verdict = "ok   " if not any(map(len, bad)) else f"WRONG ({len(bad[0])}/{len(bad[1])} of {N})"
     print(f"{verdict:<18} {name:<22} [{counts}]{val}", flush=True)
-    for k, (ww, gg) in enumerate(zip(want, got)):
-        j = [j for j in range(N) if ww[j].tobytes() != gg[j].tobytes()][:1]
-        if j:
-            print(f"    out{k}[{j[0]}]: njit {ww[j[0]]!r} device {gg[j[0]]!r}")
+    for k, (ww, gg, bb) in enumerate(zip(want, got, bad)):
+        if len(bb):
+            print(f"    out{k}[{bb[0]}]: njit {ww[bb[0]]!r} device {gg[bb[0]]!r}")
     if spirv_dir and _patch["text"]:
         os.makedirs(spirv_dir, exist_ok=True)
         tag = "".join(c if c.isalnum() else "_" for c in f"{name} {'+'.join(names)}")

@@ -133,7 +133,9 @@ PCALLS = {
 OUT_DTYPES = (np.int64, np.float64)
 
 
-def run(name, body, args, options, spirv_dir):
+def run_both(body, args):
+    """The kernel `body` over the arguments it names, on numba.njit (element by element) and on
+    the device: (source, kernel, values, want, got, indices of differing elements per output)."""
     names = [a for a in args if re.search(rf"\b{a}\b", body)]
     src = (f"def k({', '.join(names)}, out0, out1):\n    i = nv.global_id(0)\n"
            f"    if i < out0.size:\n        {body}\n")
@@ -153,6 +155,11 @@ def run(name, body, args, options, spirv_dir):
         kernel[1, N](*values, *got)
     bad = [np.flatnonzero([w.tobytes() != g.tobytes() for w, g in zip(ww, gg)])
            for ww, gg in zip(want, got)]
+    return src, kernel, values, want, got, bad
+
+
+def run(name, body, args, options, spirv_dir):
+    src, kernel, values, want, got, bad = run_both(body, args)
     label = f"{name} [{'opt' if options.get('optimize', True) else 'no opt'}]"
     if not any(len(b) for b in bad):
         print(f"ok      {label}")
