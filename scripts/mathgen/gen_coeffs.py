@@ -150,14 +150,24 @@ def erfc_g(x):
     return mp.erfc(x) * mp.exp(x * x)
 
 
-# erf's own tail (erf.py): erf(x) = 1 - e^(-x^2) T(x - mid) on [1.25, top], one polynomial T
-# per width, to where erf rounds to 1; weighted by e^(-x^2), the error it makes in erf.
-ERF_T_EDGES = {"F32": ("1.25", "4.5"), "F64": ("1.25", "6.5")}
+# float64 erf's own tail (erf.py): erf(x) = 1 - e^(-x^2) T(x - mid) on [1.25, top], to where erf
+# rounds to 1; weighted by e^(-x^2), the error it makes in erf.
+ERF_T_EDGES = {"F64": ("1.25", "6.5")}  # float32: ERF_L below
 
 
 def erf_t_mid(width):
     lo, hi = ERF_T_EDGES[width]
     return (mp.mpf(lo) + mp.mpf(hi)) / 2
+
+
+# float32 erf beyond the small interval (erf.py): erf(x) = 1 - e^L(x), L = -(x + x P(x)) with P
+# a fit of -ln(erfc(x))/x - 1 on [0.84375, 4] (erf rounds to 1 from about 3.92 on), weighted by
+# x erfc(x): an error d in P moves L by x d and erf by erfc(x) x d.
+ERF_L_EDGES = ("0.84375", "4")
+
+
+def erf_l(x):
+    return -mp.log(mp.erfc(x)) / x - 1
 
 
 def erx():
@@ -240,6 +250,7 @@ def trig_constants():
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
     for width, edges in ERF_T_EDGES.items():
         out.append(f"ERF_T_{width}_EDGES = {tuple(float(v) for v in edges)!r}")
+    out.append(f"ERF_L_F32_EDGES = {tuple(float(v) for v in ERF_L_EDGES)!r}")
     out.append(f"LGAMMA_STIRLING = {float(LGAMMA_STIRLING)!r}")
     out.append(f"LGAMMA_NEAR = {float(LGAMMA_NEAR)!r}")
     mp.mp.dps = old
@@ -292,8 +303,10 @@ def main():
         "ERF_T": ({w: (lambda t, w=w: erfc_g(t + erf_t_mid(w))) for w in ERF_T_EDGES},
                   {w: (mp.mpf(lo) - erf_t_mid(w), mp.mpf(hi) - erf_t_mid(w))
                    for w, (lo, hi) in ERF_T_EDGES.items()},
-                  {"F64": 27, "F32": 11},
+                  {"F64": 27},
                   {w: (lambda t, w=w: mp.exp(-(t + erf_t_mid(w)) ** 2)) for w in ERF_T_EDGES}),
+        "ERF_L": (erf_l, tuple(mp.mpf(v) for v in ERF_L_EDGES), {"F32": 9},
+                  lambda x: x * mp.erfc(x)),
         # lgamma / gamma (gamma.py): Stirling's tail for y >= LGAMMA_STIRLING (weight: its
         # absolute contribution z^(3/2)); lgamma(c + t) = t P_c(t) on |t| <= LGAMMA_NEAR
         "LGAMMA_R": (stirling_r, (0, mp.mpf(1) / LGAMMA_STIRLING**2 * mp.mpf("1.0001")),

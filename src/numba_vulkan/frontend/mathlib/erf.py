@@ -12,9 +12,15 @@ With a = |x|:
   (Dekker), e^(-a^2_hi) is a double word times 2^k (explog.exp_parts), the low word of a^2
   enters as the factor (1 - a^2_lo), and the scaling by 2^k is the last, single rounding
   (subnormal results included). erfc(x < 0) = 2 - erfc(a).
-- erf for 1.25 <= a < _ERF_ONE (4.5, float64 6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a -
-  mid), one polynomial T fitted to erfc(a) e^(a^2) for the error it makes in erf, all of it in
+- float64 erf for 1.25 <= a < _ERF_ONE (6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a - mid),
+  one polynomial T fitted to erfc(a) e^(a^2) for the error it makes in erf, all of it in
   working precision (_erf_tail).
+- float32 erf for a >= 0.84375 (no mid interval): 1 - e^L(a), L = -(a + a P(a)) with P a fit
+  of -ln(erfc(a))/a - 1 on [0.84375, 4] (ERF_L; erf rounds to 1 from about 3.92 on, a is
+  clamped to 4), e^L by _exp_neg (_erf_big). e^L = erfc(a) <= 0.23 there, so its few ulp and
+  L's rounding are a fraction of an ulp of erf: 1.03 ulp worst with a fused Fma, 1.07 without
+  (simulated at 8*10^5 operands), where the three intervals gave 0.78 for about twice the
+  instructions.
 - beyond: erf = +-1, erfc = 0 (x > 0) or 2.
 
 Special values as C99: erf(+-0) = +-0, erf(+-inf) = +-1, erfc(inf) = 0, erfc(-inf) = 2, NaN -> NaN.
@@ -25,9 +31,13 @@ element calls) evaluates every interval and selects, erfc's G coefficients too. 
 may branch (mathlib.Call.may_branch), each interval is a case of its own (rare.cases), and so
 is each G interval of erfc's tails (_g_cases), so that an invocation evaluates one polynomial:
 - erf: small, mid and tail (a >= 1.25, inf and NaN: a clamped to _ERF_ONE as in the general
-  form); on a device that flushes float32 subnormals, |x| < 2^-100 first (_tiny). The small
-  case takes x itself (x + x P(x^2) is -(a + a P(a^2)) to the bit), the others give the sign
-  of x by a select.
+  form); float32 small and big (a >= 0.84375, inf and NaN: clamped alike); on a device that
+  flushes float32 subnormals, |x| < 2^-100 first (_tiny). The small case takes x itself
+  (x + x P(x^2) is -(a + a P(a^2)) to the bit), the others give the sign of x by a select.
+
+Under fastmath float32 erf is the same two cases with the driver's Exp for e^L and without the
+tiny case (erf(b, x, fast=True), from fast.py): none of the library's exact building blocks, so
+the kernel keeps fastmath's freedoms (docs/math.md, "fastmath").
 - erfc: small, mid, tail (a < 4.5), far (a < _ERFC_FAR: the result is normal, so e^(-a^2)
   needs no clamps and 2^k is one product) and general, the general form for the rest (the
   underflow zone, inf, NaN).
@@ -48,8 +58,11 @@ Op = _core.Op
 _W = {K.f32: "F32", K.f64: "F64"}
 # erfc(a) < half the smallest subnormal beyond this (the edges go further for float64).
 _XMAX = {K.f32: 10.1, K.f64: 27.3}
-# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tail (ERF_T) stops there.
-_ERF_ONE = {k: getattr(coeffs_special, f"ERF_T_{w}_EDGES")[1] for k, w in _W.items()}
+# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tails stop there (ERF_L
+# for float32, ERF_T for float64), and a is clamped to them.
+_ERF_ONE = {K.f32: coeffs_special.ERF_L_F32_EDGES[1], K.f64: coeffs_special.ERF_T_F64_EDGES[1]}
+# Where erf's small interval ends (x + x P(x^2) below).
+_ERF_SMALL = 0.84375
 # erfc's tail case (edges below 4.5) and far case (below these): erfc(a) normal, e^(-a^2) G
 # scaled by one normal 2^k (float32: erfc(9) = 4.1e-37; float64: erfc(19) = 1e-158).
 _ERFC_TAIL = 4.5
@@ -294,6 +307,16 @@ def _erf_tail(b, a):
     return _sub(b, const(b, k, 1.0), erfc_b)
 
 
+def _erf_big(b, a, fast=False):
+    """float32 erf(a) for 0.84375 <= a <= _ERF_ONE: 1 - e^L(a), L = -(a + a P(a)) (ERF_L, its
+    fit weighted by the error it makes in erf). `fast`: e^L by the driver's Exp."""
+    k = b.kind(a)
+    p = _horner(b, coeffs_special.ERF_L_F32, a)
+    el = b.unary(Op.neg, dd.mul_add(b, p, a, a))
+    e = b.math(_core.MathFn.exp, [el]) if fast else _exp_neg(b, el)
+    return _sub(b, const(b, k, 1.0), e)
+
+
 def _clamp_top(b, ax):
     top = const(b, b.kind(ax), _ERF_ONE[b.kind(ax)])
     return b.select(b.compare(Op.le, ax, top), ax, top)  # NaN compares false: clamped too
@@ -303,9 +326,12 @@ def _erf_selects(b, x):
     """erf(x) for any x: every interval evaluated, the result selected."""
     k = b.kind(x)
     a = _clamp_top(b, bits.fabs(b, x))
-    small = b.compare(Op.lt, a, const(b, k, 0.84375))
-    big = b.compare(Op.ge, a, const(b, k, 1.25))
-    v = _pick(b, small, big, (_erf_small(b, a), _erf_mid(b, a), _erf_tail(b, a)))
+    small = b.compare(Op.lt, a, const(b, k, _ERF_SMALL))
+    if k == K.f32:
+        v = b.select(small, _erf_small(b, a), _erf_big(b, a))
+    else:
+        big = b.compare(Op.ge, a, const(b, k, 1.25))
+        v = _pick(b, small, big, (_erf_small(b, a), _erf_mid(b, a), _erf_tail(b, a)))
     # erf is odd and each step rounds symmetrically: -(a + aP) = x + xP, and -0 stays -0.
     v = _signed(b, x, v)
     return b.select(bits.is_nan(b, x), x, v)
@@ -322,10 +348,13 @@ def _erf_tiny(b, x):
     return bits.mul_const_f32_flushing(b, x, _TWO_OVER_SQRT_PI, _TWO_OVER_SQRT_PI_LO)
 
 
-def erf(b, x, branch=False):
+def erf(b, x, branch=False, fast=False):
     """erf(x); `branch`: one case per interval (module docstring), the caller then uses only
     the result (rare.py). On a device that flushes float32 subnormals, |x| < 2**-100 gives
-    x * 2/sqrt(pi) rounded once (a case of its own where the call branches)."""
+    x * 2/sqrt(pi) rounded once (a case of its own where the call branches). `fast` (float32
+    only): fastmath's form (module docstring)."""
+    if fast:
+        return _erf_fast(b, x, branch)
     flushing = b.kind(x) == K.f32 and denormals.flushes(b)
     if not branch:
         v = _erf_selects(b, x)
@@ -349,12 +378,38 @@ def erf(b, x, branch=False):
 
     # (x, a): each case returns x and, in a's place, the result.
     a = bits.fabs(b, x)
-    paths = [
-        ("small", b.compare(Op.lt, a, const(b, k, 0.84375)), small),
-        ("mid", b.compare(Op.lt, a, const(b, k, 1.25)), mid),
-        ("tail", None, tail),
-    ]
+    small_path = ("small", b.compare(Op.lt, a, const(b, k, _ERF_SMALL)), small)
+    if k == K.f32:
+        paths = [small_path, ("big", None, _big_case(b))]
+    else:
+        paths = [small_path, ("mid", b.compare(Op.lt, a, const(b, k, 1.25)), mid),
+                 ("tail", None, tail)]  # fmt: skip
     if flushing:
         paths.insert(0, ("tiny", _tiny(b, x), tiny))
+    _, v = rare.cases(b, (x, a), paths, "erf")
+    return v
+
+
+def _big_case(b, fast=False):
+    """float32 erf's case a >= 0.84375 (inf and NaN included): (x, a) -> (x, erf(x))."""
+
+    def big(xs, a):
+        v = _signed(b, xs, _erf_big(b, _clamp_top(b, a), fast))
+        return xs, b.select(bits.is_nan(b, xs), xs, v)
+
+    return big
+
+
+def _erf_fast(b, x, branch):
+    """float32 erf under fastmath: the small and big cases, e^L by the driver's Exp, no tiny
+    case (a subnormal x may give a flushed result, as fastmath allows)."""
+    k = b.kind(x)
+    a = bits.fabs(b, x)
+    small = b.compare(Op.lt, a, const(b, k, _ERF_SMALL))
+    if not branch:
+        big = _big_case(b, fast=True)(x, a)[1]
+        return b.select(small, _erf_small(b, x), big)
+    paths = [("small", small, lambda xs, _: (xs, _erf_small(b, xs))),
+             ("big", None, _big_case(b, fast=True))]  # fmt: skip
     _, v = rare.cases(b, (x, a), paths, "erf")
     return v

@@ -6,8 +6,10 @@ float64): fast, and as loose as the Vulkan specification lets the driver be
 (Exp/Log 3 ulp or worse, Sin/Cos an absolute error of 2^-11 on [-pi, pi] and
 nothing promised beyond; measured in docs/math.md). The call then does not
 make the kernel "exact math", so the driver may also reassociate and contract
-the kernel's float arithmetic. Functions without a built-in (float64
-transcendentals, erf, gamma, pow, ...) stay on the accurate library, whose
+the kernel's float arithmetic. float32 erf has a form of its own built on the
+driver's Exp (erf.py, `fast=True`), free of the library's exact building
+blocks, and does not either. Functions without a built-in (float64
+transcendentals, erfc, gamma, pow, ...) stay on the accurate library, whose
 kernels keep exact float ops (docs/math.md, "fastmath").
 
 pow is left out on purpose: GLSL's Pow is undefined for a negative base, where
@@ -20,11 +22,12 @@ import math
 import numpy as np
 
 from ... import _core
+from . import erf
 
 K = _core.Kind
 M = _core.MathFn
 
-# callable -> (MathFn, widths the driver has it for)
+# callable -> (MathFn or a form built on built-ins, widths the driver has it for)
 BUILTINS = {
     math.exp: (M.exp, (K.f32,)),
     np.exp: (M.exp, (K.f32,)),
@@ -40,6 +43,8 @@ BUILTINS = {
     np.tanh: (M.tanh, (K.f32,)),
     math.sqrt: (M.sqrt, (K.f32, K.f64)),
     np.sqrt: (M.sqrt, (K.f32, K.f64)),
+    # a form of the library's built on the driver's Exp: (builder, x, may branch) -> value
+    math.erf: (lambda b, x, branch: erf.erf(b, x, branch, fast=True), (K.f32,)),
 }
 
 
@@ -55,4 +60,6 @@ def lower(c, fn):
     if c.float_kind() not in widths:
         return None
     (x,) = c.fargs()
+    if not isinstance(mfn, M):
+        return c.ret(mfn(c.b, x, c.may_branch))
     return c.ret(c.b.math(mfn, [x]))
