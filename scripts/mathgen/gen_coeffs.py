@@ -4,7 +4,9 @@ coefficients of the math library.
 Each polynomial is the Chebyshev interpolant (near-minimax: within a small factor
 of the best uniform approximation) of its function on its reduction interval,
 computed with mpmath at 60 digits, converted to the monomial basis in the
-variable itself, then rounded to the target width. The script prints, for each
+variable itself, then rounded to the target width (ERF_L, whose weight falls
+by orders of magnitude across its interval, is a weighted least-squares fit
+instead: weighted_fit). The script prints, for each
 polynomial, the maximum error of the rounded coefficients over a dense grid,
 relative to the size of the function's contribution, so that a reader can check
 it is far below the target's ulp.
@@ -26,6 +28,7 @@ MATHLIB = os.path.join(os.path.dirname(__file__), "..", "..", "src", "numba_vulk
 OUT = os.path.join(MATHLIB, "coeffs.py")
 OUT_SPECIAL = os.path.join(MATHLIB, "coeffs_special.py")
 SPECIAL = ("ERF", "ERX", "LGAMMA")  # names that begin so go to OUT_SPECIAL
+WEIGHTED_FITS = ("ERF_L",)  # fitted by weighted_fit, the others by cheb_fit
 
 
 def f32(v):
@@ -42,6 +45,18 @@ def cheb_fit(f, a, b, deg):
     # Solve the Vandermonde system in x directly (well enough conditioned at 60 digits).
     m = mp.matrix([[x**j for j in range(n)] for x in xs])
     return list(mp.lu_solve(m, mp.matrix(ys)))
+
+
+def weighted_fit(f, a, b, deg, w, nodes=400):
+    """Monomial coefficients c[0..deg] minimising the sum of (w (P - f))^2 over `nodes`
+    Chebyshev points of [a, b]: near-minimax in the weighted error where the weight falls
+    steeply across the interval (erf's ERF_L), where the plain interpolant spends its degree on
+    the part that hardly counts."""
+    a, b = mp.mpf(a), mp.mpf(b)
+    xs = [(b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / nodes) + (b + a) / 2
+          for k in range(nodes)]  # fmt: skip
+    m = mp.matrix([[w(x) * x**j for j in range(deg + 1)] for x in xs])
+    return list(mp.qr_solve(m, mp.matrix([w(x) * f(x) for x in xs]))[0])
 
 
 def horner(c, x):
@@ -150,20 +165,10 @@ def erfc_g(x):
     return mp.erfc(x) * mp.exp(x * x)
 
 
-# float64 erf's own tail (erf.py): erf(x) = 1 - e^(-x^2) T(x - mid) on [1.25, top], to where erf
-# rounds to 1; weighted by e^(-x^2), the error it makes in erf.
-ERF_T_EDGES = {"F64": ("1.25", "6.5")}  # float32: ERF_L below
-
-
-def erf_t_mid(width):
-    lo, hi = ERF_T_EDGES[width]
-    return (mp.mpf(lo) + mp.mpf(hi)) / 2
-
-
-# float32 erf beyond the small interval (erf.py): erf(x) = 1 - e^L(x), L = -(x + x P(x)) with P
-# a fit of -ln(erfc(x))/x - 1 on [0.84375, 4] (erf rounds to 1 from about 3.92 on), weighted by
-# x erfc(x): an error d in P moves L by x d and erf by erfc(x) x d.
-ERF_L_EDGES = ("0.84375", "4")
+# erf beyond its small interval (erf.py): erf(x) = 1 - e^L(x), L = -(x + x P(x)) with P a fit of
+# -ln(erfc(x))/x - 1 from 0.84375 to where erf rounds to 1 (float32 from about 3.92 on, float64
+# 5.86), weighted by x erfc(x): an error d in P moves L by x d and erf by erfc(x) x d.
+ERF_L_EDGES = {"F32": ("0.84375", "4"), "F64": ("0.84375", "6")}
 
 
 def erf_l(x):
@@ -248,9 +253,8 @@ def trig_constants():
         out.append(f"PIO2_CW_{width} = {tuple(conv(v) for v in parts)!r}")
     out.append(f"ERX = {float(erx())!r}")
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
-    for width, edges in ERF_T_EDGES.items():
-        out.append(f"ERF_T_{width}_EDGES = {tuple(float(v) for v in edges)!r}")
-    out.append(f"ERF_L_F32_EDGES = {tuple(float(v) for v in ERF_L_EDGES)!r}")
+    for width, edges in ERF_L_EDGES.items():
+        out.append(f"ERF_L_{width}_EDGES = {tuple(float(v) for v in edges)!r}")
     out.append(f"LGAMMA_STIRLING = {float(LGAMMA_STIRLING)!r}")
     out.append(f"LGAMMA_NEAR = {float(LGAMMA_NEAR)!r}")
     mp.mp.dps = old
@@ -300,13 +304,8 @@ def main():
                           (erfc_edge(i) - erfc_mid(i), erfc_edge(i + 1) - erfc_mid(i)),
                           {"F64": 18, "F32": 8}, lambda t, i=i: 1 / erfc_g(t + erfc_mid(i)))
            for i in range(len(ERFC_EDGES) - 1)},
-        "ERF_T": ({w: (lambda t, w=w: erfc_g(t + erf_t_mid(w))) for w in ERF_T_EDGES},
-                  {w: (mp.mpf(lo) - erf_t_mid(w), mp.mpf(hi) - erf_t_mid(w))
-                   for w, (lo, hi) in ERF_T_EDGES.items()},
-                  {"F64": 27},
-                  {w: (lambda t, w=w: mp.exp(-(t + erf_t_mid(w)) ** 2)) for w in ERF_T_EDGES}),
-        "ERF_L": (erf_l, tuple(mp.mpf(v) for v in ERF_L_EDGES), {"F32": 9},
-                  lambda x: x * mp.erfc(x)),
+        "ERF_L": (erf_l, {w: tuple(mp.mpf(v) for v in e) for w, e in ERF_L_EDGES.items()},
+                  {"F64": 18, "F32": 8}, lambda x: x * mp.erfc(x)),
         # lgamma / gamma (gamma.py): Stirling's tail for y >= LGAMMA_STIRLING (weight: its
         # absolute contribution z^(3/2)); lgamma(c + t) = t P_c(t) on |t| <= LGAMMA_NEAR
         "LGAMMA_R": (stirling_r, (0, mp.mpf(1) / LGAMMA_STIRLING**2 * mp.mpf("1.0001")),
@@ -324,7 +323,8 @@ def main():
         for width, deg in spec[2].items():
             # the function, interval and weight may differ by width (dicts keyed by it)
             f, (a, b), _, weight = (v[width] if isinstance(v, dict) else v for v in spec)
-            c = cheb_fit(f, a, b, deg)
+            c = (weighted_fit(f, a, b, deg, weight) if name in WEIGHTED_FITS
+                 else cheb_fit(f, a, b, deg))  # fmt: skip
             rounded = [mp.mpf(float(v)) if width == "F64" else mp.mpf(f32(v)) for v in c]
             check(f"{name}_{width}", f, a, b, rounded, weight)
             vals = [float(v) if width == "F64" else f32(v) for v in c]

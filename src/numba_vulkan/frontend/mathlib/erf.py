@@ -1,49 +1,46 @@
-"""erf and erfc within 2 ulp (fdlibm's s_erf.c intervals, polynomials instead of its rationals).
+"""erf and erfc: erf within 1.1 ulp, erfc within 2 (erfc: fdlibm's s_erf.c intervals, polynomials
+instead of its rationals).
 
 With a = |x|:
 - a < 0.84375: erf = x + x P(x^2). For a < 0.5, erfc = 1 - erf, written as
   0.5 - ((a - 0.5) + a P) for a >= 1/4 (a - 0.5 exact) so that the cancellation happens on
   exact terms; for x < 0, erfc = 1 + erf(a).
-- 0.84375 <= a < 1.25 (erfc: 0.5 <= a < 1.25): erf = ERX + B(a - 1), ERX = erf(1) to 12 bits
-  (1 +- ERX exact), erfc = (1 - ERX) - B, or (1 + ERX) + B for x < 0.
+- erf for a >= 0.84375: 1 - e^L(a), L = -(a + a P(a)) with P a fit of -ln(erfc(a))/a - 1 from
+  0.84375 to where erf rounds to 1 (ERF_L, weighted by the error it makes in erf; a clamped to
+  its end, 4 in float32, 6 in float64), e^L by _exp_neg (_erf_big). e^L = erfc(a) <= 0.23
+  there, so e^L's few ulp and L's rounding are a fraction of an ulp of erf: simulated with a
+  fused Fma, 1.0 ulp worst (float32, 8*10^5 operands; 1.07 unfused) and 0.92 (float64, 7000);
+  fdlibm's two intervals there (1.25 as the limit) cost about twice the instructions.
+- erfc for 0.5 <= a < 1.25: (1 - ERX) - B(a - 1), or (1 + ERX) + B for x < 0, ERX = erf(1) to
+  12 bits (1 +- ERX exact).
 - erfc for 1.25 <= a < 27.5 (float32: it underflows near 10.05): e^(-a^2) G_i(a - mid_i),
   with G_i a polynomial fit of erfc(a) e^(a^2) around the midpoint of interval i
   (ERFC_EDGES; coefficients chosen by selects, or by cases: below). a^2 is kept exact
   (Dekker), e^(-a^2_hi) is a double word times 2^k (explog.exp_parts), the low word of a^2
   enters as the factor (1 - a^2_lo), and the scaling by 2^k is the last, single rounding
   (subnormal results included). erfc(x < 0) = 2 - erfc(a).
-- float64 erf for 1.25 <= a < _ERF_ONE (6.5; erf rounds to 1 beyond): 1 - e^(-a^2) T(a - mid),
-  one polynomial T fitted to erfc(a) e^(a^2) for the error it makes in erf, all of it in
-  working precision (_erf_tail).
-- float32 erf for a >= 0.84375 (no mid interval): 1 - e^L(a), L = -(a + a P(a)) with P a fit
-  of -ln(erfc(a))/a - 1 on [0.84375, 4] (ERF_L; erf rounds to 1 from about 3.92 on, a is
-  clamped to 4), e^L by _exp_neg (_erf_big). e^L = erfc(a) <= 0.23 there, so its few ulp and
-  L's rounding are a fraction of an ulp of erf: 1.03 ulp worst with a fused Fma, 1.07 without
-  (simulated at 8*10^5 operands), where the three intervals gave 0.78 for about twice the
-  instructions.
 - beyond: erf = +-1, erfc = 0 (x > 0) or 2.
 
 Special values as C99: erf(+-0) = +-0, erf(+-inf) = +-1, erfc(inf) = 0, erfc(-inf) = 2, NaN -> NaN.
 Coefficients: scripts/mathgen/gen_coeffs.py (mpmath).
 
-Two forms give the same bits. The general form (_erf_selects, _erfc_selects; array ufuncs'
-element calls) evaluates every interval and selects, erfc's G coefficients too. Where the call
-may branch (mathlib.Call.may_branch), each interval is a case of its own (rare.cases), and so
-is each G interval of erfc's tails (_g_cases), so that an invocation evaluates one polynomial:
-- erf: small, mid and tail (a >= 1.25, inf and NaN: a clamped to _ERF_ONE as in the general
-  form); float32 small and big (a >= 0.84375, inf and NaN: clamped alike); on a device that
-  flushes float32 subnormals, |x| < 2^-100 first (_tiny). The small case takes x itself
-  (x + x P(x^2) is -(a + a P(a^2)) to the bit), the others give the sign of x by a select.
-
-Under fastmath float32 erf is the same two cases with the driver's Exp for e^L and without the
-tiny case (erf(b, x, fast=True), from fast.py): none of the library's exact building blocks, so
-the kernel keeps fastmath's freedoms (docs/math.md, "fastmath").
+Two forms give the same bits. The general form (array ufuncs' element calls) evaluates every
+interval and selects, erfc's G coefficients too (_erfc_selects). Where the call may branch
+(mathlib.Call.may_branch), each interval is a case of its own (rare.cases), and so is each G
+interval of erfc's tails (_g_cases), so that an invocation evaluates one polynomial:
+- erf: small and big (inf and NaN included); on a device that flushes float32 subnormals,
+  |x| < 2^-100 first (_tiny). Both take x itself for the sign (x + x P(x^2) is
+  -(a + a P(a^2)) to the bit; big by a select).
 - erfc: small, mid, tail (a < 4.5), far (a < _ERFC_FAR: the result is normal, so e^(-a^2)
   needs no clamps and 2^k is one product) and general, the general form for the rest (the
   underflow zone, inf, NaN).
 The invocations that run together on a GPU (an NVIDIA warp) run each case that one of them
 takes, one after the other (rare.py): operands spread over all intervals pay about what the
 general form costs, plus the jumps.
+
+Under fastmath float32 erf is the same with the driver's Exp for e^L and without the tiny case
+(erf(b, x, fast=True), from fast.py): none of the library's exact building blocks, so the
+kernel keeps fastmath's freedoms (docs/math.md, "fastmath").
 """
 
 import numpy as np
@@ -58,9 +55,9 @@ Op = _core.Op
 _W = {K.f32: "F32", K.f64: "F64"}
 # erfc(a) < half the smallest subnormal beyond this (the edges go further for float64).
 _XMAX = {K.f32: 10.1, K.f64: 27.3}
-# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): erf's own tails stop there (ERF_L
-# for float32, ERF_T for float64), and a is clamped to them.
-_ERF_ONE = {K.f32: coeffs_special.ERF_L_F32_EDGES[1], K.f64: coeffs_special.ERF_T_F64_EDGES[1]}
+# erf(a) rounds to 1 beyond these (erfc(a) < 2^-(prec+1)): ERF_L's fit stops there, and a is
+# clamped to them.
+_ERF_ONE = {k: getattr(coeffs_special, f"ERF_L_{w}_EDGES")[1] for k, w in _W.items()}
 # Where erf's small interval ends (x + x P(x^2) below).
 _ERF_SMALL = 0.84375
 # erfc's tail case (edges below 4.5) and far case (below these): erfc(a) normal, e^(-a^2) G
@@ -274,12 +271,6 @@ def _erf_small(b, x):
     return dd.mul_add(b, x, p, x)
 
 
-def _erf_mid(b, a):
-    k = b.kind(a)
-    pb = _horner(b, getattr(coeffs_special, f"ERF_B_{_W[k]}"), _sub(b, a, const(b, k, 1.0)))
-    return _add(b, const(b, k, coeffs_special.ERX), pb)
-
-
 def _exp_neg(b, z):
     """e^z for z in [-43, 0] in working precision (a few ulp): Cody-Waite by ln 2, the exp
     polynomial, and 2^k by the bits (k >= -62, a normal power of two)."""
@@ -293,47 +284,22 @@ def _exp_neg(b, z):
     return _mul(b, e, bits.pow2_of(b, kf))
 
 
-def _erf_tail(b, a):
-    """1 - e^(-a^2) T(a - mid) for 1.25 <= a <= _ERF_ONE in working precision, T one polynomial
-    fit of erfc(a) e^(a^2) on that interval (ERF_T, weighted by e^(-a^2): its error in erf):
-    erfc(a) <= 0.08 there, so its relative error counts about 12 times less in erf, and a few
-    ulp of erfc are well below an ulp of erf."""
+def _erf_big(b, a, fast):
+    """erf(a) for 0.84375 <= a <= _ERF_ONE: 1 - e^L(a), L = -(a + a P(a)) (module docstring).
+    `fast`: e^L by the driver's Exp."""
     k = b.kind(a)
-    w = _W[k]
-    lo, hi = getattr(coeffs_special, f"ERF_T_{w}_EDGES")
-    t = _sub(b, a, const(b, k, (lo + hi) / 2))
-    erfc_b = _mul(b, _exp_neg(b, b.unary(Op.neg, _mul(b, a, a))),
-                  _horner(b, getattr(coeffs_special, f"ERF_T_{w}"), t))  # fmt: skip
-    return _sub(b, const(b, k, 1.0), erfc_b)
-
-
-def _erf_big(b, a, fast=False):
-    """float32 erf(a) for 0.84375 <= a <= _ERF_ONE: 1 - e^L(a), L = -(a + a P(a)) (ERF_L, its
-    fit weighted by the error it makes in erf). `fast`: e^L by the driver's Exp."""
-    k = b.kind(a)
-    p = _horner(b, coeffs_special.ERF_L_F32, a)
+    p = _horner(b, getattr(coeffs_special, f"ERF_L_{_W[k]}"), a)
     el = b.unary(Op.neg, dd.mul_add(b, p, a, a))
     e = b.math(_core.MathFn.exp, [el]) if fast else _exp_neg(b, el)
     return _sub(b, const(b, k, 1.0), e)
 
 
-def _clamp_top(b, ax):
-    top = const(b, b.kind(ax), _ERF_ONE[b.kind(ax)])
-    return b.select(b.compare(Op.le, ax, top), ax, top)  # NaN compares false: clamped too
-
-
-def _erf_selects(b, x):
-    """erf(x) for any x: every interval evaluated, the result selected."""
-    k = b.kind(x)
-    a = _clamp_top(b, bits.fabs(b, x))
-    small = b.compare(Op.lt, a, const(b, k, _ERF_SMALL))
-    if k == K.f32:
-        v = b.select(small, _erf_small(b, a), _erf_big(b, a))
-    else:
-        big = b.compare(Op.ge, a, const(b, k, 1.25))
-        v = _pick(b, small, big, (_erf_small(b, a), _erf_mid(b, a), _erf_tail(b, a)))
-    # erf is odd and each step rounds symmetrically: -(a + aP) = x + xP, and -0 stays -0.
-    v = _signed(b, x, v)
+def _big(b, x, a, fast):
+    """erf(x) for |x| = a >= 0.84375, inf and NaN: a clamped to _ERF_ONE (NaN too), the sign of
+    x, NaN itself."""
+    top = const(b, b.kind(a), _ERF_ONE[b.kind(a)])
+    a = b.select(b.compare(Op.le, a, top), a, top)  # NaN compares false: clamped too
+    v = _signed(b, x, _erf_big(b, a, fast))
     return b.select(bits.is_nan(b, x), x, v)
 
 
@@ -351,65 +317,20 @@ def _erf_tiny(b, x):
 def erf(b, x, branch=False, fast=False):
     """erf(x); `branch`: one case per interval (module docstring), the caller then uses only
     the result (rare.py). On a device that flushes float32 subnormals, |x| < 2**-100 gives
-    x * 2/sqrt(pi) rounded once (a case of its own where the call branches). `fast` (float32
-    only): fastmath's form (module docstring)."""
-    if fast:
-        return _erf_fast(b, x, branch)
-    flushing = b.kind(x) == K.f32 and denormals.flushes(b)
-    if not branch:
-        v = _erf_selects(b, x)
-        if flushing:
-            v = b.select(_tiny(b, x), _erf_tiny(b, x), v)
-        return v
+    x * 2/sqrt(pi) rounded once (a case of its own where the call branches). `fast` (float32,
+    from fast.py): fastmath's form, e^L by the driver's Exp and no tiny case (a subnormal x may
+    give a flushed result, as fastmath allows)."""
     k = b.kind(x)
-
-    def tiny(xs, _):
-        return xs, _erf_tiny(b, xs)
-
-    def small(xs, _):  # x itself: erf is odd and each step rounds symmetrically
-        return xs, _erf_small(b, xs)
-
-    def mid(xs, a):
-        return xs, _signed(b, xs, _erf_mid(b, a))
-
-    def tail(xs, a):
-        v = _signed(b, xs, _erf_tail(b, _clamp_top(b, a)))
-        return xs, b.select(bits.is_nan(b, xs), xs, v)
-
-    # (x, a): each case returns x and, in a's place, the result.
-    a = bits.fabs(b, x)
-    small_path = ("small", b.compare(Op.lt, a, const(b, k, _ERF_SMALL)), small)
-    if k == K.f32:
-        paths = [small_path, ("big", None, _big_case(b))]
-    else:
-        paths = [small_path, ("mid", b.compare(Op.lt, a, const(b, k, 1.25)), mid),
-                 ("tail", None, tail)]  # fmt: skip
-    if flushing:
-        paths.insert(0, ("tiny", _tiny(b, x), tiny))
-    _, v = rare.cases(b, (x, a), paths, "erf")
-    return v
-
-
-def _big_case(b, fast=False):
-    """float32 erf's case a >= 0.84375 (inf and NaN included): (x, a) -> (x, erf(x))."""
-
-    def big(xs, a):
-        v = _signed(b, xs, _erf_big(b, _clamp_top(b, a), fast))
-        return xs, b.select(bits.is_nan(b, xs), xs, v)
-
-    return big
-
-
-def _erf_fast(b, x, branch):
-    """float32 erf under fastmath: the small and big cases, e^L by the driver's Exp, no tiny
-    case (a subnormal x may give a flushed result, as fastmath allows)."""
-    k = b.kind(x)
+    tiny = k == K.f32 and not fast and denormals.flushes(b)
     a = bits.fabs(b, x)
     small = b.compare(Op.lt, a, const(b, k, _ERF_SMALL))
     if not branch:
-        big = _big_case(b, fast=True)(x, a)[1]
-        return b.select(small, _erf_small(b, x), big)
+        v = b.select(small, _erf_small(b, x), _big(b, x, a, fast))
+        return b.select(_tiny(b, x), _erf_tiny(b, x), v) if tiny else v
+    # (x, a): each case returns x and, in a's place, the result.
     paths = [("small", small, lambda xs, _: (xs, _erf_small(b, xs))),
-             ("big", None, _big_case(b, fast=True))]  # fmt: skip
+             ("big", None, lambda xs, a: (xs, _big(b, xs, a, fast)))]  # fmt: skip
+    if tiny:
+        paths.insert(0, ("tiny", _tiny(b, x), lambda xs, _: (xs, _erf_tiny(b, xs))))
     _, v = rare.cases(b, (x, a), paths, "erf")
     return v
