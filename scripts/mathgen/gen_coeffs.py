@@ -251,6 +251,13 @@ def trig_constants():
             rest -= w
         parts.append(rest)
         out.append(f"PIO2_CW_{width} = {tuple(conv(v) for v in parts)!r}")
+    # pi/2 in three float64 words of full precision, each the rest rounded, for the reduction
+    # with a fused Fma (trig.py: fma(-q, P0, x) is exact, q P1 an exact product by two ops)
+    rest, parts = mp.pi / 2, []
+    for _ in range(3):
+        parts.append(float(rest))
+        rest -= mp.mpf(parts[-1])
+    out.append(f"PIO2_FMA_F64 = {tuple(parts)!r}")
     out.append(f"ERX = {float(erx())!r}")
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
     for width, edges in ERF_L_EDGES.items():
@@ -293,6 +300,12 @@ def main():
                 {"F64": 7, "F32": 4}, lambda z: z),
         "COS": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 7, "F32": 4},
                 lambda z: z * z),
+        # the same, one degree less (the rounded coefficients' error is the same: far below
+        # an ulp), for the float64 short path (trig._kernel), which selects between the two
+        "SIN_SHORT": (lambda z: odd_series(mp.sin, z), (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")),
+                      {"F64": 6}, lambda z: z),
+        "COS_SHORT": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 6},
+                      lambda z: z * z),
         # erf(x) = x + x P(x^2) on |x| < 0.84375; erf(1 + s) = ERX + B(s) on 0.5 <= |x| < 1.25
         "ERF_A": (erf_a, (0, mp.mpf("0.84375") ** 2 * mp.mpf("1.0001")), {"F64": 14, "F32": 7},
                   lambda z: 1),

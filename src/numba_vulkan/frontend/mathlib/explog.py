@@ -110,10 +110,40 @@ def exp(b, x, branch=False):
     if not branch:
         return _exp_full(b, x)
     k = b.kind(x)
+    if k == K.f64:
+        return _exp_short(b, x)
     inside = denormals.compare_normal(b, Op.le, bits.fabs(b, x), const(b, k, _EXP_DIRECT[k]))
     kf, r = _reduced(b, b.select(inside, x, const(b, k, 0.0)))
     e = _exp_one_plus(b, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
     v = _mul(b, e, bits.pow2(b, k, b.convert(bits.int_kind(k), kf)))
+    _, v = rare.branch(b, b.unary(Op.not_, inside), (x, v),
+                       lambda xs, _: (xs, _exp_full(b, xs)), "exp")  # fmt: skip
+    return v
+
+
+def _exp_short(b, x):
+    """exp's short path (float64): t = x/ln2 + 1.5 2^52 (one Fma where it rounds once) holds
+    k = rint(x/ln2) in its low bits, so that 2^k is (bits(t) + bias) << 52, no conversion;
+    r = (x - k ln2_hi) - k ln2_lo (the first exact); e^r = hi + (lo + r^2 p(r)) with
+    1 + r = hi + lo by Fast2Sum (|r| < 1). The other operands' lanes compute garbage, which
+    the rare block replaces: no clamp, no select."""
+    k = b.kind(x)
+    ik, mbits, bias, prec = bits.LAYOUT[k]
+    inside = b.compare(Op.le, bits.fabs(b, x), const(b, k, _EXP_DIRECT[k]))
+    magic = const(b, k, 1.5 * 2.0 ** (prec - 1))
+    t = dd.mul_add(b, x, _c(b, k, "INV_LN2"), magic)
+    kf = _sub(b, t, magic)
+    nk = b.unary(Op.neg, kf)
+    r = dd.mul_add(b, nk, _c(b, k, "LN2_HI"), x)  # exact
+    r = dd.mul_add(b, nk, _c(b, k, "LN2_LO"), r)
+    one = const(b, k, 1.0)
+    hi = _add(b, one, r)
+    lo = _add(b, _sub(b, one, hi), r)
+    p = _horner(b, getattr(coeffs, f"EXP_{_W[k]}"), r)
+    e = _add(b, hi, dd.mul_add(b, _mul(b, r, r), p, lo))
+    scale = b.binary(Op.shl, b.binary(Op.add, bits.to_bits(b, t), const(b, ik, bias)),
+                     const(b, ik, mbits))  # fmt: skip
+    v = _mul(b, e, bits.from_bits(b, k, scale))
     _, v = rare.branch(b, b.unary(Op.not_, inside), (x, v),
                        lambda xs, _: (xs, _exp_full(b, xs)), "exp")  # fmt: skip
     return v

@@ -18,6 +18,11 @@ r = r_hi + r_lo: even for the operands closest to a multiple of pi/2 (|r| ~
 
 |x| <= pi/4 skips the reduction (q = 0, r = x).
 
+A float64 scalar call (`branch`) takes _short: q from the bits of |x| 2/pi + 1.5 2^52, r
+by Cody and Waite (with a fused Fma three full words of pi/2, otherwise reduce_fast's), one
+polynomial with sin's or cos's coefficients selected by the quadrant (_kernel), and the sign
+by an xor; beyond FAST_LIMIT (inf too) the full reduction in a block of its own.
+
 Kernels on |r| <= pi/4 (+ a little), coefficients from scripts/mathgen/gen_coeffs.py:
 sin(r) = r_hi + (r_hi z S(z) + r_lo (1 - z/2)), z = r_hi^2; cos(r) = (1 - z/2) as an exact
 two_sum of 1 and -z_hi/2 (z from Dekker's product), plus the small terms z^2 C(z), -z_lo/2,
@@ -126,19 +131,24 @@ def reduce_fast(b, ax):
     Even the operands closest to a multiple of pi/2 keep r to far below an ulp (when r is tiny
     the differences cancel exactly and only q times the rest's rounding remains)."""
     k = b.kind(ax)
-    words = [const(b, k, w) for w in getattr(coeffs, f"PIO2_CW_{_W[k]}")]
     # any rounding of 2/pi will do: an error moves r beyond pi/4 by far less than the
     # polynomials' margin
     two_over_pi = const(b, k, 1.0 / getattr(coeffs, f"PIO2_DW_HI_{_W[k]}"))
     q = rounding.rint_small(b, _mul(b, ax, two_over_pi))
+    return (q,) + _cody_waite(b, ax, q)
+
+
+def _cody_waite(b, ax, q):
+    """(r_hi, r_lo): ax - q pi/2 by reduce_fast's words."""
+    k = b.kind(ax)
+    words = [const(b, k, w) for w in getattr(coeffs, f"PIO2_CW_{_W[k]}")]
     s = _sub(b, ax, _mul(b, q, words[0]))
     lo = const(b, k, 0.0)
     for w in words[1:-1]:
         s, e = dd.two_sum(b, s, b.unary(Op.neg, _mul(b, q, w)))
         lo = _add(b, lo, e)
     lo = _sub(b, lo, _mul(b, q, words[-1]))
-    r_hi, r_lo = dd.two_sum(b, s, lo)
-    return q, r_hi, r_lo
+    return dd.two_sum(b, s, lo)
 
 
 # Beyond these the q of reduce_fast would need more bits than its words leave (2^20 for
@@ -217,6 +227,8 @@ def _finish(b, x, v, finite, tiny_is_x):
 def sin(b, x, branch=False):
     """sin(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
     reduction for the others (the caller then uses only the result: see _reduce_branching)."""
+    if branch and b.kind(x) == K.f64:
+        return _short(b, x, False)
     k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)[0]
     c = _cos_dw(b, rh, rl)[0]
@@ -228,6 +240,8 @@ def sin(b, x, branch=False):
 def cos(b, x, branch=False):
     """cos(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
     reduction for the others (the caller then uses only the result: see _reduce_branching)."""
+    if branch and b.kind(x) == K.f64:
+        return _short(b, x, True)
     k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)[0]
     c = _cos_dw(b, rh, rl)[0]
@@ -235,6 +249,91 @@ def cos(b, x, branch=False):
     neg = bits.either(b, _quadrant(b, qi, ik, 1), _quadrant(b, qi, ik, 2))
     v = b.select(neg, _neg(b, v), v)
     return _finish(b, x, v, finite, False)
+
+
+def _reduce_short(b, ax):
+    """(qb, r_hi, r_lo) for 0 <= ax <= FAST_LIMIT, NaN passing through as r_hi: r = r_hi + r_lo
+    as reduce_fast gives it, qb an int whose two low bits are q mod 4 (the bits of
+    t = ax 2/pi + 1.5 2^52, whose spacing is 1: t = 1.5 2^52 + q, no conversion).
+
+    With a fused Fma (float64; P0, P1, P2: pi/2 in full-precision words, coeffs.PIO2_FMA_F64):
+    r1 = ax - q P0 is one exact Fma (q > 0 only where ax >= 1/2, so the difference, below 1
+    and a multiple of 2^-53, is a float); s = r1 - fl(q P1) and its error e are exact by
+    Fast2Sum (r1 is a multiple of ulp(q P1) <= 2^-86, which suffices), so that r1 - s is exact
+    and one Fma gives (r1 - s) - q P1 = e - (q P1's rounding error), rounded once; minus q P2,
+    that is r_lo. Without a fused Fma, reduce_fast's shorter words and Knuth's sums.
+    """
+    k = b.kind(ax)
+    magic = const(b, k, 1.5 * 2.0 ** (bits.LAYOUT[k][3] - 1))
+    two_over_pi = const(b, k, 1.0 / getattr(coeffs, f"PIO2_DW_HI_{_W[k]}"))
+    t = dd.mul_add(b, ax, two_over_pi, magic)
+    qb = bits.to_bits(b, t)
+    q = _sub(b, t, magic)
+    if not (dd.fused(b) and k == K.f64):
+        return (qb,) + _cody_waite(b, ax, q)
+    p0, p1, p2 = (const(b, k, w) for w in coeffs.PIO2_FMA_F64)
+    nq = _neg(b, q)
+    r1 = dd.mul_add(b, nq, p0, ax)  # exact
+    s = _sub(b, r1, _mul(b, q, p1))
+    # (r1 - s) - q P1 = e - pl (e: Fast2Sum's error of s, pl: the product's), rounded once
+    lo = dd.mul_add(b, nq, p1, _sub(b, r1, s))
+    return qb, s, dd.mul_add(b, nq, p2, lo)
+
+
+def _short(b, x, cosine):
+    """sin(x) or cos(x) of a scalar call (float64): |x| <= FAST_LIMIT (and NaN) by
+    _reduce_short and one polynomial, the others (inf too) by the full reduction in a block of
+    their own (rare.branch). sin(|x|) with x's sign put back by an xor, so that -0 stays -0."""
+    k = b.kind(x)
+    ik = bits.int_kind(k)
+    ax = bits.fabs(b, x)
+    far = b.compare(Op.gt, ax, const(b, k, FAST_LIMIT[k]))
+    qb, rh, rl = _reduce_short(b, ax)
+
+    def full(xs, *_):
+        a = bits.fabs(b, xs)
+        finite = bits.is_finite(b, xs)
+        q, h, lo = reduce(b, b.select(finite, a, const(b, k, 0.0)))
+        nan = const(b, k, float("nan"))
+        return xs, b.convert(ik, q), b.select(finite, h, nan), lo
+
+    x, qb, rh, rl = rare.branch(b, far, (x, qb, rh, rl), full, "trig")
+    if cosine:  # cos(r + q pi/2) = sin(r + (q + 1) pi/2)
+        qb = b.binary(Op.add, qb, const(b, ik, 1))
+    v = _kernel(b, qb, rh, rl)
+    # the sign: bit 1 of the quadrant, xored with x's sign for sin (bit 63 either way)
+    sign = b.binary(Op.shl, qb, const(b, ik, bits.BITS[k] - 2))
+    if not cosine:
+        sign = b.binary(Op.xor, sign, bits.to_bits(b, x))
+    sign = b.binary(Op.and_, sign, const(b, ik, bits.sign_mask(k)))
+    return bits.from_bits(b, k, b.binary(Op.xor, bits.to_bits(b, v), sign))
+
+
+def _kernel(b, qb, rh, rl):
+    """sin(r) (q even) or cos(r) (q odd) for r = rh + rl, |r| <= pi/4 (+ a little): one
+    polynomial, its coefficients selected (coeffs.SIN_SHORT_*, COS_SHORT_*; the same error
+    as SIN_* and COS_*, one degree less), v = A + (M P(z) + corr):
+    sin: A = rh, M = rh z, corr = rl (1 - z/2), as _sin_dw; cos: A + we = 1 - z_hi/2 exactly
+    (Fast2Sum), M = z_hi^2, corr = we - z_lo/2 - rh rl, as _cos_dw."""
+    k = b.kind(rh)
+    ik = bits.int_kind(k)
+    odd = b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
+    z, zl = dd.two_prod(b, rh, rh)
+    one, mhalf = const(b, k, 1.0), const(b, k, -0.5)
+    w = dd.mul_add(b, z, mhalf, one)
+    if dd.fused(b):  # Fast2Sum's error term, exact: one Fma
+        we = dd.mul_add(b, z, mhalf, _sub(b, one, w))
+    else:
+        we = _sub(b, _sub(b, one, w), _mul(b, const(b, k, 0.5), z))
+    cs = [b.select(odd, const(b, k, c), const(b, k, s_))
+          for c, s_ in zip(getattr(coeffs, f"COS_SHORT_{_W[k]}"),
+                          getattr(coeffs, f"SIN_SHORT_{_W[k]}"))]  # fmt: skip
+    poly = dd.horner(b, cs, z)
+    a = b.select(odd, w, rh)
+    m = b.select(odd, _mul(b, z, z), _mul(b, rh, z))
+    corr_cos = dd.mul_add(b, _neg(b, rh), rl, dd.mul_add(b, zl, mhalf, we))
+    corr = b.select(odd, corr_cos, _mul(b, rl, w))
+    return _add(b, a, dd.mul_add(b, m, poly, corr))
 
 
 def tan(b, x, branch=False):

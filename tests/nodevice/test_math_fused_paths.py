@@ -1,0 +1,128 @@
+"""The math library's float64 short paths as NVIDIA gets them (CodegenControls.fused_fma: the
+device's Fma rounds once), run in the KIR interpreter, whose Fma is std::fma: lavapipe's Fma
+rounds twice, so the device tests run the other form. sin and cos (trig._short: the reduction
+by fused Fmas with pi/2 in three full words, one polynomial with selected coefficients, the
+sign by an xor) and exp (explog._exp_short: 2^k from the bits of the rounding constant) within
+1 ulp against mpmath, the operands closest to a multiple of pi/2 included, and the special
+values as C99 gives them (the rare blocks: huge operands, inf, NaN, over- and underflow)."""
+
+import math
+
+import mpmath
+import numba
+import numpy as np
+import pytest
+from kir_host import EXACT, run_kir
+
+import numba_vulkan.frontend as frontend
+from numba_vulkan.frontend.mathlib import denormals
+from numba_vulkan.typing import pipeline
+
+
+def _kernel(name):
+    ns = {"math": math}
+    exec(f"def kern(x, out):\n    for i in range(x.size):\n        out[i] = math.{name}(x[i])\n",
+         ns)  # fmt: skip
+    return ns["kern"]
+
+
+def run_fused(name, x):
+    """math.<name> of each x through the interpreter, compiled with NVIDIA's float controls."""
+    import kir_host
+
+    kern = _kernel(name)
+    out = np.zeros_like(x)
+    argtypes = (numba.typeof(x), numba.typeof(out))
+    typed = pipeline.type_kernel(kern, argtypes, pipeline.Options())
+    lk = frontend.lower_kernel(typed.func_ir, typed.typemap, typed.calltypes, argtypes, EXACT,
+                               "kern", fused_fma=True, denormals=denormals.FLUSH)  # fmt: skip
+    real = kir_host.lower
+    kir_host.lower = lambda fn, args, mode=EXACT: lk
+    try:
+        return run_kir(kern, (x, out), max_steps=10**9)[1]
+    finally:
+        kir_host.lower = real
+
+
+def near_multiples_of_half_pi(count):
+    """The floats closest to q pi/2 (q < 2^15, exact integer arithmetic), the closest first,
+    and the hardest below 2^20 (|r| = 6.2e-19 at 45.55..., and its doublings)."""
+    scale = 300
+    mpmath.mp.prec = 400
+    half_pi = int(mpmath.floor(mpmath.pi / 2 * mpmath.mpf(2) ** scale))
+    found = []
+    for q in range(1, 1 << 15):
+        exact = q * half_pi
+        shift = exact.bit_length() - 53
+        m = (exact + (1 << (shift - 1))) >> shift
+        found.append((abs((m << shift) - exact), math.ldexp(m, shift - scale)))
+    found.sort()
+    x = np.array([v for _, v in found[:count]] + [45.553093477052 * 2.0**j for j in range(14)])
+    return np.concatenate([x, np.nextafter(x, 0), np.nextafter(x, np.inf)])
+
+
+def trig_operands():
+    rng = np.random.default_rng(7)
+    x = np.concatenate([
+        rng.uniform(-10, 10, 3000),
+        rng.uniform(-0.8, 0.8, 1000),
+        np.exp2(rng.uniform(-40, 20, 2000)) * rng.choice([-1, 1], 2000),
+        np.exp2(rng.uniform(20, 1024, 200)),
+        near_multiples_of_half_pi(600),
+        [0.0, 5e-324, 2.2250738585072014e-308, 2.0**-27, 2.0**-26, math.pi / 4,
+         np.nextafter(math.pi / 4, 1), 2.0**20, np.nextafter(2.0**20, 3e6),
+         6381956970095103 * 2.0**797, 1.7976931348623157e308],
+    ])  # fmt: skip
+    return np.concatenate([x, -x])
+
+
+def exp_operands():
+    rng = np.random.default_rng(8)
+    x = np.concatenate([
+        rng.uniform(-708, 708, 3000),
+        rng.uniform(-1, 1, 1000),
+        np.exp2(rng.uniform(-60, 0, 500)) * rng.choice([-1, 1], 500),
+        rng.integers(-1000, 1000, 500) * math.log(2) * (1 + rng.uniform(-1e-13, 1e-13, 500)),
+        rng.uniform(-746, -708, 300), rng.uniform(708, 710, 100),
+        [0.0, -0.0, 708.0, -708.0, np.nextafter(708.0, 709), np.nextafter(-708.0, -709), 709.78,
+         709.79, -745.1, -745.2, -744.4, 5e-324, -5e-324],
+    ])  # fmt: skip
+    return x
+
+
+def ulps(name, x, y):
+    """|y - f(x)| in ulps of f(x) (subnormals: of the smallest subnormal), by mpmath."""
+    mpmath.mp.prec = 120
+    f = getattr(mpmath, name)
+    out = np.zeros(x.size)
+    for i, (xi, yi) in enumerate(zip(x.tolist(), y.tolist())):
+        exact = f(mpmath.mpf(xi))
+        if abs(exact) > 1.7976931348623157e308:
+            out[i] = 0.0 if yi == math.inf else math.inf
+            continue
+        e = math.frexp(float(exact))[1] if exact != 0 else -1074
+        ulp = 2.0 ** max(e - 53, -1074)
+        out[i] = float(abs(mpmath.mpf(yi) - exact) / ulp)
+    return out
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "exp"])
+def test_fused_short_paths_within_one_ulp(name):
+    x = exp_operands() if name == "exp" else trig_operands()
+    y = run_fused(name, x)
+    err = ulps(name, x, y)
+    worst = int(np.argmax(err))
+    assert err[worst] <= 1.0, f"{name}: {err[worst]:.3f} ulp at x = {x[worst]!r} (got {y[worst]!r})"
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "exp"])
+def test_fused_short_paths_special_values(name):
+    x = np.array([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 5e-324, -5e-324,
+                  2.0**-30, -(2.0**-30), 1e300, -1e300])  # fmt: skip
+    y = run_fused(name, x)
+    with np.errstate(all="ignore"):
+        ref = getattr(np, name)(x)
+    assert np.array_equal(np.isnan(y), np.isnan(ref))
+    keep = ~np.isnan(ref)
+    assert np.array_equal(y[keep], ref[keep])
+    assert np.array_equal(np.signbit(y[keep]), np.signbit(ref[keep]))  # sin(-0) = -0
