@@ -109,27 +109,19 @@ def exp(b, x, branch=False):
     inf, NaN) _exp_full in a block of its own (rare.py); otherwise every x takes _exp_full."""
     if not branch:
         return _exp_full(b, x)
-    k = b.kind(x)
-    if k == K.f64:
-        return _exp_short(b, x)
-    inside = denormals.compare_normal(b, Op.le, bits.fabs(b, x), const(b, k, _EXP_DIRECT[k]))
-    kf, r = _reduced(b, b.select(inside, x, const(b, k, 0.0)))
-    e = _exp_one_plus(b, r, getattr(coeffs, f"EXP_{_W[k]}"), None)
-    v = _mul(b, e, bits.pow2(b, k, b.convert(bits.int_kind(k), kf)))
-    _, v = rare.branch(b, b.unary(Op.not_, inside), (x, v),
-                       lambda xs, _: (xs, _exp_full(b, xs)), "exp")  # fmt: skip
-    return v
+    return _exp_short(b, x)
 
 
 def _exp_short(b, x):
-    """exp's short path (float64): t = x/ln2 + 1.5 2^52 (one Fma where it rounds once) holds
-    k = rint(x/ln2) in its low bits, so that 2^k is (bits(t) + bias) << 52, no conversion;
-    r = (x - k ln2_hi) - k ln2_lo (the first exact); e^r = hi + (lo + r^2 p(r)) with
-    1 + r = hi + lo by Fast2Sum (|r| < 1). The other operands' lanes compute garbage, which
-    the rare block replaces: no clamp, no select."""
+    """exp's short path: t = x/ln2 + 1.5 2^(prec-1) (one Fma where it rounds once) holds
+    k = rint(x/ln2) in its low bits, so that 2^k is (bits(t) + bias) << mantissa bits, no
+    conversion; r = (x - k ln2_hi) - k ln2_lo (the first exact); e^r = hi + (lo + r^2 p(r))
+    with 1 + r = hi + lo by Fast2Sum (|r| < 1). The other operands' lanes compute garbage,
+    which the rare block replaces: no clamp, no select. (A subnormal x, flushed or not, is
+    inside and gives 1.)"""
     k = b.kind(x)
     ik, mbits, bias, prec = bits.LAYOUT[k]
-    inside = b.compare(Op.le, bits.fabs(b, x), const(b, k, _EXP_DIRECT[k]))
+    inside = denormals.compare_normal(b, Op.le, bits.fabs(b, x), const(b, k, _EXP_DIRECT[k]))
     magic = const(b, k, 1.5 * 2.0 ** (prec - 1))
     t = dd.mul_add(b, x, _c(b, k, "INV_LN2"), magic)
     kf = _sub(b, t, magic)
