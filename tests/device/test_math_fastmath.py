@@ -72,7 +72,7 @@ def test_float32_erf_on_the_exp_builtin():
     assert " Exp " in text and "NoContraction" not in text, text[-2000:]
     rng = np.random.default_rng(7)
     x = np.concatenate([rng.uniform(-4.5, 4.5, 20000), np.linspace(-1, 1, 2001),
-                        [0.84375, -0.84375, 3.92, 4.0, 1e-30]]).astype(np.float32)  # fmt: skip
+                        [0.84375, -0.84375, 3.92, 4.0, 1e-30, 2.0**-125]]).astype(np.float32)  # fmt: skip
     out = run_kernel("math.erf(x)", x, fastmath=True)
     want = np.array([math.erf(v) for v in x.astype(np.float64)])
     bad = np.abs(out - want) > 4 * np.spacing(np.abs(want).astype(np.float32))
