@@ -165,14 +165,19 @@ def erfc_g(x):
     return mp.erfc(x) * mp.exp(x * x)
 
 
-# erf beyond its small interval (erf.py): erf(x) = 1 - e^L(x), L = -(x + x P(x)) with P a fit of
-# -ln(erfc(x))/x - 1 from 0.84375 to where erf rounds to 1 (float32 from about 3.92 on, float64
-# 5.86), weighted by x erfc(x): an error d in P moves L by x d and erf by erfc(x) x d.
+# erf beyond its small interval (erf.py): erf(x) = 1 - 2^L(x), L = -(x + x P(x)) with P a fit of
+# -log2(erfc(x))/x - 1 from 0.84375 to where erf rounds to 1 (float32 from about 3.92 on, float64
+# 5.86), weighted by x erfc(x): an error d in P moves L by x d and erf by ln2 erfc(x) x d. 2^f
+# for |f| <= 1/2 is 1 + f E(f), E a fit of (2^f - 1)/f (its error d moves erf by erfc(x) f d).
 ERF_L_EDGES = {"F32": ("0.84375", "4"), "F64": ("0.84375", "6")}
 
 
 def erf_l(x):
-    return -mp.log(mp.erfc(x)) / x - 1
+    return -mp.log(mp.erfc(x), 2) / x - 1
+
+
+def erf_e(f):
+    return (mp.power(2, f) - 1) / f if f else mp.log(2)
 
 
 def erx():
@@ -318,7 +323,9 @@ def main():
                           {"F64": 18, "F32": 8}, lambda t, i=i: 1 / erfc_g(t + erfc_mid(i)))
            for i in range(len(ERFC_EDGES) - 1)},
         "ERF_L": (erf_l, {w: tuple(mp.mpf(v) for v in e) for w, e in ERF_L_EDGES.items()},
-                  {"F64": 18, "F32": 8}, lambda x: x * mp.erfc(x)),
+                  {"F64": 18, "F32": 8}, lambda x: mp.log(2) * x * mp.erfc(x)),
+        "ERF_E": (erf_e, (mp.mpf("-0.5001"), mp.mpf("0.5001")), {"F64": 11, "F32": 5},
+                  lambda f: abs(f) * mp.erfc(ERF_L_EDGES["F32"][0])),
         # lgamma / gamma (gamma.py): Stirling's tail for y >= LGAMMA_STIRLING (weight: its
         # absolute contribution z^(3/2)); lgamma(c + t) = t P_c(t) on |t| <= LGAMMA_NEAR
         "LGAMMA_R": (stirling_r, (0, mp.mpf(1) / LGAMMA_STIRLING**2 * mp.mpf("1.0001")),

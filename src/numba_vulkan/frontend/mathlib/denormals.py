@@ -63,6 +63,12 @@ def compare_normal(b, op, x, y):
     return b.compare_normal(op, x, y) if flushes(b) else b.compare(op, x, y)
 
 
+def neg_normal(b, v):
+    """-v for a value that is never subnormal: the device's own negation, which its compiler
+    folds into the instruction that uses it (FlushSafeBuilder's negates on the bits)."""
+    return b.raw.unary(Op.neg, v) if flushes(b) else b.unary(Op.neg, v)
+
+
 def convert_normal(b, to, v):
     """b.convert between float widths for a value whose result is normal (or zero): the
     device's own conversion, without the subnormal forms of FlushSafeBuilder.convert."""

@@ -47,7 +47,7 @@ import numpy as np
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, coeffs_special, dd, denormals, explog, rare, rounding
+from . import bits, coeffs_special, dd, denormals, explog, rare
 
 K = _core.Kind
 Op = _core.Op
@@ -275,36 +275,41 @@ def _erf_small(b, x, fast=False):
     return dd.mul_add(b, x, p, x)
 
 
-def _exp_neg(b, z):
-    """e^z for z in [-43, 0] in working precision (a few ulp): Cody-Waite by ln 2, the exp
-    polynomial, and 2^k by the bits (k >= -62, a normal power of two)."""
-    k = b.kind(z)
-    w = _W[k]
-    kf = rounding.rint_small(b, _mul(b, z, const(b, k, getattr(coeffs, f"INV_LN2_{w}"))))
-    r = _sub(b, dd.mul_add(b, b.unary(Op.neg, kf), const(b, k, getattr(coeffs, f"LN2_HI_{w}")), z),
-             _mul(b, kf, const(b, k, getattr(coeffs, f"LN2_LO_{w}"))))  # fmt: skip
-    p = _horner(b, getattr(coeffs, f"EXP_{w}"), r)
-    e = _add(b, const(b, k, 1.0), dd.mul_add(b, _mul(b, r, r), p, r))
-    return _mul(b, e, bits.pow2_of(b, kf))
-
-
 def _erf_big(b, a, fast):
-    """erf(a) for 0.84375 <= a <= _ERF_ONE: 1 - e^L(a), L = -(a + a P(a)) (module docstring).
-    `fast`: e^L by the driver's Exp."""
+    """erf(a) for 0.84375 <= a <= _ERF_ONE: 1 - 2^L(a), L = -(a + a P(a)) = -M (module
+    docstring). 2^L = 2^k (1 + f E(f)): k = rint(-M) is in the low bits of t = 1.5 2^(prec-1)
+    - M (2^k from them, no conversion; k >= -prec-3, so 2^k is normal), and f = L - k =
+    -(a P + (a + k)): a + k rounds by at most half an ulp of a number below 2 where erfc(a) is
+    above 2^-9 (k >= -8), which halves the error of rounding L itself. `fast`: the driver's
+    Exp of L ln 2."""
     k = b.kind(a)
-    p = _horner(b, getattr(coeffs_special, f"ERF_L_{_W[k]}"), a)
-    el = b.unary(Op.neg, dd.mul_add(b, p, a, a))
-    e = b.math(_core.MathFn.exp, [el]) if fast else _exp_neg(b, el)
+    w = _W[k]
+    ik, mbits, bias, prec = bits.LAYOUT[k]
+    p = _horner(b, getattr(coeffs_special, f"ERF_L_{w}"), a)
+    m = dd.mul_add(b, p, a, a)
+    if fast:
+        e = b.math(_core.MathFn.exp, [_mul(b, m, const(b, k, -float(np.log(2))))])
+    else:
+        magic = const(b, k, 1.5 * 2.0 ** (prec - 1))
+        t = _sub(b, magic, m)
+        f = denormals.neg_normal(b, dd.mul_add(b, p, a, _add(b, a, _sub(b, t, magic))))
+        scale = b.binary(Op.shl, b.binary(Op.add, bits.to_bits(b, t), const(b, ik, bias)),
+                         const(b, ik, mbits))  # fmt: skip
+        e1 = dd.mul_add(b, f, _horner(b, getattr(coeffs_special, f"ERF_E_{w}"), f),
+                        const(b, k, 1.0))  # fmt: skip
+        e = _mul(b, e1, bits.from_bits(b, k, scale))
     return _sub(b, const(b, k, 1.0), e)
 
 
 def _big(b, x, a, fast):
-    """erf(x) for |x| = a >= 0.84375, inf and NaN: a clamped to _ERF_ONE (NaN too), the sign of
-    x, NaN itself."""
-    top = const(b, b.kind(a), _ERF_ONE[b.kind(a)])
-    a = b.select(b.compare(Op.le, a, top), a, top)  # NaN compares false: clamped too
-    v = _signed(b, x, _erf_big(b, a, fast))
-    return b.select(bits.is_nan(b, x), x, v)
+    """erf(x) for |x| = a >= 0.84375, inf and NaN: a clamped to _ERF_ONE (NaN goes through
+    and gives NaN), the sign of x by its bit (the value is positive)."""
+    k = b.kind(a)
+    top = const(b, k, _ERF_ONE[k])
+    a = b.select(denormals.compare_normal(b, Op.gt, a, top), top, a)
+    v = bits.to_bits(b, _erf_big(b, a, fast))
+    sign = b.binary(Op.and_, bits.to_bits(b, x), const(b, bits.int_kind(k), bits.sign_mask(k)))
+    return bits.from_bits(b, k, b.binary(Op.or_, v, sign))
 
 
 def _tiny(b, x):
