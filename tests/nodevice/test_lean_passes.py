@@ -7,11 +7,14 @@ skip that loses a rewrite shows as a difference.
 """
 
 import builtins
+import copy
 import io
 
 import numpy as np
 import pytest
 from numba.core import analysis, bytecode, compiler, interpreter, postproc, rewrites, types, untyped_passes
+from numba.core import errors
+from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
 from numba.core.rewrites import ir_print, static_getitem
 
 from numba_vulkan.typing import lean, lean_passes
@@ -275,3 +278,44 @@ def test_post_processing_skipped_only_when_unchanged():
         lean_passes.LeanPostProcessor.run = real
     # IRProcessing's, then GenericRewrites' only where a pass changed the IR in between
     assert runs == {"_loop": 1, "_pruned": 2, "_tuple_len": 2, "_prints": 2}
+
+
+# ---------------------------------------------------------------- a failing pass
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _FailingPass(AnalysisPass):
+    _name = "numba_vulkan_test_failing_pass"
+    error = None
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        raise type(self).error
+
+
+@pytest.mark.parametrize(
+    "error", [errors.TypingError("it fails"), ValueError("not Numba's")], ids=lambda e: type(e).__name__
+)
+def test_failing_pass_has_numbas_error_context(error):
+    """LeanPassManager enters the pass's error context only for a failing pass: the error
+    says what Numba's PassManager makes it say ("During: Pass ..." for a NumbaError)."""
+
+    def failure(manager_class):
+        _FailingPass.error = copy.copy(error)
+        pm = manager_class("test")
+        pm.add_pass(_FailingPass, "fails")
+        pm.finalize()
+        state = compiler.StateDict()
+        state.func_ir = None
+        state.func_id = bytecode.FunctionIdentity.from_function(_pruned)
+        state.flags, state.args, state.return_type = compiler.Flags(), (types.float64,), None
+        with pytest.raises(type(error)) as info:
+            pm.run(state)
+        return str(info.value)
+
+    theirs = failure(PassManager)
+    if isinstance(error, errors.NumbaError):
+        assert "During: Pass numba_vulkan_test_failing_pass" in theirs
+    assert failure(lean.LeanPassManager) == theirs

@@ -11,7 +11,8 @@ result nothing of ours reads:
 - per pass: the ``numba:run_pass`` event (whose details format the flags and
   argument types), three timers, the check that a pass left no ``ir.Del``
   (a self-check of Numba's passes) and the per-pass lock (the whole pipeline
-  runs under Numba's compiler lock, taken by ``PipelineCompiler``);
+  runs under Numba's compiler lock, taken by ``PipelineCompiler``); the pass's
+  error context is entered only when it fails;
 - per function: a new PassManager (and its dependency analysis) for the same
   list of passes: it is built once and reused (its only state per run is the
   pass timings, which we do not read);
@@ -67,10 +68,16 @@ class LeanPassManager(PassManager):
         if self._print_before or self._print_after or self._print_wrap:
             return PassManager._runPass(self, index, pss, internal_state)
         pss.analysis = self._analysis
-        with new_error_context("Pass {name}", name=pss.name()):
+        try:
             _check(pss, pss.run_initialization(internal_state))
             mutated = _check(pss, pss.run_pass(internal_state))
             _check(pss, pss.run_finalizer(internal_state))
+        except Exception:
+            # Numba's error context of the pass (it names the pass in a NumbaError), entered
+            # only for a failing pass: a generator context manager per pass costs as much as
+            # the smallest passes.
+            with new_error_context("Pass {name}", name=pss.name()):
+                raise
         if mutated:
             internal_state.metadata.setdefault(_CHANGED_BY, []).append(pss.name())
         return None
