@@ -7,12 +7,21 @@ skip that loses a rewrite shows as a difference.
 """
 
 import builtins
+import copy
 import io
+import re
 
+import numba
 import numpy as np
 import pytest
-from numba.core import analysis, bytecode, compiler, interpreter, postproc, rewrites, types, untyped_passes
+from numba.core import (
+    analysis, bytecode, compiler, interpreter, postproc, rewrites, typed_passes, types,
+    untyped_passes,
+)
+from numba.core import errors
+from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
 from numba.core.rewrites import ir_print, static_getitem
+from numba.core.target_extension import target_override
 
 from numba_vulkan.typing import lean, lean_passes
 
@@ -275,3 +284,145 @@ def test_post_processing_skipped_only_when_unchanged():
         lean_passes.LeanPostProcessor.run = real
     # IRProcessing's, then GenericRewrites' only where a pass changed the IR in between
     assert runs == {"_loop": 1, "_pruned": 2, "_tuple_len": 2, "_prints": 2}
+
+
+# ---------------------------------------------------------------- a failing pass
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _FailingPass(AnalysisPass):
+    _name = "numba_vulkan_test_failing_pass"
+    error = None
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        raise type(self).error
+
+
+@pytest.mark.parametrize(
+    "error", [errors.TypingError("it fails"), ValueError("not Numba's")], ids=lambda e: type(e).__name__
+)
+def test_failing_pass_has_numbas_error_context(error):
+    """LeanPassManager enters the pass's error context only for a failing pass: the error
+    says what Numba's PassManager makes it say ("During: Pass ..." for a NumbaError)."""
+
+    def failure(manager_class):
+        _FailingPass.error = copy.copy(error)
+        pm = manager_class("test")
+        pm.add_pass(_FailingPass, "fails")
+        pm.finalize()
+        state = compiler.StateDict()
+        state.func_ir = None
+        state.func_id = bytecode.FunctionIdentity.from_function(_pruned)
+        state.flags, state.args, state.return_type = compiler.Flags(), (types.float64,), None
+        with pytest.raises(type(error)) as info:
+            pm.run(state)
+        return str(info.value)
+
+    theirs = failure(PassManager)
+    if isinstance(error, errors.NumbaError):
+        assert "During: Pass numba_vulkan_test_failing_pass" in theirs
+    assert failure(lean.LeanPassManager) == theirs
+
+
+# ---------------------------------------------------------------- the pruning, run once
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _StopWithIR(AnalysisPass):
+    """Ends a test pipeline where type inference would start: state.cr is the IR's dump
+    and the passes that said they changed it."""
+
+    _name = "numba_vulkan_test_stop_with_ir"
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        state.cr = _dump(state.func_ir), list(state.metadata.get(lean.CHANGED_BY, ()))
+        return False
+
+
+def _front(func, pruning):
+    """Our pipeline's untyped passes (pipeline.VulkanCompiler's list, with `pruning` for
+    its dead branch pruning): the IR's dump and the passes that said they changed it."""
+    from numba_vulkan.typing import pipeline, target
+
+    passes = []
+    for pass_class, description in pipeline.VulkanCompiler.build_pipeline(None).passes:
+        if pass_class is typed_passes.NopythonTypeInference:
+            break
+        passes.append((pruning if pass_class is lean_passes.LeanDeadBranchPrune else pass_class,
+                       description))  # fmt: skip
+
+    class Front(pipeline.VulkanCompiler):
+        def pipeline_key(self):
+            return ("test", pruning)
+
+        def build_pipeline(self):
+            pm = lean.LeanPassManager("test")
+            for pass_class, description in passes:
+                pm.add_pass(pass_class, description)
+            pm.add_pass(_StopWithIR, "stop")
+            pm.finalize()
+            return pm
+
+    typing_context, target_context = target.contexts()
+    flags = compiler.Flags()
+    flags.nrt = False
+    with target_override(target.TARGET_NAME):
+        return Front(typing_context, target_context, _arg_types(func), flags, False).compile_extra(
+            func
+        )
+
+
+@numba.njit(inline="always")
+def _inlined(x, y):
+    if y > 2:
+        return x
+    return x + y
+
+
+def _inlines(x):
+    return _inlined(x, 3)  # y > 2 is pruned only once inlined (by the second pruning)
+
+
+def _closure(x):
+    def add(y):
+        return x + y
+
+    return add(1.0)
+
+
+PRUNING_CORPUS = [_arith, _loop, _raises, _pruned, _tuple_len, _inlines, _closure]
+
+
+@pytest.mark.parametrize("func", PRUNING_CORPUS, ids=lambda f: f.__name__)
+def test_pruning_equals_numbas(func):
+    def dump(pruning):  # inlined variables and blocks are numbered by process-wide counters
+        text = re.sub(r"_v\d+_", "_vN_", _front(func, pruning)[0])
+        labels = {}
+        for label in re.findall(r"^label (\d+):", text, flags=re.M):
+            labels.setdefault(label, f"L{len(labels)}")
+        return re.sub(
+            r"(label |jump |branch [^,]+, |, )(\d+)\b",
+            lambda m: m.group(1) + labels.get(m.group(2), m.group(2)),
+            text,
+        )
+
+    theirs = dump(untyped_passes.DeadBranchPrune)
+    assert dump(lean_passes.LeanDeadBranchPrune) == theirs
+
+
+def test_pruning_skipped_only_when_unchanged():
+    def runs(func):
+        changed_by = _front(func, lean_passes.LeanDeadBranchPrune)[1]
+        return changed_by.count(lean_passes.LeanDeadBranchPrune._name)
+
+    # three prunings in the pipeline: the first always runs, the others where it found
+    # nothing and nothing changed since
+    assert runs(_loop) == 1
+    assert runs(_pruned) == 2  # the first pruned: the second runs (and finds nothing)
+    assert runs(_inlines) == 3  # inlining changed the IR before the second

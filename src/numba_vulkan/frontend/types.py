@@ -45,9 +45,17 @@ def is_int(kind):
     return kind in SIGNED_KINDS or kind in UNSIGNED_KINDS
 
 
+_SCALAR_CLASSES = (types.Boolean, types.Integer, types.Float)
+# Numba's type classes are ABCs: an isinstance test against them costs a few times a test of
+# the exact class. The lowering asks for the kind of a type at every variable and operation,
+# so the classes of the plain scalar types (not their literals) are tested first.
+_PLAIN_SCALAR_CLASSES = frozenset(_SCALAR_CLASSES)
+_FLOAT_BITS_KINDS = {16: K.f16, 32: K.f32, 64: K.f64}
+
+
 def is_scalar_type(ty):
     """True for the Numba types that are KIR scalars (bool, ints, floats and their literals)."""
-    return isinstance(ty, (types.Boolean, types.Integer, types.Float))
+    return type(ty) in _PLAIN_SCALAR_CLASSES or isinstance(ty, _SCALAR_CLASSES)
 
 
 def unliteral(ty):
@@ -56,13 +64,16 @@ def unliteral(ty):
 
 def exact_kind(ty):
     """The KIR kind of a Numba scalar type without narrowing (the width the source names)."""
-    ty = unliteral(ty)
-    if isinstance(ty, types.Boolean):
-        return K.bool
-    if isinstance(ty, types.Integer):
+    cls = type(ty)
+    if cls not in _PLAIN_SCALAR_CLASSES:  # a literal, a subclass, or not a scalar
+        ty = unliteral(ty)
+        cls = next((c for c in _SCALAR_CLASSES if isinstance(ty, c)), None)
+    if cls is types.Float:
+        return _FLOAT_BITS_KINDS[ty.bitwidth]
+    if cls is types.Integer:
         return _INT_KINDS[(ty.bitwidth, ty.signed)]
-    if isinstance(ty, types.Float):
-        return {16: K.f16, 32: K.f32, 64: K.f64}[ty.bitwidth]
+    if cls is types.Boolean:
+        return K.bool
     return None
 
 

@@ -11,7 +11,8 @@ result nothing of ours reads:
 - per pass: the ``numba:run_pass`` event (whose details format the flags and
   argument types), three timers, the check that a pass left no ``ir.Del``
   (a self-check of Numba's passes) and the per-pass lock (the whole pipeline
-  runs under Numba's compiler lock, taken by ``PipelineCompiler``);
+  runs under Numba's compiler lock, taken by ``PipelineCompiler``); the pass's
+  error context is entered only when it fails;
 - per function: a new PassManager (and its dependency analysis) for the same
   list of passes: it is built once and reused (its only state per run is the
   pass timings, which we do not read);
@@ -28,6 +29,9 @@ result nothing of ours reads:
   constraint in every round of propagation (hundreds per kernel, each copying the
   filter list and swapping the warning hooks): one recording per type inference
   instead (``OneCaptureWarnings``), which gives each constraint the warnings it raised.
+- in type inference, the exception that Numba raises and catches to learn that a
+  global or constant (a module, a function, a float...) has no literal type: about
+  thirty per kernel, each formatting and highlighting its message (``LeanTypeInferer``).
 
 With NUMBA_DEBUG_PRINT_BEFORE/AFTER/WRAP set, Numba's own pass runner is used,
 so its IR dumps still work.
@@ -37,10 +41,11 @@ import contextlib
 import dis
 import warnings
 
-from numba.core import compiler, config
+from numba.core import compiler, config, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler_machinery import PassManager, register_pass
-from numba.core.errors import WarningsFixer, new_error_context
+from numba.core.errors import TypingError, WarningsFixer, new_error_context
+from numba.core.typeinfer import TypeInferer
 from numba.core.typing.context import CallStack
 from numba.core.untyped_passes import InlineClosureLikes
 
@@ -63,10 +68,16 @@ class LeanPassManager(PassManager):
         if self._print_before or self._print_after or self._print_wrap:
             return PassManager._runPass(self, index, pss, internal_state)
         pss.analysis = self._analysis
-        with new_error_context("Pass {name}", name=pss.name()):
+        try:
             _check(pss, pss.run_initialization(internal_state))
             mutated = _check(pss, pss.run_pass(internal_state))
             _check(pss, pss.run_finalizer(internal_state))
+        except Exception:
+            # Numba's error context of the pass (it names the pass in a NumbaError), entered
+            # only for a failing pass: a generator context manager per pass costs as much as
+            # the smallest passes.
+            with new_error_context("Pass {name}", name=pss.name()):
+                raise
         if mutated:
             internal_state.metadata.setdefault(_CHANGED_BY, []).append(pss.name())
         return None
@@ -258,12 +269,64 @@ class _ConstraintWarnings:
         return False
 
 
+# ---------------------------------------------------------------- type inference
+
+
+def _may_be_literal(value):
+    """Whether ``types.maybe_literal(value)`` may give a type (or raise its ValueError):
+    it gives None, by raising and catching a LiteralTypingError, for any value whose
+    class has no literal type (Literal.ctor_map: int, bool, str, slice... as registered)."""
+    return type(value) in types.Literal.ctor_map or isinstance(value, types.Literal)
+
+
+class LeanTypeInferer(TypeInferer):
+    """Numba's TypeInferer, typing globals and constants that cannot be literals without
+    ``types.maybe_literal``'s exception (a NumbaError, whose message is highlighted:
+    colorama is initialised and reset for each). A kernel names a few such globals (np,
+    range, its device functions) and constants (floats); anything else takes Numba's way.
+    tests/nodevice/test_lean_typeinfer.py types a corpus both ways.
+    """
+
+    def typeof_const(self, inst, target, const):
+        if _may_be_literal(const):
+            return super().typeof_const(inst, target, const)
+        # Numba's, with no literal type to prefer
+        self.add_type(target.name, self.resolve_value_type(inst, const), loc=inst.loc)
+        return None
+
+    def typeof_global(self, inst, target, gvar):
+        value = gvar.value
+        if _may_be_literal(value) or isinstance(value, tuple):
+            return super().typeof_global(inst, target, gvar)
+        try:
+            typ = self.resolve_value_type(inst, value)
+        except TypingError:  # Numba's way says why, in its words
+            return super().typeof_global(inst, target, gvar)
+        if isinstance(typ, (types.Array, types.BaseAnonymousTuple)) or (
+            isinstance(typ, types.Dispatcher) and typ.dispatcher.is_compiling
+        ):
+            return super().typeof_global(inst, target, gvar)
+        # Numba's, for a type that needs no adjustment and a value with no literal type
+        self.sentry_modified_builtin(inst, gvar)
+        tv = self.typevars[target.name]
+        if tv.locked:
+            tv.add_type(typ, loc=inst.loc)
+        else:
+            self.lock_type(target.name, typ, loc=inst.loc)
+        self.assumed_immutables.add(inst)
+        return None
+
+
 class LeanCallStack(CallStack):
     """Numba's CallStack, whose ``register`` (entered around each type inference, as the
-    typing context's) gives the inference a OneCaptureWarnings and its recording."""
+    typing context's) makes the inference a LeanTypeInferer and gives it a
+    OneCaptureWarnings and its recording. (Numba's ``type_inference_stage`` creates the
+    TypeInferer and registers it before it builds any constraint.)"""
 
     @contextlib.contextmanager
     def register(self, target, typeinfer, func_id, args):
+        if type(typeinfer) is TypeInferer:
+            typeinfer.__class__ = LeanTypeInferer
         with super().register(target, typeinfer, func_id, args):
             fixer = typeinfer.warnings = OneCaptureWarnings(typeinfer.warnings._category)
             with fixer.recording():

@@ -22,6 +22,10 @@ only look and find nothing (benchmarks/profile_first_call.py):
 - ``IRProcessing`` (and GenericRewrites' closing post-processing) ends by computing
   the variables live at each block's entry, which only Numba's object-mode lowering
   reads; ``LeanPostProcessor`` leaves them out.
+- ``DeadBranchPrune`` runs three times per function; for most functions the first run
+  prunes nothing and nothing changes the IR before the next two, which then find
+  nothing again. ``LeanDeadBranchPrune`` skips a run where its last run left the IR as
+  it found it and the fingerprint shows the IR as that run left it.
 
 All give the IR Numba's passes give (tests/nodevice/test_lean_passes.py
 compares them on a corpus of functions).
@@ -195,7 +199,9 @@ _PROCESSED = "numba_vulkan_processed_ir"
 CHANGED_BY = "numba_vulkan_changed_by"
 # Passes between IRProcessing and GenericRewrites whose changes the fingerprint sees: they
 # only replace statements, assigned values and terminators, and delete blocks.
-_SEEN_BY_FINGERPRINT = frozenset({"rewrite_semantic_constants", "dead_branch_prune"})
+_SEEN_BY_FINGERPRINT = frozenset(
+    {"rewrite_semantic_constants", "dead_branch_prune", "numba_vulkan_dead_branch_prune"}
+)
 
 
 def _fingerprint(func_ir):
@@ -291,3 +297,68 @@ def _apply_rewrites(state):
             block.verify()
     if changed or not _unchanged_since_processing(state):
         LeanPostProcessor(func_ir).run()
+
+
+# ---------------------------------------------------------------- DeadBranchPrune
+
+#: state.metadata key: what LeanDeadBranchPrune's last run left, when it changed nothing.
+_PRUNE_FOUND_NOTHING = "numba_vulkan_prune_found_nothing"
+# Passes between two runs of the pruning whose changes the fingerprint sees: they replace
+# blocks, statements or assigned values (a rewrite returns a new block; inlining adds blocks
+# and statements; a raise or a make_function is replaced), never a node in place.
+_CHANGES_SEEN_BY_FINGERPRINT = frozenset(
+    {
+        "numba_vulkan_generic_rewrites",
+        "Rewrite dynamic raises",
+        "make_function_op_code_to_jit_function",
+        "inline_inlinables",
+    }
+)
+
+
+def _shape(func_ir):
+    """The labels and the terminators: what dead_branch_prune changes when it changes
+    anything (it prunes a branch into a jump, rewriting its condition, and deletes
+    unreachable blocks; it also edits phis, which it finds only after ReconstructSSA, a
+    pass our pipeline does not run)."""
+    return tuple(func_ir.blocks), [block.body[-1] for block in func_ir.blocks.values()]
+
+
+def _same_shape(a, b):
+    return a[0] == b[0] and all(x is y for x, y in zip(a[1], b[1]))
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class LeanDeadBranchPrune(untyped_passes.DeadBranchPrune):
+    """DeadBranchPrune, skipped where it would run on the IR its last run left unchanged.
+
+    Numba's pruning is a function of the IR and the argument types (the same throughout
+    a pipeline): on the IR it found nothing in, it finds nothing again. A run is skipped
+    when the last one changed nothing, the passes that said they changed the IR since
+    are ones whose changes the fingerprint sees, and the fingerprint (labels, blocks,
+    statements, assigned values) is the one that run left.
+    """
+
+    _name = "numba_vulkan_dead_branch_prune"
+
+    def run_pass(self, state):
+        changed_by = state.metadata.get(CHANGED_BY)  # kept by LeanPassManager (lean.py)
+        if changed_by is None or config.DEBUG or config.DUMP_IR:
+            return super().run_pass(state)
+        func_ir = state.func_ir
+        found_nothing = state.metadata.pop(_PRUNE_FOUND_NOTHING, None)
+        if found_nothing is not None:
+            left_ir, start, labels, ids, objects = found_nothing
+            if left_ir is func_ir and set(changed_by[start:]) <= _CHANGES_SEEN_BY_FINGERPRINT:
+                now = _fingerprint(func_ir)
+                if now[0] == labels and now[1] == ids:
+                    # skipped: this run says it changed nothing, so it is not in changed_by
+                    state.metadata[_PRUNE_FOUND_NOTHING] = (func_ir, len(changed_by), *now)
+                    return False
+        before = _shape(func_ir)
+        super().run_pass(state)
+        if state.func_ir is func_ir and _same_shape(before, _shape(func_ir)):
+            # the passes after this one start after its own entry in changed_by
+            start = len(changed_by) + 1
+            state.metadata[_PRUNE_FOUND_NOTHING] = (func_ir, start, *_fingerprint(func_ir))
+        return True

@@ -19,7 +19,6 @@ from numba.core.errors import NumbaError, TypingError, UnsupportedBytecodeError
 from numba.core.target_extension import target_override
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.untyped_passes import (
-    DeadBranchPrune,
     FindLiterallyCalls,
     FixupArgs,
     InlineInlinables,
@@ -108,15 +107,15 @@ class VulkanCompiler(lean.PipelineCompiler):
         # Closures first, in case they use nonlocals (as Numba orders it).
         pm.add_pass(lean.InlineClosureLikesWhenAny, "inline calls to locally defined closures")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
-        pm.add_pass(DeadBranchPrune, "dead branch pruning")
+        pm.add_pass(lean_passes.LeanDeadBranchPrune, "dead branch pruning")
         pm.add_pass(lean_passes.LeanGenericRewrites, "nopython rewrites")
         pm.add_pass(RewriteDynamicRaises, "rewrite dynamic raises")
         pm.add_pass(MakeFunctionToJitFunction, "convert make_function into JIT functions")
         pm.add_pass(InlineInlinables, "inline inlinable functions")
-        pm.add_pass(DeadBranchPrune, "dead branch pruning")
+        pm.add_pass(lean_passes.LeanDeadBranchPrune, "dead branch pruning")
         pm.add_pass(FindLiterallyCalls, "find literally calls")
         pm.add_pass(LiteralUnroll, "handles literal_unroll")
-        pm.add_pass(DeadBranchPrune, "dead branch pruning")
+        pm.add_pass(lean_passes.LeanDeadBranchPrune, "dead branch pruning")
         pm.add_pass(LiteralPropagationSubPipelinePass, "literal propagation")
         pm.add_pass(NopythonTypeInference, "nopython frontend")
         pm.add_pass(VulkanTypingDone, "numba_vulkan: stop after typing")
