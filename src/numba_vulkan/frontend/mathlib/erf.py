@@ -303,13 +303,16 @@ def _erf_big(b, a, fast):
 
 def _big(b, x, a, fast):
     """erf(x) for |x| = a >= 0.84375, inf and NaN: a clamped to _ERF_ONE (NaN goes through
-    and gives NaN), the sign of x by its bit (the value is positive)."""
+    and gives NaN, but for the driver's Exp), the sign of x by its bit (the value is
+    positive)."""
     k = b.kind(a)
     top = const(b, k, _ERF_ONE[k])
     a = b.select(denormals.compare_normal(b, Op.gt, a, top), top, a)
     v = bits.to_bits(b, _erf_big(b, a, fast))
     sign = b.binary(Op.and_, bits.to_bits(b, x), const(b, bits.int_kind(k), bits.sign_mask(k)))
-    return bits.from_bits(b, k, b.binary(Op.or_, v, sign))
+    v = bits.from_bits(b, k, b.binary(Op.or_, v, sign))
+    # The driver's Exp of NaN is undefined (it gave 0 on the H200): NaN is selected.
+    return b.select(bits.is_nan(b, x), x, v) if fast else v
 
 
 def _tiny(b, x):
