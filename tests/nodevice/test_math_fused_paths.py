@@ -1,7 +1,7 @@
 """The math library's float64 short paths as NVIDIA gets them (CodegenControls.fused_fma: the
 device's Fma rounds once), run in the KIR interpreter, whose Fma is std::fma: lavapipe's Fma
 rounds twice, so the device tests run the other form. sin and cos (trig._short: the reduction
-by fused Fmas with pi/2 in three full words, one polynomial with selected coefficients, the
+by fused Fmas with pi/2 in three full words, sin's and cos's polynomials and a select, the
 sign by an xor) and exp (explog._exp_short: 2^k from the bits of the rounding constant) within
 1 ulp against mpmath, the operands closest to a multiple of pi/2 included, and the special
 values as C99 gives them (the rare blocks: huge operands, inf, NaN, over- and underflow)."""

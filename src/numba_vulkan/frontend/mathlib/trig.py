@@ -19,8 +19,8 @@ r = r_hi + r_lo: even for the operands closest to a multiple of pi/2 (|r| ~
 |x| <= pi/4 skips the reduction (q = 0, r = x).
 
 A float64 scalar call (`branch`) takes _short: q from the bits of |x| 2/pi + 1.5 2^52, r
-by Cody and Waite (with a fused Fma three full words of pi/2, otherwise reduce_fast's), one
-polynomial with sin's or cos's coefficients selected by the quadrant (_kernel), and the sign
+by Cody and Waite (with a fused Fma three full words of pi/2, otherwise reduce_fast's), sin's
+and cos's polynomials both evaluated and the quadrant selecting the result (_kernel), the sign
 by an xor; beyond FAST_LIMIT (inf too) the full reduction in a block of its own.
 
 Kernels on |r| <= pi/4 (+ a little), coefficients from scripts/mathgen/gen_coeffs.py:
@@ -282,7 +282,7 @@ def _reduce_short(b, ax):
 
 def _short(b, x, cosine):
     """sin(x) or cos(x) of a scalar call (float64): |x| <= FAST_LIMIT (and NaN) by
-    _reduce_short and one polynomial, the others (inf too) by the full reduction in a block of
+    _reduce_short and _kernel, the others (inf too) by the full reduction in a block of
     their own (rare.branch). sin(|x|) with x's sign put back by an xor, so that -0 stays -0."""
     k = b.kind(x)
     ik = bits.int_kind(k)
@@ -310,9 +310,10 @@ def _short(b, x, cosine):
 
 
 def _kernel(b, qb, rh, rl):
-    """sin(r) (q even) or cos(r) (q odd) for r = rh + rl, |r| <= pi/4 (+ a little): one
-    polynomial, its coefficients selected (coeffs.SIN_SHORT_*, COS_SHORT_*; the same error
-    as SIN_* and COS_*, one degree less), v = A + (M P(z) + corr):
+    """sin(r) (q even) or cos(r) (q odd) for r = rh + rl, |r| <= pi/4 (+ a little): both
+    polynomials (coeffs.SIN_SHORT_*, COS_SHORT_*; the same error as SIN_* and COS_*, one degree
+    less) evaluated and the result selected (one select, where choosing the coefficients took
+    one per coefficient and three for the terms around them), v = A + (M P(z) + corr):
     sin: A = rh, M = rh z, corr = rl (1 - z/2), as _sin_dw; cos: A + we = 1 - z_hi/2 exactly
     (Fast2Sum), M = z_hi^2, corr = we - z_lo/2 - rh rl, as _cos_dw."""
     k = b.kind(rh)
@@ -325,15 +326,12 @@ def _kernel(b, qb, rh, rl):
         we = dd.mul_add(b, z, mhalf, _sub(b, one, w))
     else:
         we = _sub(b, _sub(b, one, w), _mul(b, const(b, k, 0.5), z))
-    cs = [b.select(odd, const(b, k, c), const(b, k, s_))
-          for c, s_ in zip(getattr(coeffs, f"COS_SHORT_{_W[k]}"),
-                          getattr(coeffs, f"SIN_SHORT_{_W[k]}"))]  # fmt: skip
-    poly = dd.horner(b, cs, z)
-    a = b.select(odd, w, rh)
-    m = b.select(odd, _mul(b, z, z), _mul(b, rh, z))
-    corr_cos = dd.mul_add(b, _neg(b, rh), rl, dd.mul_add(b, zl, mhalf, we))
-    corr = b.select(odd, corr_cos, _mul(b, rl, w))
-    return _add(b, a, dd.mul_add(b, m, poly, corr))
+    ps = _horner(b, getattr(coeffs, f"SIN_SHORT_{_W[k]}"), z)
+    pc = _horner(b, getattr(coeffs, f"COS_SHORT_{_W[k]}"), z)
+    vs = _add(b, rh, dd.mul_add(b, _mul(b, rh, z), ps, _mul(b, rl, w)))
+    corr = dd.mul_add(b, _neg(b, rh), rl, dd.mul_add(b, zl, mhalf, we))
+    vc = _add(b, w, dd.mul_add(b, _mul(b, z, z), pc, corr))
+    return b.select(odd, vc, vs)
 
 
 def tan(b, x, branch=False):
