@@ -26,8 +26,9 @@ def _kernel(name):
     return ns["kern"]
 
 
-def run_fused(name, x):
-    """math.<name> of each x through the interpreter, compiled with NVIDIA's float controls."""
+def run_fused(name, x, loose=False):
+    """math.<name> of each x through the interpreter, compiled with NVIDIA's float controls
+    (`loose`: the driver's quotients and Sqrt moved by 2 ulp, NUMBA_VULKAN_DRIVER_DIV=loose)."""
     import kir_host
 
     kern = _kernel(name)
@@ -35,7 +36,8 @@ def run_fused(name, x):
     argtypes = (numba.typeof(x), numba.typeof(out))
     typed = pipeline.type_kernel(kern, argtypes, pipeline.Options())
     lk = frontend.lower_kernel(typed.func_ir, typed.typemap, typed.calltypes, argtypes, EXACT,
-                               "kern", fused_fma=True, denormals=denormals.FLUSH)  # fmt: skip
+                               "kern", fused_fma=True, denormals=denormals.FLUSH,
+                               loose_division=loose)  # fmt: skip
     real = kir_host.lower
     kir_host.lower = lambda fn, args, mode=EXACT: lk
     try:
@@ -126,3 +128,49 @@ def test_fused_short_paths_special_values(name):
     keep = ~np.isnan(ref)
     assert np.array_equal(y[keep], ref[keep])
     assert np.array_equal(np.signbit(y[keep]), np.signbit(ref[keep]))  # sin(-0) = -0
+
+
+def sqrt32_operands():
+    """float32: random mantissas over [1, 4) and the whole range, squares of 12-bit numbers
+    and their neighbours (exact roots, residuals near the midpoints), the short path's ends,
+    the special values."""
+    rng = np.random.default_rng(9)
+    f32 = np.float32
+    sq = (np.arange(2048, 4096, dtype=np.float64) ** 2 * 2.0**-22).astype(f32)
+    ends = np.array([2.0**-60, 2.0**60, 1.0, 2.0, 4.0], f32)
+    x = np.concatenate([
+        rng.integers(0x3F800000, 0x40800000, 20000, dtype=np.int32).view(f32),
+        rng.integers(0, 0x7F800000, 20000, dtype=np.int32).view(f32),
+        sq, np.nextafter(sq, f32(0)), np.nextafter(sq, f32(8)),
+        ends, np.nextafter(ends, f32(0)), np.nextafter(ends, f32(np.inf)),
+        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1.0, 3.4028235e38], f32),
+    ])  # fmt: skip
+    return x
+
+
+@pytest.mark.parametrize("loose", [False, True])
+def test_fused_sqrt_float32_correctly_rounded(loose):
+    """float32 sqrt with a fused Fma (roots._sqrt_fused32: no division, the rounding decided by
+    two exact residuals) is NumPy's bit for bit, also from a driver's Sqrt 2 ulp off."""
+    x = sqrt32_operands()
+    y = run_fused("sqrt", x, loose)
+    with np.errstate(invalid="ignore"):
+        ref = np.sqrt(x)
+    bad = (y.view(np.int32) != ref.view(np.int32)) & ~(np.isnan(y) & np.isnan(ref))
+    assert not bad.any(), f"{bad.sum()} differ, e.g. x = {x[bad][:4]!r}: {y[bad][:4]!r}"
+
+
+@pytest.mark.parametrize("loose", [False, True])
+def test_fused_log_float32_within_one_ulp(loose):
+    """float32 log with a fused Fma (its division's correction by two Fmas) within 1 ulp."""
+    rng = np.random.default_rng(10)
+    x = np.concatenate([rng.integers(0x00800000, 0x7F800000, 20000, dtype=np.int32),
+                        np.arange(0x3F340000, 0x3F360000, 4, dtype=np.int32),  # sqrt(1/2)
+                        np.arange(0x3FB40000, 0x3FB60000, 4, dtype=np.int32),  # sqrt(2)
+                        np.arange(0x3F7F0000, 0x3F810000, 4, dtype=np.int32)]).view(np.float32)
+    y = run_fused("log", x, loose)
+    exact = np.log(x.astype(np.longdouble))
+    e = np.floor(np.log2(np.maximum(np.abs(exact), 2.0**-126).astype(np.float64)))
+    err = np.abs(y.astype(np.longdouble) - exact) / np.exp2(e - 23)
+    worst = int(np.argmax(err))
+    assert err[worst] <= 1.0, f"{float(err[worst]):.3f} ulp at x = {x[worst]!r}"

@@ -59,8 +59,8 @@ def two_prod(b, x, y):
     """(p, e) with p = fl(x*y) and x*y = p + e exactly (Dekker, or one Fma), for operands far
     from overflow (and from underflow: e must be normal)."""
     p = b.binary(Op.mul, x, y)
-    if fused(b):
-        return p, b.math(M.fma, [x, y, b.unary(Op.neg, p)])
+    if fused(b):  # p is never subnormal (e normal; a flushing device's product is not either)
+        return p, b.math(M.fma, [x, y, _neg_normal(b, p)])
     xh, xl = split(b, x)
     yh, yl = split(b, y)
     e = b.binary(Op.sub, b.binary(Op.mul, xh, yh), p)
@@ -68,6 +68,12 @@ def two_prod(b, x, y):
     e = b.binary(Op.add, e, b.binary(Op.mul, xl, yh))
     e = b.binary(Op.add, e, b.binary(Op.mul, xl, yl))
     return p, e
+
+
+def _neg_normal(b, v):
+    from .denormals import neg_normal
+
+    return neg_normal(b, v)
 
 
 def two_sum(b, x, y):
@@ -120,6 +126,10 @@ def div_inv(b, x, y, moderate=True):
         inv = driver_div(b, const(b, k, 1.0), y)
     q = b.binary(Op.mul, x, inv)
     for _ in range(1 if k == K.f32 else 2):
+        if fused(b):  # the remainder rounded once (exact where q is faithful), the step too
+            r = b.math(M.fma, [_neg_normal(b, q), y, x])
+            q = b.math(M.fma, [r, inv, q])
+            continue
         p, e = two_prod(b, q, y)
         r = b.binary(Op.sub, b.binary(Op.sub, x, p), e)
         q = b.binary(Op.add, q, b.binary(Op.mul, r, inv))

@@ -125,9 +125,9 @@ def _exp_short(b, x):
     magic = const(b, k, 1.5 * 2.0 ** (prec - 1))
     t = dd.mul_add(b, x, _c(b, k, "INV_LN2"), magic)
     kf = _sub(b, t, magic)
-    nk = b.unary(Op.neg, kf)
-    r = dd.mul_add(b, nk, _c(b, k, "LN2_HI"), x)  # exact
-    r = dd.mul_add(b, nk, _c(b, k, "LN2_LO"), r)
+    neg_ln2 = getattr(coeffs, f"LN2_HI_{_W[k]}"), getattr(coeffs, f"LN2_LO_{_W[k]}")
+    r = dd.mul_add(b, kf, const(b, k, -neg_ln2[0]), x)  # exact
+    r = dd.mul_add(b, kf, const(b, k, -neg_ln2[1]), r)
     one = const(b, k, 1.0)
     hi = _add(b, one, r)
     lo = _add(b, _sub(b, one, hi), r)
