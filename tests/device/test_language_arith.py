@@ -287,6 +287,37 @@ def test_int64_exact_with_narrow_false(expr):
     assert_exact(out, np.array(int_reference(expr, x, y), dtype=out_dtype))
 
 
+@requires_feature("int64")
+def test_int64_floordiv_of_a_negative_constant_by_uint32_matches_njit():
+    """Type fuzzer seed 4686, minimised: the H200's 64-bit OpSDiv gave ((-1) // s0) & b = 0 where
+    numba.njit gives 1; signed 64-bit division is now built from the magnitudes
+    (spirv/arithmetic.cc). Against numba.njit, divisors of both signs (lavapipe was right
+before too: this guards the H200 form)."""
+    import numba
+
+    def body(a_b, s0, s1, out0, out1, i):
+        out0[i] = ((-1) // s0) & a_b[i]
+        out1[i] = ((-7) // s1) * 3 + (-(2**40) // s1) % 5
+
+    def kernel(a_b, s0, s1, out0, out1):
+        i = nv.global_id(0)
+        if i < out0.size:
+            body_dev(a_b, s0, s1, out0, out1, i)
+
+    body_dev = nv.jit(device=True)(body)
+    dev = nv.jit(kernel)
+    host = numba.njit(body)
+    a_b = np.array([True, False, True, True])
+    for s0, s1 in [(12, 3), (1, -3), (7, -1), (2**32 - 1, 2**33 + 1), (5, -(2**40))]:
+        got = np.zeros(4, np.int64), np.zeros(4, np.int64)
+        dev.forall(4)(a_b, np.uint32(s0), np.int64(s1), *got)
+        want = np.zeros(4, np.int64), np.zeros(4, np.int64)
+        for i in range(4):
+            host(a_b, np.uint32(s0), np.int64(s1), *want, i)
+        assert_exact(got[0], want[0])
+        assert_exact(got[1], want[1])
+
+
 # ------------------------------------------------------------------------- float32
 
 

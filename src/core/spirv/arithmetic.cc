@@ -2,8 +2,9 @@
 // bitcasts and select.
 //
 // Semantics kept from KIR (kir.h): integer ops wrap; integer kDiv/kRem
-// truncate toward zero (OpSDiv for signed, OpUDiv/OpUMod for unsigned);
-// signed kRem is built from OpUMod on the magnitudes (SignedRemainder), since
+// truncate toward zero (OpSDiv for signed, OpUDiv/OpUMod for unsigned; signed
+// 64-bit kDiv from OpUDiv on the magnitudes, SignedFromMagnitudes);
+// signed kRem is built from OpUMod on the magnitudes (SignedFromMagnitudes), since
 // Vulkan leaves OpSRem and OpSMod undefined for negative operands; float kRem
 // is C fmod, which is OpFRem (the result takes the sign of the dividend);
 // kShr is arithmetic for signed types. Float comparisons are ordered except
@@ -28,9 +29,11 @@ bool IsContractible(spv::Op op) {
 
 }  // namespace
 
-// a rem b with the sign of a (C's %), from the unsigned remainder of |a| and |b|.
-// |INT_MIN| wraps to INT_MIN, whose bits read as unsigned are the right magnitude.
-Id Emitter::SignedRemainder(ScalarKind k, Id a, Id b) {
+// a rem b with the sign of a (C's %), from the unsigned remainder of |a| and |b|
+// (`op` OpUMod); with `op` OpUDiv, a / b truncated, negative where the signs differ.
+// |INT_MIN| wraps to INT_MIN, whose bits read as unsigned are the right magnitude
+// (INT_MIN / -1 never gets here: KIR's division guards it).
+Id Emitter::SignedFromMagnitudes(spv::Op op, ScalarKind k, Id a, Id b) {
     Id type = ScalarType(k);
     Id utype = b_.TypeInt(static_cast<uint32_t>(kir::BitWidth(k)), false);
     Id zero = b_.ConstScalar(type, 0);
@@ -42,10 +45,14 @@ Id Emitter::SignedRemainder(ScalarKind k, Id a, Id b) {
         Id negated = Append(spv::Op::OpISub, utype, {b_.ConstScalar(utype, 0), bits});
         return Append(spv::Op::OpSelect, utype, {negative, negated, bits});
     };
-    Id a_negative = Append(spv::Op::OpSLessThan, bool_type, {a, zero});
-    Id r = Append(spv::Op::OpUMod, utype, {magnitude(a), magnitude(b)});
+    Id negative = Append(spv::Op::OpSLessThan, bool_type, {a, zero});
+    if (op == spv::Op::OpUDiv) {
+        Id b_negative = Append(spv::Op::OpSLessThan, bool_type, {b, zero});
+        negative = Append(spv::Op::OpLogicalNotEqual, bool_type, {negative, b_negative});
+    }
+    Id r = Append(op, utype, {magnitude(a), magnitude(b)});
     Id negated = Append(spv::Op::OpISub, utype, {b_.ConstScalar(utype, 0), r});
-    return Append(spv::Op::OpBitcast, type, {Append(spv::Op::OpSelect, utype, {a_negative, negated, r})});
+    return Append(spv::Op::OpBitcast, type, {Append(spv::Op::OpSelect, utype, {negative, negated, r})});
 }
 
 util::Status Emitter::EmitBinary(const kir::Inst& inst) {
@@ -75,10 +82,18 @@ util::Status Emitter::EmitBinary(const kir::Inst& inst) {
             case Op::kAdd: op = spv::Op::OpIAdd; break;
             case Op::kSub: op = spv::Op::OpISub; break;
             case Op::kMul: op = spv::Op::OpIMul; break;
-            case Op::kDiv: op = is_signed ? spv::Op::OpSDiv : spv::Op::OpUDiv; break;
+            case Op::kDiv:
+                // NVIDIA's 64-bit OpSDiv gave (-1) // uint32(12) = -2 beside the floor
+                // correction (type fuzzer seed 4686 on the H200): from the magnitudes there.
+                if (is_signed && kir::BitWidth(k) == 64) {
+                    Bind(inst, SignedFromMagnitudes(spv::Op::OpUDiv, k, a, b));
+                    return util::Status::Ok();
+                }
+                op = is_signed ? spv::Op::OpSDiv : spv::Op::OpUDiv;
+                break;
             case Op::kRem:
                 if (is_signed) {
-                    Bind(inst, SignedRemainder(k, a, b));
+                    Bind(inst, SignedFromMagnitudes(spv::Op::OpUMod, k, a, b));
                     return util::Status::Ok();
                 }
                 op = spv::Op::OpUMod;

@@ -106,7 +106,8 @@ INSTANTIATE_TEST_SUITE_P(
             CHECK: OpSelect %int
         )"},
         ArithCase{ScalarKind::kI64, "long", R"(
-            CHECK: OpSDiv %long
+            CHECK-NOT: OpSDiv
+            CHECK: OpUDiv %ulong
             CHECK-NOT: OpSRem
             CHECK: OpUMod %ulong
             CHECK: OpShiftRightArithmetic %long

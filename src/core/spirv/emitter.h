@@ -99,7 +99,7 @@ class Emitter {
     util::Result<Id> Value(kir::ValueId v) const;  // the SPIR-V id of a KIR value
     void Bind(const kir::Inst& inst, Id id) { values_[inst.result] = id; }
     // Append `op result_type result operands...` to the function; returns the new id.
-    Id SignedRemainder(kir::ScalarKind k, Id a, Id b);
+    Id SignedFromMagnitudes(spv::Op op, kir::ScalarKind k, Id a, Id b);
     void RequestFloatPreservation();
     Id Append(spv::Op op, Id result_type, std::initializer_list<Id> operands);
     Id Append(spv::Op op, Id result_type, const std::vector<Id>& operands);
