@@ -57,7 +57,8 @@ static float quotient(float a, float b, float y, int *odd) {
 
 static float reference(float a, float b) { return (float)((double)a / (double)b); }
 
-/* The pass's safe range, on the biased exponents (float_division.cc, SafeRange). */
+/* The safe range, on the biased exponents (float_division.h). The pass tests a subset of it
+   by float comparisons (|q0| standing for the exponents' difference), so this covers it. */
 static int safe(float a, float b) {
     uint32_t ua = u_of(a), ub = u_of(b);
     uint32_t ea = (ua >> 23) & 0xff, eb = (ub >> 23) & 0xff;

@@ -111,25 +111,7 @@ ValueId FusedQuotient(Writer& w, ValueId a, ValueId b, ValueId slot,
     auto fma = [&](ValueId x, ValueId y, ValueId z) {
         return o.exact_fma ? ExactFma(w, x, y, z) : w.Fma(K::kF32, x, y, z);
     };
-    // The safe range on the biased exponents (unsigned comparisons of differences).
     ValueId ua = w.Cast(K::kU32, a), ub = w.Cast(K::kU32, b);
-    ValueId c23 = w.U32(23), cff = w.U32(0xff);
-    ValueId ea = w.Bin(Op::kAnd, K::kU32, w.Bin(Op::kShr, K::kU32, ua, c23), cff);
-    ValueId eb = w.Bin(Op::kAnd, K::kU32, w.Bin(Op::kShr, K::kU32, ub, c23), cff);
-    auto within = [&](ValueId v, uint32_t lo, uint32_t hi) {  // lo <= v <= hi
-        return w.Cmp(Op::kLe, w.Bin(Op::kSub, K::kU32, v, w.U32(lo)), w.U32(hi - lo));
-    };
-    ValueId b_ok = w.Bin(Op::kAnd, K::kBool, within(eb, 2, 252),
-                         w.Cmp(Op::kLt, w.Bin(Op::kAnd, K::kU32, ub, w.U32(0x7fffff)),
-                               w.U32(0x7ffe00)));
-    ValueId a_zero = w.Cmp(Op::kEq, w.Bin(Op::kShl, K::kU32, ua, w.U32(1)), w.U32(0));
-    // Ea - Eb in [-124, 125] as Ea + 124 - Eb in [0, 249]
-    ValueId d = w.Bin(Op::kSub, K::kU32, w.Bin(Op::kAdd, K::kU32, ea, w.U32(124)), eb);
-    ValueId a_ok = w.Bin(Op::kAnd, K::kBool, within(ea, 48, 254),
-                         w.Cmp(Op::kLe, d, w.U32(249)));
-    ValueId safe = w.Bin(Op::kAnd, K::kBool, b_ok, w.Bin(Op::kOr, K::kBool, a_zero, a_ok));
-    ValueId rare = w.Add(Op::kNot, K::kBool, {safe});
-
     ValueId one = w.F32(1.0f);
     ValueId y0 = w.Add(Op::kDiv, K::kF32, {one, b}, 0, static_cast<uint32_t>(DivPrecision::kDriver));
     if (o.test_ulps > 0) {  // y0 moved by (ua + ub) % (2N + 1) - N ulps
@@ -146,11 +128,23 @@ ValueId FusedQuotient(Writer& w, ValueId a, ValueId b, ValueId slot,
     ValueId q1 = fma(r0, y, q0);
     ValueId r1 = fma(nb, q1, a);
     ValueId q = fma(r1, y, q1);
-    // A zero dividend: q is +-0 with a sign the sums may lose; elsewhere q has it already.
-    ValueId sign = w.Bin(Op::kAnd, K::kU32, w.Bin(Op::kXor, K::kU32, ua, ub), w.U32(0x80000000u));
-    ValueId signed_q = w.Cast(K::kF32, w.Bin(Op::kOr, K::kU32, w.Cast(K::kU32, q), sign));
-    w.Store(slot, signed_q);
-    return rare;
+    // The safe range (float_division.h) by float comparisons, q0's magnitude standing for
+    // the exponents' difference.
+    auto fabs = [&](ValueId v) {
+        return w.Add(Op::kMath, K::kF32, {v}, static_cast<uint64_t>(MathFn::kAbs));
+    };
+    auto at_least = [&](ValueId v, float lo) { return w.Cmp(Op::kGe, v, w.F32(lo)); };
+    auto below = [&](ValueId v, float hi) { return w.Cmp(Op::kLt, v, w.F32(hi)); };
+    auto both = [&](ValueId x, ValueId y) { return w.Bin(Op::kAnd, K::kBool, x, y); };
+    ValueId mb = fabs(b), mq = fabs(q0);
+    ValueId b_ok = both(both(at_least(mb, 0x1p-125f), below(mb, 0x1p126f)),
+                        w.Cmp(Op::kLt, w.Bin(Op::kAnd, K::kU32, ub, w.U32(0x7fffff)), w.U32(0x7ffe00)));
+    ValueId a_zero = w.Cmp(Op::kEq, w.Bin(Op::kAnd, K::kU32, ua, w.U32(0x7fffffffu)), w.U32(0));
+    ValueId a_ok = both(at_least(fabs(a), 0x1p-79f), both(at_least(mq, 0x1p-123f), below(mq, 0x1p124f)));
+    ValueId safe = both(b_ok, w.Bin(Op::kOr, K::kBool, a_zero, a_ok));
+    // A zero dividend: the sums may lose the sign of q, q0 = a * y has it.
+    w.Store(slot, w.Add(Op::kSelect, K::kF32, {a_zero, q0, q}));
+    return w.Add(Op::kNot, K::kBool, {safe});
 }
 
 // After blocks were split: every use of a value defined in another block that
