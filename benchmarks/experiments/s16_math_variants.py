@@ -21,7 +21,13 @@ div_bits, the float32 division's safe range tested on the exponent bits as befor
 2/pi's chunks from a local array instead of choosing them by selects (46 registers instead of
 54, the same speed: 16.4 against 16.5). Run 3: sin and cos with their rare block after
 the polynomials (the rare block computing the whole result; two values crossing it instead
-of four) ran at 16.2 against 16.5 as shipped: not kept.
+of four) ran at 16.2 against 16.5 as shipped: not kept. Run 4: s16_hoisting.patch (a pass on
+the optimised SPIR-V moving the pure instructions after each if-then above its branch, so
+that sin's, cos's and exp's short paths of one statement share a block, with the rare
+block after sin's and cos's polynomials): the trig chain took 64 registers and ran at 15.4,
+against 16.0 with the pass off (54 registers) and 16.7 with no rare blocks (32); Black-
+Scholes float32 100.4 against 99.8. Not kept: the patch stays here for a later try that
+limits what it moves.
 
     python3 benchmarks/experiments/s16_math_variants.py [--out FILE] [--only a,b]
 """
