@@ -64,7 +64,7 @@
 // |a/b| = 2^(Ea - Eb) M_a / M_b with M_a / M_b in (1/2, 2) bounds Ea - Eb to
 // [-124, 125]; an overflowed, underflowed or NaN q0 fails it (NaN and inf
 // operands too). The test accepts a subset of the range (99 % of random pairs
-// that the range holds). A zero dividend gives q = +-0 whose sign the sums may
+// that the range holds; tests/fuzz/div32_range_subset.py). A zero dividend gives q = +-0 whose sign the sums may
 // lose: q0 = a * y, which has it, is selected.
 //
 // Divisions marked DivPrecision::kDriver (kir.h) stay as they are: the math
