@@ -21,7 +21,7 @@ import sys
 os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from s9_nvidia_bisect import L95, O0, O1, P95, P1060, R95, arguments, run  # noqa: E402
+from s9_nvidia_bisect import L95, O0, O1, P95, P1060, R95, arguments, run_each  # noqa: E402
 
 VARIANTS = {
     "95 original": P95["95 original"],
@@ -38,12 +38,7 @@ VARIANTS = {
 
 
 def main():
-    args = arguments()
-    for name, body in VARIANTS.items():
-        try:
-            run(name, body, args, {}, None)
-        except Exception as e:  # noqa: BLE001
-            print(f"ERROR   {name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    run_each(VARIANTS, arguments(), {}, None)
 
 
 if __name__ == "__main__":

@@ -174,6 +174,15 @@ def run(name, body, args, options, spirv_dir):
             f.write(src + "\n" + kernel.inspect_spirv(*values, *got))
 
 
+def run_each(programs, args, options, spirv_dir):
+    """run() for every (name, body) of `programs`, an exception reported as a line."""
+    for name, body in programs.items():
+        try:
+            run(name, body, args, options, spirv_dir)
+        except Exception as e:  # noqa: BLE001
+            print(f"ERROR   {name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--spirv")
@@ -184,17 +193,12 @@ def main():
     args = arguments()
     compile_ = _core.compile
     if args_.calls:
-        for name, body in PCALLS.items():
-            run(name, body, args, {}, args_.spirv)
+        run_each(PCALLS, args, {}, args_.spirv)
         return
     for options in ({}, {"optimize": False}):
         # The optimiser is not a user option: _core.compile is wrapped for the second round.
         _core.compile = lambda module, **kw: compile_(module, **{**kw, **options})  # noqa: B023
-        for name, body in {**P95, **P1060}.items():
-            try:
-                run(name, body, args, options, args_.spirv)
-            except Exception as e:  # noqa: BLE001
-                print(f"ERROR   {name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+        run_each({**P95, **P1060}, args, options, args_.spirv)
 
 
 if __name__ == "__main__":

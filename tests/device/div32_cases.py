@@ -128,3 +128,16 @@ def hard_pairs(n=100_000, seed=0):
     x, y = np.concatenate(xs), np.concatenate(ys)
     order = rng.permutation(x.size)
     return x[order], y[order]
+
+
+def in_safe_range(x, y):
+    """Whether x / y lies in the safe range kir/float_division.h proves for the fused sequence,
+    stated on the biased exponents (the pass tests a subset of it by float comparisons:
+    tests/fuzz/div32_range_subset.py)."""
+    ua, ub = x.view(np.uint32), y.view(np.uint32)
+    ea = ((ua >> 23) & 0xFF).astype(np.int64)
+    eb = ((ub >> 23) & 0xFF).astype(np.int64)
+    b_ok = (eb >= 2) & (eb <= 252) & ((ub & 0x7FFFFF) < 0x7FFE00)
+    d = ea - eb
+    a_ok = (ea >= 48) & (ea <= 254) & (d >= -124) & (d <= 125)
+    return b_ok & (((ua << np.uint32(1)) == 0) | a_ok)

@@ -13,7 +13,7 @@ known to round once) and, in the "loose" variants, the driver's reciprocal moved
 import numba
 import numpy as np
 import pytest
-from div32_cases import hard_pairs
+from div32_cases import hard_pairs, in_safe_range
 from math_support import _kernel, assert_same_bits, plain_arith_comparable
 
 import numba_vulkan as nv
@@ -75,15 +75,10 @@ def test_hard_pairs(monkeypatch, variant, pairs):
 
 
 def test_the_hard_pairs_take_both_ways(pairs):
-    """The operands reach the sequence mostly, and the float64 branch often (the safe range,
-    computed here as kir/float_division.cc does)."""
+    """The operands reach the sequence mostly, and the float64 branch often (the safe range
+    of kir/float_division.h)."""
     x, y = pairs
-    ua, ub = x.view(np.uint32), y.view(np.uint32)
-    ea, eb = (ua >> 23) & 0xFF, (ub >> 23) & 0xFF
-    b_ok = (eb >= 2) & (eb <= 252) & ((ub & 0x7FFFFF) < 0x7FFE00)
-    d = ea.astype(np.int64) - eb
-    a_ok = (ea >= 48) & (ea <= 254) & (d >= -124) & (d <= 125)
-    safe = b_ok & (((ua << 1) == 0) | a_ok)
+    safe = in_safe_range(x, y)
     assert 0.5 < safe.mean() < 0.8
 
 

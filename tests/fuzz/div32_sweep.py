@@ -32,7 +32,7 @@ def main():
     args = p.parse_args()
 
     import numba_vulkan as nv
-    from div32_cases import hard_pairs
+    from div32_cases import hard_pairs, in_safe_range
     from numba_vulkan import launchers
 
     real = launchers.codegen_controls
@@ -72,12 +72,7 @@ def main():
         keep = math_support.plain_arith_comparable(x, y, ref)
         o, r = out[keep], ref[keep]
         diff = (o.view(np.uint32) != r.view(np.uint32)) & ~(np.isnan(o) & np.isnan(r))
-        ua, ub = x.view(np.uint32), y.view(np.uint32)
-        ea, eb = (ua >> 23) & 0xFF, (ub >> 23) & 0xFF
-        d = ea.astype(np.int64) - eb
-        safe = ((eb >= 2) & (eb <= 252) & ((ub & 0x7FFFFF) < 0x7FFE00)
-                & (((ua << 1) == 0) | ((ea >= 48) & (ea <= 254) & (d >= -124) & (d <= 125))))
-        safe_total += int(safe.sum())
+        safe_total += int(in_safe_range(x, y).sum())
         total += x.size
         compared += int(keep.sum())
         if diff.any():

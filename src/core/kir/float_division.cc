@@ -130,17 +130,17 @@ ValueId FusedQuotient(Writer& w, ValueId a, ValueId b, ValueId slot,
     ValueId q = fma(r1, y, q1);
     // The safe range (float_division.h) by float comparisons, q0's magnitude standing for
     // the exponents' difference.
-    auto fabs = [&](ValueId v) {
+    auto magnitude = [&](ValueId v) {
         return w.Add(Op::kMath, K::kF32, {v}, static_cast<uint64_t>(MathFn::kAbs));
     };
     auto at_least = [&](ValueId v, float lo) { return w.Cmp(Op::kGe, v, w.F32(lo)); };
     auto below = [&](ValueId v, float hi) { return w.Cmp(Op::kLt, v, w.F32(hi)); };
     auto both = [&](ValueId x, ValueId y) { return w.Bin(Op::kAnd, K::kBool, x, y); };
-    ValueId mb = fabs(b), mq = fabs(q0);
+    ValueId mb = magnitude(b), mq = magnitude(q0);
     ValueId b_ok = both(both(at_least(mb, 0x1p-125f), below(mb, 0x1p126f)),
                         w.Cmp(Op::kLt, w.Bin(Op::kAnd, K::kU32, ub, w.U32(0x7fffff)), w.U32(0x7ffe00)));
     ValueId a_zero = w.Cmp(Op::kEq, w.Bin(Op::kAnd, K::kU32, ua, w.U32(0x7fffffffu)), w.U32(0));
-    ValueId a_ok = both(at_least(fabs(a), 0x1p-79f), both(at_least(mq, 0x1p-123f), below(mq, 0x1p124f)));
+    ValueId a_ok = both(at_least(magnitude(a), 0x1p-79f), both(at_least(mq, 0x1p-123f), below(mq, 0x1p124f)));
     ValueId safe = both(b_ok, w.Bin(Op::kOr, K::kBool, a_zero, a_ok));
     // A zero dividend: the sums may lose the sign of q, q0 = a * y has it.
     w.Store(slot, w.Add(Op::kSelect, K::kF32, {a_zero, q0, q}));
