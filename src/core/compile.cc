@@ -14,6 +14,7 @@
 #include "spirv/emit.h"
 #include "spirv/store_sinking.h"
 #include "spirv/tools.h"
+#include "spirv/zero_one.h"
 #include "structurize/structurize.h"
 #include "unroll/unroll.h"
 
@@ -119,6 +120,9 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         // 5b. One store per shared element where selections overwrite it (the tiled
         //     kernels' zero-then-load; spirv/store_sinking.h).
         spirv::SinkStores(&out.words);
+        // 5c. Products and ands with a 0/1 integer as selects (NVIDIA got two
+        //     wrong; spirv/zero_one.h).
+        spirv::SelectZeroOneProducts(&out.words);
         if (options.validate) {
             util::Status final_status = spirv::Validate(out.words);
             if (!final_status.ok() && !emitted_first) {

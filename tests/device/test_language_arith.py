@@ -318,6 +318,51 @@ before too: this guards the H200 form)."""
         assert_exact(got[1], want[1])
 
 
+@requires_feature("int64")
+def test_products_and_ands_with_a_zero_one_value_match_njit():
+    """Type fuzzer seeds 95 and 1060: the H200 computed `y * (1 & b)` as y * (b != 0) and
+    `L & R` (L a comparison) as 0 beside 64-bit divisions; products and ands with a 0/1
+    integer are now selects (spirv/zero_one.h). Every 0/1 and 0/-1 form it recognises (a
+    bool, a low bit, a conditional 1 or 0, the low bit spread by shifts, a negation), on
+    both sides, in several widths, against numba.njit."""
+    import numba
+
+    def body(a8, a32, a64, u64, s_b, out, i):
+        y = a8[i] if a8[i] else s_b
+        out[0, i] = y * (True & a64[i])
+        out[1, i] = (a32[i] == (a8[i] if a8[i] else s_b)) & ((np.uint8(8) // u64[i]) ^ (a32[i] >= a8[i]))
+        out[2, i] = (a64[i] & 1) * a32[i] + a64[i] * (a32[i] < 0)
+        out[3, i] = (1 if a32[i] & 2 else 0) * a64[i] - (0 if a8[i] > 3 else 1) * a32[i]
+        out[4, i] = (a64[i] & 1) & a32[i] | np.int64(a8[i] & np.int8(1)) * 5
+        out[5, i] = np.uint32(u64[i] & np.uint64(1)) * np.uint32(a32[i]) + (a8[i] != 0) * a8[i]
+        out[6, i] = np.int64(a64[i] / 3.0 > 0) * a64[i] + (u64[i] % np.uint64(7)) * (a8[i] == 1)
+        out[7, i] = y * ((a64[i] << 63) >> 63) * -1 + (-(a64[i] & 1) * a32[i]) ^ (((a64[i] << 63) >> 63) & a32[i])
+
+    def kernel(a8, a32, a64, u64, s_b, out):
+        i = nv.global_id(0)
+        if i < out.shape[1]:
+            body_dev(a8, a32, a64, u64, s_b, out, i)
+
+    body_dev = nv.jit(device=True)(body)
+    dev = nv.jit(kernel)
+    host = numba.njit(body)
+    rng = np.random.default_rng(1060)
+    n = 256
+    a8 = rng.integers(-128, 128, n, dtype=np.int8)
+    a32 = rng.integers(-(2**31), 2**31, n, dtype=np.int32)
+    a64 = rng.integers(-(2**63), 2**63, n, dtype=np.int64)
+    u64 = rng.integers(1, 2**64, n, dtype=np.uint64)
+    a8[:8], a32[:8], a64[:8] = [0, 1, -1, 3, 0, 2, -128, 127], 0, [0, 1, 2, 3, -1, -2, 2**40, -(2**63)]
+    for s_b in (False, True):
+        got = np.zeros((8, n), np.int64)
+        dev.forall(n)(a8, a32, a64, u64, s_b, got)
+        want = np.zeros((8, n), np.int64)
+        for i in range(n):
+            host(a8, a32, a64, u64, s_b, want, i)
+        for row in range(8):
+            assert_exact(got[row], want[row])
+
+
 # ------------------------------------------------------------------------- float32
 
 
