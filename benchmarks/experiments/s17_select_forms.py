@@ -9,6 +9,13 @@ numba.njit element by element:
   know the and gives 0 or 1);
 - seed 95, L & R with L a bool: the selects the workaround could emit.
 
+What the H200 answered (results/h200_2026-12-01_s17_select_forms.txt): before the
+rewrite, right as a select on the bit, a product with a select, a mask and with the 1 as
+an argument; wrong as the original, the bit by a shift pair and the and on uint64; for
+seed 95, right as select(L, R & 1, 0), select(L, R, 0) & 1, bools and the argument, wrong
+as R & select(L, 1, 0). With spirv/zero_one.h (selects for products and ands with 0/1 and
+0/-1 values) all 22 are right.
+
     python3 benchmarks/experiments/s17_select_forms.py
 """
 
