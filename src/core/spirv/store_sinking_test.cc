@@ -6,17 +6,15 @@
 
 #include <gtest/gtest.h>
 
-#include <spirv-tools/libspirv.hpp>
-
 #include <string>
 
-#include "spirv/tools.h"
+#include "spirv/words_pass_test_util.h"
 
 namespace nvk::spirv {
 namespace {
 
 std::vector<uint32_t> Assemble(const std::string& body) {
-    const std::string text = R"(
+    return AssembleModule(R"(
                OpCapability Shader
                OpMemoryModel Logical GLSL450
                OpEntryPoint GLCompute %main "main" %lid %sa %sb %out
@@ -66,11 +64,7 @@ std::vector<uint32_t> Assemble(const std::string& body) {
          %c2 = OpULessThan %bool %t %uint_2
 )" + body + R"(
                OpFunctionEnd
-)";
-    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
-    std::vector<uint32_t> words;
-    EXPECT_TRUE(tools.Assemble(text, &words)) << text;
-    return words;
+)");
 }
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -80,30 +74,10 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 // SinkStores on `body`, both the input and the output validated.
-struct Sunk {
-    std::string text;  // the output's disassembly
-    size_t removed = 0;
-};
-
-Sunk Sink(const std::string& body) {
-    std::vector<uint32_t> in = Assemble(body);
-    EXPECT_TRUE(Validate(in).ok());
-    Sunk sunk;
-    std::vector<uint32_t> out = in;
-    sunk.removed = SinkStores(&out);
-    sunk.text = Disassemble(out);
-    EXPECT_TRUE(Validate(out).ok()) << sunk.text;
-    return sunk;
-}
+PassRun Sink(const std::string& body) { return RunPass(SinkStores, Assemble(body)); }
 
 // `body` is valid and SinkStores leaves it as it is.
-void ExpectUnchanged(const std::string& body) {
-    std::vector<uint32_t> in = Assemble(body);
-    ASSERT_TRUE(Validate(in).ok());
-    std::vector<uint32_t> out = in;
-    EXPECT_EQ(SinkStores(&out), 0u);
-    EXPECT_EQ(out, in);
-}
+void ExpectUnchanged(const std::string& body) { ExpectPassLeavesAlone(SinkStores, Assemble(body)); }
 
 // sa[t] = 0; sb[t] = 0; if t < 8: { if t < 2: sa[t] = 1 }; if t < 8: sb[t] = 2; barrier;
 // out[t] = sa[t] + sb[t]
@@ -136,9 +110,9 @@ const char* kTiles = R"(
 )";
 
 TEST(StoreSinking, TileStoresBecomeOneStoreBeforeTheBarrier) {
-    const Sunk sunk = Sink(kTiles);
+    const PassRun sunk = Sink(kTiles);
     const std::string& text = sunk.text;
-    EXPECT_EQ(sunk.removed, 4u) << text;  // two per tile, one store of each put back
+    EXPECT_EQ(sunk.count, 4u) << text;  // two per tile, one store of each put back
     EXPECT_EQ(Count(text, "OpStore %pa"), 1u) << text;
     EXPECT_EQ(Count(text, "OpStore %pb"), 1u) << text;
     EXPECT_EQ(Count(text, "OpPhi"), 3u) << text;  // sa at m0 and m1, sb at m2
@@ -158,11 +132,11 @@ TEST(StoreSinking, ALoadOfTheVariableBetweenTheStoresStopsIt) {
     body.replace(body.find("         %a2 = OpLabel\n"), 0, "");
     body.replace(body.find("               OpStore %pa %float_1"), 0,
                  "         %peek = OpLoad %float %pa\n");
-    const Sunk sunk = Sink(body);
+    const PassRun sunk = Sink(body);
     const std::string& text = sunk.text;
     EXPECT_EQ(Count(text, "OpStore %pa"), 2u) << text;  // sa untouched
     EXPECT_EQ(Count(text, "OpStore %pb"), 1u) << text;  // sb still sinks (another variable)
-    EXPECT_EQ(sunk.removed, 2u);
+    EXPECT_EQ(sunk.count, 2u);
 }
 
 TEST(StoreSinking, NoSecondStoreBeforeTheBarrierLeavesTheModuleAlone) {

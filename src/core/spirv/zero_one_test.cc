@@ -6,12 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include <spirv-tools/libspirv.hpp>
-
 #include <string>
 
 #include "spirv/check_test_util.h"
-#include "spirv/tools.h"
+#include "spirv/words_pass_test_util.h"
 
 namespace nvk::spirv {
 namespace {
@@ -19,7 +17,7 @@ namespace {
 // A compute shader that stores the uint64 %r (`body` defines it) from %x and %y, two
 // uint64 values loaded from a buffer, %xi (int64 of %x) and %c (x < y).
 std::vector<uint32_t> Assemble(const std::string& body) {
-    const std::string text = R"(
+    return AssembleModule(R"(
                OpCapability Shader
                OpCapability Int64
                OpMemoryModel Logical GLSL450
@@ -68,43 +66,18 @@ std::vector<uint32_t> Assemble(const std::string& body) {
                OpStore %pr %r
                OpReturn
                OpFunctionEnd
-)";
-    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
-    std::vector<uint32_t> words;
-    EXPECT_TRUE(tools.Assemble(text, &words)) << text;
-    return words;
+)");
 }
-
-struct Rewritten {
-    std::string text;  // the output's disassembly
-    size_t count = 0;
-};
 
 // SelectZeroOneProducts on `body`, the input and the output validated.
-Rewritten Rewrite(const std::string& body) {
-    std::vector<uint32_t> in = Assemble(body);
-    EXPECT_TRUE(Validate(in).ok());
-    Rewritten r;
-    std::vector<uint32_t> out = in;
-    r.count = SelectZeroOneProducts(&out);
-    r.text = Disassemble(out);
-    util::Status status = Validate(out);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return r;
-}
+PassRun Rewrite(const std::string& body) { return RunPass(SelectZeroOneProducts, Assemble(body)); }
 
-void ExpectUnchanged(const std::string& body) {
-    std::vector<uint32_t> in = Assemble(body);
-    ASSERT_TRUE(Validate(in).ok());
-    std::vector<uint32_t> out = in;
-    EXPECT_EQ(SelectZeroOneProducts(&out), 0u);
-    EXPECT_EQ(out, in);
-}
+void ExpectUnchanged(const std::string& body) { ExpectPassLeavesAlone(SelectZeroOneProducts, Assemble(body)); }
 
 TEST(ZeroOneTest, ProductWithLowBitBecomesSelectOnTheBit) {
     // Seed 1060: y * (1 & x), the bit taken on int64 and used as uint64. The module has no
     // int64 zero: it is added.
-    Rewritten r = Rewrite(R"(
+    PassRun r = Rewrite(R"(
         %bit = OpBitwiseAnd %long %long_1 %xi
        %bitu = OpBitcast %ulong %bit
           %r = OpIMul %ulong %y %bitu
@@ -121,7 +94,7 @@ CHECK-NOT: OpIMul
 
 TEST(ZeroOneTest, AndWithBoolBecomesSelectOfLowBit) {
     // Seed 95: zext(c) & y, the other operand's low bit where c holds.
-    Rewritten r = Rewrite(R"(
+    PassRun r = Rewrite(R"(
          %cz = OpSelect %ulong %c %ulong_1 %ulong_0
           %r = OpBitwiseAnd %ulong %cz %y
 )");
@@ -134,7 +107,7 @@ CHECK-NEXT: %r = OpSelect %ulong %c %[[bit]] %ulong_0
 
 TEST(ZeroOneTest, NegatedBoolThroughConversionsSwapsTheArms) {
     // (c ? 0 : 1) on 32 bits, widened, times y: y where c does not hold.
-    Rewritten r = Rewrite(R"(
+    PassRun r = Rewrite(R"(
         %nc = OpSelect %uint %c %uint_0 %uint_1
         %nw = OpUConvert %ulong %nc
          %r = OpIMul %ulong %nw %y
@@ -148,7 +121,7 @@ CHECK: %r = OpSelect %ulong %c %ulong_0 %y
 TEST(ZeroOneTest, OtherSignednessIsBitcast) {
     // int64 y times a uint64 0/1 value: the select needs y as uint64. No bool type is added
     // (the module has one).
-    Rewritten r = Rewrite(R"(
+    PassRun r = Rewrite(R"(
         %bit = OpBitwiseAnd %ulong %y %ulong_1
           %r = OpIMul %ulong %xi %bit
 )");
@@ -166,7 +139,7 @@ TEST(ZeroOneTest, ZeroMinusOneValuesNegateTheProduct) {
     // The low bit spread over 64 bits (0 or -1) times y: -y where the bit is set; its and
     // with y: y there. The negation of a 0/1 select is 0/-1 too. The shift count is 63
     // sign-extended by a shift pair, as the emitter writes a 64-bit literal.
-    Rewritten r = Rewrite(R"(
+    PassRun r = Rewrite(R"(
        %n_hi = OpShiftLeftLogical %ulong %ulong_63 %ulong_32
       %n_hil = OpBitcast %long %n_hi
           %n = OpShiftRightArithmetic %long %n_hil %ulong_32
