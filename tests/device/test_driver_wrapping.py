@@ -8,13 +8,16 @@ narrows float -> uint64 -> uint32 into a saturating conversion
 (src/core/spirv/wrapping.cc says how each is emitted now; kir/int_ranges.h hides
 the ranges of signed negations, abs and widenings from NVIDIA's compiler, which
 these tests also run on lavapipe through NUMBA_VULKAN_HIDE_INT_RANGES); lavapipe folded
-``1.0 if c else -0.0`` into +0.0 (src/core/kir/float_zeros.h). Seeds are
+``1.0 if c else -0.0`` into +0.0 (src/core/kir/float_zeros.h). NVIDIA's 64-bit OpSDiv of a
+hidden -1 gave a wrong floor quotient (signed division is now built from OpUDiv), and its
+products and ands with a 0/1 value were wrong beside a division (spirv/zero_one.h). Seeds are
 those of tests/fuzz/run_typefuzz.py; benchmarks/results/h200_2026-11-30_s5_typefuzz.txt
 has the original reports.
 """
 
 import numpy as np
 import pytest
+from conftest import requires_feature
 from test_semantics import assert_same, both
 
 import numba_vulkan as nv
@@ -195,3 +198,55 @@ def test_hidden_ranges_reach_the_compiled_kernel():
     text = "\n".join(kernel.inspect_kir(narrowed=True).values())
     mask = launchers.hide_int_ranges(runtime.get_device().info, config.HIDE_INT_RANGES)
     assert ("int.zero" in text) == (mask != 0), text[:400]
+
+
+def floordiv_by_uint32(a_b, s0, s1, out0, out1):  # seed 4686
+    i = nv.global_id(0)
+    if i < a_b.size:
+        out0[i] = ((-1) // s0) & a_b[i]
+        out1[i] = ((-7) // s1) * 3 + (-(2**40) // s1) % 5
+
+
+@requires_feature("int64")
+@pytest.mark.parametrize("s0, s1", [(12, 3), (1, -3), (7, -1), (2**32 - 1, 2**33 + 1), (5, -(2**40))])
+def test_int64_floordiv_of_a_negative_constant_by_uint32(s0, s1):
+    """Seed 4686, minimised: the H200's 64-bit OpSDiv gave ((-1) // s0) & b = 0 where
+    numba.njit gives 1 (s0 = uint32 12); divisors of both signs (lavapipe was right before
+    too: this guards the H200's form, spirv/arithmetic.cc)."""
+    a_b = np.array([True, False, True, True])
+    dev, cpu = both(floordiv_by_uint32, a_b, np.uint32(s0), np.int64(s1),
+                    np.zeros(4, np.int64), np.zeros(4, np.int64))
+    assert_same(dev, cpu)
+
+
+def zero_one_products(a8, a32, a64, u64, s_b, out):  # seeds 1060 (row 0), 95 (row 1)
+    i = nv.global_id(0)
+    if i < a8.size:
+        y = a8[i] if a8[i] else s_b
+        out[0, i] = y * (True & a64[i])
+        out[1, i] = (a32[i] == (a8[i] if a8[i] else s_b)) & ((np.uint8(8) // u64[i]) ^ (a32[i] >= a8[i]))
+        out[2, i] = (a64[i] & 1) * a32[i] + a64[i] * (a32[i] < 0)
+        out[3, i] = (1 if a32[i] & 2 else 0) * a64[i] - (0 if a8[i] > 3 else 1) * a32[i]
+        out[4, i] = (a64[i] & 1) & a32[i] | np.int64(a8[i] & np.int8(1)) * 5
+        out[5, i] = np.uint32(u64[i] & np.uint64(1)) * np.uint32(a32[i]) + (a8[i] != 0) * a8[i]
+        out[6, i] = np.int64(a64[i] / 3.0 > 0) * a64[i] + (u64[i] % np.uint64(7)) * (a8[i] == 1)
+        out[7, i] = y * ((a64[i] << 63) >> 63) * -1 + (-(a64[i] & 1) * a32[i]) ^ (((a64[i] << 63) >> 63) & a32[i])
+
+
+@requires_feature("int64")
+@pytest.mark.parametrize("s_b", [False, True])
+def test_products_and_ands_with_a_zero_one_value(s_b):
+    """Seeds 1060 and 95: the H200 computed `y * (1 & b)` as y * (b != 0) and `L & R` (L a
+    comparison) as 0 beside 64-bit divisions; products and ands with a 0/1 integer are now
+    selects (spirv/zero_one.h). Every 0/1 and 0/-1 form it recognises (a bool, a low bit, a
+    conditional 1 or 0, the low bit spread by shifts, a negation), on both sides, in several
+    widths."""
+    rng = np.random.default_rng(1060)
+    n = 256
+    a8 = rng.integers(-128, 128, n, dtype=np.int8)
+    a32 = rng.integers(-(2**31), 2**31, n, dtype=np.int32)
+    a64 = rng.integers(-(2**63), 2**63, n, dtype=np.int64)
+    u64 = rng.integers(1, 2**64, n, dtype=np.uint64)
+    a8[:8], a32[:8], a64[:8] = [0, 1, -1, 3, 0, 2, -128, 127], 0, [0, 1, 2, 3, -1, -2, 2**40, -(2**63)]
+    dev, cpu = both(zero_one_products, a8, a32, a64, u64, s_b, np.zeros((8, n), np.int64))
+    assert_same(dev, cpu)

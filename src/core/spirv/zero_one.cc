@@ -1,7 +1,6 @@
 #include "spirv/zero_one.h"
 
-#include <spirv-tools/libspirv.h>
-
+#define SPV_ENABLE_UTILITY_CODE  // spv::HasResultAndType
 #include <spirv/unified1/spirv.hpp11>
 
 #include <map>
@@ -22,6 +21,8 @@ struct Inst {
     size_t count;
 };
 
+constexpr size_t kNone = ~size_t{0};
+
 // What makes a 0/1 value 1 (or a 0/-1 value -1, where `minus`): the bool `id`, its
 // negation, or the integer `id` being nonzero.
 struct Cond {
@@ -34,37 +35,38 @@ class Rewriter {
   public:
     explicit Rewriter(const Words& words) : in_(words) {}
 
+    // One scan of the words (no SPIRV-Tools context: this runs on every compilation).
     bool Parse() {
-        spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_2);
-        auto on_inst = [](void* user, const spv_parsed_instruction_t* p) -> spv_result_t {
-            auto* self = static_cast<Rewriter*>(user);
-            self->insts_.push_back({static_cast<spv::Op>(p->opcode), p->type_id, p->result_id,
-                                    static_cast<size_t>(p->words - self->in_.data()), p->num_words});
-            return SPV_SUCCESS;
-        };
-        spv_result_t result =
-            spvBinaryParse(context, this, in_.data(), in_.size(), nullptr, on_inst, nullptr);
-        spvContextDestroy(context);
-        if (result != SPV_SUCCESS) return false;
+        if (in_.size() < 5 || in_[0] != spv::MagicNumber) return false;
         bound_ = in_[3];
-        for (size_t i = 0; i < insts_.size(); ++i) {
-            const Inst& inst = insts_[i];
-            if (inst.result) {
-                def_[inst.result] = i;
-                type_of_[inst.result] = inst.type;
+        def_.assign(bound_, kNone);
+        for (size_t at = 5; at < in_.size();) {
+            const uint32_t count = in_[at] >> 16;
+            if (count == 0 || at + count > in_.size()) return false;
+            const auto op = static_cast<spv::Op>(in_[at] & 0xFFFF);
+            bool has_result = false, has_type = false;
+            spv::HasResultAndType(op, &has_result, &has_type);
+            Inst inst{op, 0, 0, at, count};
+            if (has_result && count > (has_type ? 2u : 1u)) {
+                inst.type = has_type ? in_[at + 1] : 0;
+                inst.result = in_[at + (has_type ? 2 : 1)];
+                if (inst.result >= bound_) return false;
+                def_[inst.result] = insts_.size();
             }
-            if (inst.op == spv::Op::OpTypeInt) int_width_[inst.result] = Word(inst, 2);
-            if (inst.op == spv::Op::OpTypeBool) bool_type_ = inst.result;
-            if (inst.op == spv::Op::OpFunction && !first_function_) first_function_ = i + 1;
-            if (int_width_.count(inst.type) && inst.result) {
-                if (inst.op == spv::Op::OpConstant) {
+            at += count;
+            if (op == spv::Op::OpTypeInt) int_width_[inst.result] = Word(inst, 2);
+            if (op == spv::Op::OpTypeBool) bool_type_ = inst.result;
+            if (op == spv::Op::OpFunction && !first_function_) first_function_ = insts_.size() + 1;
+            if (int_width_.count(inst.type)) {
+                if (op == spv::Op::OpConstant) {
                     uint64_t v = Word(inst, 3);
-                    if (inst.count > 4) v |= static_cast<uint64_t>(Word(inst, 4)) << 32;
+                    if (count > 4) v |= static_cast<uint64_t>(Word(inst, 4)) << 32;
                     Record(inst.type, v, inst.result);
-                } else if (inst.op == spv::Op::OpConstantNull) {
+                } else if (op == spv::Op::OpConstantNull) {
                     Record(inst.type, 0, inst.result);
                 }
             }
+            insts_.push_back(inst);
         }
         return first_function_ != 0;
     }
@@ -79,7 +81,7 @@ class Rewriter {
             for (int side = 0; side < 2; ++side) {
                 const uint32_t v = Word(inst, 4 - side), y = Word(inst, 3 + side);
                 std::optional<Cond> cond = ZeroOne(v);
-                if (!cond || !type_of_.count(y) || (is_and && IsConstant(y))) continue;
+                if (!cond || !Def(y) || (is_and && IsConstant(y))) continue;
                 replace_[i] = Select(inst, *cond, y, is_and);
                 break;
             }
@@ -106,6 +108,24 @@ class Rewriter {
   private:
     uint32_t Word(const Inst& inst, size_t k) const { return in_[inst.at + k]; }
 
+    // The instruction that defines `id`, or null.
+    const Inst* Def(uint32_t id) const {
+        return id < def_.size() && def_[id] != kNone ? &insts_[def_[id]] : nullptr;
+    }
+
+    // The width of the integer type `type`; 0 for any other type.
+    uint32_t Width(uint32_t type) const {
+        auto it = int_width_.find(type);
+        return it == int_width_.end() ? 0 : it->second;
+    }
+
+    // The integer instruction that defines `id`, past bitcasts between integers; or null.
+    const Inst* IntDefPastBitcasts(uint32_t id) const {
+        const Inst* d = Def(id);
+        while (d && d->op == spv::Op::OpBitcast && Width(d->type)) d = Def(Word(*d, 3));
+        return d && Width(d->type) ? d : nullptr;
+    }
+
     void Record(uint32_t type, uint64_t value, uint32_t id) {
         const uint32_t width = int_width_.at(type);
         if (width < 64) value &= (uint64_t{1} << width) - 1;
@@ -118,15 +138,13 @@ class Rewriter {
     std::optional<uint64_t> Value(uint32_t id) const {
         auto known = value_.find(id);
         if (known != value_.end()) return known->second;
-        auto it = def_.find(id);
-        if (it == def_.end() || !int_width_.count(insts_[it->second].type)) return {};
-        const Inst& d = insts_[it->second];
-        const uint32_t width = int_width_.at(d.type);
+        const Inst* def = Def(id);
+        const uint32_t width = def ? Width(def->type) : 0;
+        if (!width) return {};
+        const Inst& d = *def;
         if (d.op == spv::Op::OpBitcast) {
-            auto from = def_.find(Word(d, 3));
-            if (from != def_.end() && int_width_.count(insts_[from->second].type) &&
-                int_width_.at(insts_[from->second].type) == width)
-                return Value(Word(d, 3));
+            const Inst* from = Def(Word(d, 3));
+            if (from && Width(from->type) == width) return Value(Word(d, 3));
             return {};
         }
         const bool left = d.op == spv::Op::OpShiftLeftLogical, arithmetic = d.op == spv::Op::OpShiftRightArithmetic;
@@ -154,10 +172,9 @@ class Rewriter {
 
     // How the non-constant integer `id` is known to be 0 or 1, if it is.
     std::optional<Cond> ZeroOne(uint32_t id) const {
-        auto it = def_.find(id);
-        if (it == def_.end() || it->second < first_function_) return {};
-        const Inst& d = insts_[it->second];
-        if (!int_width_.count(d.type)) return {};
+        const Inst* def = Def(id);
+        if (!def || def_[id] < first_function_ || !Width(def->type)) return {};  // in the function
+        const Inst& d = *def;
         const uint64_t ones = AllOnes(d.type);
         switch (d.op) {
             case spv::Op::OpBitcast:
@@ -189,18 +206,10 @@ class Rewriter {
             }
             case spv::Op::OpShiftRightArithmetic: {
                 // (x << (w - 1)) >> (w - 1): the low bit of x as 0 or -1.
-                const uint64_t last = int_width_.at(d.type) - 1;
-                uint32_t shifted = Word(d, 3);
-                auto shl = def_.find(shifted);
-                while (shl != def_.end() && insts_[shl->second].op == spv::Op::OpBitcast) {
-                    shifted = Word(insts_[shl->second], 3);
-                    shl = def_.find(shifted);
-                }
-                if (!IsConstant(Word(d, 4), last) || shl == def_.end() || !int_width_.count(insts_[shl->second].type) ||
-                    int_width_.at(insts_[shl->second].type) != last + 1)
-                    return {};
-                const Inst& l = insts_[shl->second];
-                if (l.op != spv::Op::OpShiftLeftLogical || !IsConstant(Word(l, 4), last) || IsConstant(Word(l, 3)))
+                const uint64_t last = Width(d.type) - 1;
+                const Inst* shl = IntDefPastBitcasts(Word(d, 3));
+                if (!IsConstant(Word(d, 4), last) || !shl || shl->op != spv::Op::OpShiftLeftLogical ||
+                    Width(shl->type) != last + 1 || !IsConstant(Word(*shl, 4), last) || IsConstant(Word(*shl, 3)))
                     return {};
                 return Cond{Cond::kNonZero, id, true};
             }
@@ -210,7 +219,7 @@ class Rewriter {
     }
 
     uint64_t AllOnes(uint32_t type) const {
-        const uint32_t width = int_width_.at(type);
+        const uint32_t width = Width(type);
         return width < 64 ? (uint64_t{1} << width) - 1 : ~uint64_t{0};
     }
 
@@ -219,7 +228,7 @@ class Rewriter {
         if (it != constants_.end()) return it->second;
         const uint32_t id = bound_++;
         Words operands{type, id, static_cast<uint32_t>(value)};
-        if (int_width_.at(type) > 32) operands.push_back(static_cast<uint32_t>(value >> 32));
+        if (Width(type) > 32) operands.push_back(static_cast<uint32_t>(value >> 32));
         Append(spv::Op::OpConstant, operands, &new_globals_);
         Record(type, value, id);
         return id;
@@ -240,11 +249,11 @@ class Rewriter {
                 bool_type_ = bound_++;
                 Append(spv::Op::OpTypeBool, {bool_type_}, &new_globals_);
             }
-            const uint32_t zero = Constant(type_of_.at(cond.id), 0);
+            const uint32_t zero = Constant(Def(cond.id)->type, 0);
             c = bound_++;
             Append(spv::Op::OpINotEqual, {bool_type_, c, cond.id, zero}, &words);
         }
-        if (type_of_.at(y) != t) {
+        if (Def(y)->type != t) {
             const uint32_t cast = bound_++;
             Append(spv::Op::OpBitcast, {t, cast, y}, &words);
             y = cast;
@@ -272,8 +281,7 @@ class Rewriter {
     size_t first_function_ = 0;  // index of the first OpFunction, plus one
     uint32_t bound_ = 0;
     uint32_t bool_type_ = 0;
-    std::unordered_map<uint32_t, size_t> def_;
-    std::unordered_map<uint32_t, uint32_t> type_of_;
+    std::vector<size_t> def_;  // result id -> index in insts_, kNone where none
     std::unordered_map<uint32_t, uint32_t> int_width_;           // integer type -> width
     std::map<std::pair<uint32_t, uint64_t>, uint32_t> constants_;  // (type, value) -> id
     std::unordered_map<uint32_t, uint64_t> value_;               // integer constant -> value

@@ -41,8 +41,8 @@
 namespace nvk::spirv {
 
 // Rewrites `words` in place as above (a valid module stays valid); returns how
-// many instructions it rewrote. A module with none, or one SPIRV-Tools cannot
-// parse, is left as it is.
+// many instructions it rewrote (one scan of the words: it runs on every
+// compilation). A module with none, or one it cannot read, is left as it is.
 size_t SelectZeroOneProducts(std::vector<uint32_t>* words);
 
 }  // namespace nvk::spirv
