@@ -12,6 +12,7 @@ caches off. The phases, timed by wrapping the functions that do them:
 
     PYTHONPATH=src python3 benchmarks/profile_first_call.py              # phases, median of 20
     PYTHONPATH=src python3 benchmarks/profile_first_call.py --profile cumulative --top 40
+    PYTHONPATH=src python3 benchmarks/profile_first_call.py --passes   # typing, pass by pass
 """
 
 import argparse
@@ -59,6 +60,28 @@ def instrument(spent):
     _wrap(launchers, "make_launcher", "pipeline", spent)
 
 
+def time_passes(spent_by_pass):
+    """Time each of Numba's passes by wrapping LeanPassManager._runPass: each pass's own
+    time, the nested pipelines of device functions typed inside it left out."""
+    from numba_vulkan.typing import lean
+
+    inner = lean.LeanPassManager._runPass
+    nested = []
+
+    def timed(self, index, pss, state):
+        start = _clock()
+        nested.append(0.0)
+        try:
+            return inner(self, index, pss, state)
+        finally:
+            spent = _clock() - start
+            spent_by_pass[pss.name()] = spent_by_pass.get(pss.name(), 0.0) + spent - nested.pop()
+            if nested:
+                nested[-1] += spent
+
+    lean.LeanPassManager._runPass = timed
+
+
 def first_calls(backend, source, count, spent):
     rows = []
     for _ in range(count):
@@ -82,6 +105,7 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=40, help="lines of the profile")
     parser.add_argument("--only", default="first_call,first_call_devfn")
     parser.add_argument("--cpu", action="store_true", help="phases in CPU time of this thread")
+    parser.add_argument("--passes", action="store_true", help="typing's passes, each alone")
     args = parser.parse_args(argv)
     if args.cpu:
         global _clock
@@ -93,7 +117,11 @@ def main(argv=None):
     instrument(spent)
     for source in sources.values():  # warm: imports, the device, first-time tables
         bench.bench_first_call(backend, 2, source=source)
+    by_pass = {}
+    if args.passes:
+        time_passes(by_pass)
     for figure in args.only.split(","):
+        by_pass.clear()
         if args.profile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -106,6 +134,8 @@ def main(argv=None):
         for what, row in (("median", medians), ("min", minima)):
             cells = "  ".join(f"{k} {v:6.2f}" for k, v in row.items())
             print(f"{figure:17s} ms ({what} of {args.count}): {cells}")
+        for name, seconds in sorted(by_pass.items(), key=lambda item: -item[1]):
+            print(f"    {name:45s} {seconds / args.count * 1e3:7.3f} ms a first call")
 
 
 if __name__ == "__main__":

@@ -330,6 +330,15 @@ void InitKir(nb::module_& m) {
                  CheckValue(b, value);
                  b.Store(ptr, value);
              })
+        .def("store_at_end",
+             [](kir::Builder& b, kir::BlockId block, kir::ValueId ptr, kir::ValueId value) {
+                 CheckValue(b, ptr);
+                 CheckValue(b, value);
+                 if (b.function().FindBlock(block) == nullptr)
+                     throw nb::value_error("KirBuilder: unknown block");
+                 b.StoreAtEnd(block, ptr, value);
+             },
+             "A store at the end of `block`, before its terminator (none for dead code).")
         .def("elemptr",
              [](kir::Builder& b, ScalarKind k, kir::ValueId base, kir::ValueId index) {
                  CheckValue(b, base);

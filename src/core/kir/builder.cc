@@ -113,6 +113,18 @@ void Builder::Store(ValueId ptr, ValueId value) {
     Append(std::move(i), current_);
 }
 
+void Builder::StoreAtEnd(BlockId block, ValueId ptr, ValueId value) {
+    Block* b = module_.function.FindBlock(block);
+    if (b == nullptr || module_.function.values.at(value).block == kNone) return;
+    Inst i;
+    i.op = Op::kStore;
+    i.operands = {ptr, value};
+    i.loc = loc_;
+    auto pos = b->insts.end();
+    if (!b->insts.empty() && kir::IsTerminator(b->insts.back().op)) --pos;
+    b->insts.insert(pos, std::move(i));
+}
+
 ValueId Builder::ElemPtr(TypeId element, ValueId base, ValueId index) {
     Inst i;
     i.op = Op::kElemPtr;

@@ -41,6 +41,10 @@ class Builder {
 
     ValueId Load(ValueId ptr);
     void Store(ValueId ptr, ValueId value);
+    // A store at the end of `block` (before its terminator, if it has one): the front end
+    // keeps a Numba variable as a value while only its block uses it, and stores it where
+    // it was defined once another block reads it. Nothing where `value` is dead code.
+    void StoreAtEnd(BlockId block, ValueId ptr, ValueId value);
     ValueId ElemPtr(TypeId element, ValueId base, ValueId index);
     // An array of `count` elements in function or workgroup memory (entry block);
     // count 0: a workgroup array sized at launch.

@@ -161,7 +161,7 @@ def _fold_args(lowerer, expr, sig, name):
 #: Lowerer's), read and written through to it: builder, module, parameters, flags...
 PER_FUNCTION = frozenset({
     "root", "func_ir", "typemap", "calltypes", "argtypes", "typed", "args", "name",
-    "slots", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result", "exit",
+    "slots", "values", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result", "exit",
     "const_args",
 })  # fmt: skip
 
@@ -193,6 +193,7 @@ class InlineLowerer(Lowerer):
             "args": args,
             "name": name,
             "slots": {},
+            "values": {},
             "statics": {},
             "step_sign": {},
             "kir_blocks": {},

@@ -43,7 +43,7 @@ def lower_getiter(lowerer, expr, target):
 def lower_iternext(lowerer, expr):
     b = lowerer.b
     name = expr.value.name
-    cursor_ptr = lowerer.slots[name][0]
+    cursor_ptr = lowerer.var_slots(name)[0]
     cur, stop, step = lowerer.load_var(name)
     k = b.kind(cur)
     sign = lowerer.step_sign.get(name)

@@ -2,11 +2,16 @@
 
 Each Numba block becomes a KIR block, after a fresh entry block that holds
 the parameters and local variables and branches to Numba's first block.
-Values never cross blocks: every Numba variable of a value type lives in KIR
-local variables (one per scalar; a tuple, range, iterator or iternext pair is
-a tree of them), stored at each definition and loaded at each use.
-Variables of compile-time types (arrays, functions, modules, classes, None)
-are kept here in Python (`statics`) and produce no KIR at all.
+Values never cross blocks. A Numba variable of a value type is held as its
+KIR value (`values`) while only the KIR block that defined it reads it (most
+of Numba's temporaries); once another block reads it, or another block
+defines it again, it lives in KIR local variables (`slots`: one per scalar; a
+tuple, range, iterator or iternext pair is a tree of them), given its value
+at the end of the block that defined it (`var_slots`), stored at each later
+definition and loaded at each use. So the optimiser receives no store/load
+pair for a temporary. Variables of compile-time types (arrays, functions,
+modules, classes, None) are kept here in Python (`statics`) and produce no
+KIR at all.
 
 Casts follow Numba's lowering: a value is converted from its own type to the
 type of the variable it is assigned to, and operands to the argument types of
@@ -97,6 +102,7 @@ class Lowerer:
         self.module = _core.KirModule(name)
         self.b = _core.KirBuilder(self.module)
         self.slots = {}  # Numba variable -> tree of KIR variable pointers
+        self.values = {}  # Numba variable -> (tree of KIR values, the block defining them)
         self.statics = {}  # Numba variable -> compile-time object (ArrayArg, function, module...)
         self.step_sign = {}  # range / iterator variable -> sign of a literal step, or None
         self.params = []  # per argument: ArrayArg, or (param value, Numba type)
@@ -188,9 +194,22 @@ class Lowerer:
     def load_var(self, name):
         if name in self.statics:
             return self.statics[name]
-        if name not in self.slots:
-            self.slots[name] = self._alloc(self._layout_of(name))
-        return self._load_tree(self.slots[name])
+        held = self.values.get(name)
+        if held is not None and held[1] == self.b.current_block:
+            return held[0]
+        return self._load_tree(self.var_slots(name))
+
+    def var_slots(self, name):
+        """The KIR variables of Numba variable `name`, created where it has none yet: given
+        its value at the end of the block that defined it, if it was held as a value (read
+        before any definition, as in a loop's next iteration, they are left undefined)."""
+        slot = self.slots.get(name)
+        if slot is None:
+            slot = self.slots[name] = self._alloc(self._layout_of(name))
+            held = self.values.pop(name, None)
+            if held is not None:
+                self._store_tree_at_end(held[1], slot, held[0])
+        return slot
 
     def store_var(self, name, value):
         ty = self.typemap[name]
@@ -206,8 +225,12 @@ class Lowerer:
             self.statics[name] = value
             return
         if name not in self.slots:
-            self.slots[name] = self._alloc(lay)
-        self._store_tree(self.slots[name], value)
+            held = self.values.get(name)
+            block = self.b.current_block
+            if held is None or held[1] == block:  # the first definition, or one more in its block
+                self.values[name] = (value, block)
+                return
+        self._store_tree(self.var_slots(name), value)
 
     def _array_value(self, name, ty, value):
         """What variable `name` of array type `ty` holds after being assigned `value`: the
@@ -245,6 +268,13 @@ class Lowerer:
         if isinstance(slot, tuple):
             return tuple(self._load_tree(s) for s in slot)
         return self.b.load(slot)
+
+    def _store_tree_at_end(self, block, slot, value):
+        if isinstance(slot, tuple):
+            for s, v in zip(slot, value):
+                self._store_tree_at_end(block, s, v)
+        else:
+            self.b.store_at_end(block, slot, value)
 
     def _store_tree(self, slot, value):
         if isinstance(slot, tuple):

@@ -4,6 +4,9 @@ A device function of a few lines spends most of its typing in Numba's front
 half (typing/lean.py); two of its passes run steps that, for most kernel code,
 only look and find nothing (benchmarks/profile_first_call.py):
 
+- On Python 3.11 Numba's ByteCode lists each inline cache entry as an instruction
+  (CACHE), which the bytecode analysis and the interpreter step through doing
+  nothing; ``LeanInterpreter`` leaves them out (``skip_inline_caches``).
 - ``TranslateByteCode`` ends with five peepholes over the new IR. Three of them
   rewrite what only one opcode produces (``with`` blocks, ``f(*args, **kws)``,
   dict merges); ``LeanTranslateByteCode`` skips each of those when the function's
@@ -32,6 +35,7 @@ compares them on a corpus of functions).
 """
 
 import dis
+import sys
 from types import ModuleType
 
 from numba.core import config, interpreter, ir, postproc, rewrites, transforms, untyped_passes
@@ -60,8 +64,40 @@ _PEEPHOLE_OPCODES = {
 }
 
 
+_CACHE = dis.opmap.get("CACHE") if sys.version_info[:2] == (3, 11) else None
+
+
+def skip_inline_caches(bc):
+    """Drop the CACHE entries from Numba's ByteCode `bc` (Python 3.11).
+
+    On 3.11 Numba lists each inline cache entry of an instruction (LOAD_GLOBAL
+    has five, CALL four...) as an instruction of its own, which the flow
+    analysis and the interpreter then step through one at a time, doing nothing:
+    about two thirds of what they dispatch in kernel code. Each other instruction's
+    ``next`` is pointed past its entries instead. No jump has cache entries, so
+    no jump target or fall-through changes, and the IR is the same (3.12's Numba
+    leaves the entries out itself).
+    """
+    if _CACHE is None:
+        return
+    table = bc.table
+    kept = []
+    for offset, inst in table.items():
+        if inst.opcode == _CACHE and kept:
+            kept[-1][1].next = inst.next
+        else:
+            kept.append((offset, inst))
+    if len(kept) < len(table):
+        bc.table = type(table)(kept)
+
+
 class LeanInterpreter(interpreter.Interpreter):
-    """Numba's Interpreter, without the peepholes that have nothing to rewrite."""
+    """Numba's Interpreter, without the peepholes that have nothing to rewrite, and on
+    3.11 without stepping through inline cache entries (``skip_inline_caches``)."""
+
+    def interpret(self, bytecode):
+        skip_inline_caches(bytecode)
+        return super().interpret(bytecode)
 
     def post_process(self, peepholes, func_ir):
         code = self.bytecode.func_id.code
