@@ -54,7 +54,7 @@ for b in $B; do
             done ;;
     # Pipeline statistics and the driver's own code of the tiled matmul and Black-Scholes,
     # numba.cuda's PTX and SASS beside them (files under driver_code/).
-    firstcall) timeout 100 python3 benchmarks/profile_first_call.py --count 20
+    firstcall) timeout 100 python3 benchmarks/profile_first_call.py --count 20 --cpu --passes
                timeout 100 python3 benchmarks/profile_first_call.py --count 20 --profile tottime --top 45 --only first_call_devfn ;;
     div32) timeout 200 python3 benchmarks/experiments/s12_div32.py --out $R/h200_div32.json
            timeout 200 python3 tests/fuzz/div32_sweep.py --variant device --pairs ${DIV_PAIRS:-1e8} ;;

@@ -160,6 +160,7 @@ void InitKir(nb::module_& m) {
         .value("min", kir::MathFn::kMin)
         .value("max", kir::MathFn::kMax)
         .value("sqrt", kir::MathFn::kSqrt)
+        .value("inverse_sqrt", kir::MathFn::kInverseSqrt)
         .value("fma", kir::MathFn::kFma)
         .value("exp", kir::MathFn::kExp)
         .value("log", kir::MathFn::kLog)

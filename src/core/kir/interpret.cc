@@ -350,6 +350,7 @@ class Machine {
             case MathFn::kMin: fl(std::fmin(f(0), f(1))); break;
             case MathFn::kMax: fl(std::fmax(f(0), f(1))); break;
             case MathFn::kSqrt: fl(std::sqrt(f(0))); break;
+            case MathFn::kInverseSqrt: fl(1.0 / std::sqrt(f(0))); break;
             case MathFn::kFma:  // rounded once, also in float32 (a double fma would round twice)
                 if (k == ScalarKind::kF32)
                     fl(std::fmaf(static_cast<float>(f(0)), static_cast<float>(f(1)),

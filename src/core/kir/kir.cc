@@ -126,6 +126,7 @@ const char* MathFnName(MathFn f) {
         case MathFn::kBitCount: return "bitcount";
         case MathFn::kFindUMsb: return "findumsb";
         case MathFn::kFindILsb: return "findilsb";
+        case MathFn::kInverseSqrt: return "inverse_sqrt";
     }
     return "?";
 }

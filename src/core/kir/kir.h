@@ -139,8 +139,11 @@ enum class MathFn : uint8_t {
     // kFindUMsb / kFindILsb: the index of the highest / lowest set bit, -1 (all
     // ones) for 0. The front end widens narrower values and splits 64-bit ones.
     kBitCount, kFindUMsb, kFindILsb,
+    // 1/sqrt(x), the driver's (GLSL.std.450 InverseSqrt: Vulkan allows 2 ulp in float32):
+    // the math library's float32 sqrt starts from it and corrects it exactly.
+    kInverseSqrt,
 };
-constexpr MathFn kLastMathFn = MathFn::kFindILsb;
+constexpr MathFn kLastMathFn = MathFn::kInverseSqrt;
 
 // kDiv on floats (its aux): which quotient the front end needs.
 enum class DivPrecision : uint8_t {

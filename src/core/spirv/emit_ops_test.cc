@@ -291,8 +291,8 @@ TEST(Emit, Constants) {
 TEST(Emit, MathF32) {
     OpKernel k(ScalarKind::kF32);
     for (MathFn fn : {MathFn::kFloor, MathFn::kCeil, MathFn::kTrunc, MathFn::kAbs, MathFn::kSqrt,
-                      MathFn::kExp, MathFn::kLog, MathFn::kSin, MathFn::kCos, MathFn::kTan,
-                      MathFn::kTanh}) {
+                      MathFn::kInverseSqrt, MathFn::kExp, MathFn::kLog, MathFn::kSin,
+                      MathFn::kCos, MathFn::kTan, MathFn::kTanh}) {
         k.Keep(k.b.Math(fn, {k.x}));
     }
     for (MathFn fn : {MathFn::kMin, MathFn::kMax, MathFn::kPow, MathFn::kAtan2}) {
@@ -309,6 +309,7 @@ TEST(Emit, MathF32) {
         CHECK: OpExtInst %float %[[glsl]] Trunc
         CHECK: OpExtInst %float %[[glsl]] FAbs
         CHECK: OpExtInst %float %[[glsl]] Sqrt
+        CHECK: OpExtInst %float %[[glsl]] InverseSqrt
         CHECK: OpExtInst %float %[[glsl]] Exp
         CHECK: OpExtInst %float %[[glsl]] Log
         CHECK: OpExtInst %float %[[glsl]] Sin

@@ -54,6 +54,7 @@ int GlslInstruction(MathFn fn, ScalarKind k) {
         case MathFn::kMax:
             return f ? GLSLstd450FMax : s ? GLSLstd450SMax : i ? GLSLstd450UMax : -1;
         case MathFn::kSqrt: return f ? GLSLstd450Sqrt : -1;
+        case MathFn::kInverseSqrt: return f ? GLSLstd450InverseSqrt : -1;
         case MathFn::kFma: return f ? GLSLstd450Fma : -1;
         case MathFn::kExp: return f ? GLSLstd450Exp : -1;
         case MathFn::kLog: return f ? GLSLstd450Log : -1;

@@ -87,22 +87,22 @@ def _round_test(b, x, s):
     return b.select(up, s_up, b.select(down, s_dn, s))
 
 
-# 1/(2 s) to within 5.1 % from the bits of a positive normal float32 s: this minus s's bits
-# (the exponent negated, the mantissa's reciprocal linearly; 0x7EF311C3 for 1/s, one exponent
-# less for 1/(2 s)).
-_HALF_RECIP_BITS = 0x7EF311C3 - 0x00800000
+def _driver_rsqrt(b, x):
+    """The driver's float32 InverseSqrt (Vulkan: 2 ulp), moved by 2 ulp where the library's
+    driver quotients are made loose (tests), as _driver_sqrt's Sqrt."""
+    return denormals.loosen(b, b.math(M.inverse_sqrt, [x]))
 
 
 def _sqrt_fused32(b, x):
     """The correctly rounded float32 sqrt of x in [1, 4) or within _DIRECT, where the device's
     Fma rounds once (dd.fused), without a division:
 
-    1. s0 = the driver's Sqrt (Vulkan: inherited from 1/inversesqrt, several ulp) and
-       h ~ 1/(2 s0) to within 5.1 % from s0's bits (one integer subtraction);
-    2. two steps s += fma(-s, s, x) h: each leaves about 5 % of the error before it (h's),
-       plus s's relative error squared: faithful (one of the two floats around sqrt(x)) from an
-       s0 within 64 ulp (an exhaustive simulation over [1, 4): 12 ulp already failed one
-       step);
+    1. y = the driver's InverseSqrt (Vulkan: 2 ulp), s0 = x y (relative error d of a few
+       2^-24) and h = y/2 (exact; relative error e of y's);
+    2. one step s = fma(fma(-s0, s0, x), h, s0): x - s0^2 = -x (2 d + d^2) exactly (Fma), times
+       h = (1 + e)/(2 sqrt(x)), so s = sqrt(x) (1 - d e - d^2/2 + ...) rounded once: a relative
+       error of about 2^-44 before that rounding for d, e of a few ulp (below 2^-25 up to
+       about 1000 ulp), so s is faithful (one of the two floats around sqrt(x));
     3. the rounding decision, exact: r = fma(-s, s, x) (its sign says on which side of s
        sqrt(x) lies) and rc = fma(-c, c, x) for c, s's neighbour on that side; c is the
        correctly rounded root iff |rc| < |r|. With g = |c - s| (s and c multiples of g, x of
@@ -112,18 +112,17 @@ def _sqrt_fused32(b, x):
        bits, multiples of g^2 below 2^25 g^2) except the larger magnitude, which rounds to a
        multiple of 2 g^2, staying above the smaller (below 2^24 g^2): the comparison holds.
        r and rc are normal or zero (multiples of g^2 >= 2^-108 within _DIRECT).
-    About 13 instructions after Sqrt where the former test took 30 (docs/math.md)."""
+    Session 15's form started from the driver's Sqrt, with 1/(2 s0) to within 5 % from its
+    bits, and took two steps (docs/math.md)."""
     k = b.kind(x)
     ik = bits.int_kind(k)
-    s0 = _driver_sqrt(b, x)
-    h = bits.from_bits(b, k, b.binary(Op.sub, const(b, ik, _HALF_RECIP_BITS), bits.to_bits(b, s0)))
+    y = _driver_rsqrt(b, x)
 
     def resid(s):  # fma(-s, s, x): s is never subnormal, the device's negation folds
         return b.math(M.fma, [denormals.neg_normal(b, s), s, x])
 
-    s = s0
-    for _ in range(2):
-        s = b.math(M.fma, [resid(s), h, s])
+    s0 = b.binary(Op.mul, x, y)
+    s = b.math(M.fma, [resid(s0), b.binary(Op.mul, y, const(b, k, 0.5)), s0])
     r = resid(s)
     above = denormals.compare_normal(b, Op.gt, r, const(b, k, 0.0))
     c = bits.from_bits(b, k, b.binary(Op.add, bits.to_bits(b, s),
