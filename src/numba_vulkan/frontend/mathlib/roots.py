@@ -5,10 +5,10 @@ Vulkan does not require OpSqrt / GLSL Sqrt to be correctly rounded (float32:
 as float32), so sqrt is computed here:
 
 1. x = xs * 4**j with xs in [1, 4) (frexp on the bits, exact);
-2. a float32 first guess s0 = Sqrt(xs) from the driver (any precision of a
-   few ulp of float32 will do), y = 1 / s0, then Newton steps on
-   y ~ 1/sqrt(xs) with multiplications and additions only (one for float32,
-   two for float64: 2**-21 -> 2**-42 -> beyond 2**-53), s = xs * y;
+2. a float32 first guess y = InverseSqrt(xs) from the driver (any precision of a
+   few ulp of float32 will do), then Newton steps on y ~ 1/sqrt(xs) with
+   multiplications and additions only (one for float32, two for float64:
+   2**-21 -> 2**-42 -> beyond 2**-53), s = xs * y;
 3. one step s += r * y / 2 on the exact residual r = xs - s*s (Dekker's
    product, which needs no fma: float ops carry NoContraction);
 4. the exact rounding test, twice: with r exact (it is representable when s
@@ -39,22 +39,19 @@ def _residual(b, x, s):
     return b.binary(Op.sub, b.binary(Op.sub, x, p), e)
 
 
-def _driver_sqrt(b, x):
-    """The driver's float32 Sqrt (Vulkan: a few ulp); moved by 2 ulp where the library's
+def _driver_rsqrt(b, x):
+    """The driver's float32 InverseSqrt (Vulkan: 2 ulp); moved by 2 ulp where the library's
     driver quotients are made loose (tests: NUMBA_VULKAN_DRIVER_DIV=loose), as they are."""
-    return denormals.loosen(b, b.math(M.sqrt, [x]))
+    return denormals.loosen(b, b.math(M.inverse_sqrt, [x]))
 
 
 def _first_guess(b, x):
-    """(s0, y0): about sqrt(x) and 1/s0 to float32's precision (a float32 division is far
-    cheaper than a float64 one), x in [1, 4) or within _DIRECT."""
+    """y0 ~ 1/sqrt(x) to float32's precision (the driver's InverseSqrt; float64 through
+    float32), x in [1, 4) or within _DIRECT."""
     k = b.kind(x)
     if k == K.f32:
-        s0 = _driver_sqrt(b, x)
-        return s0, driver_div(b, const(b, k, 1.0), s0)
-    s32 = _driver_sqrt(b, denormals.convert_normal(b, K.f32, x))
-    y32 = driver_div(b, const(b, K.f32, 1.0), s32)
-    return denormals.convert_normal(b, k, s32), denormals.convert_normal(b, k, y32)
+        return _driver_rsqrt(b, x)
+    return denormals.convert_normal(b, k, _driver_rsqrt(b, denormals.convert_normal(b, K.f32, x)))
 
 
 def _newton_rsqrt(b, x, y):
@@ -85,12 +82,6 @@ def _round_test(b, x, s):
     up = denormals.compare_normal(b, Op.gt, r, b.binary(Op.mul, s, b.binary(Op.sub, s_up, s)))
     down = denormals.compare_normal(b, Op.le, r, b.binary(Op.mul, s, b.binary(Op.sub, s_dn, s)))
     return b.select(up, s_up, b.select(down, s_dn, s))
-
-
-def _driver_rsqrt(b, x):
-    """The driver's float32 InverseSqrt (Vulkan: 2 ulp), moved by 2 ulp where the library's
-    driver quotients are made loose (tests), as _driver_sqrt's Sqrt."""
-    return denormals.loosen(b, b.math(M.inverse_sqrt, [x]))
 
 
 def _sqrt_fused32(b, x):
@@ -136,7 +127,7 @@ def _sqrt_reduced(b, xs):
     """The correctly rounded sqrt of xs in [1, 4)."""
     if b.kind(xs) == K.f32 and fused(b):
         return _sqrt_fused32(b, xs)
-    _, y = _first_guess(b, xs)
+    y = _first_guess(b, xs)
     for _ in range(1 if b.kind(xs) == K.f32 else 2):
         y = _newton_rsqrt(b, xs, y)
     s = _residual_step(b, xs, b.binary(Op.mul, xs, y), y)
@@ -151,17 +142,16 @@ _DIRECT = (2.0**-60, 2.0**60)
 
 def _sqrt_direct(b, x):
     """The correctly rounded sqrt of x within _DIRECT, without the reduction to [1, 4): the
-    driver's float32 Sqrt s0 (relative error d of a few 2^-24) and its reciprocal y (e of a few
-    2^-24); float64 refines y by one Newton step (to about 2^-40) and starts from x y; one step
-    on the residual leaves a relative error of about d^2/2 + d e (float32: 2^-40; float64:
-    2^-78) plus its own rounding, within one ulp; then one exact rounding test."""
+    driver's float32 InverseSqrt y (relative error e of a few 2^-24; float64 refines it by one
+    Newton step, to about 2^-40) and s0 = x y (d, about as large); one step on the residual
+    leaves a relative error of about d^2/2 + d e (float32: 2^-40; float64: 2^-78) plus its own
+    rounding, within one ulp; then one exact rounding test."""
     if b.kind(x) == K.f32 and fused(b):
         return _sqrt_fused32(b, x)
-    s, y = _first_guess(b, x)
+    y = _first_guess(b, x)
     if b.kind(x) == K.f64:
         y = _newton_rsqrt(b, x, y)
-        s = b.binary(Op.mul, x, y)
-    return _round_test(b, x, _residual_step(b, x, s, y))
+    return _round_test(b, x, _residual_step(b, x, b.binary(Op.mul, x, y), y))
 
 
 def _reduce(b, x):
