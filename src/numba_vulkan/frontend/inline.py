@@ -161,8 +161,8 @@ def _fold_args(lowerer, expr, sig, name):
 #: Lowerer's), read and written through to it: builder, module, parameters, flags...
 PER_FUNCTION = frozenset({
     "root", "func_ir", "typemap", "calltypes", "argtypes", "typed", "args", "name",
-    "slots", "values", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result", "exit",
-    "const_args",
+    "slots", "values", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result",
+    "exit", "const_args",
 })  # fmt: skip
 
 

@@ -51,7 +51,8 @@ def _first_guess(b, x):
     k = b.kind(x)
     if k == K.f32:
         return _driver_rsqrt(b, x)
-    return denormals.convert_normal(b, k, _driver_rsqrt(b, denormals.convert_normal(b, K.f32, x)))
+    y32 = _driver_rsqrt(b, denormals.convert_normal(b, K.f32, x))
+    return denormals.convert_normal(b, k, y32)
 
 
 def _newton_rsqrt(b, x, y):
