@@ -208,7 +208,7 @@ class Lowerer:
             slot = self.slots[name] = self._alloc(self._layout_of(name))
             held = self.values.pop(name, None)
             if held is not None:
-                self._store_tree_at_end(held[1], slot, held[0])
+                self._store_tree(slot, held[0], at_end_of=held[1])
         return slot
 
     def store_var(self, name, value):
@@ -269,21 +269,18 @@ class Lowerer:
             return tuple(self._load_tree(s) for s in slot)
         return self.b.load(slot)
 
-    def _store_tree_at_end(self, block, slot, value):
-        if isinstance(slot, tuple):
-            for s, v in zip(slot, value):
-                self._store_tree_at_end(block, s, v)
-        else:
-            self.b.store_at_end(block, slot, value)
-
-    def _store_tree(self, slot, value):
+    def _store_tree(self, slot, value, at_end_of=None):
+        """Store the tree `value` into the tree of variables `slot`: here, or at the end of
+        block `at_end_of` (before its terminator)."""
         if isinstance(slot, tuple):
             if not isinstance(value, tuple) or len(value) != len(slot):
                 raise internal("a value does not match its variable's layout", self.loc)
             for s, v in zip(slot, value):
-                self._store_tree(s, v)
-        else:
+                self._store_tree(s, v, at_end_of)
+        elif at_end_of is None:
             self.b.store(slot, value)
+        else:
+            self.b.store_at_end(at_end_of, slot, value)
 
     def cast(self, value, from_ty, to_ty, loc):
         """Convert `value` of Numba type `from_ty` to Numba type `to_ty`."""
