@@ -56,6 +56,14 @@ for b in $B; do
     # numba.cuda's PTX and SASS beside them (files under driver_code/).
     firstcall) timeout 100 python3 benchmarks/profile_first_call.py --count 20 --cpu --passes
                timeout 100 python3 benchmarks/profile_first_call.py --count 20 --profile tottime --top 45 --only first_call_devfn ;;
+    # Session 19: the first call timed by profile_first_call.py and by bench_vs_cuda.py
+    # (numba_vulkan alone), alternating in the same run: do the two agree on this host?
+    fc_gap) for i in 1 2; do
+              timeout 60 python3 benchmarks/profile_first_call.py --count 20 --only first_call_devfn
+              timeout 60 python3 benchmarks/bench_vs_cuda.py --backends numba_vulkan --only first_call_devfn \
+                --first-calls 20 --out $R/h200_fc_gap_$i.json | grep "5 device"
+            done ;;
+    trig_variants) timeout 200 python3 benchmarks/experiments/s19_trig_variants.py --out $R/h200_trig_variants.json ;;
     div32) timeout 200 python3 benchmarks/experiments/s12_div32.py --out $R/h200_div32.json
            timeout 200 python3 tests/fuzz/div32_sweep.py --variant device --pairs ${DIV_PAIRS:-1e8} ;;
     parallel_m0) NUMBA_VULKAN_HIDE_INT_RANGES=0 timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m0.json ;;

@@ -30,6 +30,7 @@
 #include <unordered_map>
 
 #include "kir/builder.h"
+#include "kir/dominators.h"
 #include "structurize/tree.h"
 
 namespace nvk::structurize {
@@ -328,6 +329,21 @@ util::Status Structurize(kir::Module& module) {
     Lowerer lowerer(module);
     module.function = lowerer.Run(tree);
     return util::Status::Ok();
+}
+
+bool ReturnsInsideLoop(const kir::Function& function) {
+    std::vector<const kir::Block*> loops, returns;
+    for (const kir::Block& b : function.blocks) {
+        if (b.merge.kind == kir::Merge::Kind::kLoop) loops.push_back(&b);
+        if (!b.insts.empty() && b.terminator().op == kir::Op::kRet) returns.push_back(&b);
+    }
+    if (loops.empty()) return false;
+    const kir::DomTree dom = kir::StructuredDominators(function);
+    for (const kir::Block* ret : returns)
+        for (const kir::Block* loop : loops)
+            if (dom.Dominates(loop->id, ret->id) && !dom.Dominates(loop->merge.merge, ret->id))
+                return true;
+    return false;
 }
 
 }  // namespace nvk::structurize

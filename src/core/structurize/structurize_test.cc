@@ -94,6 +94,8 @@ TEST(Structurize, ForWithBreakAndContinue) {
     const kir::Block* cont = s.function.FindBlock(h->merge.cont);
     ASSERT_NE(cont, nullptr);
     EXPECT_EQ(cont->Successors(), std::vector<BlockId>{h->id});
+    // The return comes after the loop's merge block: no merge-return needed.
+    EXPECT_FALSE(ReturnsInsideLoop(s.function));
 }
 
 // for i in range(4): for j in range(4): if j == v0: break; if i+j == v1: return; emit(j)
@@ -135,6 +137,7 @@ TEST(Structurize, NestedLoopsBreakAndReturnFromInner) {
     // The return stays inside the inner loop: no selector is needed.
     EXPECT_EQ(CountVars(s), CountVars(p.m));
     EXPECT_EQ(CountMerges(s, Merge::Kind::kLoop), 2u);
+    EXPECT_TRUE(ReturnsInsideLoop(s.function));
 }
 
 // while v0 < 5: v0 += 1; if v0 == v1: break (to A); if v0 == v2: (to B, another exit)
@@ -198,7 +201,9 @@ void ShortCircuit(bool big_else, uint32_t seed) {
     std::mt19937 rng(seed);
     Module s = StructurizeAndCompare(p.m, rng, kRuns, 3);
     for (const kir::Block& b : s.function.blocks) {
-        if (b.terminator().op == Op::kCondBr) EXPECT_NE(b.merge.kind, Merge::Kind::kNone);
+        if (b.terminator().op == Op::kCondBr) {
+            EXPECT_NE(b.merge.kind, Merge::Kind::kNone);
+        }
     }
 }
 

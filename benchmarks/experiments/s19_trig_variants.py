@@ -1,0 +1,116 @@
+"""Session 19: is the float64 trig chain (bench_math.py) bound by its float64 operations?
+
+Each variant in a process of its own, numba.cuda's figure beside main's in the same run:
+
+  main         as shipped
+  exp_sum      exp's short path as e = 1 + (r + r^2 p(r)), the sum rounded once, instead of
+               1 + r kept exact by Fast2Sum: 3 float64 operations fewer per exp (up to about
+               0.25 ulp less accurate: a probe, not a candidate as it stands)
+  norare_trig  sin's and cos's full reduction left out (what that rare block costs)
+
+    python3 benchmarks/experiments/s19_trig_variants.py [--out FILE] [--only a,b]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+VARIANTS = ("main", "exp_sum", "norare_trig")
+FIGURE = "trig_chain_f64"
+
+
+def apply(variant):
+    from numba_vulkan.frontend.mathlib import bits, coeffs, dd, explog, rare
+    from numba_vulkan.frontend.arith import const
+
+    if variant == "norare_trig":
+        inner = rare.branch
+        rare.branch = lambda b, cond, values, body, tag: (
+            tuple(values) if tag == "trig" else inner(b, cond, values, body, tag))
+    elif variant == "exp_sum":
+        K, Op = explog.K, explog.Op
+
+        def short(b, x):
+            k = b.kind(x)
+            ik, mbits, bias, prec = bits.LAYOUT[k]
+            inside = explog.denormals.compare_normal(b, Op.le, bits.fabs(b, x),
+                                                     const(b, k, explog._EXP_DIRECT[k]))
+            magic = const(b, k, 1.5 * 2.0 ** (prec - 1))
+            t = dd.mul_add(b, x, explog._c(b, k, "INV_LN2"), magic)
+            kf = b.binary(Op.sub, t, magic)
+            w = explog._W[k]
+            r = dd.mul_add(b, kf, const(b, k, -getattr(coeffs, f"LN2_HI_{w}")), x)
+            r = dd.mul_add(b, kf, const(b, k, -getattr(coeffs, f"LN2_LO_{w}")), r)
+            p = explog._horner(b, getattr(coeffs, f"EXP_{w}"), r)
+            e = b.binary(Op.add, const(b, k, 1.0), dd.mul_add(b, b.binary(Op.mul, r, r), p, r))
+            scale = b.binary(Op.shl, b.binary(Op.add, bits.to_bits(b, t), const(b, ik, bias)),
+                             const(b, ik, mbits))
+            v = b.binary(Op.mul, e, bits.from_bits(b, k, scale))
+            _, v = rare.branch(b, b.unary(Op.not_, inside), (x, v),
+                               lambda xs, _: (xs, explog._exp_full(b, xs)), "exp")
+            return v
+
+        explog._exp_short = short
+
+
+def one(variant, args):
+    import bench_math
+    from backends import CudaBackend, VulkanBackend
+
+    out = {}
+    backends = [VulkanBackend()]
+    if variant == "main":
+        try:
+            backends.append(CudaBackend())
+        except Exception as e:  # noqa: BLE001 - no numba.cuda: say so
+            out["numba.cuda"] = f"{type(e).__name__}: {e}"
+    apply(variant)
+    for backend in backends:
+        r = bench_math.FIGURES[FIGURE](backend, args, False)
+        out[f"{backend.name} {FIGURE}"] = {"rate": r["rate"], "correct": r["correct"],
+                                           "pipeline": r["pipeline"]}
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", default=None, help="run one variant in this process")
+    parser.add_argument("--only", default=",".join(VARIANTS))
+    parser.add_argument("--log2", type=int, default=24)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--inner", type=int, default=5)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    if args.variant:
+        print(json.dumps(one(args.variant, args)))
+        return 0
+    results = {}
+    for variant in args.only.split(","):
+        cmd = [sys.executable, __file__, "--variant", variant, "--log2", str(args.log2),
+               "--repeats", str(args.repeats), "--inner", str(args.inner)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        try:
+            results[variant] = json.loads(p.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            results[variant] = {"error": (p.stderr or p.stdout)[-800:]}
+        for key, r in results[variant].items():
+            if isinstance(r, dict) and "rate" in r:
+                regs = r["pipeline"].get("Register Count", r["pipeline"].get("registers"))
+                size = r["pipeline"].get("Binary Size")
+                print(f"{variant:<12} {key:<32} {r['rate']:8.2f} x10^9/s  registers {regs}"
+                      f"  binary {size}{'' if r['correct'] else '  WRONG'}", flush=True)
+            else:
+                print(f"{variant:<12} {key}: {r}", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
