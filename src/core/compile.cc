@@ -114,7 +114,8 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     if (emitted_first) NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     if (options.optimize) {
         std::vector<uint32_t> emitted = std::move(out.words);
-        util::Result<std::vector<uint32_t>> optimized = spirv::Optimize(emitted, optimize_options);
+        util::Result<std::vector<uint32_t>> optimized =
+            spirv::Optimize(emitted, optimize_options);
         if (!optimized.ok() && options.validate && !emitted_first) {
             NVK_RETURN_IF_ERROR(spirv::Validate(emitted));  // the emitter's fault, then
         }
