@@ -69,7 +69,7 @@ def apply(variant):
         erf._erf_big = lambda b, a, fast: big(b, a, True)
 
 
-def one(variant, figures, args):
+def one(variant, figures, args, apply=apply):
     import bench_math
     from backends import CudaBackend, VulkanBackend
 
@@ -89,21 +89,24 @@ def one(variant, figures, args):
     return out
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, variants=VARIANTS, apply=apply, script=__file__, doc=__doc__):
+    """Run each variant (variant -> figures) in a process of its own (`script --variant V`,
+    whose main calls this with the same `variants` and `apply`); s19_trig_variants.py
+    runs its own variants through it."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--variant", default=None, help="run one variant in this process")
-    parser.add_argument("--only", default=",".join(VARIANTS))
+    parser.add_argument("--only", default=",".join(variants))
     parser.add_argument("--log2", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--inner", type=int, default=5)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     if args.variant:
-        print(json.dumps(one(args.variant, VARIANTS[args.variant], args)))
+        print(json.dumps(one(args.variant, variants[args.variant], args, apply)))
         return 0
     results = {}
     for variant in args.only.split(","):
-        cmd = [sys.executable, __file__, "--variant", variant, "--log2", str(args.log2),
+        cmd = [sys.executable, script, "--variant", variant, "--log2", str(args.log2),
                "--repeats", str(args.repeats), "--inner", str(args.inner)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         try:
@@ -113,8 +116,9 @@ def main(argv=None):
         for key, r in results[variant].items():
             if isinstance(r, dict) and "rate" in r:
                 regs = r["pipeline"].get("Register Count", r["pipeline"].get("registers"))
+                size = r["pipeline"].get("Binary Size")
                 print(f"{variant:<12} {key:<32} {r['rate']:8.2f} x10^9/s  registers {regs}"
-                      f"{'' if r['correct'] else '  WRONG'}", flush=True)
+                      f"  binary {size}{'' if r['correct'] else '  WRONG'}", flush=True)
             else:
                 print(f"{variant:<12} {key}: {r}", flush=True)
     if args.out:

@@ -11,18 +11,15 @@ Each variant in a process of its own, numba.cuda's figure beside main's in the s
     python3 benchmarks/experiments/s19_trig_variants.py [--out FILE] [--only a,b]
 """
 
-import argparse
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-VARIANTS = ("main", "exp_sum", "norare_trig")
-FIGURE = "trig_chain_f64"
+VARIANTS = {name: ("trig_chain_f64",) for name in ("main", "exp_sum", "norare_trig")}
 
 
 def apply(variant):
@@ -34,7 +31,7 @@ def apply(variant):
         rare.branch = lambda b, cond, values, body, tag: (
             tuple(values) if tag == "trig" else inner(b, cond, values, body, tag))
     elif variant == "exp_sum":
-        K, Op = explog.K, explog.Op
+        Op = explog.Op
 
         def short(b, x):
             k = b.kind(x)
@@ -59,57 +56,11 @@ def apply(variant):
         explog._exp_short = short
 
 
-def one(variant, args):
-    import bench_math
-    from backends import CudaBackend, VulkanBackend
-
-    out = {}
-    backends = [VulkanBackend()]
-    if variant == "main":
-        try:
-            backends.append(CudaBackend())
-        except Exception as e:  # noqa: BLE001 - no numba.cuda: say so
-            out["numba.cuda"] = f"{type(e).__name__}: {e}"
-    apply(variant)
-    for backend in backends:
-        r = bench_math.FIGURES[FIGURE](backend, args, False)
-        out[f"{backend.name} {FIGURE}"] = {"rate": r["rate"], "correct": r["correct"],
-                                           "pipeline": r["pipeline"]}
-    return out
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default=None, help="run one variant in this process")
-    parser.add_argument("--only", default=",".join(VARIANTS))
-    parser.add_argument("--log2", type=int, default=24)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--inner", type=int, default=5)
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args(argv)
-    if args.variant:
-        print(json.dumps(one(args.variant, args)))
-        return 0
-    results = {}
-    for variant in args.only.split(","):
-        cmd = [sys.executable, __file__, "--variant", variant, "--log2", str(args.log2),
-               "--repeats", str(args.repeats), "--inner", str(args.inner)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        try:
-            results[variant] = json.loads(p.stdout.strip().splitlines()[-1])
-        except (IndexError, json.JSONDecodeError):
-            results[variant] = {"error": (p.stderr or p.stdout)[-800:]}
-        for key, r in results[variant].items():
-            if isinstance(r, dict) and "rate" in r:
-                regs = r["pipeline"].get("Register Count", r["pipeline"].get("registers"))
-                size = r["pipeline"].get("Binary Size")
-                print(f"{variant:<12} {key:<32} {r['rate']:8.2f} x10^9/s  registers {regs}"
-                      f"  binary {size}{'' if r['correct'] else '  WRONG'}", flush=True)
-            else:
-                print(f"{variant:<12} {key}: {r}", flush=True)
-    if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
-    return 0
+    """s16_math_variants' runner: each variant in a process of its own."""
+    import s16_math_variants
+
+    return s16_math_variants.main(argv, VARIANTS, apply, __file__, __doc__)
 
 
 if __name__ == "__main__":
