@@ -258,7 +258,12 @@ def generate(seed):
         "c = abs(x) % 7",
     ]
     body = prologue + ["    " * ind + text for ind, text in g.lines]
+    return Program(seed, *sources(body), frozenset(g.features))
 
+
+def sources(body):
+    """(CPython source, kernel source) of a body: lines at the function's own indentation
+    (4-space units), RESULT marking a return of the current (a, b, c)."""
     py = ["def fuzz_py(x):"]
     for line in body:
         stripped = line.lstrip()
@@ -281,7 +286,7 @@ def generate(seed):
         else:
             kern.append("    " + line)
     kern += [f"    out[i, {k}] = {v}" for k, v in enumerate(VARS)]
-    return Program(seed, "\n".join(py) + "\n", "\n".join(kern) + "\n", frozenset(g.features))
+    return "\n".join(py) + "\n", "\n".join(kern) + "\n"
 
 
 def inputs(seed, n=64):

@@ -17,37 +17,25 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402
 
-_RETURN = "return (a, b, c)"
-
-
 def _body(seed):
-    """The body lines of the seed's CPython function (prologue included), 4-space units."""
+    """The body lines of the seed's program (prologue included; gen.sources' form, returns
+    as gen.RESULT), read back from its CPython function."""
     lines = gen.generate(seed).python_src.splitlines()[1:-1]  # no def, no final return
-    return [line[4:] for line in lines]
+    return [_unreturn(line[4:]) for line in lines]
 
 
-def _sources(body):
-    """(CPython source, kernel source) of a body, as gen.generate writes them."""
-    py = ["def fuzz_py(x):"] + ["    " + line for line in body] + ["    " + _RETURN]
-    kern = ["def fuzz_kernel(inp, out):", "    i = nv.global_id(0)", "    if i >= inp.size:",
-            "        return", "    x = inp[i]"]
-    for line in body:
-        stripped = line.lstrip()
-        pad = "    " + line[: len(line) - len(stripped)]
-        if stripped == _RETURN:
-            kern += [pad + f"out[i, {k}] = {v}" for k, v in enumerate(gen.VARS)]
-            kern.append(pad + "return")
-        else:
-            kern.append("    " + line)
-    kern += [f"    out[i, {k}] = {v}" for k, v in enumerate(gen.VARS)]
-    return "\n".join(py) + "\n", "\n".join(kern) + "\n"
+def _unreturn(line):
+    stripped = line.lstrip()
+    if stripped != "return (a, b, c)":
+        return line
+    return line[: len(line) - len(stripped)] + gen.RESULT
 
 
 def _differ(body, xs):
     """Indices of xs where the device and CPython disagree; None if the body is no program."""
     import numba_vulkan as nv
 
-    py_src, kern_src = _sources(body)
+    py_src, kern_src = gen.sources(body)
     try:
         f = gen._load(py_src, "fuzz_py", {})
         want = np.array([_bounded(f, int(x)) for x in xs], dtype=np.int64)
@@ -120,7 +108,7 @@ def main(argv=None):
 
     warnings.simplefilter("ignore")
     body, xs, bad = reduce(args.seed)
-    py_src, kern_src = _sources(body)
+    py_src, kern_src = gen.sources(body)
     f = gen._load(py_src, "fuzz_py", {})
     print(f"# seed {args.seed}: {len(body)} lines; inputs that differ: "
           f"{[int(xs[j]) for j in bad[:8]]} (CPython {[f(int(xs[j])) for j in bad[:3]]})")
