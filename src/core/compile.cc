@@ -108,14 +108,12 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     emit_options.preserve_float_widths = options.preserve_float_widths;
     emit_options.denorm_preserve_widths = options.denorm_preserve_widths;
     NVK_ASSIGN_OR_RETURN(out.words, spirv::Emit(module, emit_options));
-    spirv::OptimizeOptions optimize_options;
-    optimize_options.merge_returns = structurize::ReturnsInsideLoop(module.function);
     const bool emitted_first = options.validate && (options.validate_emitted || !options.optimize);
     if (emitted_first) NVK_RETURN_IF_ERROR(spirv::Validate(out.words));
     if (options.optimize) {
         std::vector<uint32_t> emitted = std::move(out.words);
         util::Result<std::vector<uint32_t>> optimized =
-            spirv::Optimize(emitted, optimize_options);
+            spirv::Optimize(emitted);
         if (!optimized.ok() && options.validate && !emitted_first) {
             NVK_RETURN_IF_ERROR(spirv::Validate(emitted));  // the emitter's fault, then
         }

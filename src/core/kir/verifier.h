@@ -29,7 +29,7 @@
 //              edge of its innermost loop; an edge entering a construct goes
 //              to its header (its continue target for a continue construct),
 //              and an edge leaving one goes to its merge or to the innermost
-//              loop's merge or continue target.
+//              loop's merge or continue target; no ret inside a loop.
 #pragma once
 
 #include "kir/kir.h"

@@ -23,7 +23,8 @@
 // its merge block, the innermost loop's merge (break) or continue target
 // (continue), or, from a loop construct, its own continue target. Blocks that
 // even merge edges do not reach are outside every construct and their edges
-// are not classified.
+// are not classified. A ret may not stand inside a loop or continue construct:
+// drivers expect a loop to be left through its merge block (structurize.cc).
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -169,6 +170,9 @@ class StructuredChecker {
         const Block& b = f_.blocks[bp];
         const Inst& term = b.terminator();
         const Construct* loop = InnermostLoop(bp);
+        if (term.op == Op::kRet && loop)
+            return FailEdge(bp, "ret inside " + loop->Describe() +
+                                    ": a loop must be left through its merge block");
         if (term.op == Op::kCondBr && b.merge.kind == Merge::Kind::kNone) {
             bool ok = false;
             for (BlockId t : b.Successors())

@@ -34,31 +34,27 @@ util::Status Validate(const std::vector<uint32_t>& words) {
                               "--- disassembly ---\n" + Disassemble(words));
 }
 
-util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words,
-                                             const OptimizeOptions& options) {
+util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words) {
     spvtools::Optimizer optimizer(kTargetEnv);
     std::string messages;
     optimizer.SetMessageConsumer(Collect(messages));
     // A shorter recipe than SPIRV-Tools' performance one (RegisterPerformancePasses),
-    // for what our emitter leaves. Merge-return first where a return lies inside a
-    // loop: the loop then leaves through its merge block, as drivers expect (lavapipe's
-    // loop cap ends a loop at its merge block: with the return inside the loop's
-    // construct, the kernel ended without its stores). Then function variables
-    // become SSA values (single block/single store elimination, scalar
-    // replacement of local arrays and records, access chains with constant
-    // indices, SSA rewrite), constant propagation and folding, dead branches and
-    // dead code, selects for small branches (if-conversion), block merging and
-    // common subexpressions. Left out: inlining (one function), loop unrolling
-    // (no Unroll hints) and the performance recipe's repetitions of the same
-    // passes. On the benchmark kernels the modules come out the same size, in
-    // two thirds of the time (Black-Scholes 13.0 -> 8.6 ms, the five-function
-    // kernel 2.5 -> 1.9 ms: benchmarks/results/python-native_2026-12-01_s12_optimiser.txt).
-    // A second simplification and dead-code pass after redundancy elimination
-    // changed none of the golden corpus' and math kernels' 58 modules and took
-    // 8 % of the time: left out too (session 19).
+    // for what our emitter leaves: function variables become SSA values (single
+    // block/single store elimination, scalar replacement of local arrays and
+    // records, access chains with constant indices, SSA rewrite), constant
+    // propagation and folding, dead branches and dead code, selects for small
+    // branches (if-conversion), block merging and common subexpressions. Left
+    // out: merge-return (the structurizer leaves no return inside a loop, the one
+    // place drivers need it), inlining (one function), loop unrolling (no Unroll
+    // hints) and the performance recipe's repetitions of the same passes. On the
+    // benchmark kernels the modules come out the same size, in two thirds of the
+    // time (Black-Scholes 13.0 -> 8.6 ms, the five-function kernel 2.5 -> 1.9 ms:
+    // benchmarks/results/python-native_2026-12-01_s12_optimiser.txt). A second
+    // simplification and dead-code pass after redundancy elimination changed none
+    // of the golden corpus' and math kernels' 58 modules and took 8 % of the
+    // time: left out too (session 19).
     // It keeps PhysicalStorageBuffer accesses and their Aligned operands as they
     // are (tested in tools_test.cc).
-    if (options.merge_returns) optimizer.RegisterPass(spvtools::CreateMergeReturnPass());
     optimizer.RegisterPass(spvtools::CreateLocalSingleBlockLoadStoreElimPass())
         .RegisterPass(spvtools::CreateLocalSingleStoreElimPass())
         .RegisterPass(spvtools::CreateScalarReplacementPass(100))

@@ -14,19 +14,11 @@ namespace nvk::spirv {
 // kCodegen with the validator's messages followed by the disassembly.
 util::Status Validate(const std::vector<uint32_t>& words);
 
-struct OptimizeOptions {
-    // SPIRV-Tools' merge-return first: needed where a return lies inside a loop
-    // (structurize::ReturnsInsideLoop); elsewhere it only costs time (a fifth
-    // of the optimiser's on the five-function kernel).
-    bool merge_returns = true;
-};
-
 // Runs SPIRV-Tools' performance passes (SSA rewrite of function variables,
 // constant propagation and folding, dead-code elimination, CFG cleanup, ...).
 // The result is not validated here; the caller validates it. A failure of the
 // optimiser is kCodegen with its messages, never a warning.
-util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words,
-                                             const OptimizeOptions& options = {});
+util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words);
 
 // Text with friendly names (%main, %uint, block names) and indentation; on a
 // malformed binary, a line that says why.

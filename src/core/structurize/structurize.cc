@@ -20,7 +20,13 @@
 // `continue` from inside a short-circuit join, say) stores the label in an
 // i32 variable and breaks; after the construct's merge, a dispatch compares
 // the variable with the labels of the enclosing construct and breaks or
-// continues that one, or breaks again. Returns are OpReturn where they stand.
+// continues that one, or breaks again. A return outside every construct is
+// OpReturn where it stands; inside one, it is a branch to a label outside them
+// all (kReturnLabel), dispatched the same way until the outermost construct's
+// merge returns. So no loop is left other than through its merge block, as
+// drivers expect: lavapipe's loop cap ends a loop at its merge, and it lost
+// stores of invocations that left a loop towards a wrapping construct's merge,
+// the shape SPIRV-Tools' merge-return gives (control-flow fuzz seed 1747).
 //
 // Blocks come out in the order they are started: a header before its arms,
 // a loop body before its continue target and merge; dominators first.
@@ -40,6 +46,9 @@ using kir::kNone;
 using kir::ValueId;
 
 namespace {
+
+// The label of the function's exit: no construct has it (labels are >= 0).
+constexpr int kReturnLabel = -2;
 
 class Lowerer {
   public:
@@ -173,7 +182,9 @@ class Lowerer {
                 return EmitConstruct(s.label, -1, s.body);
             case Stmt::Kind::kLoop: return EmitConstruct(-1, s.label, s.body);
             case Stmt::Kind::kBr: return EmitBr(s.label);
-            case Stmt::Kind::kRet: return Terminate(kir::Op::kRet);
+            case Stmt::Kind::kRet:
+                if (ctx_.empty()) return Terminate(kir::Op::kRet);
+                return EmitBr(kReturnLabel);
             case Stmt::Kind::kUnreachable: return Terminate(kir::Op::kUnreachable);
         }
     }
@@ -255,15 +266,20 @@ class Lowerer {
     }
 
     // After the merge of a construct that branches to outer labels left: hand
-    // each such branch to the enclosing construct, which takes it or leaves too.
+    // each such branch to the enclosing construct, which takes it or leaves too;
+    // outside every construct, only a return can be left, and it returns.
     void EmitDispatch(const std::set<int>& pending) {
-        Construct& outer = ctx_.back();
         ValueId v = Load(jump_, kir::ScalarKind::kI32);
         ValueId any = Compare(kir::Op::kNe, v, Const(0));
         BlockId handle = NewId(), after = NewId();
         Out(cur_).merge = {kir::Merge::Kind::kSelection, after, kNone};
         Terminate(kir::Op::kCondBr, handle, after, any);
         Start(handle);
+        if (ctx_.empty()) {
+            Terminate(kir::Op::kRet);
+            return StartJoin(after);
+        }
+        Construct& outer = ctx_.back();
         std::vector<std::pair<int, BlockId>> cases;
         std::set<int> rest = pending;
         if (rest.erase(outer.block_label)) cases.push_back({outer.block_label, outer.merge});
@@ -329,21 +345,6 @@ util::Status Structurize(kir::Module& module) {
     Lowerer lowerer(module);
     module.function = lowerer.Run(tree);
     return util::Status::Ok();
-}
-
-bool ReturnsInsideLoop(const kir::Function& function) {
-    std::vector<const kir::Block*> loops, returns;
-    for (const kir::Block& b : function.blocks) {
-        if (b.merge.kind == kir::Merge::Kind::kLoop) loops.push_back(&b);
-        if (!b.insts.empty() && b.terminator().op == kir::Op::kRet) returns.push_back(&b);
-    }
-    if (loops.empty()) return false;
-    const kir::DomTree dom = kir::StructuredDominators(function);
-    for (const kir::Block* ret : returns)
-        for (const kir::Block* loop : loops)
-            if (dom.Dominates(loop->id, ret->id) && !dom.Dominates(loop->merge.merge, ret->id))
-                return true;
-    return false;
 }
 
 }  // namespace nvk::structurize

@@ -12,11 +12,4 @@ namespace nvk::structurize {
 // A function already marked structured is left alone.
 util::Status Structurize(kir::Module& module);
 
-// Whether a block that returns lies inside a loop construct of a structured
-// function (the blocks a loop header structurally dominates, less those its
-// merge block dominates). Only such a return needs SPIRV-Tools' merge-return
-// pass (spirv::OptimizeOptions::merge_returns): drivers expect a loop to be
-// left through its merge block.
-bool ReturnsInsideLoop(const kir::Function& function);
-
 }  // namespace nvk::structurize

@@ -1,0 +1,186 @@
+"""Session 20 probe: where do NVIDIA's wrong control-flow fuzz results come from?
+
+    python3 benchmarks/experiments/s20_nvidia_cf.py all DIR SEEDS    # on the GPU
+
+SEEDS are control-flow fuzz seeds (tests/fuzz/gen.py), comma-separated. `make DIR SEEDS`
+compiles each seed's program for the current device, once as usual and once without
+SPIRV-Tools' optimiser, and writes variants of the modules: the unoptimised module through
+spirv-opt with our recipe, the recipe less one pass, the recipe's prefixes, and the
+default, unoptimised and recipe modules with each sign extension to 64 bits (the
+emitter's zero extension and shift pair, spirv/arithmetic.cc) as one OpSConvert. `run DIR`
+runs every variant in place of the kernel's own module, one process per seed (a wrong loop
+exit may never end), and prints which give CPython's results. `all` does both; the modules
+must be made on the device that runs them (the parameter block differs by driver).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "fuzz"))
+
+# Our recipe (src/core/spirv/tools.cc), as spirv-opt flags.
+RECIPE = ["--eliminate-local-single-block", "--eliminate-local-single-store",
+          "--scalar-replacement=100", "--convert-local-access-chains", "--ssa-rewrite", "--ccp",
+          "--simplify-instructions", "--eliminate-dead-branches", "--if-conversion",
+          "--eliminate-dead-code-aggressive", "--merge-blocks", "--redundancy-elimination"]  # fmt: skip
+TARGET = "--target-env=vulkan1.2"
+
+
+def load(src, name, env):
+    ns = dict(env)
+    exec(compile(src, f"<{name}>", "exec"), ns)
+    return ns[name]
+
+
+def slug(name):
+    return re.sub(r"[^a-z0-9]+", "_", name).strip("_")
+
+
+def sconvert(text):
+    """The module text with each `sra(bitcast(shl(uconvert(v), k)), k)` to 64 bits as
+    `sconvert(v)` (the shift pair's instructions stay, unused)."""
+    defs = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*(%\S+) = (Op\w+) (%\S+)((?: \S+)*)$", line)
+        if m:
+            defs[m.group(1)] = (m.group(2), m.group(3), m.group(4).split())
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"(\s*)(%\S+) = OpShiftRightArithmetic (%\S+) (%\S+) (%\S+)$", line)
+        if m:
+            indent, result, rtype, value, shift = m.groups()
+            cast = defs.get(value)
+            shl = cast and cast[0] == "OpBitcast" and defs.get(cast[2][0])
+            ext = shl and shl[0] == "OpShiftLeftLogical" and shl[2][1] == shift and defs.get(shl[2][0])
+            if ext and ext[0] == "OpUConvert":
+                line = f"{indent}{result} = OpSConvert {rtype} {ext[2][0]}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def make(directory, seeds):
+    import dataclasses
+
+    import gen
+    import numba_vulkan as nv
+    import numba_vulkan.codegen as cg
+    import numba_vulkan.dispatcher as d
+
+    os.makedirs(directory, exist_ok=True)
+    captured = []
+    init = cg.CompiledKernel.__init__
+
+    def capture(self, *a, **k):
+        init(self, *a, **k)
+        captured.append(self.words.copy())
+
+    cg.CompiledKernel.__init__ = capture
+    options = d.Dispatcher._compile_options
+    index = []
+    for seed in [int(s) for s in seeds.split(",")]:
+        program = gen.generate(seed)
+        xs = gen.inputs(seed, 64)
+        f = load(program.python_src, "fuzz_py", {})
+        want = np.array([f(int(x)) for x in xs], dtype=np.int64)
+        modules = {}
+        for name, optimize in (("default", True), ("unoptimised", False)):
+            d.Dispatcher._compile_options = lambda self, o=optimize: dataclasses.replace(
+                options(self), optimize=o)
+            k = nv.jit(load(program.kernel_src, "fuzz_kernel", {"nv": nv}))
+            k.forall(xs.size)(xs, np.full((xs.size, 3), -77777, np.int32))
+            modules[name] = captured[-1]
+        d.Dispatcher._compile_options = options
+        base = os.path.join(directory, f"s{seed}_")
+        files = {}
+
+        def write(name, words):
+            files[name] = f"s{seed}_{slug(name)}.spv"
+            words.tofile(os.path.join(directory, files[name]))
+
+        for name, words in modules.items():
+            write(name, words)
+        runs = [("recipe", RECIPE)]
+        runs += [(f"without {p}", [q for q in RECIPE if q != p]) for p in RECIPE]
+        runs += [(f"first {n}", RECIPE[:n]) for n in range(1, len(RECIPE))]
+        for name, passes in runs:
+            path = base + slug(name) + ".spv"
+            subprocess.run(["spirv-opt", TARGET, *passes, base + "unoptimised.spv", "-o", path],
+                           check=True)  # fmt: skip
+            files[name] = os.path.basename(path)
+        for name in ("default", "unoptimised", "recipe"):
+            src = os.path.join(directory, files[name])
+            text = subprocess.run(["spirv-dis", src], check=True, capture_output=True, text=True).stdout
+            path = base + slug(name + " sconvert")
+            open(path + ".spvasm", "w").write(sconvert(text))
+            subprocess.run(["spirv-as", TARGET, path + ".spvasm", "-o", path + ".spv"], check=True)
+            subprocess.run(["spirv-val", "--target-env", "vulkan1.2", path + ".spv"], check=True)
+            files[name + " sconvert"] = os.path.basename(path + ".spv")
+        index.append({"seed": seed, "kernel": program.kernel_src, "inputs": xs.tolist(),
+                      "want": want.tolist(), "variants": files})  # fmt: skip
+    json.dump(index, open(os.path.join(directory, "index.json"), "w"))
+    print(f"{len(index)} programs, {sum(len(p['variants']) for p in index)} modules in {directory}")
+
+
+def run(directory):
+    from concurrent.futures import ThreadPoolExecutor
+
+    index = json.load(open(os.path.join(directory, "index.json")))
+
+    def one_seed(seed):
+        cmd = [sys.executable, "-u", __file__, "seed", directory, str(seed)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+            return r.stdout + ("" if r.returncode == 0 else r.stderr[-400:])
+        except subprocess.TimeoutExpired as e:
+            return (e.stdout.decode() if e.stdout else "") + "  ... HANG (killed after 90 s)\n"
+
+    with ThreadPoolExecutor(len(index)) as pool:
+        for text in pool.map(one_seed, [p["seed"] for p in index]):
+            print(text, flush=True)
+
+
+def seed(directory, seed):
+    """Every variant of one seed, in this process."""
+    import numba_vulkan as nv
+    import numba_vulkan.codegen as cg
+
+    (p,) = [p for p in json.load(open(os.path.join(directory, "index.json"))) if p["seed"] == int(seed)]
+    print(f"# seed {seed}", flush=True)
+    swap = {}
+    init = cg.CompiledKernel.__init__
+
+    def swapped(self, *a, **k):
+        init(self, *a, **k)
+        swap["seen"] = self.words.copy()
+        self.words = swap["words"]
+
+    cg.CompiledKernel.__init__ = swapped
+    xs = np.array(p["inputs"], np.int32)
+    want = np.array(p["want"], np.int64)
+    for name, file in p["variants"].items():
+        swap["words"] = np.fromfile(os.path.join(directory, file), dtype=np.uint32)
+        k = nv.jit(load(p["kernel"], "fuzz_kernel", {"nv": nv}))
+        out = np.full((xs.size, 3), -77777, np.int32)
+        k.forall(xs.size)(xs, out)
+        bad = np.flatnonzero((out.astype(np.int64) != want).any(axis=1))
+        note = ""
+        if name == "default" and not np.array_equal(swap["seen"], swap["words"]):
+            note = " (NOT the words compiled here)"
+        shown = "; ".join(f"x={xs[i]}: {out[i].tolist()} want {want[i].tolist()}" for i in bad[:3])
+        print(f"  {name:50s} {'ok' if bad.size == 0 else f'WRONG {bad.size}: {shown}'}{note}",
+              flush=True)  # fmt: skip
+
+
+def run_all(directory, seeds):
+    make(directory, seeds)
+    run(directory)
+
+
+if __name__ == "__main__":
+    {"make": make, "run": run, "seed": seed, "all": run_all}[sys.argv[1]](*sys.argv[2:])
