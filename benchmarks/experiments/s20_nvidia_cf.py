@@ -2,6 +2,8 @@
 
     python3 benchmarks/experiments/s20_nvidia_cf.py all DIR SEEDS    # on the GPU
 
+`micro` first runs one-line kernels of the expression the failing seeds share (MICRO).
+
 SEEDS are control-flow fuzz seeds (tests/fuzz/gen.py), comma-separated. `make DIR SEEDS`
 compiles each seed's program for the current device, once as usual and once without
 SPIRV-Tools' optimiser, and writes variants of the modules: the unoptimised module through
@@ -178,9 +180,36 @@ def seed(directory, seed):
 
 
 def run_all(directory, seeds):
+    micro()
     make(directory, seeds)
     run(directory)
 
 
+# All nine seeds NVIDIA got wrong have `(x + x)` (365 of 5000 seeds do); in seed 4444,
+# `(16 > (x + x)) or ...` went false for x = -2 and -6, where its left term alone is true.
+MICRO = ["16 > (x + x)", "(x + x) < 16", "16 > (x * 2)", "16 > (x + y)", "x + x", "(x + x) // 3",
+         "-13 <= (x + x)", "1 <= (x + x)", "(1 if 16 > (x + x) else 0) + (1 if c <= 0 else 0)"]  # fmt: skip
+
+
+def micro():
+    """Each of MICRO as a kernel of its own, over x in -12..12 and the int32 extremes, against
+    CPython (y is a second load of the same value, c = abs(x) % 7)."""
+    import numba_vulkan as nv
+
+    xs = np.array(list(range(-12, 13)) + [2**31 - 1, -(2**31), 2**30, -(2**30)], np.int32)
+    for expr in MICRO:
+        src = (f"def k(inp, again, out):\n    i = nv.global_id(0)\n    if i < inp.size:\n"
+               f"        x = inp[i]\n        y = again[i]\n        c = abs(x) % 7\n"
+               f"        out[i] = {expr}\n")  # fmt: skip
+        k = nv.jit(load(src, "k", {"nv": nv}))
+        out = np.zeros(xs.size, np.int64)
+        k.forall(xs.size)(xs, xs.copy(), out)
+        want = np.array([int(eval(expr, {"x": int(x), "y": int(x), "c": abs(int(x)) % 7}))
+                         for x in xs])  # fmt: skip
+        bad = np.flatnonzero(out != want)
+        shown = "; ".join(f"x={xs[i]}: {out[i]} want {want[i]}" for i in bad[:4])
+        print(f"  {expr:45s} {'ok' if bad.size == 0 else f'WRONG {bad.size}: {shown}'}", flush=True)
+
+
 if __name__ == "__main__":
-    {"make": make, "run": run, "seed": seed, "all": run_all}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "run": run, "seed": seed, "all": run_all, "micro": micro}[sys.argv[1]](*sys.argv[2:])
