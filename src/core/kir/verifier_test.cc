@@ -230,6 +230,16 @@ TEST(Verifier, StructuredValidShapes) {
 )");
 }
 
+TEST(Verifier, StructuredRetInsideLoop) {
+    // kLoop with its if.end returning instead of continuing: the loop is left
+    // other than through its merge block.
+    std::string text = kLoop;
+    text.replace(text.find("%b5 if.end:\n  br %b3"), 20, "%b5 if.end:\n  ret");
+    EXPECT_EQ(Headline(text),
+              "kir verifier: ret: ret inside the loop construct of %b1: a loop must be left "
+              "through its merge block");
+}
+
 TEST(Verifier, StructuredCondBrNeedsMerge) {
     std::string text = kIfElse;
     text.replace(text.find(" selection(merge %b3)"), 21, "");
