@@ -101,11 +101,13 @@ def test_fuzz_seed_slow(worker, seed):
 # which strict xfail reports, so the list must then shrink. lavapipe's (1747, 2408: it lost the
 # stores of invocations that left a loop towards an enclosing construct's merge, the shape of
 # SPIRV-Tools' merge-return) pass since session 20, when the structurizer took over returns
-# from inside loops; they stay here as seeds that must pass on every driver.
+# from inside loops. Seed 10301 (session 20: invocations that had broken out of a `for` loop
+# from a selection's merge block ran its `else`) passes since the arms of an `if` that ends a
+# loop's body leave the loop themselves. They stay here as seeds that must pass on every driver.
 KNOWN_WRONG = {
     "NVIDIA": (386, 1248, 1678, 1751, 1967, 2418, 2632, 2792, 4444),
 }
-FIXED = (1747, 2408)
+FIXED = (1747, 2408, 10301)
 
 
 @pytest.mark.device

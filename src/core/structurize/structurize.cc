@@ -165,17 +165,18 @@ class Lowerer {
         return r;
     }
 
-    void EmitSeq(const Seq& seq) {
-        for (const Stmt& s : seq) {
+    // tail: seq ends the body of the innermost construct (falling off it leaves it).
+    void EmitSeq(const Seq& seq, bool tail = false) {
+        for (size_t i = 0; i < seq.size(); ++i) {
             if (dead_) return;  // code after a branch never runs
-            Emit(s);
+            Emit(seq[i], tail && i + 1 == seq.size());
         }
     }
 
-    void Emit(const Stmt& s) {
+    void Emit(const Stmt& s, bool tail) {
         switch (s.kind) {
             case Stmt::Kind::kCode: return EmitCode(s.block);
-            case Stmt::Kind::kIf: return EmitIf(s);
+            case Stmt::Kind::kIf: return EmitIf(s, tail);
             case Stmt::Kind::kBlock:
                 if (s.body.size() == 1 && s.body[0].kind == Stmt::Kind::kLoop)
                     return EmitConstruct(s.label, s.body[0].label, s.body[0].body);
@@ -200,7 +201,12 @@ class Lowerer {
         defined_in_[id] = cur_;
     }
 
-    void EmitIf(const Stmt& s) {
+    // An `if` that ends a construct's body: its arms that fall through leave the
+    // construct themselves, not from the `if`'s merge block. lavapipe (Mesa 22) let
+    // invocations that left a loop from a selection's merge, after another arm had
+    // continued, run the loop's later iterations (control-flow fuzz seed 10301: the
+    // `else` of a `for` loop stored into the invocations that had broken out).
+    void EmitIf(const Stmt& s, bool tail) {
         ValueId cond = s.cond;
         if (defined_in_.at(s.block) != cur_ && out_.values[cond].block != out_.blocks.front().id) {
             // Constructs opened between the condition and its branch: carry it in a variable.
@@ -213,14 +219,15 @@ class Lowerer {
             cond = Load(var, kir::ScalarKind::kBool);
         }
         BlockId t = NewId(), e = NewId(), merge = NewId();
+        BlockId fall = tail && !ctx_.empty() ? ctx_.back().merge : merge;
         Out(cur_).merge = {kir::Merge::Kind::kSelection, merge, kNone};
         Terminate(kir::Op::kCondBr, t, e, cond);
         Start(t);
-        EmitSeq(s.body);
-        if (!dead_) Terminate(kir::Op::kBr, merge);
+        EmitSeq(s.body, tail);
+        if (!dead_) Terminate(kir::Op::kBr, fall);
         Start(e);
-        EmitSeq(s.orelse);
-        if (!dead_) Terminate(kir::Op::kBr, merge);
+        EmitSeq(s.orelse, tail);
+        if (!dead_) Terminate(kir::Op::kBr, fall);
         StartJoin(merge);
     }
 
@@ -232,7 +239,7 @@ class Lowerer {
         Terminate(kir::Op::kBr, entry);
         ctx_.push_back({block_label, loop_label, merge, cont, {}});
         Start(entry);
-        EmitSeq(body);
+        EmitSeq(body, true);
         if (!dead_) Terminate(kir::Op::kBr, merge);  // falling off a body leaves it
         Construct done = ctx_.back();
         ctx_.pop_back();
