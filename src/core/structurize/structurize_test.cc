@@ -1,6 +1,7 @@
 // Hand-made CFGs in the shapes the front end builds: each is structurized,
 // checked against the structured-form rules, compared with the original under
 // the interpreter on many inputs, and checked for the shape we expect.
+#include <algorithm>
 #include <cstring>
 
 #include "structurize/test_support.h"
@@ -56,6 +57,53 @@ TEST(Structurize, IfElifElse) {
     EXPECT_EQ(CountMerges(s, Merge::Kind::kSelection), 2u);  // if, and the elif inside its else
     EXPECT_EQ(CountMerges(s, Merge::Kind::kLoop), 0u);
     // The inner test needs a merge of its own.
+}
+
+// for i in range(v0 & 7): if i == v1: break  else: emit(88)  (then emit(77))
+// Control-flow fuzz seed 10301's shape: the loop is left by the break and by the
+// exhausted range, through the `else`.
+TEST(Structurize, ForElseLeavesFromTheArms) {
+    Program p;
+    ValueId i = p.b.Var(p.i32);
+    p.b.Store(i, p.C(0));
+    BlockId head = p.Block("head"), body = p.Block("body"), brk = p.Block("brk");
+    BlockId incr = p.Block("incr"), els = p.Block("else"), exit = p.Block("exit");
+    p.b.Br(head);
+    p.At(head);
+    p.b.CondBr(p.b.Compare(Op::kLt, p.b.Load(i), p.b.Binary(Op::kAnd, p.Get(0), p.C(7))), body,
+               els);
+    p.At(body);
+    p.b.CondBr(p.b.Compare(Op::kEq, p.b.Load(i), p.Get(1)), brk, incr);
+    p.At(brk);
+    p.b.Br(exit);
+    p.At(incr);
+    p.b.Store(i, p.b.Binary(Op::kAdd, p.b.Load(i), p.C(1)));
+    p.b.Br(head);
+    p.At(els);
+    p.Emit(p.C(88));
+    p.b.Br(exit);
+    p.At(exit);
+    p.Emit(p.C(77));
+    p.Finish();
+    std::mt19937 rng(11);
+    Module s = StructurizeAndCompare(p.m, rng, kRuns);
+    ASSERT_EQ(CountMerges(s, Merge::Kind::kLoop), 1u);
+    // Every branch to the loop's merge comes from an arm, none from a selection's
+    // merge block (lavapipe let invocations that left that way run later iterations).
+    const kir::Block* loop = FirstWithMerge(s, Merge::Kind::kLoop);
+    std::vector<BlockId> selection_merges;
+    for (const kir::Block& b : s.function.blocks)
+        if (b.merge.kind == Merge::Kind::kSelection) selection_merges.push_back(b.merge.merge);
+    int exits = 0;
+    for (const kir::Block& b : s.function.blocks) {
+        for (BlockId t : b.Successors()) {
+            if (t != loop->merge.merge) continue;
+            ++exits;
+            EXPECT_EQ(std::count(selection_merges.begin(), selection_merges.end(), b.id), 0)
+                << "%b" << b.id << " leaves the loop from a selection's merge";
+        }
+    }
+    EXPECT_EQ(exits, 2);  // the break and the else
 }
 
 // for i in range(v0 & 7): if i == v1: break; if i == v2: continue; emit(i)
