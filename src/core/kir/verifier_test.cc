@@ -36,6 +36,13 @@ std::string Headline(const std::string& text) {
     return msg.substr(0, msg.find('\n'));
 }
 
+// text with its first `from` replaced by `to` (which must be there).
+std::string Edited(std::string text, const std::string& from, const std::string& to) {
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
 TEST(Verifier, RenderedMessageMarksTheLine) {
     std::string msg = VerifyError(R"(func f {
 %b0:
@@ -233,17 +240,13 @@ TEST(Verifier, StructuredValidShapes) {
 TEST(Verifier, StructuredRetInsideLoop) {
     // kLoop with its if.end returning instead of continuing: the loop is left
     // other than through its merge block.
-    std::string text = kLoop;
-    text.replace(text.find("%b5 if.end:\n  br %b3"), 20, "%b5 if.end:\n  ret");
-    EXPECT_EQ(Headline(text),
+    EXPECT_EQ(Headline(Edited(kLoop, "%b5 if.end:\n  br %b3", "%b5 if.end:\n  ret")),
               "kir verifier: ret: ret inside the loop construct of %b1: a loop must be left "
               "through its merge block");
 }
 
 TEST(Verifier, StructuredCondBrNeedsMerge) {
-    std::string text = kIfElse;
-    text.replace(text.find(" selection(merge %b3)"), 21, "");
-    EXPECT_EQ(Headline(text),
+    EXPECT_EQ(Headline(Edited(kIfElse, " selection(merge %b3)", "")),
               "kir verifier: condbr %0, %b1, %b2: condbr without a merge annotation must break "
               "from, continue or close its innermost loop");
 }

@@ -121,7 +121,7 @@ class Generator {
                 p.At(body);
                 ValueId c = p.b.Binary(Op::kAdd, p.b.Load(cnt), p.C(1));
                 p.b.Store(cnt, c);
-                p.b.CondBr(p.b.Compare(Op::kGt, c, p.C(4)), exit, body2);
+                p.BrIf(Op::kGt, c, p.C(4), exit, body2);
                 p.At(body2);
                 loops_.push_back({exit, head});
                 Stmts(depth + 1);
@@ -140,7 +140,7 @@ class Generator {
                 BlockId exit = p.Block("fend");
                 p.b.Br(head);
                 p.At(head);
-                p.b.CondBr(p.b.Compare(Op::kLt, p.b.Load(iv), p.b.Load(nv)), body, exit);
+                p.BrIf(Op::kLt, p.b.Load(iv), p.b.Load(nv), body, exit);
                 p.At(body);
                 int t = Rand(kNumVars);
                 p.Set(t, p.b.Binary(Op::kAdd, p.Get(t), p.b.Load(iv)));
@@ -149,7 +149,7 @@ class Generator {
                 loops_.pop_back();
                 p.b.Br(incr);
                 p.At(incr);
-                p.b.Store(iv, p.b.Binary(Op::kAdd, p.b.Load(iv), p.C(1)));
+                p.Increment(iv);
                 p.b.Br(head);
                 p.At(exit);
                 break;

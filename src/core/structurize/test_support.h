@@ -60,10 +60,14 @@ struct Program {
     }
     BlockId Block(const std::string& name) { return b.CreateBlock(name); }
     void At(BlockId block) { b.SetBlock(block); }
-    // condbr (var[i] < c)
-    void BrLt(int i, int64_t c, BlockId t, BlockId f) {
-        b.CondBr(b.Compare(Op::kLt, Get(i), C(c)), t, f);
+    // condbr (lhs op rhs)
+    void BrIf(Op op, ValueId lhs, ValueId rhs, BlockId t, BlockId f) {
+        b.CondBr(b.Compare(op, lhs, rhs), t, f);
     }
+    // condbr (var[i] < c)
+    void BrLt(int i, int64_t c, BlockId t, BlockId f) { BrIf(Op::kLt, Get(i), C(c), t, f); }
+    // *var += 1
+    void Increment(ValueId var) { b.Store(var, b.Binary(Op::kAdd, b.Load(var), C(1))); }
     void Finish() {
         if (!b.IsTerminated(b.current_block())) b.Ret();
     }
