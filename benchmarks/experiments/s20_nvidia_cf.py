@@ -25,19 +25,15 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "fuzz"))
+from gen import _load as load  # noqa: E402  (a program's function from its source)
 
 # Our recipe (src/core/spirv/tools.cc), as spirv-opt flags.
 RECIPE = ["--eliminate-local-single-block", "--eliminate-local-single-store",
           "--scalar-replacement=100", "--convert-local-access-chains", "--ssa-rewrite", "--ccp",
           "--simplify-instructions", "--eliminate-dead-branches", "--if-conversion",
-          "--eliminate-dead-code-aggressive", "--merge-blocks", "--redundancy-elimination"]  # fmt: skip
+          "--eliminate-dead-code-aggressive", "--merge-blocks",
+          "--redundancy-elimination"]  # fmt: skip
 TARGET = "--target-env=vulkan1.2"
-
-
-def load(src, name, env):
-    ns = dict(env)
-    exec(compile(src, f"<{name}>", "exec"), ns)
-    return ns[name]
 
 
 def slug(name):
@@ -59,7 +55,8 @@ def sconvert(text):
             indent, result, rtype, value, shift = m.groups()
             cast = defs.get(value)
             shl = cast and cast[0] == "OpBitcast" and defs.get(cast[2][0])
-            ext = shl and shl[0] == "OpShiftLeftLogical" and shl[2][1] == shift and defs.get(shl[2][0])
+            shl_ok = shl and shl[0] == "OpShiftLeftLogical" and shl[2][1] == shift
+            ext = shl_ok and defs.get(shl[2][0])
             if ext and ext[0] == "OpUConvert":
                 line = f"{indent}{result} = OpSConvert {rtype} {ext[2][0]}"
         out.append(line)
@@ -98,31 +95,28 @@ def make(directory, seeds):
             k.forall(xs.size)(xs, np.full((xs.size, 3), -77777, np.int32))
             modules[name] = captured[-1]
         d.Dispatcher._compile_options = options
-        base = os.path.join(directory, f"s{seed}_")
         files = {}
 
-        def write(name, words):
+        def path(name, ext=".spv"):  # the variant's file; listed in the index
             files[name] = f"s{seed}_{slug(name)}.spv"
-            words.tofile(os.path.join(directory, files[name]))
+            return os.path.join(directory, f"s{seed}_{slug(name)}{ext}")
 
         for name, words in modules.items():
-            write(name, words)
+            words.tofile(path(name))
         runs = [("recipe", RECIPE)]
         runs += [(f"without {p}", [q for q in RECIPE if q != p]) for p in RECIPE]
         runs += [(f"first {n}", RECIPE[:n]) for n in range(1, len(RECIPE))]
         for name, passes in runs:
-            path = base + slug(name) + ".spv"
-            subprocess.run(["spirv-opt", TARGET, *passes, base + "unoptimised.spv", "-o", path],
+            subprocess.run(["spirv-opt", TARGET, *passes, path("unoptimised"), "-o", path(name)],
                            check=True)  # fmt: skip
-            files[name] = os.path.basename(path)
         for name in ("default", "unoptimised", "recipe"):
-            src = os.path.join(directory, files[name])
-            text = subprocess.run(["spirv-dis", src], check=True, capture_output=True, text=True).stdout
-            path = base + slug(name + " sconvert")
-            open(path + ".spvasm", "w").write(sconvert(text))
-            subprocess.run(["spirv-as", TARGET, path + ".spvasm", "-o", path + ".spv"], check=True)
-            subprocess.run(["spirv-val", "--target-env", "vulkan1.2", path + ".spv"], check=True)
-            files[name + " sconvert"] = os.path.basename(path + ".spv")
+            text = subprocess.run(["spirv-dis", path(name)], check=True, capture_output=True,
+                                  text=True).stdout  # fmt: skip
+            variant = name + " sconvert"
+            open(path(variant, ".spvasm"), "w").write(sconvert(text))
+            subprocess.run(["spirv-as", TARGET, path(variant, ".spvasm"), "-o", path(variant)],
+                           check=True)  # fmt: skip
+            subprocess.run(["spirv-val", "--target-env", "vulkan1.2", path(variant)], check=True)
         index.append({"seed": seed, "kernel": program.kernel_src, "inputs": xs.tolist(),
                       "want": want.tolist(), "variants": files})  # fmt: skip
     json.dump(index, open(os.path.join(directory, "index.json"), "w"))
@@ -152,7 +146,8 @@ def seed(directory, seed):
     import numba_vulkan as nv
     import numba_vulkan.codegen as cg
 
-    (p,) = [p for p in json.load(open(os.path.join(directory, "index.json"))) if p["seed"] == int(seed)]
+    index = json.load(open(os.path.join(directory, "index.json")))
+    (p,) = [p for p in index if p["seed"] == int(seed)]
     print(f"# seed {seed}", flush=True)
     swap = {}
     init = cg.CompiledKernel.__init__
@@ -188,7 +183,8 @@ def run_all(directory, seeds):
 # All nine seeds NVIDIA got wrong have `(x + x)` (365 of 5000 seeds do); in seed 4444,
 # `(16 > (x + x)) or ...` went false for x = -2 and -6, where its left term alone is true.
 MICRO = ["16 > (x + x)", "(x + x) < 16", "16 > (x * 2)", "16 > (x + y)", "x + x", "(x + x) // 3",
-         "-13 <= (x + x)", "1 <= (x + x)", "(1 if 16 > (x + x) else 0) + (1 if c <= 0 else 0)"]  # fmt: skip
+         "-13 <= (x + x)", "1 <= (x + x)",
+         "(1 if 16 > (x + x) else 0) + (1 if c <= 0 else 0)"]  # fmt: skip
 
 
 def micro():
@@ -212,4 +208,5 @@ def micro():
 
 
 if __name__ == "__main__":
-    {"make": make, "run": run, "seed": seed, "all": run_all, "micro": micro}[sys.argv[1]](*sys.argv[2:])
+    modes = {"make": make, "run": run, "seed": seed, "all": run_all, "micro": micro}
+    modes[sys.argv[1]](*sys.argv[2:])
