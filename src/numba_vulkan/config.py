@@ -80,7 +80,7 @@ PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16)
 BOUNDSCHECK = _int("NUMBA_BOUNDSCHECK", None)
 DUMP = os.environ.get("NUMBA_VULKAN_DUMP", "")  # e.g. "kir,spirv"
 # Signed values hidden from the device compiler's range reasoning (kir/int_ranges.h): a mask,
-# 0 to 15; unset: 7 on NVIDIA, 0 elsewhere (launchers.hide_int_ranges).
+# 0 to 31; unset: 23 on NVIDIA, 0 elsewhere (launchers.hide_int_ranges).
 HIDE_INT_RANGES = _int("NUMBA_VULKAN_HIDE_INT_RANGES", None)
 # float32 subnormals in the math library (docs/math.md, "Subnormals and devices"): "" takes the
 # flush-safe forms unless the device promises to keep them (shaderDenormPreserveFloat32);

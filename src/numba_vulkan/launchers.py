@@ -61,14 +61,19 @@ def fused_fma(info, setting=""):
 #: against SPIR-V's wrapping semantics: NVIDIA (typed fuzzer, H200, driver 580).
 RANGE_ASSUMING_VENDORS = (0x10DE,)
 
+#: kir/int_ranges.h's kHideNvidia: signed negations, abs and widenings (7), and the
+#: constants of 64-bit ordered comparisons with arithmetic (16).
+HIDE_ON_RANGE_ASSUMING_VENDORS = 23
+
 
 def hide_int_ranges(info, setting=None):
-    """The mask of kir/int_ranges.h to compile for the device `info` with: every kind of
-    signed value hidden on RANGE_ASSUMING_VENDORS, none elsewhere; config.HIDE_INT_RANGES
-    (NUMBA_VULKAN_HIDE_INT_RANGES, 0 to 15) overrides it (tests run the pass on lavapipe)."""
+    """The mask of kir/int_ranges.h to compile for the device `info` with:
+    HIDE_ON_RANGE_ASSUMING_VENDORS on RANGE_ASSUMING_VENDORS, 0 elsewhere; config.HIDE_INT_RANGES
+    (NUMBA_VULKAN_HIDE_INT_RANGES, 0 to 31) overrides it (tests run the pass on lavapipe)."""
     if setting is not None:
         return setting
-    return 7 if getattr(info, "vendor_id", 0) in RANGE_ASSUMING_VENDORS else 0
+    nvidia = getattr(info, "vendor_id", 0) in RANGE_ASSUMING_VENDORS
+    return HIDE_ON_RANGE_ASSUMING_VENDORS if nvidia else 0
 
 
 def folds_float_zeros(info):

@@ -15,17 +15,20 @@ those of tests/fuzz/run_typefuzz.py; benchmarks/results/h200_2026-11-30_s5_typef
 has the original reports.
 """
 
+import re
+
 import numpy as np
 import pytest
 from conftest import requires_feature
 from test_semantics import assert_same, both
 
 import numba_vulkan as nv
+from numba_vulkan import launchers
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device", "hidden_ranges")]
 
 
-@pytest.fixture(params=[None, 7], ids=["device_default", "ranges_hidden"])
+@pytest.fixture(params=[None, launchers.HIDE_ON_RANGE_ASSUMING_VENDORS], ids=["device_default", "ranges_hidden"])
 def hidden_ranges(request, monkeypatch):
     """Each test as the device compiles by default, and with every signed range hidden
     (kir/int_ranges.h; NVIDIA's default), so that lavapipe checks the pass's results too."""
@@ -189,7 +192,7 @@ def test_abs_of_the_narrow_minimum_then_widened():
 
 def test_hidden_ranges_reach_the_compiled_kernel():
     # The pass runs where asked: the hidden parameter is in the narrowed KIR (or not).
-    from numba_vulkan import config, launchers, runtime
+    from numba_vulkan import config, runtime
 
     kernel = nv.jit(abs_of_narrow_minimum)
     args = (I16, I8, U8, np.zeros(8, np.int64), np.zeros(8, np.uint64),
@@ -250,3 +253,55 @@ def test_products_and_ands_with_a_zero_one_value(s_b):
     a8[:8], a32[:8], a64[:8] = [0, 1, -1, 3, 0, 2, -128, 127], 0, [0, 1, 2, 3, -1, -2, 2**40, -(2**63)]
     dev, cpu = both(zero_one_products, a8, a32, a64, u64, s_b, np.zeros((8, n), np.int64))
     assert_same(dev, cpu)
+
+
+def doubled_comparisons(a, out):  # control-flow fuzz seeds 2792, 4444 (NVIDIA, session 19)
+    i = nv.global_id(0)
+    if i < a.size:
+        x = a[i]
+        r = 0
+        if (x + x) > (-3):
+            r |= 1
+        if 16 > (x + x):
+            r |= 2
+        if x * 2 > 0:
+            r |= 4
+        if (x << 1) >= (-3):
+            r |= 8
+        if x * 2 + 1 < -(2**40):
+            r |= 16
+        w = 0
+        while w < 3 and not ((x + x) > (-3)):
+            w += 1
+            r += 100
+        out[i] = r
+
+
+@requires_feature("int64")
+def test_branches_on_doubled_values_compared_with_constants():
+    """The H200 took the wrong arm of `if 2 * x > c` for int64 x, as if it compared unsigned
+    (every positive x with `>`, every negative one with `<`; benchmarks/experiments/
+    s21_nvidia_addself.py), in each spelling of the doubling. The constant is hidden from it
+    now (kir/int_ranges.h, kHideCompareConstants). No input overflows 2 * x: numba.njit
+    folds such comparisons as LLVM's `add nsw` allows, so there it is no oracle."""
+    a = np.array([0, 1, -1, 2, -2, 7, -7, 8, -8, 999, -999, 2**31, -(2**31), 2**39, -(2**39),
+                  2**62 - 1, -(2**62)], np.int64)  # fmt: skip
+    dev, cpu = both(doubled_comparisons, a, np.zeros(a.size, np.int64))
+    assert_same(dev, cpu)
+    assert len(set(cpu[1].tolist())) > 4  # the inputs take different arms
+
+
+def test_doubled_comparisons_hide_their_constants():
+    # Only with the NVIDIA mask's bit 16: the constants compared with x + x are xored with
+    # the hidden zero (its parameter and conversions are in the narrowed KIR's entry).
+    from numba_vulkan import config, runtime
+
+    kernel = nv.jit(doubled_comparisons)
+    kernel[1, 8](np.arange(8, dtype=np.int64), np.zeros(8, np.int64))
+    text = "\n".join(kernel.inspect_kir(narrowed=True).values())
+    mask = launchers.hide_int_ranges(runtime.get_device().info, config.HIDE_INT_RANGES)
+    xors = set(re.findall(r"(%\d+) = xor %\d+, %\d+ : i64", text))
+    compares = re.findall(r"= (?:gt|lt|ge|le) (%\d+), (%\d+) : bool", text)
+    hidden = [c for c in compares if xors & set(c)]
+    # five ifs and the while's test, which the front end writes at its entry and its end
+    assert len(hidden) == (7 if mask & 16 else 0), text[:3000]

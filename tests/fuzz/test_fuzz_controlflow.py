@@ -97,17 +97,20 @@ def test_fuzz_seed_slow(worker, seed):
 
 # Seeds whose kernels computed wrong results, found in session 19 (tests/fuzz/reduce.py shrinks
 # them; benchmarks/results/h200_2026-12-01_s19_controlflow_fuzz.txt has the reduced programs).
-# Each is expected to fail where it is listed and to pass elsewhere; a fix makes its test pass,
-# which strict xfail reports, so the list must then shrink. lavapipe's (1747, 2408: it lost the
-# stores of invocations that left a loop towards an enclosing construct's merge, the shape of
-# SPIRV-Tools' merge-return) pass since session 20, when the structurizer took over returns
-# from inside loops. Seed 10301 (session 20: invocations that had broken out of a `for` loop
-# from a selection's merge block ran its `else`) passes since the arms of an `if` that ends a
-# loop's body leave the loop themselves. They stay here as seeds that must pass on every driver.
-KNOWN_WRONG = {
-    "NVIDIA": (386, 1248, 1678, 1751, 1967, 2418, 2632, 2792, 4444),
-}
-FIXED = (1747, 2408, 10301)
+# A seed listed in KNOWN_WRONG is expected to fail on that driver and to pass elsewhere (strict
+# xfail: a fix makes the list shrink). All pass now, and stay as seeds that must pass on every
+# driver:
+# - lavapipe's 1747 and 2408 (it lost the stores of invocations that left a loop towards an
+#   enclosing construct's merge, the shape of SPIRV-Tools' merge-return): since session 20,
+#   when the structurizer took over returns from inside loops;
+# - lavapipe's 10301 (invocations that had broken out of a `for` loop from a selection's merge
+#   block ran its `else`): since the arms of an `if` that ends a loop's body leave the loop
+#   themselves (session 20);
+# - NVIDIA's nine, which all branch on a 64-bit `x + x` compared with a constant: since
+#   session 21, when that constant is hidden from NVIDIA's compiler (kir/int_ranges.h,
+#   kHideCompareConstants).
+KNOWN_WRONG = {}
+FIXED = (386, 1248, 1678, 1747, 1751, 1967, 2408, 2418, 2632, 2792, 4444, 10301)
 
 
 @pytest.mark.device

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from numba.core import types
 
+from numba_vulkan import launchers
+
 sys.path.insert(0, os.path.dirname(__file__))
 import run_typefuzz
 import typecheck
@@ -108,7 +110,7 @@ def worker(device):
 @pytest.fixture(scope="module")
 def worker_hiding_ranges(device):
     """A worker whose kernels hide the ranges of signed values (kir/int_ranges.h)."""
-    env = {"NUMBA_VULKAN_HIDE_INT_RANGES": "7"}
+    env = {"NUMBA_VULKAN_HIDE_INT_RANGES": str(launchers.HIDE_ON_RANGE_ASSUMING_VENDORS)}
     box = {"worker": _make_worker(env), "env": env}
     yield box
     if box["worker"]:

@@ -96,7 +96,7 @@ void InitCompile(nb::module_& m) {
             options.divide_f32_test_ulps = divide_f32_test_ulps;
             options.divide_f32_exact_fma = divide_f32_exact_fma;
             if (hide_int_ranges > kir::kHideAllIntRanges)
-                throw nb::value_error("hide_int_ranges is a mask of 1, 2, 4 and 8");
+                throw nb::value_error("hide_int_ranges is a mask of 1, 2, 4, 8 and 16");
             options.hide_int_ranges = hide_int_ranges;
             options.validate = validate;
             options.validate_emitted = validate_emitted;
@@ -152,7 +152,8 @@ void InitCompile(nb::module_& m) {
         "module fails validation). hide_int_ranges: xor a hidden zero 'int.zero' into signed "
         "negations and abs (1), the operands (2) and results (4) of signed widenings, the results of bool and "
         "unsigned widenings (8), which "
-        "NVIDIA's compiler takes as non-overflowing (kir/int_ranges.h).");
+        "NVIDIA's compiler takes as non-overflowing, and the constant side of 64-bit ordered "
+        "comparisons with arithmetic (16), which it rewrites wrongly (kir/int_ranges.h).");
 
     m.def(
         "narrow_ints",

@@ -51,28 +51,33 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
     for (const Block& b : f.blocks)
         for (const Inst& inst : b.insts)
             if (inst.op == Op::kStore) stored[inst.operands[0]].push_back(inst.operands[1]);
-    // A constant, conversions of one (the narrowing pass writes a narrowed constant
-    // as a conversion of the original), or a load of a variable whose only store
-    // is such a value (a load before it would read an undefined value anyway).
-    auto is_constant_valued = [&](ValueId v) {
+    // The instruction whose value v carries, seen through conversions, bitcasts and
+    // loads of a variable stored once (a load before the store would read an undefined
+    // value anyway); null where that is not known.
+    auto origin = [&](ValueId v) -> const Inst* {
         for (int depth = 0; depth < 16; ++depth) {
             auto it = defs.find(v);
-            if (it == defs.end()) return false;
+            if (it == defs.end()) return nullptr;
             const Inst& d = *it->second;
-            if (d.op == Op::kConst) return true;
             if (d.op == Op::kLoad) {
                 auto var = defs.find(d.operands[0]);
                 auto s = stored.find(d.operands[0]);
                 if (var == defs.end() || var->second->op != Op::kVar || s == stored.end() ||
                     s->second.size() != 1)
-                    return false;
+                    return nullptr;
                 v = s->second.front();
                 continue;
             }
-            if (d.op != Op::kConvert && d.op != Op::kBitcast) return false;
+            if (d.op != Op::kConvert && d.op != Op::kBitcast) return &d;
             v = d.operands[0];
         }
-        return false;
+        return nullptr;
+    };
+    // A constant, or conversions of one (the narrowing pass writes a narrowed constant
+    // as a conversion of the original).
+    auto is_constant_valued = [&](ValueId v) {
+        const Inst* d = origin(v);
+        return d != nullptr && d->op == Op::kConst;
     };
     // A bool made an integer (a conversion, or a select between two constants, as the
     // front end writes True + x): its negation and abs cannot overflow, and hiding
@@ -84,6 +89,24 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
         if (d.op == Op::kConvert) return kind_of(d.operands[0]) == ScalarKind::kBool;
         return d.op == Op::kSelect && is_constant(d.operands[1]) && is_constant(d.operands[2]);
     };
+    // Arithmetic whose comparisons with constants NVIDIA rewrites (int_ranges.h).
+    auto is_arithmetic = [&](ValueId v) {
+        const Inst* d = origin(v);
+        return d != nullptr &&
+               (d->op == Op::kAdd || d->op == Op::kSub || d->op == Op::kMul || d->op == Op::kShl);
+    };
+    // The operand (0 or 1) of a comparison to hide, or -1 (kHideCompareConstants).
+    auto compare_constant = [&](const Inst& inst) {
+        const bool ordered = inst.op == Op::kLt || inst.op == Op::kLe || inst.op == Op::kGt ||
+                             inst.op == Op::kGe;
+        if (!ordered) return -1;
+        const ScalarKind k = kind_of(inst.operands[0]);
+        if (!IsInteger(k) || BitWidth(k) != 64) return -1;
+        for (int side = 0; side < 2; ++side)
+            if (is_constant_valued(inst.operands[side]) && is_arithmetic(inst.operands[1 - side]))
+                return side;
+        return -1;
+    };
     auto is_neg_abs = [&](const Inst& inst) {
         if (inst.result == kNone || !IsSignedInt(kind_of(inst.result))) return false;
         const bool neg_abs =
@@ -93,9 +116,10 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
     };
     const std::vector<bool> index_only = IndexOnlyValues(m);
 
-    // What to hide: (instruction's result, hide its input, hide its output).
+    // What to hide: (instruction's result, hide its input `operand`, hide its output).
     struct Site {
         bool input = false, output = false;
+        int operand = 0;
     };
     std::unordered_map<ValueId, Site> sites;
     for (const Block& b : f.blocks)
@@ -114,6 +138,10 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
             if ((what & kHideOtherWidenings) && is_other_widening(inst) &&
                 !index_only[inst.result] && !is_constant_valued(inst.operands[0]))
                 sites[inst.result].output = true;
+            if (what & kHideCompareConstants) {
+                if (const int side = compare_constant(inst); side >= 0)
+                    sites[inst.result] = Site{.input = true, .operand = side};
+            }
         }
     if (sites.empty()) return size_t{0};
 
@@ -145,10 +173,11 @@ util::Result<size_t> HideIntegerRanges(Module& m, unsigned what) {
                 continue;
             }
             if (it->second.input) {
-                const ScalarKind k = kind_of(inst.operands[0]);
-                Inst x = m.NewScalarInst(Op::kXor, k, {inst.operands[0], zero(k)}, b.id);
+                ValueId& operand = inst.operands[it->second.operand];
+                const ScalarKind k = kind_of(operand);
+                Inst x = m.NewScalarInst(Op::kXor, k, {operand, zero(k)}, b.id);
                 x.loc = inst.loc;
-                inst.operands[0] = x.result;
+                operand = x.result;
                 out.push_back(std::move(x));
                 ++hidden;
             }

@@ -23,7 +23,16 @@
 //   - kHideWidenOutputs: the result of every such widening, so that later
 //     arithmetic is done at the full width;
 //   - kHideOtherWidenings: the result of every bool -> integer and unsigned
-//     widening conversion (not in the default: no failure is known to need it).
+//     widening conversion (not in the default: no failure is known to need it);
+//   - kHideCompareConstants: the constant side of a 64-bit ordered integer
+//     comparison (<, <=, >, >=) whose other side is arithmetic (add, sub, mul,
+//     shl). NVIDIA's compiler branched wrongly on `2 * x > c` of int64 x for
+//     every constant c tried: `(x + x) > -3`, `x * 2 > 0`, `(x << 1) > -3` and
+//     `x * 2 + 1 > -3` took the wrong arm for every positive x (for every
+//     negative x with `<`, as if it compared unsigned), while `x * 3 > -3`,
+//     `x + x == -4`, a comparison with a variable and the same comparisons stored
+//     as values were right (benchmarks/experiments/s21_nvidia_addself.py; the
+//     control-flow fuzzer's nine NVIDIA failures all compare `x + x`).
 // Widenings of constants are left alone (the result is a constant of the wider
 // type, as a literal of that type would be, and hiding it kept the driver from
 // folding it: `i * 16` on int64 became a full 64-bit multiply).
@@ -48,8 +57,10 @@ enum HideIntRanges : unsigned {
     kHideWidenInputs = 2,
     kHideWidenOutputs = 4,
     kHideOtherWidenings = 8,
-    kHideSignedIntRanges = 7,  // NVIDIA's default (launchers.hide_int_ranges)
-    kHideAllIntRanges = 15,
+    kHideCompareConstants = 16,
+    kHideSignedIntRanges = 7,
+    kHideNvidia = kHideSignedIntRanges | kHideCompareConstants,  // launchers.hide_int_ranges
+    kHideAllIntRanges = 31,
 };
 
 // `what`: a mask of HideIntRanges. Returns how many values it hid; a module

@@ -167,5 +167,51 @@ func main {
         << text;
 }
 
+// Comparisons with constants: only a 64-bit ordered one whose other side is arithmetic
+// (here x + x, whichever side the constant is on) gets its constant hidden.
+TEST(IntRanges, HidesTheConstantComparedWithArithmetic) {
+    constexpr const char* kCompares = R"(param out.addr : u64 @0
+param x : i64 @8
+param y : i32 @16
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = param 1 : i64
+  %2 = param 2 : i32
+  %3 = add %1, %1 : i64
+  %4 = const -3 : i64
+  %5 = gt %3, %4 : bool
+  %6 = lt %4, %3 : bool
+  %7 = eq %3, %4 : bool
+  %8 = gt %1, %4 : bool
+  %9 = add %2, %2 : i32
+  %10 = const -3 : i32
+  %11 = gt %9, %10 : bool
+  %12 = and %5, %6 : bool
+  %13 = and %7, %8 : bool
+  %14 = and %12, %13 : bool
+  %15 = and %14, %11 : bool
+  %16 = convert %15 : i64
+  %17 = const 0 : i64
+  %18 = elemptr %0, %17 : ptr<global, i64>
+  store %18, %16
+  ret
+}
+)";
+    util::Result<Module> parsed = Parse(kCompares);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    Module m = *parsed;
+    // Not the equality, not x itself, not the 32-bit comparison.
+    const std::string text = Hide(m, kHideCompareConstants, 2);
+    EXPECT_NE(text.find("  %21 = xor %4, %20 : i64\n  %5 = gt %3, %21 : bool\n"
+                        "  %22 = xor %4, %20 : i64\n  %6 = lt %22, %3 : bool\n"
+                        "  %7 = eq %3, %4 : bool\n  %8 = gt %1, %4 : bool\n"),
+              std::string::npos)
+        << text;
+    // Not part of NVIDIA's signed-range mask alone.
+    Module again = *parsed;
+    Hide(again, kHideSignedIntRanges, 0);
+}
+
 }  // namespace
 }  // namespace nvk::kir
