@@ -8,6 +8,11 @@ arm for inputs of one sign, while the same comparisons stored as values are righ
 kernel below runs over small inputs and the int32 extremes against CPython; then the
 loop form's module is edited by hand (the doubling as a shift, as a multiplication, as an
 add of a second sign extension; the comparison at 32 bits) to find a form NVIDIA gets right.
+`2` runs the second round (EXPRS2, edits2). Results, before and after the fix (mask 16 of
+kir/int_ranges.h, which hides the constant, so that round 2's edits no longer find it):
+benchmarks/results/h200_2026-12-01_s21_addself.txt. On the GPU host, put the cmeel wheel's
+SPIRV-Tools first on PATH (.gl/remote-setup.sh puts Debian's older ones there, whose
+spirv-as takes no `--target-env=`).
 """
 
 import re
