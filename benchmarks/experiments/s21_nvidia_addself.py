@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, __file__.rsplit("/benchmarks/", 1)[0] + "/tests/fuzz")
 from gen import _load as load  # noqa: E402
 
-XS = list(range(-12, 13)) + [999, -999, 2**31 - 1, -(2**31), 2**30, -(2**30)]
+XS = list(range(-12, 13)) + [999, -999, 2**31 - 1, -(2**31), 2**30, -(2**30)]  # uint: wrapped
 
 LOOP = """def k(inp, out):
     i = nv.global_id(0)
@@ -96,7 +96,7 @@ def reference(src, xs):
     wraps there as on the device)."""
     import numba
 
-    f = numba.njit(load(src.replace("nv.global_id(0)", "0"), "k", {}))
+    f = numba.njit(load(src.replace("nv.global_id(0)", "0"), "k", {"np": np}))
     want = np.zeros(len(xs), np.int64)
     for j, x in enumerate(xs):
         one = np.zeros(1, np.int64)
@@ -105,11 +105,13 @@ def reference(src, xs):
     return want
 
 
-def check(name, src, dtype, words=None):
+def check(name, src, dtype, words=None, small=False, **jit_options):
+    """Runs the kernel `src` over XS as `dtype` (wrapped for unsigned; `small`: only those
+    whose double fits 32 bits, as narrow="ints" computes it) against numba.njit."""
     import numba_vulkan as nv
     import numba_vulkan.codegen as cg
 
-    xs = np.array(XS, dtype)
+    xs = np.array([x for x in XS if not small or abs(x) < 2**29], np.int64).astype(dtype)
     init = cg.CompiledKernel.__init__
     seen = {}
 
@@ -121,7 +123,7 @@ def check(name, src, dtype, words=None):
 
     cg.CompiledKernel.__init__ = swapped
     try:
-        k = nv.jit(load(src, "k", {"nv": nv}))
+        k = nv.jit(load(src, "k", {"nv": nv, "np": np}), **jit_options)
         out = np.full(xs.size, -77777, np.int64)
         k.forall(xs.size)(xs, out)
     finally:
@@ -237,6 +239,27 @@ def main2():
             print(f"  {name}: edit failed: {str(err)[:300]}")
 
 
+# Third round (after the fix): the other widths and signedness, 32-bit arithmetic asked for
+# (narrow="ints": the comparison at 32 bits, which mask 16 leaves alone) or written.
+EXPRS3 = ["(x + x) > (-3)", "16 > (x + x)", "(x * 2) > 0", "(x << 1) >= (-3)"]
+EXPRS3_NARROW = ["np.int32(x + x) > np.int32(-3)", "np.int32(16) > np.int32(x * 2)",
+                 "np.int32(x + x) > np.int32(0)"]  # fmt: skip
+EXPRS3_UNSIGNED = ["(x + x) > 3", "16 > (x + x)", "(x * 2) > 5", "(x << 1) >= 7"]
+
+
+def main3():
+    for form_name, form in (("if", IF), ("loop", LOOP)):
+        for e in EXPRS3:
+            check(f"{form_name} {e:30s} int32 narrow=ints", form.format(e=e), np.int32,
+                  small=True, narrow="ints")  # fmt: skip
+        for e in EXPRS3_NARROW:
+            for dtype in (np.int32, np.int64):
+                check(f"{form_name} {e:30s} {np.dtype(dtype).name}", form.format(e=e), dtype)
+        for e in EXPRS3_UNSIGNED:
+            for dtype in (np.uint32, np.uint64):
+                check(f"{form_name} {e:30s} {np.dtype(dtype).name}", form.format(e=e), dtype)
+
+
 def main():
     for form_name, form in (("loop", LOOP), ("if", IF), ("stored", STORED)):
         for e in EXPRS:
@@ -259,4 +282,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main2() if sys.argv[1:] == ["2"] else main()
+    {"2": main2, "3": main3}.get(sys.argv[1] if sys.argv[1:] else "", main)()

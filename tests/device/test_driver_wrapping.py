@@ -291,6 +291,22 @@ def test_branches_on_doubled_values_compared_with_constants():
     assert len(set(cpu[1].tolist())) > 4  # the inputs take different arms
 
 
+def doubled_unsigned(a, out):
+    i = nv.global_id(0)
+    if i < a.size:
+        out[i] = 1 if a[i] * 2 > 5 else 2
+
+
+@requires_feature("int64")
+def test_branches_on_doubled_uint64_values_wrap():
+    """uint64 too: the H200 took `a * 2 > 5` as false where the product wraps (a = 2^64 - 12:
+    2^64 - 24 > 5) until its constant was hidden (h200_2026-12-01_s21_addself.txt, round 3)."""
+    a = np.arange(-12, 13, dtype=np.int64).astype(np.uint64)  # 0..12 and 2^64 - 12..2^64 - 1
+    dev, cpu = both(doubled_unsigned, a, np.zeros(a.size, np.int64))
+    assert_same(dev, cpu)
+    assert set(cpu[1].tolist()) == {1, 2}
+
+
 def test_doubled_comparisons_hide_their_constants():
     # Only with the NVIDIA mask's bit 16: the constants compared with x + x are xored with
     # the hidden zero (its parameter and conversions are in the narrowed KIR's entry).

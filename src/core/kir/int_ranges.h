@@ -31,8 +31,9 @@
 //     `x * 2 + 1 > -3` took the wrong arm for every positive x (for every
 //     negative x with `<`, as if it compared unsigned), while `x * 3 > -3`,
 //     `x + x == -4`, a comparison with a variable and the same comparisons stored
-//     as values were right (benchmarks/experiments/s21_nvidia_addself.py; the
-//     control-flow fuzzer's nine NVIDIA failures all compare `x + x`).
+//     as values were right; uint64 `a * 2 > 5` was false where the product
+//     wraps (benchmarks/experiments/s21_nvidia_addself.py; the control-flow
+//     fuzzer's nine NVIDIA failures all compare `x + x`).
 // Widenings of constants are left alone (the result is a constant of the wider
 // type, as a literal of that type would be, and hiding it kept the driver from
 // folding it: `i * 16` on int64 became a full 64-bit multiply).
