@@ -73,7 +73,7 @@ for b in $B; do
     # The same tiled matmul as hand-made SPIR-V modules (GLSL variants, our module patched),
     # launched raw: which form reaches numba.cuda's speed (s12_matmul/*.spv are committed).
     matmul_spirv) timeout 200 python3 benchmarks/experiments/s12_matmul_spirv.py ${MM_ONLY:+--only $MM_ONLY} --out $R/h200_matmul_spirv.json --spirv $R/matmul_spirv ;;
-    ranges) for m in 0 7; do
+    ranges) for m in 0 23; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras_m$m.json
             done ;;
