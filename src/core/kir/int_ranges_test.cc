@@ -26,8 +26,6 @@ func main {
 }
 )";
 
-util::Result<Module> Parsed() { return Parse(kModule); }
-
 // Runs the pass on `m` with mask `what`, expects `expected` hidden values and a module that
 // verifies; returns the module's text.
 std::string Hide(Module& m, unsigned what, size_t expected) {
@@ -41,12 +39,18 @@ std::string Hide(Module& m, unsigned what, size_t expected) {
     return Print(m);
 }
 
-TEST(IntRanges, HidesNegationAndBothSidesOfAWidening) {
-    util::Result<Module> parsed = Parsed();
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+// The same on the module `text` parses to ("" if it does not parse, a failure).
+std::string Hide(const char* text, unsigned what, size_t expected) {
+    util::Result<Module> parsed = Parse(text);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    if (!parsed.ok()) return "";
     Module m = *parsed;
+    return Hide(m, what, expected);
+}
+
+TEST(IntRanges, HidesNegationAndBothSidesOfAWidening) {
     // The negation, the widening's operand and its result.
-    const std::string text = Hide(m, kHideSignedIntRanges, 3);
+    const std::string text = Hide(kModule, kHideSignedIntRanges, 3);
     // The hidden u64 parameter, converted once per kind at the top of the entry block;
     // the index widening %4 is left alone; the store reads the hidden result.
     EXPECT_NE(text.find("param int.zero : u64 @16"), std::string::npos) << text;
@@ -62,10 +66,7 @@ TEST(IntRanges, HidesNegationAndBothSidesOfAWidening) {
 }
 
 TEST(IntRanges, MaskChoosesWhatIsHidden) {
-    util::Result<Module> parsed = Parsed();
-    ASSERT_TRUE(parsed.ok());
-    Module m = *parsed;
-    const std::string text = Hide(m, kHideWidenOutputs, 1);
+    const std::string text = Hide(kModule, kHideWidenOutputs, 1);
     EXPECT_NE(text.find("  %2 = neg %1 : i32\n  %3 = convert %2 : i64\n  %8 = xor %3, %7 : i64\n"),
               std::string::npos)
         << text;
@@ -123,10 +124,7 @@ func main {
   ret
 }
 )";
-    util::Result<Module> parsed = Parse(kBools);
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    Module m = *parsed;
-    Hide(m, kHideNegAbs, 0);
+    Hide(kBools, kHideNegAbs, 0);
 }
 
 // A widened constant (also one the narrowing pass wrote as a conversion of a constant, and
@@ -159,10 +157,7 @@ func main {
   ret
 }
 )";
-    util::Result<Module> parsed = Parse(kConstants);
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    Module m = *parsed;
-    const std::string text = Hide(m, kHideAllIntRanges, 2);  // y's widening, both sides
+    const std::string text = Hide(kConstants, kHideAllIntRanges, 2);  // y's widening, both sides
     EXPECT_NE(text.find("  %3 = convert %2 : i64\n  %4 = mul %1, %3 : i64\n"), std::string::npos)
         << text;
 }
@@ -198,19 +193,15 @@ func main {
   ret
 }
 )";
-    util::Result<Module> parsed = Parse(kCompares);
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    Module m = *parsed;
     // Not the equality, not x itself, not the 32-bit comparison.
-    const std::string text = Hide(m, kHideCompareConstants, 2);
+    const std::string text = Hide(kCompares, kHideCompareConstants, 2);
     EXPECT_NE(text.find("  %21 = xor %4, %20 : i64\n  %5 = gt %3, %21 : bool\n"
                         "  %22 = xor %4, %20 : i64\n  %6 = lt %22, %3 : bool\n"
                         "  %7 = eq %3, %4 : bool\n  %8 = gt %1, %4 : bool\n"),
               std::string::npos)
         << text;
     // Not part of NVIDIA's signed-range mask alone.
-    Module again = *parsed;
-    Hide(again, kHideSignedIntRanges, 0);
+    Hide(kCompares, kHideSignedIntRanges, 0);
 }
 
 }  // namespace
