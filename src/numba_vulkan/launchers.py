@@ -2,7 +2,7 @@
 (push-constant room, float controls) and the C++ launcher that runs it there, with the
 values of its hidden parameters (kir/abi.h)."""
 
-from . import compiler, config, hidden_args, packed_args
+from . import _core, compiler, config, hidden_args, packed_args
 from .frontend.mathlib import denormals
 
 #: Vulkan's guaranteed maxPushConstantsSize; kernels compiled without a device
@@ -61,9 +61,9 @@ def fused_fma(info, setting=""):
 #: against SPIR-V's wrapping semantics: NVIDIA (typed fuzzer, H200, driver 580).
 RANGE_ASSUMING_VENDORS = (0x10DE,)
 
-#: kir/int_ranges.h's kHideNvidia: signed negations, abs and widenings (7), and the
+#: kir/int_ranges.h's kHideNvidia (23): signed negations, abs and widenings (7), and the
 #: constants of 64-bit ordered comparisons with arithmetic (16).
-HIDE_ON_RANGE_ASSUMING_VENDORS = 23
+HIDE_ON_RANGE_ASSUMING_VENDORS = _core.HIDE_INT_RANGES_NVIDIA
 
 
 def hide_int_ranges(info, setting=None):
@@ -87,7 +87,6 @@ def folds_float_zeros(info):
 
 def make_launcher(device, compiled):
     """The C++ launcher of ``compiled`` on ``device`` (interface C of the runtime)."""
-    from . import _core
 
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
@@ -123,7 +122,6 @@ def numpy_formats(device, compiled):
     from numba.np import numpy_support
 
     from .runtime.array import storage_dtype
-    from . import _core
 
     if compiled.sites or not hasattr(device, "info"):
         return None
@@ -152,7 +150,6 @@ def hidden_values(device, compiled):
     the front end with ``module.add_hidden_param`` (or by a C++ pass), gets its value on
     ``device`` (a Buffer's or DeviceArray's address is written and the buffer counts as
     used by every launch: see docs/runtime.md)."""
-    from . import _core
 
     names = {a.name for a in compiled.args if a.kind == "hidden"}
     values = {}

@@ -155,6 +155,9 @@ void InitCompile(nb::module_& m) {
         "NVIDIA's compiler takes as non-overflowing, and the constant side of 64-bit ordered "
         "comparisons with arithmetic (16), which it rewrites wrongly (kir/int_ranges.h).");
 
+    // The hide_int_ranges mask NVIDIA's compiler needs (launchers.hide_int_ranges).
+    m.attr("HIDE_INT_RANGES_NVIDIA") = static_cast<unsigned>(kir::kHideNvidia);
+
     m.def(
         "narrow_ints",
         [](const kir::Module& module) {
