@@ -87,7 +87,6 @@ def folds_float_zeros(info):
 
 def make_launcher(device, compiled):
     """The C++ launcher of ``compiled`` on ``device`` (interface C of the runtime)."""
-
     # runtime.Device is, or wraps as ._core, the C++ device that loads kernels.
     core_device = getattr(device, "_core", device)
     kernel_core = core_device.load_kernel(compiled.words, compiled.push_size)
