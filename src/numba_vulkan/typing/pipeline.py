@@ -30,7 +30,7 @@ from numba.core.untyped_passes import (
 )
 
 from .. import errors
-from . import lean, lean_passes, target
+from . import lean, lean_passes, scalar_constants, target
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,7 @@ class VulkanCompiler(lean.PipelineCompiler):
             pm.add_pass(pass_class, description)
         # Closures first, in case they use nonlocals (as Numba orders it).
         pm.add_pass(lean.InlineClosureLikesWhenAny, "inline calls to locally defined closures")
+        pm.add_pass(scalar_constants.FoldScalarConstants, "np.float32(0.5) as a constant")
         pm.add_pass(RewriteSemanticConstants, "rewrite semantic constants")
         pm.add_pass(lean_passes.LeanDeadBranchPrune, "dead branch pruning")
         pm.add_pass(lean_passes.LeanGenericRewrites, "nopython rewrites")
