@@ -148,12 +148,14 @@ class CudaBackend(Backend):
 
 # ------------------------------------------------------------------- kernels
 
-def make_kernel(backend, name, source, jit=None):
+def make_kernel(backend, name, source, jit=None, salt="0.0"):
     """A brand-new Python function (new code object) from `source` (a template with {name},
-    {index}, {index2d}, {device}) compiled by `backend` (or by `jit`)."""
+    {index}, {index2d}, {device}, and {salt}, a float literal) compiled by `backend` (or by
+    `jit`)."""
     device = getattr(backend, "device_decorator", lambda: "")()
     src = source.format(
-        name=name, index=backend.index_source(), index2d=backend.index2d_source(), device=device
+        name=name, index=backend.index_source(), index2d=backend.index2d_source(), device=device,
+        salt=salt,
     )
     namespace = dict(backend.kernel_namespace())
     exec(compile(src, f"<bench {name}>", "exec"), namespace)  # noqa: S102

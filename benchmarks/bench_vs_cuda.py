@@ -9,7 +9,12 @@ Figures (see benchmarks/README.md for what each one means):
    counting 3 arrays x 4 bytes x n per launch; synchronised around N launches.
 3. first_call: time of the first call of a kernel never seen before
    (typing + compile + pipeline creation + launch + synchronise), with disk
-   caches off and a fresh function each time.
+   caches off and a fresh function each time. Each fresh kernel adds its own
+   constant ({salt}, random), so that its machine code is new too: the same SPIR-V
+   again would be answered from the driver's pipeline caches (in memory and on disk),
+   skipping the driver's compilation, which numba.cuda (whose PTX names the kernel)
+   never skips.
+   ``--same-code`` leaves the constant out (the figure before session 23).
    first_call_devfn: the same for a kernel calling five device functions
    (``@nv.jit(device=True)`` / ``@cuda.jit(device=True)``, one calling two others).
 4. matmul: naive float32 matrix product C = A @ B (2-d grid of 16 x 16, one
@@ -53,7 +58,7 @@ KERNEL_SOURCE = """
 def {name}(a, b, c, s):
     i = {index}
     if i < a.size:
-        a[i] = b[i] + s * c[i]
+        a[i] = b[i] + s * c[i] + np.float32({salt})
 """
 
 
@@ -115,7 +120,8 @@ def {name}(a, b, c, s):
     i = {index}
     if i < a.size:
         x = b[i]
-        a[i] = {name}_f1(x) + {name}_f2(x, s) + {name}_f3(x) + {name}_f4(c[i]) + {name}_f5(x, s)
+        v = {name}_f1(x) + {name}_f2(x, s) + {name}_f3(x) + {name}_f4(c[i]) + {name}_f5(x, s)
+        a[i] = v + np.float32({salt})
 """
 
 
@@ -195,14 +201,16 @@ def bench_triad(backend, log2_n, launches, repeats):
     }
 
 
-def bench_first_call(backend, repeats, n=1024, source=KERNEL_SOURCE):
+def bench_first_call(backend, repeats, n=1024, source=KERNEL_SOURCE, same_code=False):
     """Seconds from a new kernel function to its first result (compile + load + run)."""
     a, b, c = arrays(backend, n)
     s = np.float32(1.5)
     times = []
     for k in range(repeats):
         name = f"fresh_kernel_{os.getpid()}_{k}_{time.monotonic_ns()}"
-        kernel = make_kernel(backend, name, source)
+        # a float32 integer of 24 random bits: new to the driver's caches on disk too
+        salt = "0.0" if same_code else f"{int.from_bytes(os.urandom(3), 'little')}.0"
+        kernel = make_kernel(backend, name, source, salt=salt)
         start = time.perf_counter()
         backend.launch(kernel, n, (a, b, c, s))
         backend.synchronize()
@@ -283,20 +291,27 @@ def bench_xorshift(backend, log2_n, repeats, launches=20):
     }
 
 
-def run_backend(cls, args):
+def make_backend(cls):
+    """(backend, its result dict): backend None where it is missing, the dict saying why."""
     try:
         backend = cls()
     except Exception as e:  # missing package or no device: report, do not fail  # noqa: BLE001
-        return {"available": False, "reason": f"{type(e).__name__}: {e}"}
-    result = {"available": True, "device": backend.describe()}
+        return None, {"available": False, "reason": f"{type(e).__name__}: {e}"}
+    return backend, {"available": True, "device": backend.describe()}
+
+
+def _figure(result, name, fn):
+    try:
+        result[name] = fn()
+    except Exception as e:  # noqa: BLE001
+        result[name] = {"error": f"{type(e).__name__}: {e}"}
+
+
+def run_backend(backend, result, args):
+    """The figures other than the first calls, for one backend."""
     for name, fn in (
         ("launch", lambda: bench_launch(backend, args.launches, args.repeats)),
         ("triad", lambda: bench_triad(backend, args.size, args.triad_launches, args.repeats)),
-        ("first_call", lambda: bench_first_call(backend, args.first_calls)),
-        (
-            "first_call_devfn",
-            lambda: bench_first_call(backend, args.first_calls, source=DEVFN_SOURCE),
-        ),
         ("matmul", lambda: bench_matmul(backend, args.matmul_n, args.repeats)),
         (
             "matmul_coalesced",
@@ -306,14 +321,33 @@ def run_backend(cls, args):
         ),
         ("xorshift", lambda: bench_xorshift(backend, args.xorshift_size, args.repeats)),
     ):
+        if name in args.only:
+            _figure(result, name, fn)
+            print(f"  {backend.name:13s} {name:10s} done", file=sys.stderr, flush=True)
+
+
+def run_first_calls(backends, args):
+    """The first-call figures, the backends taking turns kernel by kernel: the host's speed
+    drifts by tens of percent within seconds (the GPU machine is a shared VM), and a ratio of
+    two figures measured one after the other would carry the drift."""
+    for name, source in (("first_call", KERNEL_SOURCE), ("first_call_devfn", DEVFN_SOURCE)):
         if name not in args.only:
             continue
-        try:
-            result[name] = fn()
-        except Exception as e:  # noqa: BLE001
-            result[name] = {"error": f"{type(e).__name__}: {e}"}
-        print(f"  {cls.name:13s} {name:10s} done", file=sys.stderr, flush=True)
-    return result
+        times = {b.name: [] for b, _ in backends}
+        for _ in range(args.first_calls):
+            for backend, result in backends:
+                if "error" in result.get(name, {}):
+                    continue
+                try:
+                    got = bench_first_call(backend, 1, source=source, same_code=args.same_code)
+                    times[backend.name] += got["all_ms"]
+                except Exception as e:  # noqa: BLE001
+                    result[name] = {"error": f"{type(e).__name__}: {e}"}
+        for backend, result in backends:
+            if "error" not in result.get(name, {}):
+                ms = times[backend.name]
+                result[name] = {"ms_median": statistics.median(ms), "all_ms": ms}
+        print(f"  {name} done", file=sys.stderr, flush=True)
 
 
 def table(results):
@@ -399,6 +433,10 @@ def main(argv=None):
     parser.add_argument("--triad-launches", type=int, default=20, help="launches per triad timing")
     parser.add_argument("--repeats", type=int, default=7, help="repeats (median is reported)")
     parser.add_argument("--first-calls", type=int, default=5, help="fresh kernels for first_call")
+    parser.add_argument(
+        "--same-code", action="store_true",
+        help="first calls: the same code each time (the driver's pipeline cache answers)",
+    )
     parser.add_argument("--matmul-n", type=int, default=2048, help="matmul matrix size")
     parser.add_argument("--xorshift-size", type=int, default=24, help="log2 of the seed count")
     parser.add_argument(
@@ -413,12 +451,16 @@ def main(argv=None):
 
     wanted = set(args.backends.split(","))
     results = {}
+    backends = []
     for cls in (VulkanBackend, CudaBackend):
-        results[cls.name] = (
-            run_backend(cls, args)
-            if cls.name in wanted
-            else {"available": False, "reason": "not requested"}
-        )
+        if cls.name not in wanted:
+            results[cls.name] = {"available": False, "reason": "not requested"}
+            continue
+        backend, results[cls.name] = make_backend(cls)
+        if backend is not None:
+            run_backend(backend, results[cls.name], args)
+            backends.append((backend, results[cls.name]))
+    run_first_calls(backends, args)
 
     record = {
         "benchmark": "bench_vs_cuda",
@@ -437,6 +479,7 @@ def main(argv=None):
             "triad_launches": args.triad_launches,
             "repeats": args.repeats,
             "first_calls": args.first_calls,
+            "first_calls_same_code": args.same_code,
             "matmul_n": args.matmul_n,
             "xorshift_n": 1 << args.xorshift_size,
         },

@@ -1,14 +1,17 @@
 """Where the first call of a kernel spends its time: phase by phase, and cProfile.
 
 The kernels are bench_vs_cuda.py's first_call kernels (the triad, and the triad
-through five device functions), each a fresh function as there, with the disk
-caches off. The phases, timed by wrapping the functions that do them:
+through five device functions), each a fresh function with a constant of its own
+as there (``--same-code``: without), with the disk caches off. The phases, timed
+by wrapping the functions that do them:
 
     typing     Numba's front half (typing/pipeline.py), device functions included
     lowering   typed IR -> KIR (frontend/)
     core       the C++ half: verify, narrow, structurize, emit SPIR-V, optimise, validate
-    pipeline   the device's pipeline for the SPIR-V (runtime: load_kernel)
-    rest       argument typing, launch and synchronisation (wall time less the phases)
+    pipeline   the device's shader module and pipeline layout (runtime: load_kernel)
+    rest       argument typing, the driver's compilation of the pipeline (at the first
+               launch of a workgroup size), launch and synchronisation (wall time less
+               the phases)
 
     PYTHONPATH=src python3 benchmarks/profile_first_call.py              # phases, median of 20
     PYTHONPATH=src python3 benchmarks/profile_first_call.py --profile cumulative --top 40
@@ -82,12 +85,12 @@ def time_passes(spent_by_pass):
     lean.LeanPassManager._runPass = timed
 
 
-def first_calls(backend, source, count, spent):
+def first_calls(backend, source, count, spent, same_code=False):
     rows = []
     for _ in range(count):
         for phase in PHASES:
             spent[phase] = 0.0
-        result = bench.bench_first_call(backend, 1, source=source)
+        result = bench.bench_first_call(backend, 1, source=source, same_code=same_code)
         total = result["all_ms"][0]
         row = {phase: spent[phase] * 1e3 for phase in PHASES}
         row["rest"] = total - sum(row.values())
@@ -106,6 +109,8 @@ def main(argv=None):
     parser.add_argument("--only", default="first_call,first_call_devfn")
     parser.add_argument("--cpu", action="store_true", help="phases in CPU time of this thread")
     parser.add_argument("--passes", action="store_true", help="typing's passes, each alone")
+    parser.add_argument("--same-code", action="store_true",
+                        help="the same code each time (the driver's pipeline cache answers)")
     args = parser.parse_args(argv)
     if args.cpu:
         global _clock
@@ -125,12 +130,14 @@ def main(argv=None):
         if args.profile:
             profiler = cProfile.Profile()
             profiler.enable()
-            bench.bench_first_call(backend, args.count, source=sources[figure])
+            bench.bench_first_call(backend, args.count, source=sources[figure],
+                                   same_code=args.same_code)
             profiler.disable()
             print(f"== {figure}: cProfile of {args.count} first calls, by {args.profile}")
             pstats.Stats(profiler).sort_stats(args.profile).print_stats(args.top)
             continue
-        medians, minima = first_calls(backend, sources[figure], args.count, spent)
+        medians, minima = first_calls(backend, sources[figure], args.count, spent,
+                                      args.same_code)
         for what, row in (("median", medians), ("min", minima)):
             cells = "  ".join(f"{k} {v:6.2f}" for k, v in row.items())
             print(f"{figure:17s} ms ({what} of {args.count}): {cells}")
