@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_math  # noqa: E402
 
-from numba_vulkan import _core, launchers  # noqa: E402
+from numba_vulkan import launchers  # noqa: E402
 
 SIN_LEAD = "%double_n7_5866368828251592en13"
 COS_LEAD = "%double_n1_138254464534925en11"
