@@ -154,8 +154,8 @@ def main(argv=None):
               f"{float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300))):.3g}")
     regs = {}
     try:
-        regs["cuda_ours"] = ko.get_regs_per_thread()
-        regs["cuda_libdev"] = kc.get_regs_per_thread()
+        for name, k in (("cuda_ours", ko), ("cuda_libdev", kc)):
+            regs[name] = {str(sig): v for sig, v in k.get_regs_per_thread().items()}
     except Exception as e:  # noqa: BLE001
         regs["error"] = str(e)
     regs["vulkan"] = vk.pipeline_stats(kv, (vx, vout), group)
