@@ -286,7 +286,7 @@ def _short(b, x, cosine):
     their own (rare.branch). sin(|x|) with x's sign put back by an xor, so that -0 stays -0."""
     k = b.kind(x)
     ik = bits.int_kind(k)
-    ax = bits.fabs(b, x)
+    ax = bits.fabs_operand(b, x)
     far = b.compare(Op.gt, ax, const(b, k, FAST_LIMIT[k]))
     qb, rh, rl = _reduce_short(b, ax)
 
