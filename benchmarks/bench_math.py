@@ -12,12 +12,15 @@ numba.cuda: its fast intrinsics):
    (float64; 24 transcendental calls); figure: 10^9 elements/s.
 
 Each figure checks its result against NumPy / math on the host (a wrong kernel
-reports WRONG next to its speed), times `--repeats` runs of `--inner` launches
-between synchronisations and reports the median. Defaults are the issue's sizes
-(GPU); lavapipe needs small ones:
+reports WRONG next to its speed). It is timed in `--rounds` rounds, each backend in
+turn within a round (the order turning), each time the median of `--repeats` runs of
+`--inner` launches between synchronisations; the figure is the median of the rounds
+(the H200 host drifts by several percent within a run: two runs of one kernel one
+after the other measured 16.0 and 17.4). Defaults are the issue's sizes (GPU);
+lavapipe needs small ones:
 
-    python3 benchmarks/bench_math.py                                     # H200
-    python3 benchmarks/bench_math.py --log2 14 --repeats 3 --inner 2     # lavapipe, quick
+    python3 benchmarks/bench_math.py                                                # H200
+    python3 benchmarks/bench_math.py --log2 14 --repeats 3 --inner 2 --rounds 1     # lavapipe
 """
 
 import argparse
@@ -120,7 +123,8 @@ def _bs_reference(S, K, T, r, v):
     return S * cnd1 - K * e * cnd2, K * e * (1 - cnd2) - S * (1 - cnd1)
 
 
-def fig_black_scholes(backend, args, dtype, fastmath):
+def prepare_black_scholes(backend, args, dtype, fastmath):
+    """The kernel, its launch and its check (one backend): see `measure`."""
     n = 1 << args.log2
     rng = np.random.default_rng(0)
     S = rng.uniform(5, 30, n).astype(dtype)
@@ -131,33 +135,90 @@ def fig_black_scholes(backend, args, dtype, fastmath):
     call, put = device_array(backend, n, dtype), device_array(backend, n, dtype)
     k = build(backend, BLACK_SCHOLES, "black_scholes", dtype, fastmath)
     groups = (n + BLOCK - 1) // BLOCK
-    t = timed(backend, lambda: k[groups, BLOCK](dS, dK, dT, r, v, call, put), args.repeats,
-              args.inner)  # fmt: skip
-    m = min(n, 4096)  # checked on a prefix (the host reference is slow)
-    want_c, want_p = _bs_reference(S[:m], K[:m], T[:m], float(r), float(v))
-    got_c, got_p = call.copy_to_host()[:m], put.copy_to_host()[:m]
-    tol = 1e-3 if dtype == np.float32 else 1e-9
-    ok = bool(np.allclose(got_c, want_c, rtol=tol, atol=tol * 100)
-              and np.allclose(got_p, want_p, rtol=tol, atol=tol * 100))  # fmt: skip
-    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok,
-            "pipeline": backend.pipeline_stats(k, (dS, dK, dT, r, v, call, put), BLOCK)}
+    args_ = (dS, dK, dT, r, v, call, put)
+
+    def check():
+        m = min(n, 4096)  # checked on a prefix (the host reference is slow)
+        want_c, want_p = _bs_reference(S[:m], K[:m], T[:m], float(r), float(v))
+        got_c, got_p = call.copy_to_host()[:m], put.copy_to_host()[:m]
+        tol = 1e-3 if dtype == np.float32 else 1e-9
+        return bool(np.allclose(got_c, want_c, rtol=tol, atol=tol * 100)
+                    and np.allclose(got_p, want_p, rtol=tol, atol=tol * 100))  # fmt: skip
+
+    return {"n": n, "run": lambda: k[groups, BLOCK](*args_), "check": check,
+            "pipeline": lambda: backend.pipeline_stats(k, args_, BLOCK)}
 
 
-def fig_trig_chain(backend, args, fastmath):
+def prepare_trig_chain(backend, args, fastmath):
     n = 1 << args.log2
     x = np.random.default_rng(1).uniform(-4, 4, n)
     dx, out = backend.to_device(x), device_array(backend, n, np.float64)
     k = build(backend, TRIG_CHAIN, "trig_chain", np.float64, fastmath)
     groups = (n + BLOCK - 1) // BLOCK
-    t = timed(backend, lambda: k[groups, BLOCK](dx, out), args.repeats, args.inner)
-    m = min(n, 4096)
-    v, acc = x[:m].copy(), np.zeros(m)
-    for _ in range(8):
-        v = np.sin(v) * np.cos(v * 0.5) + np.exp(-v * v)
-        acc += v
-    ok = bool(np.allclose(out.copy_to_host()[:m], acc, rtol=1e-9, atol=1e-12))
-    return {"n": n, "seconds": t, "rate": n / t / 1e9, "correct": ok,
-            "pipeline": backend.pipeline_stats(k, (dx, out), BLOCK)}
+
+    def check():
+        m = min(n, 4096)
+        v, acc = x[:m].copy(), np.zeros(m)
+        for _ in range(8):
+            v = np.sin(v) * np.cos(v * 0.5) + np.exp(-v * v)
+            acc += v
+        return bool(np.allclose(out.copy_to_host()[:m], acc, rtol=1e-9, atol=1e-12))
+
+    return {"n": n, "run": lambda: k[groups, BLOCK](dx, out), "check": check,
+            "pipeline": lambda: backend.pipeline_stats(k, (dx, out), BLOCK)}
+
+
+PREPARE = {
+    "black_scholes_f32": lambda b, a, fm: prepare_black_scholes(b, a, np.float32, fm),
+    "black_scholes_f64": lambda b, a, fm: prepare_black_scholes(b, a, np.float64, fm),
+    "trig_chain_f64": prepare_trig_chain,
+}
+
+
+def _result(backend, prepared, seconds):
+    t = statistics.median(seconds)
+    n = prepared["n"]
+    return {"n": n, "seconds": t, "rate": n / t / 1e9,
+            "rates": [n / s / 1e9 for s in seconds], "correct": prepared["check"](),
+            "pipeline": prepared["pipeline"]()}
+
+
+def measure(backends, name, args, fastmath):
+    """One figure on each backend: the kernels built, then `--rounds` rounds in which each
+    backend is timed in turn (the order turning round by round), so that the host's and the
+    GPU's drift (tens of percent within a run on the H200) falls on both; the median of the
+    rounds. backend name -> result (or {"error": ...})."""
+    out, prepared = {}, {}
+    for backend in backends:
+        try:
+            prepared[backend.name] = (backend, PREPARE[name](backend, args, fastmath))
+        except Exception as e:  # report and go on with the other backend
+            out[backend.name] = {"error": f"{type(e).__name__}: {e}"}
+    seconds = {b: [] for b in prepared}
+    order = list(prepared)
+    for r in range(getattr(args, "rounds", 1)):
+        for b in order[r % len(order):] + order[:r % len(order)]:
+            if b in out:
+                continue
+            backend, p = prepared[b]
+            try:
+                seconds[b].append(timed(backend, p["run"], args.repeats, args.inner))
+            except Exception as e:
+                out[b] = {"error": f"{type(e).__name__}: {e}"}
+    for b, (backend, p) in prepared.items():
+        if b not in out:
+            out[b] = _result(backend, p, seconds[b])
+    return out
+
+
+def fig_black_scholes(backend, args, dtype, fastmath):
+    """One backend's figure (the experiments' entry point)."""
+    return measure([backend], f"black_scholes_{np.dtype(dtype).name.replace('float', 'f')}",
+                   args, fastmath)[backend.name]  # fmt: skip
+
+
+def fig_trig_chain(backend, args, fastmath):
+    return measure([backend], "trig_chain_f64", args, fastmath)[backend.name]
 
 
 FIGURES = {
@@ -167,22 +228,25 @@ FIGURES = {
 }
 
 
-def run_backend(cls, args):
-    try:
-        backend = cls()
-    except Exception as e:  # no GPU, no numba.cuda: say why
-        return {"available": False, "reason": f"{type(e).__name__}: {e}"}
-    out = {"available": True, "device": backend.describe()}
-    for name, fig in FIGURES.items():
+def run_backends(classes, args):
+    """Every figure of args.only on the backends that start, interleaved (see `measure`)."""
+    results, backends = {}, []
+    for cls in classes:
+        try:
+            backend = cls()
+        except Exception as e:  # no GPU, no numba.cuda: say why
+            results[cls.name] = {"available": False, "reason": f"{type(e).__name__}: {e}"}
+            continue
+        backends.append(backend)
+        results[cls.name] = {"available": True, "device": backend.describe()}
+    for name in PREPARE:
         if name not in args.only:
             continue
         for fastmath in (False, True):
             key = f"{name}{'_fastmath' if fastmath else ''}"
-            try:
-                out[key] = fig(backend, args, fastmath)
-            except Exception as e:  # report and go on with the next figure
-                out[key] = {"error": f"{type(e).__name__}: {e}"}
-    return out
+            for b, r in measure(backends, name, args, fastmath).items():
+                results[b][key] = r
+    return results
 
 
 def table(results):
@@ -209,24 +273,24 @@ def main(argv=None):
     parser.add_argument("--log2", type=int, default=24, help="log2 of the element count")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--inner", type=int, default=5, help="launches between synchronisations")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds, each timing every backend in turn (the median is kept)")
     parser.add_argument("--only", default=",".join(FIGURES))
     parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     args.only = set(args.only.split(","))
     wanted = set(args.backends.split(","))
-    results = {
-        cls.name: run_backend(cls, args) if cls.name in wanted
-        else {"available": False, "reason": "not requested"}
-        for cls in (VulkanBackend, CudaBackend)
-    }
+    results = run_backends([c for c in (VulkanBackend, CudaBackend) if c.name in wanted], args)
+    for cls in (VulkanBackend, CudaBackend):
+        results.setdefault(cls.name, {"available": False, "reason": "not requested"})
     record = {
         "benchmark": "bench_math",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpu": cpu_name(), "driver": driver_version()},
         "versions": versions(),
         "parameters": {"n": 1 << args.log2, "repeats": args.repeats, "inner": args.inner,
-                       "block": BLOCK},
+                       "rounds": args.rounds, "block": BLOCK},
         "results": results,
     }
     out = Path(args.out) if args.out else \

@@ -314,22 +314,30 @@ def _kernel(b, qb, rh, rl):
     polynomials (coeffs.SIN_SHORT_*, COS_SHORT_*; the same error as SIN_* and COS_*, one degree
     less) evaluated and the result selected (one select, where choosing the coefficients took
     one per coefficient and three for the terms around them), v = A + (M P(z) + corr):
-    sin: A = rh, M = rh z, corr = rl (1 - z/2), as _sin_dw; cos: A + we = 1 - z_hi/2 exactly
-    (Fast2Sum), M = z_hi^2, corr = we - z_lo/2 - rh rl, as _cos_dw."""
+    sin: A = rh, M = rh z, corr = rl (1 - z/2), as _sin_dw; cos: A = w, M = z^2, corr = we -
+    rh rl, where w + we = 1 - rh^2/2 (with a fused Fma from rh itself, to 2^-107; otherwise
+    1 - z_hi/2 by Fast2Sum and -z_lo/2, as _cos_dw)."""
     k = b.kind(rh)
     ik = bits.int_kind(k)
     odd = b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
-    z, zl = dd.two_prod(b, rh, rh)
     one, mhalf = const(b, k, 1.0), const(b, k, -0.5)
-    w = dd.mul_add(b, z, mhalf, one)
-    if dd.fused(b):  # Fast2Sum's error term, exact: one Fma
-        we = dd.mul_add(b, z, mhalf, _sub(b, one, w))
+    if dd.fused(b):
+        # w = 1 - rh^2/2 rounded once from the exact square (mh = -rh/2 is exact); 1 - w is
+        # exact (Sterbenz), and its sum with -rh^2/2, w's rounding error, is one Fma away
+        # (rounded at 2^-107): z_lo is not needed
+        z = _mul(b, rh, rh)
+        mh = _mul(b, rh, mhalf)
+        w = dd.mul_add(b, rh, mh, one)
+        we = dd.mul_add(b, rh, mh, _sub(b, one, w))
     else:
-        we = _sub(b, _sub(b, one, w), _mul(b, const(b, k, 0.5), z))
+        z, zl = dd.two_prod(b, rh, rh)
+        w = dd.mul_add(b, z, mhalf, one)
+        we = _add(b, _sub(b, _sub(b, one, w), _mul(b, const(b, k, 0.5), z)),
+                  _mul(b, zl, mhalf))  # fmt: skip
     ps = _horner(b, getattr(coeffs, f"SIN_SHORT_{_W[k]}"), z)
     pc = _horner(b, getattr(coeffs, f"COS_SHORT_{_W[k]}"), z)
     vs = _add(b, rh, dd.mul_add(b, _mul(b, rh, z), ps, _mul(b, rl, w)))
-    corr = dd.mul_add(b, _neg(b, rh), rl, dd.mul_add(b, zl, mhalf, we))
+    corr = dd.mul_add(b, _neg(b, rh), rl, we)
     vc = _add(b, w, dd.mul_add(b, _mul(b, z, z), pc, corr))
     return b.select(odd, vc, vs)
 
