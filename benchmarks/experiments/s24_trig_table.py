@@ -103,7 +103,7 @@ def rewrite(text, variant):
 
     ext = next(a[1] for _, (_, op, a) in defs.items() if op == "OpExtInst")
     decor, glob, first = [], [], []
-    glob += ["%nvx_uint = OpTypeInt 32 0" if "%uint = OpTypeInt 32 0" not in text else ""]
+    assert "%uint = OpTypeInt 32 0" in text  # the kernel's own (its index arithmetic)
     uint = "%uint"
     for k in range(2 * n + 1):
         glob.append(f"%nvx_u{k} = OpConstant {uint} {k}")
@@ -160,7 +160,7 @@ def rewrite(text, variant):
             out += out_sites[i]
             continue
         if not placed_glob and " OpFunction " in line:
-            out += [g for g in glob if g]
+            out += glob
             placed_glob = True
             in_function = True
         if not placed_decor and not stripped.startswith(("OpDecorate", "OpMemberDecorate")) \
