@@ -183,28 +183,40 @@ def _result(backend, prepared, seconds):
             "pipeline": prepared["pipeline"]()}
 
 
+def time_in_turn(runs, args, failed=None):
+    """{name: (backend, launch)} -> {name: [seconds per launch, one per round]}: `--rounds`
+    rounds, each timing every launch in turn (`timed`), the order turning round by round, so
+    that the host's and the GPU's drift (tens of percent within a run on the H200) falls on
+    all of them. A launch that raises is recorded in `failed` (name -> message) and left out
+    of the later rounds; without `failed` it propagates."""
+    seconds = {name: [] for name in runs}
+    order = list(runs)
+    for r in range(getattr(args, "rounds", 1)):
+        for name in order[r % len(order):] + order[:r % len(order)]:
+            if failed is not None and name in failed:
+                continue
+            backend, launch = runs[name]
+            try:
+                seconds[name].append(timed(backend, launch, args.repeats, args.inner))
+            except Exception as e:
+                if failed is None:
+                    raise
+                failed[name] = f"{type(e).__name__}: {e}"
+    return seconds
+
+
 def measure(backends, name, args, fastmath):
-    """One figure on each backend: the kernels built, then `--rounds` rounds in which each
-    backend is timed in turn (the order turning round by round), so that the host's and the
-    GPU's drift (tens of percent within a run on the H200) falls on both; the median of the
-    rounds. backend name -> result (or {"error": ...})."""
-    out, prepared = {}, {}
+    """One figure on each backend: the kernels built, then timed in turn (`time_in_turn`);
+    the median of the rounds. backend name -> result (or {"error": ...})."""
+    failed, prepared = {}, {}
     for backend in backends:
         try:
             prepared[backend.name] = (backend, PREPARE[name](backend, args, fastmath))
         except Exception as e:  # report and go on with the other backend
-            out[backend.name] = {"error": f"{type(e).__name__}: {e}"}
-    seconds = {b: [] for b in prepared}
-    order = list(prepared)
-    for r in range(getattr(args, "rounds", 1)):
-        for b in order[r % len(order):] + order[:r % len(order)]:
-            if b in out:
-                continue
-            backend, p = prepared[b]
-            try:
-                seconds[b].append(timed(backend, p["run"], args.repeats, args.inner))
-            except Exception as e:
-                out[b] = {"error": f"{type(e).__name__}: {e}"}
+            failed[backend.name] = f"{type(e).__name__}: {e}"
+    seconds = time_in_turn({b: (backend, p["run"]) for b, (backend, p) in prepared.items()},
+                           args, failed)  # fmt: skip
+    out = {b: {"error": message} for b, message in failed.items()}
     for b, (backend, p) in prepared.items():
         if b not in out:
             out[b] = _result(backend, p, seconds[b])

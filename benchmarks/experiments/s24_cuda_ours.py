@@ -16,6 +16,9 @@ and timed in the same rounds:
 If cuda_ours runs near cuda_libdev, the gap is in how the driver compiles our SPIR-V; if near
 vulkan, it is in the algorithms (the float64 work that keeps sin and cos within 1 ulp).
 
+The recorded run (benchmarks/results/h200_2026-12-02_s24_*) timed them in a fixed order each
+round; the probe now takes bench_math.time_in_turn's turning order.
+
     python3 benchmarks/experiments/s24_cuda_ours.py [--log2 24] [--rounds 5]
 """
 
@@ -160,12 +163,9 @@ def main(argv=None):
         regs["error"] = str(e)
     regs["vulkan"] = vk.pipeline_stats(kv, (vx, vout), group)
     print("registers:", json.dumps(regs))
-    rates = {name: [] for name in runs}
-    for r in range(args.rounds):
-        for name, (backend, run, _) in runs.items():
-            t = bench_math.timed(backend, run, args.repeats, args.inner)
-            rates[name].append(n / t / 1e9)
-        print(f"round {r}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in rates.items()), flush=True)
+    timed_runs = {name: (backend, run) for name, (backend, run, _) in runs.items()}
+    seconds = bench_math.time_in_turn(timed_runs, args)
+    rates = {name: [n / t / 1e9 for t in ts] for name, ts in seconds.items()}
     medians = {k: statistics.median(v) for k, v in rates.items()}
     print("medians (10^9 elements/s):", json.dumps(medians))
     if args.out:

@@ -18,6 +18,9 @@ Variants, timed round by round in turn (the host's and the GPU's speed drift):
 
 numba.cuda's chain (libdevice) is timed in the same rounds where it is available.
 
+The recorded run (benchmarks/results/h200_2026-12-02_s24_*) timed them in a fixed order each
+round; the probe now takes bench_math.time_in_turn's turning order.
+
     PYTHONPATH=src python3 benchmarks/experiments/s24_trig_table.py [--log2 24] [--rounds 5]
 """
 
@@ -247,19 +250,11 @@ def main(argv=None):
         cx, cout = cu.to_device(x), bench_math.device_array(cu, n, np.float64)
         ck = bench_math.build(cu, bench_math.TRIG_CHAIN, "trig_chain", np.float64, False)
 
-    rates = {v: [] for v in variants}
-    rates["numba.cuda"] = []
-    for r in range(args.rounds):
-        for v in variants:
-            k = kernels[v]
-            t = bench_math.timed(vk, lambda: k[groups, group](dx, out), args.repeats, args.inner)
-            rates[v].append(n / t / 1e9)
-        if cu is not None:
-            t = bench_math.timed(cu, lambda: ck[groups, group](cx, cout), args.repeats,
-                                 args.inner)  # fmt: skip
-            rates["numba.cuda"].append(n / t / 1e9)
-        print(f"round {r}: " + ", ".join(f"{v} {rates[v][-1]:.2f}" for v in rates if rates[v]),
-              flush=True)
+    runs = {v: (vk, lambda k=kernels[v]: k[groups, group](dx, out)) for v in variants}
+    if cu is not None:
+        runs["numba.cuda"] = (cu, lambda: ck[groups, group](cx, cout))
+    seconds = bench_math.time_in_turn(runs, args)
+    rates = {v: [n / t / 1e9 for t in ts] for v, ts in seconds.items()}
     summary = {v: statistics.median(rs) for v, rs in rates.items() if rs}
     print("medians (10^9 elements/s):", json.dumps(summary))
     if args.out:

@@ -147,16 +147,8 @@ def main(argv=None):
         cx, cout = cu.to_device(x), bench_math.device_array(cu, n, np.float64)
         ck = bench_math.build(cu, bench_math.TRIG_CHAIN, "trig_chain", np.float64, False)
         runs["numba.cuda"] = (cu, lambda: ck[groups, group](cx, cout))
-    rates = {v: [] for v in runs}
-    order = list(runs)
-    for r in range(args.rounds):
-        # the order turns round by round: the first figure of a round measured lower in run 1
-        for v in order[r % len(order):] + order[:r % len(order)]:
-            backend, run = runs[v]
-            t = bench_math.timed(backend, run, args.repeats, args.inner)
-            rates[v].append(n / t / 1e9)
-        print(f"round {r}: " + ", ".join(f"{v} {rs[-1]:.2f}" for v, rs in rates.items()),
-              flush=True)
+    seconds = bench_math.time_in_turn(runs, args)
+    rates = {v: [n / t / 1e9 for t in ts] for v, ts in seconds.items()}
     medians = {v: statistics.median(rs) for v, rs in rates.items()}
     print("medians (10^9 elements/s):", json.dumps(medians))
     if args.out:
