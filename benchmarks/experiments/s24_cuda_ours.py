@@ -17,7 +17,9 @@ If cuda_ours runs near cuda_libdev, the gap is in how the driver compiles our SP
 vulkan, it is in the algorithms (the float64 work that keeps sin and cos within 1 ulp).
 
 The recorded run (benchmarks/results/h200_2026-12-02_s24_*) timed them in a fixed order each
-round; the probe now takes bench_math.time_in_turn's turning order.
+round; the probe now takes bench_math.time_in_turn's turning order. cuda_ours is the short
+paths as they were before session 24's changes (15.0 again on the final code, where the Vulkan
+kernel ran at 18.5 against libdevice's 22.7).
 
     python3 benchmarks/experiments/s24_cuda_ours.py [--log2 24] [--rounds 5]
 """
