@@ -205,6 +205,27 @@ def time_in_turn(runs, args, failed=None):
     return seconds
 
 
+def add_timing_arguments(parser):
+    """--log2, --repeats, --inner, --rounds and --out: what `time_in_turn` and the figures read."""
+    parser.add_argument("--log2", type=int, default=24, help="log2 of the element count")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--inner", type=int, default=5, help="launches between synchronisations")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds, each timing every backend in turn (the median is kept)")
+    parser.add_argument("--out", default=None)
+
+
+def report_rates(seconds, n, out=None, **extra):
+    """`time_in_turn`'s seconds as 10^9 elements per second (n per launch): each round's and
+    their medians, printed, and written to `out` as JSON with `extra` beside them."""
+    rates = {name: [n / t / 1e9 for t in ts] for name, ts in seconds.items()}
+    medians = {name: statistics.median(rs) for name, rs in rates.items() if rs}
+    print("medians (10^9 elements/s):", json.dumps(medians))
+    if out:
+        Path(out).write_text(json.dumps({"rates": rates, "medians": medians, **extra}, indent=1))
+    return medians
+
+
 def measure(backends, name, args, fastmath):
     """One figure on each backend: the kernels built, then timed in turn (`time_in_turn`);
     the median of the rounds. backend name -> result (or {"error": ...})."""
@@ -282,14 +303,9 @@ def table(results):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--log2", type=int, default=24, help="log2 of the element count")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--inner", type=int, default=5, help="launches between synchronisations")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="rounds, each timing every backend in turn (the median is kept)")
+    add_timing_arguments(parser)
     parser.add_argument("--only", default=",".join(FIGURES))
     parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     args.only = set(args.only.split(","))
     wanted = set(args.backends.split(","))

@@ -27,7 +27,6 @@ kernel ran at 18.5 against libdevice's 22.7).
 import argparse
 import json
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -122,11 +121,7 @@ def trig_chain_ours(x, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--log2", type=int, default=24)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--inner", type=int, default=5)
-    parser.add_argument("--out", default=None)
+    bench_math.add_timing_arguments(parser)
     args = parser.parse_args(argv)
     np.row_stack = np.vstack  # numba-cuda 0.30 on NumPy 2.5
     from backends import CudaBackend, VulkanBackend
@@ -167,13 +162,7 @@ def main(argv=None):
     print("registers:", json.dumps(regs))
     timed_runs = {name: (backend, run) for name, (backend, run, _) in runs.items()}
     seconds = bench_math.time_in_turn(timed_runs, args)
-    rates = {name: [n / t / 1e9 for t in ts] for name, ts in seconds.items()}
-    medians = {k: statistics.median(v) for k, v in rates.items()}
-    print("medians (10^9 elements/s):", json.dumps(medians))
-    if args.out:
-        Path(args.out).write_text(json.dumps({"rates": rates, "medians": medians,
-                                              "registers": regs}, indent=1))  # fmt: skip
-
+    bench_math.report_rates(seconds, n, args.out, registers=regs)
 
 if __name__ == "__main__":
     main()

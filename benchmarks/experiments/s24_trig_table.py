@@ -27,7 +27,6 @@ round; the probe now takes bench_math.time_in_turn's turning order.
 import argparse
 import json
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -197,12 +196,8 @@ class _Words:
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--log2", type=int, default=24)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--inner", type=int, default=5)
+    bench_math.add_timing_arguments(parser)
     parser.add_argument("--variants", default="as_is,private,function,select")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     variants = args.variants.split(",")
 
@@ -254,13 +249,7 @@ def main(argv=None):
     if cu is not None:
         runs["numba.cuda"] = (cu, lambda: ck[groups, group](cx, cout))
     seconds = bench_math.time_in_turn(runs, args)
-    rates = {v: [n / t / 1e9 for t in ts] for v, ts in seconds.items()}
-    summary = {v: statistics.median(rs) for v, rs in rates.items() if rs}
-    print("medians (10^9 elements/s):", json.dumps(summary))
-    if args.out:
-        Path(args.out).write_text(json.dumps({"rates": rates, "medians": summary, "same": same,
-                                              "pipeline": stats}, indent=1))  # fmt: skip
-
+    bench_math.report_rates(seconds, n, args.out, same=same, pipeline=stats)
 
 if __name__ == "__main__":
     main()

@@ -20,7 +20,6 @@ turn with the others in one process, numba.cuda's chain (libdevice) in the same 
 import argparse
 import contextlib
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -108,12 +107,8 @@ def patches(variant):
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--log2", type=int, default=24)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--inner", type=int, default=5)
+    bench_math.add_timing_arguments(parser)
     parser.add_argument("--variants", default="main,light_rare,fabs,exp_fma,fabs_exp,all")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     np.row_stack = np.vstack  # numba-cuda 0.30 on NumPy 2.5
     from backends import CudaBackend, VulkanBackend
@@ -148,13 +143,7 @@ def main(argv=None):
         ck = bench_math.build(cu, bench_math.TRIG_CHAIN, "trig_chain", np.float64, False)
         runs["numba.cuda"] = (cu, lambda: ck[groups, group](cx, cout))
     seconds = bench_math.time_in_turn(runs, args)
-    rates = {v: [n / t / 1e9 for t in ts] for v, ts in seconds.items()}
-    medians = {v: statistics.median(rs) for v, rs in rates.items()}
-    print("medians (10^9 elements/s):", json.dumps(medians))
-    if args.out:
-        Path(args.out).write_text(json.dumps({"rates": rates, "medians": medians,
-                                              "pipeline": stats}, indent=1))  # fmt: skip
-
+    bench_math.report_rates(seconds, n, args.out, pipeline=stats)
 
 if __name__ == "__main__":
     main()
