@@ -138,12 +138,13 @@ def _exp_short(b, x):
     r = dd.mul_add(b, kf, const(b, k, -neg_ln2[0]), x)  # exact
     r = dd.mul_add(b, kf, const(b, k, -neg_ln2[1]), r)
     one = const(b, k, 1.0)
-    p = _horner(b, getattr(coeffs, f"EXP_{_W[k]}"), r)
+    coefs = getattr(coeffs, f"EXP_{_W[k]}")
     if dd.fused(b):
-        e = dd.mul_add(b, r, dd.mul_add(b, r, p, one), one)
+        e = dd.mul_add(b, r, dd.mul_add(b, r, _horner(b, coefs, r), one), one)
     else:
         hi = _add(b, one, r)
         lo = _add(b, _sub(b, one, hi), r)
+        p = _horner(b, coefs, r)
         e = _add(b, hi, dd.mul_add(b, _mul(b, r, r), p, lo))
     tb = bits.to_bits(b, t)
     if k == K.f64:
