@@ -149,9 +149,23 @@ def prepare_black_scholes(backend, args, dtype, fastmath):
             "pipeline": lambda: backend.pipeline_stats(k, args_, BLOCK)}
 
 
+def trig_chain_input(n):
+    """The trig chain's operands (bench_math's and the session 24 probes')."""
+    return np.random.default_rng(1).uniform(-4, 4, n)
+
+
+def cuda_or_none():
+    """numba.cuda's backend, or None (saying why) where it does not start."""
+    try:
+        return CudaBackend()
+    except Exception as e:  # no GPU, no numba.cuda
+        print("numba.cuda:", e)
+        return None
+
+
 def prepare_trig_chain(backend, args, fastmath):
     n = 1 << args.log2
-    x = np.random.default_rng(1).uniform(-4, 4, n)
+    x = trig_chain_input(n)
     dx, out = backend.to_device(x), device_array(backend, n, np.float64)
     k = build(backend, TRIG_CHAIN, "trig_chain", np.float64, fastmath)
     groups = (n + BLOCK - 1) // BLOCK

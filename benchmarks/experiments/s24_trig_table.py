@@ -201,16 +201,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     variants = args.variants.split(",")
 
-    from backends import CudaBackend, VulkanBackend
+    from backends import VulkanBackend
 
-    vk = VulkanBackend()
-    try:
-        cu = CudaBackend()
-    except Exception as e:  # noqa: BLE001
-        print("numba.cuda:", e)
-        cu = None
+    vk, cu = VulkanBackend(), bench_math.cuda_or_none()
     n = 1 << args.log2
-    x = np.random.default_rng(1).uniform(-4, 4, n)
+    x = bench_math.trig_chain_input(n)
     dx, out = vk.to_device(x), bench_math.device_array(vk, n, np.float64)
     group = bench_math.BLOCK
     groups = (n + group - 1) // group

@@ -111,16 +111,11 @@ def main(argv=None):
     parser.add_argument("--variants", default="main,light_rare,fabs,exp_fma,fabs_exp,all")
     args = parser.parse_args(argv)
     np.row_stack = np.vstack  # numba-cuda 0.30 on NumPy 2.5
-    from backends import CudaBackend, VulkanBackend
+    from backends import VulkanBackend
 
-    vk = VulkanBackend()
-    try:
-        cu = CudaBackend()
-    except Exception as e:  # noqa: BLE001
-        print("numba.cuda:", e)
-        cu = None
+    vk, cu = VulkanBackend(), bench_math.cuda_or_none()
     n = 1 << args.log2
-    x = np.random.default_rng(1).uniform(-4, 4, n)
+    x = bench_math.trig_chain_input(n)
     group = bench_math.BLOCK
     groups = (n + group - 1) // group
     dx, out = vk.to_device(x), bench_math.device_array(vk, n, np.float64)
