@@ -9,6 +9,7 @@
 #include "kir/float_zeros.h"
 #include "kir/int_ranges.h"
 #include "kir/printer.h"
+#include "kir/soft_rounding.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
 #include "spirv/emit.h"
@@ -66,6 +67,11 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
         narrow_options.ranges.params = narrow::ExtentParamRanges(module);
         NVK_RETURN_IF_ERROR(narrow::NarrowIntegers(module, narrow_options));
         NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
+    // 2a. Rounding to integers from the bits where the driver's is wrong
+    //     (kir/soft_rounding.h); before hiding zeros, whose constants it adds none of.
+    if (options.soft_rounding != 0) {
+        if (kir::SoftRounding(module, options.soft_rounding) > 0) NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
     // 2b. Float32 division correctly rounded where the driver's may not be.
     //     Where Fma rounds once, in float32 and float64 only for rare operands: this

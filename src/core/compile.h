@@ -32,6 +32,10 @@ struct CompileOptions {
     // lavapipe: hide float constants +0.0 behind a hidden parameter, which its
     // code generator cannot fold wrongly (kir/float_zeros.h).
     bool hide_float_zeros = false;
+    // Floor, Ceil and Trunc of these float widths computed from the bits
+    // (kir/soft_rounding.h; a mask of kir::SoftRoundingWidths): devices whose
+    // driver self-test found its rounding wrong.
+    unsigned soft_rounding = 0;
     // Float32 division computed in float64 and rounded once (correctly rounded;
     // kir/float_division.h): devices with float64 whose OpFDiv may be 2.5 ulp
     // off (all but lavapipe), without fastmath.

@@ -30,7 +30,9 @@ class CodegenControls(typing.NamedTuple):
     zeros, infinities and NaNs (``DeviceInfo.nan_preserve``), and subnormals
     (``DeviceInfo.denorm_preserve``); a kernel asks for both at the widths it uses
     unless ``fastmath`` is on. hide_float_zeros: hide float constants +0.0 from its
-    compiler (lavapipe; kir/float_zeros.h). subnormals: how the math library treats
+    compiler (lavapipe; kir/float_zeros.h). soft_rounding: floor, ceil and trunc of float32
+    (1) and float64 (2) from the bits, where the driver's are wrong (kir/soft_rounding.h).
+    subnormals: how the math library treats
     float32 subnormals (frontend/mathlib/denormals.py: PRESERVE, FLUSH or SIMULATE).
     divide_f32_in_f64: compute float32 division in float64 and round once, because the
     driver's may be 2.5 ulp off (Vulkan allows it; NVIDIA's is; kir/float_division.h).
@@ -57,6 +59,7 @@ class CodegenControls(typing.NamedTuple):
     nan_preserve: tuple = ()
     denorm_preserve: tuple = ()
     hide_float_zeros: bool = False
+    soft_rounding: int = 0
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
@@ -154,6 +157,7 @@ def _compile_kernel(
         validate_emitted=config.VALIDATE >= 2,
         unroll=min(8, max(1, config.UNROLL)),
         hide_float_zeros=codegen_controls.hide_float_zeros,
+        soft_rounding=codegen_controls.soft_rounding,
         divide_f32_in_f64=codegen_controls.divide_f32_in_f64,
         fused_fma=codegen_controls.fused_fma,
         divide_f32_test_ulps=codegen_controls.divide_f32_test_ulps,

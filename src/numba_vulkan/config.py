@@ -95,3 +95,10 @@ DRIVER_DIV = _choice("NUMBA_VULKAN_DRIVER_DIV", "loose")
 # where the vendor's drivers fuse it (launchers.FUSED_FMA_VENDORS), "fused" everywhere (tests;
 # only for a device whose Fma rounds once), "off" nowhere (Dekker's products).
 FMA = _choice("NUMBA_VULKAN_FMA", "fused", "off")
+# The driver self-test (runtime/selftest.py, docs/runtime.md): 0 skips it, and the compiler then
+# guesses each software form from the driver's name as before the self-test existed.
+SELFTEST = _int("NUMBA_VULKAN_SELFTEST", 1)
+# Software forms to use whatever the self-test found: "all", or names separated by commas
+# (selftest.SOFT_FORMS: rounding_f32, rounding_f64, float_zeros, division_f32); tests force them
+# all on lavapipe.
+SOFT_FORMS = os.environ.get("NUMBA_VULKAN_SOFT_FORMS", "")

@@ -3,6 +3,7 @@
 values of its hidden parameters (kir/abi.h)."""
 
 from . import _core, compiler, config, hidden_args, packed_args
+from .runtime import selftest
 from .frontend.mathlib import denormals
 
 #: Vulkan's guaranteed maxPushConstantsSize; kernels compiled without a device
@@ -24,15 +25,15 @@ def codegen_controls(device):
         return compiler.CodegenControls()
     info = device.info
     denorm = tuple(getattr(info, "denorm_preserve", ()))
-    lavapipe = folds_float_zeros(info)
+    forms = soft_forms(info)
     return compiler.CodegenControls(
         nan_preserve=tuple(info.nan_preserve),
         denorm_preserve=denorm,
-        hide_float_zeros=lavapipe,
+        hide_float_zeros="float_zeros" in forms,
+        soft_rounding=(1 if "rounding_f32" in forms else 0) | (2 if "rounding_f64" in forms else 0),
         subnormals=denormals.mode_for(denorm, config.SUBNORMALS32),
-        # lavapipe divides with LLVM's fdiv, correctly rounded; Vulkan lets others be
-        # 2.5 ulp off (NVIDIA is). Without float64 the driver's quotient stays (docs/math.md).
-        divide_f32_in_f64=not lavapipe and bool(getattr(info, "float64", False)),
+        # Without float64 the driver's quotient stays (docs/math.md).
+        divide_f32_in_f64="division_f32" in forms and bool(getattr(info, "float64", False)),
         fused_fma=fused_fma(info, config.FMA),
         hide_int_ranges=hide_int_ranges(info, config.HIDE_INT_RANGES),
         loose_division=config.DRIVER_DIV == "loose",
@@ -41,20 +42,39 @@ def codegen_controls(device):
     )
 
 
+def soft_forms(info):
+    """The software forms kernels for the device `info` are compiled with (runtime/selftest.py):
+    those its self-test's verdicts call for and those NUMBA_VULKAN_SOFT_FORMS forces; none
+    while the self-test itself compiles (selftest.RAW). Where the self-test has not run
+    (NUMBA_VULKAN_SELFTEST=0, or the compiler was not loaded), guessed from the driver as
+    before it existed: lavapipe folds float zeros, other devices with float64 may divide
+    float32 inexactly."""
+    if selftest.RAW.get():
+        return ()
+    if info.selftest:
+        return tuple(info.soft_forms)
+    guessed = {"float_zeros"} if folds_float_zeros(info) else {"division_f32"}
+    guessed.update(selftest.forced_forms())
+    return tuple(f for f in selftest.SOFT_FORMS if f in guessed)
+
+
 #: Vendors whose Vulkan drivers compile GLSL.std.450 Fma to the hardware's fused multiply-add
-#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64).
-FUSED_FMA_VENDORS = (0x10DE, 0x1002)
+#: (one rounding) on every GPU they ship (runtime/selftest.py).
+FUSED_FMA_VENDORS = selftest.FUSED_FMA_VENDORS
 
 
 def fused_fma(info, setting=""):
     """Whether the math library may take GLSL.std.450 Fma as rounding once on the device
     `info`. Vulkan does not promise it (Fma's precision is "inherited from OpFMul followed by
-    OpFAdd"), so only for FUSED_FMA_VENDORS, or where config.FMA = "fused" says so (lavapipe's
-    Fma is not fused: there the fused forms can be checked only as compiled code); "off"
-    never."""
+    OpFAdd"), so only for FUSED_FMA_VENDORS, and not where the self-test saw an Fma round
+    twice; or where config.FMA = "fused" says so (lavapipe's Fma is not fused: there the fused
+    forms can be checked only as compiled code); "off" never."""
     if setting in ("fused", "off"):
         return setting == "fused"
-    return getattr(info, "vendor_id", 0) in FUSED_FMA_VENDORS
+    if getattr(info, "vendor_id", 0) not in FUSED_FMA_VENDORS:
+        return False
+    verdicts = dict(getattr(info, "selftest", ()))
+    return not any(verdicts.get(p, "").startswith("not fused") for p in ("fma_f32", "fma_f64"))
 
 
 #: Vendors whose Vulkan compilers take signed integer arithmetic as never overflowing,

@@ -21,6 +21,7 @@
 #include "bind/errors.h"
 #include "../compile.h"  // not "compile.h": Python ships a header of that name
 #include "kir/int_ranges.h"
+#include "kir/soft_rounding.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
 #include "spirv/tools.h"
@@ -85,8 +86,11 @@ void InitCompile(nb::module_& m) {
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
            bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted,
            unsigned hide_int_ranges, bool fused_fma, uint32_t divide_f32_test_ulps,
-           bool divide_f32_exact_fma) {
+           bool divide_f32_exact_fma, unsigned soft_rounding) {
             CompileOptions options;
+            if (soft_rounding > (kir::kSoftRoundingF32 | kir::kSoftRoundingF64))
+                throw nb::value_error("soft_rounding is a mask of 1 (float32) and 2 (float64)");
+            options.soft_rounding = soft_rounding;
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
@@ -131,7 +135,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("divide_f32_in_f64") = false,
         nb::arg("validate_emitted") = true, nb::arg("hide_int_ranges") = 0,
         nb::arg("fused_fma") = false, nb::arg("divide_f32_test_ulps") = 0,
-        nb::arg("divide_f32_exact_fma") = false,
+        nb::arg("divide_f32_exact_fma") = false, nb::arg("soft_rounding") = 0,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -153,7 +157,9 @@ void InitCompile(nb::module_& m) {
         "negations and abs (1), the operands (2) and results (4) of signed widenings, the results of bool and "
         "unsigned widenings (8), which "
         "NVIDIA's compiler takes as non-overflowing, and the constant side of 64-bit ordered "
-        "comparisons with arithmetic (16), which it rewrites wrongly (kir/int_ranges.h).");
+        "comparisons with arithmetic (16), which it rewrites wrongly (kir/int_ranges.h). "
+        "soft_rounding: Floor, Ceil and Trunc of float32 (1) and float64 (2) computed from the "
+        "bits, for drivers whose rounding the self-test found wrong (kir/soft_rounding.h).");
 
     // The hide_int_ranges mask NVIDIA's compiler needs (launchers.hide_int_ranges).
     m.attr("HIDE_INT_RANGES_NVIDIA") = static_cast<unsigned>(kir::kHideNvidia);

@@ -57,6 +57,13 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
         the end. Measured by a probe kernel when the device is first opened and
         cached per driver version (runtime/probes.py); None until then if the
         cache does not know the driver yet.
+    selftest : tuple of (str, str)
+        The driver self-test's verdict on each primitive the compiler relies on for
+        exact results, as (primitive, verdict) pairs: "exact", "wrong: ..." or
+        "not run: ..." (runtime/selftest.py); cached per driver like the loop cap.
+    soft_forms : tuple of str
+        The software forms kernels for the device are compiled with, because the
+        self-test found the driver's primitive wrong or NUMBA_VULKAN_SOFT_FORMS asks.
     api_version : tuple of int
         The device's Vulkan version (major, minor, patch).
     driver_name, driver_info : str
@@ -94,6 +101,8 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     subgroup_shuffle: bool = False
     subgroup_shuffle_relative: bool = False
     loop_iteration_limit: object = None  # int or None
+    selftest: tuple = ()
+    soft_forms: tuple = ()
     # Beyond the spec: facts the runtime and `python -m numba_vulkan` use.
     api_version: tuple = (1, 2, 0)
     driver_name: str = ""

@@ -76,13 +76,24 @@ def list_devices(refresh=False):
 
 
 def _with_cached_probes(info):
-    """`info` with what the probe cache knows of its driver (runtime/probes.py)."""
+    """`info` with what the probe cache knows of its driver (runtime/probes.py): the loop cap,
+    the self-test's verdicts and the software forms they call for (runtime/selftest.py)."""
     from . import probes
 
     limit = probes.cached_loop_limit(info)
-    if limit is probes._MISSING:
-        return info
-    return dataclasses.replace(info, loop_iteration_limit=limit)
+    if limit is not probes._MISSING:
+        info = dataclasses.replace(info, loop_iteration_limit=limit)
+    verdicts = probes.cached_selftest(info) if config.SELFTEST else probes._MISSING
+    if verdicts is not probes._MISSING:
+        info = _with_verdicts(info, verdicts)
+    return info
+
+
+def _with_verdicts(info, verdicts):
+    from . import selftest
+
+    return dataclasses.replace(info, selftest=tuple(verdicts.items()),
+                               soft_forms=selftest.soft_forms(verdicts))
 
 
 class Device(KernelLaunches):
@@ -169,11 +180,23 @@ class Device(KernelLaunches):
         except Exception as e:  # a device that cannot run the probe can still run other work
             warnings.warn(f"the loop-limit probe failed on {self.info.name}: {e}", RuntimeWarning)
             return
-        if limit != self.info.loop_iteration_limit:
-            self.info = dataclasses.replace(self.info, loop_iteration_limit=limit)
-            with _lock:
-                if _infos is not None and self.info.index < len(_infos):
-                    _infos[self.info.index] = self.info
+        info = dataclasses.replace(self.info, loop_iteration_limit=limit)
+        if config.SELFTEST:
+            from . import selftest
+
+            try:
+                verdicts = probes.driver_selftest(self)
+            except Exception as e:  # noqa: BLE001 - say so, and compile as without the test
+                warnings.warn(f"the driver self-test failed on {self.info.name}: {e}",
+                              RuntimeWarning, stacklevel=2)
+                verdicts = {}
+            if verdicts:
+                info = _with_verdicts(info, verdicts)
+                selftest.warn_unmended(info)
+        self.info = info
+        with _lock:
+            if _infos is not None and self.info.index < len(_infos):
+                _infos[self.info.index] = self.info
 
     def __repr__(self):
         return f"<Device {self.info.index}: {self.info.name!r}>"

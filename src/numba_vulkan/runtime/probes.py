@@ -35,13 +35,43 @@ def cache_dir():
     return os.path.join(base, "numba_vulkan")
 
 
+#: Environment variables that change the code a CPU driver generates (Mesa's llvmpipe reads
+#: them): part of the key of a CPU device, like the CPU's features.
+CPU_DRIVER_VARIABLES = ("LP_", "GALLIUM_", "MESA_", "LIBGL_", "DRAW_")
+
+
+def _cpu_signature():
+    """The CPU's features and the variables that steer a CPU driver's code generation, hashed:
+    lavapipe's code (and its faults) differs between an AVX2 and an AVX-512 CPU of the same
+    driver version, and a home directory's cache may be shared between such machines."""
+    import hashlib
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
+                    break
+    except OSError:
+        pass
+    env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(CPU_DRIVER_VARIABLES))
+    text = "\n".join([platform.machine(), flags, *env])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def driver_key(info):
-    """What identifies a driver build: device, driver name and version string, API version."""
+    """What identifies a driver build: device, driver name and version string, API version;
+    for a CPU device also the CPU's features and the driver's variables (_cpu_signature)."""
     version = ".".join(map(str, info.api_version))
-    return (
+    key = (
         f"v{_VERSION}:{info.vendor_id:04x}:{info.device_id:04x}:{info.name}:"
         f"{info.driver_name}:{info.driver_info}:{version}"
     )
+    if str(getattr(info, "kind", "")).lower() == "cpu":
+        key += f":cpu={_cpu_signature()}"
+    return key
 
 
 def _read():
@@ -54,11 +84,13 @@ def _read():
 
 
 def _write(key, entry):
+    """Merge `entry`'s fields into the cached entry of `key`."""
     folder = cache_dir()
     try:
         os.makedirs(folder, exist_ok=True)
         data = _read()
-        data[key] = entry
+        old = data.get(key)
+        data[key] = {**(old if isinstance(old, dict) else {}), **entry}
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".probes.")
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
@@ -68,6 +100,37 @@ def _write(key, entry):
 
 
 _MISSING = object()
+
+
+def cached_selftest(info):
+    """The cached self-test verdicts of `info`'s driver ({primitive: verdict}), or _MISSING."""
+    from . import selftest
+
+    entry = _read().get(driver_key(info))
+    found = entry.get("selftest") if isinstance(entry, dict) else None
+    if not isinstance(found, dict) or found.get("version") != selftest.VERSION:
+        return _MISSING
+    verdicts = found.get("verdicts")
+    if not isinstance(verdicts, dict) or set(verdicts) != set(selftest.PRIMITIVES):
+        return _MISSING
+    if not all(isinstance(v, str) for v in verdicts.values()):
+        return _MISSING
+    return {p: verdicts[p] for p in selftest.PRIMITIVES}
+
+
+def driver_selftest(device):
+    """The self-test verdicts of `device`'s driver: cached, else run now (selftest.run) and
+    cached. {} where the compiler is not loaded."""
+    cached = cached_selftest(device.info)
+    if cached is not _MISSING:
+        return cached
+    from . import compiler_hook, selftest
+
+    if not compiler_hook.available():
+        return {}
+    verdicts = selftest.run(device)
+    _write(driver_key(device.info), {"selftest": {"version": selftest.VERSION, "verdicts": verdicts}})
+    return verdicts
 
 
 def cached_loop_limit(info):

@@ -1,0 +1,425 @@
+"""The driver self-test: does the device compute exactly what the compiler relies on?
+
+Vulkan promises exact float rounding to integers, correctly rounded float
+additions and products, exact integer arithmetic; drivers do not always keep
+the promise, and not the same way on every machine. lavapipe on a CPU without
+AVX-512 truncates float64 through a 64-bit integer (trunc(-0.5) = +0.0,
+trunc(1e10 + 0.25) unchanged) while the same Mesa on an AVX-512 CPU is exact;
+lavapipe folds arithmetic on constant zeros (x + 0.0 = x for x = -0.0) on every
+CPU; NVIDIA's float32 division may be 2.5 ulp off. Our oracle is CPU Numba, so
+the first time a driver is used, small kernels run each primitive on operands
+chosen to expose such faults (signed zeros, halves, the last fractional
+values, subnormals, infinities, NaN, random bit patterns) and compare with
+NumPy bit for bit (NaN with NaN, whatever its payload).
+
+Each primitive gets a verdict: "exact", "wrong: ..." (how many operands, the
+first example) or "not run: ..." (the device lacks the type, or the
+compiler cannot express the probe there). A wrong primitive that has a
+software form (SOFT_FORMS) switches kernels for that device to the form; one
+without is reported by a VulkanDriverFaultWarning when the device is opened,
+naming the primitive. The verdicts are cached with the loop cap in
+``driver_probes.json`` (probes.py) under the driver's key, which for a CPU
+driver includes the CPU's features and the Mesa variables that change its
+code (probes.driver_key); they show in ``python3 -m numba_vulkan`` and in
+``DeviceInfo.selftest`` / ``DeviceInfo.soft_forms``.
+
+Decided by what the probe sees, not by vendor, with one exception: that
+GLSL.std.450 Fma rounds once. A probe shows only that the Fma it ran did; the
+compiler relies on every Fma doing so, which only the hardware's design
+(launchers.FUSED_FMA_VENDORS) says. So the probe can only take fusion away
+from a listed vendor's device, never grant it to another.
+
+NUMBA_VULKAN_SOFT_FORMS=all (or a list of names) forces software forms on,
+so that lavapipe tests each of them; NUMBA_VULKAN_SELFTEST=0 skips the test
+(the forms are then guessed from the driver's name, as before it existed).
+"""
+
+import contextvars
+import warnings
+
+import numpy as np
+
+from .. import config
+
+#: Bump when a probe changes: cached verdicts of other versions are not trusted.
+VERSION = 1
+
+#: The software forms, and the primitive whose fault calls for each.
+SOFT_FORMS = {
+    "rounding_f32": "float32 floor, ceil and trunc from the bits (kir/soft_rounding.h)",
+    "rounding_f64": "float64 floor, ceil and trunc from the bits (kir/soft_rounding.h)",
+    "float_zeros": "float constants +0.0 and -0.0 read from a hidden parameter (kir/float_zeros.h)",
+    "division_f32": "float32 division computed in float64 and rounded once (kir/float_division.h)",
+}
+_FORM_OF = {
+    "rounding_f32": "rounding_f32",
+    "rounding_f64": "rounding_f64",
+    "float_zeros_f32": "float_zeros",
+    "float_zeros_f64": "float_zeros",
+    "division_f32": "division_f32",
+}
+
+#: Vendors whose Vulkan drivers compile GLSL.std.450 Fma to the hardware's fused multiply-add
+#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64). The
+#: self-test's Fma probe runs only on them (see the module doc).
+FUSED_FMA_VENDORS = (0x10DE, 0x1002)
+
+#: While set, kernels compile for the raw driver: no software form, whatever the verdicts
+#: (launchers.codegen_controls); the self-test's own kernels see the driver as it is.
+RAW = contextvars.ContextVar("numba_vulkan_selftest_raw", default=False)
+
+
+class VulkanDriverFaultWarning(RuntimeWarning):
+    """The driver self-test found a primitive wrong that has no software form."""
+
+
+# ---------------------------------------------------------------- operands
+
+
+def _float_operands(dtype, n, rng):
+    """(n, 3) operands: column 0 for rounding and zeros, columns 1 and 2 for division,
+    multiply-add and sqrt; edge cases first, then random bit patterns."""
+    f = np.finfo(dtype)
+    one_ulp = 2.0 ** (f.nmant)  # 2^mantissa: from there on every value is an integer
+    edges = [0.0, -0.0, 0.5, -0.5, 0.4, -0.4, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.99999994,
+             float(f.smallest_subnormal), -float(f.smallest_subnormal), float(f.tiny),
+             -float(f.tiny), float(f.max), -float(f.max), np.inf, -np.inf, np.nan,
+             one_ulp, -one_ulp, one_ulp / 2 + 0.5, -(one_ulp / 2 + 0.5), one_ulp / 4 + 0.25,
+             -(one_ulp / 4 + 0.25), 2.0**31 + 0.5, -(2.0**31 + 0.5), 2.0**63, -(2.0**63),
+             1e10 + 0.25, -(1e10 + 0.25), 2.0**24 + 2, 3.7, -3.7]  # fmt: skip
+    edges = np.array(edges).astype(dtype)
+    # The neighbours of 2^mantissa and of 1 on both sides.
+    near = [np.nextafter(dtype(v), dtype(t)) for v in (one_ulp, -one_ulp, 1.0, -1.0)
+            for t in (np.inf, -np.inf)]  # fmt: skip
+    uint = np.uint64 if dtype == np.float64 else np.uint32
+    bits = rng.integers(0, np.iinfo(uint).max, size=(n, 3), dtype=uint, endpoint=True)
+    x = bits.view(dtype).copy()
+    head = np.concatenate([edges, np.array(near, dtype)])
+    x[: head.size, 0] = head
+    # Divisions, multiply-adds and square roots of ordinary magnitudes (random bits are mostly
+    # huge or tiny): mantissas in [1, 2) times modest powers of two.
+    m = rng.random((n // 2, 2)) + 1.0
+    e = rng.integers(-20, 21, size=(n // 2, 2))
+    x[n // 2 :, 1:] = np.ldexp(m, e).astype(dtype) * np.where(rng.random((n // 2, 2)) < 0.5, -1, 1)
+    return x
+
+
+def _int_operands(n, rng):
+    """(n, 2) int64 operands: edges against edges, then random; divisors never 0."""
+    e = np.array([0, 1, -1, 2, -2, 3, 7, -7, 255, 256, -256, 2**31 - 1, -2**31, 2**32 - 1, 2**32,
+                  2**62 + 5, 2**63 - 1, -2**63, -2**63 + 1, 0x0123456789ABCDEF,
+                  -0x0123456789ABCDEF], np.int64)  # fmt: skip
+    a = rng.integers(-2**63, 2**63 - 1, size=(n, 2), dtype=np.int64, endpoint=True)
+    pairs = np.array(np.meshgrid(e, e)).reshape(2, -1).T
+    a[: pairs.shape[0]] = pairs
+    a[:, 1][a[:, 1] == 0] = 3
+    a[:, 1][(a[:, 0] == -2**63) & (a[:, 1] == -1)] = 5  # INT_MIN // -1: undefined in LLVM too
+    return a
+
+
+def _conversion_operands(n, rng):
+    """(n, 6) float64 values within the ranges of int8, uint8, int32, uint32, int64 and uint64
+    (columns), with their edges and fractions."""
+    ranges = [(-128, 127), (0, 255), (-2**31, 2**31 - 1), (0, 2**32 - 1), (-2**63, 2**63 - 1024),
+              (0, 2**64 - 2048)]  # fmt: skip
+    out = np.empty((n, len(ranges)))
+    for j, (lo, hi) in enumerate(ranges):
+        col = rng.uniform(float(lo), float(hi), n)
+        edges = [lo, hi, lo + 0.5, hi - 0.5, lo + 0.75, hi + 0.75 if hi < 2**53 else hi, 0.0, -0.0,
+                 0.999, -0.999 if lo < 0 else 0.5]  # fmt: skip
+        col[: len(edges)] = edges
+        out[:, j] = col
+    return out
+
+
+# ---------------------------------------------------------------- the probe kernels
+
+
+def _kernels(jit):
+    """The probe kernels, compiled by `jit` (the registered compiler)."""
+    import math
+
+    from .. import global_id
+
+    @jit
+    def float_probe(x, out):
+        i = global_id(0)
+        if i < x.shape[0]:
+            v = x[i, 0]
+            out[i, 0] = np.floor(v)
+            out[i, 1] = np.ceil(v)
+            out[i, 2] = np.trunc(v)
+            out[i, 3] = v + 0.0
+            out[i, 4] = 0.0 - v
+            out[i, 5] = v * 0.0
+            out[i, 6] = 0.0 / v
+            out[i, 7] = v / 0.0 if v != 1.0 else v  # a divisor the compiler cannot fold away
+            out[i, 8] = x[i, 1] / x[i, 2]
+            out[i, 9] = x[i, 1] * x[i, 2] + v
+            out[i, 10] = math.sqrt(abs(x[i, 1]))
+
+    @jit
+    def int_probe(a, f, out, uout, conv):
+        i = global_id(0)
+        if i < a.shape[0]:
+            x = a[i, 0]
+            y = a[i, 1]
+            ux = np.uint64(x)
+            uy = np.uint64(y)
+            s = np.uint64(y) & np.uint64(63)
+            out[i, 0] = x // y
+            out[i, 1] = x % y
+            out[i, 2] = x >> np.int64(s)
+            out[i, 3] = x << np.int64(s)
+            out[i, 4] = 1 if x < y else 0
+            out[i, 5] = 1 if x <= y else 0
+            uout[i, 0] = ux // uy
+            uout[i, 1] = ux % uy
+            uout[i, 2] = ux >> s
+            uout[i, 3] = np.uint64(1) if ux < uy else np.uint64(0)
+            conv[i, 0] = np.int8(f[i, 0])
+            conv[i, 1] = np.uint8(f[i, 1])
+            conv[i, 2] = np.int32(f[i, 2])
+            conv[i, 3] = np.uint32(f[i, 3])
+            conv[i, 4] = np.int64(f[i, 4])
+            conv[i, 5] = np.uint64(f[i, 5])
+
+    return float_probe, int_probe
+
+
+def _fma_kernel(jit):
+    """A kernel computing GLSL.std.450 Fma itself (an @intrinsic calling llvm.fma): compiled
+    only where the compiler takes Fma as fused (otherwise it computes fma exactly or refuses)."""
+    from numba.extending import intrinsic
+
+    from .. import global_id
+
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        sig = a(a, b, c)
+
+        def codegen(context, builder, sig, args):
+            fn = builder.module.declare_intrinsic("llvm.fma", [args[0].type])
+            return builder.call(fn, args)
+
+        return sig, codegen
+
+    @jit
+    def fma_probe(x, out):
+        i = global_id(0)
+        if i < x.shape[0]:
+            out[i] = fma(x[i, 1], x[i, 2], x[i, 0])
+
+    return fma_probe
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def _same(got, want):
+    """Indices where `got` differs from `want` bit for bit (any NaN equals any NaN)."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.dtype.kind == "f":
+        both_nan = np.isnan(got) & np.isnan(want)
+        differ = got.view(f"u{got.itemsize}") != want.view(f"u{want.itemsize}")
+        return np.nonzero(differ & ~both_nan)[0]
+    return np.nonzero(got != want)[0]
+
+
+def _verdict(got, want, operands):
+    bad = _same(got, want)
+    if bad.size == 0:
+        return "exact"
+    j = bad[0]
+    ops = ", ".join(repr(np.asarray(o)[j].item()) for o in operands)
+    return f"wrong: {bad.size} of {got.size}, e.g. ({ops}) gave {got[j]!r}, not {want[j]!r}"
+
+
+def _float_verdicts(dtype, got, x):
+    tag = "f32" if dtype == np.float32 else "f64"
+    v, a, b = x[:, 0], x[:, 1], x[:, 2]
+    with np.errstate(all="ignore"):
+        zero = dtype(0.0)
+        zeros_want = [v + zero, zero - v, v * zero, zero / v, np.where(v != 1.0, v / zero, v)]
+        checks = {
+            f"rounding_{tag}": [(got[:, 0], np.floor(v)), (got[:, 1], np.ceil(v)),
+                                (got[:, 2], np.trunc(v))],
+            f"float_zeros_{tag}": [(got[:, 3 + j], w) for j, w in enumerate(zeros_want)],
+            f"division_{tag}": [(got[:, 8], a / b)],
+            f"contraction_{tag}": [(got[:, 9], a * b + v)],
+            f"sqrt_{tag}": [(got[:, 10], np.sqrt(np.abs(a)))],
+        }  # fmt: skip
+    out = {}
+    for name, pairs in checks.items():
+        verdict = "exact"
+        for g, w in pairs:
+            verdict = _verdict(g, w.astype(dtype), (v, a, b) if "rounding" not in name else (v,))
+            if verdict != "exact":
+                break
+        out[name] = verdict
+    return out
+
+
+def _fma_verdict(dtype, got, x):
+    """'fused' where every result is the product and sum rounded once (exact in float64 for
+    float32 operands; in float64 through a double-double sum), else 'not fused: ...'."""
+    v, a, b = (x[:, j].astype(np.float64) for j in range(3))
+    if dtype == np.float32:
+        want = (a * b + v).astype(np.float32)  # a*b exact in float64; one more rounding is
+        # harmless here: the operands' sum of three float32 magnitudes keeps 48 bits at most
+    else:
+        import math
+
+        want = np.array([math.fsum([float(p), float(q), float(r)])
+                         for p, q, r in zip(a * b, _product_error(a, b), v)])  # fmt: skip
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(a * b) & np.isfinite(v) & (np.abs(a * b) < 1e300)
+    bad = _same(got[finite], want.astype(dtype)[finite])
+    if bad.size == 0:
+        return "fused"
+    return f"not fused: {bad.size} of {int(finite.sum())} differ from the product and sum rounded once"
+
+
+def _product_error(a, b):
+    """a*b - fl(a*b), exactly (Dekker's product by Veltkamp splitting)."""
+    def split(x):
+        c = x * 134217729.0
+        hi = c - (c - x)
+        return hi, x - hi
+
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(b)
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _int_verdicts(a, f, out, uout, conv):
+    x, y = a[:, 0], a[:, 1]
+    ux, uy = x.view(np.uint64), y.view(np.uint64)
+    s = uy & np.uint64(63)
+    with np.errstate(all="ignore"):
+        checks = {
+            "int64_division": [(out[:, 0], x // y), (out[:, 1], x % y), (uout[:, 0], ux // uy),
+                               (uout[:, 1], ux % uy)],
+            "int64_shifts": [(out[:, 2], x >> s.astype(np.int64)),
+                             (out[:, 3], x << s.astype(np.int64)), (uout[:, 2], ux >> s)],
+            "int64_compares": [(out[:, 4], (x < y).astype(np.int64)),
+                               (out[:, 5], (x <= y).astype(np.int64)),
+                               (uout[:, 3], (ux < uy).astype(np.uint64))],
+        }  # fmt: skip
+    kinds = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64]
+    want_conv = [np.trunc(f[:, j]).astype(k).astype(np.int64) if k != np.uint64
+                 else np.trunc(f[:, j]).astype(np.uint64).view(np.int64)
+                 for j, k in enumerate(kinds)]  # fmt: skip
+    checks["float_to_int"] = [(conv[:, j], w) for j, w in enumerate(want_conv)]
+    out_v = {}
+    for name, pairs in checks.items():
+        verdict = "exact"
+        for g, w in pairs:
+            verdict = _verdict(g, w, (x, y) if name != "float_to_int" else (f[:, 0],))
+            if verdict != "exact":
+                break
+        out_v[name] = verdict
+    return out_v
+
+
+#: The primitives in the order they are reported; each verdict's meaning is in the module doc.
+PRIMITIVES = ("rounding_f32", "rounding_f64", "float_zeros_f32", "float_zeros_f64", "division_f32",
+              "division_f64", "contraction_f32", "contraction_f64", "sqrt_f32", "sqrt_f64",
+              "fma_f32", "fma_f64", "int64_division", "int64_shifts", "int64_compares",
+              "float_to_int")  # fmt: skip
+
+
+def run(device):
+    """Run the self-test on `device` (a runtime Device): {primitive: verdict}. The Fma probe
+    runs only on FUSED_FMA_VENDORS' devices, the only ones where the compiler would take Fma
+    as fused."""
+    from . import compiler_hook
+
+    jit = compiler_hook.jit
+    info = device.info
+    rng = np.random.default_rng(20261205)
+    n = 512
+    verdicts = {}
+    token = RAW.set(True)
+    try:
+        float_probe, int_probe = _kernels(jit)
+        for dtype, tag, ok in ((np.float32, "f32", True), (np.float64, "f64", info.float64)):
+            names = [p for p in PRIMITIVES if p.endswith(tag)]
+            if not ok:
+                verdicts.update({p: "not run: the device has no float64" for p in names})
+                continue
+            x = _float_operands(dtype, n, rng)
+            got = np.zeros((n, 11), dtype)
+            float_probe.forall(n, device=device)(x, got)
+            verdicts.update(_float_verdicts(dtype, got, x))
+            if info.vendor_id in FUSED_FMA_VENDORS:
+                fma_got = np.zeros(n, dtype)
+                _fma_kernel(jit).forall(n, device=device)(x, fma_got)
+                verdicts[f"fma_{tag}"] = _fma_verdict(dtype, fma_got, x)
+            else:
+                verdicts[f"fma_{tag}"] = ("not run: the compiler takes Fma as fused only on "
+                                          "drivers whose hardware fuses it (launchers.py)")
+        if info.int64 and info.float64:
+            a = _int_operands(n, rng)
+            f = _conversion_operands(n, rng)
+            out = np.zeros((n, 6), np.int64)
+            uout = np.zeros((n, 4), np.uint64)
+            conv = np.zeros((n, 6), np.int64)
+            int_probe.forall(n, device=device)(a, f, out, uout, conv)
+            verdicts.update(_int_verdicts(a, f, out, uout, conv))
+        else:
+            for p in ("int64_division", "int64_shifts", "int64_compares", "float_to_int"):
+                verdicts[p] = "not run: the device has no int64 or float64"
+    finally:
+        RAW.reset(token)
+    return {p: verdicts.get(p, "not run") for p in PRIMITIVES}
+
+
+def faulty(verdicts):
+    """The primitives the verdicts call wrong."""
+    return tuple(p for p, v in verdicts.items() if v.startswith("wrong"))
+
+
+def forced_forms(setting=None):
+    """The software forms NUMBA_VULKAN_SOFT_FORMS asks for (a tuple of SOFT_FORMS names);
+    unknown names are reported once and ignored."""
+    setting = config.SOFT_FORMS if setting is None else setting
+    names = [s.strip().lower() for s in setting.split(",") if s.strip()]
+    if "all" in names:
+        return tuple(SOFT_FORMS)
+    unknown = [s for s in names if s not in SOFT_FORMS]
+    if unknown:
+        warnings.warn(f"NUMBA_VULKAN_SOFT_FORMS: unknown software forms {unknown} ignored; "
+                      f"known: all, {', '.join(SOFT_FORMS)}", RuntimeWarning, stacklevel=2)
+    return tuple(s for s in SOFT_FORMS if s in names)
+
+
+def soft_forms(verdicts):
+    """The software forms the verdicts call for, with those forced on."""
+    wanted = {_FORM_OF[p] for p in faulty(verdicts) if p in _FORM_OF}
+    wanted.update(forced_forms())
+    return tuple(s for s in SOFT_FORMS if s in wanted)
+
+
+def unmended(verdicts):
+    """Wrong primitives that no software form mends."""
+    return tuple(p for p in faulty(verdicts) if p not in _FORM_OF)
+
+
+def warn_unmended(info):
+    """A VulkanDriverFaultWarning naming the wrong primitives of `info` without a software form."""
+    verdicts = dict(info.selftest)
+    left = unmended(verdicts)
+    if left:
+        said = "; ".join(f"{p}: {verdicts[p]}" for p in left)
+        warnings.warn(
+            f"the driver of {info.name!r} ({info.driver_name} {info.driver_info}) computes "
+            f"{', '.join(left)} wrongly and numba_vulkan has no software form for "
+            f"{'it' if len(left) == 1 else 'them'}: kernels that use "
+            f"{'it' if len(left) == 1 else 'them'} may give results that differ from "
+            f"numba.njit's ({said}). Please report it with `python3 -m numba_vulkan`.",
+            VulkanDriverFaultWarning,
+            stacklevel=3,
+        )
