@@ -18,6 +18,21 @@ def _loop_limit(info):
     return "none"
 
 
+def _print_selftest(info):
+    """The driver self-test's verdict on each primitive, and the software forms in use."""
+    if not info.selftest:
+        from . import config
+
+        why = "off (NUMBA_VULKAN_SELFTEST=0)" if not config.SELFTEST else \
+            "not run yet (it runs when the device is first used)"  # fmt: skip
+        print(f"  {'driver self-test':<24}{why}")
+        return
+    print("  driver self-test")
+    for primitive, verdict in info.selftest:
+        print(f"    {primitive:<22}{verdict}")
+    print(f"  {'software forms':<24}{', '.join(info.soft_forms) or 'none'}")
+
+
 def health_line():
     """One line a bug report can quote: versions, the default device and driver, and whether
     a kernel compiles, runs and matches NumPy there (with the time of that first call)."""
@@ -72,7 +87,8 @@ def main():
         print("The Vulkan loader found no Vulkan 1.2 device with a compute queue." + runtime.hint)
         return 1
     try:
-        default = runtime.get_device().info.index
+        default = runtime.get_device().info.index  # opened: its driver self-test has run
+        infos = runtime.list_devices()
     except (ValueError, TypeError, RuntimeError) as e:  # a bad NUMBA_VULKAN_DEVICE, say
         print(f"No default device: {e}")
         default = None
@@ -119,6 +135,7 @@ def main():
         ]
         for key, value in facts:
             print(f"  {key:<24}{value}")
+        _print_selftest(info)
     print(f"\nNUMBA_VULKAN_DEVICE={config.DEVICE!r} NUMBA_VULKAN_DEBUG={config.DEBUG}")
     line = health_line()
     print(f"\n{line}")

@@ -136,32 +136,41 @@ def _conversion_operands(n, rng):
 
 
 def _kernels(jit):
-    """The probe kernels, compiled by `jit` (the registered compiler)."""
+    """The probe kernels, compiled by `jit` (the registered compiler): one for float32 alone
+    (devices without 64-bit types), one for everything (a compilation costs more than the
+    work: one kernel keeps the first use short)."""
     import math
 
     from .. import global_id
 
-    @jit
-    def float_probe(x, out):
-        i = global_id(0)
-        if i < x.shape[0]:
-            v = x[i, 0]
-            out[i, 0] = np.floor(v)
-            out[i, 1] = np.ceil(v)
-            out[i, 2] = np.trunc(v)
-            out[i, 3] = v + 0.0
-            out[i, 4] = 0.0 - v
-            out[i, 5] = v * 0.0
-            out[i, 6] = 0.0 / v
-            out[i, 7] = v / 0.0 if v != 1.0 else v  # a divisor the compiler cannot fold away
-            out[i, 8] = x[i, 1] / x[i, 2]
-            out[i, 9] = x[i, 1] * x[i, 2] + v
-            out[i, 10] = math.sqrt(abs(x[i, 1]))
+    def floats(i, x, out):
+        v = x[i, 0]
+        out[i, 0] = np.floor(v)
+        out[i, 1] = np.ceil(v)
+        out[i, 2] = np.trunc(v)
+        out[i, 3] = v + 0.0
+        out[i, 4] = 0.0 - v
+        out[i, 5] = v * 0.0
+        out[i, 6] = 0.0 / v
+        out[i, 7] = v / 0.0 if v != 1.0 else v  # a divisor the compiler cannot fold away
+        out[i, 8] = x[i, 1] / x[i, 2]
+        out[i, 9] = x[i, 1] * x[i, 2] + v
+        out[i, 10] = math.sqrt(abs(x[i, 1]))
+
+    floats = jit(device=True)(floats)
 
     @jit
-    def int_probe(a, f, out, uout, conv):
+    def float32_probe(x32, o32):
+        i = global_id(0)
+        if i < x32.shape[0]:
+            floats(i, x32, o32)
+
+    @jit
+    def probe(x32, o32, x64, o64, a, f, out, uout, conv):
         i = global_id(0)
         if i < a.shape[0]:
+            floats(i, x32, o32)
+            floats(i, x64, o64)
             x = a[i, 0]
             y = a[i, 1]
             ux = np.uint64(x)
@@ -184,7 +193,7 @@ def _kernels(jit):
             conv[i, 4] = np.int64(f[i, 4])
             conv[i, 5] = np.uint64(f[i, 5])
 
-    return float_probe, int_probe
+    return float32_probe, probe
 
 
 def _fma_kernel(jit):
@@ -227,38 +236,36 @@ def _same(got, want):
     return np.nonzero(got != want)[0]
 
 
-def _verdict(got, want, operands):
-    bad = _same(got, want)
-    if bad.size == 0:
-        return "exact"
-    j = bad[0]
-    ops = ", ".join(repr(np.asarray(o)[j].item()) for o in operands)
-    return f"wrong: {bad.size} of {got.size}, e.g. ({ops}) gave {got[j]!r}, not {want[j]!r}"
+def _verdict(checks):
+    """'exact', or 'wrong: ...' naming the first check that differs and its first operand."""
+    for label, got, want, operands in checks:
+        bad = _same(got, want)
+        if bad.size:
+            j = bad[0]
+            ops = ", ".join(repr(np.asarray(o)[j].item()) for o in operands)
+            return (f"wrong: {label} on {bad.size} of {got.size} operands, e.g. ({ops}) gave "
+                    f"{got[j].item()!r}, not {want[j].item()!r}")
+    return "exact"
 
 
 def _float_verdicts(dtype, got, x):
     tag = "f32" if dtype == np.float32 else "f64"
     v, a, b = x[:, 0], x[:, 1], x[:, 2]
+    zero = dtype(0.0)
     with np.errstate(all="ignore"):
-        zero = dtype(0.0)
-        zeros_want = [v + zero, zero - v, v * zero, zero / v, np.where(v != 1.0, v / zero, v)]
+        zeros = [("x + 0.0", v + zero), ("0.0 - x", zero - v), ("x * 0.0", v * zero),
+                 ("0.0 / x", zero / v), ("x / 0.0", np.where(v != 1.0, v / zero, v))]
         checks = {
-            f"rounding_{tag}": [(got[:, 0], np.floor(v)), (got[:, 1], np.ceil(v)),
-                                (got[:, 2], np.trunc(v))],
-            f"float_zeros_{tag}": [(got[:, 3 + j], w) for j, w in enumerate(zeros_want)],
-            f"division_{tag}": [(got[:, 8], a / b)],
-            f"contraction_{tag}": [(got[:, 9], a * b + v)],
-            f"sqrt_{tag}": [(got[:, 10], np.sqrt(np.abs(a)))],
+            f"rounding_{tag}": [("floor", got[:, 0], np.floor(v), (v,)),
+                                ("ceil", got[:, 1], np.ceil(v), (v,)),
+                                ("trunc", got[:, 2], np.trunc(v), (v,))],
+            f"float_zeros_{tag}": [(label, got[:, 3 + j], w, (v,))
+                                   for j, (label, w) in enumerate(zeros)],
+            f"division_{tag}": [("x / y", got[:, 8], a / b, (a, b))],
+            f"contraction_{tag}": [("x * y + z", got[:, 9], a * b + v, (a, b, v))],
+            f"sqrt_{tag}": [("sqrt", got[:, 10], np.sqrt(np.abs(a)), (a,))],
         }  # fmt: skip
-    out = {}
-    for name, pairs in checks.items():
-        verdict = "exact"
-        for g, w in pairs:
-            verdict = _verdict(g, w.astype(dtype), (v, a, b) if "rounding" not in name else (v,))
-            if verdict != "exact":
-                break
-        out[name] = verdict
-    return out
+    return {name: _verdict(c) for name, c in checks.items()}
 
 
 def _fma_verdict(dtype, got, x):
@@ -298,30 +305,26 @@ def _int_verdicts(a, f, out, uout, conv):
     x, y = a[:, 0], a[:, 1]
     ux, uy = x.view(np.uint64), y.view(np.uint64)
     s = uy & np.uint64(63)
+    si = s.astype(np.int64)
+    kinds = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64]
     with np.errstate(all="ignore"):
         checks = {
-            "int64_division": [(out[:, 0], x // y), (out[:, 1], x % y), (uout[:, 0], ux // uy),
-                               (uout[:, 1], ux % uy)],
-            "int64_shifts": [(out[:, 2], x >> s.astype(np.int64)),
-                             (out[:, 3], x << s.astype(np.int64)), (uout[:, 2], ux >> s)],
-            "int64_compares": [(out[:, 4], (x < y).astype(np.int64)),
-                               (out[:, 5], (x <= y).astype(np.int64)),
-                               (uout[:, 3], (ux < uy).astype(np.uint64))],
+            "int64_division": [("int64 //", out[:, 0], x // y, (x, y)),
+                               ("int64 %", out[:, 1], x % y, (x, y)),
+                               ("uint64 //", uout[:, 0], ux // uy, (ux, uy)),
+                               ("uint64 %", uout[:, 1], ux % uy, (ux, uy))],
+            "int64_shifts": [("int64 >>", out[:, 2], x >> si, (x, si)),
+                             ("int64 <<", out[:, 3], x << si, (x, si)),
+                             ("uint64 >>", uout[:, 2], ux >> s, (ux, s))],
+            "int64_compares": [("int64 <", out[:, 4], (x < y).astype(np.int64), (x, y)),
+                               ("int64 <=", out[:, 5], (x <= y).astype(np.int64), (x, y)),
+                               ("uint64 <", uout[:, 3], (ux < uy).astype(np.uint64), (ux, uy))],
+            "float_to_int": [(f"float64 to {np.dtype(k).name}", conv[:, j],
+                              np.trunc(f[:, j]).astype(k).astype(np.int64)
+                              if k != np.uint64 else np.trunc(f[:, j]).astype(k).view(np.int64),
+                              (f[:, j],)) for j, k in enumerate(kinds)],
         }  # fmt: skip
-    kinds = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64]
-    want_conv = [np.trunc(f[:, j]).astype(k).astype(np.int64) if k != np.uint64
-                 else np.trunc(f[:, j]).astype(np.uint64).view(np.int64)
-                 for j, k in enumerate(kinds)]  # fmt: skip
-    checks["float_to_int"] = [(conv[:, j], w) for j, w in enumerate(want_conv)]
-    out_v = {}
-    for name, pairs in checks.items():
-        verdict = "exact"
-        for g, w in pairs:
-            verdict = _verdict(g, w, (x, y) if name != "float_to_int" else (f[:, 0],))
-            if verdict != "exact":
-                break
-        out_v[name] = verdict
-    return out_v
+    return {name: _verdict(c) for name, c in checks.items()}
 
 
 #: The primitives in the order they are reported; each verdict's meaning is in the module doc.
@@ -344,34 +347,35 @@ def run(device):
     verdicts = {}
     token = RAW.set(True)
     try:
-        float_probe, int_probe = _kernels(jit)
-        for dtype, tag, ok in ((np.float32, "f32", True), (np.float64, "f64", info.float64)):
-            names = [p for p in PRIMITIVES if p.endswith(tag)]
-            if not ok:
-                verdicts.update({p: "not run: the device has no float64" for p in names})
-                continue
-            x = _float_operands(dtype, n, rng)
-            got = np.zeros((n, 11), dtype)
-            float_probe.forall(n, device=device)(x, got)
-            verdicts.update(_float_verdicts(dtype, got, x))
-            if info.vendor_id in FUSED_FMA_VENDORS:
-                fma_got = np.zeros(n, dtype)
-                _fma_kernel(jit).forall(n, device=device)(x, fma_got)
-                verdicts[f"fma_{tag}"] = _fma_verdict(dtype, fma_got, x)
-            else:
-                verdicts[f"fma_{tag}"] = ("not run: the compiler takes Fma as fused only on "
-                                          "drivers whose hardware fuses it (launchers.py)")
+        float32_probe, probe = _kernels(jit)
+        x32 = _float_operands(np.float32, n, rng)
+        o32 = np.zeros((n, 11), np.float32)
         if info.int64 and info.float64:
+            x64 = _float_operands(np.float64, n, rng)
+            o64 = np.zeros((n, 11), np.float64)
             a = _int_operands(n, rng)
             f = _conversion_operands(n, rng)
             out = np.zeros((n, 6), np.int64)
             uout = np.zeros((n, 4), np.uint64)
             conv = np.zeros((n, 6), np.int64)
-            int_probe.forall(n, device=device)(a, f, out, uout, conv)
+            probe.forall(n, device=device)(x32, o32, x64, o64, a, f, out, uout, conv)
+            verdicts.update(_float_verdicts(np.float64, o64, x64))
             verdicts.update(_int_verdicts(a, f, out, uout, conv))
         else:
-            for p in ("int64_division", "int64_shifts", "int64_compares", "float_to_int"):
-                verdicts[p] = "not run: the device has no int64 or float64"
+            float32_probe.forall(n, device=device)(x32, o32)
+            lacking = "not run: the device has no int64 or float64"
+            verdicts.update({p: lacking for p in PRIMITIVES if not p.endswith("f32")})
+        verdicts.update(_float_verdicts(np.float32, o32, x32))
+        if info.vendor_id in FUSED_FMA_VENDORS:
+            for x in (x32, x64) if info.float64 else (x32,):
+                got = np.zeros(n, x.dtype)
+                _fma_kernel(jit).forall(n, device=device)(x, got)
+                verdicts["fma_f32" if x.dtype == np.float32 else "fma_f64"] = \
+                    _fma_verdict(x.dtype.type, got, x)  # fmt: skip
+        else:
+            why = ("not run: the compiler takes Fma as fused only on drivers whose hardware "
+                   "fuses it (FUSED_FMA_VENDORS)")
+            verdicts.update(fma_f32=why, fma_f64=why)
     finally:
         RAW.reset(token)
     return {p: verdicts.get(p, "not run") for p in PRIMITIVES}
