@@ -7,6 +7,8 @@ calls (``np.less(x, y)``) and for the elements of array expressions and array
 ufuncs (frontend/array_exprs.py, array_ufuncs.py).
 """
 
+import functools
+
 import numpy as np
 from numba.core import types
 from numba.np.numpy_support import ufunc_find_matching_loop
@@ -103,16 +105,35 @@ def _shift_ufunc(ufunc, op):
 
 
 def _reciprocal(c):
-    """np.reciprocal: 1 / x; of integers as Numba computes it, 1.0 / float64(x) converted
-    back (0 for |x| > 1)."""
+    """np.reciprocal: 1 / x; of integers as numba.njit computes it: 1.0 / float64(x) converted
+    back, so 1 for 1, -1 for -1, 0 for every other nonzero x, and for 0 the conversion of
+    an infinity, which LLVM leaves undefined and which differs between host CPUs (x86: the
+    integer indefinite, truncated; AVX-512 converts unsigned ones differently): the value
+    numba.njit gives on this host (host_reciprocal_of_zero). Integer selects, so no
+    driver's out-of-range conversion is involved."""
     b = c.b
     (x,) = loop_operands(c, np.reciprocal)
     k = b.kind(x)
     if is_float(k):
         return b.binary(Op.div, arith.const(b, k, 1.0), x)
-    fk = c.kind(types.float64)
-    q = b.binary(Op.div, arith.const(b, fk, 1.0), arith.convert(b, x, fk))
-    return arith.convert(b, q, k)
+    if k == K.bool:
+        return x  # reciprocal(True) is True; of False, numba.njit's 0
+    loop = ufunc_find_matching_loop(np.reciprocal, [types.unliteral(t) for t in c.sig.args])
+    at_zero = host_reciprocal_of_zero(str(loop.inputs[0]))
+    r = b.select(b.compare(Op.eq, x, arith.const(b, k, 1)), arith.const(b, k, 1),
+                 arith.const(b, k, 0))  # fmt: skip
+    if is_signed(k):
+        r = b.select(b.compare(Op.eq, x, arith.const(b, k, -1)), arith.const(b, k, -1), r)
+    return b.select(b.compare(Op.eq, x, arith.const(b, k, 0)), arith.const(b, k, at_zero), r)
+
+
+@functools.lru_cache(maxsize=None)
+def host_reciprocal_of_zero(dtype_name):
+    """np.reciprocal of integer 0 as numba.njit computes it on this host (see _reciprocal)."""
+    import numba
+
+    value = numba.njit(lambda v: np.reciprocal(v))(np.dtype(dtype_name).type(0))
+    return int(value)
 
 
 TABLE = {
