@@ -383,8 +383,11 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         out : numpy.ndarray, optional
             C-contiguous array of the same shape and dtype to fill.
         stream : Stream, optional
-            Enqueue the copy on a stream and return at once; `out` (or the array
-            returned) holds the data after ``stream.synchronize()``.
+            Copy on a stream, after the work enqueued there. Into a pinned or mapped
+            array (``pinned_array``, ``mapped_array``) the call returns at once and
+            `out` holds the data after ``stream.synchronize()``; into ordinary
+            (pageable) memory, or without `out`, it returns once the data is there,
+            as numba.cuda's copies to pageable memory do.
 
         Returns
         -------
@@ -437,9 +440,10 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         array : array_like
             Values of the same shape; converted to the element type.
         stream : Stream, optional
-            Enqueue the copy on a stream and return at once. `array` may change
-            right away unless it is a pinned array (``pinned_array``) of the
-            stored type, which the stream reads when it gets there.
+            Enqueue the copy on a stream and return at once. An ordinary (pageable)
+            `array` has been read when the call returns and may change right away,
+            as with numba.cuda; a pinned array (``pinned_array``) of the stored type
+            is read when the stream gets there.
 
         Returns
         -------

@@ -336,8 +336,10 @@ def copy_to_device(array, host, stream):
 
 
 def copy_to_host(array, out, stream):
-    """Enqueue on `stream` the copy of DeviceArray `array` into NumPy `out` (same shape,
-    writeable); `out` holds the data once the stream is seen done."""
+    """Copy DeviceArray `array` into NumPy `out` (same shape, writeable) on `stream`. Into
+    pinned memory the copy is enqueued and `out` holds the data once the stream is seen
+    done; into ordinary (pageable) memory the call waits until `out` holds it, as CUDA's
+    and numba.cuda's copies to pageable memory do (programs read `out` right after)."""
     if array.size == 0:
         return
     if _by_kernel(array):  # many small runs: a gather kernel, then a contiguous copy
@@ -365,6 +367,7 @@ def copy_to_host(array, out, stream):
         _give_back(array.device, buffer, view)
 
     stream._after(copy_out)
+    stream.synchronize()  # pageable `out`: done when the call returns
 
 
 def copy_device_to_device(src, dst, stream):
