@@ -16,5 +16,8 @@ fi
 
 # Run from tests/ so that the installed package is imported, not src/. A missing
 # Vulkan device fails the run (NVK_REQUIRE_DEVICE=0 lets the device tier skip).
+# Two workers (pytest-xdist) where it is installed: the 2-core machines of CI.
 cd tests
-NVK_REQUIRE_DEVICE=${NVK_REQUIRE_DEVICE:-1} "$PY" -m pytest -q "$@"
+workers=()
+if "$PY" -c "import xdist" 2>/dev/null; then workers=(-n "${NVK_TEST_WORKERS:-2}"); fi
+NVK_REQUIRE_DEVICE=${NVK_REQUIRE_DEVICE:-1} "$PY" -m pytest -q "${workers[@]}" "$@"
