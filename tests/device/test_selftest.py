@@ -150,6 +150,15 @@ def _rounding_operands(dtype):
     return np.concatenate([np.array(x, dtype), bits.view(dtype)])
 
 
+def _flushed(x, device):
+    """Subnormals of a width the device does not promise to keep (DeviceInfo.denorm_preserve):
+    left out, as the self-test leaves them out."""
+    width = 8 * x.dtype.itemsize
+    if width in device.info.denorm_preserve:
+        return np.zeros(x.shape, bool)
+    return (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)
+
+
 def _forced(form):
     """A dispatcher call context with the software form `form` forced on."""
     import contextlib
@@ -181,6 +190,7 @@ def test_soft_rounding_as_numba_njit(device, dtype):
         pytest.skip("no float64")
     form = "rounding_f32" if dtype == np.float32 else "rounding_f64"
     x = _rounding_operands(dtype)
+    x = x[~_flushed(x, device)]
     want = np.zeros((x.size, 4), dtype)
     numba.njit(_rounding)(x, want)
     got = np.zeros_like(want)
@@ -207,6 +217,9 @@ def test_soft_division_f32_as_numba_njit(device):
     a[:4] = [1.0, -0.0, np.inf, 3.0]
     b[:4] = [3.0, 2.0, np.inf, -7.0]
     b[b == 0] = 1.0  # numba.njit raises ZeroDivisionError
+    with np.errstate(all="ignore"):
+        keep = ~(_flushed(a, device) | _flushed(b, device) | _flushed(a / b, device))
+    a, b = a[keep], b[keep]
     want = np.zeros_like(a)
     with np.errstate(all="ignore"):
         numba.njit(divide)(a, b, want)

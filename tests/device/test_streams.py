@@ -130,16 +130,22 @@ def test_copies_of_views_with_gaps_on_a_stream(device):
     np.testing.assert_array_equal(e.copy_to_host(), expected)
 
 
-def test_pageable_data_arrives_at_synchronize_only(device):
+def test_pageable_data_is_there_when_the_copy_returns(device):
+    """numba.cuda's promise for ordinary host memory: the copy waits for the stream's kernel
+    and has finished when the call returns; a pinned destination is filled asynchronously."""
     s = nv.stream()
     n, rounds = _busy()
     x = nv.device_array(n, np.int64)
     _slow_fill.forall(n, stream=s)(x, rounds)
     out = np.full(n, -1, np.int64)
     x.copy_to_host(out=out, stream=s)
-    assert out[0] == -1  # not there yet: the stream is still running the kernel
-    nv.synchronize()  # the device's synchronize completes streams' copies too
     assert out[0] == rounds and out[-1] == n - 1 + rounds
+    _slow_fill.forall(n, stream=s)(x, rounds + 1)
+    pinned = nv.pinned_array(n, np.int64)
+    pinned[:] = -1
+    x.copy_to_host(out=pinned, stream=s)
+    nv.synchronize()  # the device's synchronize completes streams' copies too
+    assert pinned[0] == rounds + 1 and pinned[-1] == n + rounds
 
 
 def test_launch_with_numpy_arguments_on_a_stream(device):

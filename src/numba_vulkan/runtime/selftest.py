@@ -42,7 +42,7 @@ import numpy as np
 from .. import config
 
 #: Bump when a probe changes: cached verdicts of other versions are not trusted.
-VERSION = 1
+VERSION = 2
 
 #: The software forms, and the primitive whose fault calls for each.
 SOFT_FORMS = {
@@ -236,9 +236,24 @@ def _same(got, want):
     return np.nonzero(got != want)[0]
 
 
-def _verdict(checks):
-    """'exact', or 'wrong: ...' naming the first check that differs and its first operand."""
+def _subnormal(a):
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        return np.zeros(a.shape, bool)
+    return (a != 0) & (np.abs(a) < np.finfo(a.dtype).tiny)
+
+
+def _verdict(checks, subnormals=True):
+    """'exact', or 'wrong: ...' naming the first check that differs and its first operand.
+    Without `subnormals` (a width whose subnormals the device does not promise to keep:
+    DeviceInfo.denorm_preserve), operands and results that are subnormal are left out:
+    flushing them is the device's documented right, which the math library allows for."""
     for label, got, want, operands in checks:
+        if not subnormals:
+            keep = ~(_subnormal(got) | _subnormal(want))
+            for o in operands:
+                keep &= ~_subnormal(o)
+            got, want, operands = got[keep], want[keep], [np.asarray(o)[keep] for o in operands]
         bad = _same(got, want)
         if bad.size:
             j = bad[0]
@@ -248,7 +263,7 @@ def _verdict(checks):
     return "exact"
 
 
-def _float_verdicts(dtype, got, x):
+def _float_verdicts(dtype, got, x, subnormals=True):
     tag = "f32" if dtype == np.float32 else "f64"
     v, a, b = x[:, 0], x[:, 1], x[:, 2]
     zero = dtype(0.0)
@@ -265,40 +280,50 @@ def _float_verdicts(dtype, got, x):
             f"contraction_{tag}": [("x * y + z", got[:, 9], a * b + v, (a, b, v))],
             f"sqrt_{tag}": [("sqrt", got[:, 10], np.sqrt(np.abs(a)), (a,))],
         }  # fmt: skip
-    return {name: _verdict(c) for name, c in checks.items()}
+    return {name: _verdict(c, subnormals) for name, c in checks.items()}
 
 
-def _fma_verdict(dtype, got, x):
-    """'fused' where every result is the product and sum rounded once (exact in float64 for
-    float32 operands; in float64 through a double-double sum), else 'not fused: ...'."""
-    v, a, b = (x[:, j].astype(np.float64) for j in range(3))
-    if dtype == np.float32:
-        want = (a * b + v).astype(np.float32)  # a*b exact in float64; one more rounding is
-        # harmless here: the operands' sum of three float32 magnitudes keeps 48 bits at most
-    else:
-        import math
+def _fma_verdict(dtype, got, x, subnormals=True):
+    """'fused' where every result is x * y + z rounded once (computed exactly with fractions),
+    else 'not fused: ...'. Overflowing products and, where the device flushes them,
+    subnormals are left out."""
+    from fractions import Fraction
 
-        want = np.array([math.fsum([float(p), float(q), float(r)])
-                         for p, q, r in zip(a * b, _product_error(a, b), v)])  # fmt: skip
+    v, a, b = x[:, 0], x[:, 1], x[:, 2]
     with np.errstate(all="ignore"):
-        finite = np.isfinite(a * b) & np.isfinite(v) & (np.abs(a * b) < 1e300)
-    bad = _same(got[finite], want.astype(dtype)[finite])
+        finite = np.isfinite(v) & np.isfinite(a) & np.isfinite(b)
+        finite &= np.abs(a.astype(np.float64) * b) < float(np.finfo(dtype).max) / 4
+    if not subnormals:
+        finite &= ~(_subnormal(v) | _subnormal(a) | _subnormal(b) | _subnormal(got))
+    rows = np.nonzero(finite)[0]
+    want = np.array([_round_once(Fraction(float(a[j])) * Fraction(float(b[j])) +
+                                 Fraction(float(v[j])), dtype) for j in rows], dtype)  # fmt: skip
+    if not subnormals:
+        keep = ~_subnormal(want)
+        rows, want = rows[keep], want[keep]
+    bad = _same(got[rows], want)
     if bad.size == 0:
         return "fused"
-    return f"not fused: {bad.size} of {int(finite.sum())} differ from the product and sum rounded once"
+    j = rows[bad[0]]
+    return (f"not fused: {bad.size} of {rows.size} differ from x * y + z rounded once, e.g. "
+            f"({a[j].item()!r}, {b[j].item()!r}, {v[j].item()!r}) gave {got[j].item()!r}")
 
 
-def _product_error(a, b):
-    """a*b - fl(a*b), exactly (Dekker's product by Veltkamp splitting)."""
-    def split(x):
-        c = x * 134217729.0
-        hi = c - (c - x)
-        return hi, x - hi
+def _round_once(exact, dtype):
+    """The `dtype` value nearest the Fraction `exact`, ties to even."""
+    near = dtype(float(exact))  # float() rounds once; for float32 a second rounding may err
+    candidates = [near, np.nextafter(near, dtype(np.inf)), np.nextafter(near, dtype(-np.inf))]
+    finite = [c for c in candidates if np.isfinite(c)]
+    if not finite:
+        return near
 
-    p = a * b
-    ah, al = split(a)
-    bh, bl = split(b)
-    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    def key(c):
+        from fractions import Fraction
+
+        bits = np.array(c).view(f"u{np.dtype(dtype).itemsize}").item()
+        return (abs(Fraction(float(c)) - exact), bits & 1)
+
+    return min(finite, key=key)
 
 
 def _int_verdicts(a, f, out, uout, conv):
@@ -359,19 +384,20 @@ def run(device):
             uout = np.zeros((n, 4), np.uint64)
             conv = np.zeros((n, 6), np.int64)
             probe.forall(n, device=device)(x32, o32, x64, o64, a, f, out, uout, conv)
-            verdicts.update(_float_verdicts(np.float64, o64, x64))
+            verdicts.update(_float_verdicts(np.float64, o64, x64, 64 in info.denorm_preserve))
             verdicts.update(_int_verdicts(a, f, out, uout, conv))
         else:
             float32_probe.forall(n, device=device)(x32, o32)
             lacking = "not run: the device has no int64 or float64"
             verdicts.update({p: lacking for p in PRIMITIVES if not p.endswith("f32")})
-        verdicts.update(_float_verdicts(np.float32, o32, x32))
+        verdicts.update(_float_verdicts(np.float32, o32, x32, 32 in info.denorm_preserve))
         if info.vendor_id in FUSED_FMA_VENDORS:
             for x in (x32, x64) if info.float64 else (x32,):
                 got = np.zeros(n, x.dtype)
                 _fma_kernel(jit).forall(n, device=device)(x, got)
-                verdicts["fma_f32" if x.dtype == np.float32 else "fma_f64"] = \
-                    _fma_verdict(x.dtype.type, got, x)  # fmt: skip
+                width = 8 * x.dtype.itemsize
+                verdicts[f"fma_f{width}"] = _fma_verdict(x.dtype.type, got, x,
+                                                         width in info.denorm_preserve)
         else:
             why = ("not run: the compiler takes Fma as fused only on drivers whose hardware "
                    "fuses it (FUSED_FMA_VENDORS)")
