@@ -311,8 +311,9 @@ def _fma_verdict(dtype, got, x, subnormals=True):
 
 def _round_once(exact, dtype):
     """The `dtype` value nearest the Fraction `exact`, ties to even."""
-    near = dtype(float(exact))  # float() rounds once; for float32 a second rounding may err
-    candidates = [near, np.nextafter(near, dtype(np.inf)), np.nextafter(near, dtype(-np.inf))]
+    with np.errstate(over="ignore"):  # float() rounds once; for float32 a second rounding may err
+        near = dtype(float(exact))
+        candidates = [near, np.nextafter(near, dtype(np.inf)), np.nextafter(near, dtype(-np.inf))]
     finite = [c for c in candidates if np.isfinite(c)]
     if not finite:
         return near
