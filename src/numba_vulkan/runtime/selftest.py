@@ -143,7 +143,8 @@ def _kernels(jit):
 
     from .. import global_id
 
-    def floats(i, x, out):
+    @jit(device=True)
+    def floats(i, x, out):  # the columns _float_verdicts reads
         v = x[i, 0]
         out[i, 0] = np.floor(v)
         out[i, 1] = np.ceil(v)
@@ -157,8 +158,6 @@ def _kernels(jit):
         out[i, 9] = x[i, 1] * x[i, 2] + v
         out[i, 10] = math.sqrt(abs(x[i, 1]))
 
-    floats = jit(device=True)(floats)
-
     @jit
     def float32_probe(x32, o32):
         i = global_id(0)
@@ -166,32 +165,32 @@ def _kernels(jit):
             floats(i, x32, o32)
 
     @jit
-    def probe(x32, o32, x64, o64, a, f, out, uout, conv):
+    def probe(a, ua, f, out, uout, c8, cu8, c32, cu32, c64, cu64, x32, o32, x64, o64):
         i = global_id(0)
         if i < a.shape[0]:
             floats(i, x32, o32)
             floats(i, x64, o64)
             x = a[i, 0]
             y = a[i, 1]
-            ux = np.uint64(x)
-            uy = np.uint64(y)
-            s = np.uint64(y) & np.uint64(63)
+            ux = ua[i, 0]  # the same bits as unsigned (a view on the host)
+            uy = ua[i, 1]
             out[i, 0] = x // y
             out[i, 1] = x % y
-            out[i, 2] = x >> np.int64(s)
-            out[i, 3] = x << np.int64(s)
-            out[i, 4] = 1 if x < y else 0
-            out[i, 5] = 1 if x <= y else 0
+            out[i, 2] = x >> (y & 63)
+            out[i, 3] = x << (y & 63)
+            out[i, 4] = x < y
+            out[i, 5] = x <= y
             uout[i, 0] = ux // uy
             uout[i, 1] = ux % uy
-            uout[i, 2] = ux >> s
-            uout[i, 3] = np.uint64(1) if ux < uy else np.uint64(0)
-            conv[i, 0] = np.int8(f[i, 0])
-            conv[i, 1] = np.uint8(f[i, 1])
-            conv[i, 2] = np.int32(f[i, 2])
-            conv[i, 3] = np.uint32(f[i, 3])
-            conv[i, 4] = np.int64(f[i, 4])
-            conv[i, 5] = np.uint64(f[i, 5])
+            uout[i, 2] = ux >> (uy & 63)
+            uout[i, 3] = ux < uy
+            # Conversions by the stores: a float stored into an integer array converts.
+            c8[i] = f[i, 0]
+            cu8[i] = f[i, 1]
+            c32[i] = f[i, 2]
+            cu32[i] = f[i, 3]
+            c64[i] = f[i, 4]
+            cu64[i] = f[i, 5]
 
     return float32_probe, probe
 
@@ -327,12 +326,15 @@ def _round_once(exact, dtype):
     return min(finite, key=key)
 
 
+#: The integer types of the conversion probe, one column of _conversion_operands each.
+_CONVERSION_KINDS = (np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
+
+
 def _int_verdicts(a, f, out, uout, conv):
     x, y = a[:, 0], a[:, 1]
     ux, uy = x.view(np.uint64), y.view(np.uint64)
     s = uy & np.uint64(63)
     si = s.astype(np.int64)
-    kinds = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64]
     with np.errstate(all="ignore"):
         checks = {
             "int64_division": [("int64 //", out[:, 0], x // y, (x, y)),
@@ -345,10 +347,8 @@ def _int_verdicts(a, f, out, uout, conv):
             "int64_compares": [("int64 <", out[:, 4], (x < y).astype(np.int64), (x, y)),
                                ("int64 <=", out[:, 5], (x <= y).astype(np.int64), (x, y)),
                                ("uint64 <", uout[:, 3], (ux < uy).astype(np.uint64), (ux, uy))],
-            "float_to_int": [(f"float64 to {np.dtype(k).name}", conv[:, j],
-                              np.trunc(f[:, j]).astype(k).astype(np.int64)
-                              if k != np.uint64 else np.trunc(f[:, j]).astype(k).view(np.int64),
-                              (f[:, j],)) for j, k in enumerate(kinds)],
+            "float_to_int": [(f"float64 to {np.dtype(k).name}", conv[j], np.trunc(f[:, j]).astype(k),
+                              (f[:, j],)) for j, k in enumerate(_CONVERSION_KINDS)],
         }  # fmt: skip
     return {name: _verdict(c) for name, c in checks.items()}
 
@@ -383,8 +383,9 @@ def run(device):
             f = _conversion_operands(n, rng)
             out = np.zeros((n, 6), np.int64)
             uout = np.zeros((n, 4), np.uint64)
-            conv = np.zeros((n, 6), np.int64)
-            probe.forall(n, device=device)(x32, o32, x64, o64, a, f, out, uout, conv)
+            conv = [np.zeros(n, k) for k in _CONVERSION_KINDS]
+            probe.forall(n, device=device)(a, a.view(np.uint64), f, out, uout, *conv, x32, o32,
+                                           x64, o64)  # fmt: skip
             verdicts.update(_float_verdicts(np.float64, o64, x64, 64 in info.denorm_preserve))
             verdicts.update(_int_verdicts(a, f, out, uout, conv))
         else:
