@@ -35,6 +35,7 @@ from . import (
     narrowing,
     slow_launch,
 )
+from . import selftest_kernel
 from .inspection import Inspection
 from .runtime import compiler_hook
 from .typing import devfn, pipeline, target
@@ -495,6 +496,7 @@ class Dispatcher(Inspection):
 dispatcher_registry[target.Vulkan] = Dispatcher
 devfn.register_jit_class(Dispatcher)
 compiler_hook.set_jit(jit)
+compiler_hook.set_selftest_kernel(selftest_kernel.build)
 
 
 # ---------------------------------------------------------------- helpers

@@ -7,10 +7,11 @@ AVX-512 truncates float64 through a 64-bit integer (trunc(-0.5) = +0.0,
 trunc(1e10 + 0.25) unchanged) while the same Mesa on an AVX-512 CPU is exact;
 lavapipe folds arithmetic on constant zeros (x + 0.0 = x for x = -0.0) on every
 CPU; NVIDIA's float32 division may be 2.5 ulp off. Our oracle is CPU Numba, so
-the first time a driver is used, small kernels run each primitive on operands
-chosen to expose such faults (signed zeros, halves, the last fractional
-values, subnormals, infinities, NaN, random bit patterns) and compare with
-NumPy bit for bit (NaN with NaN, whatever its payload).
+the first time a driver is used, one probe kernel (numba_vulkan.selftest_kernel, built in
+KIR with the front end's lowering of each operation, so that no Numba typing slows the
+first use) runs each primitive on operands chosen to expose such faults (signed zeros,
+halves, the last fractional values, subnormals, infinities, NaN, random bit patterns)
+and compares with NumPy bit for bit (NaN with NaN, whatever its payload).
 
 Each primitive gets a verdict: "exact", "wrong: ..." (how many operands, the
 first example) or "not run: ..." (the device lacks the type, or the
@@ -24,10 +25,10 @@ code (probes.driver_key); they show in ``python3 -m numba_vulkan`` and in
 ``DeviceInfo.selftest`` / ``DeviceInfo.soft_forms``.
 
 Decided by what the probe sees, not by vendor, with one exception: that
-GLSL.std.450 Fma rounds once. A probe shows only that the Fma it ran did; the
-compiler relies on every Fma doing so, which only the hardware's design
-(launchers.FUSED_FMA_VENDORS) says. So the probe can only take fusion away
-from a listed vendor's device, never grant it to another.
+GLSL.std.450 Fma rounds once ("fused" or "not fused: ..."). A probe shows only
+that the Fma it ran did; the compiler relies on every Fma doing so, which only
+the hardware's design (FUSED_FMA_VENDORS) says. So the probe can only take
+fusion away from a listed vendor's device, never grant it to another.
 
 NUMBA_VULKAN_SOFT_FORMS=all (or a list of names) forces software forms on,
 so that lavapipe tests each of them; NUMBA_VULKAN_SELFTEST=0 skips the test
@@ -42,7 +43,7 @@ import numpy as np
 from .. import config
 
 #: Bump when a probe changes: cached verdicts of other versions are not trusted.
-VERSION = 2
+VERSION = 3
 
 #: The software forms, and the primitive whose fault calls for each.
 SOFT_FORMS = {
@@ -60,8 +61,8 @@ _FORM_OF = {
 }
 
 #: Vendors whose Vulkan drivers compile GLSL.std.450 Fma to the hardware's fused multiply-add
-#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64). The
-#: self-test's Fma probe runs only on them (see the module doc).
+#: (one rounding) on every GPU they ship: NVIDIA (FFMA/DFMA) and AMD (v_fma_f32/f64). Only
+#: their devices get the math library's fused forms (see the module doc).
 FUSED_FMA_VENDORS = (0x10DE, 0x1002)
 
 #: While set, kernels compile for the raw driver: no software form, whatever the verdicts
@@ -101,6 +102,13 @@ def _float_operands(dtype, n, rng):
     m = rng.random((n // 2, 2)) + 1.0
     e = rng.integers(-20, 21, size=(n // 2, 2))
     x[n // 2 :, 1:] = np.ldexp(m, e).astype(dtype) * np.where(rng.random((n // 2, 2)) < 0.5, -1, 1)
+    # Rows where Fma's one rounding shows: (1 + 2^-k)(1 - 2^-k) - 1 is -2^-2k exactly,
+    # while the product rounded first is 1 and the sum 0 (k past half the precision).
+    k = np.arange(f.nmant // 2 + 1, f.nmant // 2 + 9)
+    rows = slice(n // 2 - k.size, n // 2)
+    x[rows, 0] = -1.0
+    x[rows, 1] = (1.0 + np.ldexp(1.0, -k)).astype(dtype)
+    x[rows, 2] = (1.0 - np.ldexp(1.0, -k)).astype(dtype)
     return x
 
 
@@ -133,92 +141,6 @@ def _conversion_operands(n, rng):
 
 
 # ---------------------------------------------------------------- the probe kernels
-
-
-def _kernels(jit):
-    """The probe kernels, compiled by `jit` (the registered compiler): one for float32 alone
-    (devices without 64-bit types), one for everything (a compilation costs more than the
-    work: one kernel keeps the first use short)."""
-    import math
-
-    from .. import global_id
-
-    @jit(device=True)
-    def floats(i, x, out):  # the columns _float_verdicts reads
-        v = x[i, 0]
-        out[i, 0] = np.floor(v)
-        out[i, 1] = np.ceil(v)
-        out[i, 2] = np.trunc(v)
-        out[i, 3] = v + 0.0
-        out[i, 4] = 0.0 - v
-        out[i, 5] = v * 0.0
-        out[i, 6] = 0.0 / v
-        out[i, 7] = v / 0.0 if v != 1.0 else v  # a divisor the compiler cannot fold away
-        out[i, 8] = x[i, 1] / x[i, 2]
-        out[i, 9] = x[i, 1] * x[i, 2] + v
-        out[i, 10] = math.sqrt(abs(x[i, 1]))
-
-    @jit
-    def float32_probe(x32, o32):
-        i = global_id(0)
-        if i < x32.shape[0]:
-            floats(i, x32, o32)
-
-    @jit
-    def probe(a, ua, f, out, uout, c8, cu8, c32, cu32, c64, cu64, x32, o32, x64, o64):
-        i = global_id(0)
-        if i < a.shape[0]:
-            floats(i, x32, o32)
-            floats(i, x64, o64)
-            x = a[i, 0]
-            y = a[i, 1]
-            ux = ua[i, 0]  # the same bits as unsigned (a view on the host)
-            uy = ua[i, 1]
-            out[i, 0] = x // y
-            out[i, 1] = x % y
-            out[i, 2] = x >> (y & 63)
-            out[i, 3] = x << (y & 63)
-            out[i, 4] = x < y
-            out[i, 5] = x <= y
-            uout[i, 0] = ux // uy
-            uout[i, 1] = ux % uy
-            uout[i, 2] = ux >> (uy & 63)
-            uout[i, 3] = ux < uy
-            # Conversions by the stores: a float stored into an integer array converts.
-            c8[i] = f[i, 0]
-            cu8[i] = f[i, 1]
-            c32[i] = f[i, 2]
-            cu32[i] = f[i, 3]
-            c64[i] = f[i, 4]
-            cu64[i] = f[i, 5]
-
-    return float32_probe, probe
-
-
-def _fma_kernel(jit):
-    """A kernel computing GLSL.std.450 Fma itself (an @intrinsic calling llvm.fma): compiled
-    only where the compiler takes Fma as fused (otherwise it computes fma exactly or refuses)."""
-    from numba.extending import intrinsic
-
-    from .. import global_id
-
-    @intrinsic
-    def fma(typingctx, a, b, c):
-        sig = a(a, b, c)
-
-        def codegen(context, builder, sig, args):
-            fn = builder.module.declare_intrinsic("llvm.fma", [args[0].type])
-            return builder.call(fn, args)
-
-        return sig, codegen
-
-    @jit
-    def fma_probe(x, out):
-        i = global_id(0)
-        if i < x.shape[0]:
-            out[i] = fma(x[i, 1], x[i, 2], x[i, 0])
-
-    return fma_probe
 
 
 # ---------------------------------------------------------------- verdicts
@@ -289,8 +211,9 @@ def _fma_verdict(dtype, got, x, subnormals=True):
     from fractions import Fraction
 
     v, a, b = x[:, 0], x[:, 1], x[:, 2]
+    ordinary = np.arange(x.shape[0]) >= x.shape[0] // 2 - 8  # designed and modest operands
     with np.errstate(all="ignore"):
-        finite = np.isfinite(v) & np.isfinite(a) & np.isfinite(b)
+        finite = ordinary & np.isfinite(v) & np.isfinite(a) & np.isfinite(b)
         finite &= np.abs(a.astype(np.float64) * b) < float(np.finfo(dtype).max) / 4
     if not subnormals:
         finite &= ~(_subnormal(v) | _subnormal(a) | _subnormal(b) | _subnormal(got))
@@ -310,6 +233,8 @@ def _fma_verdict(dtype, got, x, subnormals=True):
 
 def _round_once(exact, dtype):
     """The `dtype` value nearest the Fraction `exact`, ties to even."""
+    if dtype == np.float64:
+        return np.float64(float(exact))  # Fraction's float() rounds once
     with np.errstate(over="ignore"):  # float() rounds once; for float32 a second rounding may err
         near = dtype(float(exact))
         candidates = [near, np.nextafter(near, dtype(np.inf)), np.nextafter(near, dtype(-np.inf))]
@@ -325,6 +250,9 @@ def _round_once(exact, dtype):
 
     return min(finite, key=key)
 
+
+#: Columns of the float probe (numba_vulkan.selftest_kernel).
+_COLUMNS = 12
 
 #: The integer types of the conversion probe, one column of _conversion_operands each.
 _CONVERSION_KINDS = (np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
@@ -361,52 +289,60 @@ PRIMITIVES = ("rounding_f32", "rounding_f64", "float_zeros_f32", "float_zeros_f6
 
 
 def run(device):
-    """Run the self-test on `device` (a runtime Device): {primitive: verdict}. The Fma probe
-    runs only on FUSED_FMA_VENDORS' devices, the only ones where the compiler would take Fma
-    as fused."""
+    """Run the self-test on `device` (a runtime Device): {primitive: verdict}. The probe
+    kernel (numba_vulkan.selftest_kernel) is compiled for the raw driver (RAW)."""
     from . import compiler_hook
+    from .creation import to_device
 
-    jit = compiler_hook.jit
     info = device.info
+    with_64 = bool(info.int64 and info.float64)
     rng = np.random.default_rng(20261205)
     n = 512
-    verdicts = {}
     token = RAW.set(True)
     try:
-        float32_probe, probe = _kernels(jit)
-        x32 = _float_operands(np.float32, n, rng)
-        o32 = np.zeros((n, 11), np.float32)
-        if info.int64 and info.float64:
-            x64 = _float_operands(np.float64, n, rng)
-            o64 = np.zeros((n, 11), np.float64)
-            a = _int_operands(n, rng)
-            f = _conversion_operands(n, rng)
-            out = np.zeros((n, 6), np.int64)
-            uout = np.zeros((n, 4), np.uint64)
-            conv = [np.zeros(n, k) for k in _CONVERSION_KINDS]
-            probe.forall(n, device=device)(a, a.view(np.uint64), f, out, uout, *conv, x32, o32,
-                                           x64, o64)  # fmt: skip
-            verdicts.update(_float_verdicts(np.float64, o64, x64, 64 in info.denorm_preserve))
-            verdicts.update(_int_verdicts(a, f, out, uout, conv))
-        else:
-            float32_probe.forall(n, device=device)(x32, o32)
-            lacking = "not run: the device has no int64 or float64"
-            verdicts.update({p: lacking for p in PRIMITIVES if not p.endswith("f32")})
-        verdicts.update(_float_verdicts(np.float32, o32, x32, 32 in info.denorm_preserve))
-        if info.vendor_id in FUSED_FMA_VENDORS:
-            for x in (x32, x64) if info.float64 else (x32,):
-                got = np.zeros(n, x.dtype)
-                _fma_kernel(jit).forall(n, device=device)(x, got)
-                width = 8 * x.dtype.itemsize
-                verdicts[f"fma_f{width}"] = _fma_verdict(x.dtype.type, got, x,
-                                                         width in info.denorm_preserve)
-        else:
-            why = ("not run: the compiler takes Fma as fused only on drivers whose hardware "
-                   "fuses it (FUSED_FMA_VENDORS)")
-            verdicts.update(fma_f32=why, fma_f64=why)
+        core, names = compiler_hook.selftest_kernel(device, with_64)
     finally:
         RAW.reset(token)
+    host = {"x32": _float_operands(np.float32, n, rng)}
+    host["o32"] = np.zeros((n, _COLUMNS), np.float32)
+    if with_64:
+        host["x64"] = _float_operands(np.float64, n, rng)
+        host["o64"] = np.zeros((n, _COLUMNS), np.float64)
+        host["a"] = _int_operands(n, rng)
+        host["ua"] = host["a"].view(np.uint64)
+        host["f"] = _conversion_operands(n, rng)
+        host["out"] = np.zeros((n, 6), np.int64)
+        host["uout"] = np.zeros((n, 4), np.uint64)
+        for k in _CONVERSION_KINDS:
+            host[f"c{np.dtype(k).name}"] = np.zeros(n, k)
+    arrays = [to_device(host[name], device=device) for name in names]
+    kernel = device._core.load_kernel(core.words, core.push_size)
+    launcher = _core().Launcher(device._core, kernel, list(core.args), core.param_size,
+                                       core.params_in_buffer)  # fmt: skip
+    local = 64
+    if not launcher.launch(((n + local - 1) // local, 1, 1), (local, 1, 1), tuple(arrays)):
+        raise RuntimeError("the self-test's kernel refused its own arguments")
+    got = {name: arr.copy_to_host() for name, arr in zip(names, arrays)}
+    verdicts = {}
+    for dtype, tag in ((np.float32, "32"), (np.float64, "64")):
+        if f"x{tag}" not in host:
+            lacking = "not run: the device has no int64 or float64"
+            verdicts.update({p: lacking for p in PRIMITIVES if not p.endswith("f32")})
+            continue
+        x, o = host[f"x{tag}"], got[f"o{tag}"]
+        keeps = int(tag) in info.denorm_preserve
+        verdicts.update(_float_verdicts(dtype, o, x, keeps))
+        verdicts[f"fma_f{tag}"] = _fma_verdict(dtype, o[:, 11], x, keeps)
+    if with_64:
+        conv = [got[f"c{np.dtype(k).name}"] for k in _CONVERSION_KINDS]
+        verdicts.update(_int_verdicts(host["a"], host["f"], got["out"], got["uout"], conv))
     return {p: verdicts.get(p, "not run") for p in PRIMITIVES}
+
+
+def _core():
+    from .. import _core as core
+
+    return core
 
 
 def faulty(verdicts):
