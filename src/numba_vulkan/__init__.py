@@ -15,6 +15,7 @@ from . import errors, runtime
 from .dispatcher import jit
 from .errors import (
     SpirvCodegenError,
+    VulkanDriverFaultWarning,
     VulkanLoopLimitWarning,
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
@@ -78,6 +79,7 @@ __all__ = [
     "Event",
     "SpirvCodegenError",
     "Stream",
+    "VulkanDriverFaultWarning",
     "VulkanLoopLimitWarning",
     "VulkanPerformanceWarning",
     "VulkanPrecisionWarning",

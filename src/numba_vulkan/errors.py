@@ -57,6 +57,11 @@ class VulkanValidationWarning(UserWarning):
     """A message of the Vulkan validation layer (NUMBA_VULKAN_DEBUG)."""
 
 
+class VulkanDriverFaultWarning(RuntimeWarning):
+    """The driver self-test found a primitive wrong that no software form mends: kernels
+    that use it may give results that differ from numba.njit's (runtime/selftest.py)."""
+
+
 class VulkanLoopLimitWarning(UserWarning):
     """A kernel's loops could run longer than the driver lets a loop run (lavapipe: 65,535
     iterations per loop nest and invocation), which would end them early without an error."""

@@ -37,10 +37,12 @@ so that lavapipe tests each of them; NUMBA_VULKAN_SELFTEST=0 skips the test
 
 import contextvars
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
 from .. import config
+from ..errors import VulkanDriverFaultWarning
 
 #: Bump when a probe changes: cached verdicts of other versions are not trusted.
 VERSION = 3
@@ -68,10 +70,6 @@ FUSED_FMA_VENDORS = (0x10DE, 0x1002)
 #: While set, kernels compile for the raw driver: no software form, whatever the verdicts
 #: (launchers.codegen_controls); the self-test's own kernels see the driver as it is.
 RAW = contextvars.ContextVar("numba_vulkan_selftest_raw", default=False)
-
-
-class VulkanDriverFaultWarning(RuntimeWarning):
-    """The driver self-test found a primitive wrong that has no software form."""
 
 
 # ---------------------------------------------------------------- operands
@@ -208,8 +206,6 @@ def _fma_verdict(dtype, got, x, subnormals=True):
     """'fused' where every result is x * y + z rounded once (computed exactly with fractions),
     else 'not fused: ...'. Overflowing products and, where the device flushes them,
     subnormals are left out."""
-    from fractions import Fraction
-
     v, a, b = x[:, 0], x[:, 1], x[:, 2]
     ordinary = np.arange(x.shape[0]) >= x.shape[0] // 2 - 8  # designed and modest operands
     with np.errstate(all="ignore"):
@@ -235,7 +231,7 @@ def _round_once(exact, dtype):
     """The `dtype` value nearest the Fraction `exact`, ties to even."""
     if dtype == np.float64:
         return np.float64(float(exact))  # Fraction's float() rounds once
-    with np.errstate(over="ignore"):  # float() rounds once; for float32 a second rounding may err
+    with np.errstate(over="ignore"):  # float32(float()) rounds twice: look at the neighbours
         near = dtype(float(exact))
         candidates = [near, np.nextafter(near, dtype(np.inf)), np.nextafter(near, dtype(-np.inf))]
     finite = [c for c in candidates if np.isfinite(c)]
@@ -243,8 +239,6 @@ def _round_once(exact, dtype):
         return near
 
     def key(c):
-        from fractions import Fraction
-
         bits = np.array(c).view(f"u{np.dtype(dtype).itemsize}").item()
         return (abs(Fraction(float(c)) - exact), bits & 1)
 
@@ -318,7 +312,7 @@ def run(device):
     arrays = [to_device(host[name], device=device) for name in names]
     kernel = device._core.load_kernel(core.words, core.push_size)
     launcher = _core().Launcher(device._core, kernel, list(core.args), core.param_size,
-                                       core.params_in_buffer)  # fmt: skip
+                                core.params_in_buffer)  # fmt: skip
     local = 64
     if not launcher.launch(((n + local - 1) // local, 1, 1), (local, 1, 1), tuple(arrays)):
         raise RuntimeError("the self-test's kernel refused its own arguments")
