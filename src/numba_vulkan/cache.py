@@ -8,7 +8,9 @@ grid parameters, capabilities, mode), pickled into
 - the versions of numba_vulkan, Numba, NumPy and Python, and the size and
   mtime of the compiled ``_core`` extension and of every Python file of the
   package (a rebuilt or edited compiler is a new one, also between releases);
-- the kernel's bytecode (``marshal`` of its code object, nested code included);
+- the kernel's bytecode (its code object's instructions, names and constants, nested
+  code included; not ``marshal``'s bytes, which differ between a module compiled from
+  source and the same module loaded from ``__pycache__``);
 - the values of the globals and closure variables its code names, recursively
   through every function, ``@jit`` kernel or ``njit`` function it reaches
   (numbers, strings, tuples, arrays by content, modules and classes by name;
@@ -20,8 +22,15 @@ grid parameters, capabilities, mode), pickled into
   NUMBA_VULKAN_UNROLL.
 
 A hit builds the CompiledKernel from the entry alone: no Numba typing, no
-compilation. Unreadable or corrupt entries are misses; writes are atomic
-(temporary file + rename), so concurrent processes are safe.
+compilation. Writes are atomic (temporary file + rename), so concurrent processes
+are safe.
+
+Trust. An entry is a pickle, and unpickling runs code: entries are read (and written)
+only where the cache folder, its subfolders and the file belong to this user (or root)
+and no one else can write them (runtime/disk.trusted; a folder that fails is named in a
+warning, and the kernel is compiled as without a cache). Each entry starts with a magic
+line and the SHA-256 of the rest, checked before unpickling; its SPIR-V is validated
+before the driver sees it. A damaged entry is deleted with a warning and rebuilt.
 
 Pipelines. ``vkGetPipelineCacheData`` of each device used is saved at exit to
 ``<cache dir>/pipelines/<driver key hash>.bin`` and merged into the device's
@@ -35,7 +44,6 @@ folder (default ``$XDG_CACHE_HOME/numba_vulkan``, i.e. ``~/.cache/numba_vulkan``
 import dis
 import functools
 import hashlib
-import marshal
 import os
 import pickle
 import sys
@@ -44,9 +52,10 @@ import warnings
 
 import numpy as np
 
-from .runtime.disk import cache_dir, enabled, write_atomic  # noqa: F401 (enabled: the API)
+from .runtime.disk import cache_dir, enabled, trusted, write_atomic  # noqa: F401 (enabled: the API)
 
-_FORMAT = 3  # bump when the entry layout changes (2: ArgDecl lists; 3: hidden arrays as (name, source))
+_FORMAT = 4  # bump when the entry layout changes (2: ArgDecl lists; 3: hidden arrays as
+# (name, source); 4: a checksummed header, a key without marshal's bytes)
 
 
 class Uncachable(Exception):
@@ -119,7 +128,7 @@ class _Hasher:
         self.seen.add(id(func))
         code = func.__code__
         self.add("function", func.__module__, func.__qualname__)
-        self.h.update(marshal.dumps(code))
+        self.code(code)
         self.source_file(code.co_filename)
         names = set()
         _code_names(code, names)
@@ -135,6 +144,20 @@ class _Hasher:
             except ValueError:  # an empty cell
                 self.add("empty")
         self.add("defaults", repr(func.__defaults__))
+
+    def code(self, code):
+        """A code object by what it does, not by marshal's bytes: those depend on reference
+        counts (marshal marks objects seen twice), which differ between a module compiled
+        from source and the same module loaded from __pycache__."""
+        self.add("code", code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+                 code.co_flags, code.co_names, code.co_varnames, code.co_freevars,
+                 code.co_cellvars)  # fmt: skip
+        self.h.update(code.co_code)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                self.code(const)
+            else:
+                self.add(type(const).__name__, const)
 
     def source_file(self, path):
         if path in self.files:
@@ -221,17 +244,48 @@ def _entry_path(pyfunc, key):
     return os.path.join(cache_dir(), "kernels", f"{name}-{key[:40]}.nvk")
 
 
+#: An entry's first bytes: this magic, then the SHA-256 of the rest (the pickle).
+_MAGIC = b"NVKCACHE1\n"
+
+
 def load_kernel(pyfunc, key):
-    """The CompiledKernel cached under `key`, or None."""
+    """The CompiledKernel cached under `key`, or None.
+
+    An entry is read only where trusted() says no other user can have written it (a pickle
+    runs code when loaded); its checksum is checked before it is unpickled, and its SPIR-V
+    validated before the driver sees it. A damaged entry is deleted with a warning (the
+    kernel is compiled again and the entry rewritten)."""
+    from . import _core
     from .codegen import CompiledKernel
 
+    path = _entry_path(pyfunc, key)
     try:
-        with open(_entry_path(pyfunc, key), "rb") as f:
-            record = pickle.load(f)
-        if record.get("key") != key:
+        if not trusted(path):
             return None
-        return CompiledKernel.from_record(record["kernel"])
-    except Exception:  # missing, unreadable or from an incompatible version: a miss
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:  # missing or unreadable: a miss
+        return None
+    try:
+        head = len(_MAGIC) + 32
+        if data[: len(_MAGIC)] != _MAGIC:
+            raise ValueError("not a numba_vulkan cache entry of this format")
+        if hashlib.sha256(data[head:]).digest() != data[len(_MAGIC) : head]:
+            raise ValueError("its checksum does not match its contents")
+        record = pickle.loads(data[head:])  # noqa: S301 - trusted, checksummed
+        if record.get("key") != key:
+            raise ValueError("it was written for another key")
+        kernel = CompiledKernel.from_record(record["kernel"])
+        _core.validate(kernel.words)
+        return kernel
+    except Exception as e:  # noqa: BLE001 - any damage: say so, drop it, compile again
+        warnings.warn(f"numba_vulkan's cache entry {path} for kernel {pyfunc.__name__!r} is "
+                      f"damaged ({str(e).splitlines()[0] if str(e) else type(e).__name__}): "
+                      "deleted; the kernel is compiled again", RuntimeWarning, stacklevel=4)  # fmt: skip
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
         return None
 
 
@@ -244,7 +298,7 @@ def store_kernel(pyfunc, key, compiled):
         warnings.warn(f"kernel {pyfunc.__name__!r} cannot be cached: {e}", RuntimeWarning,
                       stacklevel=3)  # fmt: skip
         return
-    write_atomic(path, data)
+    write_atomic(path, _MAGIC + hashlib.sha256(data).digest() + data)
 
 
 def clear():

@@ -305,3 +305,98 @@ def test_kernels_that_raise_and_print_decode_when_loaded_from_the_cache(tmp_path
         assert index == "IndexError"
         assert index_text.startswith("index 1 is out of bounds for axis 0 with size 1 (array 'x')")
         assert "even 4" in lines
+
+
+# ---------------------------------------------------------------- trust
+
+
+def _run_full(tmp_path, **env):
+    """_run, with the child's stderr."""
+    child_env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC), NUMBA_VULKAN_CACHE="1")
+    child_env.setdefault("NUMBA_VULKAN_CACHE_DIR", str(tmp_path / "cache"))
+    child_env.update(env)
+    r = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), ""], env=child_env,
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
+
+
+def _planted_pickle(marker):
+    """A cache entry whose unpickling creates `marker` (what another user could plant)."""
+    import hashlib
+    import pickle
+
+    class Plant:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    data = pickle.dumps({"key": "x", "kernel": Plant()}, protocol=4)
+    return b"NVKCACHE1\n" + hashlib.sha256(data).digest() + data
+
+
+def test_an_entry_others_can_write_is_never_unpickled(tmp_path):
+    """A cache folder writable by other users (a shared NUMBA_VULKAN_CACHE_DIR of mode 777):
+    an entry planted there is not read, the kernel is compiled, and a warning says why."""
+    _write_module(tmp_path, 3)
+    first, _ = _run_full(tmp_path)
+    (entry,) = (tmp_path / "cache" / "kernels").glob("kmod.triple-*.nvk")
+    marker = tmp_path / "planted-code-ran"
+    entry.write_bytes(_planted_pickle(marker))
+    os.chmod(tmp_path / "cache", 0o777)
+    os.chmod(tmp_path / "cache" / "kernels", 0o777)
+    out, err = _run_full(tmp_path)
+    assert not marker.exists()
+    assert out["out"] == first["out"] and out["misses"] == 1
+    assert "writable by others" in err and "NUMBA_VULKAN_CACHE_DIR" in err
+    if os.getuid() == 0:  # a folder of another user, private to them, is not trusted either
+        os.chmod(tmp_path / "cache", 0o755)
+        os.chmod(tmp_path / "cache" / "kernels", 0o755)
+        os.chown(tmp_path / "cache" / "kernels", 12345, 12345)
+        out, err = _run_full(tmp_path)
+        assert not marker.exists() and out["misses"] == 1 and "another user" in err
+
+
+def test_a_damaged_entry_is_deleted_and_rebuilt(tmp_path):
+    _write_module(tmp_path, 3)
+    first, _ = _run_full(tmp_path)
+    (entry,) = (tmp_path / "cache" / "kernels").glob("kmod.triple-*.nvk")
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0x10  # one flipped bit in the pickle
+    entry.write_bytes(bytes(data))
+    out, err = _run_full(tmp_path)
+    assert out["out"] == first["out"] and out["misses"] == 1
+    assert "damaged" in err and "checksum" in err
+    again, err = _run_full(tmp_path)  # rewritten by the second run
+    assert again["hits"] == 1 and "damaged" not in err
+
+
+def test_an_entry_of_the_old_format_is_replaced(tmp_path):
+    """An entry without the checksummed header (a pickle alone) is never unpickled."""
+    import pickle
+
+    _write_module(tmp_path, 3)
+    first, _ = _run_full(tmp_path)
+    (entry,) = (tmp_path / "cache" / "kernels").glob("kmod.triple-*.nvk")
+    entry.write_bytes(pickle.dumps({"key": "x"}))
+    out, err = _run_full(tmp_path)
+    assert out["misses"] == 1 and "damaged" in err
+
+
+def test_key_does_not_depend_on_reference_counts():
+    """marshal's bytes of a code object depend on how many references its constants have
+    (a module compiled from source against the same module loaded from __pycache__): the
+    key must not, or every second process recompiles and keeps a second entry."""
+    import marshal
+
+    from numba_vulkan import cache
+
+    src = "def f(x, out):\n    out[0] = x[0] + 12345678901234567890 + 2.5\n"
+    ns = {}
+    exec(compile(src, "kref.py", "exec"), ns)  # noqa: S102
+    f = ns["f"]
+    before = cache.kernel_key(f, (), {}, None)
+    marshalled = marshal.dumps(f.__code__)
+    held = list(f.__code__.co_consts)  # more references to the constants
+    assert marshal.dumps(f.__code__) != marshalled  # what the old key hashed changed
+    assert cache.kernel_key(f, (), {}, None) == before
+    del held

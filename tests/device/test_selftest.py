@@ -282,3 +282,27 @@ def test_numba_cuda_layer_stream_copy_to_pageable_memory(device):
     h = np.zeros(n)
     d.copy_to_host(h, stream=s)
     assert h[0] == 3.0 and h[-1] == 3.0
+
+
+def test_a_probe_file_others_can_write_is_not_trusted(device, tmp_path):
+    """Verdicts steer the compiler: a driver_probes.json in a folder other users can write
+    is neither read nor written (the test runs again in the process)."""
+    code = "import numba_vulkan as nv; print('FORMS', ','.join(nv.get_device().info.soft_forms))"
+    _subprocess(code, tmp_path)
+    path = tmp_path / "driver_probes.json"
+    data = json.loads(path.read_text())
+    key = probes.driver_key(device.info)
+    data[key]["selftest"]["verdicts"]["rounding_f32"] = "wrong: planted by another user"
+    path.write_text(json.dumps(data))
+    os.chmod(tmp_path, 0o777)
+    try:
+        env = dict(os.environ, NUMBA_VULKAN_CACHE_DIR=str(tmp_path),
+                   PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))  # fmt: skip
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    finally:
+        os.chmod(tmp_path, 0o700)
+    assert r.returncode == 0, r.stderr
+    assert "rounding_f32" not in r.stdout.split("FORMS", 1)[1] or "rounding_f32" in \
+        device.info.soft_forms  # fmt: skip
+    assert "writable by others" in r.stderr

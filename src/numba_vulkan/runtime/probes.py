@@ -75,8 +75,13 @@ def driver_key(info):
 
 
 def _read():
+    from . import disk
+
+    path = os.path.join(cache_dir(), _FILE)
     try:
-        with open(os.path.join(cache_dir(), _FILE)) as f:
+        if not disk.trusted(path):  # another user's verdicts would steer our compiler
+            return {}
+        with open(path) as f:
             data = json.load(f)
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
@@ -85,9 +90,13 @@ def _read():
 
 def _write(key, entry):
     """Merge `entry`'s fields into the cached entry of `key`."""
+    from . import disk
+
     folder = cache_dir()
     try:
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if not disk.trusted(os.path.join(folder, _FILE)):
+            return
         data = _read()
         old = data.get(key)
         data[key] = {**(old if isinstance(old, dict) else {}), **entry}
