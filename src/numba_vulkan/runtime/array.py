@@ -247,16 +247,16 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
             return _indexing.setitem(self, key, value)
         self._check_key(key)
         offset = self._element_offset(key)
-        value = _host_array(value, "value")
+        value = assigned(value, self.dtype)
         if offset is not None:
             if value.size != 1:
                 raise ValueError(f"value must be one element, not an array of shape {value.shape}")
-            host = value.astype(self.dtype).astype(self._stored_dtype).reshape(1)
+            host = value.astype(self._stored_dtype).reshape(1)
             self._buffer.write(offset, _raw(host))
             return
         view = self[key]
         try:
-            values = np.broadcast_to(value.astype(self.dtype), view.shape)
+            values = np.broadcast_to(value, view.shape)
         except ValueError:
             raise ValueError(
                 f"value of shape {value.shape} cannot be broadcast to the view's shape {view.shape}"
@@ -552,6 +552,20 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
                              "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
         return values if dtype is None else values.astype(dtype, copy=False)
+
+
+def assigned(value, dtype, what="value"):
+    """`value` as a NumPy array of `dtype`, converted as NumPy's ``a[...] = value`` converts
+    it: a number (Python's or NumPy's) out of the dtype's range is NumPy's OverflowError, NaN
+    or inf to an integer its ValueError (never a silent wrap); arrays cast as NumPy casts
+    them."""
+    if isinstance(value, (int, float, complex, np.generic)):
+        host = value  # NumPy checks single numbers against the dtype
+    else:
+        host = _host_array(value, what)
+    out = np.empty(np.shape(host), dtype)
+    out[...] = host
+    return out
 
 
 def _host_array(array, what):

@@ -151,8 +151,10 @@ def setitem(array, key, value):
             raise ValueError(f"value of shape {value.shape} cannot be broadcast to the "
                              f"selection's shape {pos.shape}") from None  # fmt: skip
     else:
+        from .array import assigned
+
         try:
-            host = np.broadcast_to(np.asarray(value).astype(array.dtype), pos.shape)
+            host = np.broadcast_to(assigned(value, array.dtype), pos.shape)
         except ValueError:
             raise ValueError(f"value of shape {np.shape(value)} cannot be broadcast to the "
                              f"selection's shape {pos.shape}") from None  # fmt: skip

@@ -1,0 +1,57 @@
+"""DeviceArray assignment converts values as NumPy's does: the same errors for Python numbers
+out of a dtype's range and NaN or inf to integers (never a silent wrap), the same values
+otherwise; for every destination dtype, scalar and array values of every source dtype, and
+element, slice and scattered (index array) keys."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64,
+          np.float32, np.float64]  # fmt: skip
+PYTHON_VALUES = [0, 1, -1, 127, 128, 255, 256, -129, 2**31 - 1, 2**31, -2**31, 2**32, 2**40,
+                 2**63 - 1, 2**63, -2**63, 2**64, 0.5, -0.5, 1e10, 3.4e39, float("nan"),
+                 float("inf"), float("-inf"), True, False]  # fmt: skip
+KEYS = [(1,), slice(None), [0, 2]]
+
+
+def _outcome(target, key, value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's cast warnings, on both sides
+        try:
+            target[key] = value
+        except (OverflowError, ValueError, TypeError) as e:
+            return type(e).__name__
+    host = target.copy_to_host() if isinstance(target, nv.DeviceArray) else target
+    return host.tobytes()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_python_numbers_as_numpy(dtype):
+    d = nv.to_device(np.zeros(4, dtype))
+    for key in KEYS:
+        for value in PYTHON_VALUES:
+            h = np.zeros(4, dtype)
+            d[...] = h
+            want = _outcome(h, key, value)
+            got = _outcome(d, key, value)
+            assert got == want, (np.dtype(dtype).name, key, value, got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_numpy_values_of_every_dtype_as_numpy(dtype):
+    d = nv.to_device(np.zeros(4, dtype))
+    for src in DTYPES:
+        with np.errstate(all="ignore"):
+            values = np.array([1, -1, 300, 2.5e9], dtype=np.float64).astype(src)
+        for key, value in (((1,), values[3]), (slice(None), values), ([0, 2], values[:2])):
+            h = np.zeros(4, dtype)
+            d[...] = h
+            want = _outcome(h, key, value)
+            got = _outcome(d, key, value)
+            assert got == want, (np.dtype(dtype).name, np.dtype(src).name, key, got, want)
