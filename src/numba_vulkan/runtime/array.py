@@ -128,8 +128,9 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         if _stored is None:
             nbytes = checks.nbytes_of(shape, stored.itemsize)
             buffer = _core().vk_allocate(device._core, nbytes)
-            # NumPy's strides: C order, all 0 for an empty array (a view keeps its base's).
-            offset, strides = 0, np.empty(shape, stored).strides
+            # NumPy's strides: C order, all 0 for an empty array (a view keeps its base's);
+            # computed, not taken from a host array of that size (which would need its memory).
+            offset, strides = 0, c_strides(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
         # What the launcher compares with a kernel's declared dtype.
@@ -552,6 +553,17 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
                              "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
         return values if dtype is None else values.astype(dtype, copy=False)
+
+
+def c_strides(shape, itemsize):
+    """NumPy's C-order strides of `shape` in bytes (all 0 for an empty array)."""
+    if 0 in shape:
+        return (0,) * len(shape)
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
 
 
 def assigned(value, dtype, what="value"):

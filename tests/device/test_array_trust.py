@@ -1,7 +1,7 @@
 """DeviceArray assignment converts values as NumPy's does: the same errors for Python numbers
 out of a dtype's range and NaN or inf to integers (never a silent wrap), the same values
 otherwise; for every destination dtype, scalar and array values of every source dtype, and
-element, slice and scattered (index array) keys."""
+element, slice and scattered (index array) keys. And a device allocation needs no host memory."""
 
 import warnings
 
@@ -55,3 +55,27 @@ def test_numpy_values_of_every_dtype_as_numpy(dtype):
             want = _outcome(h, key, value)
             got = _outcome(d, key, value)
             assert got == want, (np.dtype(dtype).name, np.dtype(src).name, key, got, want)
+
+
+def test_a_device_allocation_reserves_no_host_memory_of_its_size():
+    """Under an address-space limit that leaves room for a 500 MiB device array but not for
+    a host array of the same size beside it (the strides once came from np.empty(shape))."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import resource, numpy as np, numba_vulkan as nv\n"
+        "nv.get_device()\n"
+        "vm = [int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize')][0]\n"
+        "limit = vm + (700 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+        "d = nv.device_array(500 << 20, np.uint8)\n"
+        "d[-1] = 7\n"
+        "print('OK', d.nbytes >> 20, int(d[-1]))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120, check=False)  # fmt: skip
+    assert r.returncode == 0 and "OK 500 7" in r.stdout, r.stdout + r.stderr[-2000:]
