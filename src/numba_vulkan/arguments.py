@@ -53,6 +53,11 @@ def typeof_argument(value, position):
     """
     if isinstance(value, _device_array_class()):
         return target.device_array_type(value)
+    if isinstance(value, np.ma.MaskedArray):  # its mask would be ignored: numba.njit refuses
+        raise TypeError(
+            f"argument {position}: a masked array (numpy.ma) cannot be passed to a kernel: "
+            "its mask would be ignored; pass its .data, or .filled(value)"
+        )
     if isinstance(value, np.ndarray):
         key = (value.dtype, value.ndim, value.flags.writeable)
         cached = _NDARRAY_TYPES.get(key)

@@ -79,3 +79,36 @@ def test_a_device_allocation_reserves_no_host_memory_of_its_size():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=120, check=False)  # fmt: skip
     assert r.returncode == 0 and "OK 500 7" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+def test_masked_arrays_are_refused_on_every_launch_path():
+    """numba.njit refuses numpy.ma arrays; a kernel must not take their data and drop the mask
+    (neither on the first launch nor on the fast path after it)."""
+
+    @nv.jit
+    def double(x, out):
+        i = nv.global_id(0)
+        if i < x.size:
+            out[i] = x[i] * 2
+
+    x, out = np.arange(8.0), np.zeros(8)
+    double.forall(8)(x, out)
+    double.forall(8)(x, out)  # a launcher that takes NumPy arrays directly exists now
+    masked = np.ma.masked_array(x, mask=[0, 1] * 4)
+    for _ in range(2):
+        with pytest.raises(TypeError, match="masked array"):
+            double.forall(8)(masked, out)
+
+
+def test_synchronize_report_false_defers_the_report():
+    @nv.jit
+    def fails(out):
+        if nv.global_id(0) == 0:
+            raise ValueError("from the kernel")
+        out[0] = 1
+
+    d = nv.device_array(1, np.int32)
+    fails.forall(1)(d)
+    nv.synchronize(report=False)  # waits, reports nothing
+    with pytest.raises(ValueError, match="from the kernel"):
+        nv.synchronize()

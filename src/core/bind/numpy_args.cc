@@ -23,7 +23,9 @@ NumpyArgs::~NumpyArgs() {
 
 bool NumpyArgs::Take(PyObject* arg, const std::string& format, int ndim, bool written,
                      uint32_t addr_offset, int64_t* shape) {
-    if (count_ >= kMax || !PyObject_TypeCheck(arg, NdarrayType())) return false;
+    // ndarray itself only: subclasses (numpy.ma masked arrays, matrices) take the slow
+    // path, which refuses or converts them.
+    if (count_ >= kMax || Py_TYPE(arg) != NdarrayType()) return false;
     Arg& a = args_[count_];
     const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (written ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(arg, &a.view, flags) != 0) {

@@ -185,7 +185,7 @@ class Launcher {
             const ArgSpec& spec = specs_[i];
             PyObject* arg = PyTuple_GET_ITEM(tuple, i);
             if (spec.is_array && !spec.numpy_format.empty() && stream == nullptr &&
-                PyObject_TypeCheck(arg, NdarrayType())) {
+                Py_TYPE(arg) == NdarrayType()) {  // subclasses: the slow path
                 int64_t shape[kMaxDims], strides[kMaxDims];
                 if (!numpy) numpy.emplace();
                 if (!numpy->Take(arg, spec.numpy_format, spec.ndim, spec.written,

@@ -437,16 +437,19 @@ def _sync_modules():
     return streams, reports
 
 
-def synchronize(device=None):
+def synchronize(device=None, report=True):
     """Wait until launched kernels have finished.
 
     Parameters
     ----------
     device : int, str, DeviceInfo, Device or None
         The device to wait for; every device opened so far if None.
+    report : bool
+        Whether to print what kernels printed and raise what one raised since the last
+        report (``Device.synchronize``).
     """
     if device is None:
         for dev in list(Device._open.values()):
-            dev.synchronize()
+            dev.synchronize(report=report)
     else:
-        get_device(device).synchronize()
+        get_device(device).synchronize(report=report)
