@@ -112,3 +112,42 @@ def test_synchronize_report_false_defers_the_report():
     nv.synchronize(report=False)  # waits, reports nothing
     with pytest.raises(ValueError, match="from the kernel"):
         nv.synchronize()
+
+
+def test_local_arrays_past_the_limit_are_refused_at_compile_time():
+    """1 MiB of local array per invocation: a clear error in well under a second, not a
+    driver compiling for minutes or running the host out of memory."""
+    import time
+
+    from numba_vulkan.frontend.local_arrays import MAX_LOCAL_BYTES
+
+    @nv.jit
+    def big(idx, out):
+        a = nv.local.array(1 << 18, np.float32)
+        a[idx[0]] = 1
+        out[0] = a[idx[0]]
+
+    @nv.jit
+    def two_halves(idx, out):  # the limit counts all of a kernel's local arrays
+        a = nv.local.array(MAX_LOCAL_BYTES // 8 + 1, np.float32)
+        c = nv.local.array(MAX_LOCAL_BYTES // 8, np.float64)
+        a[idx[0]] = 1
+        c[idx[0]] = 2
+        out[0] = a[idx[0]] + c[idx[0]]
+
+    start = time.perf_counter()
+    for kernel in (big, two_halves):
+        with pytest.raises(nv.VulkanUnsupportedError, match="bytes per invocation"):
+            kernel.forall(1)(np.array([3], np.int32), np.zeros(1, np.float32))
+    assert time.perf_counter() - start < 10
+
+    @nv.jit
+    def fits(idx, out):
+        a = nv.local.array(256, np.float32)
+        for j in range(256):
+            a[j] = j
+        out[0] = a[idx[0]]
+
+    out = np.zeros(1, np.float32)
+    fits.forall(1)(np.array([7], np.int32), out)
+    assert out[0] == 7

@@ -45,6 +45,28 @@ K = _core.Kind
 _BITS_KIND = {K.f32: K.u32, K.f64: K.u64}
 
 
+#: Bytes of local (private) arrays one invocation may have, over all of a kernel's
+#: ``nv.local.array`` and ``np.empty``-likes (docs/arrays-in-kernels.md). Vulkan reports no
+#: private-memory limit; drivers keep such arrays in registers or scratch memory, and their
+#: compilers take time with the size: lavapipe compiled a dynamically indexed array of 4096
+#: float32 in 1.6-16 s, 8192 in 3.4-49 s, and 1 MiB not within minutes, and ran out of host
+#: memory on larger ones. numba.cuda allows 512 KiB per thread; a kernel past this limit is
+#: refused with an error naming it, before any driver sees it.
+MAX_LOCAL_BYTES = 64 * 1024
+
+
+def _count_local_bytes(lowerer, nbytes, ty, loc):
+    root = lowerer.root
+    total = getattr(root, "local_bytes", 0) + nbytes
+    if total > MAX_LOCAL_BYTES:
+        raise unsupported(
+            f"local arrays of {total} bytes per invocation (this {ty.dtype} array: {nbytes} "
+            f"bytes; the limit is {MAX_LOCAL_BYTES}, since drivers compile large private "
+            "arrays slowly or not at all: use nv.shared.array for data a workgroup shares, "
+            "or a device array argument)", loc)
+    root.local_bytes = total
+
+
 class LocalArray(ArrayArg):
     """A shared or local array of constant shape (duck-types ArrayArg for indexing)."""
 
@@ -71,6 +93,8 @@ class LocalArray(ArrayArg):
             count = 0
         elif count <= 0:
             raise unsupported(f"{'shared' if shared else 'local'} arrays of shape {self.dims}", loc)
+        if not shared:
+            _count_local_bytes(lowerer, count * _core.memory_bytes(self.storage), ty, loc)
         self.var = b.array_var(shared, self.storage, count)
         self.strides_elems = []
         stride = 1
