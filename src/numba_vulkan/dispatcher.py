@@ -31,13 +31,14 @@ from . import (
     compiler,
     config,
     forksafe,
+    hidden_args,
     launchers,
     narrowing,
     slow_launch,
 )
 from . import selftest_kernel
 from .inspection import Inspection
-from .runtime import compiler_hook
+from .runtime import compiler_hook, reports
 from .typing import devfn, pipeline, target
 from .errors import (
     VulkanLoopLimitWarning,
@@ -141,14 +142,30 @@ def jit(func=None, **options):
 
 
 class Specialisation:
-    """A compiled kernel and its launcher on one device."""
+    """A compiled kernel and its launcher on one device: one launcher, or for a kernel that
+    raises or prints one per thread, each writing that thread's status buffer
+    (runtime/reports.py), so that a thread is told only of its own launches."""
 
-    __slots__ = ("compiled", "device", "launcher")
+    __slots__ = ("_launchers", "compiled", "device", "per_thread")
 
-    def __init__(self, compiled, device, launcher):
+    def __init__(self, compiled, device):
         self.compiled = compiled
         self.device = device
-        self.launcher = launcher
+        self.per_thread = hidden_args.per_thread(compiled)
+        self._launchers = {}  # None or thread token -> _core.Launcher
+
+    @property
+    def launcher(self):
+        key = reports.thread_token() if self.per_thread else None
+        found = self._launchers.get(key)
+        if found is None:
+            found = self._launchers.setdefault(key, launchers.make_launcher(self.device,
+                                                                            self.compiled))
+        return found
+
+    def fast_path_key(self):
+        """The key of Dispatcher._launchers this specialisation's launcher serves under."""
+        return (self.device, reports.thread_token()) if self.per_thread else self.device
 
 
 class Dispatcher(Inspection):
@@ -169,7 +186,10 @@ class Dispatcher(Inspection):
         self.options = dict(options)
         self._compiled = {}  # (argtypes, mode) -> CompiledKernel
         self._specialisations = {}  # (argtypes, device, mode) -> Specialisation
-        self._launchers = {}  # device -> list of _core.Launcher, most recent first
+        # device (or (device, thread token) for a kernel that raises or prints) -> list of
+        # _core.Launcher, most recent first: the fast path's.
+        self._launchers = {}
+        self._per_thread = False  # some specialisation has launchers per thread
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
         self._lock = forksafe.lock(reentrant=True)
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
@@ -415,15 +435,22 @@ class Dispatcher(Inspection):
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
                 if spec is None:
-                    spec = Specialisation(compiled, device, launchers.make_launcher(device, compiled))
+                    spec = Specialisation(compiled, device)
                     self._specialisations[key] = spec
-                    # Sized-at-launch kernels, and those whose barriers each launch must
-                    # judge (frontend/divergence.py): slow path only.
-                    if not shared_bytes and not compiled.barrier_guards:
-                        # A new list, never one changed in place: the fast path iterates
-                        # the old one without a lock.
-                        old = self._launchers.get(device, [])
-                        self._launchers[device] = [spec.launcher, *old]
+        # Sized-at-launch kernels, and those whose barriers each launch must judge
+        # (frontend/divergence.py): slow path only. A kernel that raises or prints has a
+        # launcher per thread, served under (device, thread token).
+        if not shared_bytes and not spec.compiled.barrier_guards:
+            fast = spec.fast_path_key()
+            launcher = spec.launcher
+            with self._lock:
+                old = self._launchers.get(fast, [])
+                if launcher not in old:
+                    if spec.per_thread:
+                        self._per_thread = True
+                    # A new list, never one changed in place: the fast path iterates the
+                    # old one without a lock.
+                    self._launchers[fast] = [launcher, *old]
         return spec
 
     def _check_barriers(self, compiled, launch, device):

@@ -21,15 +21,25 @@ from . import forksafe
 _lock = forksafe.lock()
 
 
+def per_thread(compiled):
+    """Whether the kernel takes the status buffer, which is the launching thread's own
+    (runtime/reports.py): its hidden arrays, and its launchers, are kept per thread."""
+    return any(kind == "status" for _name, (kind, _value) in compiled.hidden)
+
+
 def hidden_arrays(compiled, device):
-    """The DeviceArrays the kernel's hidden parameters take on `device`, in order."""
-    found = compiled.hidden_on_device.get(device)
+    """The DeviceArrays the kernel's hidden parameters take on `device` (and, for a kernel
+    with a status buffer, in the calling thread), in order."""
+    from .runtime.reports import thread_token
+
+    key = (device, thread_token()) if per_thread(compiled) else device
+    found = compiled.hidden_on_device.get(key)
     if found is not None:
         return found
     from .runtime.creation import _upload
 
     with _lock:
-        found = compiled.hidden_on_device.get(device)
+        found = compiled.hidden_on_device.get(key)
         if found is None:
             values = []
             for _name, (kind, value) in compiled.hidden:
@@ -48,7 +58,7 @@ def hidden_arrays(compiled, device):
                         "a global device array is used in place, on its own device only"
                     )
                 values.append(value)
-            found = compiled.hidden_on_device[device] = tuple(values)
+            found = compiled.hidden_on_device[key] = tuple(values)
     return found
 
 

@@ -53,7 +53,11 @@ class LaunchConfig:
         if device is not None and not self.shared_bytes:
             if self._checked is not device:
                 self.check_limits(device)
-            for launcher in self.dispatcher._launchers.get(device, ()):
+            dispatcher = self.dispatcher
+            found = dispatcher._launchers.get(device, ())
+            if dispatcher._per_thread:  # kernels that raise or print: this thread's launchers
+                found = (*dispatcher._launchers.get((device, _thread_token()), ()), *found)
+            for launcher in found:
                 done = launcher.launch(self.groups, self.local_size, args, False, self._stream_core)
                 if done:
                     if done == 2:  # NumPy arguments copied back: report as copies do
@@ -92,6 +96,12 @@ class LaunchConfig:
 
     def __repr__(self):
         return f"<LaunchConfig {self.dispatcher.__name__}[{self.groups}, {self.local_size}]>"
+
+
+def _thread_token():
+    from .runtime.reports import thread_token
+
+    return thread_token()
 
 
 def _dim3(value, what):

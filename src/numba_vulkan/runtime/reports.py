@@ -1,30 +1,44 @@
 """Kernel exceptions and print output on the host: the status buffer and its one hook.
 
-Each device gets, on the first launch of a kernel that can raise or print, a
-status buffer (layout: numba_vulkan/sites.py) in host-visible memory mapped
-into the process, so reading it costs no copy and no submission. Such kernels
-take it as their last hidden array (frontend/status.py; hidden_args.py appends
-it to each launch).
+Each thread gets, on its first launch on a device of a kernel that can raise or
+print, a status buffer (layout: numba_vulkan/sites.py) in host-visible memory
+mapped into the process, so reading it costs no copy and no submission. Such
+kernels take it as their last hidden array (frontend/status.py; hidden_args.py),
+through a launcher per thread (dispatcher.Specialisation): what a thread's
+launches raise or print is reported to that thread, never to another.
 
 ``check(device)`` is the one hook of the synchronisation paths
 (``Device.synchronize``, ``DeviceArray.copy_to_host``, launches with NumPy
-arguments): where the buffer holds an exception or print records, it waits for
+arguments): where the calling thread's buffer holds an exception or print
+records, it waits for
 the device, prints the records in order (and a line counting those a full
 buffer lost), clears the buffer and raises the exception: the class the kernel
 raised, with its message, the kernel's name, file, line and the invocation's
-global id. The device stays usable. Devices that never ran such a kernel pay
-one dictionary lookup.
+global id. The device stays usable. Threads that never ran such a kernel pay
+one dictionary lookup. At exit, what no thread reported is printed, and an
+exception becomes a warning.
 """
 
 import functools
 import sys
+import threading
 
 import numpy as np
 
 from .. import config, forksafe, sites
 
 _lock = forksafe.lock()
-_buffers = {}  # Device -> (status words as a uint32 NumPy view, 0-d DeviceArray)
+_buffers = {}  # (Device, thread token) -> (status words as a uint32 NumPy view, 0-d DeviceArray)
+_local = threading.local()
+
+
+def thread_token():
+    """An object of the calling thread's own (never another thread's, even after it ends):
+    what status buffers, and the launchers that write them, are kept per thread by."""
+    token = getattr(_local, "token", None)
+    if token is None:
+        token = _local.token = object()
+    return token
 
 
 def print_words():
@@ -35,13 +49,15 @@ def print_words():
 
 
 def status_array(device):
-    """The device's status buffer as the 0-d uint32 DeviceArray kernels take."""
-    entry = _buffers.get(device)
+    """The calling thread's status buffer on `device`, as the 0-d uint32 DeviceArray kernels
+    take: what its launches raise and print is reported to it alone."""
+    key = (device, thread_token())
+    entry = _buffers.get(key)
     if entry is None:
         with _lock:
-            entry = _buffers.get(device)
+            entry = _buffers.get(key)
             if entry is None:
-                entry = _buffers[device] = _allocate(device)
+                entry = _buffers[key] = _allocate(device)
     return entry[1]
 
 
@@ -70,10 +86,10 @@ def _at_exit():
 
     from ..errors import VulkanForkError
 
-    for device in list(_buffers):
+    for device, token in list(_buffers):
         try:
             device._core.synchronize()  # launches nothing waited for yet
-            check(device)
+            _check(device, _buffers[(device, token)][0])
         except VulkanForkError:
             return  # a forked child: the buffers and their kernels are the parent's
         except Exception as e:  # noqa: BLE001 (the kernel's own exception, or a lost device)
@@ -83,11 +99,14 @@ def _at_exit():
 
 
 def check(device):
-    """Print what kernels printed and raise what one raised since the last check."""
-    entry = _buffers.get(device)
-    if entry is None:
-        return
-    words = entry[0]
+    """Print what the calling thread's kernels printed and raise what one of them raised
+    since its last check (another thread's launches are reported to that thread)."""
+    entry = _buffers.get((device, thread_token()))
+    if entry is not None:
+        _check(device, entry[0])
+
+
+def _check(device, words):
     if not words[sites.EXC_FLAG] and not words[sites.PRINT_AREA] and \
             not words[sites.PRINT_AREA + 2]:  # fmt: skip
         return
