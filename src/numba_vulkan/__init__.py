@@ -125,3 +125,23 @@ __all__ = [
     "to_torch",
     "vectorize",
 ]
+
+
+#: numba.cuda's names a newcomer reaches for, and what to use here instead.
+_CUDA_SPELLINGS = {
+    "threadIdx": "nv.local_id(axis)", "blockIdx": "nv.group_id(axis)",
+    "blockDim": "nv.local_size(axis)", "gridDim": "nv.num_groups(axis)",
+    "grid": "nv.global_id(axis)", "gridsize": "nv.num_groups(axis) * nv.local_size(axis)",
+    "to_device_async": "nv.to_device(x, stream=s)",
+}  # fmt: skip
+
+
+def __getattr__(name):
+    hint = _CUDA_SPELLINGS.get(name)
+    if hint is None:
+        raise AttributeError(f"module 'numba_vulkan' has no attribute {name!r}")
+    raise AttributeError(
+        f"module 'numba_vulkan' has no attribute {name!r}: numba.cuda's {name} is {hint} "
+        "here; or keep numba.cuda's spelling with `from numba_vulkan import cuda` "
+        "(docs/porting.md)"
+    )

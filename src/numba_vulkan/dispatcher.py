@@ -72,12 +72,15 @@ CacheStats = collections.namedtuple("CacheStats", "cache_hits cache_misses")
 def jit(func=None, **options):
     """Compile a Python function as a Vulkan kernel (and device function).
 
-    Usable as ``@jit`` or ``@jit(option=value, ...)``.
+    Usable as ``@jit``, ``@jit(option=value, ...)``, or as numba.cuda's
+    ``@jit("void(float32[:], float32)")`` (a signature, or a list of them): those
+    specialisations are compiled when the function is decorated, so that their errors
+    show there; other argument types still specialise at launch.
 
     Parameters
     ----------
-    func : function, optional
-        The function; omitted when options are given.
+    func : function, str or list of str, optional
+        The function, or signatures; omitted when options are given.
     fastmath : bool or set of str
         Allow the driver's fast float built-ins and reassociation/contraction; or a set
         of Numba's flags (``{'contract', 'afn', 'reassoc', 'nnan', 'ninf', 'nsz',
@@ -136,8 +139,20 @@ def jit(func=None, **options):
         )
     if func is None:
         return lambda f: Dispatcher(f, merged)
+    if isinstance(func, (str, list, tuple)) or type(func).__name__ == "Signature":
+        # numba.cuda's @jit("void(float32[:])") or a list of signatures: compiled (and
+        # checked) when decorating; other argument types still specialise at launch.
+        signatures = list(func) if isinstance(func, (list, tuple)) else [func]
+
+        def decorate(f):
+            dispatcher = Dispatcher(f, merged)
+            for sig in signatures:
+                dispatcher.compile(sig)
+            return dispatcher
+
+        return decorate
     if not callable(func):
-        raise TypeError(f"jit() expects a function, not {type(func).__name__}")
+        raise TypeError(f"jit() expects a function or a signature, not {type(func).__name__}")
     return Dispatcher(func, merged)
 
 
@@ -290,7 +305,17 @@ class Dispatcher(Inspection):
                 raise TypeError(f"forall() stream must be a Stream, not {type(stream).__name__}")
             stream, stream_device = _stream_or_device(stream)
             device = device if device is not None else stream_device
-        launch = LaunchConfig(self, groups, local, _resolve_device(device), stream)
+        try:
+            resolved = _resolve_device(device)
+        except ValueError as e:
+            if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+                raise ValueError(
+                    f"{e}. forall()'s second argument is the device; the workgroup size is "
+                    f"forall({extent!r}, local_size={device}) (numba.cuda's forall(n, tpb) "
+                    "takes it second)"
+                ) from None
+            raise
+        launch = LaunchConfig(self, groups, local, resolved, stream)
         if key is not None:
             if len(self._configs) > 64:
                 self._configs.clear()

@@ -65,6 +65,25 @@ class Inspection:
             return kernels[0].disassemble()
         return {k.argtypes: k.disassemble() for k in kernels}
 
+    def inspect_asm(self, *args_or_types):
+        """numba.cuda's name for the generated code: here the SPIR-V assembly
+        (``inspect_spirv``); the driver's own machine code is ``inspect_pipeline``'s.
+
+        Returns
+        -------
+        str or dict
+        """
+        return self.inspect_spirv(*args_or_types)
+
+    def inspect_llvm(self, *args_or_types):
+        """numba.cuda's LLVM IR: numba_vulkan compiles without LLVM (Numba's typed IR becomes
+        KIR, then SPIR-V), so there is none; raises NotImplementedError naming what exists."""
+        raise NotImplementedError(
+            "numba_vulkan kernels have no LLVM IR (the compiler goes from Numba's typed IR to "
+            "KIR and SPIR-V): see inspect_kir(), inspect_spirv() / inspect_asm(), "
+            "inspect_pipeline() and inspect_types()"
+        )
+
     def inspect_pipeline(self, *args_or_types, local_size, device=None, representations=False):
         """What the device's driver reports about the pipeline it makes of one
         specialisation for one workgroup size: registers per invocation, code

@@ -94,12 +94,14 @@ class ArrayOperators:
 
         return cast_on_device(self, np.dtype(dtype))
 
-    def any(self):
-        """Whether any element is true (computed on the device)."""
+    def any(self, axis=None, out=None, keepdims=False, **kwargs):
+        """Whether any element is true (computed on the device; ``np.any(d)`` too)."""
+        self._whole("any", axis, None, out, keepdims, **kwargs)
         return np.bool_(np.not_equal(self, 0).sum() > 0) if self.size else np.False_
 
-    def all(self):
-        """Whether every element is true (computed on the device)."""
+    def all(self, axis=None, out=None, keepdims=False, **kwargs):
+        """Whether every element is true (computed on the device; ``np.all(d)`` too)."""
+        self._whole("all", axis, None, out, keepdims, **kwargs)
         return np.bool_(np.equal(self, 0).sum() == 0) if self.size else np.True_
 
 

@@ -55,9 +55,26 @@ _OURS = re.compile(r"([^\n]*? is not supported in Vulkan kernels[^\n]*)")
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
+#: numba.cuda's names for the ids, and what they are here.
+_CUDA_NAMES = {
+    "threadIdx": "nv.local_id(axis)", "blockIdx": "nv.group_id(axis)",
+    "blockDim": "nv.local_size(axis)", "gridDim": "nv.num_groups(axis)",
+    "cuda": "the numba.cuda layer (from numba_vulkan import cuda)",
+}  # fmt: skip
+_NAME_ERROR = re.compile(r"NameError: name '([^']+)' is not defined")
+
+
 def describe(error):
     """What a Numba TypingError (or typing-time error) is about, in our words."""
     text = plain(getattr(error, "msg", None) or str(error))
+    m = _NAME_ERROR.search(text) or _NAME_ERROR.search(plain(str(error)))
+    if m:  # as numba.njit says it, with numba.cuda's names pointed to ours
+        name = m.group(1)
+        hint = _CUDA_NAMES.get(name)
+        return f"NameError: name '{name}' is not defined" + (
+            f" (numba.cuda's {name} is {hint} in numba_vulkan; or write the kernel with "
+            "`from numba_vulkan import cuda`, whose cuda.threadIdx.x works as in numba.cuda)"
+            if hint else "")  # fmt: skip
     m = _OURS.search(text)
     if m and ("VulkanUnsupportedError" in text or "recursion is not supported" in text):
         # Ours, raised while typing a callee and wrapped by Numba's overload resolution.

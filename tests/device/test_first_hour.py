@@ -1,0 +1,83 @@
+"""Mistakes a newcomer makes in the first hour, each answered as a polished library would:
+NumPy's whole-array functions on device arrays, numba.cuda's spellings, a device where a
+workgroup size was meant, signatures given to jit, an undefined name in a kernel."""
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+
+@pytest.mark.parametrize("name", ["sum", "min", "max", "amax", "amin", "any", "all", "mean"])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_])
+def test_numpy_reductions_of_device_arrays_as_numpy(name, dtype):
+    host = (np.arange(24) % 7).astype(dtype).reshape(4, 6)
+    d = nv.to_device(host)
+    f = getattr(np, name)
+    want, got = f(host), f(d)
+    assert type(got) is type(want) and got == want, (got, want)
+    assert f(d, axis=(0, 1)) == want  # every axis named: the whole array too
+
+
+def test_a_reduction_over_one_axis_says_what_to_do_instead():
+    d = nv.to_device(np.ones((3, 4)))
+    with pytest.raises(NotImplementedError, match=r"sum\(axis=1\).*np.asarray\(d\)"):
+        np.sum(d, axis=1)
+    with pytest.raises(NotImplementedError, match="keepdims"):
+        d.max(keepdims=True)
+
+
+def test_an_undefined_name_is_a_name_error_pointing_at_our_spelling():
+    @nv.jit
+    def k(x):
+        i = threadIdx.x  # noqa: F821 - the mistake under test
+        x[i] = 1
+
+    with pytest.raises(nv.VulkanUnsupportedError,
+                       match=r"NameError: name 'threadIdx' is not defined.*nv.local_id"):  # fmt: skip
+        k.forall(4)(np.zeros(4))
+
+
+def test_forall_with_a_workgroup_size_where_the_device_goes():
+    @nv.jit
+    def k(x):
+        x[nv.global_id(0)] = 1
+
+    with pytest.raises(ValueError, match=r"local_size=64"):
+        k.forall(100, 64)
+
+
+def test_jit_takes_numba_cuda_signatures():
+    def fill(x, a):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = a
+
+    kernel = nv.jit("void(float32[::1], float32)")(fill)
+    assert len(kernel.inspect_spirv()) == 1  # compiled when decorated
+    x = np.zeros(4, np.float32)
+    kernel.forall(4)(x, np.float32(2))
+    assert (x == 2).all()
+    with pytest.raises(nv.VulkanUnsupportedError):  # errors show at the decorator
+        nv.jit(["void(float32[::1])"])(lambda x: x.undefined_attribute)
+
+
+@pytest.mark.parametrize(("name", "ours"), [("threadIdx", "nv.local_id"), ("grid", "nv.global_id"),
+                                            ("blockDim", "nv.local_size")])  # fmt: skip
+def test_numba_cuda_spellings_on_the_module_point_to_ours(name, ours):
+    with pytest.raises(AttributeError, match=rf"{name}.*{ours}.*from numba_vulkan import cuda"):
+        getattr(nv, name)
+    assert not hasattr(nv, "no_such_name")
+
+
+def test_inspect_asm_and_llvm():
+    @nv.jit
+    def k(x):
+        x[nv.global_id(0)] = 1
+
+    x = np.zeros(4)
+    assert "OpEntryPoint" in k.inspect_asm(x)
+    with pytest.raises(NotImplementedError, match="no LLVM IR"):
+        k.inspect_llvm(x)
