@@ -143,6 +143,16 @@ def jit(func=None, **options):
         # numba.cuda's @jit("void(float32[:])") or a list of signatures: compiled (and
         # checked) when decorating; other argument types still specialise at launch.
         signatures = list(func) if isinstance(func, (list, tuple)) else [func]
+        from numba.core import sigutils
+
+        for sig in signatures:
+            try:
+                sigutils.normalize_signature(sig)
+            except Exception as e:  # noqa: BLE001 - Numba's parser raises several kinds
+                raise TypeError(
+                    f"jit() expects a function or a signature such as 'void(float32[::1])', "
+                    f"not {sig!r} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+                ) from None
 
         def decorate(f):
             dispatcher = Dispatcher(f, merged)
