@@ -232,6 +232,11 @@ class Dispatcher(Inspection):
             f"{self.__name__}[groups, local_size](...)"
         )
 
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        """numba.cuda's ``kernel.configure(griddim, blockdim, stream, sharedmem)``: the same
+        launch configuration as ``kernel[griddim, blockdim, stream, sharedmem]``."""
+        return self[griddim, blockdim, stream, sharedmem]
+
     def __getitem__(self, config_):
         if not isinstance(config_, tuple) or len(config_) not in (2, 3, 4):
             raise TypeError(

@@ -397,7 +397,7 @@ def test_launch_with_stream_and_dynamic_shared_memory():
 
 
 @pytest.mark.parametrize("name, words", [
-    ("cudadrv", "driver"), ("managed_array", "managed"),
+    ("cudadrv", "driver"),
     ("compile_ptx", "PTX"), ("no_such_name_at_all", "not mapped"),
 ])
 def test_unmapped_names_raise_naming_the_feature(name, words):

@@ -90,8 +90,9 @@ def jit(func_or_sig=None, device=False, **options):
     A signature (``@cuda.jit("void(float32[:], int32)")``) fixes the types of scalar
     arguments, which each launch converts to them (cuda/signatures.py); kernels are
     still compiled lazily for the argument types of each launch.
-    ``link``, ``lineinfo`` and ``max_registers`` are CUDA-only and refused with a
-    clear error when they ask for something; ``opt`` and ``cache`` are passed on.
+    ``link`` is CUDA-only and refused with a clear error when it asks for something;
+    ``lineinfo``, ``max_registers``, ``launch_bounds``, ``opt`` and ``forceinline`` are
+    hints without effect here; ``cache`` is passed on.
     """
     for name in ("link", "extensions"):
         if options.get(name):
@@ -99,7 +100,7 @@ def jit(func_or_sig=None, device=False, **options):
                                          "(PTX, CUDA C) is not possible on Vulkan")
     options.pop("link", None)
     options.pop("extensions", None)
-    for name in ("lineinfo", "max_registers", "opt", "forceinline"):
+    for name in ("lineinfo", "max_registers", "opt", "forceinline", "launch_bounds"):
         options.pop(name, None)  # hints only: no effect on what a kernel computes
     if "inline" in options and options["inline"] not in ("never", "always"):
         # numba.cuda's inline=True/False or a cost-model function: a hint (our device
@@ -188,9 +189,17 @@ def mapped_array_like(ary, stream=0, portable=False, wg=False):
     return mapped_array(ary.shape, ary.dtype)
 
 
-def managed_array(*args, **kwargs):
-    raise VulkanUnsupportedError("cuda.managed_array: unified (managed) memory is not "
-                                 "available on Vulkan; use device_array and to_device")
+def managed_array(shape, dtype=_np.float64, strides=None, order="C", stream=0,
+                  attach_global=True):
+    """numba.cuda's managed (unified) memory, emulated as a mapped array: a host array
+    that kernels take directly, copied in before each launch and back when it finishes
+    (Vulkan has no memory both sides address at once). What the host reads after
+    ``cuda.synchronize()`` is what it would read with CUDA's managed memory; reading it
+    while a kernel runs is not (copy-back happens at the launch's end)."""
+    if strides is not None or order != "C":
+        raise VulkanUnsupportedError("cuda.managed_array with strides or order='F': only "
+                                     "C-contiguous managed arrays are supported")
+    return _rt.pinned_array(shape, dtype)
 
 
 # ---------------------------------------------------------------- devices, streams, events

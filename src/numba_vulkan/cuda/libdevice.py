@@ -95,6 +95,10 @@ for _name, _fn in _BINARY.items():
     _fn = _fn or _fdim
     _register(_name, 2, _fn, _f64)
     _register(_name + "f", 2, _fn, _f32)
+# libdevice's fast float32 approximations (__nv_fast_sinf: CUDA's __sinf, within 2^-21.41
+# absolute in [-pi, pi]): the accurate functions here, within their looser promise.
+for _name in ("sin", "cos", "tan", "exp", "exp10", "log", "log2", "log10"):
+    _register(f"fast_{_name}f", 1, _UNARY.get(_name) or _exp10, _f32)
 # fma is not here: without a fused multiply-add it would round twice (a wrong answer).
 for _name, _fn, _n in (("rsqrt", _rsqrt, 1), ("exp10", _exp10, 1), ("sincos", _sincos, 1)):
     _register(_name, _n, _fn, _f64)

@@ -121,6 +121,55 @@ class Stream:
 
         reports.check(self.device)
 
+    def add_callback(self, callback, arg=None):
+        """Call ``callback(stream, status, arg)`` on another thread once the work enqueued
+        so far has finished, as numba.cuda's ``Stream.add_callback`` (status is None:
+        an error surfaces at the next synchronisation). Unlike CUDA, later work on the
+        stream does not wait for the callback.
+
+        Parameters
+        ----------
+        callback : callable
+        arg : object, optional
+        """
+        if not callable(callback):
+            raise TypeError(f"add_callback() needs a callable, not {type(callback).__name__}")
+        import threading
+
+        from .extras import event
+
+        done = event(self.device)
+        done.record(self)
+
+        def wait_then_call():
+            done.synchronize()
+            callback(self, None, arg)
+
+        threading.Thread(target=wait_then_call, name="numba_vulkan stream callback",
+                         daemon=True).start()  # fmt: skip
+
+    def async_done(self):
+        """An asyncio future, done once the work enqueued so far has finished (numba.cuda's
+        ``Stream.async_done``): ``await stream.async_done()``.
+
+        Returns
+        -------
+        asyncio.Future
+        """
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called outside a coroutine: the thread's loop
+            loop = asyncio.get_event_loop()
+        future = loop.create_future()
+
+        def done(stream, status, arg):
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(stream))
+
+        self.add_callback(done)
+        return future
+
     @contextlib.contextmanager
     def auto_synchronize(self):
         """Wait for the stream when the ``with`` block ends, as in numba.cuda.

@@ -212,7 +212,10 @@ class VulkanGUFunc:
             )  # fmt: skip
         from .vectorizer import scalar_fits
 
-        for exact in (True, False):
+        # An exact match first, then one the arguments cast to safely, then (numba-cuda's
+        # rule: the first signature the inputs can be cast to) one of the same kind, such as
+        # float64 arrays into a float32 signature.
+        for casting in ("equiv", "safe", "same_kind"):
             for spec in self._signatures:
                 ok = True
                 for h, (dt, _) in zip(have, spec):
@@ -221,7 +224,7 @@ class VulkanGUFunc:
                     if h[0] == "py":
                         ok = scalar_fits(h[1], dt)
                     else:
-                        ok = h[1] == dt if exact else np.can_cast(h[1], dt, "safe")
+                        ok = h[1] == dt if casting == "equiv" else np.can_cast(h[1], dt, casting)
                     if not ok:
                         break
                 if ok:

@@ -31,11 +31,24 @@ from . import elementwise, operands
 _serial = itertools.count()
 
 
-def parse_signatures(signatures):
-    """Numba signatures (strings or Signature objects) as (arg dtypes, return dtype) pairs."""
+def _inferred_return(pyfunc, args):
+    """The return type numba.njit infers for `pyfunc` at argument types `args`."""
+    import numba
+
+    dispatcher = numba.njit(pyfunc)
+    dispatcher.compile(tuple(args))
+    return dispatcher.overloads[tuple(args)].signature.return_type
+
+
+def parse_signatures(signatures, pyfunc=None):
+    """Numba signatures (strings or Signature objects) as (arg dtypes, return dtype) pairs.
+    A signature without a return type (``'(int16, int16)'``) gets the one numba.njit
+    infers for `pyfunc` at those argument types, as numba-cuda does."""
     parsed = []
     for sig in signatures:
         args, restype = sigutils.normalize_signature(sig)
+        if restype is None and pyfunc is not None:
+            restype = _inferred_return(pyfunc, args)
         if restype is None:
             raise TypeError(f"vectorize signature {sig!r} needs a return type")
         try:
@@ -193,7 +206,7 @@ class VulkanUFunc:
         self._core = jit(device=True, fastmath=fastmath)(pyfunc)
         self.nin = len(inspect.signature(pyfunc).parameters)
         self.nout = 1
-        self._signatures = parse_signatures(signatures)
+        self._signatures = parse_signatures(signatures, pyfunc)
         for dtypes, _ in self._signatures:
             if len(dtypes) != self.nin:
                 raise TypeError(f"{self.__name__}: a signature has {len(dtypes)} arguments, "
