@@ -55,3 +55,18 @@ os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
 # The emitter's modules are validated too, before optimisation (by default only the
 # final module is): a module the optimiser happens to repair still fails a test.
 os.environ.setdefault("NUMBA_VULKAN_VALIDATE", "2")
+
+
+def run_python(code, *args, timeout=300, **env):
+    """Run `code` in a fresh Python process that imports the numba_vulkan under test;
+    `env` adds environment variables. Returns the CompletedProcess (text output)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import numba_vulkan
+
+    full = dict(os.environ, PYTHONPATH=str(Path(numba_vulkan.__file__).resolve().parents[1]))
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", code, *args], env=full, capture_output=True,
+                          text=True, timeout=timeout, check=False)  # fmt: skip

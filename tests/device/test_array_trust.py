@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import run_python
 
 import numba_vulkan as nv
 
@@ -60,11 +61,6 @@ def test_numpy_values_of_every_dtype_as_numpy(dtype):
 def test_a_device_allocation_reserves_no_host_memory_of_its_size():
     """Under an address-space limit that leaves room for a 500 MiB device array but not for
     a host array of the same size beside it (the strides once came from np.empty(shape))."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     code = (
         "import resource, numpy as np, numba_vulkan as nv\n"
         "nv.get_device()\n"
@@ -75,9 +71,7 @@ def test_a_device_allocation_reserves_no_host_memory_of_its_size():
         "d[-1] = 7\n"
         "print('OK', d.nbytes >> 20, int(d[-1]))\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=120, check=False)  # fmt: skip
+    r = run_python(code, timeout=120)
     assert r.returncode == 0 and "OK 500 7" in r.stdout, r.stdout + r.stderr[-2000:]
 
 

@@ -2,14 +2,11 @@
 synchronisation, never by another's (each thread has its own status buffer and launchers,
 runtime/reports.py); one no thread reports is a warning at exit."""
 
-import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_python
 
 import numba_vulkan as nv
 
@@ -107,8 +104,6 @@ def test_an_exception_never_reported_is_a_warning_at_exit():
         "t = threading.Thread(target=lambda: bad.forall(1)(nv.device_array(1, np.int32)))\n"
         "t.start(); t.join()\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=120, check=False)  # fmt: skip
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "never reported" in r.stderr and "before exit" in r.stderr

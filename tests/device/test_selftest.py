@@ -4,13 +4,11 @@ numba.njit bit for bit."""
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numba
 import numpy as np
 import pytest
+from conftest import run_python
 
 import numba_vulkan as nv
 from numba_vulkan import launchers
@@ -20,10 +18,7 @@ pytestmark = pytest.mark.device
 
 
 def _subprocess(code, cache_dir, **env):
-    env = dict(os.environ, NUMBA_VULKAN_CACHE_DIR=str(cache_dir),
-               PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]), **env)  # fmt: skip
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       check=False)  # fmt: skip
+    r = run_python(code, NUMBA_VULKAN_CACHE_DIR=str(cache_dir), **env)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 
@@ -115,10 +110,8 @@ def test_switches(device, tmp_path):
 
 
 def test_main_lists_the_verdicts(device, tmp_path):
-    env = dict(os.environ, NUMBA_VULKAN_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))  # fmt: skip
-    r = subprocess.run([sys.executable, "-m", "numba_vulkan"], env=env, capture_output=True,
-                       text=True, check=False)  # fmt: skip
+    r = run_python("import runpy; runpy.run_module('numba_vulkan', run_name='__main__')",
+                   NUMBA_VULKAN_CACHE_DIR=str(tmp_path))  # fmt: skip
     assert "driver self-test" in r.stdout
     assert "rounding_f64" in r.stdout and "software forms" in r.stdout
 
@@ -297,10 +290,7 @@ def test_a_probe_file_others_can_write_is_not_trusted(device, tmp_path):
     path.write_text(json.dumps(data))
     os.chmod(tmp_path, 0o777)
     try:
-        env = dict(os.environ, NUMBA_VULKAN_CACHE_DIR=str(tmp_path),
-                   PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))  # fmt: skip
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           text=True, check=False)  # fmt: skip
+        r = run_python(code, NUMBA_VULKAN_CACHE_DIR=str(tmp_path))
     finally:
         os.chmod(tmp_path, 0o700)
     assert r.returncode == 0, r.stderr
