@@ -22,6 +22,7 @@ from . import devices as _devices
 from . import indexing as _indexing
 from . import pinned as _pinned
 from . import reports as _reports
+from .array_reductions import WholeArrayReductions
 from .operators import ArrayOperators
 
 
@@ -82,7 +83,7 @@ def _check_stream(stream, device=None):
     check(stream, device)
 
 
-class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
+class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
@@ -130,7 +131,8 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
             buffer = _core().vk_allocate(device._core, nbytes)
             # NumPy's strides: C order, all 0 for an empty array (a view keeps its base's);
             # computed, not taken from a host array of that size (which would need its memory).
-            offset, strides = 0, c_strides(shape, stored.itemsize)
+            offset = 0
+            strides = (0,) * len(shape) if 0 in shape else _c_strides(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
         # What the launcher compares with a kernel's declared dtype.
@@ -494,87 +496,6 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
         return self
 
     # ---- reductions (on the device: runtime/reduce.py) -----------------------------
-    def _whole(self, name, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
-        """Check NumPy's reduction keywords (``np.sum(d)`` passes them all): the device
-        reduces the whole array into one scalar, so `axis` must be None or name every axis,
-        and `dtype`, `out`, `keepdims`, `where` and `initial` be left out."""
-        axes = None if axis is None else checks.as_int_tuple(
-            axis if isinstance(axis, (tuple, list)) else (axis,), "axis", min_len=0, max_len=32,
-            minimum=None)  # fmt: skip
-        whole = axes is None or sorted(a % max(self.ndim, 1) for a in axes) == list(range(self.ndim))
-        extra = [k for k, v in (("dtype", dtype), ("out", out)) if v is not None]
-        extra += ["keepdims"] if keepdims else []
-        extra += sorted(unsupported)
-        if not whole or extra:
-            what = f"axis={axis!r}" if not whole else ", ".join(f"{k}=..." for k in extra)
-            raise NotImplementedError(
-                f"{name}({what}) of a device array: the device reduces the whole array to one "
-                f"scalar (d.{name}() or np.{name}(d)); for other forms reduce on the host "
-                f"(np.asarray(d).{name}(...)) or in a kernel"
-            )
-
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        """Sum of all elements, computed on the device.
-
-        NumPy's keywords are accepted in their whole-array form (``np.sum(d)`` works);
-        others raise NotImplementedError.
-
-        Returns
-        -------
-        numpy scalar
-            Of NumPy's result dtype (int64/uint64 for smaller integers and bool).
-        """
-        from .reduce import reduce
-
-        self._whole("sum", axis, dtype, out, keepdims, **kwargs)
-        return reduce(self, "sum")
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        """Mean of all elements: the device's sum divided by the size, in NumPy's result dtype
-        (float64 for integers and bool, the float type itself for floats; NaN with a
-        RuntimeWarning for an empty array, as NumPy).
-
-        Returns
-        -------
-        numpy scalar
-        """
-        self._whole("mean", axis, dtype, out, keepdims, **kwargs)
-        kind = self.dtype.kind
-        result = np.dtype(np.float64) if kind in "biu" else self.dtype
-        if self.size == 0:
-            import warnings
-
-            warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
-            return result.type(np.nan)
-        total = self.sum()
-        return result.type(result.type(total) / self.size)
-
-    def min(self, axis=None, out=None, keepdims=False, **kwargs):
-        """Smallest element, computed on the device (NaN if any element is NaN).
-
-        Raises
-        ------
-        ValueError
-            If the array is empty, as in NumPy.
-        """
-        from .reduce import reduce
-
-        self._whole("min", axis, None, out, keepdims, **kwargs)
-        return reduce(self, "min")
-
-    def max(self, axis=None, out=None, keepdims=False, **kwargs):
-        """Largest element, computed on the device (NaN if any element is NaN).
-
-        Raises
-        ------
-        ValueError
-            If the array is empty, as in NumPy.
-        """
-        from .reduce import reduce
-
-        self._whole("max", axis, None, out, keepdims, **kwargs)
-        return reduce(self, "max")
-
     # ---- DLPack (runtime/dlpack.py) ----------------------------------------------
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
@@ -598,17 +519,6 @@ class DeviceArray(ArrayOperators, _core().DeviceArrayBase):
                              "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
         return values if dtype is None else values.astype(dtype, copy=False)
-
-
-def c_strides(shape, itemsize):
-    """NumPy's C-order strides of `shape` in bytes (all 0 for an empty array)."""
-    if 0 in shape:
-        return (0,) * len(shape)
-    strides, step = [], itemsize
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= extent
-    return tuple(reversed(strides))
 
 
 def assigned(value, dtype, what="value"):
