@@ -483,6 +483,8 @@ class Dispatcher(Inspection):
         if not shared_bytes and not spec.compiled.barrier_guards:
             fast = spec.fast_path_key()
             launcher = spec.launcher
+            if launcher in self._launchers.get(fast, ()):  # the usual case: no lock taken
+                return spec
             with self._lock:
                 old = self._launchers.get(fast, [])
                 if launcher not in old:

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import checks, config
 from .errors import VulkanSupportError
+from .runtime.reports import thread_token
 
 
 class LaunchConfig:
@@ -56,7 +57,7 @@ class LaunchConfig:
             dispatcher = self.dispatcher
             found = dispatcher._launchers.get(device, ())
             if dispatcher._per_thread:  # kernels that raise or print: this thread's launchers
-                found = (*dispatcher._launchers.get((device, _thread_token()), ()), *found)
+                found = (*dispatcher._launchers.get((device, thread_token()), ()), *found)
             for launcher in found:
                 done = launcher.launch(self.groups, self.local_size, args, False, self._stream_core)
                 if done:
@@ -96,12 +97,6 @@ class LaunchConfig:
 
     def __repr__(self):
         return f"<LaunchConfig {self.dispatcher.__name__}[{self.groups}, {self.local_size}]>"
-
-
-def _thread_token():
-    from .runtime.reports import thread_token
-
-    return thread_token()
 
 
 def _dim3(value, what):

@@ -13,6 +13,7 @@ The cache directory is ``NUMBA_VULKAN_CACHE_DIR``, else
 cannot be read or written only costs a probe per process.
 """
 
+import functools
 import json
 import os
 import tempfile
@@ -40,11 +41,9 @@ def cache_dir():
 CPU_DRIVER_VARIABLES = ("LP_", "GALLIUM_", "MESA_", "LIBGL_", "DRAW_")
 
 
-def _cpu_signature():
-    """The CPU's features and the variables that steer a CPU driver's code generation, hashed:
-    lavapipe's code (and its faults) differs between an AVX2 and an AVX-512 CPU of the same
-    driver version, and a home directory's cache may be shared between such machines."""
-    import hashlib
+@functools.cache
+def _cpu_features():
+    """The machine's architecture and CPU feature flags (read once)."""
     import platform
 
     flags = ""
@@ -56,8 +55,17 @@ def _cpu_signature():
                     break
     except OSError:
         pass
+    return f"{platform.machine()}\n{flags}"
+
+
+def _cpu_signature():
+    """The CPU's features and the variables that steer a CPU driver's code generation, hashed:
+    lavapipe's code (and its faults) differs between an AVX2 and an AVX-512 CPU of the same
+    driver version, and a home directory's cache may be shared between such machines."""
+    import hashlib
+
     env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(CPU_DRIVER_VARIABLES))
-    text = "\n".join([platform.machine(), flags, *env])
+    text = "\n".join([_cpu_features(), *env])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
