@@ -94,8 +94,8 @@ def device_array(backend, n, dtype):
 
 def timed(backend, run, repeats, inner, warm_s=0.3):
     """Median seconds per launch. `warm_s` of untimed launches first: an H200 that idled
-    through a compilation starts at low clocks (session 6 measured the same kernel 1.5 to
-    4 times slower in its first 0.2 s), which would favour whichever variant runs second."""
+    through a compilation starts at low clocks (the same kernel ran 1.5 to 4 times slower in
+    its first 0.2 s there, 2026-11-30), which would favour whichever variant runs second."""
     run()  # compile, warm up
     backend.synchronize()
     t_end = time.perf_counter() + warm_s
@@ -150,17 +150,8 @@ def prepare_black_scholes(backend, args, dtype, fastmath):
 
 
 def trig_chain_input(n):
-    """The trig chain's operands (bench_math's and the session 24 probes')."""
+    """The trig chain's operands."""
     return np.random.default_rng(1).uniform(-4, 4, n)
-
-
-def cuda_or_none():
-    """numba.cuda's backend, or None (saying why) where it does not start."""
-    try:
-        return CudaBackend()
-    except Exception as e:  # no GPU, no numba.cuda
-        print("numba.cuda:", e)
-        return None
 
 
 def prepare_trig_chain(backend, args, fastmath):
@@ -220,24 +211,13 @@ def time_in_turn(runs, args, failed=None):
 
 
 def add_timing_arguments(parser):
-    """--log2, --repeats, --inner, --rounds and --out: what `time_in_turn` and the figures read."""
+    """--log2, --repeats, --inner, --rounds and --out: what `measure` reads."""
     parser.add_argument("--log2", type=int, default=24, help="log2 of the element count")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--inner", type=int, default=5, help="launches between synchronisations")
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds, each timing every backend in turn (the median is kept)")
     parser.add_argument("--out", default=None)
-
-
-def report_rates(seconds, n, out=None, **extra):
-    """`time_in_turn`'s seconds as 10^9 elements per second (n per launch): each round's and
-    their medians, printed, and written to `out` as JSON with `extra` beside them."""
-    rates = {name: [n / t / 1e9 for t in ts] for name, ts in seconds.items()}
-    medians = {name: statistics.median(rs) for name, rs in rates.items() if rs}
-    print("medians (10^9 elements/s):", json.dumps(medians))
-    if out:
-        Path(out).write_text(json.dumps({"rates": rates, "medians": medians, **extra}, indent=1))
-    return medians
 
 
 def measure(backends, name, args, fastmath):
@@ -256,23 +236,6 @@ def measure(backends, name, args, fastmath):
         if b not in out:
             out[b] = _result(backend, p, seconds[b])
     return out
-
-
-def fig_black_scholes(backend, args, dtype, fastmath):
-    """One backend's figure (the experiments' entry point)."""
-    return measure([backend], f"black_scholes_{np.dtype(dtype).name.replace('float', 'f')}",
-                   args, fastmath)[backend.name]  # fmt: skip
-
-
-def fig_trig_chain(backend, args, fastmath):
-    return measure([backend], "trig_chain_f64", args, fastmath)[backend.name]
-
-
-FIGURES = {
-    "black_scholes_f32": lambda b, a, fm: fig_black_scholes(b, a, np.float32, fm),
-    "black_scholes_f64": lambda b, a, fm: fig_black_scholes(b, a, np.float64, fm),
-    "trig_chain_f64": fig_trig_chain,
-}
 
 
 def run_backends(classes, args):
@@ -301,7 +264,7 @@ def table(results):
     head = f"{'figure (10^9 /s)':<20}" + "".join(
         f"{b + (' fastmath' if fm else ''):>24}" for b, fm in cols)
     lines = [head]
-    for fig in FIGURES:
+    for fig in PREPARE:
         row = f"{fig:<20}"
         for b, fm in cols:
             r = results[b]
@@ -318,7 +281,7 @@ def table(results):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_timing_arguments(parser)
-    parser.add_argument("--only", default=",".join(FIGURES))
+    parser.add_argument("--only", default=",".join(PREPARE))
     parser.add_argument("--backends", default="numba_vulkan,numba.cuda")
     args = parser.parse_args(argv)
     args.only = set(args.only.split(","))

@@ -14,7 +14,8 @@ Figures (see benchmarks/README.md for what each one means):
    again would be answered from the driver's pipeline caches (in memory and on disk),
    skipping the driver's compilation, which numba.cuda (whose PTX names the kernel)
    never skips.
-   ``--same-code`` leaves the constant out (the figure before session 23).
+   ``--same-code`` leaves the constant out (how first calls were measured before
+   2026-12-02).
    first_call_devfn: the same for a kernel calling five device functions
    (``@nv.jit(device=True)`` / ``@cuda.jit(device=True)``, one calling two others).
 4. matmul: naive float32 matrix product C = A @ B (2-d grid of 16 x 16, one

@@ -29,20 +29,6 @@ for b in $B; do
     # gamma alone at 10^6 samples (float64's mpmath references take over 400 s in one process).
     gamma_accuracy) timeout 400 python3 benchmarks/math_accuracy.py --only gamma --ref-jobs 15 \
                       --n ${ACC_N:-1000000} > $R/h200_math_accuracy_gamma.txt 2>&1 ;;
-    # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs the shared-memory kernels and
-    # DeviceArray.sum: the same benchmarks with the pass off, then on (session 7's open question).
-    sum) timeout 120 python3 benchmarks/experiments/s8_sum.py --out $R/h200_sum_variants.json ;;
-    sum_phases) timeout 120 python3 benchmarks/experiments/s9_sum_phases.py --out $R/h200_sum_phases.json ;;
-    # Seeds 95 and 1060's suspects, one kernel each, with the pass off and on (the log says).
-    small_ints) for m in 0 7; do NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 100 \
-                  python3 benchmarks/experiments/s8_nvidia_small_ints.py; done ;;
-    # Session 9: seeds 95 and 1060 varied piece by piece, optimiser on and off, per setting.
-    bisect) for e in HIDE_INT_RANGES=0 HIDE_INT_RANGES=7 HIDE_INT_RANGES=15 INT64=1; do
-              env NUMBA_VULKAN_$e timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --spirv $R/spv_$e
-            done ;;
-    # Session 14: the same two seeds with their SPIR-V patched (sign extensions, small compares).
-    patches) timeout 150 python3 benchmarks/experiments/s14_nvidia_patches.py --spirv $R/spv_patches ;;
-    calls) timeout 100 python3 benchmarks/experiments/s9_nvidia_bisect.py --calls --spirv $R/spv_calls ;;
     # The type fuzzer (tests/fuzz), seeds 0:FUZZ_SEEDS; the failing seeds' reports are in the log.
     fuzz) timeout ${T_FUZZ:-200} python3 tests/fuzz/run_typefuzz.py --seeds 0:${FUZZ_SEEDS:-5000} --jobs 14 ;;
     # Device tests named by TESTS (paths under tests/), serially.
@@ -52,27 +38,19 @@ for b in $B; do
               NUMBA_VULKAN_UNROLL=$u timeout 150 python3 benchmarks/bench_parallel.py --backends numba_vulkan \
                 --only reduction,histogram,subgroup_reduction --out $R/h200_parallel_unroll$u.json
             done ;;
-    # Pipeline statistics and the driver's own code of the tiled matmul and Black-Scholes,
-    # numba.cuda's PTX and SASS beside them (files under driver_code/).
+    # Where a first call's time goes (profile_first_call.py).
     firstcall) timeout 100 python3 benchmarks/profile_first_call.py --count 20 --cpu --passes
                timeout 100 python3 benchmarks/profile_first_call.py --count 20 --profile tottime --top 45 --only first_call_devfn ;;
-    # Session 19: the first call timed by profile_first_call.py and by bench_vs_cuda.py
+    # The first call timed by profile_first_call.py and by bench_vs_cuda.py
     # (numba_vulkan alone), alternating in the same run: do the two agree on this host?
     fc_gap) for i in 1 2; do
               timeout 60 python3 benchmarks/profile_first_call.py --count 20 --only first_call_devfn
               timeout 60 python3 benchmarks/bench_vs_cuda.py --backends numba_vulkan --only first_call_devfn \
                 --first-calls 20 --out $R/h200_fc_gap_$i.json | grep "5 device"
             done ;;
-    trig_variants) timeout 200 python3 benchmarks/experiments/s19_trig_variants.py --out $R/h200_trig_variants.json ;;
-    div32) timeout 200 python3 benchmarks/experiments/s12_div32.py --out $R/h200_div32.json
-           timeout 200 python3 tests/fuzz/div32_sweep.py --variant device --pairs ${DIV_PAIRS:-1e8} ;;
+    div32) timeout 200 python3 tests/fuzz/div32_sweep.py --variant device --pairs ${DIV_PAIRS:-1e8} ;;
     parallel_m0) NUMBA_VULKAN_HIDE_INT_RANGES=0 timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m0.json ;;
-    driver_code) timeout 150 python3 benchmarks/experiments/s11_driver_code.py --dir $R/driver_code ;;
-    registers) for d in float64 float32; do timeout 100 python3 benchmarks/experiments/s11_register_probe.py --dtype $d; done ;;
-    matmul_variants) timeout 200 python3 benchmarks/experiments/s11_matmul_variants.py --out $R/h200_matmul_variants.json ;;
-    # The same tiled matmul as hand-made SPIR-V modules (GLSL variants, our module patched),
-    # launched raw: which form reaches numba.cuda's speed (s12_matmul/*.spv are committed).
-    matmul_spirv) timeout 200 python3 benchmarks/experiments/s12_matmul_spirv.py ${MM_ONLY:+--only $MM_ONLY} --out $R/h200_matmul_spirv.json --spirv $R/matmul_spirv ;;
+    # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs: off, then on.
     ranges) for m in 0 23; do
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m$m.json
               NUMBA_VULKAN_HIDE_INT_RANGES=$m timeout 120 python3 benchmarks/bench_runtime_extras.py --out $R/h200_runtime_extras_m$m.json

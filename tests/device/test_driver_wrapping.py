@@ -280,8 +280,8 @@ def doubled_comparisons(a, out):  # control-flow fuzz seeds 2792, 4444 (NVIDIA, 
 @requires_feature("int64")
 def test_branches_on_doubled_values_compared_with_constants():
     """The H200 took the wrong arm of `if 2 * x > c` for int64 x, as if it compared unsigned
-    (every positive x with `>`, every negative one with `<`; benchmarks/experiments/
-    s21_nvidia_addself.py), in each spelling of the doubling. The constant is hidden from it
+    (every positive x with `>`, every negative one with `<`; the probe s21_nvidia_addself.py
+    (in git history)), in each spelling of the doubling. The constant is hidden from it
     now (kir/int_ranges.h, kHideCompareConstants). No input overflows 2 * x: numba.njit
     folds such comparisons as LLVM's `add nsw` allows, so there it is no oracle."""
     a = np.array([0, 1, -1, 2, -2, 7, -7, 8, -8, 999, -999, 2**31, -(2**31), 2**39, -(2**39),

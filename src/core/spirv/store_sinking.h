@@ -8,7 +8,7 @@
 //
 // two stores to one shared element on the way to the barrier. NVIDIA's Vulkan
 // compiler keeps both; the same GLSL with one store of the selected value ran
-// 4 % faster on the H200 (benchmarks/experiments/s12_matmul_spirv.py,
+// 4 % faster on the H200 (the probe s12_matmul_spirv.py (in git history),
 // ours_index 7554 against ours_index_one_store 7850 GFLOP/s). SinkStores
 // rewrites the optimised module so: a store `OpStore %p %v` to Workgroup
 // memory whose following structured selections (a chain: each selection's

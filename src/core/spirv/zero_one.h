@@ -11,7 +11,7 @@
 // Sessions 9, 14 and 16 varied them piece by piece; neither the SPIR-V
 // optimiser, nor narrowing, nor hiding the ranges of signed values
 // (kir/int_ranges.h), nor sign extensions and compares rewritten by hand
-// changed them. What did (benchmarks/experiments/s17_select_forms.py,
+// changed them. What did (the probe s17_select_forms.py (in git history),
 // results/h200_2026-12-01_s17_select_forms.txt): the same arithmetic as a
 // select on the 0/1 value's condition, `b & 1 ? y : 0` for the product and
 // `L ? R & 1 : 0` for the and, or a 1 the compiler cannot see (a kernel
