@@ -59,20 +59,21 @@ def test_numpy_values_of_every_dtype_as_numpy(dtype):
 
 
 def test_a_device_allocation_reserves_no_host_memory_of_its_size():
-    """Under an address-space limit that leaves room for a 500 MiB device array but not for
-    a host array of the same size beside it (the strides once came from np.empty(shape))."""
+    """Under an address-space limit that leaves room for a 1 GiB device array and the
+    driver's threads, but not for a host array of the same size beside it (the strides once
+    came from np.empty(shape)). One malloc arena: each thread's would reserve 64 MiB more."""
     code = (
         "import resource, numpy as np, numba_vulkan as nv\n"
         "nv.get_device()\n"
         "vm = [int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize')][0]\n"
-        "limit = vm + (700 << 20)\n"
+        "limit = vm + (1700 << 20)\n"
         "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
-        "d = nv.device_array(500 << 20, np.uint8)\n"
+        "d = nv.device_array(1 << 30, np.uint8)\n"
         "d[-1] = 7\n"
         "print('OK', d.nbytes >> 20, int(d[-1]))\n"
     )
-    r = run_python(code, timeout=120)
-    assert r.returncode == 0 and "OK 500 7" in r.stdout, r.stdout + r.stderr[-2000:]
+    r = run_python(code, timeout=120, MALLOC_ARENA_MAX="1")
+    assert r.returncode == 0 and "OK 1024 7" in r.stdout, r.stdout + r.stderr[-2000:]
 
 
 def test_masked_arrays_are_refused_on_every_launch_path():
