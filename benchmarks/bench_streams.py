@@ -60,12 +60,8 @@ def _figures(copy, kernel, both, repeats):
 
 
 def bench_vulkan(args):
-    import warnings
 
     import numba_vulkan as nv
-
-    # The loop bound is an argument below lavapipe's cap (--rounds is checked).
-    warnings.simplefilter("ignore", nv.VulkanLoopLimitWarning)
 
     @nv.jit
     def busy(out, rounds, n):

@@ -3,7 +3,8 @@
 # the README's test command; docs/testing.md, "Other drivers"):
 #   1. lavapipe generating code for a CPU without AVX-512 (GALLIUM_OVERRIDE_CPU_CAPS=avx: the
 #      AVX2 machines whose float64 rounding the self-test finds wrong), then with 128-bit
-#      vectors (LP_NATIVE_VECTOR_WIDTH=128): the exactness tests and a sample of both fuzzers;
+#      vectors (LP_NATIVE_VECTOR_WIDTH=128): the exactness tests, the loop-cap tests (the
+#      subgroup width changes) and a sample of both fuzzers;
 #   2. every software form of the driver self-test forced on (NUMBA_VULKAN_SOFT_FORMS=all):
 #      the whole device tier.
 set -euo pipefail
@@ -15,6 +16,7 @@ exact=(device/test_selftest.py device/test_math_exact.py device/test_math_cpytho
        device/test_math_ulp.py device/test_math_division.py device/test_float32_division.py
        device/test_language_arith.py device/test_language_llvm_intrinsics.py
        device/test_ufunc_scalars.py device/test_ufuncs_numpy.py device/test_math_gamma.py
+       device/test_loop_limit.py
        fuzz)
 export NVK_REQUIRE_DEVICE=1
 for config in GALLIUM_OVERRIDE_CPU_CAPS=avx LP_NATIVE_VECTOR_WIDTH=128; do

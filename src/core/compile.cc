@@ -8,6 +8,7 @@
 #include "kir/float_division.h"
 #include "kir/float_zeros.h"
 #include "kir/int_ranges.h"
+#include "kir/loop_guard.h"
 #include "kir/printer.h"
 #include "kir/soft_rounding.h"
 #include "kir/verifier.h"
@@ -94,6 +95,12 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     if (options.hide_int_ranges != 0) {
         NVK_RETURN_IF_ERROR(kir::HideIntegerRanges(module, options.hide_int_ranges).status());
         NVK_RETURN_IF_ERROR(kir::Verify(module));
+    }
+    // 3c. Loops a driver may cut short are counted (kir/loop_guard.h); last, so that the
+    //     loops of every pass before it are among them. It may add a hidden parameter.
+    if (options.loop_guard) {
+        out.guarded_loops = static_cast<uint32_t>(kir::GuardLoops(module, *options.loop_guard));
+        if (out.guarded_loops > 0) NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
     out.kir_narrowed = kir::Print(module);
     out.param_size = module.ParamBlockSize();

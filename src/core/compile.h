@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kir/kir.h"
+#include "kir/loop_guard.h"
 #include "util/status.h"
 
 namespace nvk {
@@ -52,6 +54,9 @@ struct CompileOptions {
     // NVIDIA: signed values whose ranges its compiler would misuse are xored with
     // a hidden zero (kir/int_ranges.h; a mask of kir::HideIntRanges; 0: none).
     unsigned hide_int_ranges = 0;
+    // Drivers that end long loops early without an error (lavapipe): count the
+    // invocations that start and finish every loop (kir/loop_guard.h); none: off.
+    std::optional<kir::LoopGuardOptions> loop_guard;
     // Device limits per axis that bound the builtins for that analysis;
     // UINT32_MAX: unknown (ids are then any u32).
     uint32_t max_local_size[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
@@ -78,6 +83,7 @@ struct CompiledKernel {
     // the launcher and the Python argument checks work from.
     std::vector<kir::ArgDecl> args;
     std::string kir;                // the KIR the front end built, printed
+    uint32_t guarded_loops = 0;     // loops kir/loop_guard.h counted (0: none, or not asked)
     std::string kir_narrowed;       // the KIR after integer narrowing and, on lavapipe, hiding float zeros
 };
 

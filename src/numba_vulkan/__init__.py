@@ -16,7 +16,7 @@ from .dispatcher import jit
 from .errors import (
     SpirvCodegenError,
     VulkanDriverFaultWarning,
-    VulkanLoopLimitWarning,
+    VulkanLoopLimitError,
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
     VulkanSupportError,
@@ -80,7 +80,7 @@ __all__ = [
     "SpirvCodegenError",
     "Stream",
     "VulkanDriverFaultWarning",
-    "VulkanLoopLimitWarning",
+    "VulkanLoopLimitError",
     "VulkanPerformanceWarning",
     "VulkanPrecisionWarning",
     "VulkanSupportError",

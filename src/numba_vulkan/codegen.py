@@ -55,10 +55,9 @@ class CompiledKernel:
         How 64-bit types were narrowed.
     kir : str
         The KIR text the front end built (CFG form).
-    loop_iterations : int or None
-        An upper bound on the iterations of the kernel's loops per
-        invocation (the sum over loop nests), or None where some loop has no
-        static bound (see frontend/loop_bounds.py).
+    guarded_loops : int
+        The loops counted for the device's loop cap (kir/loop_guard.h): 0 on drivers
+        without one, and for kernels without loops.
     kir_narrowed : str
         The KIR after integer narrowing (docs/narrowing.md) and, on lavapipe, hiding
         float zeros (docs/codegen.md): the form the structurizer and the emitter see.
@@ -76,7 +75,7 @@ class CompiledKernel:
     """
 
     def __init__(
-        self, *, name, core, argtypes, mode, typed=None, loop_iterations=0, hidden=(), sites=(),
+        self, *, name, core, argtypes, mode, typed=None, hidden=(), sites=(),
         barrier_guards=(),
     ):
         self.name = name
@@ -97,7 +96,7 @@ class CompiledKernel:
         self.by_position = _by_position(self.arguments, self.argtypes)  # per kernel argument
         self.writes = tuple(any(a.written for a in group) for group in self.by_position)
         self.mode = mode
-        self.loop_iterations = loop_iterations
+        self.guarded_loops = int(getattr(core, "guarded_loops", 0))
         self.hidden = list(hidden)
         # Barriers under id comparisons: each launch checks them (frontend/divergence.py).
         self.barrier_guards = tuple(barrier_guards)
@@ -117,7 +116,7 @@ class CompiledKernel:
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities", "args",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "mode",
-               "loop_iterations", "kir", "kir_narrowed", "hidden", "sites", "barrier_guards")  # fmt: skip
+               "guarded_loops", "kir", "kir_narrowed", "hidden", "sites", "barrier_guards")  # fmt: skip
 
     def to_record(self):
         """A picklable dict of the kernel, SPIR-V words as bytes (for the disk cache)."""
@@ -143,10 +142,10 @@ class CompiledKernel:
             words=np.frombuffer(record["words"], dtype=np.uint32),
             **{k: record[k] for k in ("entry", "param_size", "params_in_buffer", "push_size",
                                       "capabilities", "shared_bytes", "dynamic_shared_itemsize",
-                                      "args", "kir", "kir_narrowed")},
+                                      "args", "guarded_loops", "kir", "kir_narrowed")},
         )  # fmt: skip
         kernel = cls(name=record["name"], core=core, argtypes=record["argtypes"],
-                     mode=record["mode"], loop_iterations=record["loop_iterations"],
+                     mode=record["mode"],
                      hidden=record.get("hidden", ()), sites=record.get("sites", ()),
                      barrier_guards=record.get("barrier_guards", ()))  # fmt: skip
         kernel.local_size = record["local_size"]

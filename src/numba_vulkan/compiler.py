@@ -51,6 +51,11 @@ class CodegenControls(typing.NamedTuple):
     which take the driver's quotient (mathlib/dd.driver_div), are moved by 2 ulp, about as far
     as Vulkan lets a driver's be off, so that lavapipe (whose division is exact) checks the
     library's accuracy against a loose division.
+    guard_loops: the driver ends long loops early without an error (lavapipe; its cap is
+    ``DeviceInfo.loop_iteration_limit``): the invocations that start, and those that leave
+    every loop by its exits, are counted, and the host raises VulkanLoopLimitError where they
+    differ (kir/loop_guard.h); guard_ballot: count those per subgroup with a ballot (else one
+    atomic each).
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
     the ids the narrowing pass reasons about (local ids are never negative, so Numba's
     negative-index wrap of ``s[local_id(1), j]`` goes); empty: not known.
@@ -67,6 +72,8 @@ class CodegenControls(typing.NamedTuple):
     divide_f32_exact_fma: bool = False
     hide_int_ranges: int = 0
     loose_division: bool = False
+    guard_loops: bool = False
+    guard_ballot: bool = False
     max_local_size: tuple = ()
     max_groups: tuple = ()
 
@@ -119,8 +126,8 @@ def _compile_kernel(
     -------
     numba_vulkan.codegen.CompiledKernel
     """
-    from . import _core, codegen, frontend
-    from .frontend import loop_bounds
+    from . import _core, codegen, frontend, sites
+    from .frontend import status
 
     if options.debug:
         raise errors.VulkanUnsupportedError(
@@ -142,6 +149,9 @@ def _compile_kernel(
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)
     # _core.compile copies the module, so this is the KIR exactly as the front end built it.
+    code = getattr(pyfunc, "__code__", None)
+    guard = sites.LoopSite(name, getattr(code, "co_filename", "?"), getattr(code, "co_firstlineno", 0)) \
+        if codegen_controls.guard_loops else None  # fmt: skip
     core = _core.compile(
         lowered.module,
         optimize=options.optimize,
@@ -165,19 +175,24 @@ def _compile_kernel(
         hide_int_ranges=codegen_controls.hide_int_ranges,
         max_local_size=list(codegen_controls.max_local_size) or None,
         max_groups=list(codegen_controls.max_groups) or None,
+        loop_guard=status.PARAM if guard else None,
+        loop_guard_key=guard.key if guard else 0,
+        loop_guard_ballot=codegen_controls.guard_ballot,
     )
+    hidden, kernel_sites = list(lowered.hidden), tuple(lowered.sites)
+    if core.guarded_loops:  # the guard counts in the status buffer (runtime/reports.py)
+        kernel_sites += (guard,)
+        if status.lowered_entry() not in hidden:
+            hidden.append(status.lowered_entry())
     kernel = codegen.CompiledKernel(
         name=name,
         core=core,
         argtypes=argtypes,
         mode=mode,
         typed=typed,
-        hidden=lowered.hidden,
-        sites=lowered.sites,
+        hidden=hidden,
+        sites=kernel_sites,
         barrier_guards=lowered.barrier_guards,
-        loop_iterations=loop_bounds.static_iterations(typed.func_ir)
-        if not lowered.inlined_loops
-        else None,  # loops inside device functions: no static bound (yet)
     )
     dump(kernel)
     return kernel

@@ -41,7 +41,6 @@ from .inspection import Inspection
 from .runtime import compiler_hook, reports
 from .typing import devfn, pipeline, target
 from .errors import (
-    VulkanLoopLimitWarning,
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
 )
@@ -470,7 +469,6 @@ class Dispatcher(Inspection):
             compiled = self._compile(argtypes, mode, launchers.codegen_controls(device), launchers.max_push(device),
                                      shared_bytes)
             device.check_support(compiled)
-            self._warn_loop_limit(compiled, device)
             self._warn_if_float64_slow(compiled, device)
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
@@ -521,26 +519,6 @@ class Dispatcher(Inspection):
             "slower than float32; if float32 is enough, use float32 arrays and write float "
             "literals as np.float32(...) (a bare 1.0 is a float64), or pass narrow='floats'",
             VulkanPerformanceWarning,
-            stacklevel=4,
-        )
-
-    def _warn_loop_limit(self, compiled, device):
-        """Warn once per kernel and device whose loop cap its loops could pass (probes.py)."""
-        limit = getattr(device.info, "loop_iteration_limit", None)
-        # The package's own kernels (runtime/reduce.py) declare the bound their launches keep.
-        bound = self.__dict__.get("loop_bound") or getattr(compiled, "loop_iterations", 0)
-        if limit is None or (bound is not None and bound <= limit):
-            return
-        warned = self.__dict__.setdefault("_loop_warned", set())
-        if device in warned:
-            return
-        warned.add(device)
-        what = "loops without a constant bound" if bound is None else f"up to {bound} loop iterations"
-        warnings.warn(
-            f"kernel {self.__name__!r} has {what}, but {device.info.name} ends every loop nest "
-            f"after {limit} iterations per invocation without an error (a driver limit: "
-            "Mesa's lavapipe), so its results may be wrong there; see docs/runtime.md",
-            VulkanLoopLimitWarning,
             stacklevel=4,
         )
 

@@ -62,6 +62,8 @@ class VulkanDriverFaultWarning(RuntimeWarning):
     that use it may give results that differ from numba.njit's (runtime/selftest.py)."""
 
 
-class VulkanLoopLimitWarning(UserWarning):
-    """A kernel's loops could run longer than the driver lets a loop run (lavapipe: 65,535
-    iterations per loop nest and invocation), which would end them early without an error."""
+class VulkanLoopLimitError(VulkanError):
+    """Invocations of a kernel did not finish their loops: the driver ended them early
+    (lavapipe: past 65,535 loop iterations per invocation), so the kernel's results are
+    wrong. Raised where the work is synchronised, as a kernel's own exceptions are
+    (kir/loop_guard.h, runtime/reports.py)."""

@@ -10,6 +10,9 @@ argument: a per-device buffer of uint32 words in host-visible memory
     words[1:3]      the raise site's key (64 bits, low word first)
     words[3:9]      the invocation's global id x, y, z, each as (low, high) words
     words[9:13]     two 64-bit run-time values of the message (IndexError: index, extent)
+    words[13]       invocations started, words[14] those that left every loop by its own
+    words[15]       exits, and the last started kernel's LoopSite key: kernels for a driver
+                    that cuts long loops short count these (kir/loop_guard.h)
     words[16]       print cursor: words claimed so far (may pass the capacity)
     words[17]       print capacity: words of records the buffer holds
     words[18]       print records lost because the buffer was full
@@ -24,13 +27,16 @@ kernels loaded from the disk cache (which carry their sites) decode too.
 import hashlib
 import struct
 
-from . import forksafe
+from . import _core, forksafe
 
 EXC_FLAG = 0
 EXC_KEY = 1
 EXC_GID = 3
 EXC_VALUES = 9
-EXC_WORDS = 16
+EXC_WORDS = 13  # the exception record: words[:EXC_WORDS]
+LOOP_STARTED = _core.LOOP_STARTED_WORD  # the loop guard writes them (kir/loop_guard.h)
+LOOP_FINISHED = _core.LOOP_FINISHED_WORD
+LOOP_KERNEL = _core.LOOP_KERNEL_WORD
 PRINT_AREA = 16  # words[PRINT_AREA:] is the print buffer of print_records
 PRINT_HEADER = 3  # cursor, capacity, lost
 
@@ -88,6 +94,36 @@ class RaiseSite:
     def __reduce__(self):  # the key is recomputed on load
         return (RaiseSite, (self.exc_class, self.args, self.kernel, self.filename, self.line,
                             self.template, self.signed))  # fmt: skip
+
+
+class LoopSite:
+    """A kernel whose loops are counted for a driver's loop cap (kir/loop_guard.h): its key
+    is one word, which the kernel's workgroups write when they start."""
+
+    def __init__(self, kernel, filename, line):
+        self.kernel = kernel
+        self.filename = filename
+        self.line = line
+        self.key = _key(("loops", kernel, filename, line)) & 0xFFFFFFFF
+
+    def exception(self, cut, limit):
+        """The VulkanLoopLimitError for `cut` invocations that did not finish their loops."""
+        from .errors import VulkanLoopLimitError
+
+        cap = f"after {limit:,} loop iterations" if limit else "early"
+        exc = VulkanLoopLimitError(
+            f"kernel '{self.kernel}' ({self.filename}:{self.line}): {cut:,} "
+            f"invocation{'s' if cut != 1 else ''} did not finish their loops, because this driver ends "
+            f"loops {cap} per invocation without an error (Mesa's lavapipe does), so the "
+            "kernel's results are wrong; split the work so that each invocation loops less, "
+            "or run it on a GPU (docs/runtime.md, \"lavapipe's loop cap\")")
+        exc.kernel = self.kernel
+        exc.filename = self.filename
+        exc.line = self.line
+        return exc
+
+    def __reduce__(self):
+        return (LoopSite, (self.kernel, self.filename, self.line))
 
 
 class PrintSite:

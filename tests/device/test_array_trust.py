@@ -146,3 +146,38 @@ def test_local_arrays_past_the_limit_are_refused_at_compile_time():
     out = np.zeros(1, np.float32)
     fits.forall(1)(np.array([7], np.int32), out)
     assert out[0] == 7
+
+
+def test_allocations_past_an_address_space_limit_raise_and_the_pool_gives_back():
+    """Under an address-space limit: allocations that cannot fit raise a Python exception
+    (no std::bad_alloc or abort out of the C++ core), the pool returns freed blocks to make
+    room for a new one (trim and retry), and kernels still run afterwards."""
+    code = (
+        "import resource, numpy as np, numba_vulkan as nv\n"
+        "@nv.jit\n"
+        "def fill(out):\n"
+        "    out[0] = 5\n"
+        "fill.forall(1)(nv.device_array(1, np.int64))\n"
+        "vm = [int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize')][0]\n"
+        "limit = vm + (1200 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+        "for make in (lambda: nv.device_array(4 << 30, np.uint8),\n"
+        "             lambda: nv.pinned_array(4 << 30, np.uint8),\n"
+        "             lambda: nv.device_array((1 << 62,), np.uint8)):\n"
+        "    try:\n"
+        "        make()\n"
+        "        print('ALLOCATED')\n"
+        "    except (MemoryError, nv.errors.VulkanError, nv.errors.VulkanSupportError, ValueError) as e:\n"
+        "        print('RAISED', type(e).__name__)\n"
+        "a = nv.device_array(600 << 20, np.uint8)\n"
+        "a[-1] = 1\n"
+        "del a\n"  # back to the pool, still mapped
+        "b = nv.device_array(900 << 20, np.uint8)\n"  # fits only once the pool gives a back
+        "b[-1] = 2\n"
+        "out = nv.device_array(1, np.int64)\n"
+        "fill.forall(1)(out)\n"
+        "print('OK', int(b[-1]), int(out[0]))\n"
+    )
+    r = run_python(code, timeout=120, MALLOC_ARENA_MAX="1")
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    assert r.stdout.count("RAISED") == 3 and "OK 2 5" in r.stdout, r.stdout + r.stderr[-2000:]

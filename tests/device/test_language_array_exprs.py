@@ -11,7 +11,6 @@ import numba_vulkan as nv
 pytestmark = [
     pytest.mark.device,
     pytest.mark.usefixtures("device"),
-    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
 ]
 
 A = ((np.arange(12, dtype=np.float32).reshape(3, 4) * 7) % 5 + 1)

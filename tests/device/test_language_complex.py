@@ -20,7 +20,6 @@ from numba_vulkan.errors import VulkanSupportError
 pytestmark = [
     pytest.mark.device,
     pytest.mark.usefixtures("device"),
-    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
 ]
 
 

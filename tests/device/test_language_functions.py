@@ -20,7 +20,6 @@ import numba_vulkan as nv
 pytestmark = [
     pytest.mark.device,
     pytest.mark.usefixtures("device"),
-    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
 ]
 
 

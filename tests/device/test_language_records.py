@@ -10,7 +10,6 @@ from numba_vulkan import VulkanUnsupportedError
 pytestmark = [
     pytest.mark.device,
     pytest.mark.usefixtures("device"),
-    pytest.mark.filterwarnings("ignore::numba_vulkan.VulkanLoopLimitWarning"),
 ]
 
 INNER = np.dtype([("p", np.int16), ("q", np.float32)], align=True)

@@ -1,12 +1,10 @@
-"""lavapipe's loop cap (issue 10, item 6): measured at device creation, cached per driver,
-recorded in DeviceInfo, and a warning for kernels whose loops could pass it."""
+"""lavapipe's loop cap: measured at device creation and cached per driver; on a capped
+driver every loop of a kernel is counted (kir/loop_guard.h), and a launch whose loops
+the driver cut short raises VulkanLoopLimitError where its work is synchronised, never
+a silently wrong answer: the loops users write and those the compiler makes
+(``x.sum()``, ``np.dot``, ``x.mean()``, array expressions)."""
 
 import json
-import os
-import subprocess
-import sys
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,23 +12,180 @@ import pytest
 import numba_vulkan as nv
 from numba_vulkan.runtime import probes
 
+from conftest import run_python
+
 
 @nv.jit
-def _count(ones, n, out):
-    total = 0
+def _single(n, out):
+    s = 0
+    for _ in range(n):
+        s += 1
+    out[0] = s
+
+
+@nv.jit
+def _stores(n, out):
+    s = 0
     for j in range(n):
-        total += ones[j & 1]
-    out[0] = total
+        s += 1
+        out[1] = j
+    out[0] = s
 
 
-def test_limit_matches_what_loops_do(device):
+@nv.jit
+def _two_loops(n, out):
+    s1 = 0
+    for _ in range(n):
+        s1 += 1
+    s2 = 0
+    for _ in range(n):
+        s2 += 1
+    out[0] = s1
+    out[1] = s2
+
+
+@nv.jit
+def _nested(n, out):
+    s = 0
+    for _ in range(n // 1000):
+        for _ in range(1000):
+            s += 1
+    out[0] = s
+
+
+@nv.jit
+def _first_lane(n, out):
+    if nv.global_id(0) < 1:  # one invocation loops, its neighbours in the subgroup do not
+        s = 0
+        for j in range(n):
+            s += 1
+            out[1] = j
+        out[0] = s
+
+
+@nv.jit
+def _while_break(n, out):
+    j = 0
+    while True:
+        j += 1
+        if j >= n:
+            break
+    out[0] = j
+
+
+@nv.jit
+def _early_return(n, out):
+    for j in range(n):
+        if j == n - 1:
+            out[0] = j
+            return
+    out[0] = -1
+
+
+# The results, and the loop iterations an invocation runs.
+SCALAR_SHAPES = {
+    _single: lambda n: ([n], n),
+    _stores: lambda n: ([n, n - 1], n),
+    _two_loops: lambda n: ([n, n], 2 * n),
+    _nested: lambda n: ([n // 1000 * 1000], n // 1000 * 1001),
+    _first_lane: lambda n: ([n, n - 1], n),
+    _while_break: lambda n: ([n], n),
+    _early_return: lambda n: ([n - 1], n),
+}
+
+
+@nv.jit
+def _sum(x, out):
+    out[0] = x.sum()
+
+
+@nv.jit
+def _dot(x, out):
+    out[0] = np.dot(x, x)
+
+
+@nv.jit
+def _mean(x, out):
+    out[0] = x.mean()
+
+
+@nv.jit
+def _expression(x, out):
+    out[0] = (x * 2.0).sum()
+
+
+ARRAY_SHAPES = {_sum: lambda n: n, _dot: lambda n: n, _mean: lambda n: 1.0, _expression: lambda n: 2 * n}
+
+SIZES = [1000, 32_767, 32_768, 65_534, 65_535, 65_536, 70_000, 200_000]
+
+
+def _check(device, launch, n, expected, got):
+    """Right, or VulkanLoopLimitError; on a capped driver an error past its cap, and none for
+    loops far below it. `n`: the loop iterations of an invocation."""
     limit = device.info.loop_iteration_limit
-    out = np.zeros(1, np.int64)
-    n = 100_000 if limit is None else limit + 1000
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", nv.VulkanLoopLimitWarning)
-        _count.forall(1)(np.ones(2, np.int64), n, out)
-    assert out[0] == (n if limit is None else limit)
+    try:
+        launch()
+    except nv.VulkanLoopLimitError as e:
+        assert limit is not None, f"{e} on a driver without a loop cap"
+        assert n > limit // 2, f"n = {n}: {e}"
+        assert "did not finish their loops" in str(e)
+        return "cut"
+    assert limit is None or n <= limit, f"n = {n}: no VulkanLoopLimitError past the cap ({got()})"
+    assert got() == expected, f"n = {n}: a wrong answer without an error"
+    return "right"
+
+
+@pytest.mark.parametrize("kernel", list(SCALAR_SHAPES), ids=lambda k: k.__name__)
+def test_loops_written_in_the_kernel(device, kernel):
+    outcomes = []
+    for n in SIZES:
+        out = np.zeros(2, np.int64)
+        expected, iterations = SCALAR_SHAPES[kernel](n)
+        outcomes.append(_check(device, lambda: kernel.forall(1)(np.int64(n), out), iterations, expected,
+                               lambda: list(out[: len(expected)])))  # fmt: skip
+    assert outcomes[0] == "right"
+
+
+@pytest.mark.parametrize("kernel", list(ARRAY_SHAPES), ids=lambda k: k.__name__)
+def test_loops_the_compiler_makes(device, kernel):
+    outcomes = []
+    for n in SIZES:
+        x, out = np.ones(n), np.zeros(1)
+        outcomes.append(_check(device, lambda: kernel.forall(1)(x, out), n, ARRAY_SHAPES[kernel](n),
+                               lambda: out[0]))  # fmt: skip
+    assert outcomes[0] == "right"
+    if device.info.loop_iteration_limit is not None:
+        assert outcomes[-1] == "cut"  # 200,000 elements: the issue's case
+
+
+def test_error_reaches_synchronize_with_device_arrays(device):
+    if device.info.loop_iteration_limit is None:
+        pytest.skip("the device runs loops to the end")
+    out = nv.device_array(2, np.int64)
+    _single.forall(1)(np.int64(200_000), out)  # asynchronous: nothing raised yet
+    with pytest.raises(nv.VulkanLoopLimitError, match="_single"):
+        nv.synchronize()
+    nv.synchronize()  # reported once
+    _single.forall(1)(np.int64(10), out)
+    assert out.copy_to_host()[0] == 10
+
+
+def test_library_reductions_stay_below_the_cap(device):
+    x = np.ones(200_000)
+    d = nv.to_device(x)
+    assert d.sum() == 200_000 and np.sum(d) == 200_000
+
+
+def test_no_guard_without_a_cap_or_loops(device):
+    spec = next(iter(_single.specialisations.values()))
+    assert spec.guarded_loops == (0 if device.info.loop_iteration_limit is None else 1)
+
+    @nv.jit
+    def straight(out):
+        out[0] = 1
+
+    straight.forall(1)(np.zeros(1))
+    assert next(iter(straight.specialisations.values())).guarded_loops == 0
 
 
 def test_lavapipe_of_mesa_22_has_the_cap(device):
@@ -41,18 +196,16 @@ def test_lavapipe_of_mesa_22_has_the_cap(device):
     assert nv.list_devices()[info.index].loop_iteration_limit == 65535
 
 
-def _subprocess(code, cache_dir):
-    env = dict(os.environ, NUMBA_VULKAN_CACHE_DIR=str(cache_dir),
-               PYTHONPATH=str(Path(nv.__file__).resolve().parents[1]))  # fmt: skip
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       check=False)  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
-
-
 def test_probe_result_is_cached_per_driver(device, tmp_path):
+    env = {"NUMBA_VULKAN_CACHE_DIR": str(tmp_path)}
+
+    def run(code):
+        r = run_python(code, **env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
     code = "import numba_vulkan as nv; print('LIMIT', nv.get_device().info.loop_iteration_limit)"
-    out = _subprocess(code, tmp_path)
+    out = run(code)
     expected = device.info.loop_iteration_limit
     assert f"LIMIT {expected}" in out
     data = json.loads((tmp_path / "driver_probes.json").read_text())
@@ -65,47 +218,5 @@ def test_probe_result_is_cached_per_driver(device, tmp_path):
         "import numba_vulkan as nv; print('LISTED', nv.list_devices()[0].loop_iteration_limit);"
         "print('LIMIT', nv.get_device(0).info.loop_iteration_limit)"
     )
-    out = _subprocess(code, tmp_path)
+    out = run(code)
     assert "LISTED 12345" in out and "LIMIT 12345" in out
-
-
-def _while_kernel(out, n):
-    i = 0
-    while i < n:
-        i += 1
-    out[0] = i
-
-
-def _static_kernel(out):
-    s = 0
-    for i in range(100):
-        for j in range(10):
-            s += i * j
-    out[0] = s
-
-
-def _nested_long_kernel(out):
-    s = 0
-    for i in range(300):
-        for j in range(300):
-            s += 1
-    out[0] = s
-
-
-def test_warns_once_per_kernel_whose_loops_could_pass_the_limit(device):
-    if device.info.loop_iteration_limit is None:
-        pytest.skip("the device runs loops to the end")
-    out = np.zeros(1, np.int64)
-    for fn, warns in [(_while_kernel, True), (_static_kernel, False), (_nested_long_kernel, True)]:
-        kernel = nv.jit(fn)
-        args = (out, 10) if fn is _while_kernel else (out,)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            kernel.forall(1)(*args)
-            kernel.forall(1)(*args)
-            kernel.forall(1)(np.zeros(1, np.int32), *args[1:])  # a second specialisation
-        got = [w for w in caught if w.category is nv.VulkanLoopLimitWarning]
-        assert len(got) == (1 if warns else 0), (fn.__name__, [str(w.message) for w in got])
-        if warns:
-            message = str(got[0].message)
-            assert fn.__name__ in message and str(device.info.loop_iteration_limit) in message

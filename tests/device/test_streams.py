@@ -18,10 +18,6 @@ from numba_vulkan.runtime import streams
 
 N = 4096
 
-# _slow_fill's loop bound is an argument: lavapipe's loop-cap warning does not apply
-# (every test keeps it below 65,535).
-pytestmark = pytest.mark.filterwarnings("ignore::numba_vulkan.errors.VulkanLoopLimitWarning")
-
 
 @nv.jit
 def _slow_fill(x, rounds):

@@ -66,7 +66,6 @@ def test_device_arrays_broadcasting_and_out(device):
         hypot_v(np.ones(2, np.complex128), 1.0)
 
 
-@pytest.mark.filterwarnings("ignore::numba_vulkan.errors.VulkanLoopLimitWarning")  # short loops
 def test_lazy_vectorize_types_follow_numba(device):
     @nv.vectorize
     def poly(x, y):
@@ -144,7 +143,6 @@ def dot_v(a, b, out):
     out[0] = s
 
 
-@pytest.mark.filterwarnings("ignore::numba_vulkan.errors.VulkanLoopLimitWarning")  # short loops
 def test_guvectorize(device):
     a = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
     b = np.arange(3, dtype=np.float32)

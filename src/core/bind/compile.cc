@@ -21,6 +21,7 @@
 #include "bind/errors.h"
 #include "../compile.h"  // not "compile.h": Python ships a header of that name
 #include "kir/int_ranges.h"
+#include "kir/loop_guard.h"
 #include "kir/soft_rounding.h"
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
@@ -69,6 +70,8 @@ void InitCompile(nb::module_& m) {
         .def_ro("dynamic_shared_itemsize", &CompiledKernel::dynamic_shared_itemsize)
         .def_ro("args", &CompiledKernel::args,
                 "The arguments and hidden parameters (_core.ArgDecl), in declaration order.")
+        .def_ro("guarded_loops", &CompiledKernel::guarded_loops,
+                "Loops counted for a driver's loop cap (compile's loop_guard; kir/loop_guard.h).")
         .def_ro("kir", &CompiledKernel::kir)
         .def_ro("kir_narrowed", &CompiledKernel::kir_narrowed,
                 "The KIR after integer narrowing, printed (equal to kir when it is off).")
@@ -86,11 +89,16 @@ void InitCompile(nb::module_& m) {
            std::optional<std::vector<uint32_t>> max_groups, bool validate, int unroll,
            bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted,
            unsigned hide_int_ranges, bool fused_fma, uint32_t divide_f32_test_ulps,
-           bool divide_f32_exact_fma, unsigned soft_rounding) {
+           bool divide_f32_exact_fma, unsigned soft_rounding,
+           std::optional<std::string> loop_guard, uint32_t loop_guard_key, bool loop_guard_ballot) {
             CompileOptions options;
             if (soft_rounding > (kir::kSoftRoundingF32 | kir::kSoftRoundingF64))
                 throw nb::value_error("soft_rounding is a mask of 1 (float32) and 2 (float64)");
             options.soft_rounding = soft_rounding;
+            if (loop_guard) {
+                if (loop_guard->empty()) throw nb::value_error("loop_guard names the status parameter");
+                options.loop_guard = kir::LoopGuardOptions{*loop_guard, loop_guard_key, loop_guard_ballot};
+            }
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
             options.hide_float_zeros = hide_float_zeros;
@@ -136,6 +144,8 @@ void InitCompile(nb::module_& m) {
         nb::arg("validate_emitted") = true, nb::arg("hide_int_ranges") = 0,
         nb::arg("fused_fma") = false, nb::arg("divide_f32_test_ulps") = 0,
         nb::arg("divide_f32_exact_fma") = false, nb::arg("soft_rounding") = 0,
+        nb::arg("loop_guard") = nb::none(), nb::arg("loop_guard_key") = 0,
+        nb::arg("loop_guard_ballot") = true,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
@@ -159,7 +169,15 @@ void InitCompile(nb::module_& m) {
         "NVIDIA's compiler takes as non-overflowing, and the constant side of 64-bit ordered "
         "comparisons with arithmetic (16), which it rewrites wrongly (kir/int_ranges.h). "
         "soft_rounding: Floor, Ceil and Trunc of float32 (1) and float64 (2) computed from the "
-        "bits, for drivers whose rounding the self-test found wrong (kir/soft_rounding.h).");
+        "bits, for drivers whose rounding the self-test found wrong (kir/soft_rounding.h). "
+        "loop_guard: the name of the status buffer's hidden parameter (added if the kernel has "
+        "none): the invocations that start and those that leave every loop by its own exits "
+        "are counted there, so that the host sees loops a driver's loop cap cut short "
+        "(kir/loop_guard.h); loop_guard_key: the word naming the kernel; loop_guard_ballot: "
+        "count finished invocations per subgroup (else one atomic each).");
+    m.attr("LOOP_STARTED_WORD") = kir::kLoopStartedWord;
+    m.attr("LOOP_FINISHED_WORD") = kir::kLoopFinishedWord;
+    m.attr("LOOP_KERNEL_WORD") = kir::kLoopKernelWord;
 
     // The hide_int_ranges mask NVIDIA's compiler needs (launchers.hide_int_ranges).
     m.attr("HIDE_INT_RANGES_NVIDIA") = static_cast<unsigned>(kir::kHideNvidia);

@@ -117,6 +117,9 @@ class Machine {
         if (f_.blocks.empty()) return util::InvalidArgument("interpret: no blocks");
         std::unordered_map<BlockId, const Block*> blocks;
         for (const Block& b : f_.blocks) blocks[b.id] = &b;
+        std::unordered_map<BlockId, size_t> position;  // in the structured form's order
+        for (size_t i = 0; i < f_.blocks.size(); ++i) position[f_.blocks[i].id] = i;
+        size_t back_edges = 0;
         const Block* block = &f_.blocks.front();
         while (true) {
             if (trace_.path.size() < 10000) trace_.path.push_back(block->id);
@@ -132,6 +135,9 @@ class Machine {
                     trace_.finished = true;
                     return std::move(trace_);
                 } else if (inst.op == Op::kUnreachable) {
+                    // After a cut loop, code the structurizer made for exits the loop never
+                    // took: the invocation ends there, unfinished (a driver's is undefined).
+                    if (back_edges >= in_.loop_cap && in_.loop_cap != 0) return std::move(trace_);
                     return util::InvalidArgument("interpret: reached unreachable in block " +
                                                  std::to_string(block->id));
                 } else {
@@ -144,6 +150,13 @@ class Machine {
                 return util::InvalidArgument("interpret: block " + std::to_string(block->id) +
                                              " has no terminator");
             auto it = blocks.find(next);
+            // A driver's loop cap (Inputs::loop_cap): the back edge past the cap goes to the
+            // loop's merge block instead.
+            if (in_.loop_cap != 0 && it != blocks.end() &&
+                it->second->merge.kind == Merge::Kind::kLoop &&
+                position[next] <= position[block->id] && ++back_edges >= in_.loop_cap) {
+                it = blocks.find(it->second->merge.merge);
+            }
             if (it == blocks.end())
                 return util::InvalidArgument("interpret: branch to missing block " +
                                              std::to_string(next));
@@ -187,6 +200,13 @@ class Machine {
             // Variables start undefined: a recognisable garbage value makes a read
             // before the first store change results instead of passing by luck.
             case Op::kVar: r = inst.result; vars_[inst.result] = 0x5eadbeef5eadbeefull; break;
+            // Function-memory arrays: element i of array v is the variable (v << 32) + i.
+            case Op::kArrayVar:
+                if (rt.space != AddressSpace::kFunction)
+                    return util::InvalidArgument("interpret: workgroup arrays not modelled");
+                r = uint64_t{inst.result} << 32;
+                break;
+            case Op::kIndexPtr: r = op(0) + op(1); break;
             case Op::kLoad: {
                 const Type& pt = m_.type(f_.values.at(inst.operands[0]).type);
                 if (pt.space == AddressSpace::kFunction) {
@@ -234,10 +254,51 @@ class Machine {
             case Op::kBitcast: r = Mask(k, op(0)); break;
             case Op::kSelect: r = (op(0) & 1) ? op(1) : op(2); break;
             case Op::kMath: NVK_RETURN_IF_ERROR(MathOp(inst, k, &r)); break;
+            case Op::kAtomic: NVK_RETURN_IF_ERROR(AtomicOp(inst, k, &r)); break;
+            case Op::kSubgroup: NVK_RETURN_IF_ERROR(SubgroupOp(inst, &r)); break;
             default: return util::InvalidArgument(std::string("interpret: op ") +
                                                   OpName(inst.op));
         }
         if (inst.result != kNone) regs_.at(inst.result) = r;
+        return util::Status::Ok();
+    }
+
+    // Atomics on global memory, for one invocation: a read, then the operation's write.
+    util::Status AtomicOp(const Inst& inst, ScalarKind k, uint64_t* r) {
+        const Type& pt = m_.type(f_.values.at(inst.operands[0]).type);
+        if (pt.space != AddressSpace::kGlobal || IsFloat(k))
+            return util::InvalidArgument("interpret: atomics on global integers only");
+        const int size = ByteSize(k);
+        NVK_ASSIGN_OR_RETURN(uint8_t* p, Address(Get(inst.operands[0]), size));
+        uint64_t old = 0;
+        std::memcpy(&old, p, size);
+        old = Mask(k, old);
+        const uint64_t v = Get(inst.operands.back());
+        uint64_t now = old;
+        switch (static_cast<kir::AtomicOp>(inst.imm)) {
+            case kir::AtomicOp::kAdd: now = Mask(k, old + v); break;
+            case kir::AtomicOp::kOr: now = old | v; break;
+            case kir::AtomicOp::kExch: now = v; break;
+            case kir::AtomicOp::kCas: now = old == Get(inst.operands[1]) ? v : old; break;
+            default: return util::InvalidArgument("interpret: atomic op not modelled");
+        }
+        std::memcpy(p, &now, size);
+        *r = old;
+        return util::Status::Ok();
+    }
+
+    // Subgroup operations, for a subgroup of the one invocation run.
+    util::Status SubgroupOp(const Inst& inst, uint64_t* r) {
+        switch (static_cast<kir::SubgroupOp>(inst.imm)) {
+            case kir::SubgroupOp::kSize: *r = 1; break;
+            case kir::SubgroupOp::kLane: case kir::SubgroupOp::kId: *r = 0; break;
+            case kir::SubgroupOp::kElect: *r = 1; break;
+            case kir::SubgroupOp::kBallotCount: *r = Get(inst.operands[0]) & 1; break;
+            case kir::SubgroupOp::kSum: case kir::SubgroupOp::kBroadcastFirst:
+                *r = Get(inst.operands[0]);
+                break;
+            default: return util::InvalidArgument("interpret: subgroup op not modelled");
+        }
         return util::Status::Ok();
     }
 

@@ -76,8 +76,8 @@ enum class Op : uint16_t {
     kVar,      // result: pointer<function, T>; no initial value
 
     // Memory.
-    kLoad,     // (ptr) -> pointee
-    kStore,    // (ptr, value) -> no result
+    kLoad,     // (ptr) -> pointee; aux: kVolatileAccess or 0
+    kStore,    // (ptr, value) -> no result; aux: kVolatileAccess or 0
     kElemPtr,  // (base: u64 address, index: integer) -> pointer<global, T> to element `index`
                // of an array of T starting at `base`; T = the result's pointee
 
@@ -205,6 +205,10 @@ struct Inst {
     BlockId targets[2] = {kNone, kNone};
     Loc loc;
 };
+
+// kLoad/kStore aux: the access stays a memory access (SPIR-V's Volatile), never folded
+// into a register by an optimiser (kir/loop_guard.h needs it of a local variable).
+inline constexpr uint32_t kVolatileAccess = 1;
 
 // A float division marked DivPrecision::kDriver.
 inline bool IsDriverDivision(const Inst& inst) {

@@ -31,6 +31,7 @@ namespace nvk::spirv {
 namespace {
 
 constexpr uint32_t kAligned = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
+constexpr uint32_t kVolatile = static_cast<uint32_t>(spv::MemoryAccessMask::Volatile);
 
 }  // namespace
 
@@ -197,7 +198,10 @@ util::Status Emitter::EmitLoad(const kir::Inst& inst) {
     const kir::Type& ptr_type = KirType(inst.operands[0]);
     kir::ScalarKind k = m_.type(ptr_type.pointee).scalar;
     if (!IsGlobal(ptr_type)) {
-        Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr}));
+        if (inst.aux == kir::kVolatileAccess)
+            Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr, kVolatile}));
+        else
+            Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr}));
         return util::Status::Ok();
     }
     if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);
@@ -216,7 +220,10 @@ util::Status Emitter::EmitStore(const kir::Inst& inst) {
     const kir::Type& ptr_type = KirType(inst.operands[0]);
     kir::ScalarKind k = m_.type(ptr_type.pointee).scalar;
     if (!IsGlobal(ptr_type)) {
-        code().Add(spv::Op::OpStore, {ptr, value});
+        if (inst.aux == kir::kVolatileAccess)
+            code().Add(spv::Op::OpStore, {ptr, value, kVolatile});
+        else
+            code().Add(spv::Op::OpStore, {ptr, value});
         return util::Status::Ok();
     }
     if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);

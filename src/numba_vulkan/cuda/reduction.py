@@ -37,7 +37,7 @@ def _pass_kernel(device_fn):
         i = _s.global_id(0)
         if i < stride:
             acc = x[i]
-            for k in range(1, CHUNK):  # a constant bound: no loop-cap warning
+            for k in range(1, CHUNK):
                 j = i + k * stride
                 if j >= n:
                     break

@@ -37,8 +37,6 @@ class LoweredKernel:
         without fastmath's freedoms (docs/math.md, "fastmath").
     device_calls : list
         ``(jitted function, ir.Loc)`` of each device function inlined (frontend/inline.py).
-    inlined_loops : bool
-        Whether an inlined device function has loops (no static loop bound then).
     callees : list
         The TypedKernel of each device function inlined (for checks on the whole kernel).
     hidden : list
@@ -58,7 +56,6 @@ class LoweredKernel:
     grid: tuple = (None, None, 4)
     exact_math: bool = False
     device_calls: list = field(default_factory=list)
-    inlined_loops: bool = False
     callees: list = field(default_factory=list)
     hidden: list = field(default_factory=list)
     sites: tuple = ()
@@ -143,7 +140,6 @@ def lower_kernel(
         grid=grid.layout(lowerer),
         exact_math=getattr(lowerer, "exact_math", False),
         device_calls=lowerer.device_calls,
-        inlined_loops=lowerer.inlined_loops,
         callees=lowerer.callees,
         hidden=hidden_arrays,
         sites=tuple(lowerer.sites),

@@ -255,7 +255,6 @@ def _device_call(lowerer, expr, fn, fn_ty, sig):
     """Inline a call of a device function (@nv.jit, numba.njit, @overload, @register_jitable,
     @overload_method implementations); None if `fn` is none of these."""
     from . import inline
-    from .loop_bounds import static_iterations
 
     typed, disp = inline.typed_callee(fn_ty, sig)
     if typed is None or _is_library_implementation(typed):
@@ -264,8 +263,6 @@ def _device_call(lowerer, expr, fn, fn_ty, sig):
     origin = getattr(disp, "origin", None)
     if origin is not None:
         root.device_calls.append((origin, expr.loc))
-    if static_iterations(typed.func_ir) != 0:
-        root.inlined_loops = True
     root.callees.append(typed)
     name = getattr(typed.func_ir.func_id, "func_name", None) or callee_name(fn)
     receiver = fn.receiver if isinstance(fn, inline.BoundMethod) else None

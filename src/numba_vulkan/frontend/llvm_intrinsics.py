@@ -234,8 +234,6 @@ class Translator:
             targets = targets[:1]
             cond = None
         for target in targets:
-            if order[id(target)] <= order[id(block)]:
-                self.lo.root.inlined_loops = True  # a loop: lavapipe's loop-cap warning
             phis = [i for i in target.instructions if isinstance(i, llvm.PhiInstr)]
             incoming = []
             for phi in phis:

@@ -114,7 +114,6 @@ class Lowerer:
         self.inline_count = 0
         self.inline_depth = 0
         self.device_calls = []  # (user's jitted function, call location), for option checks
-        self.inlined_loops = False  # whether an inlined callee has loops
         self.callees = []  # TypedKernel of each inlined callee
         # Exceptions and print (frontend/exceptions.py, printing.py, status.py).
         self.kernel_name = name

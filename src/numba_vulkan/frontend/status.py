@@ -177,4 +177,10 @@ def lowered(lowerer):
     _declare(root)  # every site's code declares it; a kernel with sites always has it
     if root.prints:
         root.module.mark_written(root.status_arg)
+    return lowered_entry()
+
+
+def lowered_entry():
+    """The status buffer's entry among a kernel's hidden arrays (compiled.hidden), also for
+    kernels whose status parameter the loop guard declared (kir/loop_guard.h)."""
     return (NAME, (SOURCE, None))

@@ -215,8 +215,6 @@ def _kernel(op, acc, ndim, narrow, block=None):
                  "CHUNK_1": CHUNK - 1, "BLOCK": block, "LOG2_BLOCK": (block or 1).bit_length() - 1}
     exec(compile(source, f"<numba_vulkan reduction {name}>", "exec"), namespace)
     kernel = jit(narrow=narrow)(namespace[name])
-    # The most loop iterations an invocation runs (n < 2^31): no loop-cap warning on lavapipe.
-    kernel.loop_bound = -(-(2**31) // MAX_INVOCATIONS) + LOOP_SLACK if float_sum else CHUNK
     _kernels[key] = kernel
     return kernel
 

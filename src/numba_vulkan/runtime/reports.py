@@ -108,9 +108,11 @@ def check(device):
 
 def _check(device, words):
     if not words[sites.EXC_FLAG] and not words[sites.PRINT_AREA] and \
-            not words[sites.PRINT_AREA + 2]:  # fmt: skip
+            not words[sites.PRINT_AREA + 2] and \
+            words[sites.LOOP_STARTED] == words[sites.LOOP_FINISHED]:  # fmt: skip
         return
     device._core.synchronize()  # no kernel writes the buffer any more
+    cut = None
     with _lock:
         area = words[sites.PRINT_AREA:]
         if area[0] or area[2]:
@@ -124,10 +126,17 @@ def _check(device, words):
             # PRINT_BUFFER_WORDS changed since: a smaller area takes effect now (a larger one
             # where the buffer is made, at the device's first printing or raising kernel).
             area[1] = min(print_words(), len(area) - sites.PRINT_HEADER)
-        if not words[sites.EXC_FLAG]:
+        if words[sites.LOOP_STARTED] != words[sites.LOOP_FINISHED]:
+            # 32-bit counts: they wrap alike
+            cut = [(int(words[sites.LOOP_STARTED]) - int(words[sites.LOOP_FINISHED])) & 0xFFFFFFFF,
+                   int(words[sites.LOOP_KERNEL])]
+            words[sites.LOOP_STARTED: sites.LOOP_KERNEL + 1] = 0
+        if cut is None and not words[sites.EXC_FLAG]:
             return
         record = [int(w) for w in words[: sites.EXC_WORDS]]
         words[: sites.EXC_WORDS] = 0
+    if cut is not None:  # before the kernel's own exception: the results it came from are wrong
+        _raise_cut(device, *cut)
     key = record[sites.EXC_KEY] | (record[sites.EXC_KEY + 1] << 32)
     site = sites.lookup(key)
     if site is None or not isinstance(site, sites.RaiseSite):
@@ -135,6 +144,16 @@ def _check(device, words):
             f"a kernel raised an exception that this process cannot decode (site key {key:#x})"
         )
     raise site.exception(record)
+
+
+def _raise_cut(device, count, key):
+    """VulkanLoopLimitError: `count` invocations did not finish their loops; LoopSite `key`
+    is the kernel launched last among those counted (kir/loop_guard.h)."""
+    site = sites.lookup(key)
+    limit = getattr(device.info, "loop_iteration_limit", None)
+    if not isinstance(site, sites.LoopSite):
+        site = sites.LoopSite("<a kernel compiled in another process>", "?", 0)
+    raise site.exception(count, limit)
 
 
 def after_copy(method):
