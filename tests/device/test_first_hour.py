@@ -29,6 +29,23 @@ def test_a_reduction_over_one_axis_says_what_to_do_instead():
         d.max(keepdims=True)
 
 
+def test_numpy_functions_without_a_device_form_copy_and_say_so_when_large():
+    import warnings
+
+    from numba_vulkan.runtime.array_reductions import HOST_COPY_WARN_BYTES
+
+    host = np.random.default_rng(5).random(HOST_COPY_WARN_BYTES // 8 + 1)
+    big, small = nv.to_device(host), nv.to_device(host[:100])
+    with pytest.warns(nv.VulkanPerformanceWarning, match="np.sort has no device form"):
+        assert np.array_equal(np.sort(big), np.sort(host))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(np.cumsum(small), np.cumsum(host[:100]))  # small: quietly
+        assert np.sum(big) == pytest.approx(host.sum())  # on the device
+    with pytest.raises(NotImplementedError, match="out=<device array>"):
+        np.cumsum(small, out=nv.device_array(100))
+
+
 def test_an_undefined_name_is_a_name_error_pointing_at_our_spelling():
     @nv.jit
     def k(x):

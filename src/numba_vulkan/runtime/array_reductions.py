@@ -2,7 +2,10 @@
 kernels) and ``mean`` on them, with NumPy's keyword arguments checked, so that NumPy's
 ``np.sum(d)``, ``np.amax(d)``, ``np.mean(d)`` ... reach them (NumPy calls the method with
 ``axis=None, dtype=None, out=None``). ``any`` and ``all`` (runtime/operators.py) use the same
-check."""
+check. Every other NumPy function given a device array (``np.sort(d)``, ``np.cumsum(d)``)
+runs on host copies, as before, but says so past HOST_COPY_WARN_BYTES
+(``__array_function__``).
+"""
 
 import warnings
 
@@ -11,8 +14,39 @@ import numpy as np
 from .. import checks
 
 
+#: NumPy functions that run on the device for a device array: the methods of that name.
+_ON_DEVICE = {np.sum: "sum", np.mean: "mean", np.min: "min", np.max: "max", np.amin: "min",
+              np.amax: "max", np.any: "any", np.all: "all"}
+
+#: A NumPy function without a device form copies its device arrays to the host; past this
+#: many bytes it warns (VulkanPerformanceWarning).
+HOST_COPY_WARN_BYTES = 1 << 20
+
+
 class WholeArrayReductions:
-    """The reductions of DeviceArray (a mixin: uses ``ndim``, ``size`` and ``dtype``)."""
+    """The reductions of DeviceArray (a mixin: uses ``ndim``, ``size`` and ``dtype``), and
+    NumPy's functions on it."""
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy's functions: the reductions above on the device; any other runs NumPy's own
+        code on host copies of the device arrays among its arguments, with a
+        VulkanPerformanceWarning when they hold HOST_COPY_WARN_BYTES or more."""
+        name = _ON_DEVICE.get(func)
+        if name is not None and args and args[0] is self:
+            return getattr(self, name)(*args[1:], **kwargs)
+        if any(_is_device(v) for v in _leaves(kwargs.get("out"))):
+            raise NotImplementedError(
+                f"np.{func.__name__}(..., out=<device array>): this function runs on the host; "
+                "pass a NumPy array as out, or copy the result with d.copy_to_device(result)")
+        copied = sum(v.nbytes for v in _leaves((args, kwargs)) if _is_device(v))
+        if copied >= HOST_COPY_WARN_BYTES:
+            from ..errors import VulkanPerformanceWarning
+
+            warnings.warn(
+                f"np.{func.__name__} has no device form: it copies {copied:,} bytes of device "
+                "arrays to the host and runs NumPy there (write the step as a kernel to keep "
+                "it on the device)", VulkanPerformanceWarning, stacklevel=2)  # fmt: skip
+        return func(*_to_host(args), **_to_host(kwargs))
 
     def _whole(self, name, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
         """Check NumPy's reduction keywords (``np.sum(d)`` passes them all): the device
@@ -92,3 +126,30 @@ class WholeArrayReductions:
 
         self._whole("max", axis, None, out, keepdims, **kwargs)
         return reduce(self, "max")
+
+
+def _is_device(value):
+    return isinstance(value, WholeArrayReductions)
+
+
+def _leaves(value):
+    """The items of nested tuples, lists and dicts."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _to_host(value):
+    """`value` with each device array among nested tuples, lists and dicts copied to the host."""
+    if _is_device(value):
+        return np.asarray(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_host(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_host(v) for k, v in value.items()}
+    return value
