@@ -6,6 +6,8 @@ backend, what the driver reports of the kernel's pipeline: numba_vulkan's
 code size, ...) and numba.cuda's registers per thread, local and shared memory.
 
     python3 benchmarks/pipeline_stats.py benchmarks/results/h200_*.json
+
+benchmarks/results/history.json is read run by run (each line named by the run's id).
 """
 
 import json
@@ -28,11 +30,20 @@ def main(paths):
             record = json.loads(open(path).read())
         except (OSError, ValueError):
             continue
-        for where, stats in rows(record.get("results", {})):
-            if "error" in stats:
-                continue
-            text = ", ".join(f"{k}={v}" for k, v in stats.items())
-            print(f"{path.rsplit('/', 1)[-1]} {'/'.join(where)}: {text}")
+        if isinstance(record.get("runs"), list):  # history.json: the runs it holds itself
+            records = [
+                (run["id"], run["data"])
+                for run in record["runs"]
+                if isinstance(run.get("data"), dict)
+            ]
+        else:
+            records = [(path.rsplit("/", 1)[-1], record)]
+        for name, one in records:
+            for where, stats in rows(one.get("results", {})):
+                if "error" in stats:
+                    continue
+                text = ", ".join(f"{k}={v}" for k, v in stats.items())
+                print(f"{name} {'/'.join(where)}: {text}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The benchmark figures of the documentation, drawn from benchmarks/results/*.json.
+"""The benchmark figures of the documentation, drawn from benchmarks/results/history.json.
 
 Writes docs/_generated/bench_*.png (numba_vulkan beside numba.cuda, from the same run on
 the same GPU) for docs/benchmarks.md. Run by scripts/docs.sh; needs matplotlib.
@@ -20,8 +20,13 @@ SIDES = ("numba_vulkan", "numba.cuda")
 COLOURS = {"numba_vulkan": "#a41e22", "numba.cuda": "#76b900"}
 
 
-def _load(name):
-    return json.loads((RESULTS / name).read_text())
+def _load(run_id):
+    """The record of one run in history.json ("id"): its own data, or its kept file's."""
+    history = json.loads((RESULTS / "history.json").read_text())
+    for run in history["runs"]:
+        if run["id"] == run_id:
+            return run["data"] if "data" in run else json.loads((RESULTS / run["file"]).read_text())
+    raise KeyError(f"no run {run_id!r} in {RESULTS / 'history.json'}")
 
 
 def _bars(path, title, unit, rows, better):
@@ -49,9 +54,9 @@ def _bars(path, title, unit, rows, better):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    # Session 7's final run: every row of bench_vs_cuda and bench_parallel in one session.
-    new = _load("h200_2026-12-01_s7_final.json")
-    par = _load("h200_2026-12-01_s7_parallel.json")
+    # One H200 run of 2026-12-01: every row of bench_vs_cuda and bench_parallel, measured together.
+    new = _load("h200 2026-12-01 03:02 final")
+    par = _load("h200 2026-12-01 03:03 parallel")
     gpu = new["machine"]["gpu"]
     r, p = new["results"], par["results"]
 

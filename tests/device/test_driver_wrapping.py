@@ -11,8 +11,8 @@ these tests also run on lavapipe through NUMBA_VULKAN_HIDE_INT_RANGES); lavapipe
 ``1.0 if c else -0.0`` into +0.0 (src/core/kir/float_zeros.h). NVIDIA's 64-bit OpSDiv of a
 hidden -1 gave a wrong floor quotient (signed division is now built from OpUDiv), and its
 products and ands with a 0/1 value were wrong beside a division (spirv/zero_one.h). Seeds are
-those of tests/fuzz/run_typefuzz.py; benchmarks/results/h200_2026-11-30_s5_typefuzz.txt
-has the original reports.
+those of tests/fuzz/run_typefuzz.py; benchmarks/results/history.json (run
+"h200 2026-11-30 18:47 typefuzz") has the original reports.
 """
 
 import re
@@ -255,7 +255,8 @@ def test_products_and_ands_with_a_zero_one_value(s_b):
     assert_same(dev, cpu)
 
 
-def doubled_comparisons(a, out):  # control-flow fuzz seeds 2792, 4444 (NVIDIA, session 19)
+# control-flow fuzz seeds 2792, 4444 (NVIDIA: h200_2026-12-01_controlflow_fuzz.txt)
+def doubled_comparisons(a, out):
     i = nv.global_id(0)
     if i < a.size:
         x = a[i]
@@ -280,10 +281,10 @@ def doubled_comparisons(a, out):  # control-flow fuzz seeds 2792, 4444 (NVIDIA, 
 @requires_feature("int64")
 def test_branches_on_doubled_values_compared_with_constants():
     """The H200 took the wrong arm of `if 2 * x > c` for int64 x, as if it compared unsigned
-    (every positive x with `>`, every negative one with `<`; the probe s21_nvidia_addself.py
-    (in git history)), in each spelling of the doubling. The constant is hidden from it
-    now (kir/int_ranges.h, kHideCompareConstants). No input overflows 2 * x: numba.njit
-    folds such comparisons as LLVM's `add nsw` allows, so there it is no oracle."""
+    (every positive x with `>`, every negative one with `<`; the probe nvidia_addself.py,
+    added in aa65fde and since removed), in each spelling of the doubling. The constant is
+    hidden from it now (kir/int_ranges.h, kHideCompareConstants). No input overflows 2 * x:
+    numba.njit folds such comparisons as LLVM's `add nsw` allows, so there it is no oracle."""
     a = np.array([0, 1, -1, 2, -2, 7, -7, 8, -8, 999, -999, 2**31, -(2**31), 2**39, -(2**39),
                   2**62 - 1, -(2**62)], np.int64)  # fmt: skip
     dev, cpu = both(doubled_comparisons, a, np.zeros(a.size, np.int64))
@@ -300,7 +301,7 @@ def doubled_unsigned(a, out):
 @requires_feature("int64")
 def test_branches_on_doubled_uint64_values_wrap():
     """uint64 too: the H200 took `a * 2 > 5` as false where the product wraps (a = 2^64 - 12:
-    2^64 - 24 > 5) until its constant was hidden (h200_2026-12-01_s21_addself.txt, round 3)."""
+    2^64 - 24 > 5) until its constant was hidden (h200_2026-12-01_addself.txt, round 3)."""
     a = np.arange(-12, 13, dtype=np.int64).astype(np.uint64)  # 0..12 and 2^64 - 12..2^64 - 1
     dev, cpu = both(doubled_unsigned, a, np.zeros(a.size, np.int64))
     assert_same(dev, cpu)

@@ -66,7 +66,8 @@ def test_negation():
     """np.negative flips the sign bit, which neither mode flushes (exact on lavapipe); NVIDIA's
     compiler turns that xor back into its own negation, which flushes float32 subnormals
     (the H200, driver 580: np.negative(1e-45) gave -0.0): there those elements are left
-    out, as for plain arithmetic (the probe s7_nvidia_forms.py (in git history) tries others)."""
+    out, as for plain arithmetic (the probe nvidia_forms.py, added in bacd769 and since
+    removed, tries others)."""
     assert_all_same_bits(["np.negative(x)", "-x"], _x(), plain_arith=True)
 
 

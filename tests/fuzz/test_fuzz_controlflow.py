@@ -95,19 +95,19 @@ def test_fuzz_seed_slow(worker, seed):
     check_in_worker(worker, seed)
 
 
-# Seeds whose kernels computed wrong results, found in session 19 (tests/fuzz/reduce.py shrinks
-# them; benchmarks/results/h200_2026-12-01_s19_controlflow_fuzz.txt has the reduced programs).
+# Seeds whose kernels computed wrong results, found on 2026-12-01 (tests/fuzz/reduce.py shrinks
+# them; benchmarks/results/h200_2026-12-01_controlflow_fuzz.txt has the reduced programs).
 # A seed listed in KNOWN_WRONG is expected to fail on that driver and to pass elsewhere (strict
 # xfail: a fix makes the list shrink). All pass now, and stay as seeds that must pass on every
 # driver:
 # - lavapipe's 1747 and 2408 (it lost the stores of invocations that left a loop towards an
-#   enclosing construct's merge, the shape of SPIRV-Tools' merge-return): since session 20,
-#   when the structurizer took over returns from inside loops;
+#   enclosing construct's merge, the shape of SPIRV-Tools' merge-return): since the
+#   structurizer took over returns from inside loops;
 # - lavapipe's 10301 (invocations that had broken out of a `for` loop from a selection's merge
 #   block ran its `else`): since the arms of an `if` that ends a loop's body leave the loop
-#   themselves (session 20);
+#   themselves;
 # - NVIDIA's nine, which all branch on a 64-bit `x + x` compared with a constant: since
-#   session 21, when that constant is hidden from NVIDIA's compiler (kir/int_ranges.h,
+#   that constant is hidden from NVIDIA's compiler (kir/int_ranges.h,
 #   kHideCompareConstants).
 KNOWN_WRONG = {}
 FIXED = (386, 1248, 1678, 1747, 1751, 1967, 2408, 2418, 2632, 2792, 4444, 10301)

@@ -32,7 +32,8 @@
 //     negative x with `<`, as if it compared unsigned), while `x * 3 > -3`,
 //     `x + x == -4`, a comparison with a variable and the same comparisons stored
 //     as values were right; uint64 `a * 2 > 5` was false where the product
-//     wraps (the probe s21_nvidia_addself.py (in git history); the control-flow
+//     wraps (the probe nvidia_addself.py, added in aa65fde and since removed;
+//     benchmarks/results/h200_2026-12-01_addself.txt; the control-flow
 //     fuzzer's nine NVIDIA failures all compare `x + x`).
 // Widenings of constants are left alone (the result is a constant of the wider
 // type, as a literal of that type would be, and hiding it kept the driver from

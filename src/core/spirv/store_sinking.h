@@ -8,10 +8,11 @@
 //
 // two stores to one shared element on the way to the barrier. NVIDIA's Vulkan
 // compiler keeps both; the same GLSL with one store of the selected value ran
-// 4 % faster on the H200 (the probe s12_matmul_spirv.py (in git history),
-// ours_index 7554 against ours_index_one_store 7850 GFLOP/s). SinkStores
-// rewrites the optimised module so: a store `OpStore %p %v` to Workgroup
-// memory whose following structured selections (a chain: each selection's
+// 4 % faster on the H200 (the probe matmul_spirv.py, added in 3efb940 and since
+// removed: ours_index 7554 against ours_index_one_store 7850 GFLOP/s, in
+// benchmarks/results/history.json (run "h200 2026-12-01 14:09 matmul spirv before sinking")).
+// SinkStores rewrites the optimised module so: a store `OpStore %p %v` to
+// Workgroup memory whose following structured selections (a chain: each selection's
 // merge block may head the next) store to %p again is removed, every store to
 // %p on the way is removed, the value each path last stored meets in OpPhis at
 // the joins, and one store of it is placed where the chain ends.

@@ -49,10 +49,10 @@ util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words)
     // hints) and the performance recipe's repetitions of the same passes. On the
     // benchmark kernels the modules come out the same size, in two thirds of the
     // time (Black-Scholes 13.0 -> 8.6 ms, the five-function kernel 2.5 -> 1.9 ms:
-    // benchmarks/results/python-native_2026-12-01_s12_optimiser.txt). A second
+    // benchmarks/results/history.json (run "python-native 2026-12-01 13:14 optimiser")). A second
     // simplification and dead-code pass after redundancy elimination changed none
     // of the golden corpus' and math kernels' 58 modules and took 8 % of the
-    // time: left out too (session 19).
+    // time: left out too (python-native_2026-12-01_optimiser.txt).
     // It keeps PhysicalStorageBuffer accesses and their Aligned operands as they
     // are (tested in tools_test.cc).
     optimizer.RegisterPass(spvtools::CreateLocalSingleBlockLoadStoreElimPass())

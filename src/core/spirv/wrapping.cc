@@ -25,7 +25,7 @@
 // driver knows nothing about and extend its real bits). abs is a select
 // between x and its wrapped negation.
 //
-// Measured on the H200 after this change (session 6): 25 of the 74 failing
+// Measured on the H200 after this change (2026-11-30): 25 of the 74 failing
 // fuzz seeds pass, 49 still fail, all around the minimum of int8/int16
 // (`-int8(-128)` widened still gives +128): the driver sees through the
 // bitcasts. The front end's narrow wrap (arith.small_int_unary) now avoids the

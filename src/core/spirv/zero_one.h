@@ -8,12 +8,13 @@
 //     in another statement);
 //   - `L & R` with L a comparison (a bool taken as 0 or 1) gave 0 where the
 //     answer is 1 (only beside a 64-bit division).
-// Sessions 9, 14 and 16 varied them piece by piece; neither the SPIR-V
+// Probes varied them piece by piece (results/h200_2026-12-01_bisect.txt,
+// _patches.txt, _low_word.txt); neither the SPIR-V
 // optimiser, nor narrowing, nor hiding the ranges of signed values
 // (kir/int_ranges.h), nor sign extensions and compares rewritten by hand
-// changed them. What did (the probe s17_select_forms.py (in git history),
-// results/h200_2026-12-01_s17_select_forms.txt): the same arithmetic as a
-// select on the 0/1 value's condition, `b & 1 ? y : 0` for the product and
+// changed them. What did (the probe select_forms.py, added in 9f5bc98 and
+// since removed; results/h200_2026-12-01_select_forms.txt): the same
+// arithmetic as a select on the 0/1 value's condition, `b & 1 ? y : 0` for the product and
 // `L ? R & 1 : 0` for the and, or a 1 the compiler cannot see (a kernel
 // argument). `R & (L ? 1 : 0)`, the low bit taken by shifts and the and done
 // on uint64 stay wrong.

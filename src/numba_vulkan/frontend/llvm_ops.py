@@ -174,7 +174,7 @@ def bswap(b, x, width):
         # that are the swapped bytes. The masks-and-shifts form below gave the H200 (driver
         # 580) a wrong int16 result (out[i] = i), apparently from its compiler's own 16-bit
         # byte swap, which recognises such forms; a multiply is not one (not yet run there:
-        # the probe s7_nvidia_forms.py (in git history)).
+        # the probe nvidia_forms.py, added in bacd769 and since removed).
         twice = b.binary(Op.mul, u, const(b, uk, 0x10001))
         r = b.binary(Op.and_, b.binary(Op.shr, twice, const(b, uk, 8)), const(b, uk, 0xFFFF))
         return from_unsigned(b, r, width)

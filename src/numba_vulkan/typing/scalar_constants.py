@@ -4,7 +4,7 @@ Kernels written for float32 are full of ``np.float32(0.5)``, ``float32(2)`` (Num
 type objects, as numba.cuda's examples write them) and ``np.int32(1)``. Each such call
 costs type inference a call resolution through Numba's templates, and the front end a
 conversion: 0.1-0.2 ms of a first call per call
-(benchmarks/results/python-native_2026-12-02_s22_scalar_constants.txt). Where the
+(benchmarks/results/python-native_2026-12-02_scalar_constants.txt). Where the
 argument is a constant whose conversion is exact, or rounds as the device's would, the
 call is replaced by the NumPy scalar it makes (``ir.Const(np.float32(0.5))``), typed
 as the same NumPy type: the kernel computes the same bits.

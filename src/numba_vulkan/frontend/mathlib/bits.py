@@ -53,9 +53,10 @@ def copysign(b, x, y):
 def fabs_operand(b, x):
     """|x| of a float64 that only float arithmetic and comparisons read (never its bits): the
     device's FAbs, which NVIDIA's compiler folds into the instruction using it as an operand
-    modifier, where clearing the sign bit is an integer instruction of its own (session 24:
-    the float64 trig chain 2 % faster on the H200). float32 keeps the bit form: a flushing
-    device's FAbs may flush a subnormal."""
+    modifier, where clearing the sign bit is an integer instruction of its own (the float64
+    trig chain 2 % faster on the H200: benchmarks/results/history.json, run
+    "h200 2026-12-02 02:39 trig variants"; docs/math.md). float32 keeps the bit form: a
+    flushing device's FAbs may flush a subnormal."""
     if b.kind(x) == K.f64:
         return b.math(_core.MathFn.abs, [x])
     return fabs(b, x)

@@ -104,7 +104,7 @@ def _sqrt_fused32(b, x):
        bits, multiples of g^2 below 2^25 g^2) except the larger magnitude, which rounds to a
        multiple of 2 g^2, staying above the smaller (below 2^24 g^2): the comparison holds.
        r and rc are normal or zero (multiples of g^2 >= 2^-108 within _DIRECT).
-    Session 15's form started from the driver's Sqrt, with 1/(2 s0) to within 5 % from its
+    The form before it started from the driver's Sqrt, with 1/(2 s0) to within 5 % from its
     bits, and took two steps (docs/math.md)."""
     k = b.kind(x)
     ik = bits.int_kind(k)
