@@ -29,9 +29,9 @@ from .extras import (
     event_elapsed_time,
     mapped_array,
     pinned_array,
-    print_records,
     stream,
 )
+from .reports import print_records
 
 __all__ = [
     "DEBUG_ENV_VAR",

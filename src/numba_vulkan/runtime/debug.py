@@ -2,6 +2,7 @@
 
 import warnings
 
+#: The environment variable that turns the validation layer on (docs/environment.md).
 DEBUG_ENV_VAR = "NUMBA_VULKAN_DEBUG"
 
 _reported = 0  # validation messages already turned into warnings

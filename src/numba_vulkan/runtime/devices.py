@@ -130,11 +130,13 @@ class Device(KernelLaunches):
     ``spawn`` start method. Devices stay open until the process ends.
     """
 
-    # The C++ core's constants (src/core/vk/device.h), never copies. MAX_SLOTS: the
-    # slots of a kernel, each the device copies of one launch's small host arrays
-    # (runtime/slots.py; our kernels have no descriptor sets to put in them).
+    # The C++ core's constants (src/core/vk/device.h), never copies.
+    #: Launches recorded into one command buffer before it is submitted.
     MAX_BATCH = _core().MAX_BATCH
+    #: Submitted command buffers the device may have in flight at once.
     MAX_IN_FLIGHT = _core().MAX_IN_FLIGHT
+    #: Slots of a kernel, each the device copies of one launch's small host arrays
+    #: (runtime/slots.py; our kernels have no descriptor sets to put in them).
     MAX_SLOTS = _core().KERNEL_SLOTS
 
     _open: typing.ClassVar[dict] = {}  # index -> Device

@@ -1,8 +1,7 @@
-"""Events, pinned arrays and kernel print records (streams: streams.py).
+"""Events and pinned arrays (streams: streams.py).
 
 Events are timestamp queries recorded into the device's open batch, or on a
 stream as a submission of that stream (src/core/vk/timestamps.cc, stream.cc).
-``print_records`` decodes a print buffer (runtime/reports.py).
 """
 
 import numpy as np
@@ -11,6 +10,7 @@ from .. import checks, config
 from . import devices as _devices
 from .streams import Stream, stream  # noqa: F401 (re-exported)
 
+#: Words of each device's print buffer (``NUMBA_VULKAN_PRINT_WORDS``).
 PRINT_BUFFER_WORDS = config.PRINT_WORDS
 
 
@@ -36,7 +36,8 @@ class Event:
         If the device's compute queue writes no timestamps.
     """
 
-    QUERIES = _devices._core().QUERIES  # timestamp queries per device (C++ kQueries)
+    #: Timestamp queries per device (C++ kQueries): events recorded and not yet read.
+    QUERIES = _devices._core().QUERIES
 
     def __init__(self, device):
         from ..errors import VulkanSupportError
@@ -164,9 +165,3 @@ def mapped_array(shape, dtype=np.float64, device=None):
     """Same as :func:`pinned_array` (numba.cuda's name for host memory the device maps)."""
     return pinned_array(shape, dtype, device)
 
-
-def print_records(words):
-    """Print what a kernel's ``print`` calls recorded (see runtime/reports.py)."""
-    from .reports import print_records as _print_records
-
-    _print_records(words)
