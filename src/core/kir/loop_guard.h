@@ -8,20 +8,29 @@
 // stores in its body, then any loop after it). Which loops get there is known
 // only at run time (their trip counts depend on the arguments), and the
 // compiler makes loops of its own (sum, dot, mean, array expressions), so
-// kernels for such a driver are compiled with this pass: an invocation that
-// leaves a loop other than by one of the loop's own exits counts itself in the
-// status buffer and names the kernel, and the host raises VulkanLoopLimitError
-// when it reads the count (numba_vulkan/runtime/reports.py).
+// kernels for such a driver are compiled with this pass, and the host compares
+// two counts in the calling thread's status buffer after the work
+// (numba_vulkan/runtime/reports.py raises VulkanLoopLimitError where they differ):
 //
-// "Left by its own exits" is a private balance: +1 on each edge that enters a
-// loop's header from outside the loop, -1 for each loop that an edge leaves
-// (taken in the block the edge leaves from, which is inside the loop, so a
-// driver that jumps from the back edge to the loop's merge block skips it). It
-// is 0 at the exit of every invocation that ran the kernel as written; a cut
-// loop leaves it above 0. Every return is routed through one exit block, where
-// it is checked. The balance lives in memory (a private array the compiler
-// cannot resolve): in a register, a cut loop's merge can see a value of a path
-// that never ran.
+//   started   invocation (0, 0, 0) of each workgroup adds the workgroup's size
+//             as its first act (stores before a cut are kept) and writes the
+//             kernel's key, which names it on the host;
+//   finished  at the kernel's one exit (every return is routed there), the
+//             invocations whose balance is 0: one atomic per subgroup (a
+//             ballot), or one per invocation.
+//
+// The balance is private: +1 on each edge that enters a loop's header from
+// outside the loop, -1 for each loop that an edge leaves (taken in the block the
+// edge leaves from, which is inside the loop, so a driver that jumps from the
+// back edge to the loop's merge block skips it). It is 0 at the exit of every
+// invocation that ran the kernel as written; a cut loop leaves it above 0, and
+// an invocation whose later work the driver drops never adds itself: either way
+// `finished` falls short. Its loads and stores are volatile (kVolatileAccess):
+// in a register, the merge after a cut loop can see a value of a path that
+// never ran (a phi's copies on the loop's exits), which made a cut invocation
+// look finished on lavapipe. (A flag written only by cut invocations is not
+// enough either: in some shapes the code after the cut loop sits inside that
+// loop's construct and never runs.)
 //
 // Runs on the CFG form, before the structurizer.
 #pragma once
