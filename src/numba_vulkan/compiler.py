@@ -149,9 +149,8 @@ def _compile_kernel(
     check_device_calls(name, options, lowered.device_calls)
     typed.callees = tuple(lowered.callees)
     # _core.compile copies the module, so this is the KIR exactly as the front end built it.
-    code = getattr(pyfunc, "__code__", None)
-    guard = sites.LoopSite(name, getattr(code, "co_filename", "?"), getattr(code, "co_firstlineno", 0)) \
-        if codegen_controls.guard_loops else None  # fmt: skip
+    loc = typed.func_ir.loc
+    guard = sites.LoopSite(name, loc.filename or "?", loc.line or 0) if codegen_controls.guard_loops else None
     core = _core.compile(
         lowered.module,
         optimize=options.optimize,

@@ -123,6 +123,28 @@ std::unordered_map<BlockId, std::vector<BlockId>> Predecessors(const Function& f
     return preds;
 }
 
+std::unordered_map<BlockId, std::unordered_set<BlockId>> NaturalLoops(const Function& function,
+                                                                      const DomTree& dom) {
+    const Adjacency preds = Predecessors(function);
+    std::unordered_map<BlockId, std::unordered_set<BlockId>> loops;
+    for (BlockId u : dom.rpo) {
+        for (BlockId h : function.FindBlock(u)->Successors()) {
+            if (!dom.Dominates(h, u)) continue;
+            std::unordered_set<BlockId>& body = loops[h];
+            body.insert(h);
+            std::vector<BlockId> work = {u};
+            while (!work.empty()) {
+                const BlockId b = work.back();
+                work.pop_back();
+                if (!body.insert(b).second) continue;
+                for (BlockId p : preds.at(b))
+                    if (dom.Contains(p)) work.push_back(p);
+            }
+        }
+    }
+    return loops;
+}
+
 static Adjacency Successors(const Function& function) {
     Adjacency succs;
     for (const Block& b : function.blocks) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kir/kir.h"
@@ -67,6 +68,11 @@ DomTree StructuredDominators(const Function& function);
 // Predecessors of every block (targets that name no block are ignored). A
 // block that branches twice to the same target appears twice.
 std::unordered_map<BlockId, std::vector<BlockId>> Predecessors(const Function& function);
+// The natural loop of each loop header (a block some edge from a block it dominates
+// goes back to): the header and the blocks that reach such a back edge without passing
+// through the header. `dom` is Dominators(function).
+std::unordered_map<BlockId, std::unordered_set<BlockId>> NaturalLoops(const Function& function,
+                                                                      const DomTree& dom);
 // Blocks reachable from the entry, in reverse post-order (same as Dominators().rpo).
 std::vector<BlockId> ReversePostOrder(const Function& function);
 

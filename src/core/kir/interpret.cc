@@ -200,13 +200,6 @@ class Machine {
             // Variables start undefined: a recognisable garbage value makes a read
             // before the first store change results instead of passing by luck.
             case Op::kVar: r = inst.result; vars_[inst.result] = 0x5eadbeef5eadbeefull; break;
-            // Function-memory arrays: element i of array v is the variable (v << 32) + i.
-            case Op::kArrayVar:
-                if (rt.space != AddressSpace::kFunction)
-                    return util::InvalidArgument("interpret: workgroup arrays not modelled");
-                r = uint64_t{inst.result} << 32;
-                break;
-            case Op::kIndexPtr: r = op(0) + op(1); break;
             case Op::kLoad: {
                 const Type& pt = m_.type(f_.values.at(inst.operands[0]).type);
                 if (pt.space == AddressSpace::kFunction) {

@@ -1,7 +1,7 @@
 #include "kir/loop_guard.h"
 
-#include <map>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -15,32 +15,10 @@ namespace {
 
 using K = ScalarKind;
 
-// Natural loops by header: the blocks from which a back edge to the header is
-// reachable without passing through it (the header included).
-std::map<BlockId, std::set<BlockId>> NaturalLoops(const Function& f) {
-    const DomTree dom = Dominators(f);
-    auto preds = Predecessors(f);
-    std::map<BlockId, std::set<BlockId>> loops;
-    for (BlockId u : dom.rpo) {
-        for (BlockId h : f.FindBlock(u)->Successors()) {
-            if (!dom.Dominates(h, u)) continue;
-            std::set<BlockId>& body = loops[h];
-            body.insert(h);
-            std::vector<BlockId> work;
-            if (body.insert(u).second) work.push_back(u);
-            while (!work.empty()) {
-                BlockId b = work.back();
-                work.pop_back();
-                for (BlockId p : preds[b])
-                    if (dom.Contains(p) && body.insert(p).second) work.push_back(p);
-            }
-        }
-    }
-    return loops;
-}
+using Loops = std::unordered_map<BlockId, std::unordered_set<BlockId>>;
 
 // The balance's change on the edge from -> to: loops entered minus loops left.
-int64_t EdgeDelta(const std::map<BlockId, std::set<BlockId>>& loops, BlockId from, BlockId to) {
+int64_t EdgeDelta(const Loops& loops, BlockId from, BlockId to) {
     int64_t d = 0;
     for (const auto& [header, body] : loops) {
         const bool in_from = body.count(from) != 0, in_to = body.count(to) != 0;
@@ -70,7 +48,7 @@ uint32_t StatusParam(Module& m, const std::string& name) {
 
 size_t GuardLoops(Module& m, const LoopGuardOptions& options) {
     Function& f = m.function;
-    const auto loops = NaturalLoops(f);
+    const Loops loops = NaturalLoops(f, Dominators(f));
     if (loops.empty()) return 0;
 
     Builder b(m);

@@ -29,20 +29,7 @@ class TreeBuilder {
                 }
             }
         }
-        // The natural loop of each header: what reaches a back edge without the header.
-        for (auto& [header, sources] : back_sources_) {
-            std::unordered_set<BlockId>& body = loops_[header];
-            body.insert(header);
-            std::vector<BlockId> work(sources.begin(), sources.end());
-            auto preds = Preds();
-            while (!work.empty()) {
-                BlockId b = work.back();
-                work.pop_back();
-                if (!body.insert(b).second) continue;
-                for (BlockId p : preds[b])
-                    if (dom_.Contains(p)) work.push_back(p);
-            }
-        }
+        loops_ = kir::NaturalLoops(f_, dom_);
         // Loop exits that the header dominates directly (a `while` loop's exit, taken
         // from the header): treated as joins even with one entering edge, so that the
         // code after the loop is placed after the loop construct (its merge), not
@@ -90,13 +77,6 @@ class TreeBuilder {
     }
 
   private:
-    std::unordered_map<BlockId, std::vector<BlockId>> Preds() const {
-        std::unordered_map<BlockId, std::vector<BlockId>> preds;
-        for (const kir::Block& b : f_.blocks)
-            for (BlockId s : b.Successors()) preds[s].push_back(b.id);
-        return preds;
-    }
-
     bool IsJoin(BlockId b) const {
         auto it = forward_in_.find(b);
         return (it != forward_in_.end() && it->second >= 2) || loop_exits_.count(b) != 0;
