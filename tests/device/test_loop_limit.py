@@ -6,6 +6,7 @@ a silently wrong answer: the loops users write and those the compiler makes
 
 import json
 
+import numba
 import numpy as np
 import pytest
 
@@ -82,16 +83,19 @@ def _early_return(n, out):
     out[0] = -1
 
 
-# The results, and the loop iterations an invocation runs.
+# The loop iterations an invocation runs; the oracle is numba.njit of the same function
+# (of _stores for _first_lane, whose one looping invocation does what _stores does).
 SCALAR_SHAPES = {
-    _single: lambda n: ([n], n),
-    _stores: lambda n: ([n, n - 1], n),
-    _two_loops: lambda n: ([n, n], 2 * n),
-    _nested: lambda n: ([n // 1000 * 1000], n // 1000 * 1001),
-    _first_lane: lambda n: ([n, n - 1], n),
-    _while_break: lambda n: ([n], n),
-    _early_return: lambda n: ([n - 1], n),
+    _single: lambda n: n,
+    _stores: lambda n: n,
+    _two_loops: lambda n: 2 * n,
+    _nested: lambda n: n // 1000 * 1001,
+    _first_lane: lambda n: n,
+    _while_break: lambda n: n,
+    _early_return: lambda n: n,
 }
+ORACLE = {k: numba.njit(k.py_func) for k in SCALAR_SHAPES if k is not _first_lane}
+ORACLE[_first_lane] = ORACLE[_stores]
 
 
 @nv.jit
@@ -114,7 +118,7 @@ def _expression(x, out):
     out[0] = (x * 2.0).sum()
 
 
-ARRAY_SHAPES = {_sum: lambda n: n, _dot: lambda n: n, _mean: lambda n: 1.0, _expression: lambda n: 2 * n}
+ARRAY_SHAPES = (_sum, _dot, _mean, _expression)
 
 SIZES = [1000, 32_767, 32_768, 65_534, 65_535, 65_536, 70_000, 200_000]
 
@@ -139,20 +143,24 @@ def _check(device, launch, n, expected, got):
 def test_loops_written_in_the_kernel(device, kernel):
     outcomes = []
     for n in SIZES:
-        out = np.zeros(2, np.int64)
-        expected, iterations = SCALAR_SHAPES[kernel](n)
-        outcomes.append(_check(device, lambda: kernel.forall(1)(np.int64(n), out), iterations, expected,
-                               lambda: list(out[: len(expected)])))  # fmt: skip
+        out, expected = np.zeros(2, np.int64), np.zeros(2, np.int64)
+        ORACLE[kernel](np.int64(n), expected)
+        outcomes.append(_check(device, lambda: kernel.forall(1)(np.int64(n), out), SCALAR_SHAPES[kernel](n),
+                               expected.tolist(), lambda: out.tolist()))  # fmt: skip
     assert outcomes[0] == "right"
 
 
-@pytest.mark.parametrize("kernel", list(ARRAY_SHAPES), ids=lambda k: k.__name__)
+@pytest.mark.parametrize("kernel", ARRAY_SHAPES, ids=lambda k: k.__name__)
 def test_loops_the_compiler_makes(device, kernel):
+    oracle = numba.njit(kernel.py_func)
+    rng = np.random.default_rng(3)
     outcomes = []
     for n in SIZES:
-        x, out = np.ones(n), np.zeros(1)
-        outcomes.append(_check(device, lambda: kernel.forall(1)(x, out), n, ARRAY_SHAPES[kernel](n),
-                               lambda: out[0]))  # fmt: skip
+        # Whole numbers: sums exact in any order (numba.njit's np.dot is BLAS's)
+        x, out, expected = rng.integers(0, 1000, n).astype(np.float64), np.zeros(1), np.zeros(1)
+        oracle(x, expected)
+        outcomes.append(_check(device, lambda: kernel.forall(1)(x, out), n, expected.tolist(),
+                               lambda: out.tolist()))  # fmt: skip
     assert outcomes[0] == "right"
     if device.info.loop_iteration_limit is not None:
         assert outcomes[-1] == "cut"  # 200,000 elements: the case
