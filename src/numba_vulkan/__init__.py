@@ -9,7 +9,7 @@
 >>> saxpy.forall(n)(2.0, x, y, out)
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import errors, runtime
 from .dispatcher import jit

@@ -8,12 +8,12 @@ def _yes(flag):
 
 
 def _loop_limit(info):
-    """What the probe cache knows of the driver's loop cap (runtime/probes.py)."""
+    """What the probe cache knows of the driver's loop cap (runtime/disk.py)."""
     if info.loop_iteration_limit is not None:
         return f"{info.loop_iteration_limit} per loop nest and invocation (longer loops end early)"
-    from .runtime import probes
+    from .runtime import disk
 
-    if probes.cached_loop_limit(info) is probes._MISSING:
+    if disk.cached_loop_limit(info) is disk.MISSING:
         return "not probed yet (measured when the device is first used)"
     return "none"
 

@@ -69,7 +69,8 @@ class Uncachable(Exception):
 def _versions():
     import numba
 
-    from . import __version__, _core
+    from . import _core
+    from ._version import __version__
 
     try:
         build = _build_identity(os.path.dirname(os.path.abspath(__file__)), _core.__file__)

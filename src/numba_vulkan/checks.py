@@ -152,3 +152,34 @@ def fastmath_option(value, what="fastmath"):
                              f"({', '.join(sorted(FASTMATH_FLAGS))})")  # fmt: skip
         return names
     raise TypeError(f"{what} must be True, False or a set of fastmath flags, not {_describe(value)}")
+
+
+# ---------------------------------------------------------------- host data
+
+
+def assigned(value, dtype, what="value"):
+    """`value` as a NumPy array of `dtype`, converted as NumPy's ``a[...] = value`` converts
+    it: a number (Python's or NumPy's) out of the dtype's range is NumPy's OverflowError, NaN
+    or inf to an integer its ValueError (never a silent wrap); arrays cast as NumPy casts
+    them."""
+    if isinstance(value, (int, float, complex, np.generic)):
+        host = value  # NumPy checks single numbers against the dtype
+    else:
+        host = host_array(value, what)
+    out = np.empty(np.shape(host), dtype)
+    out[...] = host
+    return out
+
+
+def host_array(array, what):
+    """`array` as a NumPy array of numbers, or TypeError naming `what`."""
+    try:
+        host = np.asarray(array)
+    except (TypeError, ValueError) as e:  # ragged lists and the like
+        raise TypeError(f"{what} cannot be converted to a NumPy array: {e}") from None
+    if host.dtype.kind not in "biufc" and host.dtype.fields is None:
+        raise TypeError(
+            f"{what} must hold booleans, integers, floats or complex, not {host.dtype} "
+            f"(from {type(array).__name__})"
+        )
+    return host

@@ -38,7 +38,7 @@ from . import (
 )
 from . import selftest_kernel
 from .inspection import Inspection
-from .runtime import compiler_hook, reports
+from .runtime import compiler_hook, device_info, reports
 from .typing import devfn, pipeline, target
 from .errors import (
     VulkanPerformanceWarning,
@@ -506,12 +506,10 @@ class Dispatcher(Inspection):
 
     def _warn_if_float64_slow(self, compiled, device):
         """VulkanPerformanceWarning, once per kernel, for float64 arithmetic on a GPU
-        that runs it far slower than float32 (runtime.devices.float64_is_slow)."""
-        from .runtime.devices import float64_is_slow
-
+        that runs it far slower than float32 (runtime/device_info.py's float64_is_slow)."""
         if compiled.mode.floats or self.__dict__.get("_warned_float64_slow"):
             return
-        if not float64_is_slow(device.info) or not _uses_float64(compiled):
+        if not device_info.float64_is_slow(device.info) or not _uses_float64(compiled):
             return
         self._warned_float64_slow = True
         warnings.warn(

@@ -17,6 +17,8 @@ the kernel lives.
 """
 
 from . import forksafe
+from .runtime.creation import _upload, status_array
+from .runtime.reports import thread_token
 
 _lock = forksafe.lock()
 
@@ -30,22 +32,16 @@ def per_thread(compiled):
 def hidden_arrays(compiled, device):
     """The DeviceArrays the kernel's hidden parameters take on `device` (and, for a kernel
     with a status buffer, in the calling thread), in order."""
-    from .runtime.reports import thread_token
-
     key = (device, thread_token()) if per_thread(compiled) else device
     found = compiled.hidden_on_device.get(key)
     if found is not None:
         return found
-    from .runtime.creation import _upload
-
     with _lock:
         found = compiled.hidden_on_device.get(key)
         if found is None:
             values = []
             for _name, (kind, value) in compiled.hidden:
                 if kind == "status":  # raise and print records (runtime/reports.py)
-                    from .runtime.reports import status_array
-
                     values.append(status_array(device))
                     continue
                 if kind == "constant":

@@ -11,6 +11,7 @@ from numba.core import types
 
 from . import arguments
 from .launch import _resolve_device
+from .runtime import device_list
 from .typing import pipeline
 
 
@@ -116,9 +117,7 @@ class Inspection:
         """
         if not args_or_types:
             raise TypeError("inspect_pipeline needs the arguments or types of a specialisation")
-        from .runtime import devices
-
-        device = _resolve_device(device) or devices.get_device()
+        device = _resolve_device(device) or device_list.get_device()
         kernel = self.compile(self._argtypes(args_or_types), device=device)
         loaded = device._core.load_kernel(kernel.words, kernel.push_size)
         stats, texts = loaded.statistics(local_size, representations)

@@ -56,7 +56,7 @@ def run(dispatcher, launch, args):
         dispatcher._check_barriers(spec.compiled, launch, device)
 
     # NumPy arrays travel to the device; the ones the kernel writes come back. On a
-    # stream, both copies are enqueued on it (runtime/streams.py).
+    # stream, both copies are enqueued on it (runtime/copies.py).
     stream = launch.stream
     if stream is not None and stream.device is not device:
         raise ValueError(f"the stream belongs to {_device_name(stream.device)}, but the "
@@ -101,12 +101,12 @@ def run(dispatcher, launch, args):
             f"the arguments it was made for: {[type(a).__name__ for a in device_args]}"
         )
     if stream is not None:
-        from .runtime import streams
+        from .runtime import copies
 
         for host, on_device in copy_back:  # there after stream.synchronize()
             if not host.flags.writeable:
                 continue
-            streams.copy_to_host(on_device, host, stream)
+            copies.copy_to_host(on_device, host, stream)
         return
     raised = None
     for host, on_device in copy_back:

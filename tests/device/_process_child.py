@@ -192,12 +192,12 @@ def fork():
     # take (the child must still get its error rather than wait for a lock nobody will
     # release: numba_vulkan/forksafe.py), one keeps launching (so the device's own C++
     # lock may be held at that moment: the runtime checks for a fork before taking it).
-    from numba_vulkan.runtime import devices, streams
+    from numba_vulkan.runtime import copies, device_list
 
     held, release, stop = threading.Event(), threading.Event(), threading.Event()
 
     def hold():
-        with devices._lock, streams._staging_lock:
+        with device_list.lock, copies._staging_lock:
             held.set()
             release.wait()
 

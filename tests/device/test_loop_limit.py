@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
-from numba_vulkan.runtime import probes
+from numba_vulkan.runtime import disk
 
 from conftest import run_python
 
@@ -217,7 +217,7 @@ def test_probe_result_is_cached_per_driver(device, tmp_path):
     expected = device.info.loop_iteration_limit
     assert f"LIMIT {expected}" in out
     data = json.loads((tmp_path / "driver_probes.json").read_text())
-    key = probes.driver_key(device.info)
+    key = disk.driver_key(device.info)
     assert data[key]["loop_iteration_limit"] == expected
     # A later process trusts the cache instead of probing again: change it, and it says so.
     data[key]["loop_iteration_limit"] = 12345

@@ -116,12 +116,12 @@ def test_print_buffer_words_can_be_lowered(device, capsys, monkeypatch):
     monkeypatch.undo()
     many.forall(1)(out[:1])
     device.synchronize()  # back to the size the buffer was made with
-    assert reports._buffers[(device, reports.thread_token())][0][sites.PRINT_AREA + 1] == reports.print_words()
+    assert reports.status(device).words[sites.PRINT_AREA + 1] == reports.print_words()
 
 
 def test_print_records_decodes_a_buffer(device, capsys):
     numbered.forall(2)(nv.to_device(np.zeros(2, np.int32)), 7)
-    words, _ = reports._buffers[(device, reports.thread_token())]
+    words = reports.status(device).words
     device._core.synchronize()
     area = words[sites.PRINT_AREA:].copy()
     runtime.print_records(area)

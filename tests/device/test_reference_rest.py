@@ -7,7 +7,7 @@ from numba import float32, int32, types
 
 import numba_vulkan as nv
 from numba_vulkan import _core, config, runtime
-from numba_vulkan.runtime import devices
+from numba_vulkan.runtime import device_info
 
 
 def test_constants_come_from_the_core():
@@ -108,13 +108,13 @@ def test_float64_performance_heuristic():
 
     info = nv.get_device().info
     fake = lambda name, kind: dataclasses.replace(info, name=name, kind=kind, float64=True)  # noqa: E731
-    assert devices.float64_is_slow(fake("NVIDIA GeForce RTX 4090", "discrete"))
-    assert not devices.float64_is_slow(fake("NVIDIA H200", "discrete"))
-    assert not devices.float64_is_slow(fake("llvmpipe", "cpu"))
+    assert device_info.float64_is_slow(fake("NVIDIA GeForce RTX 4090", "discrete"))
+    assert not device_info.float64_is_slow(fake("NVIDIA H200", "discrete"))
+    assert not device_info.float64_is_slow(fake("llvmpipe", "cpu"))
 
 
 def test_float64_on_a_slow_device_warns_once(monkeypatch):
-    monkeypatch.setattr(devices, "float64_is_slow", lambda info: True)
+    monkeypatch.setattr(device_info, "float64_is_slow", lambda info: True)
 
     @nv.jit
     def f64(x):

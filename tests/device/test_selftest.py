@@ -12,7 +12,7 @@ from conftest import run_python
 
 import numba_vulkan as nv
 from numba_vulkan import launchers
-from numba_vulkan.runtime import probes, selftest
+from numba_vulkan.runtime import disk, selftest
 
 pytestmark = pytest.mark.device
 
@@ -70,7 +70,7 @@ def test_cached_per_driver_and_cpu_configuration(device, tmp_path):
     out = _subprocess(code, tmp_path)
     assert f"N {len(selftest.PRIMITIVES)}" in out
     data = json.loads((tmp_path / "driver_probes.json").read_text())
-    key = probes.driver_key(device.info)
+    key = disk.driver_key(device.info)
     assert data[key]["selftest"]["version"] == selftest.VERSION
     assert set(data[key]["selftest"]["verdicts"]) == set(selftest.PRIMITIVES)
     if device.info.kind == "cpu":  # lavapipe's code depends on Mesa's variables: a new entry
@@ -87,7 +87,7 @@ def test_a_cached_verdict_is_used_and_a_malformed_one_rerun(device, tmp_path):
     _subprocess(code, tmp_path)
     path = tmp_path / "driver_probes.json"
     data = json.loads(path.read_text())
-    key = probes.driver_key(device.info)
+    key = disk.driver_key(device.info)
     verdicts = data[key]["selftest"]["verdicts"]
     verdicts["rounding_f32"] = "wrong: planted by the test"
     path.write_text(json.dumps(data))
@@ -285,7 +285,7 @@ def test_a_probe_file_others_can_write_is_not_trusted(device, tmp_path):
     _subprocess(code, tmp_path)
     path = tmp_path / "driver_probes.json"
     data = json.loads(path.read_text())
-    key = probes.driver_key(device.info)
+    key = disk.driver_key(device.info)
     data[key]["selftest"]["verdicts"]["rounding_f32"] = "wrong: planted by another user"
     path.write_text(json.dumps(data))
     os.chmod(tmp_path, 0o777)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
-from numba_vulkan.runtime import streams
+from numba_vulkan.runtime import copies, streams
 
 N = 4096
 
@@ -318,7 +318,7 @@ def test_views_with_many_runs_are_gathered_by_a_kernel(device, dtype):
             (Ellipsis, slice(None, None, 2))]  # fmt: skip
     for key in keys:
         view = d[key]
-        assert streams._by_kernel(view) == (key != (slice(1, None, 2),))
+        assert copies._by_kernel(view) == (key != (slice(1, None, 2),))
         out = view.copy_to_host(stream=s)
         view.copy_to_device(np.logical_not(base[key]).astype(dtype), stream=s)
         full = d.copy_to_host(stream=s)
@@ -332,7 +332,7 @@ def test_views_with_many_runs_are_gathered_by_a_kernel(device, dtype):
     out = flat[::3].copy_to_host(stream=s)
     s.synchronize()
     np.testing.assert_array_equal(out, base.reshape(-1)[::3])
-    assert set(streams._copy_kernels) >= {1, 2, 3}
+    assert set(copies._copy_kernels) >= {1, 2, 3}
 
 
 def test_copy_of_a_view_runs_on_the_device_in_order(device):

@@ -8,30 +8,15 @@ opened by the first call that needs a device, which raises
 """
 
 from .array import DeviceArray
-from .creation import device_array, device_array_like, to_device
+from .creation import device_array, device_array_like, from_dlpack, to_device
 from .cuda_interop import from_cuda, to_cupy, to_torch
-from .dlpack import from_dlpack
 from .debug import DEBUG_ENV_VAR, debug_enabled, debug_level, validation_messages
-from .devices import (
-    Device,
-    DeviceInfo,
-    get_device,
-    hint,
-    list_devices,
-    select_device,
-    synchronize,
-)
-from .extras import (
-    PRINT_BUFFER_WORDS,
-    Event,
-    Stream,
-    event,
-    event_elapsed_time,
-    mapped_array,
-    pinned_array,
-    stream,
-)
+from .device_info import DeviceInfo
+from .device_list import get_device, hint, list_devices, select_device
+from .devices import Device, synchronize
+from .extras import PRINT_BUFFER_WORDS, mapped_array, pinned_array
 from .reports import print_records
+from .streams import Event, Stream, event, event_elapsed_time, stream
 
 __all__ = [
     "DEBUG_ENV_VAR",

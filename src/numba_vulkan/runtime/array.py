@@ -18,11 +18,12 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import checks
-from . import devices as _devices
+from . import copies, device_list, streams
 from . import indexing as _indexing
 from . import pinned as _pinned
 from . import reports as _reports
 from .array_reductions import WholeArrayReductions
+from .dlpack import DLPackExport
 from .operators import ArrayOperators
 
 
@@ -76,14 +77,10 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _check_stream(stream, device=None):
-    """Refuse a `stream` argument that is not a Stream (of `device`, if given)."""
-    from .streams import check
-
-    check(stream, device)
+_check_stream = streams.check
 
 
-class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase):
+class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
@@ -122,7 +119,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
     """
 
     def __init__(self, device, shape, dtype, _stored=None):
-        device = _devices.get_device(device)
+        device = device_list.get_device(device)
         dtype = checks.as_dtype(dtype)
         stored = storage_dtype(dtype, device.info)
         shape = checks.as_shape(shape)
@@ -250,7 +247,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
             return _indexing.setitem(self, key, value)
         self._check_key(key)
         offset = self._element_offset(key)
-        value = assigned(value, self.dtype)
+        value = checks.assigned(value, self.dtype)
         if offset is not None:
             if value.size != 1:
                 raise ValueError(f"value must be one element, not an array of shape {value.shape}")
@@ -337,9 +334,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
             nbytes = self.size * self._itemsize
             _core().vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
         else:  # on the device, ordered like any other work on these buffers
-            from . import streams
-
-            streams.copy_view(self, out)
+            copies.copy_view(self, out)
         return out
 
     # ---- copies ------------------------------------------------------------------
@@ -410,11 +405,9 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
         if stream is not None:
-            from . import streams
-
             if out is None:
                 out = np.empty(self.shape, self.dtype)
-            streams.copy_to_host(self, out, stream)
+            copies.copy_to_host(self, out, stream)
             return out
         if out is not None:
             if self.dtype == self._stored_dtype and self.is_contiguous and self.size:
@@ -461,20 +454,16 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
         _check_stream(stream, self.device)
         if isinstance(array, DeviceArray):
             if stream is not None and array.shape == self.shape:
-                from . import streams
-
-                if streams.copy_device_to_device(array, self, stream):
+                if copies.copy_device_to_device(array, self, stream):
                     return self
             array = array.copy_to_host()
-        host = _host_array(array, "array")
+        host = checks.host_array(array, "array")
         if host.shape != self.shape:
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
         if stream is not None:
-            from . import streams
-
-            streams.copy_to_device(self, host, stream)
+            copies.copy_to_device(self, host, stream)
             return self
         # One buffer copy, no staging; on a stream it returns at once.
         pinned_ok = host.dtype.fields is None  # records go as bytes below
@@ -496,19 +485,6 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
         return self
 
     # ---- reductions (on the device: runtime/reduce.py) -----------------------------
-    # ---- DLPack (runtime/dlpack.py) ----------------------------------------------
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
-        of mapped memory when the consumer asks for the CPU (``np.from_dlpack(d)``)."""
-        from . import dlpack
-
-        return dlpack.export(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self):
-        """(kDLVulkan = 7, device index)."""
-        from . import dlpack
-
-        return dlpack.device_of(self)
 
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(d)``: a copy on the host (``copy=False`` is refused: the data are on
@@ -519,31 +495,3 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, _core().DeviceArrayBase)
                              "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
         return values if dtype is None else values.astype(dtype, copy=False)
-
-
-def assigned(value, dtype, what="value"):
-    """`value` as a NumPy array of `dtype`, converted as NumPy's ``a[...] = value`` converts
-    it: a number (Python's or NumPy's) out of the dtype's range is NumPy's OverflowError, NaN
-    or inf to an integer its ValueError (never a silent wrap); arrays cast as NumPy casts
-    them."""
-    if isinstance(value, (int, float, complex, np.generic)):
-        host = value  # NumPy checks single numbers against the dtype
-    else:
-        host = _host_array(value, what)
-    out = np.empty(np.shape(host), dtype)
-    out[...] = host
-    return out
-
-
-def _host_array(array, what):
-    """`array` as a NumPy array of numbers, or TypeError naming `what`."""
-    try:
-        host = np.asarray(array)
-    except (TypeError, ValueError) as e:  # ragged lists and the like
-        raise TypeError(f"{what} cannot be converted to a NumPy array: {e}") from None
-    if host.dtype.kind not in "biufc" and host.dtype.fields is None:
-        raise TypeError(
-            f"{what} must hold booleans, integers, floats or complex, not {host.dtype} "
-            f"(from {type(array).__name__})"
-        )
-    return host

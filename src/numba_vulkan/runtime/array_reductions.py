@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 
 from .. import checks
-
+from ..errors import VulkanPerformanceWarning
+from .reduce import reduce
 
 #: NumPy functions that run on the device for a device array: the methods of that name.
 _ON_DEVICE = {np.sum: "sum", np.mean: "mean", np.min: "min", np.max: "max", np.amin: "min",
@@ -40,8 +41,6 @@ class WholeArrayReductions:
                 "pass a NumPy array as out, or copy the result with d.copy_to_device(result)")
         copied = sum(v.nbytes for v in _leaves((args, kwargs)) if _is_device(v))
         if copied >= HOST_COPY_WARN_BYTES:
-            from ..errors import VulkanPerformanceWarning
-
             warnings.warn(
                 f"np.{func.__name__} has no device form: it copies {copied:,} bytes of device "
                 "arrays to the host and runs NumPy there (write the step as a kernel to keep "
@@ -78,8 +77,6 @@ class WholeArrayReductions:
         numpy scalar
             Of NumPy's result dtype (int64/uint64 for smaller integers and bool).
         """
-        from .reduce import reduce
-
         self._whole("sum", axis, dtype, out, keepdims, **kwargs)
         return reduce(self, "sum")
 
@@ -109,8 +106,6 @@ class WholeArrayReductions:
         ValueError
             If the array is empty, as in NumPy.
         """
-        from .reduce import reduce
-
         self._whole("min", axis, None, out, keepdims, **kwargs)
         return reduce(self, "min")
 
@@ -122,8 +117,6 @@ class WholeArrayReductions:
         ValueError
             If the array is empty, as in NumPy.
         """
-        from .reduce import reduce
-
         self._whole("max", axis, None, out, keepdims, **kwargs)
         return reduce(self, "max")
 

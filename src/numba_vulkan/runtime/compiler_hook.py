@@ -1,11 +1,21 @@
-"""The kernel compiler, as the runtime's own kernels use it (driver probes, device-side
-reductions, the driver self-test's kernel). numba_vulkan.dispatcher registers its ``jit`` here when it is imported
-(``import numba_vulkan`` does): the runtime does not import the compiler, which
-builds on the runtime.
+"""What the compiler's floors lend the runtime below them: the kernel compiler, as the
+runtime's own kernels use it (driver probes, device-side reductions, copies, gathers), the
+driver self-test's kernel, and the kernels built on the compiler that device arrays' NumPy
+methods run (``__array_ufunc__``, ``astype``).
+
+The runtime does not import the compiler, which builds on the runtime: each provider
+registers itself here when imported — numba_vulkan.dispatcher (``jit``),
+numba_vulkan.selftest_kernel, numba_vulkan.ufunc (ufuncs and casts) — and
+``import numba_vulkan`` imports all of them. Without them (only numba_vulkan.runtime
+loaded), the calls below raise RuntimeError.
 """
 
 _jit = None
 _selftest_kernel = None
+_array_ufunc = None
+_cast = None
+
+_NOT_LOADED = "numba_vulkan's kernel compiler is not loaded: `import numba_vulkan` first"
 
 
 def set_jit(jit):
@@ -17,9 +27,7 @@ def set_jit(jit):
 def jit(*args, **options):
     """The registered compiler's ``jit`` (same arguments: a function and/or options)."""
     if _jit is None:
-        raise RuntimeError(
-            "numba_vulkan's kernel compiler is not loaded: `import numba_vulkan` first"
-        )
+        raise RuntimeError(_NOT_LOADED)
     return _jit(*args, **options)
 
 
@@ -36,5 +44,26 @@ def set_selftest_kernel(build):
 def selftest_kernel(device, with_64):
     """The registered builder's kernel for `device` (see numba_vulkan.selftest_kernel.build)."""
     if _selftest_kernel is None:
-        raise RuntimeError("numba_vulkan's kernel compiler is not loaded: `import numba_vulkan` first")
+        raise RuntimeError(_NOT_LOADED)
     return _selftest_kernel(device, with_64)
+
+
+def set_array_kernels(array_ufunc, cast):
+    """Register NumPy's ufuncs on device arrays and the element conversion on the device
+    (numba_vulkan.ufunc: numpy_ufuncs.array_ufunc, elementwise.cast_on_device)."""
+    global _array_ufunc, _cast
+    _array_ufunc, _cast = array_ufunc, cast
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """``DeviceArray.__array_ufunc__``: NumPy's `ufunc` run on the device."""
+    if _array_ufunc is None:
+        raise RuntimeError(_NOT_LOADED)
+    return _array_ufunc(ufunc, method, inputs, kwargs)
+
+
+def cast_on_device(array, dtype):
+    """A new device array holding `array`'s elements converted to `dtype` (NumPy's astype)."""
+    if _cast is None:
+        raise RuntimeError(_NOT_LOADED)
+    return _cast(array, dtype)

@@ -1,9 +1,13 @@
-"""Making device arrays: from host data (to_device; _upload, the launch path's shortcut) and
-uninitialised (device_array, device_array_like)."""
+"""Making device arrays: from host data (to_device; _upload, the launch path's shortcut),
+uninitialised (device_array, device_array_like), from other libraries' memory
+(from_dlpack; from_cuda is runtime/cuda_interop.py), and the 0-d status array kernels
+report through (status_array, runtime/reports.py)."""
 
 import numpy as np
 
-from .array import DeviceArray, _check_stream, _host_array, _raw
+from .. import checks
+from . import cuda_interop, device_list, dlpack, pinned, reports
+from .array import DeviceArray, _check_stream, _raw, storage_dtype
 
 
 def to_device(array, device=None, stream=None):
@@ -26,7 +30,7 @@ def to_device(array, device=None, stream=None):
     _check_stream(stream)
     if device is None and stream is not None:
         device = stream.device
-    host = _host_array(array, "array")
+    host = checks.host_array(array, "array")
     out = DeviceArray(device, host.shape, host.dtype)
     return out.copy_to_device(host, stream=stream)
 
@@ -63,9 +67,7 @@ def device_array(shape, dtype=np.float64, device=None, exportable=False):
     DeviceArray
     """
     if exportable:
-        from .cuda_interop import exportable_array
-
-        return exportable_array(shape, dtype, device)
+        return cuda_interop.exportable_array(shape, dtype, device)
     return DeviceArray(device, shape, dtype)
 
 
@@ -90,3 +92,100 @@ def device_array_like(array, device=None):
             f"array must be a NumPy array or a DeviceArray, not {type(array).__name__}"
         )
     return DeviceArray(device, array.shape, array.dtype)
+
+
+def from_dlpack(x, device=None, copy=None):
+    """A DeviceArray from any object that speaks DLPack (or a NumPy array).
+
+    Parameters
+    ----------
+    x : object with ``__dlpack__`` and ``__dlpack_device__``, or a DeviceArray
+    device : int, str, Device, optional
+        The device for host data; the selected one by default.
+    copy : bool, optional
+        True: always copy. False: never copy (BufferError where sharing is not
+        possible). None: share where possible, else copy.
+
+    Returns
+    -------
+    DeviceArray
+
+    Notes
+    -----
+    Zero-copy imports: numba_vulkan's own Vulkan exports, and host memory that
+    lies in a Vulkan buffer of the device (``nv.pinned_array`` memory, device
+    memory exported to NumPy). See the module docs for the rest.
+    """
+    if isinstance(x, DeviceArray):
+        if device is not None and device_list.get_device(device) is not x.device:
+            raise BufferError("from_dlpack cannot move a device array to another device")
+        return x.copy() if copy else x
+    if not hasattr(x, "__dlpack_device__"):
+        raise TypeError(f"{type(x).__name__} does not support DLPack (no __dlpack_device__)")
+    dev_type, dev_id = x.__dlpack_device__()
+    if dev_type == dlpack.kDLVulkan:
+        array = dlpack.import_vulkan(x)
+        return array.copy() if copy else array
+    if dev_type == dlpack.kDLCUDA and hasattr(x, "__cuda_array_interface__"):
+        return cuda_interop.from_cuda(x, device, copy)
+    if dev_type not in (dlpack.kDLCPU, dlpack.kDLCUDAHost):
+        raise BufferError(
+            f"DLPack device type {dev_type} cannot be imported: only CPU memory, Vulkan "
+            "memory of numba_vulkan, and CUDA arrays with __cuda_array_interface__ "
+            "(nv.from_cuda) can"
+        )
+    host = x if isinstance(x, np.ndarray) else np.from_dlpack(x)
+    dev = device_list.get_device(device)
+    if not copy:
+        shared = _alias_pinned(host, dev)
+        if shared is not None:
+            return shared
+        if copy is False:
+            raise BufferError("this host memory is not in a Vulkan buffer of the device, so it "
+                              "cannot be shared without a copy (allocate it with "
+                              "nv.pinned_array to share it)")  # fmt: skip
+    return to_device(host, dev)
+
+
+def _alias_pinned(host, device):
+    """A DeviceArray over the Vulkan buffer `host`'s memory lies in, or None."""
+    if host.size == 0 or host.dtype.kind not in "iufc" or not host.dtype.isnative:
+        return None
+    if storage_dtype(host.dtype, device.info) != host.dtype:
+        return None
+    itemsize = host.dtype.itemsize
+    if any(s % itemsize for s in host.strides):
+        return None
+    lo = hi = host.ctypes.data
+    for n, s in zip(host.shape, host.strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    span = np.asarray(_Address(lo, hi + itemsize - lo))
+    found = pinned.lookup(span, device)
+    if found is None:
+        return None
+    buffer, offset = found
+    first = offset + (host.ctypes.data - lo)
+    stored = (buffer, first, tuple(host.strides))
+    return DeviceArray(device, host.shape, host.dtype, _stored=stored)
+
+
+class _Address:
+    """An address range as NumPy sees memory (``__array_interface__``): a uint8 array over it
+    is made only to look the range up in the pinned registry, never read."""
+
+    def __init__(self, address, nbytes):
+        self.__array_interface__ = {
+            "data": (address, True), "shape": (nbytes,), "typestr": "|u1", "version": 3,
+        }
+
+
+def status_array(device):
+    """The calling thread's status buffer on `device` (runtime/reports.py) as the 0-d uint32
+    DeviceArray kernels take, made once."""
+    status = reports.status(device)
+    if status.array is None:
+        status.array = DeviceArray(device, (), np.uint32, _stored=(status.buffer, 0, ()))
+    return status.array

@@ -36,9 +36,11 @@ import weakref
 
 import numpy as np
 
-from .. import forksafe
+from .. import checks, forksafe
 from ..errors import VulkanSupportError
 from . import cuda_driver as driver
+from . import device_list
+from .array import DeviceArray, _c_strides, storage_dtype
 
 _lock = forksafe.lock()
 # Vulkan buffer address -> weakref to its live CudaMemory (one CUDA import per buffer).
@@ -81,11 +83,7 @@ def cuda_ordinal(device):
 
 def exportable_array(shape, dtype, device=None):
     """An uninitialised DeviceArray in exportable memory (``device_array(exportable=True)``)."""
-    from .. import checks
-    from . import devices
-    from .array import DeviceArray, _c_strides, storage_dtype
-
-    device = devices.get_device(device)
+    device = device_list.get_device(device)
     _require_exports(device)
     stored = storage_dtype(checks.as_dtype(dtype), device.info)
     shape = checks.as_shape(shape)
@@ -161,12 +159,6 @@ class CudaArrayView:
         }
 
 
-def _c_strides(shape, itemsize):
-    from .array import _c_strides as c
-
-    return tuple(c(shape, itemsize))
-
-
 def cuda_view(array, copy=None):
     """A :class:`CudaArrayView` of a DeviceArray, after the Vulkan work using it.
 
@@ -183,8 +175,6 @@ def cuda_view(array, copy=None):
     CudaArrayView
         Holds the elements in their stored type (bool arrays: int32).
     """
-    from .array import DeviceArray
-
     if not isinstance(array, DeviceArray):
         raise TypeError(f"expected a DeviceArray, not {type(array).__name__}")
     if array.dtype.fields is not None:
@@ -251,13 +241,10 @@ def from_cuda(x, device=None, copy=None):
     DeviceArray
         After the producer's stream (the whole CUDA device if it names none) has finished.
     """
-    from . import devices
-    from .array import DeviceArray
-
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is None:
         raise TypeError(f"{type(x).__name__} has no __cuda_array_interface__")
-    device = devices.get_device(device)
+    device = device_list.get_device(device)
     ordinal = cuda_ordinal(device)
     dtype = np.dtype(cai["typestr"])
     if len(cai.get("descr", ())) > 1 or dtype.fields is not None:
@@ -270,8 +257,6 @@ def from_cuda(x, device=None, copy=None):
     if dtype.kind == "b":
         raise BufferError("bool arrays cannot be imported from CUDA as they are (numba_vulkan "
                           "stores bools as int32): pass x.astype('int32') and compare with 0")
-    from .array import storage_dtype
-
     if storage_dtype(dtype, device.info) != dtype:
         raise BufferError(f"{dtype} arrays are stored as another type on this device")
     if any(s % dtype.itemsize for s in strides):
@@ -325,8 +310,6 @@ def reimport(array):
     """A DeviceArray aliasing `array` through an exported file descriptor imported back into
     Vulkan (what another Vulkan user of the descriptor would see): for tests of the export
     path on machines without CUDA."""
-    from .array import DeviceArray
-
     core = _core()
     buffer = array._buffer
     fd = core.vk_export_fd(buffer)

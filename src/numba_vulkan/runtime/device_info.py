@@ -122,3 +122,22 @@ _FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
 # Capability names a CompiledKernel may list (spirv/tools.h CapabilityNames, plus the
 # features kernels may use), each a boolean DeviceInfo field.
 _CAPABILITIES = {f.name for f in dataclasses.fields(DeviceInfo) if f.type in (bool, "bool")}
+
+
+# GPUs whose float64 rate is a large fraction of their float32 rate (data-centre
+# parts). Other GPUs run float64 at 1/16 to 1/64 of float32 or emulate it; CPUs
+# (lavapipe) run it at full speed. No Vulkan property reports this.
+_FAST_FLOAT64 = ("H100", "H200", "H800", "GH200", "A100", "A800", "A30", "V100", "P100", "B100",
+                 "B200", "GB200", "INSTINCT", "MI100", "MI210", "MI250", "MI300")  # fmt: skip
+
+
+def float64_is_slow(info):
+    """Whether float64 arithmetic is much slower than float32 on a device (a name heuristic).
+
+    True for GPUs other than the data-centre parts in _FAST_FLOAT64; False for
+    CPUs and virtual devices. Used for VulkanPerformanceWarning only.
+    """
+    if info.kind not in ("discrete", "integrated") or not info.float64:
+        return False
+    name = info.name.upper()
+    return not any(part in name for part in _FAST_FLOAT64)

@@ -9,7 +9,10 @@ import numpy as np
 from .. import checks
 from ..errors import VulkanSupportError
 from . import spirv_words
+from .array import DeviceArray
+from .creation import to_device
 from .device_info import _CAPABILITIES
+from .streams import Stream
 
 
 class KernelLaunches:
@@ -147,8 +150,6 @@ class KernelLaunches:
             return self._launch(kernel, groups, arrays, push, local_size, _stream)
 
     def _launch(self, kernel, groups, arrays, push, local_size, _stream):
-        from .array import DeviceArray
-
         buffers = []
         for position, a in enumerate(arrays):
             if a is None:
@@ -185,8 +186,6 @@ class KernelLaunches:
         ValueError
             If the stream or a device array belongs to another device.
         """
-        from .streams import Stream
-
         if not isinstance(stream, Stream):
             raise TypeError(f"stream must be a Stream, not {type(stream).__name__}")
         if stream.device is not self:
@@ -208,9 +207,6 @@ class KernelLaunches:
         ValueError
             If a device array belongs to another device.
         """
-        from .array import DeviceArray
-        from .creation import to_device
-
         if not isinstance(arrays, (list, tuple)):
             raise TypeError(f"arrays must be a list of arrays, not {type(arrays).__name__}")
         written = _written_arrays(kernel, len(arrays))

@@ -1,4 +1,5 @@
-"""DLPack: ``DeviceArray.__dlpack__``/``__dlpack_device__`` and ``nv.from_dlpack``.
+"""DLPack: ``DeviceArray.__dlpack__``/``__dlpack_device__``, and what ``nv.from_dlpack``
+(runtime/creation.py) needs to take our own exports back.
 
 What can be exchanged without a copy, and how:
 
@@ -36,6 +37,9 @@ import ctypes
 import weakref
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import pinned
 
 kDLCPU = 1
 kDLCUDA = 2
@@ -117,6 +121,21 @@ def _delete(managed_ptr):
             return
 
 
+class DLPackExport:
+    """The DLPack methods of DeviceArray."""
+
+    __slots__ = ()
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
+        of mapped memory when the consumer asks for the CPU (``np.from_dlpack(d)``)."""
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(kDLVulkan = 7, device index)."""
+        return device_of(self)
+
+
 def device_of(array):
     """``__dlpack_device__``: (kDLVulkan, device index)."""
     return kDLVulkan, int(array.device.info.index)
@@ -149,10 +168,6 @@ def host_view(array, copy=None):
                               "(its memory is not mapped, or its elements are stored in "
                               "another type on the device)")  # fmt: skip
         return array.copy_to_host()
-    from numpy.lib.stride_tricks import as_strided
-
-    from . import pinned
-
     buffer = array._buffer
     buffer.wait()  # the launches writing it have finished before the host reads
     raw = buffer.host_view()  # keeps the buffer (and so the memory) alive
@@ -165,10 +180,6 @@ def host_view(array, copy=None):
 
 
 def _vulkan_capsule(array, versioned, copied):
-    from .array import DeviceArray
-
-    if not isinstance(array, DeviceArray):
-        raise TypeError("expected a DeviceArray")
     if array.dtype != array._stored_dtype or array.dtype.fields is not None:
         raise BufferError(f"{array.dtype} device arrays are stored as {array._stored_dtype} on "
                           "this device and cannot be exported as they are")  # fmt: skip
@@ -204,104 +215,7 @@ def _vulkan_capsule(array, versioned, copied):
     return _api.PyCapsule_New(ctypes.addressof(managed), _NAMES[versioned], None)
 
 
-def from_dlpack(x, device=None, copy=None):
-    """A DeviceArray from any object that speaks DLPack (or a NumPy array).
-
-    Parameters
-    ----------
-    x : object with ``__dlpack__`` and ``__dlpack_device__``, or a DeviceArray
-    device : int, str, Device, optional
-        The device for host data; the selected one by default.
-    copy : bool, optional
-        True: always copy. False: never copy (BufferError where sharing is not
-        possible). None: share where possible, else copy.
-
-    Returns
-    -------
-    DeviceArray
-
-    Notes
-    -----
-    Zero-copy imports: numba_vulkan's own Vulkan exports, and host memory that
-    lies in a Vulkan buffer of the device (``nv.pinned_array`` memory, device
-    memory exported to NumPy). See the module docs for the rest.
-    """
-    from . import devices
-    from .array import DeviceArray
-    from .creation import to_device
-
-    if isinstance(x, DeviceArray):
-        if device is not None and devices.get_device(device) is not x.device:
-            raise BufferError("from_dlpack cannot move a device array to another device")
-        return x.copy() if copy else x
-    if not hasattr(x, "__dlpack_device__"):
-        raise TypeError(f"{type(x).__name__} does not support DLPack (no __dlpack_device__)")
-    dev_type, dev_id = x.__dlpack_device__()
-    if dev_type == kDLVulkan:
-        array = _import_vulkan(x)
-        return array.copy() if copy else array
-    if dev_type == kDLCUDA and hasattr(x, "__cuda_array_interface__"):
-        from .cuda_interop import from_cuda
-
-        return from_cuda(x, device, copy)
-    if dev_type not in (kDLCPU, kDLCUDAHost):
-        raise BufferError(
-            f"DLPack device type {dev_type} cannot be imported: only CPU memory, Vulkan "
-            "memory of numba_vulkan, and CUDA arrays with __cuda_array_interface__ "
-            "(nv.from_cuda) can"
-        )
-    host = x if isinstance(x, np.ndarray) else np.from_dlpack(x)
-    dev = devices.get_device(device)
-    if not copy:
-        shared = _alias_pinned(host, dev)
-        if shared is not None:
-            return shared
-        if copy is False:
-            raise BufferError("this host memory is not in a Vulkan buffer of the device, so it "
-                              "cannot be shared without a copy (allocate it with "
-                              "nv.pinned_array to share it)")  # fmt: skip
-    return to_device(host, dev)
-
-
-def _alias_pinned(host, device):
-    """A DeviceArray over the Vulkan buffer `host`'s memory lies in, or None."""
-    from . import pinned
-    from .array import DeviceArray, storage_dtype
-
-    if host.size == 0 or host.dtype.kind not in "iufc" or not host.dtype.isnative:
-        return None
-    if storage_dtype(host.dtype, device.info) != host.dtype:
-        return None
-    itemsize = host.dtype.itemsize
-    if any(s % itemsize for s in host.strides):
-        return None
-    lo = hi = host.ctypes.data
-    for n, s in zip(host.shape, host.strides):
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    span = np.asarray(_Address(lo, hi + itemsize - lo))
-    found = pinned.lookup(span, device)
-    if found is None:
-        return None
-    buffer, offset = found
-    first = offset + (host.ctypes.data - lo)
-    stored = (buffer, first, tuple(host.strides))
-    return DeviceArray(device, host.shape, host.dtype, _stored=stored)
-
-
-class _Address:
-    """An address range as NumPy sees memory (``__array_interface__``): a uint8 array over it
-    is made only to look the range up in the pinned registry, never read."""
-
-    def __init__(self, address, nbytes):
-        self.__array_interface__ = {
-            "data": (address, True), "shape": (nbytes,), "typestr": "|u1", "version": 3,
-        }
-
-
-def _import_vulkan(x):
+def import_vulkan(x):
     try:
         capsule = x.__dlpack__(max_version=(1, 0))
     except TypeError:

@@ -18,24 +18,31 @@ Records (structured dtypes) go through the host.
 
 import numpy as np
 
+from .. import _core, checks
+from ..stubs import global_id
+from . import compiler_hook
+from .compiler_hook import jit
+from .layout import broadcast_to, span, view
+
+
+def _is_device_array(value):
+    return isinstance(value, _core.DeviceArrayBase)
+
 _kernels = {}
 
 
 def is_advanced(key):
     """Whether `key` uses advanced indexing (arrays, lists, booleans)."""
-    from .array import DeviceArray
-
     parts = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(p, (list, np.ndarray, DeviceArray, bool, np.bool_)) for p in parts)
+    return any(isinstance(p, (list, np.ndarray, bool, np.bool_)) or _is_device_array(p)
+               for p in parts)
 
 
 def _host_key(key):
-    from .array import DeviceArray
-
     parts = key if isinstance(key, tuple) else (key,)
     fixed = []
     for p in parts:
-        if isinstance(p, DeviceArray):
+        if _is_device_array(p):
             p = p.copy_to_host()
         elif isinstance(p, list):
             p = np.asarray(p)
@@ -52,8 +59,6 @@ def _host_key(key):
 def positions(array, key):
     """(positions of the selected elements in stored elements from the span's start, byte
     offset of that start relative to the array's first element)."""
-    from ..ufunc.operands import span
-
     key = _host_key(key)
     lo, _ = span(array)
     k = array._itemsize
@@ -72,17 +77,12 @@ def positions(array, key):
 
 def _whole(array, start, count):
     """The span's elements as a 1-d view (stored elements from byte `start` relative)."""
-    from ..ufunc.operands import view
-
     return view(array, (max(count, 1),), (array._itemsize,), start)
 
 
 def _kernel(name):
     kernel = _kernels.get(name)
     if kernel is None:
-        from ..stubs import global_id
-        from .compiler_hook import jit
-
         if name == "gather":
 
             def gather(src, pos, out):
@@ -103,25 +103,27 @@ def _kernel(name):
     return kernel
 
 
-def _index_array(pos, device):
-    from .creation import to_device
-
+def _index_array(array, pos):
+    """The positions as an index array on `array`'s device (int32 where they fit)."""
     small = pos.size == 0 or pos.max(initial=0) < 2**31
-    return to_device(pos.reshape(-1).astype(np.int32 if small else np.int64), device)
+    return _upload(array, pos.reshape(-1).astype(np.int32 if small else np.int64))
+
+
+def _upload(like, host):
+    """`host` copied to a new device array on `like`'s device, of `like`'s class."""
+    return type(like)(like.device, host.shape, host.dtype).copy_to_device(host)
 
 
 def getitem(array, key):
     """``array[key]`` for an advanced `key`: a new DeviceArray (or a scalar for 0-d)."""
-    from .array import DeviceArray
-
     if array.dtype.fields is not None:
         return _through_host_get(array, key)
     pos, start = positions(array, key)
-    out = DeviceArray(array.device, pos.shape, array.dtype)
+    out = type(array)(array.device, pos.shape, array.dtype)
     if pos.size:
         count = int(pos.max()) + 1
         _kernel("gather").forall(pos.size, device=array.device)(
-            _whole(array, start, count), _index_array(pos, array.device), out.reshape(-1)
+            _whole(array, start, count), _index_array(array, pos), out.reshape(-1)
         )
     if out.ndim == 0:
         return out.copy_to_host()[()]
@@ -130,9 +132,6 @@ def getitem(array, key):
 
 def setitem(array, key, value):
     """``array[key] = value`` for an advanced `key`, scattered on the device."""
-    from .array import DeviceArray
-    from .creation import to_device
-
     if array.dtype.fields is not None:
         host = array.copy_to_host()
         host[_host_key(key)] = np.asarray(value)
@@ -141,24 +140,19 @@ def setitem(array, key, value):
     pos, start = positions(array, key)
     if pos.size == 0:
         return
-    if isinstance(value, DeviceArray):
-        from ..ufunc.gufunc import cast_on_device
-        from ..ufunc.operands import broadcast_to
-
+    if _is_device_array(value):
         try:
-            values = cast_on_device(broadcast_to(value, pos.shape), array.dtype).reshape(-1)
+            values = compiler_hook.cast_on_device(broadcast_to(value, pos.shape), array.dtype).reshape(-1)
         except ValueError:
             raise ValueError(f"value of shape {value.shape} cannot be broadcast to the "
                              f"selection's shape {pos.shape}") from None  # fmt: skip
     else:
-        from .array import assigned
-
         try:
-            host = np.broadcast_to(assigned(value, array.dtype), pos.shape)
+            host = np.broadcast_to(checks.assigned(value, array.dtype), pos.shape)
         except ValueError:
             raise ValueError(f"value of shape {np.shape(value)} cannot be broadcast to the "
                              f"selection's shape {pos.shape}") from None  # fmt: skip
-        values = to_device(np.ascontiguousarray(host).reshape(-1), array.device)
+        values = _upload(array, np.ascontiguousarray(host).reshape(-1))
     flat = pos.reshape(-1)
     # Repeated positions: the last value wins, as in NumPy.
     unique, first_from_end = np.unique(flat[::-1], return_index=True)
@@ -168,12 +162,10 @@ def setitem(array, key, value):
         values = getitem(values, keep)
     count = int(flat.max()) + 1
     _kernel("scatter").forall(flat.size, device=array.device)(
-        _whole(array, start, count), _index_array(flat, array.device), values
+        _whole(array, start, count), _index_array(array, flat), values
     )
 
 
 def _through_host_get(array, key):
-    from .creation import to_device
-
     picked = array.copy_to_host()[_host_key(key)]
-    return to_device(picked, array.device) if picked.ndim else picked[()]
+    return _upload(array, picked) if picked.ndim else picked[()]

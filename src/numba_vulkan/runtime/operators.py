@@ -1,8 +1,8 @@
 """DeviceArray as an array to NumPy and to Python's operators (a mixin of DeviceArray).
 
 - ``__array_ufunc__``: NumPy's ufuncs on device arrays run on the device
-  (numba_vulkan/ufunc/numpy_ufuncs.py, loaded on first use: the runtime does
-  not import the compiler at import time);
+  (numba_vulkan/ufunc/numpy_ufuncs.py, which registers itself in
+  runtime/compiler_hook.py: the runtime does not import the compiler);
 - the operators ``+ - * / // % ** & | ^ << >>``, their reflected and in-place
   forms, unary ``- + ~ abs`` and the comparisons call those ufuncs, as
   NumPy's ndarray does, so ``d + 1`` is ``np.add(d, 1)`` with NumPy's types;
@@ -11,6 +11,8 @@
 """
 
 import numpy as np
+
+from . import compiler_hook
 
 
 def _array_like(value):
@@ -39,9 +41,7 @@ class ArrayOperators:
     __array_priority__ = 100  # ndarray <op> device array defers to us
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ..ufunc.numpy_ufuncs import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return compiler_hook.array_ufunc(ufunc, method, inputs, kwargs)
 
     __hash__ = None  # == is element-wise
 
@@ -90,9 +90,7 @@ class ArrayOperators:
     def astype(self, dtype):
         """A new device array with the elements converted to `dtype` (NumPy's conversion:
         floats to ints truncate, to bool is ``!= 0``), computed on the device."""
-        from ..ufunc.gufunc import cast_on_device
-
-        return cast_on_device(self, np.dtype(dtype))
+        return compiler_hook.cast_on_device(self, np.dtype(dtype))
 
     def any(self, axis=None, out=None, keepdims=False, **kwargs):
         """Whether any element is true (computed on the device; ``np.any(d)`` too)."""

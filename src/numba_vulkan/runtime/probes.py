@@ -1,162 +1,38 @@
-"""Facts about a driver that only running a kernel reveals.
+"""Facts about a driver that only running a kernel reveals, measured when a device is
+opened and kept per driver (runtime/disk.py).
 
-Mesa 22's lavapipe ends every loop nest after 65,535 iterations per
-invocation, silently (gallivm's loop limiter, LP_MAX_TGSI_LOOP_ITERATIONS):
-summing 200,000 ones gives 65,535. No Vulkan property reports it, so a probe
-kernel runs a loop longer than that once per driver version and the result is
-kept in ``<cache dir>/driver_probes.json``; ``DeviceInfo.loop_iteration_limit``
-carries it (None where loops run to the end), and the dispatcher warns about
-kernels whose loops could pass it.
-
-The cache directory is ``NUMBA_VULKAN_CACHE_DIR``, else
-``$XDG_CACHE_HOME/numba_vulkan`` (``~/.cache/numba_vulkan``). A cache that
-cannot be read or written only costs a probe per process.
+- The loop cap: Mesa 22's lavapipe ends every loop nest after 65,535 iterations per
+  invocation, silently (gallivm's loop limiter, LP_MAX_TGSI_LOOP_ITERATIONS): summing
+  200,000 ones gives 65,535. No Vulkan property reports it, so a probe kernel runs a loop
+  longer than that; ``DeviceInfo.loop_iteration_limit`` carries the result (None where
+  loops run to the end), and kernels compiled for such a driver count the invocations that
+  finish their loops (kir/loop_guard.h).
+- The driver self-test (runtime/selftest.py): the primitives exact results rest on.
 """
-
-import functools
-import json
-import os
-import tempfile
 
 import numpy as np
 
-from .. import config
+from .. import _core
+from . import compiler_hook, disk, selftest
+from .creation import to_device
 
 #: Iterations the probe asks for: past any limit a driver is known to have.
 PROBE_ITERATIONS = 1 << 20
-_VERSION = 1  # bump when the probe changes, so that old results are not trusted
-_FILE = "driver_probes.json"
-
-
-def cache_dir():
-    """The folder of numba_vulkan's on-disk caches."""
-    if config.CACHE_DIR:
-        return config.CACHE_DIR
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "numba_vulkan")
-
-
-#: Environment variables that change the code a CPU driver generates (Mesa's llvmpipe reads
-#: them): part of the key of a CPU device, like the CPU's features.
-CPU_DRIVER_VARIABLES = ("LP_", "GALLIUM_", "MESA_", "LIBGL_", "DRAW_")
-
-
-@functools.cache
-def _cpu_features():
-    """The machine's architecture and CPU feature flags (read once)."""
-    import platform
-
-    flags = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith(("flags", "Features")):
-                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
-                    break
-    except OSError:
-        pass
-    return f"{platform.machine()}\n{flags}"
-
-
-def _cpu_signature():
-    """The CPU's features and the variables that steer a CPU driver's code generation, hashed:
-    lavapipe's code (and its faults) differs between an AVX2 and an AVX-512 CPU of the same
-    driver version, and a home directory's cache may be shared between such machines."""
-    import hashlib
-
-    env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(CPU_DRIVER_VARIABLES))
-    text = "\n".join([_cpu_features(), *env])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def driver_key(info):
-    """What identifies a driver build: device, driver name and version string, API version;
-    for a CPU device also the CPU's features and the driver's variables (_cpu_signature)."""
-    version = ".".join(map(str, info.api_version))
-    key = (
-        f"v{_VERSION}:{info.vendor_id:04x}:{info.device_id:04x}:{info.name}:"
-        f"{info.driver_name}:{info.driver_info}:{version}"
-    )
-    if str(getattr(info, "kind", "")).lower() == "cpu":
-        key += f":cpu={_cpu_signature()}"
-    return key
-
-
-def _read():
-    from . import disk
-
-    path = os.path.join(cache_dir(), _FILE)
-    try:
-        if not disk.trusted(path):  # another user's verdicts would steer our compiler
-            return {}
-        with open(path) as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _write(key, entry):
-    """Merge `entry`'s fields into the cached entry of `key`."""
-    from . import disk
-
-    folder = cache_dir()
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        if not disk.trusted(os.path.join(folder, _FILE)):
-            return
-        data = _read()
-        old = data.get(key)
-        data[key] = {**(old if isinstance(old, dict) else {}), **entry}
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".probes.")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, os.path.join(folder, _FILE))  # atomic: concurrent processes are safe
-    except OSError:
-        pass
-
-
-_MISSING = object()
-
-
-def cached_selftest(info):
-    """The cached self-test verdicts of `info`'s driver ({primitive: verdict}), or _MISSING."""
-    from . import selftest
-
-    entry = _read().get(driver_key(info))
-    found = entry.get("selftest") if isinstance(entry, dict) else None
-    if not isinstance(found, dict) or found.get("version") != selftest.VERSION:
-        return _MISSING
-    verdicts = found.get("verdicts")
-    if not isinstance(verdicts, dict) or set(verdicts) != set(selftest.PRIMITIVES):
-        return _MISSING
-    if not all(isinstance(v, str) for v in verdicts.values()):
-        return _MISSING
-    return {p: verdicts[p] for p in selftest.PRIMITIVES}
 
 
 def driver_selftest(device):
-    """The self-test verdicts of `device`'s driver: cached, else run now (selftest.run) and
+    """The self-test verdicts of `device`'s driver: cached, else run now (run_selftest) and
     cached. {} where the compiler is not loaded."""
-    cached = cached_selftest(device.info)
-    if cached is not _MISSING:
+    cached = disk.cached_selftest(device.info)
+    if cached is not disk.MISSING:
         return cached
-    from . import compiler_hook, selftest
-
     if not compiler_hook.available():
         return {}
-    verdicts = selftest.run(device)
-    _write(driver_key(device.info), {"selftest": {"version": selftest.VERSION, "verdicts": verdicts}})
+    verdicts = run_selftest(device)
+    disk.record_probe(device.info, {"selftest": {"version": selftest.VERSION, "verdicts": verdicts}})
     return verdicts
 
 
-def cached_loop_limit(info):
-    """The cached result for `info`'s driver: an int, None (no limit), or _MISSING."""
-    entry = _read().get(driver_key(info))
-    if not isinstance(entry, dict) or "loop_iteration_limit" not in entry:
-        return _MISSING
-    value = entry["loop_iteration_limit"]
-    return value if value is None or isinstance(value, int) else _MISSING
 
 
 def _probe_kernel(ones, n, out):
@@ -172,11 +48,9 @@ def loop_iteration_limit(device):
     Cached per driver (see the module doc); otherwise measured by a probe
     kernel of PROBE_ITERATIONS iterations on `device`.
     """
-    cached = cached_loop_limit(device.info)
-    if cached is not _MISSING:
+    cached = disk.cached_loop_limit(device.info)
+    if cached is not disk.MISSING:
         return cached
-    from . import compiler_hook
-
     if not compiler_hook.available():  # only numba_vulkan.runtime is loaded: not known
         return None
     kernel = compiler_hook.jit(_probe_kernel)
@@ -187,5 +61,53 @@ def loop_iteration_limit(device):
     if count <= 0:  # the probe itself went wrong: say nothing rather than something false
         return None
     limit = None if count >= PROBE_ITERATIONS else count
-    _write(driver_key(device.info), {"loop_iteration_limit": limit, "probe_result": count})
+    disk.record_probe(device.info, {"loop_iteration_limit": limit, "probe_result": count})
     return limit
+
+
+def run_selftest(device):
+    """Run the self-test on `device` (a runtime Device): {primitive: verdict}. The probe
+    kernel (numba_vulkan.selftest_kernel) is compiled for the raw driver (selftest.RAW)."""
+    info = device.info
+    with_64 = bool(info.int64 and info.float64)
+    rng = np.random.default_rng(20261205)
+    n = 512
+    token = selftest.RAW.set(True)
+    try:
+        core, names = compiler_hook.selftest_kernel(device, with_64)
+    finally:
+        selftest.RAW.reset(token)
+    host = {"x32": selftest.float_operands(np.float32, n, rng)}
+    host["o32"] = np.zeros((n, selftest.COLUMNS), np.float32)
+    if with_64:
+        host["x64"] = selftest.float_operands(np.float64, n, rng)
+        host["o64"] = np.zeros((n, selftest.COLUMNS), np.float64)
+        host["a"] = selftest.int_operands(n, rng)
+        host["ua"] = host["a"].view(np.uint64)
+        host["f"] = selftest.conversion_operands(n, rng)
+        host["out"] = np.zeros((n, 6), np.int64)
+        host["uout"] = np.zeros((n, 4), np.uint64)
+        for k in selftest.CONVERSION_KINDS:
+            host[f"c{np.dtype(k).name}"] = np.zeros(n, k)
+    arrays = [to_device(host[name], device=device) for name in names]
+    kernel = device._core.load_kernel(core.words, core.push_size)
+    launcher = _core.Launcher(device._core, kernel, list(core.args), core.param_size,
+                              core.params_in_buffer)  # fmt: skip
+    local = 64
+    if not launcher.launch(((n + local - 1) // local, 1, 1), (local, 1, 1), tuple(arrays)):
+        raise RuntimeError("the self-test's kernel refused its own arguments")
+    got = {name: arr.copy_to_host() for name, arr in zip(names, arrays)}
+    verdicts = {}
+    for dtype, tag in ((np.float32, "32"), (np.float64, "64")):
+        if f"x{tag}" not in host:
+            lacking = "not run: the device has no int64 or float64"
+            verdicts.update({p: lacking for p in selftest.PRIMITIVES if not p.endswith("f32")})
+            continue
+        x, o = host[f"x{tag}"], got[f"o{tag}"]
+        keeps = int(tag) in info.denorm_preserve
+        verdicts.update(selftest.float_verdicts(dtype, o, x, keeps))
+        verdicts[f"fma_f{tag}"] = selftest.fma_verdict(dtype, o[:, 11], x, keeps)
+    if with_64:
+        conv = [got[f"c{np.dtype(k).name}"] for k in selftest.CONVERSION_KINDS]
+        verdicts.update(selftest.int_verdicts(host["a"], host["f"], got["out"], got["uout"], conv))
+    return {p: verdicts.get(p, "not run") for p in selftest.PRIMITIVES}

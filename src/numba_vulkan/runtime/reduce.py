@@ -51,6 +51,11 @@ import textwrap
 
 import numpy as np
 
+from .. import _core
+from ..narrowing import Mode
+from ..stubs import barrier, global_id, group_id, local_id, shared
+from .compiler_hook import jit
+
 CHUNK = 256  # elements one invocation reduces per pass (integer sums, min, max)
 # Float sums launch at most this many invocations per pass, each reducing
 # ceil(n / MAX_INVOCATIONS) elements when that is more than FLOAT_CHUNK: a GPU
@@ -194,9 +199,6 @@ def _kernel(op, acc, ndim, narrow, block=None):
     kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
-    from ..stubs import barrier, global_id, group_id, local_id, shared
-    from .compiler_hook import jit
-
     load = _LOADS[ndim].format(k="j")
     name = f"_nv_{op}_{acc}_{ndim}d"
     if float_sum:
@@ -245,8 +247,6 @@ def _narrow_option(device):
     twice as fast on lavapipe) where that mode narrows nothing on `device`; else
     False, so that a device without int64/float64 refuses the kernels rather than
     accumulate in 32 bits (and NUMBA_VULKAN_NARROW=1 does not narrow them)."""
-    from ..narrowing import Mode
-
     mode = Mode.for_device(device.info, None)
     return None if not (mode.ints or mode.floats) else False
 
@@ -307,8 +307,6 @@ def reduce(array, op):
     if dtype.kind == "b" and op != "sum":
         count = reduce(array, "sum")
         return np.bool_(count == array.size if op == "min" else count > 0)
-    from .array import DeviceArray
-
     device = array.device
     acc = _accumulator(op, dtype)
     narrow = _narrow_option(device)
@@ -331,7 +329,7 @@ def reduce(array, op):
         else:
             stride = count = -(-n // CHUNK)
             launch = _launch(op, acc, values.ndim, narrow, None, stride, None, device)
-        partials = _result_array(device, acc) if count == 1 else DeviceArray(device, (count,), acc)
+        partials = _result_array(array, acc) if count == 1 else type(array)(device, (count,), acc)
         # int32 counts below 2^31: the compiler proves the index math fits 32 bits.
         as_int = np.int32 if n < 2**31 else np.int64
         extra = (as_int(split),) if float_sum else ()
@@ -357,11 +355,11 @@ def reduce(array, op):
 _free_results = {}
 
 
-def _result_array(device, acc):
-    from .array import DeviceArray, _core
-
+def _result_array(like, acc):
+    """A 1-element array of `acc` on `like`'s device, of `like`'s class, in pinned memory."""
+    device = like.device
     try:
         buffer = _free_results.get(device, []).pop()
     except IndexError:
-        buffer = _core().vk_allocate_pinned(device._core, 8)
-    return DeviceArray(device, (1,), acc, _stored=(buffer, 0, (np.dtype(acc).itemsize,)))
+        buffer = _core.vk_allocate_pinned(device._core, 8)
+    return type(like)(device, (1,), acc, _stored=(buffer, 0, (np.dtype(acc).itemsize,)))

@@ -28,7 +28,7 @@ import numpy as np
 from .. import config, forksafe, sites
 
 _lock = forksafe.lock()
-_buffers = {}  # (Device, thread token) -> (status words as a uint32 NumPy view, 0-d DeviceArray)
+_buffers = {}  # (Device, thread token) -> Status
 _local = threading.local()
 
 
@@ -48,9 +48,29 @@ def print_words():
     return max(64, int(getattr(runtime, "PRINT_BUFFER_WORDS", config.PRINT_WORDS)))
 
 
-def status_array(device):
-    """The calling thread's status buffer on `device`, as the 0-d uint32 DeviceArray kernels
-    take: what its launches raise and print is reported to it alone."""
+class Status:
+    """A thread's status buffer on a device: pinned memory its kernels write what they raise
+    and print to, and the host reads without a copy.
+
+    Attributes
+    ----------
+    words : numpy.ndarray
+        The buffer as uint32 words (numba_vulkan/sites.py lays them out).
+    buffer : _core.Buffer
+        The Vulkan buffer.
+    array : DeviceArray or None
+        The 0-d uint32 device array kernels take (runtime/creation.status_array makes it).
+    """
+
+    __slots__ = ("array", "buffer", "words")
+
+    def __init__(self, words, buffer):
+        self.words, self.buffer, self.array = words, buffer, None
+
+
+def status(device):
+    """The calling thread's Status on `device`: what its launches raise and print is
+    reported to it alone."""
     key = (device, thread_token())
     entry = _buffers.get(key)
     if entry is None:
@@ -58,12 +78,11 @@ def status_array(device):
             entry = _buffers.get(key)
             if entry is None:
                 entry = _buffers[key] = _allocate(device)
-    return entry[1]
+    return entry
 
 
 def _allocate(device):
     from .. import _core
-    from .array import DeviceArray
 
     if not _buffers:
         import atexit
@@ -75,8 +94,7 @@ def _allocate(device):
     words = buffer.host_view()[: 4 * total].view(np.uint32)
     words[:] = 0
     words[sites.PRINT_AREA + 1] = capacity
-    array = DeviceArray(device, (), np.uint32, _stored=(buffer, 0, ()))
-    return words, array
+    return Status(words, buffer)
 
 
 def _at_exit():
@@ -89,7 +107,7 @@ def _at_exit():
     for device, token in list(_buffers):
         try:
             device._core.synchronize()  # launches nothing waited for yet
-            _check(device, _buffers[(device, token)][0])
+            _check(device, _buffers[(device, token)].words)
         except VulkanForkError:
             return  # a forked child: the buffers and their kernels are the parent's
         except Exception as e:  # noqa: BLE001 (the kernel's own exception, or a lost device)
@@ -103,7 +121,7 @@ def check(device):
     since its last check (another thread's launches are reported to that thread)."""
     entry = _buffers.get((device, thread_token()))
     if entry is not None:
-        _check(device, entry[0])
+        _check(device, entry.words)
 
 
 def _check(device, words):

@@ -19,9 +19,9 @@ compiler cannot express the probe there). A wrong primitive that has a
 software form (SOFT_FORMS) switches kernels for that device to the form; one
 without is reported by a VulkanDriverFaultWarning when the device is opened,
 naming the primitive. The verdicts are cached with the loop cap in
-``driver_probes.json`` (probes.py) under the driver's key, which for a CPU
+``driver_probes.json`` (disk.py) under the driver's key, which for a CPU
 driver includes the CPU's features and the Mesa variables that change its
-code (probes.driver_key); they show in ``python3 -m numba_vulkan`` and in
+code (disk.driver_key); they show in ``python3 -m numba_vulkan`` and in
 ``DeviceInfo.selftest`` / ``DeviceInfo.soft_forms``.
 
 Decided by what the probe sees, not by vendor, with one exception: that
@@ -75,7 +75,7 @@ RAW = contextvars.ContextVar("numba_vulkan_selftest_raw", default=False)
 # ---------------------------------------------------------------- operands
 
 
-def _float_operands(dtype, n, rng):
+def float_operands(dtype, n, rng):
     """(n, 3) operands: column 0 for rounding and zeros, columns 1 and 2 for division,
     multiply-add and sqrt; edge cases first, then random bit patterns."""
     f = np.finfo(dtype)
@@ -110,7 +110,7 @@ def _float_operands(dtype, n, rng):
     return x
 
 
-def _int_operands(n, rng):
+def int_operands(n, rng):
     """(n, 2) int64 operands: edges against edges, then random; divisors never 0."""
     e = np.array([0, 1, -1, 2, -2, 3, 7, -7, 255, 256, -256, 2**31 - 1, -2**31, 2**32 - 1, 2**32,
                   2**62 + 5, 2**63 - 1, -2**63, -2**63 + 1, 0x0123456789ABCDEF,
@@ -123,7 +123,7 @@ def _int_operands(n, rng):
     return a
 
 
-def _conversion_operands(n, rng):
+def conversion_operands(n, rng):
     """(n, 6) float64 values within the ranges of int8, uint8, int32, uint32, int64 and uint64
     (columns), with their edges and fractions."""
     ranges = [(-128, 127), (0, 255), (-2**31, 2**31 - 1), (0, 2**32 - 1), (-2**63, 2**63 - 1024),
@@ -182,7 +182,7 @@ def _verdict(checks, subnormals=True):
     return "exact"
 
 
-def _float_verdicts(dtype, got, x, subnormals=True):
+def float_verdicts(dtype, got, x, subnormals=True):
     tag = "f32" if dtype == np.float32 else "f64"
     v, a, b = x[:, 0], x[:, 1], x[:, 2]
     zero = dtype(0.0)
@@ -202,7 +202,7 @@ def _float_verdicts(dtype, got, x, subnormals=True):
     return {name: _verdict(c, subnormals) for name, c in checks.items()}
 
 
-def _fma_verdict(dtype, got, x, subnormals=True):
+def fma_verdict(dtype, got, x, subnormals=True):
     """'fused' where every result is x * y + z rounded once (computed exactly with fractions),
     else 'not fused: ...'. Overflowing products and, where the device flushes them,
     subnormals are left out."""
@@ -246,13 +246,13 @@ def _round_once(exact, dtype):
 
 
 #: Columns of the float probe (numba_vulkan.selftest_kernel).
-_COLUMNS = 12
+COLUMNS = 12
 
-#: The integer types of the conversion probe, one column of _conversion_operands each.
-_CONVERSION_KINDS = (np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
+#: The integer types of the conversion probe, one column of conversion_operands each.
+CONVERSION_KINDS = (np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
 
 
-def _int_verdicts(a, f, out, uout, conv):
+def int_verdicts(a, f, out, uout, conv):
     x, y = a[:, 0], a[:, 1]
     ux, uy = x.view(np.uint64), y.view(np.uint64)
     s = uy & np.uint64(63)
@@ -270,7 +270,7 @@ def _int_verdicts(a, f, out, uout, conv):
                                ("int64 <=", out[:, 5], (x <= y).astype(np.int64), (x, y)),
                                ("uint64 <", uout[:, 3], (ux < uy).astype(np.uint64), (ux, uy))],
             "float_to_int": [(f"float64 to {np.dtype(k).name}", conv[j], np.trunc(f[:, j]).astype(k),
-                              (f[:, j],)) for j, k in enumerate(_CONVERSION_KINDS)],
+                              (f[:, j],)) for j, k in enumerate(CONVERSION_KINDS)],
         }  # fmt: skip
     return {name: _verdict(c) for name, c in checks.items()}
 
@@ -280,63 +280,6 @@ PRIMITIVES = ("rounding_f32", "rounding_f64", "float_zeros_f32", "float_zeros_f6
               "division_f64", "contraction_f32", "contraction_f64", "sqrt_f32", "sqrt_f64",
               "fma_f32", "fma_f64", "int64_division", "int64_shifts", "int64_compares",
               "float_to_int")  # fmt: skip
-
-
-def run(device):
-    """Run the self-test on `device` (a runtime Device): {primitive: verdict}. The probe
-    kernel (numba_vulkan.selftest_kernel) is compiled for the raw driver (RAW)."""
-    from . import compiler_hook
-    from .creation import to_device
-
-    info = device.info
-    with_64 = bool(info.int64 and info.float64)
-    rng = np.random.default_rng(20261205)
-    n = 512
-    token = RAW.set(True)
-    try:
-        core, names = compiler_hook.selftest_kernel(device, with_64)
-    finally:
-        RAW.reset(token)
-    host = {"x32": _float_operands(np.float32, n, rng)}
-    host["o32"] = np.zeros((n, _COLUMNS), np.float32)
-    if with_64:
-        host["x64"] = _float_operands(np.float64, n, rng)
-        host["o64"] = np.zeros((n, _COLUMNS), np.float64)
-        host["a"] = _int_operands(n, rng)
-        host["ua"] = host["a"].view(np.uint64)
-        host["f"] = _conversion_operands(n, rng)
-        host["out"] = np.zeros((n, 6), np.int64)
-        host["uout"] = np.zeros((n, 4), np.uint64)
-        for k in _CONVERSION_KINDS:
-            host[f"c{np.dtype(k).name}"] = np.zeros(n, k)
-    arrays = [to_device(host[name], device=device) for name in names]
-    kernel = device._core.load_kernel(core.words, core.push_size)
-    launcher = _core().Launcher(device._core, kernel, list(core.args), core.param_size,
-                                core.params_in_buffer)  # fmt: skip
-    local = 64
-    if not launcher.launch(((n + local - 1) // local, 1, 1), (local, 1, 1), tuple(arrays)):
-        raise RuntimeError("the self-test's kernel refused its own arguments")
-    got = {name: arr.copy_to_host() for name, arr in zip(names, arrays)}
-    verdicts = {}
-    for dtype, tag in ((np.float32, "32"), (np.float64, "64")):
-        if f"x{tag}" not in host:
-            lacking = "not run: the device has no int64 or float64"
-            verdicts.update({p: lacking for p in PRIMITIVES if not p.endswith("f32")})
-            continue
-        x, o = host[f"x{tag}"], got[f"o{tag}"]
-        keeps = int(tag) in info.denorm_preserve
-        verdicts.update(_float_verdicts(dtype, o, x, keeps))
-        verdicts[f"fma_f{tag}"] = _fma_verdict(dtype, o[:, 11], x, keeps)
-    if with_64:
-        conv = [got[f"c{np.dtype(k).name}"] for k in _CONVERSION_KINDS]
-        verdicts.update(_int_verdicts(host["a"], host["f"], got["out"], got["uout"], conv))
-    return {p: verdicts.get(p, "not run") for p in PRIMITIVES}
-
-
-def _core():
-    from .. import _core as core
-
-    return core
 
 
 def faulty(verdicts):

@@ -24,6 +24,8 @@ import threading
 
 import numpy as np
 
+from .creation import to_device
+
 
 def _core():
     from .. import _core as core
@@ -44,8 +46,6 @@ class Slots:
     def take(self, device, loaded, arrays, written, stream):
         """`arrays` with each NumPy array replaced by its device copy in the kernel's slot
         for this launch (made, or refreshed where needed). Call with ``self.lock`` held."""
-        from .creation import to_device
-
         key = tuple(_describe(a) for a in arrays)
         slots = self._by_kernel.setdefault(id(loaded), collections.OrderedDict())
         slot = slots.pop(key, None)

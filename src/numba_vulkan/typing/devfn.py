@@ -17,18 +17,31 @@ kernel's line. A recursive call in code that Numba prunes before typing (a
 dead branch) is never typed, so it is no error.
 """
 
+import builtins
 import dis
 import threading
-import weakref
 
 from numba.core import ir
 
 from .. import checks
 from ..errors import VulkanUnsupportedError
-from .overloads import OverloadDispatcher
 
 _local = threading.local()
-_by_origin = weakref.WeakKeyDictionary()  # user's dispatcher -> OverloadDispatcher
+_typer = None  # typing/pipeline.py's type_kernel with default options (set_typer)
+
+
+def set_typer(typer):
+    """Register how a function is typed for Vulkan: ``typer(py_func, argtypes)`` returns its
+    TypedKernel. typing/pipeline.py does, when imported (it sits above the typing context,
+    which makes the OverloadDispatchers that call it)."""
+    global _typer
+    _typer = typer
+
+
+def type_function(py_func, argtypes):
+    """Type `py_func` for `argtypes` with the registered typer (a recursive call raises)."""
+    check_not_recursive(py_func)
+    return _typer(py_func, argtypes)
 
 
 def typing_stack():
@@ -78,23 +91,6 @@ def is_jitted(obj):
     return is_nv_jitted(obj) or isinstance(obj, NumbaDispatcher)
 
 
-def device_function(obj):
-    """The typing-only dispatcher for jitted function `obj` (created once), or None."""
-    if not is_jitted(obj):
-        return None
-    try:
-        found = _by_origin.get(obj)
-    except TypeError:  # not weakly referenceable
-        found = None
-    if found is None:
-        found = OverloadDispatcher(obj.py_func, {}, origin=obj)
-        try:
-            _by_origin[obj] = found
-        except TypeError:
-            pass
-    return found
-
-
 def origin_options(origin):
     """The options of the user's dispatcher that matter when it is inlined: a dict with
     fastmath, boundscheck, debug and error_model (None where the user did not set it)."""
@@ -134,8 +130,6 @@ def _loaded_names(code):
 
 def _callees(py_func):
     """(jitted callee, its Python function, line) for each jitted function `py_func` names."""
-    from .pipeline import lookup_name
-
     code = getattr(py_func, "__code__", None)
     if code is None:
         return
@@ -184,3 +178,22 @@ def check_cycles(kernel_func):
             done.add(callee)
 
     visit(kernel_func)
+
+
+#: What lookup_name returns for a name the function cannot see.
+MISSING = object()
+
+
+def lookup_name(pyfunc, name):
+    """The value `name` has in `pyfunc` (a free variable, a global or a builtin), else MISSING."""
+    code = getattr(pyfunc, "__code__", None)
+    closure = getattr(pyfunc, "__closure__", None) or ()
+    if code is not None and name in code.co_freevars:
+        try:
+            return closure[code.co_freevars.index(name)].cell_contents
+        except (IndexError, ValueError):
+            return MISSING
+    value = getattr(pyfunc, "__globals__", {}).get(name, MISSING)
+    if value is MISSING:
+        value = getattr(builtins, name, MISSING)
+    return value

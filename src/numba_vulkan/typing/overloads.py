@@ -9,8 +9,14 @@ the front end lowers the call itself, or (later) lowers the implementation's
 typed IR kept here as a device function.
 """
 
+import weakref
+
 from numba.core import typing, utils
 from numba.core.typing.templates import fold_arguments
+
+from . import devfn
+
+_by_origin = weakref.WeakKeyDictionary()  # user's dispatcher -> OverloadDispatcher
 
 
 class OverloadDispatcher:
@@ -64,10 +70,7 @@ class OverloadDispatcher:
         argtypes = tuple(argtypes)
         typed = self.overloads.get(argtypes)
         if typed is None:
-            from . import devfn, pipeline
-
-            devfn.check_not_recursive(self.py_func)
-            typed = pipeline.type_kernel(self.py_func, argtypes, pipeline.Options())
+            typed = devfn.type_function(self.py_func, argtypes)
             self.overloads[argtypes] = typed
         return typed
 
@@ -88,3 +91,20 @@ class OverloadDispatcher:
 
     def get_overload(self, argtypes):
         return self.overloads[tuple(argtypes)]
+
+
+def device_function(obj):
+    """The typing-only dispatcher for jitted function `obj` (created once), or None."""
+    if not devfn.is_jitted(obj):
+        return None
+    try:
+        found = _by_origin.get(obj)
+    except TypeError:  # not weakly referenceable
+        found = None
+    if found is None:
+        found = OverloadDispatcher(obj.py_func, {}, origin=obj)
+        try:
+            _by_origin[obj] = found
+        except TypeError:
+            pass
+    return found

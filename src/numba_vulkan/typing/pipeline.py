@@ -9,12 +9,11 @@ compiler (numba_vulkan.compiler), the front end and the dispatcher build on
 it; nothing here imports them.
 """
 
-import builtins
 import re
 from dataclasses import dataclass, field
 
 from numba.core import compiler
-from numba.core.compiler_machinery import AnalysisPass, PassManager, register_pass
+from numba.core.compiler_machinery import AnalysisPass, register_pass
 from numba.core.errors import NumbaError, TypingError, UnsupportedBytecodeError
 from numba.core.target_extension import target_override
 from numba.core.typed_passes import NopythonTypeInference
@@ -30,7 +29,8 @@ from numba.core.untyped_passes import (
 )
 
 from .. import errors
-from . import lean, lean_passes, scalar_constants, target
+from ..errors import VulkanUnsupportedError
+from . import devfn, lean, lean_passes, scalar_constants, target, translate
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,6 @@ def type_kernel_for_user(pyfunc, argtypes, options):
     error names the cycle and the kernel's line that starts it. The search reads the bytecode
     of the kernel and of each callee that calls another: kernels that type need not pay it.
     """
-    from . import devfn, translate
-
     try:
         return type_kernel(pyfunc, argtypes, options)
     except Exception as e:
@@ -152,8 +150,6 @@ def check_device_calls(kernel_name, options, device_calls):
     kernel's options; a callee asking for different ones is refused rather than
     silently compiled with the kernel's.
     """
-    from . import devfn
-
     for origin, loc in device_calls:
         opts = devfn.origin_options(origin)
         callee = getattr(origin, "__name__", "?")
@@ -186,8 +182,6 @@ def check_device_calls(kernel_name, options, device_calls):
 
 def type_kernel(pyfunc, argtypes, options):
     """Run Numba's front half on ``pyfunc`` for ``argtypes``; raises Numba's TypingError."""
-    from . import devfn
-
     stack = devfn.typing_stack()
     stack.append(pyfunc)
     try:
@@ -196,9 +190,10 @@ def type_kernel(pyfunc, argtypes, options):
         stack.pop()
 
 
-def _type_kernel(pyfunc, argtypes, options):
-    from . import devfn
+devfn.set_typer(lambda pyfunc, argtypes: type_kernel(pyfunc, argtypes, Options()))
 
+
+def _type_kernel(pyfunc, argtypes, options):
     typing_context, target_context = target.contexts()
     flags = compiler.Flags()
     flags.no_cpython_wrapper = True
@@ -226,36 +221,15 @@ def _type_kernel(pyfunc, argtypes, options):
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _UNTYPED_GLOBAL = re.compile(r"Untyped global name '([^']+)'")
-_MISSING = object()
-
-
-def lookup_name(pyfunc, name):
-    """The value `name` has in `pyfunc` (a free variable, a global or a builtin), else _MISSING."""
-    code = getattr(pyfunc, "__code__", None)
-    closure = getattr(pyfunc, "__closure__", None) or ()
-    if code is not None and name in code.co_freevars:
-        try:
-            return closure[code.co_freevars.index(name)].cell_contents
-        except (IndexError, ValueError):
-            return _MISSING
-    value = getattr(pyfunc, "__globals__", {}).get(name, _MISSING)
-    if value is _MISSING:
-        value = getattr(builtins, name, _MISSING)
-    return value
-
-
 def _unsupported_call_error(pyfunc, error):
     """A VulkanUnsupportedError for Numba's "untyped global" TypingError when that global is a
     function (an @nv.jit function or any other callable Numba cannot type); else None."""
-    from ..errors import VulkanUnsupportedError
-    from . import devfn
-
     match = _UNTYPED_GLOBAL.search(_ANSI.sub("", str(error)))
     if match is None:
         return None
     name = match.group(1)
-    value = lookup_name(pyfunc, name)
-    if value is _MISSING or not callable(value):
+    value = devfn.lookup_name(pyfunc, name)
+    if value is devfn.MISSING or not callable(value):
         return None
     loc = getattr(error, "loc", None)
     if devfn.is_nv_jitted(value):

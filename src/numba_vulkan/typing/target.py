@@ -25,6 +25,8 @@ from numba.core.typing import signature
 from numba.extending import typeof_impl
 from numba.np import numpy_support
 
+from .overloads import OverloadDispatcher, device_function
+
 
 class Vulkan(GPU):
     """The Vulkan hardware target: any Vulkan 1.2+ compute device."""
@@ -148,6 +150,7 @@ class VulkanTypingContext(NumbaTypingContext):
 
     def load_additional_registries(self):
         from numba.cpython import cmathimpl  # noqa: F401  (types cmath.cosh, polar, rect ...:
+
         # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
@@ -268,9 +271,7 @@ class VulkanTypingContext(NumbaTypingContext):
             return found
         # @nv.jit and numba.njit functions are device functions here, typed (and later
         # inlined) for Vulkan: never compiled for the CPU (typing/devfn.py).
-        from . import devfn
-
-        fn = devfn.device_function(val)
+        fn = device_function(val)
         if fn is not None:
             return types.Dispatcher(fn)
         if _is_device_array(val):  # a global DeviceArray: used in place (frontend/hidden.py)
@@ -366,8 +367,6 @@ def register_device_array_typeof():
 
 def _overload_jit(**jit_options):
     """The jit decorator Numba uses for ``@overload`` implementations typed for Vulkan."""
-    from .overloads import OverloadDispatcher
-
     return lambda pyfunc: OverloadDispatcher(pyfunc, jit_options)
 
 

@@ -23,7 +23,9 @@ cast to the output's type. Operands arrive as views prepared by
 import numpy as np
 
 from .. import forksafe
+from ..runtime.compiler_hook import jit
 from ..runtime.reduce import _narrow_option
+from ..stubs import global_id
 from . import operands
 
 _kernels = {}
@@ -95,9 +97,6 @@ def kernel(core, core_key, kinds, in_casts, out_casts, rank, narrow, options=())
         k = _kernels.get(key)
         if k is not None:
             return k
-        from ..runtime.compiler_hook import jit
-        from ..stubs import global_id
-
         name = "_nv_elementwise_" + "".join(c if c.isalnum() else "_" for c in str(core_key[0]))
         source = _source(name, kinds, in_casts, out_casts, rank)
         namespace = {"np": np, "global_id": global_id, "core": core}
@@ -150,3 +149,21 @@ def run(core, core_key, inputs, in_casts, outputs, out_casts, device, options=()
 
 def _is_array(x):
     return isinstance(x, operands.DeviceArray)
+
+
+def _identity(x):
+    return x
+
+
+_cast_core = None
+
+
+def cast_on_device(array, dtype):
+    """A new device array holding `array`'s elements converted to `dtype` (NumPy's astype)."""
+    global _cast_core
+    if _cast_core is None:
+        _cast_core = jit(device=True)(_identity)
+    out = type(array)(array.device, array.shape, dtype)
+    run(_cast_core, ("astype",), [array], ["{}"], [out], [cast_expr(dtype)],
+        array.device)
+    return out

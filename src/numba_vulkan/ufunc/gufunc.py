@@ -31,9 +31,12 @@ from numba.np.ufunc.sigparse import parse_signature
 
 from .. import forksafe
 from ..runtime.array import DeviceArray
+from ..runtime.compiler_hook import jit
 from ..runtime.creation import to_device
 from ..runtime.reduce import _narrow_option
+from ..stubs import global_id
 from . import elementwise, operands
+from .vectorizer import kernel_scalar, scalar_fits
 
 _kernels = {}
 _lock = forksafe.lock()
@@ -48,9 +51,6 @@ def _kernel(core_fn, key, kinds, narrow, options):
     with _lock:
         k = _kernels.get(full)
         if k is None:
-            from ..runtime.compiler_hook import jit
-            from ..stubs import global_id
-
             params = [f"x{j}" for j in range(len(kinds))]
             first = kinds.index("a")
             args = [f"x{j}[i]" if kind == "a" else f"x{j}" for j, kind in enumerate(kinds)]
@@ -98,8 +98,6 @@ class VulkanGUFunc:
     """
 
     def __init__(self, pyfunc, layout, signatures, options):
-        from ..runtime.compiler_hook import jit
-
         self.pyfunc = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "gufunc")
         self.__doc__ = getattr(pyfunc, "__doc__", None)
@@ -210,8 +208,6 @@ class VulkanGUFunc:
                 for j, (h, v, dims) in enumerate(zip(have, list(values) + outs,
                                                      self._ins + self._outs))
             )  # fmt: skip
-        from .vectorizer import scalar_fits
-
         # An exact match first, then one the arguments cast to safely, then (numba-cuda's
         # rule: the first signature the inputs can be cast to) one of the same kind, such as
         # float64 arrays into a float32 signature.
@@ -260,10 +256,8 @@ class VulkanGUFunc:
         if isinstance(v, DeviceArray):
             if v.dtype == dtype:
                 return v
-            return cast_on_device(v, dtype)
+            return elementwise.cast_on_device(v, dtype)
         if operands.is_python_scalar(v) or (isinstance(v, np.generic)):
-            from .vectorizer import kernel_scalar
-
             return kernel_scalar(v, dtype)
         return to_device(np.asarray(v).astype(dtype, copy=False), dev)
 
@@ -325,23 +319,3 @@ def _loop_views(arrays, loop_shape):
             views.append(operands.view(a, (shape[-1],) + core_shape,
                                        (st[-1],) + core_strides, offset))  # fmt: skip
         yield views
-
-
-def _identity(x):
-    return x
-
-
-_cast_core = None
-
-
-def cast_on_device(array, dtype):
-    """A new device array holding `array`'s elements converted to `dtype` (NumPy's astype)."""
-    global _cast_core
-    if _cast_core is None:
-        from ..runtime.compiler_hook import jit
-
-        _cast_core = jit(device=True)(_identity)
-    out = DeviceArray(array.device, array.shape, dtype)
-    elementwise.run(_cast_core, ("astype",), [array], ["{}"], [out],
-                    [elementwise.cast_expr(dtype)], array.device)  # fmt: skip
-    return out

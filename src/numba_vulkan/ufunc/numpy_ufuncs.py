@@ -31,7 +31,9 @@ import numpy as np
 from .. import forksafe
 from ..errors import VulkanUnsupportedError
 from ..runtime.array import DeviceArray
+from ..runtime.compiler_hook import jit
 from . import operands
+from .vectorizer import apply
 
 # ---------------------------------------------------------------- expressions per kind
 
@@ -161,8 +163,6 @@ _helpers = None
 def _helper_functions():
     global _helpers
     if _helpers is None:
-        from ..runtime.compiler_hook import jit
-
         _helpers = {"_fmod": jit(device=True)(_fmod),
                     "_nextafter16": jit(device=True)(_nextafter16)}
     return _helpers
@@ -186,8 +186,6 @@ def _ipow(x, y):
 
 def _int_pow(dtype):
     """Integer power by squaring, wrapping in `dtype` after every step (as NumPy)."""
-    from ..runtime.compiler_hook import jit
-
     ns = {"T": np.dtype(dtype).type, "BITS": 8 * np.dtype(dtype).itemsize}
     exec(compile(_IPOW_SOURCE, "<numba_vulkan ipow>", "exec"), ns)
     return jit(device=True)(ns["_ipow"])
@@ -261,8 +259,6 @@ def core_for(ufunc, in_dtypes, loop_dtypes=None):
         core = _cores.get(key)
         if core is not None:
             return core
-        from ..runtime.compiler_hook import jit
-
         name = ufunc.__name__
         expr = _expression(name, in_dtypes, loop_dtypes)
         if expr is None:
@@ -334,8 +330,6 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if ufunc.__name__ == "power" and in_loop[1].kind == "i":
         _check_int_power(values[1])
     compute = [_compute_dtype(d) for d in in_loop]
-    from .vectorizer import apply
-
     core = core_for(ufunc, compute, in_loop)
     key = ("np", ufunc.__name__, tuple(compute), tuple(in_loop))
     try:
@@ -404,13 +398,9 @@ def _constant_comparison(ufunc, values, in_loop, big, out_arg):
     answer = bool(ufunc(*probe))
     core = _constant_cores.get(answer)
     if core is None:
-        from ..runtime.compiler_hook import jit
-
         ns = {}
         exec(f"def _nv_constant(x):\n    return {answer}\n", ns)
         core = _constant_cores[answer] = jit(device=True)(ns["_nv_constant"])
-    from .vectorizer import apply
-
     other = values[k]
     dtype = np.dtype(other.dtype) if hasattr(other, "dtype") else in_loop[k]
     return apply(core, ("np-constant", answer), [other], [dtype], [np.dtype(np.bool_)],

@@ -20,48 +20,12 @@ import itertools
 
 import numpy as np
 
+from ..runtime import device_list
 from ..runtime.array import DeviceArray
+from ..runtime.layout import broadcast_to, span, view  # noqa: F401 (the operands' views)
 
 #: The highest array rank a kernel takes.
 MAX_RANK = 3
-
-
-def view(array, shape, dev_strides, extra_offset=0):
-    """A view of `array`'s buffer with the given shape and stored-byte strides (`array`
-    itself where that is what it already is: views cost a DeviceArray each)."""
-    if not extra_offset and tuple(array.shape) == tuple(shape) and tuple(
-        array._dev_strides
-    ) == tuple(dev_strides):
-        return array
-    stored = (array._buffer, array._offset + extra_offset, tuple(int(s) for s in dev_strides))
-    return DeviceArray(array.device, tuple(int(n) for n in shape), array.dtype, _stored=stored)
-
-
-def broadcast_to(array, shape):
-    """`array` broadcast to `shape` as a view (stride 0 along new and stretched axes).
-
-    Raises
-    ------
-    ValueError
-        If the shapes do not broadcast, with NumPy's message.
-    """
-    shape = tuple(shape)
-    if array.shape == shape:
-        return array
-    extra = len(shape) - array.ndim
-    if extra < 0:
-        raise ValueError(f"cannot broadcast an array of shape {array.shape} to {shape}")
-    strides = [0] * extra
-    for n, target, s in zip(array.shape, shape[extra:], array._dev_strides):
-        if n == target:
-            strides.append(s)
-        elif n == 1:
-            strides.append(0)
-        else:
-            raise ValueError(
-                f"operands could not be broadcast together: shape {array.shape} to {shape}"
-            )
-    return view(array, shape, strides)
 
 
 def merge_axes(shape, strides_per_operand):
@@ -125,19 +89,6 @@ def launches(arrays, shape):
         yield inner_shape, views
 
 
-def span(array):
-    """(first byte, end byte) of the stored memory `array` touches; (0, 0) if empty."""
-    lo = hi = array._offset
-    for n, s in zip(array.shape, array._dev_strides):
-        if n == 0:
-            return 0, 0
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    return lo, hi + array._itemsize
-
-
 def same_memory(a, b):
     """Whether two device arrays' memory may overlap (same buffer, intersecting spans)."""
     if a._buffer.address != b._buffer.address:
@@ -160,8 +111,6 @@ def same_elements(a, b):
 def device_of(values, device=None):
     """The device of the DeviceArrays among `values` (all must share it), else `device` or the
     selected one."""
-    from ..runtime import devices
-
     found = None
     for v in values:
         if isinstance(v, DeviceArray):
@@ -170,10 +119,10 @@ def device_of(values, device=None):
             elif v.device is not found:
                 raise ValueError("the device arrays of one call must be on the same device")
     if found is not None:
-        if device is not None and devices.get_device(device) is not found:
+        if device is not None and device_list.get_device(device) is not found:
             raise ValueError("device= names another device than the device arrays' one")
         return found
-    return devices.get_device(device)
+    return device_list.get_device(device)
 
 
 def is_python_scalar(value):

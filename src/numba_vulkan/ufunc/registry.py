@@ -10,18 +10,17 @@ own protocol: ``builder(func, identity=..., cache=..., targetoptions=...)``,
 
 from numba.np.ufunc.decorators import GUVectorize, Vectorize
 
+from .gufunc import VulkanGUVectorize
+from .vectorizer import VulkanVectorize
+
 TARGET = "vulkan"
 
 
 def _vectorize_builder():
-    from .vectorizer import VulkanVectorize
-
     return VulkanVectorize
 
 
 def _guvectorize_builder():
-    from .gufunc import VulkanGUVectorize
-
     return VulkanGUVectorize
 
 
@@ -48,8 +47,6 @@ def vectorize(signatures_or_function=(), **options):
     -------
     VulkanUFunc, or a decorator that makes one
     """
-    from .vectorizer import VulkanVectorize
-
     options.pop("target", None)
     identity = options.pop("identity", None)
     cache = options.pop("cache", False)
@@ -75,8 +72,6 @@ def guvectorize(*args, **options):
     -------
     A decorator making a VulkanGUFunc.
     """
-    from .gufunc import VulkanGUVectorize
-
     options.pop("target", None)
     options.pop("identity", None)
     options.pop("cache", None)

@@ -25,8 +25,11 @@ from numba.core import sigutils
 from numba.np import numpy_support
 
 from ..runtime.array import DeviceArray
+from ..runtime.compiler_hook import jit
+from ..runtime.creation import to_device
+from ..typing.pipeline import Options, type_kernel_for_user
 from . import elementwise, operands
-
+from .reduction import tree_reduce
 
 _serial = itertools.count()
 
@@ -117,8 +120,6 @@ def natural_dtypes(values):
 def prepare_inputs(values, dtypes, device):
     """Inputs for elementwise.run: device arrays (cast in the kernel), host arrays copied
     to the device in the wanted dtype, scalars converted on the host. -> (inputs, casts)"""
-    from ..runtime.creation import to_device
-
     inputs, casts = [], []
     for v, dtype in zip(values, dtypes):
         if isinstance(v, DeviceArray):
@@ -190,8 +191,6 @@ class VulkanUFunc:
     """
 
     def __init__(self, pyfunc, signatures, options, identity=None):
-        from ..runtime.compiler_hook import jit
-
         self.pyfunc = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "ufunc")
         self.__doc__ = getattr(pyfunc, "__doc__", None)
@@ -253,8 +252,6 @@ class VulkanUFunc:
         """Reduce a 1-d array (or any array with ``axis=None``) with this binary function,
         in a tree on the device (so float results may differ from a left-to-right fold
         in rounding, as with numba.cuda's ``reduce``)."""
-        from .reduction import tree_reduce
-
         if self.nin != 2:
             raise TypeError(f"{self.__name__}.reduce needs a function of two arguments")
         return tree_reduce(self, array, axis, self.identity, device)
@@ -262,8 +259,6 @@ class VulkanUFunc:
 
 def infer_return_dtype(pyfunc, dtypes, name):
     """The dtype Numba's typing (our typing context) gives `pyfunc`'s result for `dtypes`."""
-    from ..typing.pipeline import Options, type_kernel_for_user
-
     argtypes = tuple(numpy_support.from_dtype(d) for d in dtypes)
     typed = type_kernel_for_user(pyfunc, argtypes, Options())
     try:
@@ -363,9 +358,7 @@ def _separate_overlaps(inputs, targets):
                 if operands.same_memory(x, t) and not operands.same_elements(
                     operands.broadcast_to(x, t.shape), t
                 ):
-                    from .gufunc import cast_on_device
-
-                    x = cast_on_device(x, x.dtype)  # a contiguous copy made on the device
+                    x = elementwise.cast_on_device(x, x.dtype)  # a contiguous copy made on the device
                     break
         fixed.append(x)
     return fixed

@@ -1,0 +1,3 @@
+"""The version of numba_vulkan (pyproject.toml reads it from here)."""
+
+__version__ = "0.2.0"

@@ -1,0 +1,200 @@
+"""Which devices there are and which one a call means: list_devices, get_device and
+select_device, with the table of opened devices. The Device class itself is runtime/devices.py.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .. import config, forksafe
+from ..errors import VulkanSupportError
+from . import debug, disk, selftest
+from .device_info import _FIELDS, DeviceInfo
+
+hint = " Install your distribution's Vulkan loader (libvulkan1 on Debian and Ubuntu) and a driver."
+
+
+def _core():
+    from .. import _core as core
+
+    return core
+
+
+_infos = None
+#: Held while devices are listed and opened (reentrant: opening a device runs its probes,
+#: which get the device again). A forked child gets it unlocked.
+lock = forksafe.lock(reentrant=True)
+#: Every Device opened in this process, by index: one per physical device.
+opened = {}
+#: The Device class (runtime/devices.py). It sits above the arrays and streams it launches
+#: with, so it hands itself down when imported (``numba_vulkan.runtime`` imports it before
+#: anything can ask for a device).
+_Device = None
+
+
+def list_devices(refresh=False):
+    """All Vulkan 1.2+ devices that expose a compute queue.
+
+    Parameters
+    ----------
+    refresh : bool
+        Ask the Vulkan loader again instead of returning the devices found by
+        the first call.
+
+    Returns
+    -------
+    list of DeviceInfo
+
+    Raises
+    ------
+    numba_vulkan.errors.VulkanLoaderError
+        If there is no Vulkan loader; the message contains :data:`hint`.
+    """
+    global _infos, _default
+    with lock:
+        if refresh:
+            _default = None
+        if _infos is None or refresh:
+            raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
+            _infos = [_with_cached_probes(DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}))
+                      for d in raw]  # fmt: skip
+            for index, dev in opened.items():  # what opened devices measured stays
+                if index < len(_infos):
+                    _infos[index] = dev.info
+        return list(_infos)
+
+
+def _with_cached_probes(info):
+    """`info` with what the probe cache knows of its driver (runtime/disk.py; the probes are
+    runtime/probes.py): the loop cap, the self-test's verdicts and the software forms they
+    call for (runtime/selftest.py)."""
+    limit = disk.cached_loop_limit(info)
+    if limit is not disk.MISSING:
+        info = dataclasses.replace(info, loop_iteration_limit=limit)
+    verdicts = disk.cached_selftest(info) if config.SELFTEST else disk.MISSING
+    if verdicts is not disk.MISSING:
+        info = with_verdicts(info, verdicts)
+    return info
+
+
+def with_verdicts(info, verdicts):
+    """`info` with the self-test's verdicts and the software forms they call for."""
+    return dataclasses.replace(info, selftest=tuple(verdicts.items()),
+                               soft_forms=selftest.soft_forms(verdicts))
+
+
+_selected = None
+# get_device(None) without a selection, found once (list_devices(refresh) forgets it).
+_default = None
+
+_KIND_ORDER = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
+
+
+def _describe(infos):
+    if not infos:
+        return "no Vulkan device was found"
+    return "available devices: " + ", ".join(f"{i.index}: {i.name!r} ({i.kind})" for i in infos)
+
+
+def _resolve(which, infos):
+    if isinstance(which, _Device):
+        return which.info
+    if isinstance(which, DeviceInfo):
+        return which
+    if isinstance(which, bool):
+        raise TypeError(f"a device is chosen by index, name, DeviceInfo or Device, not {which!r}")
+    if isinstance(which, (int, np.integer)):
+        index = int(which)
+        if not 0 <= index < len(infos):
+            raise ValueError(f"no Vulkan device {index}; {_describe(infos)}")
+        return infos[index]
+    if isinstance(which, str):
+        text = which.strip()
+        if text.lstrip("-").isdigit():
+            return _resolve(int(text), infos)
+        for info in infos:
+            if text.lower() in info.name.lower():
+                return info
+        raise ValueError(f"no Vulkan device's name contains {which!r}; {_describe(infos)}")
+    raise TypeError(
+        "a device is chosen by index, name substring, DeviceInfo or Device, not "
+        f"{type(which).__name__}; {_describe(infos)}"
+    )
+
+
+def get_device(which=None):
+    """Return a :class:`Device` (opened on first use).
+
+    Parameters
+    ----------
+    which : int, str, DeviceInfo, Device or None
+        Index into :func:`list_devices`, a case-insensitive substring of the
+        device name, or None for the current default: the device chosen by
+        :func:`select_device`, else ``NUMBA_VULKAN_DEVICE``, else the first
+        discrete GPU, integrated GPU, virtual GPU or CPU device, in that order.
+
+    Returns
+    -------
+    Device
+
+    Raises
+    ------
+    ValueError, TypeError
+        If `which` names no device; the message lists the devices.
+    VulkanSupportError
+        If there is no Vulkan 1.2 device with a compute queue at all.
+    """
+    global _default
+    if isinstance(which, _Device):
+        return which
+    if which is None:  # the launch path asks every launch: answer from the cache
+        if _selected is not None:
+            return _selected
+        if _default is not None:
+            return _default
+    default = which is None
+    infos = list_devices()
+    if which is None:
+        if config.DEVICE:
+            which = config.DEVICE
+        else:
+            if not infos:
+                raise VulkanSupportError(
+                    "no Vulkan 1.2 device with a compute queue was found." + hint
+                )
+            which = min(infos, key=lambda i: (_KIND_ORDER.get(i.kind, 9), i.index))
+    device = _Device(_resolve(which, infos))
+    if default:
+        _default = device
+    return device
+
+
+def select_device(which):
+    """Make `which` the default device for later kernel calls and allocations.
+
+    Parameters
+    ----------
+    which : int, str, DeviceInfo or Device
+        See :func:`get_device`.
+
+    Returns
+    -------
+    Device
+    """
+    global _selected
+    device = get_device(which)
+    _selected = device
+    return device
+
+
+def use_device_class(cls):
+    """Register the Device class (runtime/devices.py does, when imported)."""
+    global _Device
+    _Device = cls
+
+
+def update_info(info):
+    """Replace the listed DeviceInfo of `info`'s device (with what its probes measured)."""
+    with lock:
+        if _infos is not None and info.index < len(_infos):
+            _infos[info.index] = info
