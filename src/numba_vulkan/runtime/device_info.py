@@ -55,7 +55,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
         Iterations after which the driver silently ends a loop nest in one
         invocation (65,535 on Mesa 22's lavapipe), or None where loops run to
         the end. Measured by a probe kernel when the device is first opened and
-        cached per driver version (runtime/probes.py); None until then if the
+        cached per driver version (runtime/probes.py, runtime/disk.py); None until then if the
         cache does not know the driver yet.
     selftest : tuple of (str, str)
         The driver self-test's verdict on each primitive the compiler relies on for
