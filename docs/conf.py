@@ -3,6 +3,7 @@ docstrings. Built by scripts/docs.sh (warnings are errors there)."""
 
 import glob
 import os
+import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -13,7 +14,9 @@ if glob.glob(os.path.join(ROOT, "src", "numba_vulkan", "_core*")):
 project = "numba_vulkan"
 author = "the numba_vulkan developers"
 copyright = "2026, the numba_vulkan developers"
-release = "0.1.0"
+# The package's version, from the file pyproject.toml reads it from (no import needed).
+with open(os.path.join(ROOT, "src", "numba_vulkan", "_version.py")) as f:
+    release = re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
 
 extensions = [
     "myst_parser",

@@ -1,13 +1,56 @@
 #include "vk/loader.h"
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #include <cstdlib>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace nvk::vk {
 
 namespace {
+
+// The names the Vulkan loader goes by, tried in order; only the Linux ones are tested
+// (docs/install.md, "Platforms"). macOS has the LunarG SDK's or Homebrew's loader, else
+// MoltenVK itself (portability enumeration: instance.cc); Windows has the loader that
+// GPU drivers install.
+#if defined(_WIN32)
+constexpr const char* kLoaderNames[] = {"vulkan-1.dll"};
+#elif defined(__APPLE__)
+constexpr const char* kLoaderNames[] = {"libvulkan.1.dylib", "libvulkan.dylib",
+                                         "libMoltenVK.dylib"};
+#else
+constexpr const char* kLoaderNames[] = {"libvulkan.so.1", "libvulkan.so"};
+#endif
+
+// Opens `path`; on failure returns null and sets `error` to the system's reason.
+void* OpenLibrary(const std::string& path, std::string& error) {
+#if defined(_WIN32)
+    void* lib = reinterpret_cast<void*>(LoadLibraryA(path.c_str()));
+    if (!lib) error = "error " + std::to_string(GetLastError());
+#else
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* err = dlerror();
+        error = err ? err : "unknown";
+    }
+#endif
+    return lib;
+}
+
+PFN_vkGetInstanceProcAddr GetInstanceProcAddr(void* lib) {
+#if defined(_WIN32)
+    auto sym = GetProcAddress(reinterpret_cast<HMODULE>(lib), "vkGetInstanceProcAddr");
+#else
+    void* sym = dlsym(lib, "vkGetInstanceProcAddr");
+#endif
+    return reinterpret_cast<PFN_vkGetInstanceProcAddr>(sym);
+}
 
 util::Status LoaderError(std::string what) {
     return {util::Code::kLoader, "Vulkan is not available: " + what + "." + kLoaderHint};
@@ -18,15 +61,32 @@ util::Status LoaderError(std::string what) {
 util::Result<InstanceFns*> LoadLoader() {
     static InstanceFns fns;
     static util::Status outcome = [] {
+        // NVK_VULKAN_LOADER names the one file to open (tests use it to simulate a
+        // machine without a loader); otherwise the first of kLoaderNames that opens.
         const char* env = std::getenv("NVK_VULKAN_LOADER");
-        std::string path = env && *env ? env : "libvulkan.so.1";
-        void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!lib) {
-            const char* err = dlerror();
-            return LoaderError("cannot open " + path + " (" + (err ? err : "unknown") + ")");
+        std::vector<std::string> names;
+        if (env && *env) {
+            names.emplace_back(env);
+        } else {
+            names.assign(std::begin(kLoaderNames), std::end(kLoaderNames));
         }
-        fns.vkGetInstanceProcAddr =
-            reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(lib, "vkGetInstanceProcAddr"));
+        void* lib = nullptr;
+        std::string path, tried;
+        for (const std::string& name : names) {
+            std::string error;
+            lib = OpenLibrary(name, error);
+            if (lib) {
+                path = name;
+                break;
+            }
+            tried += (tried.empty() ? "" : ", ") + name + " (" + error + ")";
+        }
+        if (!lib) {
+            return LoaderError("cannot open " + tried +
+                               (env && *env ? " named by NVK_VULKAN_LOADER"
+                                            : "; NVK_VULKAN_LOADER may name another file"));
+        }
+        fns.vkGetInstanceProcAddr = GetInstanceProcAddr(lib);
         if (!fns.vkGetInstanceProcAddr) {
             return LoaderError(path + " exports no vkGetInstanceProcAddr");
         }

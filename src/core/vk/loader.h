@@ -1,7 +1,8 @@
 // The Vulkan loader, opened at run time.
 //
 // VK_NO_PROTOTYPES is defined for the whole runtime, so no Vulkan symbol is
-// linked: libvulkan.so.1 is dlopen()ed on first use (NVK_VULKAN_LOADER names
+// linked: the loader is opened on first use (libvulkan.so.1, else libvulkan.so;
+// loader.cc lists the macOS and Windows names, untested; NVK_VULKAN_LOADER names
 // another file, which tests use to simulate a machine without a loader) and
 // every entry point is fetched into the function table `Fns` below, global ones
 // through vkGetInstanceProcAddr(NULL, ...), instance ones once the instance
