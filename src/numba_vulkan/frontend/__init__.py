@@ -7,7 +7,8 @@ the C++ backend only ever sees C-like, typed code.
 
 from dataclasses import dataclass, field
 
-from . import divergence, grid, hidden, status
+# exprs fills lower.EXPRESSIONS, the driver's table of expression handlers, when imported.
+from . import divergence, exprs, grid, hidden, status  # noqa: F401
 from .lower import Lowerer
 
 

@@ -20,10 +20,10 @@ array it also reads, it must read that array only at the elements it writes
 array first, a kernel element by element, so other overlaps raise ValueError
 at run time (views.py, _check_same_elements).
 
-The reductions numba.njit has along an axis (``a.sum(axis=k)``, ``np.argmin``,
-``np.argmax``) are expressions too (AxisReduction): an element is the reduction
-of the line through it, a loop where it is read. Readers that use values across
-such a read keep them in variables (reductions.for_each's indices, ArrayExpr.load).
+Reductions along an axis (``a.sum(axis=k)``, ``np.argmin(a, axis=k)``...) are
+expressions too (reductions.AxisReduction): an element is the reduction of the
+line through it, a loop where it is read. Readers that use values across such
+a read keep them in variables (loops.for_each's indices, ArrayExpr.load).
 
 In-place operators on arrays (``a *= f``, ``out[i, :4] += b``) are loops over
 the left operand in C order, as Numba's: each element is read, combined with
@@ -45,6 +45,7 @@ from .. import _core
 from . import arith, mathlib, status
 from .arrays import ArrayArg
 from .errors import unsupported
+from .loops import for_each
 from .types import compute_kind
 
 Op = _core.Op
@@ -254,8 +255,6 @@ def ufunc_call(lo, fn, name, args, sig, loc):
 
 def inplace(lo, lhs_var, rhs_var, ufunc, loc):
     """``lhs op= rhs`` on an array: element by element in C order, written back."""
-    from .reductions import for_each
-
     b = lo.b
     target = lo.load_var(lhs_var.name)
     if not isinstance(target, ArrayArg) or isinstance(target, ArrayExpr):
@@ -327,137 +326,3 @@ def written_in_place(lo, stmt):
         return index.name == view_index.name
     return isinstance(stmt, ir.StaticSetItem) and view.op == "static_getitem" and \
         stmt.index == view.index  # fmt: skip
-
-
-class AxisReduction(ArrayExpr):
-    """``a.sum(axis=k)``, ``np.argmin(a, axis=k)``, ``a.max(k)``... (sum, prod, mean, min,
-    max, argmin, argmax, any, all), read element by element: each element is the
-    reduction of the line of `arr` through it along `axis`, computed where it is read, in
-    the line's index order from zero, as numba.njit adds (its result starts at 0 and
-    takes the elements in order) and as the whole-array reductions of reductions.py do
-    (min and max propagate NaN, and raise on an empty line as NumPy does)."""
-
-    def __init__(self, lo, arr, axis, name, ty, loc):  # noqa: D107 -- no ArrayExpr.__init__
-        if getattr(arr, "complex", False) or getattr(arr, "record", False):
-            raise unsupported(f"'{name}' with an axis of {arr.ty}", loc)
-        self.lo, self.arr, self.axis, self.op_name, self.loc = lo, arr, axis, name, loc
-        where = "an axis known at run time" if isinstance(axis, RunTimeAxis) else f"axis {axis}"
-        self.name, self.ty, self.ndim = f"<{name} along {where}>", ty, ty.ndim
-        self.complex = self.record = False
-        self.written = False
-        self.storage = self.compute = compute_kind(ty.dtype, lo.mode, loc)
-        self.index_kind = arr.index_kind
-
-    @property
-    def extents(self):
-        if not isinstance(self.axis, RunTimeAxis):
-            return [n for d, n in enumerate(self.arr.extents) if d != self.axis]
-        # An axis known at run time: extent j is the array's j or j + 1.
-        b, ext = self.lo.b, list(self.arr.extents)
-        axis = b.load(self.axis.var)
-        return [b.select(b.compare(Op.lt, arith.const(b, b.kind(axis), j), axis), ext[j],
-                         ext[j + 1]) for j in range(len(ext) - 1)]  # fmt: skip
-
-    def leaves(self):
-        return self.arr.leaves() if isinstance(self.arr, ArrayExpr) else iter((self.arr,))
-
-    def load(self, b, indices, loc):
-        from .reductions import _any_all, _argminmax, _fold, _mean, _minmax
-
-        line = _Line(self.lo, self.arr, self.axis, status.spill(self.lo, list(indices)))
-        name, k = self.op_name, self.compute
-        if name in ("sum", "prod"):
-            return _fold(self.lo, line, k, name)
-        if name == "mean":
-            return _mean(self.lo, line, k, loc)
-        if name in ("any", "all"):
-            return _any_all(self.lo, line, name == "all")
-        if name in ("min", "max"):
-            return _minmax(self.lo, line, k, name == "max", loc)
-        return _argminmax(self.lo, line, k, name == "argmax", loc)
-
-
-class _Line(ArrayArg):
-    """The 1-d line of `arr` along `axis` through the element whose other indices are held
-    in `slots` (variables). `axis`: an int, or a RunTimeAxis."""
-
-    def __init__(self, lo, arr, axis, slots):  # noqa: D107 -- no ArrayArg.__init__
-        self.lo, self.arr, self.axis, self.slots = lo, arr, axis, slots
-        self.name, self.ndim, self.ty = arr.name, 1, arr.ty.copy(ndim=1, layout="A")
-        self.complex = self.record = False
-        self.compute, self.storage = arr.compute, arr.storage
-        self.index_kind = arr.index_kind
-
-    @property
-    def extents(self):
-        ext = list(self.arr.extents)
-        if not isinstance(self.axis, RunTimeAxis):
-            return [ext[self.axis]]
-        b = self.lo.b
-        axis = b.load(self.axis.var)
-        n = ext[-1]
-        for d in range(len(ext) - 2, -1, -1):
-            n = b.select(b.compare(Op.eq, axis, arith.const(b, b.kind(axis), d)), ext[d], n)
-        return [n]
-
-    def load(self, b, indices, loc):
-        rest = [b.load(v) for v in self.slots]
-        if not isinstance(self.axis, RunTimeAxis):
-            rest.insert(self.axis, indices[0])
-            return self.arr.load(b, rest, loc)
-        # Index d of the element: the others' d before the axis, the line's at it, the
-        # others' d - 1 after it.
-        axis = b.load(self.axis.var)
-        # One kind for the selects (the line's counter and constant indices may differ).
-        t = arith.convert(b, indices[0], self.index_kind)
-        rest = [arith.convert(b, v, self.index_kind) for v in rest]
-        full = []
-        for d in range(len(rest) + 1):
-            c = arith.const(b, b.kind(axis), d)
-            after = t if d == 0 else b.select(b.compare(Op.eq, axis, c), t, rest[d - 1])
-            full.append(after if d == len(rest) else
-                        b.select(b.compare(Op.gt, axis, c), rest[d], after))  # fmt: skip
-        return self.arr.load(b, full, loc)
-
-
-def axis_reduction(lo, arr, name, axis_var, sig, loc):
-    """The AxisReduction of ``arr.name(axis=axis_var)`` (a constant axis, or one known at
-    run time), or None where the result is a scalar (a 1-d array: the whole reduction)."""
-    if not isinstance(sig.return_type, types.Array):
-        return None
-    axis = lo.static_int(axis_var)
-    if axis is None:
-        return AxisReduction(lo, arr, run_time_axis(lo, axis_var, arr.ndim, loc), name,
-                             sig.return_type, loc)  # fmt: skip
-    if not -arr.ndim <= axis < arr.ndim:
-        raise unsupported(f"'{name}' with axis {axis} of a {arr.ndim}-d array", loc)
-    return AxisReduction(lo, arr, axis % arr.ndim, name, sig.return_type, loc)
-
-
-def run_time_axis(lo, axis_var, ndim, loc):
-    """A RunTimeAxis for an axis of an `ndim`-d array known only at run time, made
-    non-negative; NumPy's ValueError (an AxisError) where the kernel runs if it is out of
-    range."""
-    from . import status
-    from .exceptions import site
-
-    b = lo.b
-    value = lo.load_var(axis_var.name)
-    k = b.kind(value)
-    bad = arith.logical_or(b, b.compare(Op.lt, value, arith.const(b, k, -ndim)),
-                           b.compare(Op.ge, value, arith.const(b, k, ndim)))  # fmt: skip
-    wrapped = b.select(b.compare(Op.lt, value, arith.const(b, k, 0)),
-                       b.binary(Op.add, value, arith.const(b, k, ndim)), value)  # fmt: skip
-    held = b.var(k)
-    b.store(held, wrapped)
-    message = f"axis is out of bounds for array of dimension {ndim}"
-    status.check(lo, bad, site(lo, ValueError, (message,), loc))
-    return RunTimeAxis(held)
-
-
-class RunTimeAxis:
-    """The axis of a reduction known only where the kernel runs: the KIR variable holding
-    it, 0 to ndim - 1."""
-
-    def __init__(self, var):  # noqa: D107
-        self.var = var

@@ -3,7 +3,7 @@
 ``np.sin(x, out)``, ``np.arctan2(y, x, out)`` and the like (numba-cuda's
 documentation calls ufuncs this way inside a kernel): the invocation that
 makes the call runs a loop over the output's elements in C order (for_each,
-reductions.py), reading the inputs at the same indices and computing each
+loops.py), reading the inputs at the same indices and computing each
 element with the scalar math library (frontend/mathlib), in the loop types
 Numba's ufunc machinery picks for these dtypes (``ufunc_find_matching_loop``),
 as numba.njit does.
@@ -26,7 +26,7 @@ from .. import _core
 from . import array_exprs, mathlib
 from .arrays import ArrayArg
 from .errors import unsupported
-from .reductions import for_each
+from .loops import for_each
 
 Op = _core.Op
 K = _core.Kind

@@ -11,9 +11,13 @@ from numba.core import types
 from numba.core.unsafe import eh
 
 from .. import _core, stubs
-from . import arith, grid, loops, mathlib
+from . import arith, grid, inline, loops, mathlib
+from .array_ufuncs import lower_array_ufunc
 from .errors import unsupported
+from .iterators import lower_enumerate, lower_zip
+from .reductions import builtin_minmax, lower_array_call
 from .types import compute_kind, is_float, is_scalar_type, is_signed
+from .views import make_slice
 
 Op = _core.Op
 K = _core.Kind
@@ -38,9 +42,7 @@ def register_intrinsic(obj, name):
 def calling(fn):
     """'calling 'name'' for refusals; a method says its name and its receiver's type,
     never the compile-time object's repr."""
-    from .inline import BoundMethod
-
-    if isinstance(fn, BoundMethod):
+    if isinstance(fn, inline.BoundMethod):
         method = fn.name or "?"
         return f"the method '.{method}()' of {fn.receiver[1]}"
     return f"calling '{callee_name(fn)}'"
@@ -72,8 +74,6 @@ def lower_call(lowerer, expr, target):
     parallel = _parallel_call(fn)
     if parallel is not None:  # shared/local arrays, atomics, barriers (issue 8)
         return parallel(lowerer, fn, expr, sig, target)
-    from .reductions import lower_array_call
-
     array_call = lower_array_call(lowerer, expr, fn, fn_ty, sig)
     if array_call is not None:
         return array_call
@@ -114,13 +114,9 @@ def lower_call(lowerer, expr, target):
     if fn is builtins.print:
         raise unsupported("calling 'print'", loc)
     if fn is builtins.enumerate or fn is builtins.zip:
-        from .iterators import lower_enumerate, lower_zip
-
         lower = lower_enumerate if fn is builtins.enumerate else lower_zip
         return lower(lowerer, expr, sig), sig.return_type
     if fn is builtins.slice:
-        from .views import make_slice
-
         step = lowerer.static_int(expr.args[2]) if len(expr.args) == 3 else None
         if step is None and len(expr.args) == 3 and isinstance(sig.args[2], types.Integer):
             _check_step(lowerer, expr.args[2], loc)  # first: it ends the block
@@ -135,8 +131,6 @@ def lower_call(lowerer, expr, target):
         return None, sig.return_type
     if _is_operator_function(fn) and len(expr.args) == 2 and not expr.kws:
         return _operator_call(lowerer, expr, fn, sig, target)
-    from .array_ufuncs import lower_array_ufunc
-
     on_arrays = lower_array_ufunc(lowerer, expr, fn, sig, callee_name(fn))  # np.sin(x, out)
     if on_arrays is not None:
         return on_arrays
@@ -157,14 +151,12 @@ def _is_operator_function(fn):
 
 def _operator_call(lowerer, expr, fn, sig, target):
     """``operator.add(x, y)``: lowered as the binary operation ``x + y`` that Numba typed
-    the call as (the same signature, exprs.binop's code)."""
+    the call as (the same signature, the lowerer's handler of binop expressions)."""
     from numba.core import ir
-
-    from .exprs import binop
 
     as_binop = ir.Expr.binop(fn, expr.args[0], expr.args[1], expr.loc)
     lowerer.calltypes[as_binop] = sig
-    return binop(lowerer, as_binop, target)
+    return lowerer.lower_expr(as_binop, target)
 
 
 def _parallel_call(fn):
@@ -195,10 +187,9 @@ _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins
 def _complex_call(lowerer, expr, fn, sig):
     """z.conjugate(), abs(z), complex(re, im); None for other calls."""
     from . import complexnum
-    from .inline import BoundMethod
 
     loc = expr.loc
-    if isinstance(fn, BoundMethod) and isinstance(fn.receiver[1], types.Complex):
+    if isinstance(fn, inline.BoundMethod) and isinstance(fn.receiver[1], types.Complex):
         key = getattr(lowerer.typemap[expr.func.name], "typing_key", "")
         name = key.split(".")[-1] if isinstance(key, str) else str(key)
         return complexnum.method(lowerer, fn.receiver[0], fn.receiver[1], name, expr.args, loc)
@@ -254,8 +245,6 @@ def _is_library_implementation(typed):
 def _device_call(lowerer, expr, fn, fn_ty, sig):
     """Inline a call of a device function (@nv.jit, numba.njit, @overload, @register_jitable,
     @overload_method implementations); None if `fn` is none of these."""
-    from . import inline
-
     typed, disp = inline.typed_callee(fn_ty, sig)
     if typed is None or _is_library_implementation(typed):
         return None
@@ -353,8 +342,6 @@ def _minmax(lowerer, expr, sig, is_max):
     b = lowerer.b
     name = "max" if is_max else "min"
     if len(expr.args) == 1 and isinstance(lowerer.typemap[expr.args[0].name], types.Array):
-        from .reductions import builtin_minmax
-
         return builtin_minmax(lowerer, lowerer.load_var(expr.args[0].name), sig, is_max, expr.loc)
     values = _scalar_args(lowerer, expr, sig, name)
     if not values:

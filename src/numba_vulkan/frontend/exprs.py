@@ -3,7 +3,8 @@
 Every handler takes (lowerer, expr, target variable name) and returns
 (value, Numba type of that value); the lowerer then casts the value to the
 target variable's type. Operators take their operand types from the call's
-signature in calltypes, as Numba's own lowering does.
+signature in calltypes, as Numba's own lowering does. The handlers go into
+the driver's table, lower.EXPRESSIONS, when this module is imported.
 """
 
 import operator
@@ -11,10 +12,14 @@ import operator
 from numba.core import types
 
 from .. import _core
-from . import arith, calls, loops, mathlib
+from . import arith, array_exprs, calls, loops, mathlib
 from .arrays import ArrayArg
 from .errors import unsupported
+from .inline import BoundMethod
+from .iterators import make_iter
+from .lower import EXPRESSIONS
 from .types import compute_kind, is_float, is_int, is_scalar_type
+from .views import index_items, index_view, transpose
 
 Op = _core.Op
 K = _core.Kind
@@ -54,8 +59,6 @@ def binop(lo, expr, target):
         return complexnum.binop(lo, op, x, y, sig, loc, sym), sig.return_type
     if sig is not None and isinstance(sig.return_type, types.Array) and \
             (isinstance(lhs_ty, types.Array) or isinstance(rhs_ty, types.Array)):  # fmt: skip
-        from . import array_exprs
-
         return array_exprs.binop(lo, expr, sig), sig.return_type
     if sig is None or not (is_scalar_type(lhs_ty) and is_scalar_type(rhs_ty)):
         raise unsupported(f"'{sym}' on {lhs_ty} and {rhs_ty}", loc)
@@ -166,8 +169,6 @@ def unary(lo, expr, target):
         z = lo.load_cast(expr.value, sig.args[0])
         return complexnum.unary(lo, fn, z, loc, _op_name(fn)), sig.return_type
     if sig is not None and isinstance(ty, types.Array) and isinstance(sig.return_type, types.Array):
-        from . import array_exprs
-
         return array_exprs.unary(lo, expr, sig), sig.return_type
     if sig is None or not is_scalar_type(ty) or not is_scalar_type(sig.return_type):
         raise unsupported(f"'{_op_name(fn)}' on {ty}", loc)
@@ -203,8 +204,6 @@ def getattr_(lo, expr, target):
     value = lo.load_var(expr.value.name)
     target_ty = lo.typemap[target]
     if isinstance(target_ty, types.BoundFunction):
-        from .inline import BoundMethod
-
         return BoundMethod(value, ty, attr), target_ty  # called next: calls.py, frontend/inline.py
     if isinstance(ty, types.Record):
         from .records import RecordRef
@@ -220,8 +219,6 @@ def getattr_(lo, expr, target):
         if attr == "T":
             if value.ndim == 1:
                 return value, ty  # Numba: the array itself
-            from .views import transpose
-
             return transpose(lo, value, target_ty, loc), target_ty
         if attr == "shape":
             return value.shape(b, ik), types.UniTuple(types.intp, value.ndim)
@@ -253,8 +250,6 @@ def getitem(lo, expr, target):
         arr = lo.statics[expr.value.name]
         target_ty = lo.typemap[target]
         if isinstance(target_ty, types.Array):  # a view: slices, a[i] of an N-d array
-            from .views import index_items, index_view
-
             items = index_items(lo, expr, loc)
             return index_view(lo, arr, items, target_ty, loc), target_ty
         indices = lo._indices(expr, arr, loc)
@@ -350,8 +345,6 @@ def getiter(lo, expr, target):
     if isinstance(ty, types.RangeType):
         return loops.lower_getiter(lo, expr, target), lo.typemap[target]
     if not isinstance(ty, types.BaseTuple):
-        from .iterators import make_iter
-
         return make_iter(lo, expr.value, expr.loc), lo.typemap[target]
     if isinstance(ty, types.BaseTuple):
         raise unsupported("iterating over tuples", expr.loc)
@@ -382,7 +375,7 @@ def cast(lo, expr, target):
     return lo.load_var(expr.value.name), lo.typemap[expr.value.name]
 
 
-HANDLERS = {
+EXPRESSIONS.update({
     "binop": binop,
     "inplace_binop": binop,
     "unary": unary,
@@ -398,13 +391,4 @@ HANDLERS = {
     "pair_first": pair_first,
     "pair_second": pair_second,
     "cast": cast,
-}
-
-UNSUPPORTED_EXPRS = {
-    "build_list": "building a list (use a tuple, or nv.local.array)",
-    "build_set": "building a set",
-    "build_map": "building a dict",
-    "make_function": "defining an inner function (closure)",
-    "list_comprehension": "a list comprehension",
-    "phi": "phi nodes (the IR must not be in SSA form)",
-}
+})  # fmt: skip

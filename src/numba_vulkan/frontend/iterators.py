@@ -22,6 +22,7 @@ from . import arith
 from .arrays import ArrayArg
 from .errors import unsupported
 from .types import compute_kind
+from .views import View, copy_view, index_view, root_of
 
 Op = _core.Op
 K = _core.Kind
@@ -31,8 +32,6 @@ class ArrayIter:
     """Iterator over the first dimension of an array argument or view."""
 
     def __init__(self, lo, arr, ty, loc):
-        from .views import View, copy_view
-
         b = lo.b
         if isinstance(arr, View):  # its own copy: the variable may be reassigned in the loop
             arr = copy_view(lo, arr, arr.ty, loc)
@@ -42,8 +41,6 @@ class ArrayIter:
         self.cursor = b.var(self.ik)
         b.store(self.cursor, arith.const(b, self.ik, 0))
         if ty.ndim > 1:
-            from .views import root_of
-
             root_of(arr, loc)  # refuses views of shared/local/global arrays now
 
     def next(self, lo, loc):
@@ -51,8 +48,6 @@ class ArrayIter:
         cur = b.load(self.cursor)
         valid = b.compare(Op.lt, cur, self.arr.extents[0])
         if self.ty.ndim > 1:
-            from .views import index_view
-
             b.store(self.cursor, b.binary(Op.add, cur, arith.const(b, self.ik, 1)))
             row_ty = self.ty.copy(ndim=self.ty.ndim - 1, layout="A")
             return index_view(lo, self.arr, [("int", cur)], row_ty, loc), valid

@@ -82,7 +82,7 @@ def _math(name):
 
         fn = {"fabs": bits.fabs, "copysign": bits.copysign, "sqrt": roots.sqrt,
               "floor": rounding.floor, "ceil": rounding.ceil, "trunc": rounding.trunc,
-              "rint": rounding.rint, "nearbyint": rounding.rint}[name]  # fmt: skip
+              "rint": bits.rint, "nearbyint": bits.rint}[name]  # fmt: skip
         return fn(t.lib, *args)  # flush-safe where the device flushes (Translator.lib)
 
     return lower

@@ -1,4 +1,5 @@
-"""`for ... in range(...)`: range objects, their iterators and iternext.
+"""Loops: `for ... in range(...)` (range objects, their iterators and iternext), and
+the loops the front end writes itself over an array's indices (for_each).
 
 Numba's IR spells a range loop as range(...) -> getiter -> (in the loop
 header) iternext -> pair_first / pair_second. Each of these Numba variables
@@ -7,7 +8,13 @@ is (cursor, stop, step), and iternext's pair is (value, valid). iternext
 tests the cursor against stop (cur < stop for a positive step, cur > stop for
 a negative one, and never valid for a zero step), yields the cursor and
 advances it by step. When the step is a literal, only its sign's test is built.
+
+for_each visits every element of an array, view or array expression in C
+order: reductions, in-place operators, ufuncs with an output and assignments
+to views are written with it.
 """
+
+from collections.abc import Sequence
 
 from .. import _core
 from . import arith
@@ -60,3 +67,48 @@ def lower_iternext(lowerer, expr):
         valid = arith.logical_or(b, up, down)
     b.store(cursor_ptr, b.binary(Op.add, cur, step))
     return (cur, valid)
+
+
+class _Indices(Sequence):
+    """A loop's indices, loaded from their counters at each use: a body may read an
+    element whose computation has loops of its own (an axis reduction, reductions.py),
+    after which values loaded before would belong to another block."""
+
+    def __init__(self, b, counters):
+        self.b, self.counters = b, counters
+
+    def __len__(self):
+        return len(self.counters)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.b.load(c) for c in self.counters[i]]
+        return self.b.load(self.counters[i])
+
+
+def for_each(lo, arr, body):
+    """Emit nested loops over `arr`'s indices in C order; body(b, indices) emits the body
+    (every value it needs across iterations must live in KIR variables; `indices` loads
+    the counters anew at each use)."""
+    b = lo.b
+    ik = arr.index_kind
+    counters = [b.var(ik) for _ in range(arr.ndim)]
+
+    def level(d):
+        b.store(counters[d], arith.const(b, ik, 0))
+        tag = f"red{b.current_block}.{d}"
+        header, inner, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
+        b.br(header)
+        b.set_block(header)
+        b.condbr(b.compare(Op.lt, b.load(counters[d]), arr.extents[d]), inner, done)
+        b.set_block(inner)
+        if d + 1 < arr.ndim:
+            level(d + 1)
+        else:
+            body(b, _Indices(b, counters))
+        i = b.load(counters[d])
+        b.store(counters[d], b.binary(Op.add, i, arith.const(b, ik, 1)))
+        b.br(header)
+        b.set_block(done)
+
+    level(0)

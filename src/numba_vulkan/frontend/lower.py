@@ -16,18 +16,39 @@ KIR at all.
 Casts follow Numba's lowering: a value is converted from its own type to the
 type of the variable it is assigned to, and operands to the argument types of
 the call's signature (calltypes).
+
+Expressions are lowered through EXPRESSIONS, a table of handlers by ir.Expr op
+that exprs.py fills when it is imported (the package imports it). exprs.py
+sits above this module: a call may inline a device function, which a Lowerer
+lowers (inline.py); the table is how the driver reaches back up.
 """
 
 from numba.core import ir, types
 
 from .. import _core
 from . import arith
+from .array_exprs import written_in_place
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
 from .packed import declare_packed, packable
 from .types import compute_kind, exact_kind, is_scalar_type
+from .views import View, assign_into_view, assign_view, copy_view, index_items
 
 Op = _core.Op
+
+#: ir.Expr op -> handler(lowerer, expr, target variable name) returning (value, Numba
+#: type of that value): exprs.py's handlers, registered there.
+EXPRESSIONS = {}
+
+#: ir.Expr ops no handler takes, with what the refusal names.
+UNSUPPORTED_EXPRS = {
+    "build_list": "building a list (use a tuple, or nv.local.array)",
+    "build_set": "building a set",
+    "build_map": "building a dict",
+    "make_function": "defining an inner function (closure)",
+    "list_comprehension": "a list comprehension",
+    "phi": "phi nodes (the IR must not be in SSA form)",
+}
 
 
 def layout(ty, mode, loc=None):
@@ -235,8 +256,6 @@ class Lowerer:
         """What variable `name` of array type `ty` holds after being assigned `value`: the
         array itself where `name` has one definition and `value` is not a view; else a View
         of the variable's own (views.py), overwritten by each later assignment."""
-        from .views import View, assign_view, copy_view
-
         old = self.statics.get(name)
         if isinstance(old, View) and old.owner == name:
             assign_view(self, old, value, self.loc)
@@ -427,9 +446,6 @@ class Lowerer:
         sig = self.calltypes.get(stmt)
         value_ty = self.typemap[stmt.value.name]
         if _is_view_index(self, stmt, arr_ty):  # a[1:3] = x, a[i] = row of a 2-d a: views.py
-            from .array_exprs import written_in_place
-            from .views import assign_into_view, index_items
-
             if written_in_place(self, stmt):  # out[idx] op= y: the operator wrote it
                 return
 
@@ -486,10 +502,8 @@ class Lowerer:
 
     def lower_expr(self, expr, target):
         """Lower an ir.Expr; returns (value, Numba type of the value)."""
-        from . import exprs
-
-        handler = exprs.HANDLERS.get(expr.op)
+        handler = EXPRESSIONS.get(expr.op)
         if handler is None:
-            what = exprs.UNSUPPORTED_EXPRS.get(expr.op, f"the expression '{expr.op}'")
+            what = UNSUPPORTED_EXPRS.get(expr.op, f"the expression '{expr.op}'")
             raise unsupported(what, expr.loc)
         return handler(self, expr, target)

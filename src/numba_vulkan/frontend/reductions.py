@@ -14,20 +14,26 @@ last bits.
 Where Numba raises ValueError (min, max, argmin, argmax of an empty array;
 np.dot of different lengths) the kernel raises it too, with Numba's message
 (frontend/exceptions.py: the host raises it at the next synchronisation).
-``sum``/``argmin``/``argmax`` along an axis are array expressions
-(array_exprs.AxisReduction); other axis arguments and dtype= are refused.
+
+Along an axis (``a.sum(axis=k)``, ``np.argmin(a, axis=k)``...) a reduction is
+an array expression (AxisReduction, an ArrayExpr of array_exprs.py): each
+element is the reduction of the line through it, the whole-array loop over
+that line, run where the element is read. The axis is a constant or a value
+known only at run time (RunTimeAxis); dtype= is refused.
 """
 
 import operator
-from collections.abc import Sequence
 
 import numpy as np
 from numba.core import types
 
 from .. import _core
 from . import arith, status
+from .array_exprs import ArrayExpr
 from .arrays import ArrayArg
 from .errors import unsupported
+from .inline import BoundMethod
+from .loops import for_each
 from .types import compute_kind, is_float
 
 Op = _core.Op
@@ -39,51 +45,6 @@ FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min", np.
              np.any: "any", np.all: "all", np.dot: "dot"}  # fmt: skip
 
 
-class _Indices(Sequence):
-    """A loop's indices, loaded from their counters at each use: a body may read an
-    element whose computation has loops of its own (an axis reduction, array_exprs.py),
-    after which values loaded before would belong to another block."""
-
-    def __init__(self, b, counters):
-        self.b, self.counters = b, counters
-
-    def __len__(self):
-        return len(self.counters)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self.b.load(c) for c in self.counters[i]]
-        return self.b.load(self.counters[i])
-
-
-def for_each(lo, arr, body):
-    """Emit nested loops over `arr`'s indices in C order; body(b, indices) emits the body
-    (every value it needs across iterations must live in KIR variables; `indices` loads
-    the counters anew at each use)."""
-    b = lo.b
-    ik = arr.index_kind
-    counters = [b.var(ik) for _ in range(arr.ndim)]
-
-    def level(d):
-        b.store(counters[d], arith.const(b, ik, 0))
-        tag = f"red{b.current_block}.{d}"
-        header, inner, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
-        b.br(header)
-        b.set_block(header)
-        b.condbr(b.compare(Op.lt, b.load(counters[d]), arr.extents[d]), inner, done)
-        b.set_block(inner)
-        if d + 1 < arr.ndim:
-            level(d + 1)
-        else:
-            body(b, _Indices(b, counters))
-        i = b.load(counters[d])
-        b.store(counters[d], b.binary(Op.add, i, arith.const(b, ik, 1)))
-        b.br(header)
-        b.set_block(done)
-
-    level(0)
-
-
 def _array_operand(lo, var, loc, what):
     value = lo.statics.get(var.name)
     if not isinstance(value, ArrayArg):
@@ -93,8 +54,6 @@ def _array_operand(lo, var, loc, what):
 
 def lower_array_call(lo, expr, fn, fn_ty, sig):
     """Lower a reduction or method call on an array; None where `fn` is not one."""
-    from .inline import BoundMethod
-
     loc = expr.loc
     if isinstance(fn, BoundMethod) and isinstance(fn.receiver[0], ArrayArg):
         key = getattr(fn_ty, "typing_key", None)
@@ -124,8 +83,6 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
     kws = dict(expr.kws)
     if name not in ("fill", "dot") and (args or "axis" in kws) and not expr.vararg and \
             set(kws) <= {"axis"}:  # fmt: skip
-        from .array_exprs import axis_reduction
-
         axis_var = kws["axis"] if "axis" in kws else args[0]
         reduced = axis_reduction(lo, arr, name, axis_var, sig, loc)
         if reduced is not None:
@@ -269,8 +226,6 @@ def _raise_if(lo, bad, message, loc):
 def _check_axis_of_1d(lo, axis_var, loc):
     """The axis of a 1-d array's reduction must be 0 or -1: else NumPy's ValueError (an
     AxisError), at compile time for a constant, else where the kernel runs."""
-    from .array_exprs import run_time_axis
-
     axis = lo.static_int(axis_var)
     if axis is None:
         run_time_axis(lo, axis_var, 1, loc)
@@ -394,3 +349,137 @@ def _dot(lo, x, y, sig, loc):
 
     for_each(lo, x, body)
     return b.load(acc)
+
+
+# ------------------------------------------------------------------ along an axis
+
+
+class AxisReduction(ArrayExpr):
+    """``a.sum(axis=k)``, ``np.argmin(a, axis=k)``, ``a.max(k)``... (sum, prod, mean, min,
+    max, argmin, argmax, any, all), read element by element: each element is the
+    reduction of the line of `arr` through it along `axis`, computed where it is read, in
+    the line's index order from zero, as numba.njit adds (its result starts at 0 and
+    takes the elements in order) and as the whole-array reductions above do (min and
+    max propagate NaN, and raise on an empty line as NumPy does)."""
+
+    def __init__(self, lo, arr, axis, name, ty, loc):  # noqa: D107 -- no ArrayExpr.__init__
+        if getattr(arr, "complex", False) or getattr(arr, "record", False):
+            raise unsupported(f"'{name}' with an axis of {arr.ty}", loc)
+        self.lo, self.arr, self.axis, self.op_name, self.loc = lo, arr, axis, name, loc
+        where = "an axis known at run time" if isinstance(axis, RunTimeAxis) else f"axis {axis}"
+        self.name, self.ty, self.ndim = f"<{name} along {where}>", ty, ty.ndim
+        self.complex = self.record = False
+        self.written = False
+        self.storage = self.compute = compute_kind(ty.dtype, lo.mode, loc)
+        self.index_kind = arr.index_kind
+
+    @property
+    def extents(self):
+        if not isinstance(self.axis, RunTimeAxis):
+            return [n for d, n in enumerate(self.arr.extents) if d != self.axis]
+        # An axis known at run time: extent j is the array's j or j + 1.
+        b, ext = self.lo.b, list(self.arr.extents)
+        axis = b.load(self.axis.var)
+        return [b.select(b.compare(Op.lt, arith.const(b, b.kind(axis), j), axis), ext[j],
+                         ext[j + 1]) for j in range(len(ext) - 1)]  # fmt: skip
+
+    def leaves(self):
+        return self.arr.leaves() if isinstance(self.arr, ArrayExpr) else iter((self.arr,))
+
+    def load(self, b, indices, loc):
+        line = _Line(self.lo, self.arr, self.axis, status.spill(self.lo, list(indices)))
+        name, k = self.op_name, self.compute
+        if name in ("sum", "prod"):
+            return _fold(self.lo, line, k, name)
+        if name == "mean":
+            return _mean(self.lo, line, k, loc)
+        if name in ("any", "all"):
+            return _any_all(self.lo, line, name == "all")
+        if name in ("min", "max"):
+            return _minmax(self.lo, line, k, name == "max", loc)
+        return _argminmax(self.lo, line, k, name == "argmax", loc)
+
+
+class _Line(ArrayArg):
+    """The 1-d line of `arr` along `axis` through the element whose other indices are held
+    in `slots` (variables). `axis`: an int, or a RunTimeAxis."""
+
+    def __init__(self, lo, arr, axis, slots):  # noqa: D107 -- no ArrayArg.__init__
+        self.lo, self.arr, self.axis, self.slots = lo, arr, axis, slots
+        self.name, self.ndim, self.ty = arr.name, 1, arr.ty.copy(ndim=1, layout="A")
+        self.complex = self.record = False
+        self.compute, self.storage = arr.compute, arr.storage
+        self.index_kind = arr.index_kind
+
+    @property
+    def extents(self):
+        ext = list(self.arr.extents)
+        if not isinstance(self.axis, RunTimeAxis):
+            return [ext[self.axis]]
+        b = self.lo.b
+        axis = b.load(self.axis.var)
+        n = ext[-1]
+        for d in range(len(ext) - 2, -1, -1):
+            n = b.select(b.compare(Op.eq, axis, arith.const(b, b.kind(axis), d)), ext[d], n)
+        return [n]
+
+    def load(self, b, indices, loc):
+        rest = [b.load(v) for v in self.slots]
+        if not isinstance(self.axis, RunTimeAxis):
+            rest.insert(self.axis, indices[0])
+            return self.arr.load(b, rest, loc)
+        # Index d of the element: the others' d before the axis, the line's at it, the
+        # others' d - 1 after it.
+        axis = b.load(self.axis.var)
+        # One kind for the selects (the line's counter and constant indices may differ).
+        t = arith.convert(b, indices[0], self.index_kind)
+        rest = [arith.convert(b, v, self.index_kind) for v in rest]
+        full = []
+        for d in range(len(rest) + 1):
+            c = arith.const(b, b.kind(axis), d)
+            after = t if d == 0 else b.select(b.compare(Op.eq, axis, c), t, rest[d - 1])
+            full.append(after if d == len(rest) else
+                        b.select(b.compare(Op.gt, axis, c), rest[d], after))  # fmt: skip
+        return self.arr.load(b, full, loc)
+
+
+def axis_reduction(lo, arr, name, axis_var, sig, loc):
+    """The AxisReduction of ``arr.name(axis=axis_var)`` (a constant axis, or one known at
+    run time), or None where the result is a scalar (a 1-d array: the whole reduction)."""
+    if not isinstance(sig.return_type, types.Array):
+        return None
+    axis = lo.static_int(axis_var)
+    if axis is None:
+        return AxisReduction(lo, arr, run_time_axis(lo, axis_var, arr.ndim, loc), name,
+                             sig.return_type, loc)  # fmt: skip
+    if not -arr.ndim <= axis < arr.ndim:
+        raise unsupported(f"'{name}' with axis {axis} of a {arr.ndim}-d array", loc)
+    return AxisReduction(lo, arr, axis % arr.ndim, name, sig.return_type, loc)
+
+
+def run_time_axis(lo, axis_var, ndim, loc):
+    """A RunTimeAxis for an axis of an `ndim`-d array known only at run time, made
+    non-negative; NumPy's ValueError (an AxisError) where the kernel runs if it is out of
+    range."""
+    from .exceptions import site
+
+    b = lo.b
+    value = lo.load_var(axis_var.name)
+    k = b.kind(value)
+    bad = arith.logical_or(b, b.compare(Op.lt, value, arith.const(b, k, -ndim)),
+                           b.compare(Op.ge, value, arith.const(b, k, ndim)))  # fmt: skip
+    wrapped = b.select(b.compare(Op.lt, value, arith.const(b, k, 0)),
+                       b.binary(Op.add, value, arith.const(b, k, ndim)), value)  # fmt: skip
+    held = b.var(k)
+    b.store(held, wrapped)
+    message = f"axis is out of bounds for array of dimension {ndim}"
+    status.check(lo, bad, site(lo, ValueError, (message,), loc))
+    return RunTimeAxis(held)
+
+
+class RunTimeAxis:
+    """The axis of a reduction known only where the kernel runs: the KIR variable holding
+    it, 0 to ndim - 1."""
+
+    def __init__(self, var):  # noqa: D107
+        self.var = var

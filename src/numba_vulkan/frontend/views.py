@@ -28,9 +28,11 @@ from numba.core import types
 
 from .. import _core
 from . import arith
+from .array_exprs import ArrayExpr, check_fits
 from .arrays import ArrayArg
 from .errors import unsupported
-from .types import BITS, compute_kind, host_dtype, is_signed
+from .loops import for_each
+from .types import BITS, compute_kind, host_dtype, is_scalar_type, is_signed
 
 Op = _core.Op
 K = _core.Kind
@@ -44,8 +46,6 @@ def root_of(arr, loc):
         return arr.root
     if _is_local(arr):
         return arr
-    from .array_exprs import ArrayExpr
-
     if isinstance(arr, ArrayExpr):
         raise unsupported("views (slices, a[i] of an N-d array, .T) of array expressions "
                           "(index the expression's elements, or the arrays it reads)", loc)  # fmt: skip
@@ -368,8 +368,6 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
     first axis that differs). Copies between 1-d views of one array give numba.njit's
     answer (_overlap_order); between N-d views of one array they are refused: they may
     overlap, and Numba then copies through a temporary."""
-    from .reductions import for_each
-
     b = lowerer.b
     ty = lowerer.typemap[value_var.name]
     dest_ndim = sum(1 for what, _ in items if what == "slice") + arr.ndim - len(items)
@@ -379,8 +377,6 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
         src = lowerer.load_var(value_var.name)
         if not isinstance(src, ArrayArg) or src.ndim != dest_ndim:
             raise unsupported(f"assigning {ty} to a {dest_ndim}-d view (broadcasting)", loc)
-        from .array_exprs import ArrayExpr
-
         backwards = None  # a KIR bool variable: copy from the last element down
         if type(src) is ArrayArg or isinstance(src, View):
             if root_of(src, loc) is dest.root:
@@ -409,8 +405,6 @@ def assign_into_view(lowerer, arr, items, value_var, loc):
 
         for_each(lowerer, dest, copy)
         return
-    from .types import is_scalar_type
-
     if not is_scalar_type(ty):
         raise unsupported(f"assigning {ty} to an array view", loc)
     value = lowerer.cast(lowerer.load_var(value_var.name), ty, arr.ty.dtype, loc)
@@ -461,7 +455,6 @@ def _overlap_order(lowerer, dest, src, loc):
 def _check_shapes(lowerer, dest, src, loc):
     """ValueError unless each axis of `src` has `dest`'s extent or 1 (numba.njit's check and
     message; a view's geometry lives in variables, so the blocks this ends do no harm)."""
-    from .array_exprs import check_fits
 
     def template(axis):
         if dest.ndim == 1:

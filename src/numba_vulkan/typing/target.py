@@ -69,7 +69,7 @@ def _axis_reduction_signature(func, args, kws):
     in intp; min and max in the array's dtype; any and all in bool); for a 1-d array that
     scalar. Numba's own templates type sum and argmin/argmax by compiling CPU code (axis
     checks with f-strings) that kernels cannot, and have no axis for the others;
-    frontend/array_exprs.AxisReduction lowers them. None for any other call."""
+    frontend/reductions.AxisReduction lowers them. None for any other call."""
     rest = list(args)
     if isinstance(func, types.BoundFunction) and isinstance(func.this, types.Array):
         key = func.typing_key  # "array.sum" (Numba's templates) or (types.Array, "sum")

@@ -218,7 +218,7 @@ def _round(c):
             raise unsupported(f"'{c.name}' with ndigits other than a literal 0", c.loc)
     if not c.arg_is_float(0):
         return c.ret(c.args[0])
-    return c.ret(rounding.rint(b, c.args[0]))
+    return c.ret(bits.rint(b, c.args[0]))
 
 
 def _np_round(c):
@@ -228,7 +228,7 @@ def _np_round(c):
             raise unsupported(f"'{c.name}' with decimals other than a literal 0", c.loc)
     if not c.arg_is_float(0):
         return c.ret(c.args[0])
-    return c.ret(rounding.rint(c.b, c.args[0]))
+    return c.ret(bits.rint(c.b, c.args[0]))
 
 
 def _sign(c):
@@ -369,7 +369,7 @@ TABLE = {
     np.floor: _same_kind(rounding.floor),
     np.ceil: _same_kind(rounding.ceil),
     np.trunc: _same_kind(rounding.trunc),
-    np.rint: _same_kind(rounding.rint),
+    np.rint: _same_kind(bits.rint),
     builtins.round: _round,
     np.round: _np_round,
     np.around: _np_round,

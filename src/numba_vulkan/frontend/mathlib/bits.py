@@ -1,10 +1,18 @@
-"""Bit-level float helpers: sign, classification, neighbours and exact scaling by powers of two.
+"""Bit-level float helpers: sign, classification, neighbours, exact scaling by powers of
+two, and rounding to the nearest integer (rint).
 
 Everything here is built from integer ops on the float's bits and from
 comparisons and selects, which Vulkan requires to be exact, so the results are
 bit for bit those of C99 / NumPy on every device (no driver built-in whose
 precision the Vulkan specification leaves loose). All functions are
 branch-free (no new blocks), so their operands may be used after them.
+
+rint (RoundEven is not in KIR's math set) is built from exact additions: for
+|x| < 2**(prec-1), (|x| + 2**(prec-1)) - 2**(prec-1) rounds |x| to an integer
+in the round-to-nearest-even mode that Vulkan's correctly rounded OpFAdd uses
+(the kernel's float ops carry NoContraction, so the driver may not fold the
+pair away); larger values are already integers. ldexp's flush-safe form rounds
+its subnormal results with it.
 """
 
 from ... import _core
@@ -146,6 +154,26 @@ def pow2_of(b, kf):
     return from_bits(b, k, b.binary(Op.shl, wide, const(b, K.u64, mbits)))
 
 
+def rint_small(b, x):
+    """rint(x) for |x| < 2**(prec-2) (NaN stays NaN): (x + 1.5 * 2**(prec-1)) - 1.5 * 2**(prec-1),
+    two exact additions (the sum lies in [2**(prec-1), 2**prec), where the spacing is 1), for
+    arguments the caller has bounded (exp's k = rint(x / ln 2) on a clamped x)."""
+    k = b.kind(x)
+    shifter = const(b, k, 1.5 * 2.0 ** (LAYOUT[k][3] - 1))
+    return b.binary(Op.sub, b.binary(Op.add, x, shifter), shifter)
+
+
+def rint(b, x):
+    """x rounded to the nearest integer, ties to even (C99 rint, NumPy rint, Python round)."""
+    k = b.kind(x)
+    prec = LAYOUT[k][3]
+    big = const(b, k, 2.0 ** (prec - 1))
+    ax = fabs(b, x)
+    r = b.binary(Op.sub, b.binary(Op.add, ax, big), big)
+    r = copysign(b, r, x)  # -0.4 -> -0.0, as C99 rint
+    return b.select(b.compare(Op.lt, ax, big), r, x)  # NaN and inf fail the test and pass through
+
+
 def ldexp(b, x, n):
     """x * 2**n rounded once (C99 scalbn, musl's algorithm), for an integer value n of any kind.
 
@@ -274,8 +302,6 @@ def _ldexp_f32_flushing(b, x, n, lo=None):
     as an integer multiple of 2**-149 (rint of a float in [2**-2, 2**23], exact) and
     assembled from the bits. `lo` (optional, |lo| <= ulp(x)/2, x normal): (x + lo) * 2**n
     rounded once, lo deciding the ties."""
-    from .rounding import rint
-
     lim = 3 * 127 + _SUB_SCALE
     nk = b.kind(n)
     if nk == K.bool:

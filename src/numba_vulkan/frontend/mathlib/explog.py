@@ -19,7 +19,7 @@ Accuracy measured against mpmath: docs/math.md. Special values as C99: exp(NaN)
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, denormals, rare, rounding
+from . import bits, coeffs, dd, denormals, rare
 
 K = _core.Kind
 Op = _core.Op
@@ -87,7 +87,7 @@ def _clamped(b, x):
 def _reduced(b, x):
     """(kf, r): x = k ln 2 + r, |r| <= ln2/2 (Cody and Waite), for |x| <= _EXP_CLAMP."""
     k = b.kind(x)
-    kf = rounding.rint_small(b, _mul(b, x, _c(b, k, "INV_LN2")))
+    kf = bits.rint_small(b, _mul(b, x, _c(b, k, "INV_LN2")))
     r = _sub(b, _sub(b, x, _mul(b, kf, _c(b, k, "LN2_HI"))), _mul(b, kf, _c(b, k, "LN2_LO")))
     return kf, r
 
@@ -164,7 +164,7 @@ def exp_parts(b, x, bounded=False):
     the caller knows |x| <= _EXP_CLAMP, and the clamps (which would not change x) are left out."""
     k = b.kind(x)
     safe = x if bounded else _clamped(b, x)
-    kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    kf = bits.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
     r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))  # exact
     r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
     r = _add(b, r_hi, r_lo)
@@ -177,7 +177,7 @@ def exp_parts(b, x, bounded=False):
 def exp2(b, x):
     k = b.kind(x)
     safe = _clamped(b, x)
-    kf = rounding.rint_small(b, safe)
+    kf = bits.rint_small(b, safe)
     r = _sub(b, safe, kf)  # exact
     ln2 = (_c(b, k, "LN2_HI"), _c(b, k, "LN2_LO"))
     return _exp_tail(b, x, kf, r, getattr(coeffs, f"EXP2_{_W[k]}"), ln2)
@@ -191,7 +191,7 @@ def expm1(b, x):
     ik = bits.int_kind(k)
     prec = bits.LAYOUT[k][3]
     safe = _clamped(b, x)
-    kf = rounding.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
+    kf = bits.rint_small(b, _mul(b, safe, _c(b, k, "INV_LN2")))
     r_hi = _sub(b, safe, _mul(b, kf, _c(b, k, "LN2_HI")))
     r_lo = b.unary(Op.neg, _mul(b, kf, _c(b, k, "LN2_LO")))
     r = _add(b, r_hi, r_lo)

@@ -121,7 +121,7 @@ def _ln_abs_gamma(b, x):
     arg = dd.two_sum(b, const(b, k, 1.0), ax)
     arg = (b.select(neg, arg[0], x), b.select(neg, arg[1], const(b, k, 0.0)))
     g = _ln_gamma_pos(b, arg)
-    d = bits.fabs(b, b.binary(Op.sub, x, rounding.rint(b, x)))
+    d = bits.fabs(b, b.binary(Op.sub, x, bits.rint(b, x)))
     d = b.select(neg, d, const(b, k, 0.5))  # unused for x > 0 (keeps the lane finite)
     s = dd.dw_add(b, _ln_sinpi(b, d), g)
     refl = dd.dw_add(b, _dwc(b, k, "LN_PI"), (b.unary(Op.neg, s[0]), b.unary(Op.neg, s[1])))

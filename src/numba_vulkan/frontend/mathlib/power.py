@@ -18,7 +18,7 @@ negative base with a non-integer exponent, and the zero/inf/NaN cases follow C99
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, rounding
+from . import bits, coeffs, dd
 from .explog import _c, _clamped, _horner
 
 K = _core.Kind
@@ -68,7 +68,7 @@ def exp2_dw(b, w):
     # Beyond the clamp the result is inf or 0 whatever the low word says: drop it.
     wl = b.select(b.compare(Op.eq, clamped, wh), wl, const(b, k, 0.0))
     wh = clamped
-    kf = rounding.rint(b, wh)
+    kf = bits.rint(b, wh)
     rh, rl = dd.two_sum(b, b.binary(Op.sub, wh, kf), wl)
     lead, err = dd.two_prod(b, rh, _c(b, k, "LN2_HI"))
     p = _horner(b, getattr(coeffs, f"EXP2_{_W[k]}"), rh)

@@ -34,7 +34,7 @@ x) give x itself for sin and tan, so the sign of zero is kept; cos(+-0) = 1.
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, rare, rounding
+from . import bits, coeffs, dd, rare
 
 K = _core.Kind
 Op = _core.Op
@@ -67,7 +67,7 @@ def _mod4(b, t):
     ulp; |t| < 2 is unchanged; else the difference is a multiple of ulp(t) no larger than t).
     A floor instead would turn a tiny negative t into 4 - |t|, which rounds."""
     k = b.kind(t)
-    return _sub(b, t, _mul(b, const(b, k, 4.0), rounding.rint(b, _mul(b, t, const(b, k, 0.25)))))
+    return _sub(b, t, _mul(b, const(b, k, 4.0), bits.rint(b, _mul(b, t, const(b, k, 0.25)))))
 
 
 def reduce(b, ax):
@@ -102,15 +102,15 @@ def reduce(b, ax):
     for t in terms:
         # Integer parts by rint, fractions in [-1/2, 1/2]: t - rint(t) is exact.
         t = _mod4(b, t)
-        n = rounding.rint(b, t)
+        n = bits.rint(b, t)
         q = _add(b, q, n)
         a0, e1 = dd.two_sum(b, a0, _sub(b, t, n))
         a1, e2_ = dd.two_sum(b, a1, e1)
         a2 = _add(b, a2, e2_)
-        n = rounding.rint(b, a0)
+        n = bits.rint(b, a0)
         q = _add(b, q, n)
         a0 = _sub(b, a0, n)
-    n = rounding.rint(b, _add(b, a0, a1))  # -1, 0 or 1: f into [-1/2, 1/2]
+    n = bits.rint(b, _add(b, a0, a1))  # -1, 0 or 1: f into [-1/2, 1/2]
     q = _add(b, q, n)
     a0 = _sub(b, a0, n)
     s, err = dd.two_sum(b, a0, a1)
@@ -134,7 +134,7 @@ def reduce_fast(b, ax):
     # any rounding of 2/pi will do: an error moves r beyond pi/4 by far less than the
     # polynomials' margin
     two_over_pi = const(b, k, 1.0 / getattr(coeffs, f"PIO2_DW_HI_{_W[k]}"))
-    q = rounding.rint_small(b, _mul(b, ax, two_over_pi))
+    q = bits.rint_small(b, _mul(b, ax, two_over_pi))
     return (q,) + _cody_waite(b, ax, q)
 
 
