@@ -49,6 +49,9 @@ def binop(lo, expr, target):
     sig = lo.calltypes.get(expr)
     if fn in (operator.is_, operator.is_not) and sig is not None:
         return _identity(lo, expr, sig, fn is operator.is_not), types.boolean
+    static = _static_compare(lo, fn, lhs_ty, rhs_ty, sig)
+    if static is not None:
+        return static, types.boolean
     if fn is operator.contains and isinstance(lhs_ty, types.BaseTuple) and sig is not None:
         return _tuple_contains(lo, expr, lhs_ty, rhs_ty, sig), sig.return_type
     if sig is not None and any(isinstance(t, types.Complex) for t in sig.args):
@@ -104,6 +107,21 @@ def binop(lo, expr, target):
     return arith.convert(b, r, rk), sig.return_type
 
 
+def _static_compare(lo, fn, lhs_ty, rhs_ty, sig):
+    """``a.dtype == b.dtype`` (Numba types ``==`` of two dtypes, not ``!=``) and ``==``/``!=``
+    of two literal strings (``a.dtype.kind == 'f'``): compile-time values, so a constant
+    bool; None for other operands."""
+    if sig is None or fn not in (operator.eq, operator.ne):
+        return None
+    if isinstance(lhs_ty, types.DType) and isinstance(rhs_ty, types.DType):
+        same = lhs_ty.dtype == rhs_ty.dtype
+    elif isinstance(lhs_ty, types.StringLiteral) and isinstance(rhs_ty, types.StringLiteral):
+        same = lhs_ty.literal_value == rhs_ty.literal_value
+    else:
+        return None
+    return arith.const(lo.b, K.bool, same == (fn is operator.eq))
+
+
 def _identity(lo, expr, sig, negate):
     """``x is y`` as Numba lowers it: values of different types are never identical (so
     ``x is None`` is False for a number), booleans and other immutable scalars of one type
@@ -118,6 +136,8 @@ def _identity(lo, expr, sig, negate):
         r = b.compare(Op.eq, x, y)
     elif lt == rt and isinstance(lt, types.NoneType):
         r = arith.const(b, K.bool, True)
+    elif isinstance(lt, types.DType) and isinstance(rt, types.DType):  # compile-time, as njit
+        r = arith.const(b, K.bool, lt == rt)
     elif lt != rt and (is_scalar_type(lt) or isinstance(lt, (types.NoneType, types.BaseTuple))):
         r = arith.const(b, K.bool, False)
     else:
@@ -197,6 +217,18 @@ def call(lo, expr, target):
     return calls.lower_call(lo, expr, target)
 
 
+def array_dtype(dtype):
+    """The NumPy dtype of Numba element type `dtype` (the compile-time value of
+    ``arr.dtype``: ``.type`` and ``.kind`` read it); the Numba type itself
+    where NumPy has none."""
+    from numba.np.numpy_support import as_dtype
+
+    try:
+        return as_dtype(dtype)
+    except Exception:  # NumPy has no dtype for it
+        return dtype
+
+
 def getattr_(lo, expr, target):
     b, loc = lo.b, expr.loc
     ty = lo.typemap[expr.value.name]
@@ -214,6 +246,10 @@ def getattr_(lo, expr, target):
         from .complexnum import attribute
 
         return attribute(lo, value, ty, attr, loc)
+    if attr == "dtype" and isinstance(ty, types.Array) and isinstance(target_ty, types.DType):
+        # A compile-time value, as np.float32 is: Numba types it DType(float32), which
+        # local/shared.array and np.empty-likes take as their dtype (only the type is read).
+        return array_dtype(ty.dtype), target_ty
     if isinstance(value, ArrayArg):
         ik = compute_kind(types.intp, lo.mode, loc)
         if attr == "T":

@@ -59,11 +59,19 @@ for _stub in stubs.BARRIERS:
 
 
 def _array_dtype(dtype):
-    """The Numba scalar type a dtype argument names (np.float32, numba.float32, ...), or None."""
+    """The Numba type a dtype argument names (np.float32, numba.float32, x.dtype, 'float32'),
+    or None."""
     if isinstance(dtype, types.NumberClass):
         return dtype.instance_type
-    if isinstance(dtype, types.DType):
+    if isinstance(dtype, types.DType):  # np.dtype('f4') as a global, or arr.dtype
         return dtype.dtype
+    if isinstance(dtype, types.StringLiteral):  # 'float32', as numba.cuda and np.empty take
+        from numba.np.numpy_support import from_dtype
+
+        try:
+            return from_dtype(_np.dtype(dtype.literal_value))
+        except Exception:  # not a dtype name NumPy or Numba knows
+            return None
     if isinstance(dtype, types.BooleanLiteral) or dtype == types.boolean:
         return None
     if isinstance(dtype, types.Function) and getattr(dtype.typing_key, "__name__", "") == "bool":
@@ -100,7 +108,14 @@ class ArrayConstructor(AbstractTemplate):
         if ndim is None or not 1 <= ndim <= 3:
             raise TypingError(f"{self.key.__name__}(): the shape must be a constant int or a "
                               f"tuple of 1 to 3 ints, not {shape}")
-        if elem is None or not isinstance(elem, (types.Integer, types.Float, types.Boolean)):
+        if elem is not None and not isinstance(elem, (types.Integer, types.Float, types.Boolean)):
+            # a dtype Numba knows (complex, a record; np.complex64 or x.dtype): ours to refuse
+            from ..errors import VulkanUnsupportedError
+
+            raise VulkanUnsupportedError(
+                f"nv.{self.key.__name__}() of {elem} elements is not supported in Vulkan "
+                "kernels (shared and local arrays hold bool, integer and float elements)")
+        if elem is None:
             raise TypingError(f"{self.key.__name__}(): unsupported dtype {dtype}")
         return signature(types.Array(elem, ndim, "C"), shape, dtype)
 
