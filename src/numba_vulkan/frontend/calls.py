@@ -185,7 +185,7 @@ _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins
 
 
 def _complex_call(lowerer, expr, fn, sig):
-    """z.conjugate(), abs(z), complex(re, im); None for other calls."""
+    """z.conjugate(), abs(z), pow(z, w), complex(re, im); None for other calls."""
     from . import complexnum
 
     loc = expr.loc
@@ -200,6 +200,12 @@ def _complex_call(lowerer, expr, fn, sig):
             r = complexnum.absolute(lowerer.b, z, compute_kind(types.float64, lowerer.mode, loc))
             return arith.convert(lowerer.b, r, compute_kind(sig.return_type, lowerer.mode, loc)), \
                 sig.return_type  # fmt: skip
+    if fn is builtins.pow and len(expr.args) == 2 and isinstance(sig.return_type, types.Complex):
+        # pow(z, w): Numba types it as z ** w (both operands of one complex type)
+        from .mathlib.cmathlib import power_
+
+        x, y = (lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args))
+        return power_(lowerer, x, y, sig.args[0], loc), sig.return_type
     if fn is builtins.complex and isinstance(sig.return_type, types.Complex):
         if expr.kws:
             raise unsupported("complex() with keyword arguments", loc)

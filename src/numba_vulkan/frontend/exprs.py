@@ -59,6 +59,8 @@ def binop(lo, expr, target):
 
         x, y = lo.load_cast(expr.lhs, sig.args[0]), lo.load_cast(expr.rhs, sig.args[1])
         op = expr.immutable_fn if expr.op == "inplace_binop" else fn
+        if op in arith.POW:  # Numba's complex_power_impl (mathlib/cmathlib.py)
+            return mathlib.cmathlib.power_(lo, x, y, sig.args[0], loc), sig.return_type
         return complexnum.binop(lo, op, x, y, sig, loc, sym), sig.return_type
     if sig is not None and isinstance(sig.return_type, types.Array) and \
             (isinstance(lhs_ty, types.Array) or isinstance(rhs_ty, types.Array)):  # fmt: skip

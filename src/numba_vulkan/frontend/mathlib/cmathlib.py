@@ -10,16 +10,20 @@ both more accurate than numba.njit and agreeing with CPython's cmath:
   too (numba.njit leaves it at half its value).
 Everything else follows numba.njit operation for operation, including where its formulas
 overflow early (exp(710 + 1j) is inf + inf j; sinh(800 + 0j) has a NaN imaginary part).
+
+z ** w (also `**=`, pow(z, w); power_) is numba.njit's complex_power_impl: the product z * z
+for w = 2 + 0j, else CPython's _Py_c_pow in float64 (numba_cpow / numba_cpowf).
 """
 
 import cmath
 import math
+import operator
 
 from numba.core import types
 
 from ... import _core
 from ..arith import const
-from . import bits, dd, explog, hyperbolic, inverse, roots, trig
+from . import bits, dd, explog, hyperbolic, inverse, power, roots, trig
 
 K = _core.Kind
 Op = _core.Op
@@ -322,6 +326,62 @@ def _rect(f, r, phi):
     out = f.sel(rinf, (r, phi), (re, im))
     out = f.sel(f.cmp(Op.eq, r, zero), (f.abs(r), zero), out)
     return f.sel(f.not_(f.finite(phi)), out, (re, im))
+
+
+# ---------------------------------------------------------------- z ** w
+
+
+def _cpow(f, a, bb, c, d):
+    """CPython's _Py_c_pow(a + bb j, c + d j), which numba.njit's numba_cpow calls: 1 for a
+    zero exponent; for a zero base 0, or NaN + NaN j where CPython sets EDOM (an exponent with
+    a nonzero imaginary part or a negative real one: numba_cpow returns NaN there, it does not
+    raise); else the polar formula with libm's hypot, pow, atan2, exp, log, cos and sin, here
+    the library's (each within 1 ulp), in the same order of operations."""
+    b = f.b
+    zero, one, nan = f.c(0.0), f.c(1.0), f.c(float("nan"))
+    vabs = roots.hypot(b, a, bb)
+    length = power.pow_(b, vabs, c)
+    at = inverse.atan2(b, bb, a)
+    phase = f.mul(at, c)
+    has_im = f.cmp(Op.ne, d, zero)  # C's !=: true for a NaN d
+    length = f.sel(has_im, f.div(length, explog.exp(b, f.mul(at, d))), length)
+    phase = f.sel(has_im, f.add(phase, f.mul(d, explog.log(b, vabs))), phase)
+    r = (f.mul(length, trig.cos(b, phase)), f.mul(length, trig.sin(b, phase)))
+    edom = f.either(has_im, f.cmp(Op.lt, c, zero))
+    r = f.sel(f.both(f.cmp(Op.eq, a, zero), f.cmp(Op.eq, bb, zero)),
+              f.sel(edom, (nan, nan), (zero, zero)), r)  # fmt: skip
+    return f.sel(f.both(f.cmp(Op.eq, c, zero), f.cmp(Op.eq, d, zero)), (one, zero), r)
+
+
+def power_(lowerer, x, y, ty, loc):
+    """x ** y (also `**=`, pow(x, y)) for x, y already cast to complex type `ty`, as Numba's
+    complex_power_impl: an exponent of exactly 2 + 0j is the complex product x * x (in the
+    parts' width); any other calls numba_cpow, which for complex64 widens both to complex128,
+    runs _Py_c_pow in float64 and rounds each part to float32 once. There is no other
+    integer-exponent path (x ** 3 is the polar formula, as on the CPU)."""
+    from .. import arith, complexnum
+    from ..types import compute_kind
+    from . import denormals
+
+    lowerer.exact_math = True  # see LoweredKernel.exact_math
+    b = denormals.for_lowerer(lowerer)
+    pk = complexnum.part_kind(ty, lowerer.mode, loc)
+    wk = compute_kind(types.float64, lowerer.mode, loc)  # float32 without float64
+    sig = types.none(ty, ty)
+    square = complexnum.binop(lowerer, operator.mul, x, x, sig, loc, "*")
+    f = _F(b, wk)
+    a, bb, c, d = (arith.convert(b, v, wk) for v in (*x, *y))
+    re, im = (arith.convert(b, v, pk) for v in _cpow(f, a, bb, c, d))
+    fp = _F(b, pk)
+    if ty.bitwidth == 64:
+        # numba_cpowf builds its complex64 result as C's `re + _Complex_I * im` in float: the
+        # real part is re + 0 * im, NaN where im is inf or NaN, +0 for re = -0 and im >= +0.
+        zero = fp.c(0.0)
+        re = fp.sel(fp.both(fp.cmp(Op.eq, re, zero), fp.not_(bits.sign_bit(b, im))), zero, re)
+        re = fp.sel(fp.finite(im), re, fp.c(float("nan")))
+    r = (re, im)
+    two = fp.both(fp.cmp(Op.eq, y[0], fp.c(2.0)), fp.cmp(Op.eq, y[1], fp.c(0.0)))
+    return fp.sel(two, square, r)
 
 
 def lower(lowerer, fn, expr, sig):
