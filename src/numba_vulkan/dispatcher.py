@@ -16,13 +16,18 @@ Asynchrony follows numba.cuda: a launch whose arrays are all device arrays
 returns at once; one with NumPy arrays waits, because it copies results back.
 """
 
+from __future__ import annotations
+
 import collections
 import dataclasses
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, overload
 
 import numpy as np
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import dispatcher_registry
+from numba.core.typing.templates import Signature
 
 from . import (
     arguments,
@@ -37,8 +42,11 @@ from . import (
     slow_launch,
 )
 from . import selftest_kernel
+from .codegen import CompiledKernel
 from .inspection import Inspection
 from .runtime import compiler_hook, device_info, reports
+from .runtime.device_info import DeviceSpec, Dim3Like
+from .runtime.streams import Stream
 from .typing import devfn, pipeline, target
 from .errors import (
     VulkanPerformanceWarning,
@@ -67,8 +75,20 @@ DEFAULT_LOCAL_SIZE = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
 
 CacheStats = collections.namedtuple("CacheStats", "cache_hits cache_misses")
 
+#: What ``jit`` takes instead of a function: numba.cuda's signatures, one or a list.
+Signatures = str | Signature | Sequence[str | Signature]
 
-def jit(func=None, **options):
+
+@overload
+def jit(func: None = None, **options: Any) -> Callable[[Callable[..., Any]], Dispatcher]: ...
+@overload
+def jit(func: Signatures, **options: Any) -> Callable[[Callable[..., Any]], Dispatcher]: ...
+@overload
+def jit(func: Callable[..., Any], **options: Any) -> Dispatcher: ...
+
+
+def jit(func: Callable[..., Any] | Signatures | None = None,
+        **options: Any) -> Dispatcher | Callable[[Callable[..., Any]], Dispatcher]:
     """Compile a Python function as a Vulkan kernel (and device function).
 
     Usable as ``@jit``, ``@jit(option=value, ...)``, or as numba.cuda's
@@ -202,7 +222,7 @@ class Dispatcher(Inspection):
     # Numba's templates find the target's contexts through dispatcher_registry[Vulkan].
     targetdescr = target.TargetDescriptor()
 
-    def __init__(self, pyfunc, options):
+    def __init__(self, pyfunc: Callable[..., Any], options: dict[str, Any]) -> None:
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "kernel")
         self.__doc__ = getattr(pyfunc, "__doc__", None)
@@ -224,19 +244,20 @@ class Dispatcher(Inspection):
 
     # ------------------------------------------------------------ launch forms
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(
             f"kernel {self.__name__!r} needs a launch configuration: call it as "
             f"{self.__name__}.forall(n)(...) for one invocation per element, or "
             f"{self.__name__}[groups, local_size](...)"
         )
 
-    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+    def configure(self, griddim: Dim3Like, blockdim: Dim3Like, stream: Stream | DeviceSpec = 0,
+                  sharedmem: int = 0) -> LaunchConfig:
         """numba.cuda's ``kernel.configure(griddim, blockdim, stream, sharedmem)``: the same
         launch configuration as ``kernel[griddim, blockdim, stream, sharedmem]``."""
         return self[griddim, blockdim, stream, sharedmem]
 
-    def __getitem__(self, config_):
+    def __getitem__(self, config_: tuple[Any, ...]) -> LaunchConfig:
         if not isinstance(config_, tuple) or len(config_) not in (2, 3, 4):
             raise TypeError(
                 "a launch configuration is kernel[groups, local_size], "
@@ -275,7 +296,9 @@ class Dispatcher(Inspection):
             pass
         return launch
 
-    def forall(self, extent, device=None, local_size=None, stream=None):
+    def forall(self, extent: Dim3Like, device: DeviceSpec = None,
+               local_size: Dim3Like | None = None,
+               stream: Stream | None = None) -> LaunchConfig:
         """A launch configuration with one invocation per point of ``extent``.
 
         Parameters
@@ -338,7 +361,8 @@ class Dispatcher(Inspection):
 
     # ------------------------------------------------------------ compilation
 
-    def compile(self, argtypes, device=None, mode=None):
+    def compile(self, argtypes: tuple[Any, ...] | str, device: DeviceSpec = None,
+                mode: narrowing.Mode | None = None) -> CompiledKernel:
         """Compile a specialisation without running it.
 
         Parameters
@@ -521,7 +545,7 @@ class Dispatcher(Inspection):
         )
 
     @property
-    def specialisations(self):
+    def specialisations(self) -> dict[tuple[Any, Any], CompiledKernel]:
         """The compiled kernels, by (argument types, narrowing mode); kernels compiled for a
         dynamic shared array's size are left out (the first size's kernel stands for them)."""
         out = {}
@@ -530,7 +554,7 @@ class Dispatcher(Inspection):
                 out[(argtypes, mode)] = k
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<numba_vulkan kernel {self.__name__}>"
 
     def _launch_slow(self, launch, args):

@@ -5,13 +5,17 @@ kept apart from compilation and launch. They read the dispatcher's ``_compiled``
 specialisations and call its ``compile``.
 """
 
+from __future__ import annotations
+
 import sys
+from typing import Any, NoReturn, TextIO
 
 from numba.core import types
 
 from . import arguments
 from .launch import _resolve_device
 from .runtime import device_list
+from .runtime.device_info import DeviceSpec, Dim3Like
 from .typing import pipeline
 
 
@@ -30,7 +34,7 @@ class Inspection:
             return list(self._compiled.values())
         return [self.compile(self._argtypes(args_or_types))]
 
-    def inspect_kir(self, *args_or_types, narrowed=False):
+    def inspect_kir(self, *args_or_types: Any, narrowed: bool = False) -> str | dict[Any, str]:
         """The KIR the front end built, as text.
 
         Parameters
@@ -54,7 +58,7 @@ class Inspection:
             return pick(kernels[0])
         return {k.argtypes: pick(k) for k in kernels}
 
-    def inspect_spirv(self, *args_or_types):
+    def inspect_spirv(self, *args_or_types: Any) -> str | dict[Any, str]:
         """The SPIR-V assembly of a specialisation (see ``inspect_kir`` for the arguments).
 
         Returns
@@ -66,7 +70,7 @@ class Inspection:
             return kernels[0].disassemble()
         return {k.argtypes: k.disassemble() for k in kernels}
 
-    def inspect_asm(self, *args_or_types):
+    def inspect_asm(self, *args_or_types: Any) -> str | dict[Any, str]:
         """numba.cuda's name for the generated code: here the SPIR-V assembly
         (``inspect_spirv``); the driver's own machine code is ``inspect_pipeline``'s.
 
@@ -76,7 +80,7 @@ class Inspection:
         """
         return self.inspect_spirv(*args_or_types)
 
-    def inspect_llvm(self, *args_or_types):
+    def inspect_llvm(self, *args_or_types: Any) -> NoReturn:
         """numba.cuda's LLVM IR: numba_vulkan compiles without LLVM (Numba's typed IR becomes
         KIR, then SPIR-V), so there is none; raises NotImplementedError naming what exists."""
         raise NotImplementedError(
@@ -85,7 +89,9 @@ class Inspection:
             "inspect_pipeline() and inspect_types()"
         )
 
-    def inspect_pipeline(self, *args_or_types, local_size, device=None, representations=False):
+    def inspect_pipeline(self, *args_or_types: Any, local_size: Dim3Like,
+                         device: DeviceSpec = None,
+                         representations: bool = False) -> dict[str, Any]:
         """What the device's driver reports about the pipeline it makes of one
         specialisation for one workgroup size: registers per invocation, code
         size and whatever else the driver counts (VK_KHR_pipeline_executable_properties;
@@ -127,7 +133,7 @@ class Inspection:
                    "representations": {name: text for _, name, _, text in texts}}
         return out
 
-    def inspect_types(self, file=None):
+    def inspect_types(self, file: TextIO | None = None) -> None:
         """Print the typed Numba IR of every specialisation, as ``numba``'s ``inspect_types``.
 
         Parameters

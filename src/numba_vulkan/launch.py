@@ -5,11 +5,17 @@ C++ launchers the dispatcher already made for the device (the fast path) and
 falls back to the dispatcher's slow path (typing, compiling, copies).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from . import checks, config
 from .errors import VulkanSupportError
+from .runtime.device_info import DeviceLike
 from .runtime.reports import thread_token
+from .runtime.streams import Stream
 
 
 class LaunchConfig:
@@ -36,7 +42,9 @@ class LaunchConfig:
         "shared_bytes", "stream",
     )
 
-    def __init__(self, dispatcher, groups, local_size, device=None, stream=None, shared_bytes=0):
+    def __init__(self, dispatcher: Any, groups: tuple[int, int, int],
+                 local_size: tuple[int, int, int], device: DeviceLike | None = None,
+                 stream: Stream | None = None, shared_bytes: int = 0) -> None:
         self.dispatcher = dispatcher
         self.shared_bytes = shared_bytes
         self.groups = groups
@@ -46,7 +54,7 @@ class LaunchConfig:
         self._stream_core = None if stream is None else stream._core  # the C++ side
         self._checked = None
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> None:
         # Fast path: the launchers already made for this device, newest first.
         device = self.device
         if device is None:
@@ -68,14 +76,14 @@ class LaunchConfig:
                     return None
         return self.dispatcher._launch_slow(self, args)
 
-    def needs_64bit_ids(self):
+    def needs_64bit_ids(self) -> bool:
         """Whether the grid's ids need 64 bits: a global id past 2^31 - 1, or 2^26 groups
         or more along an axis (see frontend/grid.py)."""
         from . import _core
 
         return not _core.fits_int32_ids(self.groups, self.local_size)
 
-    def check_limits(self, device):
+    def check_limits(self, device: DeviceLike) -> None:
         """Raise VulkanSupportError if the workgroup exceeds ``device``'s limits.
 
         Grids of more workgroups than ``max_groups`` are split by the launcher.
@@ -95,7 +103,7 @@ class LaunchConfig:
             )
         self._checked = device
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<LaunchConfig {self.dispatcher.__name__}[{self.groups}, {self.local_size}]>"
 
 

@@ -11,11 +11,16 @@ strides over one element of memory (never read) is indexed, transposed or
 reshaped, and the result's strides and data-pointer offset give the view.
 """
 
+from __future__ import annotations
+
 import math
 import zlib
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from .. import checks
 from . import copies, device_list, streams
@@ -23,6 +28,7 @@ from . import indexing as _indexing
 from . import pinned as _pinned
 from . import reports as _reports
 from .array_reductions import WholeArrayReductions
+from .device_info import DeviceLike, DeviceSpec, ShapeLike
 from .dlpack import DLPackExport
 from .operators import ArrayOperators
 
@@ -118,7 +124,12 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
     dtype : numpy.dtype
     """
 
-    def __init__(self, device, shape, dtype, _stored=None):
+    device: DeviceLike
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+    def __init__(self, device: DeviceSpec, shape: ShapeLike, dtype: DTypeLike,
+                 _stored: tuple[Any, int, tuple[int, ...]] | None = None) -> None:
         device = device_list.get_device(device)
         dtype = checks.as_dtype(dtype)
         stored = storage_dtype(dtype, device.info)
@@ -141,39 +152,39 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
 
     # ---- facts -------------------------------------------------------------------
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         """Number of dimensions."""
         return len(self.shape)
 
     @property
-    def size(self):
+    def size(self) -> int:
         """Number of elements."""
         return math.prod(self.shape)
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Size of the elements in bytes, as they are stored on the host."""
         return self.size * self.dtype.itemsize
 
     @property
-    def strides(self):
+    def strides(self) -> tuple[int, ...]:
         """Steps between elements along each axis in bytes, as in NumPy (host itemsize)."""
         k = self._itemsize
         return tuple(s // k * self.dtype.itemsize for s in self._dev_strides)
 
     @property
-    def is_contiguous(self):
+    def is_contiguous(self) -> bool:
         """Whether the elements lie one after the other in C order (bool)."""
         if self.size == 0:
             return True
         expected = _c_strides(self.shape, self._itemsize)
         return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
-    def is_c_contiguous(self):
+    def is_c_contiguous(self) -> bool:
         """numba.cuda's DeviceNDArray.is_c_contiguous(): ``is_contiguous``."""
         return self.is_contiguous
 
-    def is_f_contiguous(self):
+    def is_f_contiguous(self) -> bool:
         """Whether the elements lie one after the other in Fortran order."""
         if self.size == 0:
             return True
@@ -181,17 +192,17 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
     @property
-    def flags(self):
+    def flags(self) -> dict[str, bool]:
         """NumPy's ``flags`` keys that describe the layout (numba.cuda's arrays have them)."""
         c, f = self.is_contiguous, self.is_f_contiguous()
         return {"C_CONTIGUOUS": c, "F_CONTIGUOUS": f, "CONTIGUOUS": c, "FORTRAN": f and not c}
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d device array")
         return self.shape[0]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<DeviceArray shape={self.shape} dtype={self.dtype} on {self.device.info.name!r}>"
 
     # ---- views -------------------------------------------------------------------
@@ -230,7 +241,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
                     f"boolean masks as indices, not {type(k).__name__}"
                 )
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         if _indexing.is_advanced(key):  # index arrays, lists, masks: gathered on the device
             return _indexing.getitem(self, key)
         self._check_key(key)
@@ -242,7 +253,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         dummy = self._dummy()
         return self._view_from(dummy, dummy[key])
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: ArrayLike | DeviceArray) -> None:
         if _indexing.is_advanced(key):  # scattered on the device
             return _indexing.setitem(self, key, value)
         self._check_key(key)
@@ -264,11 +275,11 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         view.copy_to_device(values)
 
     @property
-    def T(self):
+    def T(self) -> DeviceArray:
         """The array with its axes reversed, as a view."""
         return self.transpose()
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: int | Sequence[int] | None) -> DeviceArray:
         """Permute the axes, as a view.
 
         Parameters
@@ -291,7 +302,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
             raise ValueError(f"axes {axes!r} do not permute the {self.ndim} axes: {e}") from None
         return self._view_from(dummy, view)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: int | Sequence[int]) -> DeviceArray:
         """Give the array a new shape without copying.
 
         Parameters
@@ -320,14 +331,14 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
             raise ValueError(f"cannot reshape {self.shape} to {shape} without copying: {e}")
         return self._view_from(dummy, view)
 
-    def ravel(self):
+    def ravel(self) -> DeviceArray:
         """The array as one dimension, a view where the layout allows it."""
         try:
             return self.reshape(-1)
         except ValueError:
             return self.copy().reshape(-1)
 
-    def copy(self):
+    def copy(self) -> DeviceArray:
         """A contiguous copy on the same device (DeviceArray)."""
         out = DeviceArray(self.device, self.shape, self.dtype)
         if self.is_contiguous:
@@ -370,7 +381,8 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         return as_strided(first, self.shape, self._dev_strides, writeable=True)
 
     @_reports.after_copy  # raises what a kernel raised (runtime/reports.py)
-    def copy_to_host(self, out=None, stream=None):
+    def copy_to_host(self, out: NDArray[Any] | None = None,
+                     stream: streams.Stream | None = None) -> NDArray[Any]:
         """Copy the contents to a NumPy array.
 
         Without a stream, waits for the launches and streams that still use the
@@ -428,7 +440,8 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         return out
 
     @_reports.after_copy
-    def copy_to_device(self, array, stream=None):
+    def copy_to_device(self, array: ArrayLike | DeviceArray,
+                       stream: streams.Stream | None = None) -> DeviceArray:
         """Overwrite the contents with those of a host array.
 
         Parameters
@@ -486,7 +499,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
 
     # ---- reductions (on the device: runtime/reduce.py) -----------------------------
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         """``np.asarray(d)``: a copy on the host (``copy=False`` is refused: the data are on
         the device). NumPy's ufuncs and operators do not come here: they run on the
         device (``__array_ufunc__``, runtime/operators.py)."""

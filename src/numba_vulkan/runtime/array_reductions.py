@@ -7,12 +7,17 @@ runs on host copies, as before, but says so past HOST_COPY_WARN_BYTES
 (``__array_function__``).
 """
 
+from __future__ import annotations
+
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import checks
 from ..errors import VulkanPerformanceWarning
+from .device_info import Axis
 from .reduce import reduce
 
 #: NumPy functions that run on the device for a device array: the methods of that name.
@@ -66,7 +71,8 @@ class WholeArrayReductions:
                 f"(np.asarray(d).{name}(...)) or in a kernel"
             )
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    def sum(self, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+            keepdims: bool = False, **kwargs: Any) -> np.generic:
         """Sum of all elements, computed on the device.
 
         NumPy's keywords are accepted in their whole-array form (``np.sum(d)`` works);
@@ -80,7 +86,8 @@ class WholeArrayReductions:
         self._whole("sum", axis, dtype, out, keepdims, **kwargs)
         return reduce(self, "sum")
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    def mean(self, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+             keepdims: bool = False, **kwargs: Any) -> np.generic:
         """Mean of all elements: the device's sum divided by the size, in NumPy's result dtype
         (float64 for integers and bool, the float type itself for floats; NaN with a
         RuntimeWarning for an empty array, as NumPy).
@@ -98,7 +105,8 @@ class WholeArrayReductions:
         total = self.sum()
         return result.type(result.type(total) / self.size)
 
-    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+    def min(self, axis: Axis = None, out: None = None, keepdims: bool = False,
+            **kwargs: Any) -> np.generic:
         """Smallest element, computed on the device (NaN if any element is NaN).
 
         Raises
@@ -109,7 +117,8 @@ class WholeArrayReductions:
         self._whole("min", axis, None, out, keepdims, **kwargs)
         return reduce(self, "min")
 
-    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+    def max(self, axis: Axis = None, out: None = None, keepdims: bool = False,
+            **kwargs: Any) -> np.generic:
         """Largest element, computed on the device (NaN if any element is NaN).
 
         Raises

@@ -3,14 +3,22 @@ uninitialised (device_array, device_array_like), from other libraries' memory
 (from_dlpack; from_cuda is runtime/cuda_interop.py), and the 0-d status array kernels
 report through (status_array, runtime/reports.py)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from .. import checks
 from . import cuda_interop, device_list, dlpack, pinned, reports
 from .array import DeviceArray, _check_stream, _raw, storage_dtype
+from .device_info import DeviceSpec, ShapeLike
+from .streams import Stream
 
 
-def to_device(array, device=None, stream=None):
+def to_device(array: ArrayLike, device: DeviceSpec = None,
+              stream: Stream | None = None) -> DeviceArray:
     """Copy a NumPy array to a device.
 
     Parameters
@@ -49,7 +57,8 @@ def _upload(host, device):
     return out
 
 
-def device_array(shape, dtype=np.float64, device=None, exportable=False):
+def device_array(shape: ShapeLike, dtype: DTypeLike = np.float64, device: DeviceSpec = None,
+                 exportable: bool = False) -> DeviceArray:
     """Create an array on a device without initialising it.
 
     Parameters
@@ -71,7 +80,8 @@ def device_array(shape, dtype=np.float64, device=None, exportable=False):
     return DeviceArray(device, shape, dtype)
 
 
-def device_array_like(array, device=None):
+def device_array_like(array: NDArray[Any] | DeviceArray,
+                      device: DeviceSpec = None) -> DeviceArray:
     """Create an uninitialised device array with the shape and dtype of another.
 
     Parameters
@@ -94,7 +104,7 @@ def device_array_like(array, device=None):
     return DeviceArray(device, array.shape, array.dtype)
 
 
-def from_dlpack(x, device=None, copy=None):
+def from_dlpack(x: object, device: DeviceSpec = None, copy: bool | None = None) -> DeviceArray:
     """A DeviceArray from any object that speaks DLPack (or a NumPy array).
 
     Parameters

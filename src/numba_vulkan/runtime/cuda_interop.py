@@ -31,8 +31,11 @@ How (docs/interop.md):
   :class:`~numba_vulkan.errors.VulkanSupportError` saying which.
 """
 
+from __future__ import annotations
+
 import os
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +44,7 @@ from ..errors import VulkanSupportError
 from . import cuda_driver as driver
 from . import device_list
 from .array import DeviceArray, _c_strides, storage_dtype
+from .device_info import DeviceSpec
 
 _lock = forksafe.lock()
 # Vulkan buffer address -> weakref to its live CudaMemory (one CUDA import per buffer).
@@ -159,7 +163,7 @@ class CudaArrayView:
         }
 
 
-def cuda_view(array, copy=None):
+def cuda_view(array: DeviceArray, copy: bool | None = None) -> CudaArrayView:
     """A :class:`CudaArrayView` of a DeviceArray, after the Vulkan work using it.
 
     Parameters
@@ -198,7 +202,7 @@ def cuda_view(array, copy=None):
                          array._stored_dtype)  # fmt: skip
 
 
-def to_cupy(array, copy=None):
+def to_cupy(array: DeviceArray, copy: bool | None = None) -> Any:
     """A CuPy array over a DeviceArray's memory (``copy`` as in :func:`cuda_view`).
 
     Bool arrays (stored as int32) come back as a converted copy (CuPy's astype).
@@ -211,7 +215,7 @@ def to_cupy(array, copy=None):
         return out.astype(np.bool_) if array.dtype.kind == "b" else out
 
 
-def to_torch(array, copy=None):
+def to_torch(array: DeviceArray, copy: bool | None = None) -> Any:
     """A PyTorch CUDA tensor over a DeviceArray's memory (``copy`` as in :func:`cuda_view`).
 
     Bool arrays (stored as int32) come back as a converted copy.
@@ -223,7 +227,7 @@ def to_torch(array, copy=None):
     return out.bool() if array.dtype.kind == "b" else out
 
 
-def from_cuda(x, device=None, copy=None):
+def from_cuda(x: object, device: DeviceSpec = None, copy: bool | None = None) -> DeviceArray:
     """A DeviceArray from a CUDA array (anything with ``__cuda_array_interface__``: CuPy
     arrays, PyTorch CUDA tensors, numba.cuda device arrays).
 

@@ -1,6 +1,12 @@
 """DeviceInfo: what a Vulkan physical device offers kernels (filled by the C++ core)."""
 
+from __future__ import annotations
+
 import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ..narrowing import Mode
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -77,7 +83,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     int64: bool
     int16: bool
     int8: bool
-    handle: object
+    handle: int
     int64_atomics: bool = False
     float16: bool = False
     storage16: bool = False
@@ -85,12 +91,12 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     float32_atomic_add: bool = False
     push_constant8: bool = False
     push_constant16: bool = False
-    max_local_size: tuple = (128, 128, 64)
+    max_local_size: tuple[int, int, int] = (128, 128, 64)
     max_local_invocations: int = 128
-    max_groups: tuple = (65535, 65535, 65535)
+    max_groups: tuple[int, int, int] = (65535, 65535, 65535)
     max_shared_memory: int = 16384
-    nan_preserve: tuple = ()
-    denorm_preserve: tuple = ()
+    nan_preserve: tuple[int, ...] = ()
+    denorm_preserve: tuple[int, ...] = ()
     timestamp_bits: int = 0
     timestamp_period: float = 1.0
     subgroup_size: int = 1
@@ -100,11 +106,11 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     subgroup_ballot: bool = False
     subgroup_shuffle: bool = False
     subgroup_shuffle_relative: bool = False
-    loop_iteration_limit: object = None  # int or None
-    selftest: tuple = ()
-    soft_forms: tuple = ()
+    loop_iteration_limit: int | None = None
+    selftest: tuple[tuple[str, str], ...] = ()
+    soft_forms: tuple[str, ...] = ()
     # Beyond the spec: facts the runtime and `python -m numba_vulkan` use.
-    api_version: tuple = (1, 2, 0)
+    api_version: tuple[int, int, int] = (1, 2, 0)
     driver_name: str = ""
     driver_info: str = ""
     vendor_id: int = 0
@@ -113,9 +119,80 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     max_push_constants: int = 128
     device_local_bytes: int = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         v = ".".join(map(str, self.api_version[:2]))
         return f"<DeviceInfo {self.index}: {self.name!r} ({self.kind}, Vulkan {v})>"
+
+
+# ---- names for annotations ------------------------------------------------------------
+# The modules below runtime/devices.py (arrays, streams, creation, device_list) take and
+# return devices but cannot import Device (it imports them), so they annotate with these.
+
+#: A grid, a workgroup size or an extent: an int or 1 to 3 ints (``checks.as_dim3``).
+Dim3Like = int | Sequence[int]
+#: An array shape: an int or a sequence of ints (``checks.as_shape``).
+ShapeLike = int | Sequence[int]
+#: NumPy's ``axis`` argument of the whole-array reductions (None, or every axis).
+Axis = int | Sequence[int] | None
+#: A launch's parameter block: bytes, or a callable given the launch's arrays that makes it.
+PushBlock = bytes | bytearray | memoryview | Callable[[list], bytes | bytearray]
+
+
+class DeviceLike(Protocol):
+    """What a :class:`~numba_vulkan.Device` offers, for the annotations of modules that
+    cannot import runtime/devices.py (it sits above them): Device's public surface, no
+    more and no less (tests/nodevice/test_type_hints.py keeps the two alike)."""
+
+    MAX_BATCH: int
+    MAX_IN_FLIGHT: int
+    MAX_SLOTS: int
+
+    @property
+    def info(self) -> DeviceInfo: ...
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def handle(self) -> int: ...
+    @property
+    def queue(self) -> int: ...
+    @property
+    def stream_queue(self) -> int: ...
+    @property
+    def stream_queues(self) -> tuple[str, ...]: ...
+    @property
+    def family(self) -> int: ...
+    @property
+    def transfer_family(self) -> int: ...
+    @property
+    def command_pool(self) -> int: ...
+    @property
+    def memory(self) -> dict[str, int]: ...
+    @property
+    def timeout(self) -> float: ...
+    @timeout.setter
+    def timeout(self, seconds: float | None) -> None: ...
+    @property
+    def pool_limit(self) -> int: ...
+    @pool_limit.setter
+    def pool_limit(self, nbytes: int) -> None: ...
+    def pool_stats(self) -> dict[str, int]: ...
+    def trim(self, limit: int = 0) -> None: ...
+    def synchronize(self, report: bool = True) -> None: ...
+    def wait_for(self, buffer: Any) -> None: ...
+    def check_support(self, kernel: object) -> None: ...
+    def load_kernel(self, words: Any, push_size: int) -> Any: ...
+    def launch(self, kernel: Any, groups: Dim3Like, arrays: Sequence[Any],
+               push: PushBlock = b"", local_size: Dim3Like | None = None,
+               _stream: Any = None) -> None: ...
+    def launch_stream(self, stream: Any, kernel: Any, groups: Dim3Like, arrays: Sequence[Any],
+                      push: PushBlock = b"", local_size: Dim3Like | None = None) -> None: ...
+    def run(self, kernel: Any, groups: Dim3Like, arrays: Sequence[Any], push: PushBlock = b"",
+            local_size: Dim3Like | None = None) -> None: ...
+
+
+#: How a call names a device: an index into ``list_devices()``, a substring of the name, a
+#: DeviceInfo or a Device; None for the selected (default) one.
+DeviceSpec = int | str | DeviceInfo | DeviceLike | None
 
 
 _FIELDS = {f.name for f in dataclasses.fields(DeviceInfo)}
@@ -131,7 +208,7 @@ _FAST_FLOAT64 = ("H100", "H200", "H800", "GH200", "A100", "A800", "A30", "V100",
                  "B200", "GB200", "INSTINCT", "MI100", "MI210", "MI250", "MI300")  # fmt: skip
 
 
-def float64_is_slow(info):
+def float64_is_slow(info: DeviceInfo) -> bool:
     """Whether float64 arithmetic is much slower than float32 on a device (a name heuristic).
 
     True for GPUs other than the data-centre parts in _FAST_FLOAT64; False for

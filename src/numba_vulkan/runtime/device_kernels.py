@@ -4,21 +4,29 @@ waiting for it (``run``). Device inherits these; they use its ``info``, ``_core`
 ``_kernels``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import checks
 from ..errors import VulkanSupportError
 from . import spirv_words
 from .array import DeviceArray
 from .creation import to_device
-from .device_info import _CAPABILITIES
+from .device_info import _CAPABILITIES, DeviceInfo, Dim3Like, PushBlock
 from .streams import Stream
 
 
 class KernelLaunches:
     """The kernel methods of Device (see Device for its attributes)."""
 
-    def check_support(self, kernel):
+    info: DeviceInfo
+
+    def check_support(self, kernel: object) -> None:
         """Check that this device can run a kernel.
 
         Parameters
@@ -52,7 +60,7 @@ class KernelLaunches:
                 f"'{info.name}' allows {info.max_shared_memory} (max_shared_memory)"
             )
 
-    def load_kernel(self, words, push_size):
+    def load_kernel(self, words: ArrayLike | bytes, push_size: int) -> Any:
         """Load a SPIR-V module (entry point ``main``) on this device.
 
         Parameters
@@ -97,7 +105,9 @@ class KernelLaunches:
             self._kernels[key] = entry
         return entry[1]
 
-    def launch(self, kernel, groups, arrays, push=b"", local_size=None, _stream=None):
+    def launch(self, kernel: Any, groups: Dim3Like,
+               arrays: Sequence[DeviceArray | NDArray[Any] | None], push: PushBlock = b"",
+               local_size: Dim3Like | None = None, _stream: Stream | None = None) -> None:
         """Start `kernel` over `groups` workgroups without waiting for it.
 
         Our kernels take no descriptor bindings: arrays are device addresses in
@@ -171,7 +181,9 @@ class KernelLaunches:
         self._core.dispatch(loaded, _triple(groups), _triple(local_size), bytes(push), buffers,
                             stream_core)
 
-    def launch_stream(self, stream, kernel, groups, arrays, push=b"", local_size=None):
+    def launch_stream(self, stream: Stream, kernel: Any, groups: Dim3Like,
+                      arrays: Sequence[DeviceArray | NDArray[Any] | None],
+                      push: PushBlock = b"", local_size: Dim3Like | None = None) -> None:
         """Enqueue `kernel` on a Stream; see :meth:`launch` for the arguments.
 
         The launch waits, on the device, for the stream's earlier work and for
@@ -192,7 +204,9 @@ class KernelLaunches:
             raise ValueError(f"the stream belongs to {stream.device}, not to {self}")
         self.launch(kernel, groups, arrays, push, local_size, _stream=stream)
 
-    def run(self, kernel, groups, arrays, push=b"", local_size=None):
+    def run(self, kernel: Any, groups: Dim3Like,
+            arrays: Sequence[DeviceArray | NDArray[Any] | None], push: PushBlock = b"",
+            local_size: Dim3Like | None = None) -> None:
         """Dispatch `kernel` over `groups` workgroups and wait for it.
 
         Like :meth:`launch`, but `arrays` may hold NumPy arrays: they are copied

@@ -2,6 +2,8 @@
 select_device, with the table of opened devices. The Device class itself is runtime/devices.py.
 """
 
+from __future__ import annotations
+
 import dataclasses
 
 import numpy as np
@@ -9,7 +11,7 @@ import numpy as np
 from .. import config, forksafe
 from ..errors import VulkanSupportError
 from . import debug, disk, selftest
-from .device_info import _FIELDS, DeviceInfo
+from .device_info import _FIELDS, DeviceInfo, DeviceLike, DeviceSpec
 
 hint = " Install your distribution's Vulkan loader (libvulkan1 on Debian and Ubuntu) and a driver."
 
@@ -32,7 +34,7 @@ opened = {}
 _Device = None
 
 
-def list_devices(refresh=False):
+def list_devices(refresh: bool = False) -> list[DeviceInfo]:
     """All Vulkan 1.2+ devices that expose a compute queue.
 
     Parameters
@@ -122,7 +124,7 @@ def _resolve(which, infos):
     )
 
 
-def get_device(which=None):
+def get_device(which: DeviceSpec = None) -> DeviceLike:
     """Return a :class:`Device` (opened on first use).
 
     Parameters
@@ -169,7 +171,7 @@ def get_device(which=None):
     return device
 
 
-def select_device(which):
+def select_device(which: DeviceSpec) -> DeviceLike:
     """Make `which` the default device for later kernel calls and allocations.
 
     Parameters

@@ -3,14 +3,17 @@ kernels (runtime/device_kernels.py). Which devices there are and which one a cal
 runtime/device_list.py.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import warnings
+from typing import Any
 
 from .. import checks, config
 from ..narrowing import Mode
 from . import debug, device_list, disk, probes, reports, selftest, streams
 from .array import DeviceArray
-from .device_info import DeviceInfo  # noqa: F401 (imported from here too)
+from .device_info import DeviceInfo, DeviceSpec  # DeviceInfo: imported from here too
 from .device_kernels import KernelLaunches
 from .slots import Slots
 
@@ -55,16 +58,19 @@ class Device(KernelLaunches):
     ``spawn`` start method. Devices stay open until the process ends.
     """
 
+    info: DeviceInfo
+    mode: Mode
+
     # The C++ core's constants (src/core/vk/device.h), never copies.
     #: Launches recorded into one command buffer before it is submitted.
-    MAX_BATCH = _core().MAX_BATCH
+    MAX_BATCH: int = _core().MAX_BATCH
     #: Submitted command buffers the device may have in flight at once.
-    MAX_IN_FLIGHT = _core().MAX_IN_FLIGHT
+    MAX_IN_FLIGHT: int = _core().MAX_IN_FLIGHT
     #: Slots of a kernel, each the device copies of one launch's small host arrays
     #: (runtime/slots.py; our kernels have no descriptor sets to put in them).
-    MAX_SLOTS = _core().KERNEL_SLOTS
+    MAX_SLOTS: int = _core().KERNEL_SLOTS
 
-    def __new__(cls, info):
+    def __new__(cls, info: DeviceInfo) -> Device:
         with device_list.lock:
             dev = device_list.opened.get(info.index)
             if dev is None:
@@ -74,7 +80,7 @@ class Device(KernelLaunches):
                 dev._probe()
             return dev
 
-    def __init__(self, info):
+    def __init__(self, info: DeviceInfo) -> None:
         pass  # all done once, in _init
 
     def _init(self, info):
@@ -109,54 +115,74 @@ class Device(KernelLaunches):
         self.info = info
         device_list.update_info(info)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Device {self.info.index}: {self.info.name!r}>"
 
     # Facts of the logical device.
-    handle = property(lambda self: self._core.handle, doc="The VkDevice handle.")
-    queue = property(lambda self: self._core.queue, doc="The compute queue's VkQueue handle.")
-    stream_queue = property(
-        lambda self: self._core.stream_queue,
-        doc="The VkQueue handle streams launch kernels on: a second queue of the compute "
-        "family where it has one, else ``queue`` (runtime/streams.py).",
-    )
-    stream_queues = property(
-        lambda self: tuple(
-            {0: "queue", 1: "second compute queue", 2: "transfer queue"}[q]
-            for q in self._core.stream_queues
-        ),
-        doc="(where streams' kernels run, where their copies run): 'queue' (the device's), "
-        "'second compute queue' or 'transfer queue' (of the transfer-only family).",
-    )
-    family = property(lambda self: self._core.family, doc="Queue family of the compute queue.")
-    transfer_family = property(
-        lambda self: self._core.transfer_family,
-        doc="A transfer-only queue family (streams copy on its queue), or -1.",
-    )
-    command_pool = property(lambda self: self._core.command_pool, doc="The VkCommandPool.")
-    memory = property(
-        lambda self: self.pool_stats(), doc="The buffer pool's statistics (see pool_stats)."
-    )
+    @property
+    def handle(self) -> int:
+        """The VkDevice handle."""
+        return self._core.handle
 
     @property
-    def timeout(self):
+    def queue(self) -> int:
+        """The compute queue's VkQueue handle."""
+        return self._core.queue
+
+    @property
+    def stream_queue(self) -> int:
+        """The VkQueue handle streams launch kernels on: a second queue of the compute
+        family where it has one, else ``queue`` (runtime/streams.py)."""
+        return self._core.stream_queue
+
+    @property
+    def stream_queues(self) -> tuple[str, ...]:
+        """(where streams' kernels run, where their copies run): 'queue' (the device's),
+        'second compute queue' or 'transfer queue' (of the transfer-only family)."""
+        return tuple(
+            {0: "queue", 1: "second compute queue", 2: "transfer queue"}[q]
+            for q in self._core.stream_queues
+        )
+
+    @property
+    def family(self) -> int:
+        """Queue family of the compute queue."""
+        return self._core.family
+
+    @property
+    def transfer_family(self) -> int:
+        """A transfer-only queue family (streams copy on its queue), or -1."""
+        return self._core.transfer_family
+
+    @property
+    def command_pool(self) -> int:
+        """The VkCommandPool."""
+        return self._core.command_pool
+
+    @property
+    def memory(self) -> dict[str, int]:
+        """The buffer pool's statistics (see pool_stats)."""
+        return self.pool_stats()
+
+    @property
+    def timeout(self) -> float:
         return self._core.timeout
 
     @timeout.setter
-    def timeout(self, seconds):
+    def timeout(self, seconds: float | None) -> None:
         self._core.timeout = 0.0 if seconds is None else float(seconds)
 
     @property
-    def pool_limit(self):
+    def pool_limit(self) -> int:
         return self._core.pool_limit
 
     @pool_limit.setter
-    def pool_limit(self, nbytes):
+    def pool_limit(self, nbytes: int) -> None:
         nbytes = checks.as_int(nbytes, "pool_limit", minimum=0, maximum=2**64 - 1)
         self._core.pool_limit = nbytes
         self._core.trim(nbytes)
 
-    def pool_stats(self):
+    def pool_stats(self) -> dict[str, int]:
         """Statistics of the buffer pool.
 
         Returns
@@ -169,7 +195,7 @@ class Device(KernelLaunches):
         """
         return self._core.pool_stats()
 
-    def trim(self, limit=0):
+    def trim(self, limit: int = 0) -> None:
         """Free pooled buffers until at most `limit` bytes stay pooled.
 
         Parameters
@@ -179,7 +205,7 @@ class Device(KernelLaunches):
         """
         self._core.trim(checks.as_int(limit, "limit", minimum=0, maximum=2**64 - 1))
 
-    def synchronize(self, report=True):
+    def synchronize(self, report: bool = True) -> None:
         """Wait until every kernel launched on this device has finished.
 
         Waits for the work of every stream of the device too, and completes their
@@ -204,7 +230,7 @@ class Device(KernelLaunches):
             debug.report_new_messages()
             reports.check(self)
 
-    def wait_for(self, buffer):
+    def wait_for(self, buffer: DeviceArray | Any) -> None:
         """Wait until no launch uses a buffer any more.
 
         Launches that do not use it may go on running.
@@ -232,7 +258,7 @@ class Device(KernelLaunches):
         buffer.wait()
 
 
-def synchronize(device=None, report=True):
+def synchronize(device: DeviceSpec = None, report: bool = True) -> None:
     """Wait until launched kernels have finished.
 
     Parameters

@@ -33,8 +33,11 @@ Booleans (stored as int32 on the device) and 64-bit types stored narrowed on
 devices without them cannot be shared as they are; their exports are copies.
 """
 
+from __future__ import annotations
+
 import ctypes
 import weakref
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -126,12 +129,13 @@ class DLPackExport:
 
     __slots__ = ()
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         """DLPack export: Vulkan memory as kDLVulkan (device addresses), or the host's view
         of mapped memory when the consumer asks for the CPU (``np.from_dlpack(d)``)."""
         return export(self, stream, max_version, dl_device, copy)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple[int, int]:
         """(kDLVulkan = 7, device index)."""
         return device_of(self)
 

@@ -10,9 +10,18 @@
   ``bool(d)`` is refused for more than one element (as NumPy refuses it).
 """
 
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import compiler_hook
+from .device_info import Axis
+
+#: The array a method is called on (DeviceArray, which this module cannot import).
+_Array = TypeVar("_Array", bound="ArrayOperators")
 
 
 def _array_like(value):
@@ -87,17 +96,19 @@ class ArrayOperators:
             return NotImplemented
         return np.not_equal(self, other)
 
-    def astype(self, dtype):
+    def astype(self: _Array, dtype: DTypeLike) -> _Array:
         """A new device array with the elements converted to `dtype` (NumPy's conversion:
         floats to ints truncate, to bool is ``!= 0``), computed on the device."""
         return compiler_hook.cast_on_device(self, np.dtype(dtype))
 
-    def any(self, axis=None, out=None, keepdims=False, **kwargs):
+    def any(self, axis: Axis = None, out: None = None, keepdims: bool = False,
+            **kwargs: Any) -> np.bool_:
         """Whether any element is true (computed on the device; ``np.any(d)`` too)."""
         self._whole("any", axis, None, out, keepdims, **kwargs)
         return np.bool_(np.not_equal(self, 0).sum() > 0) if self.size else np.False_
 
-    def all(self, axis=None, out=None, keepdims=False, **kwargs):
+    def all(self, axis: Axis = None, out: None = None, keepdims: bool = False,
+            **kwargs: Any) -> np.bool_:
         """Whether every element is true (computed on the device; ``np.all(d)`` too)."""
         self._whole("all", axis, None, out, keepdims, **kwargs)
         return np.bool_(np.equal(self, 0).sum() == 0) if self.size else np.True_

@@ -11,11 +11,16 @@ call sees the stream done (``_finish``). Events are timestamp queries recorded i
 device's open batch, or on a stream as a submission of that stream.
 """
 
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from .. import forksafe
 from ..errors import VulkanSupportError
 from . import device_list, reports
+from .device_info import DeviceLike, DeviceSpec
 
 
 def _core():
@@ -63,20 +68,22 @@ class Stream:
         The stream's timeline value of the last work enqueued (0: none yet).
     """
 
-    def __init__(self, device):
+    device: DeviceLike
+
+    def __init__(self, device: DeviceSpec) -> None:
         self.device = device_list.get_device(device)
         self._core = self.device._core.create_stream()
         self._lock = forksafe.lock()
         self._host_work = []  # callables due once the stream has passed what is enqueued
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Stream value={self.value} on {self.device.info.name!r}>"
 
     @property
-    def value(self):
+    def value(self) -> int:
         return self._core.value
 
-    def query(self):
+    def query(self) -> bool:
         """Whether all work enqueued on the stream has finished.
 
         Returns
@@ -91,7 +98,7 @@ class Stream:
         self._finish()
         return True
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Wait until all work enqueued on the stream has finished.
 
         Interruptible with Ctrl-C and bounded by ``NUMBA_VULKAN_TIMEOUT``, like
@@ -107,7 +114,8 @@ class Stream:
         self._finish()
         reports.check(self.device)
 
-    def add_callback(self, callback, arg=None):
+    def add_callback(self, callback: Callable[[Stream, None, Any], object],
+                     arg: Any = None) -> None:
         """Call ``callback(stream, status, arg)`` on another thread once the work enqueued
         so far has finished, as numba.cuda's ``Stream.add_callback`` (status is None:
         an error surfaces at the next synchronisation). Unlike CUDA, later work on the
@@ -132,7 +140,7 @@ class Stream:
         threading.Thread(target=wait_then_call, name="numba_vulkan stream callback",
                          daemon=True).start()  # fmt: skip
 
-    def async_done(self):
+    def async_done(self) -> Awaitable[Stream]:
         """An asyncio future, done once the work enqueued so far has finished (numba.cuda's
         ``Stream.async_done``): ``await stream.async_done()``.
 
@@ -155,7 +163,7 @@ class Stream:
         return future
 
     @contextlib.contextmanager
-    def auto_synchronize(self):
+    def auto_synchronize(self) -> Iterator[Stream]:
         """Wait for the stream when the ``with`` block ends, as in numba.cuda.
 
         Yields
@@ -209,7 +217,7 @@ def finish_device(device):
         s._finish()
 
 
-def stream(device=None):
+def stream(device: DeviceSpec = None) -> Stream:
     """Create a :class:`Stream` on a device, like ``numba.cuda.stream``.
 
     Parameters
@@ -260,9 +268,11 @@ class Event:
     """
 
     #: Timestamp queries per device (C++ kQueries): events recorded and not yet read.
-    QUERIES = _core().QUERIES
+    QUERIES: int = _core().QUERIES
 
-    def __init__(self, device):
+    device: DeviceLike
+
+    def __init__(self, device: DeviceSpec) -> None:
         self.device = device_list.get_device(device)
         if self.device.info.timestamp_bits == 0:
             raise VulkanSupportError(
@@ -271,7 +281,7 @@ class Event:
             )
         self._mark = None  # a _core.Timestamp
 
-    def record(self, stream=None):
+    def record(self, stream: Stream | None = None) -> Event:
         """Mark the point after all work launched on the device so far.
 
         Parameters
@@ -300,7 +310,7 @@ class Event:
             self._mark = stream._core.record_timestamp()
         return self
 
-    def query(self):
+    def query(self) -> bool:
         """Whether the device has passed the event (bool; False if never recorded)."""
         if self._mark is None:
             return False
@@ -309,7 +319,7 @@ class Event:
         self.device._core.flush()  # a mark in the open batch: submit it, so it comes
         return False
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Wait until the device has passed the event.
 
         Raises
@@ -326,7 +336,7 @@ class Event:
             raise ValueError("the event has not been recorded")
         return self.device._core.read_timestamp_ns(self._mark)
 
-    def elapsed_time(self, end):
+    def elapsed_time(self, end: Event) -> float:
         """Milliseconds the device took from this event to `end`.
 
         Parameters
@@ -345,12 +355,12 @@ class Event:
         return (end._ns() - self._ns()) / 1e6
 
 
-def event(device=None):
+def event(device: DeviceSpec = None) -> Event:
     """Create an :class:`Event` on a device (the selected one by default)."""
     return Event(device_list.get_device(device))
 
 
-def event_elapsed_time(start, end):
+def event_elapsed_time(start: Event, end: Event) -> float:
     """Milliseconds between two events, as numba.cuda names it."""
     if not isinstance(start, Event):
         raise TypeError(f"start must be an Event, not {type(start).__name__}")

@@ -8,10 +8,15 @@ own protocol: ``builder(func, identity=..., cache=..., targetoptions=...)``,
 ``add(sig)`` per signature, ``build_ufunc()``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, overload
+
 from numba.np.ufunc.decorators import GUVectorize, Vectorize
 
-from .gufunc import VulkanGUVectorize
-from .vectorizer import VulkanVectorize
+from .gufunc import VulkanGUFunc, VulkanGUVectorize
+from .vectorizer import VulkanUFunc, VulkanVectorize
 
 TARGET = "vulkan"
 
@@ -32,7 +37,15 @@ def register():
             registry.ondemand[TARGET] = builder
 
 
-def vectorize(signatures_or_function=(), **options):
+@overload
+def vectorize(signatures_or_function: Callable[..., Any], **options: Any) -> VulkanUFunc: ...
+@overload
+def vectorize(signatures_or_function: str | Sequence[Any] = (),
+              **options: Any) -> Callable[[Callable[..., Any]], VulkanUFunc]: ...
+
+
+def vectorize(signatures_or_function: Callable[..., Any] | str | Sequence[Any] = (),
+              **options: Any) -> VulkanUFunc | Callable[[Callable[..., Any]], VulkanUFunc]:
     """``numba.vectorize(..., target="vulkan")``: ``@nv.vectorize``, ``@nv.vectorize(sigs)``.
 
     Parameters
@@ -64,7 +77,7 @@ def vectorize(signatures_or_function=(), **options):
     return lambda func: build(func, sigs)
 
 
-def guvectorize(*args, **options):
+def guvectorize(*args: Any, **options: Any) -> Callable[[Callable[..., Any]], VulkanGUFunc]:
     """``numba.guvectorize(..., target="vulkan")``: ``@nv.guvectorize(sigs, layout)``, or
     ``@nv.guvectorize(layout)`` (compiled per call; outputs must then be passed).
 
