@@ -71,36 +71,33 @@ def cpu_pow(a, b, out):
         out[i] = a[i] ** b[i]
 
 
+@njit
+def forms_at(a, b, out, i):
+    """``**=``, pow(), literal exponents: Numba types each as complex ** complex. One
+    function for both sides: an njit function is a device function in a kernel."""
+    z = a[i]
+    z **= b[i]
+    out[i, 0] = z
+    out[i, 1] = pow(a[i], b[i])
+    out[i, 2] = a[i] ** 2
+    out[i, 3] = a[i] ** 3
+    out[i, 4] = a[i] ** -1
+    out[i, 5] = a[i] ** 0.5
+    out[i, 6] = a[i] ** 1j
+    out[i, 7] = 2 ** a[i]
+
+
 @nv.jit
 def k_forms(a, b, out):
-    """``**=``, pow(), literal exponents: Numba types each as complex ** complex."""
     i = nv.global_id(0)
     if i < a.size:
-        z = a[i]
-        z **= b[i]
-        out[i, 0] = z
-        out[i, 1] = pow(a[i], b[i])
-        out[i, 2] = a[i] ** 2
-        out[i, 3] = a[i] ** 3
-        out[i, 4] = a[i] ** -1
-        out[i, 5] = a[i] ** 0.5
-        out[i, 6] = a[i] ** 1j
-        out[i, 7] = 2 ** a[i]
+        forms_at(a, b, out, i)
 
 
 @njit
 def cpu_forms(a, b, out):
     for i in range(a.size):
-        z = a[i]
-        z **= b[i]
-        out[i, 0] = z
-        out[i, 1] = pow(a[i], b[i])
-        out[i, 2] = a[i] ** 2
-        out[i, 3] = a[i] ** 3
-        out[i, 4] = a[i] ** -1
-        out[i, 5] = a[i] ** 0.5
-        out[i, 6] = a[i] ** 1j
-        out[i, 7] = 2 ** a[i]
+        forms_at(a, b, out, i)
 
 
 # ---------------------------------------------------------------- operands
