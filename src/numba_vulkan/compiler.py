@@ -56,6 +56,8 @@ class CodegenControls(typing.NamedTuple):
     every loop by its exits, are counted, and the host raises VulkanLoopLimitError where they
     differ (kir/loop_guard.h); guard_ballot: count those per subgroup with a ballot (else one
     atomic each).
+    matrix_shapes: the device's cooperative-matrix configurations (matrix_shapes.py); empty
+    where it has none, and kernels emulate them (frontend/matrix.py).
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
     the ids the narrowing pass reasons about (local ids are never negative, so Numba's
     negative-index wrap of ``s[local_id(1), j]`` goes); empty: not known.
@@ -76,6 +78,7 @@ class CodegenControls(typing.NamedTuple):
     guard_ballot: bool = False
     max_local_size: tuple = ()
     max_groups: tuple = ()
+    matrix_shapes: tuple = ()
 
 
 def compile_kernel(*args, **kwargs):
@@ -142,6 +145,7 @@ def _compile_kernel(
         denormals=codegen_controls.subnormals,
         fused_fma=codegen_controls.fused_fma,
         loose_division=codegen_controls.loose_division,
+        matrix_shapes=codegen_controls.matrix_shapes,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

@@ -254,3 +254,37 @@ subgroup = Namespace(
     "Subgroup (warp/wave) operations; the device must report the matching subgroup_* class.",
     **{name: Stub(name, doc) for name, doc in _SUBGROUP_DOCS.items()},
 )
+
+# ---------------------------------------------------------------- cooperative matrices
+
+matrix = Namespace(
+    "matrix",
+    "Cooperative matrices: tiles of a matrix held by a subgroup together, multiplied on the "
+    "device's matrix units (tensor cores) where it has them and emulated exactly where it "
+    "has not (docs/matrix.md). Every invocation of the subgroup must make the same calls "
+    "with the same arguments.",
+    fragment=Stub(
+        "fragment",
+        "fragment(use, rows, cols, dtype): a new tile. `use` is 'a' (rows = M, cols = K), "
+        "'b' (K x N) or 'acc' (M x N, the accumulator); rows, cols and dtype are "
+        "compile-time constants the device must accept (nv.matrix.shapes()). Its elements "
+        "are undefined until fill or load.",
+    ),
+    fill=Stub("fill", "fill(frag, value): every element of the tile set to value."),
+    load=Stub(
+        "load",
+        "load(frag, array, row, col): the tile read from the 2-d array (an argument or a "
+        "shared array) with its top-left element at array[row, col]; one of the array's "
+        "strides must be 1 (a row-major or column-major matrix). The tile must lie inside "
+        "the array (nothing is checked, as for array indexing).",
+    ),
+    store=Stub(
+        "store",
+        "store(array, row, col, frag): the tile written into the 2-d array with its "
+        "top-left element at array[row, col] (strides as for load).",
+    ),
+    mma=Stub("mma", "mma(acc, a, b): acc = a @ b + acc, in place (a: M x K, b: K x N, "
+             "acc: M x N)."),
+    convert=Stub("convert", "convert(dst, src): dst's elements = src's, converted to dst's "
+                 "dtype (tiles of one use and shape)."),
+)

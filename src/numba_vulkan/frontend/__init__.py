@@ -66,7 +66,7 @@ class LoweredKernel:
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
     fastmath=False, fused_fma=False, boundscheck=False, error_model="numpy",
-    loose_division=False,
+    loose_division=False, matrix_shapes=(),
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -92,6 +92,8 @@ def lower_kernel(
     fused_fma : bool
         The device's GLSL.std.450 Fma rounds once (compiler.CodegenControls.fused_fma): the
         math library's exact products and polynomials use it.
+    matrix_shapes : tuple of matrix_shapes.MatrixShape
+        The device's cooperative-matrix configurations; empty: emulated (frontend/matrix.py).
     loose_division : bool
         Tests: the math library's driver divisions (dd.driver_div) moved by about as much as
         Vulkan allows (compiler.CodegenControls.loose_division).
@@ -119,6 +121,7 @@ def lower_kernel(
     lowerer.denormals = denormals
     lowerer.fused_fma = bool(fused_fma)
     lowerer.loose_division = bool(loose_division)
+    lowerer.matrix_shapes = tuple(matrix_shapes)
     lowerer.fastmath = bool(fastmath)
     lowerer.boundscheck = bool(boundscheck)
     lowerer.error_model = error_model

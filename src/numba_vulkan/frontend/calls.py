@@ -161,7 +161,7 @@ def _operator_call(lowerer, expr, fn, sig, target):
 
 def _parallel_call(fn):
     """The lowering function of an issue-8 intrinsic or np.empty-like callee, or None."""
-    from . import atomics, local_arrays, subgroups, sync
+    from . import atomics, local_arrays, matrix, subgroups, sync
 
     if not _hashable(fn):
         return None
@@ -174,6 +174,8 @@ def _parallel_call(fn):
         return atomics.lower_atomic
     if subgroups.stub_name(fn) is not None:
         return subgroups.lower_subgroup
+    if matrix.stub_name(fn) is not None:
+        return matrix.lower_matrix
     if any(fn is c for c in local_arrays.NUMPY_CONSTRUCTORS):
         return local_arrays.lower_numpy_constructor
     return None

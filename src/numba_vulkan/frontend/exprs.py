@@ -19,6 +19,7 @@ from .inline import BoundMethod
 from .iterators import make_iter
 from .lower import EXPRESSIONS
 from .types import compute_kind, is_float, is_int, is_scalar_type
+from ..typing.matrix import Fragment
 from .views import index_items, index_view, transpose
 
 Op = _core.Op
@@ -248,6 +249,10 @@ def getattr_(lo, expr, target):
         from .complexnum import attribute
 
         return attribute(lo, value, ty, attr, loc)
+    if isinstance(ty, Fragment) and attr == "length":
+        from . import matrix
+
+        return matrix.length(lo, value, loc), target_ty
     if attr == "dtype" and isinstance(ty, types.Array) and isinstance(target_ty, types.DType):
         # A compile-time value, as np.float32 is: Numba types it DType(float32), which
         # local/shared.array and np.empty-likes take as their dtype (only the type is read).
@@ -296,6 +301,17 @@ def getitem(lo, expr, target):
 
             return element(lo, arr, indices, loc), ty.dtype
         return arr.load(lo.b, indices, loc), ty.dtype
+    if isinstance(ty, Fragment):
+        from . import matrix
+
+        index_var = expr.index_var if expr.op == "static_getitem" else expr.index
+        if index_var is not None:
+            index = lo.load_var(index_var.name)
+        elif isinstance(expr.index, int):
+            index = arith.const(lo.b, _core.Kind.i64, expr.index)
+        else:
+            raise unsupported(f"indexing a matrix fragment with {expr.index!r}", loc)
+        return matrix.getitem(lo, lo.statics[expr.value.name], index, loc), ty.dtype
     if isinstance(ty, types.Record):
         from .records import RecordRef, static_field_name
 

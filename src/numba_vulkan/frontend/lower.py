@@ -26,6 +26,7 @@ lowers (inline.py); the table is how the driver reaches back up.
 from numba.core import ir, types
 
 from .. import _core
+from ..typing.matrix import Fragment
 from . import arith
 from .array_exprs import written_in_place
 from .arrays import ArrayArg, index_values, static_index_values
@@ -242,6 +243,10 @@ class Lowerer:
                 raise unsupported(
                     f"assigning different arrays to one variable ('{name}')", self.loc
                 )
+            if isinstance(ty, Fragment) and old is not value:
+                raise unsupported(
+                    f"assigning different matrix fragments to one variable ('{name}')", self.loc
+                )
             self.statics[name] = value
             return
         if name not in self.slots:
@@ -440,6 +445,14 @@ class Lowerer:
             if isinstance(stmt.index, str):  # r['x'] = v
                 self._set_record_field(stmt.target, stmt.index, stmt.value, loc)
                 return
+        if isinstance(arr_ty, Fragment):  # frag[t] = v (frontend/matrix.py)
+            from . import matrix
+
+            index = (self.load_var(stmt.index.name) if isinstance(stmt, ir.SetItem)
+                     else arith.const(self.b, _core.Kind.i64, stmt.index))
+            matrix.setitem(self, self.statics[stmt.target.name], index,
+                           self.load_var(stmt.value.name), self.typemap[stmt.value.name], loc)
+            return
         if not isinstance(arr_ty, types.Array):
             raise unsupported(f"item assignment on {arr_ty}", loc)
         arr = self.statics[stmt.target.name]

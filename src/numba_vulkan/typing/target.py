@@ -154,10 +154,11 @@ class VulkanTypingContext(NumbaTypingContext):
         # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
-        from . import vkdecl
+        from . import matrix, vkdecl
 
         super().load_additional_registries()
         self.install_registry(vkdecl.registry)
+        self.install_registry(matrix.registry)
 
     def _load_array_library(self):
         """Numba's typing of array reductions (a.sum(), np.dot...) is registered when

@@ -1,0 +1,285 @@
+"""Cooperative matrices (``nv.matrix.*``): tiles a subgroup holds together.
+
+Every call is checked against the device's configurations (matrix_shapes.py): a
+multiply whose shape and types the device does not list is refused with the list.
+
+Where the device has no cooperative matrices, a tile is emulated exactly over the
+subgroup: every invocation keeps the whole tile in a private array (``full``, row-major),
+so that a multiply needs no exchange. The tile's elements are shared out as the hardware
+does: invocation ``lane`` owns flat elements ``lane + t * S`` (S the subgroup's size), which
+``frag[t]`` reads and writes and ``store`` writes to memory, each element once. An element
+an invocation writes is fresh only in its own copy: a tile written by ``frag[t] = v``
+anywhere in the kernel is made whole again (each element taken from its owner with a
+shuffle) before a multiply or a conversion reads all of it.
+
+The emulation computes a multiply-accumulate as a sum in k order, each step rounded to
+the accumulator's type; matrix units may round and order the sum their own way (Vulkan
+leaves it to them). Integer results are exact (wrapping) everywhere, float results agree
+wherever the products and sums are exact.
+"""
+
+from numba.core import ir, types
+
+from .. import _core, errors, matrix_shapes, stubs
+from . import arith
+from .errors import unsupported
+from .types import compute_kind
+
+Op = _core.Op
+K = _core.Kind
+S = _core.SubgroupOp
+
+_NAMES = {stub: name for name, stub in stubs.matrix._members.items()}
+
+# Elements wider than a subgroup shuffle takes are moved as 32-bit words
+_SHUFFLE_KIND = {K.i8: K.i32, K.u8: K.u32, K.i16: K.i32, K.u16: K.u32}
+
+
+def stub_name(fn):
+    try:
+        return _NAMES.get(fn)
+    except TypeError:  # unhashable
+        return None
+
+
+class Tile:
+    """A fragment's storage in a kernel: the whole tile per invocation (emulation)."""
+
+    def __init__(self, lowerer, ty, written, loc):
+        from .local_arrays import _count_local_bytes
+
+        self.ty = ty
+        self.count = ty.rows * ty.cols
+        self.kind = compute_kind(ty.dtype, lowerer.mode, loc)
+        self.written = written  # some frag[t] = v: made whole before multiplies
+        _count_local_bytes(lowerer, self.count * _core.memory_bytes(self.kind),
+                           types.Array(ty.dtype, 2, "C"), loc)
+        self.full = lowerer.b.array_var(False, self.kind, self.count)
+
+    def ptr(self, b, flat):
+        return b.index_ptr(self.full, flat)
+
+
+def lower_matrix(lowerer, fn, expr, sig, target):
+    """Lower a call of nv.matrix.*; returns (value, Numba type)."""
+    name = stub_name(fn)
+    loc = expr.loc
+    if expr.kws and name != "fragment" or expr.vararg:
+        raise unsupported(f"keyword or star arguments to matrix.{name}()", loc)
+    if name == "fragment":
+        return Tile(lowerer, sig.return_type, _written(lowerer, target), loc), sig.return_type
+    args = [lowerer.load_var(a.name) for a in expr.args]
+    emulation = _Emulation(lowerer, loc)
+    getattr(emulation, name)(sig, *args)
+    return None, sig.return_type
+
+
+def _written(lowerer, name):
+    """Whether the kernel assigns elements of fragment variable `name` (frag[t] = v)."""
+    for block in lowerer.func_ir.blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and stmt.target.name == name:
+                return True
+    return False
+
+
+def check_shape(lowerer, acc, a, loc):
+    """Refuse a multiply the device (or the emulation) does not do, listing what it does."""
+    shapes = getattr(lowerer.root, "matrix_shapes", ()) or matrix_shapes.EMULATED
+    m, n, k = acc.rows, acc.cols, a.cols
+    names = str(a.dtype), str(a.dtype), str(acc.dtype)
+    if not matrix_shapes.accepted(shapes, m, n, k, *names):
+        raise errors.VulkanUnsupportedError(
+            f"matrix.mma(): {m}x{n}x{k} {names[0]} x {names[1]} + {names[2]} is not a "
+            f"configuration this device accepts (M x N x K, a x b + acc); it accepts:\n"
+            f"{matrix_shapes.describe(shapes)}", loc=loc)
+
+
+class _Emulation:
+    """The emulated operations (module docstring)."""
+
+    def __init__(self, lowerer, loc):
+        self.lo, self.b, self.loc = lowerer, lowerer.b, loc
+
+    # ------------------------------------------------------------ helpers
+
+    def const(self, value, kind=K.u32):
+        return arith.const(self.b, kind, value)
+
+    def hold(self, value):
+        """A KIR variable holding `value`, for loop bodies (only entry-block values cross
+        blocks): read it with ``b.load``."""
+        var = self.b.var(self.b.kind(value))
+        self.b.store(var, value)
+        return var
+
+    def loop(self, count, body):
+        """for i in range(count): body(i), i an u32 KIR value (count a KIR u32 or an int)."""
+        b = self.b
+        bound = count if isinstance(count, int) else self.hold(count)
+        counter = b.var(K.u32)
+        b.store(counter, self.const(0))
+        tag = f"mx{b.current_block}"
+        header, inner, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
+        b.br(header)
+        b.set_block(header)
+        n = self.const(bound) if isinstance(bound, int) else b.load(bound)
+        b.condbr(b.compare(Op.lt, b.load(counter), n), inner, done)
+        b.set_block(inner)
+        body(b.load(counter))
+        i = b.load(counter)
+        b.store(counter, b.binary(Op.add, i, self.const(1)))
+        b.br(header)
+        b.set_block(done)
+
+    def lane_and_size(self):
+        b = self.b
+        return b.subgroup(S.lane, K.u32, [], 0), b.subgroup(S.size, K.u32, [], 0)
+
+    def owned(self, t):
+        """The flat index of element t of this invocation's share: lane + t * S."""
+        lane, size = self.lane_and_size()
+        b = self.b
+        return b.binary(Op.add, lane, b.binary(Op.mul, t, size))
+
+    def share_count(self, tile):
+        """Elements per invocation: the tile's count over the subgroup's size."""
+        _, size = self.lane_and_size()
+        return self.b.binary(Op.div, self.const(tile.count), size)
+
+    def to_kind(self, value, src_ty, tile):
+        """`value` (of Numba type src_ty) as the tile's element, as a cast to its dtype."""
+        return self.lo.cast(value, src_ty, tile.ty.dtype, self.loc)
+
+    def whole(self, tile):
+        """Make every invocation's copy of `tile` whole (module docstring)."""
+        if not tile.written:
+            return
+        b = self.b
+        wide = _SHUFFLE_KIND.get(tile.kind, tile.kind)
+
+        def row(i):
+            _, size = self.lane_and_size()
+            mask = b.binary(Op.sub, size, self.const(1))
+            base = b.binary(Op.mul, i, self.const(tile.ty.cols))
+            for j in range(tile.ty.cols):
+                flat = b.binary(Op.add, base, self.const(j))
+                ptr = tile.ptr(b, flat)
+                v = arith.convert(b, b.load(ptr), wide)
+                owner = b.binary(Op.and_, flat, mask)
+                v = b.subgroup(S.shuffle, wide, [v, owner], 0)
+                b.store(ptr, arith.convert(b, v, tile.kind))
+
+        self.loop(tile.ty.rows, row)
+
+    def element_indices(self, arr, origin, i, j):
+        """The array indices of tile element (i, j) with the tile's top-left element at
+        `origin` (two held ints), in the array's index kind."""
+        b, ik = self.b, arr.index_kind
+        return [b.binary(Op.add, arith.convert(b, b.load(o), ik), arith.convert(b, x, ik))
+                for o, x in zip(origin, (i, j))]
+
+    # ------------------------------------------------------------ operations
+
+    def fill(self, sig, tile, value):
+        b = self.b
+        v = self.hold(self.to_kind(value, sig.args[1], tile))
+        self.loop(tile.count, lambda e: b.store(tile.ptr(b, e), b.load(v)))
+
+    def load(self, sig, tile, arr, row, col):
+        b, cols = self.b, tile.ty.cols
+        origin = (self.hold(row), self.hold(col))
+
+        def body(i):
+            base = b.binary(Op.mul, i, self.const(cols))
+            for j in range(cols):
+                v = arr.load(b, self.element_indices(arr, origin, i, self.const(j)), self.loc)
+                b.store(tile.ptr(b, b.binary(Op.add, base, self.const(j))), v)
+
+        self.loop(tile.ty.rows, body)
+
+    def store(self, sig, arr, row, col, tile):
+        b = self.b
+        shift = tile.ty.cols.bit_length() - 1
+        if tile.ty.cols != 1 << shift:  # rows and cols of the accepted shapes are powers of 2
+            raise unsupported(f"matrix.store() of a tile with {tile.ty.cols} columns", self.loc)
+        origin = (self.hold(row), self.hold(col))
+
+        def body(t):
+            flat = self.owned(t)
+            i = b.binary(Op.shr, flat, self.const(shift))
+            j = b.binary(Op.and_, flat, self.const(tile.ty.cols - 1))
+            arr.store(b, self.element_indices(arr, origin, i, j), b.load(tile.ptr(b, flat)),
+                      self.loc)
+
+        self.loop(self.share_count(tile), body)
+
+    def mma(self, sig, acc, a, bt):
+        check_shape(self.lo, acc.ty, a.ty, self.loc)
+        for tile in (acc, a, bt):
+            self.whole(tile)
+        b = self.b
+        m_cols, k_count = acc.ty.cols, a.ty.cols
+
+        def body(e):  # e = i * N + j over the accumulator
+            i = b.binary(Op.div, e, self.const(m_cols))
+            j = b.binary(Op.rem, e, self.const(m_cols))
+            a_row = b.binary(Op.mul, i, self.const(k_count))
+            ptr = acc.ptr(b, e)
+            s = b.load(ptr)
+            for k in range(k_count):
+                x = b.load(a.ptr(b, b.binary(Op.add, a_row, self.const(k))))
+                y = b.load(bt.ptr(b, b.binary(Op.add, self.const(k * m_cols), j)))
+                product = b.binary(Op.mul, *self._as_acc(x, y, a.ty.dtype, acc.ty.dtype))
+                s = self._round(b.binary(Op.add, s, product), acc.ty.dtype)
+            b.store(ptr, s)
+
+        self.loop(acc.count, body)
+
+    def _as_acc(self, x, y, elem, acc):
+        """x and y in the kind products are formed in: the accumulator's compute kind."""
+        return self.lo.cast(x, elem, acc, self.loc), self.lo.cast(y, elem, acc, self.loc)
+
+    def _round(self, value, dtype):
+        """A sum in the accumulator's compute kind rounded to its dtype (float16 held in
+        float32 rounds to half precision)."""
+        if dtype == types.float16:
+            return self.lo.cast(value, types.float32, dtype, self.loc)
+        return value
+
+    def convert(self, sig, dst, src):
+        self.whole(src)
+        b = self.b
+
+        def body(e):
+            v = b.load(src.ptr(b, e))
+            b.store(dst.ptr(b, e), self.lo.cast(v, src.ty.dtype, dst.ty.dtype, self.loc))
+
+        self.loop(dst.count, body)
+
+    # ------------------------------------------------------------ elements and length
+
+    def length(self, tile):
+        return arith.convert(self.b, self.share_count(tile),
+                             compute_kind(types.intp, self.lo.mode, self.loc))
+
+    def get(self, tile, t):
+        b = self.b
+        return b.load(tile.ptr(b, self.owned(arith.convert(b, t, K.u32))))
+
+    def set(self, tile, t, value):
+        b = self.b
+        b.store(tile.ptr(b, self.owned(arith.convert(b, t, K.u32))), value)
+
+
+def length(lowerer, tile, loc):
+    return _Emulation(lowerer, loc).length(tile)
+
+
+def getitem(lowerer, tile, index, loc):
+    return _Emulation(lowerer, loc).get(tile, index)
+
+
+def setitem(lowerer, tile, index, value, value_ty, loc):
+    em = _Emulation(lowerer, loc)
+    em.set(tile, index, em.to_kind(value, value_ty, tile))
