@@ -129,6 +129,25 @@ __all__ = [
 ]
 
 
+def _matrix_shapes(device=None):
+    """The cooperative-matrix configurations kernels may multiply on `device` (default: the
+    current device): the device's own list (VK_KHR_cooperative_matrix), or where it has
+    none the configurations the emulation accepts (``MatrixShape.emulated``).
+
+    Returns
+    -------
+    tuple of numba_vulkan.matrix_shapes.MatrixShape
+        (m, n, k, a, b, c, result, emulated): ``m x k`` times ``k x n`` plus ``m x n``.
+    """
+    from .matrix_shapes import EMULATED
+
+    info = (device if device is not None else get_device()).info
+    return info.matrix_shapes or EMULATED
+
+
+matrix.shapes = _matrix_shapes
+
+
 #: numba.cuda's names a newcomer reaches for, and what to use here instead.
 _CUDA_SPELLINGS = {
     "threadIdx": "nv.local_id(axis)", "blockIdx": "nv.group_id(axis)",

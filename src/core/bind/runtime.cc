@@ -95,6 +95,11 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["subgroup_shuffle"] = d.subgroup_shuffle;
     r["subgroup_shuffle_relative"] = d.subgroup_shuffle_relative;
     r["vulkan_memory_model"] = d.vulkan_memory_model;
+    nb::list shapes;
+    for (const auto& s : d.matrix_shapes) {
+        shapes.append(nb::make_tuple(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]));
+    }
+    r["matrix_shapes_raw"] = shapes;
     r["device_local_bytes"] = d.device_local_bytes;
     r["compute_family"] = d.compute_family;
     r["transfer_family"] = d.transfer_family;

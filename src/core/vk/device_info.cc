@@ -35,6 +35,22 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
         if (std::strcmp(e.extensionName, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME) == 0) {
             info.has_atomic_float_ext = true;
         }
+        if (std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0) {
+            info.has_cooperative_matrix_ext = true;
+        }
+    }
+    if (info.has_cooperative_matrix_ext && fns.get_cooperative_matrix_properties) {
+        uint32_t n = 0;
+        if (fns.get_cooperative_matrix_properties(handle, &n, nullptr) == VK_SUCCESS && n > 0) {
+            std::vector<CooperativeMatrixPropertiesKHR> shapes(n);
+            if (fns.get_cooperative_matrix_properties(handle, &n, shapes.data()) == VK_SUCCESS) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    const auto& s = shapes[i];
+                    info.matrix_shapes.push_back({s.MSize, s.NSize, s.KSize, s.AType, s.BType,
+                                                  s.CType, s.ResultType, s.scope});
+                }
+            }
+        }
     }
 
     // Properties: 1.1 (subgroups), 1.2 (float controls, driver).

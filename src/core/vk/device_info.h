@@ -32,6 +32,10 @@ struct PhysicalDeviceInfo {
     bool buffer_device_address = false, timeline_semaphore = false;
     bool vulkan_memory_model = false;
     bool has_atomic_float_ext = false;
+    // VK_KHR_cooperative_matrix: the configurations the device lists, each
+    // (M, N, K, A, B, C, Result component types, scope) as Vulkan numbers them.
+    bool has_cooperative_matrix_ext = false;
+    std::vector<std::array<uint32_t, 8>> matrix_shapes;
 
     std::array<uint32_t, 3> max_local_size{};
     uint32_t max_local_invocations = 0;

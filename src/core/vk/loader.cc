@@ -109,6 +109,8 @@ util::Status LoadInstanceFns(InstanceFns& fns, VkInstance instance) {
     NVK_VK_INSTANCE_FNS(NVK_LOAD_INSTANCE)
     NVK_VK_DEBUG_FNS(NVK_LOAD_INSTANCE)
 #undef NVK_LOAD_INSTANCE
+    fns.get_cooperative_matrix_properties = reinterpret_cast<PFN_GetCooperativeMatrixProperties>(
+        fns.vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
 #define NVK_CHECK_INSTANCE(name) \
     if (!fns.name) return util::Internal("the Vulkan loader lacks " #name);
     NVK_VK_INSTANCE_FNS(NVK_CHECK_INSTANCE)

@@ -94,11 +94,26 @@ inline constexpr const char* kLoaderHint =
 #define NVK_VK_DECLARE_FN(name) PFN_##name name = nullptr;
 
 // Global and instance-level entry points (one table per process).
+// VK_KHR_cooperative_matrix (Vulkan 1.3.255), declared here because the Vulkan headers
+// this builds with may predate it: the structure of one configuration and the query.
+struct CooperativeMatrixPropertiesKHR {
+    uint32_t sType = 1000506001;  // VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR
+    void* pNext = nullptr;
+    uint32_t MSize = 0, NSize = 0, KSize = 0;
+    uint32_t AType = 0, BType = 0, CType = 0, ResultType = 0;  // VkComponentTypeKHR
+    VkBool32 saturatingAccumulation = VK_FALSE;
+    uint32_t scope = 0;  // VkScopeKHR: 3 is a subgroup
+};
+using PFN_GetCooperativeMatrixProperties = VkResult(VKAPI_PTR*)(
+    VkPhysicalDevice, uint32_t*, CooperativeMatrixPropertiesKHR*);
+
 struct InstanceFns {
     PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
     NVK_VK_GLOBAL_FNS(NVK_VK_DECLARE_FN)
     NVK_VK_INSTANCE_FNS(NVK_VK_DECLARE_FN)
     NVK_VK_DEBUG_FNS(NVK_VK_DECLARE_FN)
+    // vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR where the loader has it, else null
+    PFN_GetCooperativeMatrixProperties get_cooperative_matrix_properties = nullptr;
 };
 
 // Device-level entry points (one table per VkDevice).

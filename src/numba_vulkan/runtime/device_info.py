@@ -57,6 +57,10 @@ class DeviceInfo:
     subgroup_basic, subgroup_vote, subgroup_arithmetic, subgroup_ballot, \
 subgroup_shuffle, subgroup_shuffle_relative : bool
         Which classes of subgroup operations compute shaders may use.
+    matrix_shapes : tuple of MatrixShape
+        The cooperative-matrix configurations the device lists (VK_KHR_cooperative_matrix,
+        subgroup scope); empty where it has none (kernels then emulate them:
+        ``nv.matrix.shapes()``).
     loop_iteration_limit : int or None
         Iterations after which the driver silently ends a loop nest in one
         invocation (65,535 on Mesa 22's lavapipe), or None where loops run to
@@ -106,6 +110,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     subgroup_ballot: bool = False
     subgroup_shuffle: bool = False
     subgroup_shuffle_relative: bool = False
+    matrix_shapes: tuple = ()
     loop_iteration_limit: int | None = None
     selftest: tuple[tuple[str, str], ...] = ()
     soft_forms: tuple[str, ...] = ()

@@ -58,12 +58,20 @@ def list_devices(refresh: bool = False) -> list[DeviceInfo]:
             _default = None
         if _infos is None or refresh:
             raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
-            _infos = [_with_cached_probes(DeviceInfo(**{k: v for k, v in d.items() if k in _FIELDS}))
-                      for d in raw]  # fmt: skip
+            _infos = [_with_cached_probes(_info(d)) for d in raw]
             for index, dev in opened.items():  # what opened devices measured stays
                 if index < len(_infos):
                     _infos[index] = dev.info
         return list(_infos)
+
+
+def _info(raw):
+    """The DeviceInfo of one of the runtime's device dicts."""
+    from ..matrix_shapes import from_device
+
+    fields = {k: v for k, v in raw.items() if k in _FIELDS}
+    fields["matrix_shapes"] = from_device(raw.get("matrix_shapes_raw", ()))
+    return DeviceInfo(**fields)
 
 
 def _with_cached_probes(info):

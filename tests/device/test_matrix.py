@@ -1,0 +1,248 @@
+"""Cooperative matrices in kernels (nv.matrix): results against NumPy's matmul.
+
+On a device without VK_KHR_cooperative_matrix (lavapipe) the tiles are emulated over the
+subgroup (frontend/matrix.py); the data are small integers, so that every product and sum
+is exact and any correct implementation, emulated or matrix units, gives NumPy's bits.
+"""
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+from numba_vulkan import matrix as mx
+from numba_vulkan.errors import VulkanUnsupportedError
+
+SG = nv.get_device().info.subgroup_size
+
+
+def _ints(rng, shape, dtype, lo=-4, hi=5):
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+@nv.jit
+def tiled(a, b, c):
+    """c = a @ b, one 16x16 tile per subgroup (a: 16M x K, b: K x 16N, float16)."""
+    tile = nv.group_id(0) * (nv.local_size(0) // nv.subgroup.size()) + nv.subgroup.id()
+    tiles_n = c.shape[1] // 16
+    row = (tile // tiles_n) * 16
+    col = (tile % tiles_n) * 16
+    fa = mx.fragment("a", 16, 16, np.float16)
+    fb = mx.fragment("b", 16, 16, np.float16)
+    acc = mx.fragment("acc", 16, 16, np.float32)
+    mx.fill(acc, 0)
+    for k in range(0, a.shape[1], 16):
+        mx.load(fa, a, row, k)
+        mx.load(fb, b, k, col)
+        mx.mma(acc, fa, fb)
+    mx.store(c, row, col, acc)
+
+
+@pytest.mark.parametrize("subgroups_per_group", [1, 4])
+def test_tiles_float16_to_float32(subgroups_per_group):
+    rng = np.random.default_rng(1)
+    a = _ints(rng, (32, 48), np.float16)
+    b = _ints(rng, (48, 64), np.float16)
+    c = np.full((32, 64), np.nan, np.float32)
+    tiles = (32 // 16) * (64 // 16)
+    tiled[tiles // subgroups_per_group, SG * subgroups_per_group](a, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_transposed_operand_and_views():
+    """b given as a column-major view (b_t.T): the array's own strides place the tile."""
+    rng = np.random.default_rng(2)
+    a = _ints(rng, (16, 32), np.float16)
+    b_t = _ints(rng, (16, 32), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    tiled[1, SG](a, nv.to_device(b_t).T, c)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b_t.T.astype(np.float32))
+
+
+@nv.jit
+def half_accumulator(a, b, c):
+    fa = mx.fragment("a", 16, 16, np.float16)
+    fb = mx.fragment("b", 16, 16, np.float16)
+    acc = mx.fragment("acc", 16, 16, np.float16)
+    mx.load(acc, c, 0, 0)
+    mx.load(fa, a, 0, 0)
+    mx.load(fb, b, 0, 0)
+    mx.mma(acc, fa, fb)
+    mx.store(c, 0, 0, acc)
+
+
+def test_float16_accumulator():
+    rng = np.random.default_rng(3)
+    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    c0 = _ints(rng, (16, 16), np.float16)
+    c = c0.copy()
+    half_accumulator[1, SG](a, b, c)
+    expected = (a.astype(np.float32) @ b.astype(np.float32) + c0).astype(np.float16)
+    np.testing.assert_array_equal(c, expected)
+
+
+@nv.jit
+def int8_tiles(a, b, c):
+    fa = mx.fragment("a", 16, 32, np.int8)
+    fb = mx.fragment("b", 32, 8, np.int8)
+    acc = mx.fragment("acc", 16, 8, np.int32)
+    mx.fill(acc, 7)
+    mx.load(fa, a, 0, 0)
+    mx.load(fb, b, 0, 0)
+    mx.mma(acc, fa, fb)
+    mx.store(c, 0, 0, acc)
+
+
+def test_int8_to_int32_16x8x32():
+    rng = np.random.default_rng(4)
+    a = rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    b = rng.integers(-128, 128, (32, 8)).astype(np.int8)
+    c = np.zeros((16, 8), np.int32)
+    int8_tiles[1, SG](a, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32) + 7)
+
+
+@nv.jit
+def elementwise(a, b, c, h):
+    """ReLU of 2 * (a @ b), written element by element, then converted to float16; the
+    a tile is negated element by element before the multiply (made whole first)."""
+    fa = mx.fragment("a", 16, 16, np.float16)
+    fb = mx.fragment("b", 16, 16, np.float16)
+    acc = mx.fragment("acc", 16, 16, np.float32)
+    half = mx.fragment("acc", 16, 16, np.float16)
+    mx.load(fa, a, 0, 0)
+    for t in range(fa.length):
+        fa[t] = -fa[t]
+    mx.load(fb, b, 0, 0)
+    mx.fill(acc, 0.0)
+    mx.mma(acc, fa, fb)
+    for t in range(acc.length):
+        acc[t] = max(acc[t] * 2, 0)
+    mx.store(c, 0, 0, acc)
+    mx.convert(half, acc)
+    mx.store(h, 0, 0, half)
+
+
+def test_elementwise_and_convert():
+    rng = np.random.default_rng(5)
+    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    h = np.zeros((16, 16), np.float16)
+    elementwise[1, SG](a, b, c, h)
+    expected = np.maximum(2 * (-a.astype(np.float32) @ b.astype(np.float32)), 0)
+    np.testing.assert_array_equal(c, expected)
+    np.testing.assert_array_equal(h, expected.astype(np.float16))
+
+
+@nv.jit
+def through_shared(a, b, c):
+    """The tiles staged in shared memory by the whole subgroup, then loaded from there."""
+    sa = nv.shared.array((16, 16), np.float16)
+    sb = nv.shared.array((16, 16), np.float16)
+    lane = nv.subgroup.lane()
+    for e in range(lane, 256, nv.subgroup.size()):
+        sa[e // 16, e % 16] = a[e // 16, e % 16]
+        sb[e // 16, e % 16] = b[e // 16, e % 16]
+    nv.barrier()
+    fa = mx.fragment("a", 16, 16, np.float16)
+    fb = mx.fragment("b", 16, 16, np.float16)
+    acc = mx.fragment("acc", 16, 16, np.float32)
+    mx.fill(acc, 1.5)
+    mx.load(fa, sa, 0, 0)
+    mx.load(fb, sb, 0, 0)
+    mx.mma(acc, fa, fb)
+    mx.store(c, 0, 0, acc)
+
+
+def test_load_from_shared_memory():
+    rng = np.random.default_rng(6)
+    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    through_shared[1, SG](a, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32) + 1.5)
+
+
+def test_length_is_the_share_of_each_invocation():
+    @nv.jit
+    def length(out):
+        acc = mx.fragment("acc", 16, 8, np.float32)
+        out[nv.global_id(0)] = acc.length
+
+    out = np.zeros(SG, np.int64)
+    length[1, SG](out)
+    np.testing.assert_array_equal(out, 16 * 8 // SG)
+
+
+def test_shapes_query():
+    shapes = nv.matrix.shapes()
+    if not nv.get_device().info.matrix_shapes:
+        assert all(s.emulated for s in shapes)
+    assert any((s.m, s.n, s.k, s.a, s.c) == (16, 16, 16, "float16", "float32") for s in shapes)
+    assert "16x16x16 float16 x float16 + float32 -> float32" in str(shapes[0])
+
+
+def test_a_configuration_the_device_lacks_is_refused_with_the_list():
+    @nv.jit
+    def small(a, c):
+        fa = mx.fragment("a", 8, 8, np.float16)
+        fb = mx.fragment("b", 8, 8, np.float16)
+        acc = mx.fragment("acc", 8, 8, np.float32)
+        mx.load(fa, a, 0, 0)
+        mx.load(fb, a, 0, 0)
+        mx.mma(acc, fa, fb)
+        mx.store(c, 0, 0, acc)
+
+    with pytest.raises(VulkanUnsupportedError) as info:
+        small[1, SG](np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float32))
+    message = str(info.value)
+    assert "8x8x8 float16 x float16 + float32" in message
+    assert "16x16x16 float16 x float16 + float32 -> float32" in message
+
+
+def _typing_error(body, *args):
+    with pytest.raises(Exception) as info:
+        nv.jit(body)[1, SG](*args)
+    return str(info.value)
+
+
+def test_typing_errors_name_the_problem():
+    z16 = np.zeros((16, 16), np.float16)
+
+    def chain(a):
+        fa = mx.fragment("a", 16, 16, np.float16)
+        fb = mx.fragment("b", 8, 16, np.float16)
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.mma(acc, fa, fb)
+
+    assert "shapes do not chain" in _typing_error(chain, z16)
+
+    def order(a):
+        fa = mx.fragment("a", 16, 16, np.float16)
+        fb = mx.fragment("b", 16, 16, np.float16)
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.mma(fa, fb, acc)
+
+    assert "in this order" in _typing_error(order, z16)
+
+    def dtype(a):
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.load(acc, a, 0, 0)
+
+    assert "is not the tile's" in _typing_error(dtype, z16)
+
+    def use(a):
+        mx.fragment("c", 16, 16, np.float32)
+
+    assert "'a', 'b' or 'acc'" in _typing_error(use, z16)
+
+
+def test_a_fragment_variable_holds_one_tile():
+    def two(a, flag):
+        if flag:
+            acc = mx.fragment("acc", 16, 16, np.float32)
+        else:
+            acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.fill(acc, 0)
+        mx.store(a, 0, 0, acc)
+
+    message = _typing_error(two, np.zeros((16, 16), np.float32), 1)
+    assert "matrix fragments" in message
