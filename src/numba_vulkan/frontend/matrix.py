@@ -95,6 +95,13 @@ def check_shape(lowerer, acc, a, loc):
             f"{matrix_shapes.describe(shapes)}", loc=loc)
 
 
+class _Held:
+    """A KIR variable holding a loop's count (_Emulation.loop)."""
+
+    def __init__(self, var):
+        self.var = var
+
+
 class _Emulation:
     """The emulated operations (module docstring)."""
 
@@ -114,16 +121,16 @@ class _Emulation:
         return var
 
     def loop(self, count, body):
-        """for i in range(count): body(i), i an u32 KIR value (count a KIR u32 or an int)."""
+        """for i in range(count): body(i), i an u32 KIR value; `count` a constant (a
+        Python int) or a _Held u32 (KIR values are ints too: they must not pass as counts)."""
         b = self.b
-        bound = count if isinstance(count, int) else self.hold(count)
         counter = b.var(K.u32)
         b.store(counter, self.const(0))
         tag = f"mx{b.current_block}"
         header, inner, done = (b.create_block(f"{tag}.{p}") for p in ("header", "body", "done"))
         b.br(header)
         b.set_block(header)
-        n = self.const(bound) if isinstance(bound, int) else b.load(bound)
+        n = b.load(count.var) if isinstance(count, _Held) else self.const(count)
         b.condbr(b.compare(Op.lt, b.load(counter), n), inner, done)
         b.set_block(inner)
         body(b.load(counter))
@@ -145,7 +152,7 @@ class _Emulation:
     def share_count(self, tile):
         """Elements per invocation: the tile's count over the subgroup's size."""
         _, size = self.lane_and_size()
-        return self.b.binary(Op.div, self.const(tile.count), size)
+        return _Held(self.hold(self.b.binary(Op.div, self.const(tile.count), size)))
 
     def to_kind(self, value, src_ty, tile):
         """`value` (of Numba type src_ty) as the tile's element, as a cast to its dtype."""
@@ -260,7 +267,7 @@ class _Emulation:
     # ------------------------------------------------------------ elements and length
 
     def length(self, tile):
-        return arith.convert(self.b, self.share_count(tile),
+        return arith.convert(self.b, self.b.load(self.share_count(tile).var),
                              compute_kind(types.intp, self.lo.mode, self.loc))
 
     def get(self, tile, t):

@@ -34,7 +34,7 @@ class Fragment(types.Type):
 
     def __init__(self, use, rows, cols, dtype):
         self.use, self.rows, self.cols, self.dtype = use, rows, cols, dtype
-        super().__init__(name=f"matrix.fragment({use!r}, {rows}, {cols}, {dtype})")
+        super().__init__(name=f"nv.matrix.fragment({use!r}, {rows}, {cols}, {dtype})")
 
     @property
     def key(self):
@@ -69,36 +69,36 @@ def _fragment(self, args, kws):
     use, rows, cols = _literal(bound["use"], str), _literal(bound["rows"], int), \
         _literal(bound["cols"], int)
     if use not in USES:
-        raise TypingError(f"matrix.fragment(): use must be the constant 'a', 'b' or 'acc', "
+        raise TypingError(f"nv.matrix.fragment(): use must be the constant 'a', 'b' or 'acc', "
                           f"not {bound['use']}")
     if rows is None or cols is None or rows <= 0 or cols <= 0:
-        raise TypingError("matrix.fragment(): rows and cols must be positive constant ints, "
+        raise TypingError("nv.matrix.fragment(): rows and cols must be positive constant ints, "
                           f"not {bound['rows']}, {bound['cols']}")
     dtype = _dtype(bound["dtype"])
     if dtype is None or str(dtype) not in ELEMENT_TYPES:
-        raise TypingError(f"matrix.fragment(): unsupported dtype {bound['dtype']} (tiles "
+        raise TypingError(f"nv.matrix.fragment(): unsupported dtype {bound['dtype']} (tiles "
                           f"hold {', '.join(ELEMENT_TYPES)})")
     return signature(Fragment(use, rows, cols, dtype), *args)
 
 
 def _need_fragment(fn, ty, what="a tile"):
     if not isinstance(ty, Fragment):
-        raise TypingError(f"matrix.{fn}(): expected {what} (matrix.fragment), got {ty}")
+        raise TypingError(f"nv.matrix.{fn}(): expected {what} (matrix.fragment), got {ty}")
     return ty
 
 
 def _need_matrix(fn, arr, frag):
     if not isinstance(arr, types.Array) or arr.ndim != 2:
-        raise TypingError(f"matrix.{fn}(): expected a 2-d array, got {arr}")
+        raise TypingError(f"nv.matrix.{fn}(): expected a 2-d array, got {arr}")
     if arr.dtype != frag.dtype:
-        raise TypingError(f"matrix.{fn}(): the array's dtype {arr.dtype} is not the tile's "
+        raise TypingError(f"nv.matrix.{fn}(): the array's dtype {arr.dtype} is not the tile's "
                           f"{frag.dtype} (convert the tile first: matrix.convert)")
 
 
 def _need_index(fn, *tys):
     for t in tys:
         if not isinstance(types.unliteral(t), types.Integer):
-            raise TypingError(f"matrix.{fn}(): row and col must be integers, got {t}")
+            raise TypingError(f"nv.matrix.{fn}(): row and col must be integers, got {t}")
 
 
 def _fill(self, args, kws):
@@ -106,7 +106,7 @@ def _fill(self, args, kws):
         return None
     frag = _need_fragment("fill", args[0])
     if not isinstance(types.unliteral(args[1]), (types.Integer, types.Float, types.Boolean)):
-        raise TypingError(f"matrix.fill(): the value must be a number, got {args[1]}")
+        raise TypingError(f"nv.matrix.fill(): the value must be a number, got {args[1]}")
     return signature(types.none, frag, types.unliteral(args[1]))
 
 
@@ -133,13 +133,13 @@ def _mma(self, args, kws):
         return None
     acc, a, b = (_need_fragment("mma", t) for t in args)
     if (acc.use, a.use, b.use) != ("acc", "a", "b"):
-        raise TypingError(f"matrix.mma(acc, a, b): tiles of uses 'acc', 'a', 'b' in this "
+        raise TypingError(f"nv.matrix.mma(acc, a, b): tiles of uses 'acc', 'a', 'b' in this "
                           f"order, got {acc.use!r}, {a.use!r}, {b.use!r}")
     if a.rows != acc.rows or b.cols != acc.cols or a.cols != b.rows:
-        raise TypingError(f"matrix.mma(): shapes do not chain: a {a.rows}x{a.cols} @ b "
+        raise TypingError(f"nv.matrix.mma(): shapes do not chain: a {a.rows}x{a.cols} @ b "
                           f"{b.rows}x{b.cols} + acc {acc.rows}x{acc.cols}")
     if a.dtype != b.dtype:
-        raise TypingError(f"matrix.mma(): a and b must have one dtype, got {a.dtype} and "
+        raise TypingError(f"nv.matrix.mma(): a and b must have one dtype, got {a.dtype} and "
                           f"{b.dtype}")
     return signature(types.none, acc, a, b)
 
@@ -149,7 +149,7 @@ def _convert(self, args, kws):
         return None
     dst, src = (_need_fragment("convert", t) for t in args)
     if (dst.use, dst.rows, dst.cols) != (src.use, src.rows, src.cols):
-        raise TypingError(f"matrix.convert(dst, src): tiles of one use and shape, got {dst} "
+        raise TypingError(f"nv.matrix.convert(dst, src): tiles of one use and shape, got {dst} "
                           f"and {src}")
     return signature(types.none, dst, src)
 

@@ -52,6 +52,8 @@ def _first_line(text):
 
 
 _OURS = re.compile(r"([^\n]*? is not supported in Vulkan kernels[^\n]*)")
+# The checks of nv.matrix's templates (typing/matrix.py), which name the problem themselves
+_MATRIX = re.compile(r"(nv\.matrix\.\w+\(.*?\): [^\n]*)")
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -79,6 +81,9 @@ def describe(error):
     if m and ("VulkanUnsupportedError" in text or "recursion is not supported" in text):
         # Ours, raised while typing a callee and wrapped by Numba's overload resolution.
         return re.sub(r"^.*?VulkanUnsupportedError: ", "", m.group(1)).strip()
+    m = _MATRIX.search(text)
+    if m:
+        return m.group(1).strip()
     m = _UNKNOWN_ATTR.search(text)
     if m:
         attr, owner = m.group(1), m.group(2).strip()
