@@ -62,6 +62,11 @@ def test_mandelbrot_prints_picture_and_device():
     assert device_name() in lines[24]
 
 
+def test_matrix_tiles():
+    out = run_example("matrix_tiles.py", "--m", 40, "--n", 33, "--k", 24)  # edges in every axis
+    assert "matches NumPy" in out
+
+
 def test_tiled_matmul():
     out = run_example("tiled_matmul.py", "--size", 40)  # not a multiple of 16: the bounds
     assert "matches NumPy: True" in out
