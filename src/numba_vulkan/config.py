@@ -121,6 +121,9 @@ DRIVER_DIV = _choice("NUMBA_VULKAN_DRIVER_DIV", "loose")
 # where the vendor's drivers fuse it (launchers.FUSED_FMA_VENDORS), "fused" everywhere (tests;
 # only for a device whose Fma rounds once), "off" nowhere (Dekker's products).
 FMA = _choice("NUMBA_VULKAN_FMA", "fused", "off")
+# Cooperative matrices (docs/matrix.md): "" runs nv.matrix on the device's matrix units where it
+# lists the configuration, "emulate" emulates them everywhere (to compare the two on a GPU).
+MATRIX = _choice("NUMBA_VULKAN_MATRIX", "emulate")
 # The driver self-test (runtime/selftest.py, docs/runtime.md): 0 skips it, and the compiler then
 # guesses each software form from the driver's name as before the self-test existed.
 SELFTEST = _int("NUMBA_VULKAN_SELFTEST", 1, 0, 1)

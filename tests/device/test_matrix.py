@@ -246,3 +246,56 @@ def test_a_fragment_variable_holds_one_tile():
 
     message = _typing_error(two, np.zeros((16, 16), np.float32), 1)
     assert "matrix fragments" in message
+
+
+@nv.jit
+def tiled_by_three(a, b, c):
+    """As `tiled`, with the tile's row and column from a division by the constant 3 (NVIDIA's
+    compiler once lost stores with an unsigned division by a non-power-of-two constant in an
+    address next to a cooperative-matrix multiply)."""
+    tile = nv.group_id(0) * (nv.local_size(0) // nv.subgroup.size()) + nv.subgroup.id()
+    row = (tile // 3) * 16
+    col = (tile % 3) * 16
+    fa = mx.fragment("a", 16, 16, np.float16)
+    fb = mx.fragment("b", 16, 16, np.float16)
+    acc = mx.fragment("acc", 16, 16, np.float32)
+    mx.fill(acc, 0)
+    for k in range(0, a.shape[1], 16):
+        mx.load(fa, a, row, k)
+        mx.load(fb, b, k, col)
+        mx.mma(acc, fa, fb)
+    mx.store(c, row, col, acc)
+
+
+def test_tile_addresses_from_a_division_by_three():
+    rng = np.random.default_rng(7)
+    a = _ints(rng, (64, 32), np.float16)
+    b = _ints(rng, (32, 48), np.float16)
+    c = np.full((64, 48), np.nan, np.float32)
+    tiled_by_three[12, SG](a, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_the_matrix_units_form_validates(monkeypatch):
+    """The kernels above as a device with cooperative matrices gets them (OpTypeCooperative-
+    MatrixKHR, the Vulkan memory model): compiled and checked by SPIRV-Tools on any machine."""
+    from numba_vulkan import launchers, matrix_shapes
+
+    listed = tuple(s._replace(emulated=False) for s in matrix_shapes.EMULATED)
+    controls = launchers.codegen_controls
+    monkeypatch.setattr(launchers, "codegen_controls",
+                        lambda device: controls(device)._replace(matrix_shapes=listed))
+    z = np.zeros
+    cases = [
+        (tiled, (z((32, 48), np.float16), z((48, 64), np.float16), z((32, 64), np.float32))),
+        (tiled, (z((16, 32), np.float16), nv.to_device(z((16, 32), np.float16)).T,
+                 z((16, 16), np.float32))),
+        (half_accumulator, (z((16, 16), np.float16),) * 3),
+        (int8_tiles, (z((16, 32), np.int8), z((32, 8), np.int8), z((16, 8), np.int32))),
+        (elementwise, (z((16, 16), np.float16), z((16, 16), np.float16),
+                       z((16, 16), np.float32), z((16, 16), np.float16))),
+        (through_shared, (z((16, 16), np.float16),) * 2 + (z((16, 16), np.float32),)),
+    ]
+    for kernel, args in cases:
+        spirv = kernel.inspect_spirv(*args)
+        assert "OpCooperativeMatrixMulAddKHR" in spirv and "OpMemoryModel PhysicalStorageBuffer64 Vulkan" in spirv

@@ -13,7 +13,10 @@
 //   x = b.param(i)
 //   ...
 //   b.ret()
+#include <optional>
+
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -106,7 +109,12 @@ void InitKir(nb::module_& m) {
         .value("lt", Op::kLt)
         .value("le", Op::kLe)
         .value("gt", Op::kGt)
-        .value("ge", Op::kGe);
+        .value("ge", Op::kGe)
+        .value("coop_fill", Op::kCoopFill)
+        .value("coop_load", Op::kCoopLoad)
+        .value("coop_store", Op::kCoopStore)
+        .value("coop_muladd", Op::kCoopMulAdd)
+        .value("coop_length", Op::kCoopLength);
 
     nb::enum_<kir::Builtin>(m, "Builtin", "Invocation ids the kernel can read.")
         .value("global_id", kir::Builtin::kGlobalId)
@@ -318,6 +326,42 @@ void InitKir(nb::module_& m) {
                  RequireBlock(b);
                  return b.Var(b.Scalar(k));
              })
+        .def("coop_type",
+             [](kir::Builder& b, ScalarKind k, uint32_t rows, uint32_t cols, uint32_t use) {
+                 if (use > 2 || rows == 0 || cols == 0)
+                     throw nb::value_error("coop_type: use 0 (a), 1 (b) or 2 (acc), and a shape");
+                 return b.module().GetCoopMatrix(k, rows, cols, static_cast<kir::MatrixUse>(use));
+             },
+             "The type id of a rows x cols tile of `kind` elements (kir.h kCoopMatrix).")
+        .def("coop_var",
+             [](kir::Builder& b, kir::TypeId tile) {
+                 RequireBlock(b);
+                 if (tile >= b.module().types.size() ||
+                     b.module().type(tile).kind != kir::Type::Kind::kCoopMatrix)
+                     throw nb::value_error("coop_var: not a tile type");
+                 return b.Var(tile);
+             },
+             "A function variable holding a tile of type `tile` (a coop_type).")
+        .def("coop",
+             [](kir::Builder& b, Op op, std::optional<kir::TypeId> result,
+                const std::vector<kir::ValueId>& operands, uint32_t aux, uint64_t imm) {
+                 if (!kir::IsCoopOp(op))
+                     throw nb::value_error("coop: not a cooperative-matrix op");
+                 for (kir::ValueId v : operands) CheckValue(b, v);
+                 kir::TypeId type = result ? *result : kir::kNone;
+                 if (op == Op::kCoopLength) type = b.Scalar(ScalarKind::kU32);
+                 return b.Coop(op, type, operands, aux, imm);
+             },
+             nb::arg("op"), nb::arg("result").none(), nb::arg("operands"), nb::arg("aux") = 0,
+             nb::arg("imm") = 0,
+             "A cooperative-matrix op (kir.h) with result type id `result` (None: a store; "
+             "coop_length gives u32).")
+        .def("coop_convert",
+             [](kir::Builder& b, kir::TypeId tile, kir::ValueId x) {
+                 CheckValue(b, x);
+                 return b.Convert(tile, x);
+             },
+             "Tile `x` converted element-wise into tile type `tile`.")
         .def("load",
              [](kir::Builder& b, kir::ValueId ptr) {
                  CheckValue(b, ptr);

@@ -145,6 +145,9 @@ ValueId Builder::IndexPtr(ValueId array, ValueId index) {
     Inst i;
     i.op = Op::kIndexPtr;
     i.type = TypeOf(array);
+    const Type& pointee = module_.type(module_.type(i.type).pointee);
+    if (pointee.kind == Type::Kind::kCoopMatrix)  // an element of a tile
+        i.type = Pointer(AddressSpace::kFunction, Scalar(pointee.scalar));
     i.operands = {array, index};
     return Append(std::move(i), current_);
 }
@@ -171,6 +174,17 @@ ValueId Builder::Subgroup(SubgroupOp op, TypeId result, const std::vector<ValueI
     i.op = Op::kSubgroup;
     i.type = result;
     i.imm = static_cast<uint64_t>(op);
+    i.aux = aux;
+    i.operands = operands;
+    return Append(std::move(i), current_);
+}
+
+ValueId Builder::Coop(Op op, TypeId result, const std::vector<ValueId>& operands, uint32_t aux,
+                      uint64_t imm) {
+    Inst i;
+    i.op = op;
+    i.type = result;
+    i.imm = imm;
     i.aux = aux;
     i.operands = operands;
     return Append(std::move(i), current_);

@@ -55,6 +55,10 @@ class Builder {
     void Barrier(BarrierKind kind);
     ValueId Subgroup(SubgroupOp op, TypeId result, const std::vector<ValueId>& operands,
                      uint32_t aux = 0);
+    // A cooperative-matrix op (kCoopFill ... kCoopLength; kir.h): `result` kNone for a
+    // store. IndexPtr on a function variable of a tile type points to one of its elements.
+    ValueId Coop(Op op, TypeId result, const std::vector<ValueId>& operands, uint32_t aux = 0,
+                 uint64_t imm = 0);
 
     ValueId Binary(Op op, ValueId a, ValueId b);   // arithmetic, bitwise, shifts
     ValueId Divide(ValueId a, ValueId b, DivPrecision precision);  // floats (kir.h)

@@ -84,6 +84,11 @@ const char* OpName(Op op) {
         case Op::kAtomic: return "atomic";
         case Op::kBarrier: return "barrier";
         case Op::kSubgroup: return "subgroup";
+        case Op::kCoopFill: return "coop_fill";
+        case Op::kCoopLoad: return "coop_load";
+        case Op::kCoopStore: return "coop_store";
+        case Op::kCoopMulAdd: return "coop_muladd";
+        case Op::kCoopLength: return "coop_length";
         case Op::kBr: return "br";
         case Op::kCondBr: return "condbr";
         case Op::kRet: return "ret";
@@ -200,6 +205,16 @@ TypeId Module::GetPointer(AddressSpace space, TypeId pointee) {
     t.kind = Type::Kind::kPointer;
     t.space = space;
     t.pointee = pointee;
+    return Intern(types, t);
+}
+
+TypeId Module::GetCoopMatrix(ScalarKind element, uint32_t rows, uint32_t cols, MatrixUse use) {
+    Type t;
+    t.kind = Type::Kind::kCoopMatrix;
+    t.scalar = element;
+    t.rows = rows;
+    t.cols = cols;
+    t.use = use;
     return Intern(types, t);
 }
 

@@ -50,12 +50,20 @@ enum class AddressSpace : uint8_t {
     kWorkgroup,  // memory shared by a workgroup
 };
 
+// kCoopMatrix's use: SPIR-V's CooperativeMatrixUse (MatrixAKHR, MatrixBKHR, MatrixAccumulatorKHR).
+enum class MatrixUse : uint8_t { kA, kB, kAccumulator };
+
 struct Type {
-    enum class Kind : uint8_t { kVoid, kScalar, kPointer };
+    enum class Kind : uint8_t { kVoid, kScalar, kPointer, kCoopMatrix };
     Kind kind = Kind::kVoid;
-    ScalarKind scalar = ScalarKind::kI32;      // kScalar
+    ScalarKind scalar = ScalarKind::kI32;      // kScalar; kCoopMatrix: the element
     AddressSpace space = AddressSpace::kFunction;  // kPointer
     TypeId pointee = kNone;                    // kPointer
+    // kCoopMatrix: a rows x cols tile a subgroup holds together (SPIR-V's
+    // OpTypeCooperativeMatrixKHR, subgroup scope), its elements spread over the
+    // invocations in a way the device chooses.
+    uint32_t rows = 0, cols = 0;
+    MatrixUse use = MatrixUse::kA;
 
     bool operator==(const Type&) const = default;
 };
@@ -110,6 +118,19 @@ enum class Op : uint16_t {
     kBarrier,   // imm: BarrierKind; no operands, no result
     kSubgroup,  // imm: SubgroupOp; aux: its GroupOperation (reductions) or the ballot
                 // word; operands and result per SubgroupOp (see there)
+
+    // Cooperative matrices (values of a kCoopMatrix type; every invocation of the
+    // subgroup executes them together, with the same operands). kConvert converts one
+    // element-wise into a kCoopMatrix type of the same use and shape; a kIndexPtr whose
+    // base is a function variable of a kCoopMatrix type points to element `index` of
+    // the invocation's share (0 <= index < its kCoopLength).
+    kCoopFill,    // (v: the element's scalar) -> the result type, every element v
+    kCoopLoad,    // (ptr: global or workgroup pointer to the element, stride: u32) -> the
+                  // result type; aux: MatrixLayout. Element (i, j) is at ptr + i * stride
+                  // + j (row-major) or ptr + j * stride + i (column-major), in elements
+    kCoopStore,   // (ptr, value, stride: u32), as kCoopLoad; no result
+    kCoopMulAdd,  // (a, b, c) -> c's type: a @ b + c; aux: kMatrixSigned* bits
+    kCoopLength,  // () -> u32: the elements an invocation holds of the type in imm
 
     // Terminators.
     kBr,           // targets[0]
@@ -206,9 +227,18 @@ struct Inst {
     Loc loc;
 };
 
+// kCoopLoad/kCoopStore aux.
+enum class MatrixLayout : uint8_t { kRowMajor, kColumnMajor };
+// kCoopMulAdd aux: which operands hold signed integers (SPIR-V's CooperativeMatrixOperands).
+inline constexpr uint32_t kMatrixSignedA = 1, kMatrixSignedB = 2, kMatrixSignedC = 4,
+                          kMatrixSignedResult = 8;
+
 // kLoad/kStore aux: the access stays a memory access (SPIR-V's Volatile), never folded
 // into a register by an optimiser (kir/loop_guard.h needs it of a local variable).
 inline constexpr uint32_t kVolatileAccess = 1;
+
+// kCoopFill ... kCoopLength.
+inline bool IsCoopOp(Op op) { return op >= Op::kCoopFill && op <= Op::kCoopLength; }
 
 // A float division marked DivPrecision::kDriver.
 inline bool IsDriverDivision(const Inst& inst) {
@@ -314,6 +344,7 @@ struct Module {
     TypeId GetVoid();
     TypeId GetScalar(ScalarKind k);
     TypeId GetPointer(AddressSpace space, TypeId pointee);
+    TypeId GetCoopMatrix(ScalarKind element, uint32_t rows, uint32_t cols, MatrixUse use);
     const Type& type(TypeId id) const { return types.at(id); }
     // An instruction with a new scalar result of kind `k` defined in `block`, for
     // passes to insert where they like (Builder appends to the CFG it builds).

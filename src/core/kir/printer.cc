@@ -124,6 +124,12 @@ std::string TypeNameDepth(const Module& m, TypeId id, int depth) {
         case Type::Kind::kPointer:
             return std::string("ptr<") + SpaceName(t.space) + ", " +
                    TypeNameDepth(m, t.pointee, depth + 1) + ">";
+        case Type::Kind::kCoopMatrix: {
+            static const char* uses[] = {"a", "b", "acc"};
+            return std::string("coopmat<") + uses[static_cast<int>(t.use)] + ", " +
+                   std::to_string(t.rows) + "x" + std::to_string(t.cols) + ", " +
+                   ScalarName(t.scalar) + ">";
+        }
     }
     return "?";
 }
@@ -172,6 +178,11 @@ std::string PrintInst(const Module& m, const Inst& inst) {
                      : "?" + std::to_string(inst.imm);
             s += " " + std::to_string(inst.aux);
             break;
+        case Op::kCoopLoad: case Op::kCoopStore:
+            s += inst.aux == static_cast<uint32_t>(MatrixLayout::kColumnMajor) ? " col" : " row";
+            break;
+        case Op::kCoopMulAdd: s += " " + std::to_string(inst.aux); break;
+        case Op::kCoopLength: s += " " + TypeName(m, static_cast<TypeId>(inst.imm)); break;
         case Op::kBarrier:
             s += " ";
             s += inst.imm <= static_cast<uint64_t>(BarrierKind::kFenceDevice)

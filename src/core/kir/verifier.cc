@@ -48,7 +48,7 @@ namespace {
 using namespace verifier_internal;
 
 bool HasResult(Op op) {
-    return op != Op::kStore && op != Op::kBarrier && !IsTerminator(op);
+    return op != Op::kStore && op != Op::kBarrier && op != Op::kCoopStore && !IsTerminator(op);
 }
 
 int MathArity(MathFn fn) {
@@ -84,6 +84,9 @@ class Verifier {
     bool IsScalar(TypeId t) const {
         const Type* ty = TypeOf(t);
         return ty && ty->kind == Type::Kind::kScalar;
+    }
+    bool IsCoopMatrix(TypeId t) const {
+        return t < m_.types.size() && m_.types[t].kind == Type::Kind::kCoopMatrix;
     }
     bool IsScalarKind(TypeId t, bool (*pred)(ScalarKind)) const {
         return IsScalar(t) && pred(m_.types[t].scalar);
@@ -353,6 +356,12 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
         }
         case Op::kConvert:
             NVK_RETURN_IF_ERROR(arity(1));
+            if (IsCoopMatrix(ops[0]) && IsCoopMatrix(inst.type)) {  // element-wise
+                const Type &a = m_.types[ops[0]], &r = m_.types[inst.type];
+                if (a.rows != r.rows || a.cols != r.cols || a.use != r.use)
+                    return fail("converts a tile into one of another use or shape");
+                return util::Status::Ok();
+            }
             if (!IsScalar(ops[0]) || !IsScalar(inst.type)) return fail("converts non-scalars");
             return util::Status::Ok();
         case Op::kBitcast:
@@ -397,12 +406,59 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
         case Op::kIndexPtr: {
             NVK_RETURN_IF_ERROR(arity(2));
             auto def = defs_.find(inst.operands[0]);
-            if (def == defs_.end() ||
-                f_.blocks[def->second.first].insts[def->second.second].op != Op::kArrayVar)
-                return fail("the base must be an arrayvar");
+            Op base = def == defs_.end() ? Op::kUnreachable
+                                         : f_.blocks[def->second.first].insts[def->second.second].op;
             if (!IsScalarKind(ops[1], IsInteger)) return fail("the index must be an integer");
+            const Type* bt = TypeOf(ops[0]);
+            if (base == Op::kVar && bt && IsCoopMatrix(bt->pointee)) {  // an element of a tile
+                if (!rt || rt->kind != Type::Kind::kPointer ||
+                    rt->space != AddressSpace::kFunction ||
+                    m_.types[rt->pointee].kind != Type::Kind::kScalar ||
+                    m_.types[rt->pointee].scalar != m_.types[bt->pointee].scalar)
+                    return fail("an element of a tile is a function pointer to its element type");
+                return util::Status::Ok();
+            }
+            if (base != Op::kArrayVar) return fail("the base must be an arrayvar");
             return result_is(ops[0]);
         }
+        case Op::kCoopFill:
+            NVK_RETURN_IF_ERROR(arity(1));
+            if (!IsCoopMatrix(inst.type) || !IsScalar(ops[0]) ||
+                m_.types[ops[0]].scalar != m_.types[inst.type].scalar)
+                return fail("fills a tile with a value of its element type");
+            return util::Status::Ok();
+        case Op::kCoopLoad: case Op::kCoopStore: {
+            bool load = inst.op == Op::kCoopLoad;
+            NVK_RETURN_IF_ERROR(arity(load ? 2 : 3));
+            const Type* pt = TypeOf(ops[0]);
+            TypeId tile = load ? inst.type : ops[1];
+            if (!pt || pt->kind != Type::Kind::kPointer || pt->space == AddressSpace::kFunction)
+                return fail("tiles are loaded from and stored to global or workgroup memory");
+            if (!IsCoopMatrix(tile) || m_.types[pt->pointee].scalar != m_.types[tile].scalar)
+                return fail("the pointer must point to the tile's element type");
+            if (!Is(ops[load ? 1 : 2], ScalarKind::kU32)) return fail("the stride must be u32");
+            if (inst.aux > static_cast<uint32_t>(MatrixLayout::kColumnMajor))
+                return fail("no such layout");
+            if (!load && inst.type != kNone) return fail("a store has no result");
+            return util::Status::Ok();
+        }
+        case Op::kCoopMulAdd: {
+            NVK_RETURN_IF_ERROR(arity(3));
+            for (TypeId t : ops)
+                if (!IsCoopMatrix(t)) return fail("multiplies tiles");
+            const Type &a = m_.types[ops[0]], &b = m_.types[ops[1]], &c = m_.types[ops[2]];
+            if (a.use != MatrixUse::kA || b.use != MatrixUse::kB || c.use != MatrixUse::kAccumulator)
+                return fail("operands of uses a, b and accumulator");
+            if (a.rows != c.rows || b.cols != c.cols || a.cols != b.rows)
+                return fail("shapes that do not chain");
+            return result_is(ops[2]);
+        }
+        case Op::kCoopLength:
+            NVK_RETURN_IF_ERROR(arity(0));
+            if (inst.imm >= m_.types.size() || !IsCoopMatrix(static_cast<TypeId>(inst.imm)))
+                return fail("the length of a tile type");
+            if (!Is(inst.type, ScalarKind::kU32)) return fail("a length is u32");
+            return util::Status::Ok();
         case Op::kAtomic: {
             if (inst.imm > static_cast<uint64_t>(AtomicOp::kCas)) return fail("no such atomic op");
             AtomicOp a = static_cast<AtomicOp>(inst.imm);

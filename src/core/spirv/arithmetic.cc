@@ -268,6 +268,7 @@ uint64_t Emitter::OneBits(ScalarKind k) {
 util::Status Emitter::EmitConvert(const kir::Inst& inst) {
     NVK_ASSIGN_OR_RETURN(Id a, Value(inst.operands.at(0)));
     const kir::Type& to = m_.type(inst.type);
+    if (to.kind == kir::Type::Kind::kCoopMatrix) return ConvertTile(inst);
     if (to.kind != kir::Type::Kind::kScalar) {
         return Error(util::Code::kInternal, inst, "convert to a non-scalar type");
     }

@@ -41,7 +41,13 @@ util::Result<std::vector<uint32_t>> Emitter::Run() {
     code().Add(spv::Op::OpFunctionEnd, {});
     if (!options_.fastmath) RequestFloatPreservation();
     // PhysicalStorageBuffer64 addressing: array elements are reached through
-    // 64-bit buffer device addresses (ARCHITECTURE.md, decision 3).
+    // 64-bit buffer device addresses (ARCHITECTURE.md, decision 3). Cooperative
+    // matrices require the Vulkan memory model (SPV_KHR_cooperative_matrix).
+    if (UsesTiles()) {
+        b_.AddCapability(spv::Capability::VulkanMemoryModel);
+        b_.AddCapability(spv::Capability::VulkanMemoryModelDeviceScope);
+        return b_.Finish(spv::AddressingModel::PhysicalStorageBuffer64, spv::MemoryModel::Vulkan);
+    }
     return b_.Finish(spv::AddressingModel::PhysicalStorageBuffer64, spv::MemoryModel::GLSL450);
 }
 
@@ -139,6 +145,8 @@ util::Status Emitter::EmitInst(const kir::Inst& inst) {
         case Op::kAtomic: return EmitAtomic(inst);
         case Op::kBarrier: return EmitBarrier(inst);
         case Op::kSubgroup: return EmitSubgroup(inst);
+        case Op::kCoopFill: case Op::kCoopLoad: case Op::kCoopStore: case Op::kCoopMulAdd:
+        case Op::kCoopLength: return EmitCoop(inst);
         case Op::kBr: case Op::kCondBr: case Op::kRet: case Op::kUnreachable:
             return Error(util::Code::kInternal, inst, "terminator in the middle of a block");
     }
@@ -163,8 +171,15 @@ util::Result<Id> Emitter::TypeOf(kir::TypeId type) {
     switch (t.kind) {
         case kir::Type::Kind::kVoid: return b_.TypeVoid();
         case kir::Type::Kind::kScalar: return ScalarType(t.scalar);
+        case kir::Type::Kind::kCoopMatrix:
+            return b_.TypeCooperativeMatrix(ScalarType(t.scalar), t.rows, t.cols,
+                                            static_cast<uint32_t>(t.use));
         case kir::Type::Kind::kPointer: {
             const kir::Type& pointee = m_.type(t.pointee);
+            if (pointee.kind == kir::Type::Kind::kCoopMatrix && t.space == kir::AddressSpace::kFunction) {
+                NVK_ASSIGN_OR_RETURN(Id tile, TypeOf(t.pointee));
+                return b_.TypePointer(spv::StorageClass::Function, tile);
+            }
             if (pointee.kind != kir::Type::Kind::kScalar) {
                 return util::Unsupported("spirv emit: pointer to a non-scalar type");
             }

@@ -12,6 +12,7 @@
 //   extended.cc      kMath through GLSL.std.450 and the core OpIsNan/OpIsInf
 //   wrapping.cc      signed arithmetic on unsigned types, float32 division and
 //                    float -> 64-bit integer forms that NVIDIA's compiler keeps exact
+//   matrix.cc        cooperative matrices (tiles: SPV_KHR_cooperative_matrix)
 //   control_flow.cc  merge instructions and terminators
 //
 // Mapping of KIR types: bool -> OpTypeBool, iN -> OpTypeInt N 1, uN -> OpTypeInt
@@ -85,6 +86,11 @@ class Emitter {
     Id WrappingAbs(kir::ScalarKind k, Id a);  // of a signed integer; |MIN| is MIN
     Id FloatDivide(kir::ScalarKind k, Id a, Id b, bool driver);
     util::Result<Id> FloatToInt64(Id value, kir::ScalarKind from, kir::ScalarKind to);
+
+    // matrix.cc: cooperative matrices (kCoopMatrix values and the kCoop* ops)
+    util::Status EmitCoop(const kir::Inst& inst);
+    util::Status ConvertTile(const kir::Inst& inst);  // kConvert between tile types
+    bool UsesTiles() const;  // the module has tile types: the Vulkan memory model
 
     // control_flow.cc
     util::Status EmitTerminator(const kir::Block& block);

@@ -197,6 +197,11 @@ util::Status Emitter::EmitLoad(const kir::Inst& inst) {
     NVK_ASSIGN_OR_RETURN(Id ptr, Value(inst.operands.at(0)));
     const kir::Type& ptr_type = KirType(inst.operands[0]);
     kir::ScalarKind k = m_.type(ptr_type.pointee).scalar;
+    if (m_.type(ptr_type.pointee).kind == kir::Type::Kind::kCoopMatrix) {  // a tile variable
+        NVK_ASSIGN_OR_RETURN(Id tile, TypeOf(ptr_type.pointee));
+        Bind(inst, Append(spv::Op::OpLoad, tile, {ptr}));
+        return util::Status::Ok();
+    }
     if (!IsGlobal(ptr_type)) {
         if (inst.aux == kir::kVolatileAccess)
             Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr, kVolatile}));

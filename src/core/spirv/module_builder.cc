@@ -132,6 +132,21 @@ Id ModuleBuilder::TypeArray(Id element, Id length) {
     return type_ids_[key] = id;
 }
 
+Id ModuleBuilder::TypeCooperativeMatrix(Id component, uint32_t rows, uint32_t cols, uint32_t use) {
+    // Scope, rows, columns and use are ids of constants, declared before the type.
+    Id scope = ConstU32(static_cast<uint32_t>(spv::Scope::Subgroup));
+    Id nrows = ConstU32(rows), ncols = ConstU32(cols), nuse = ConstU32(use);
+    std::vector<uint32_t> ops = {component, scope, nrows, ncols, nuse};
+    auto key = Key(spv::Op::OpTypeCooperativeMatrixKHR, {component, scope, nrows, ncols, nuse});
+    if (auto it = type_ids_.find(key); it != type_ids_.end()) return it->second;
+    Id id = NewId();
+    ops.insert(ops.begin(), id);
+    types_.Add(spv::Op::OpTypeCooperativeMatrixKHR, ops);
+    AddCapability(spv::Capability::CooperativeMatrixKHR);
+    AddExtension("SPV_KHR_cooperative_matrix");
+    return type_ids_[key] = id;
+}
+
 Id ModuleBuilder::TypeFunction(Id return_type) {
     auto key = Key(spv::Op::OpTypeFunction, {return_type});
     if (auto it = type_ids_.find(key); it != type_ids_.end()) return it->second;

@@ -72,6 +72,8 @@ class ModuleBuilder {
     Id TypePointer(spv::StorageClass storage, Id pointee);
     Id TypeFunction(Id return_type);  // no parameters
     Id TypeArray(Id element, Id length);  // length: the id of a u32 constant or spec constant
+    // OpTypeCooperativeMatrixKHR of subgroup scope; use: 0 A, 1 B, 2 accumulator.
+    Id TypeCooperativeMatrix(Id component, uint32_t rows, uint32_t cols, uint32_t use);
     Id TypeStruct(const std::vector<Id>& members);
 
     // Constants (interned). `bits` holds the value in its low `width` bits;

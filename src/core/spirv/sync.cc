@@ -87,6 +87,11 @@ uint32_t Emitter::BarrierSemantics() {
                                  ? kSemantics
                                  : kSemantics & ~static_cast<uint32_t>(
                                                     spv::MemorySemanticsMask::UniformMemory);
+        // Under the Vulkan memory model (modules with tiles) writes become visible to
+        // the other invocations only through availability and visibility operations.
+        if (UsesTiles())
+            barrier_semantics_ |= static_cast<uint32_t>(spv::MemorySemanticsMask::MakeAvailable) |
+                                  static_cast<uint32_t>(spv::MemorySemanticsMask::MakeVisible);
     }
     return barrier_semantics_;
 }
@@ -137,7 +142,11 @@ util::Status Emitter::EmitAtomic(const kir::Inst& inst) {
 }
 
 util::Status Emitter::EmitBarrier(const kir::Inst& inst) {
-    Id semantics = b_.ConstU32(kSemantics);
+    uint32_t fence = kSemantics;
+    if (UsesTiles())  // the Vulkan memory model: see BarrierSemantics
+        fence |= static_cast<uint32_t>(spv::MemorySemanticsMask::MakeAvailable) |
+                 static_cast<uint32_t>(spv::MemorySemanticsMask::MakeVisible);
+    Id semantics = b_.ConstU32(fence);
     Id workgroup = b_.ConstU32(static_cast<uint32_t>(spv::Scope::Workgroup));
     switch (static_cast<kir::BarrierKind>(inst.imm)) {
         case kir::BarrierKind::kWorkgroup:

@@ -327,7 +327,9 @@ void CopyBody(kir::Function& f, const std::vector<Inst>& body, BlockId block,
 bool Eligible(const Block& b, const UnrollOptions& options) {
     if (b.insts.size() > options.max_body_insts) return false;
     for (const Inst& inst : b.insts)
-        if (inst.op == Op::kBarrier || inst.op == Op::kSubgroup) return false;
+        if (inst.op == Op::kBarrier || inst.op == Op::kSubgroup ||
+            IsCoopOp(inst.op))
+            return false;
     return true;
 }
 

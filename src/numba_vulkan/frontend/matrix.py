@@ -20,10 +20,12 @@ wherever the products and sums are exact.
 
 from numba.core import ir, types
 
-from .. import _core, errors, matrix_shapes, stubs
+from .. import _core, config, errors, matrix_shapes, stubs
+from ..typing.matrix import Fragment
 from . import arith
 from .errors import unsupported
-from .types import compute_kind
+from .local_arrays import LocalArray
+from .types import compute_kind, exact_kind, is_signed
 
 Op = _core.Op
 K = _core.Kind
@@ -43,21 +45,46 @@ def stub_name(fn):
 
 
 class Tile:
-    """A fragment's storage in a kernel: the whole tile per invocation (emulation)."""
+    """A fragment's storage in a kernel: a variable of a cooperative-matrix type (on the
+    device's matrix units), or the whole tile per invocation (emulated)."""
 
     def __init__(self, lowerer, ty, written, loc):
-        from .local_arrays import _count_local_bytes
-
+        b = lowerer.b
         self.ty = ty
         self.count = ty.rows * ty.cols
         self.kind = compute_kind(ty.dtype, lowerer.mode, loc)
-        self.written = written  # some frag[t] = v: made whole before multiplies
+        self.written = written  # some frag[t] = v: made whole before multiplies (emulated)
+        self.units = _on_units(lowerer)
+        if self.units:
+            self.element = exact_kind(ty.dtype)
+            self.type_id = b.coop_type(self.element, ty.rows, ty.cols, _USES.index(ty.use))
+            self.var = b.coop_var(self.type_id)
+            return
+        from .local_arrays import _count_local_bytes
+
         _count_local_bytes(lowerer, self.count * _core.memory_bytes(self.kind),
                            types.Array(ty.dtype, 2, "C"), loc)
-        self.full = lowerer.b.array_var(False, self.kind, self.count)
+        self.full = b.array_var(False, self.kind, self.count)
 
     def ptr(self, b, flat):
         return b.index_ptr(self.full, flat)
+
+
+_USES = ("a", "b", "acc")
+
+
+def _on_units(lowerer):
+    """Whether this kernel's tiles are the device's cooperative matrices: it lists its
+    configurations, the emulation is not asked for (config.MATRIX), and no tile is of
+    bfloat16 (not emitted for the units yet). One answer per kernel."""
+    root = lowerer.root
+    if not hasattr(root, "matrix_units"):
+        shapes = getattr(root, "matrix_shapes", ())
+        bf16 = any(isinstance(t, Fragment) and str(t.dtype) == "bfloat16"
+                   for t in root.typemap.values())
+        root.matrix_units = (bool(shapes) and not any(s.emulated for s in shapes)
+                             and config.MATRIX != "emulate" and not bf16)
+    return root.matrix_units
 
 
 def lower_matrix(lowerer, fn, expr, sig, target):
@@ -69,9 +96,12 @@ def lower_matrix(lowerer, fn, expr, sig, target):
     if name == "fragment":
         return Tile(lowerer, sig.return_type, _written(lowerer, target), loc), sig.return_type
     args = [lowerer.load_var(a.name) for a in expr.args]
-    emulation = _Emulation(lowerer, loc)
-    getattr(emulation, name)(sig, *args)
+    _lowering(lowerer, loc).__getattribute__(name)(sig, *args)
     return None, sig.return_type
+
+
+def _lowering(lowerer, loc):
+    return (_Units if _on_units(lowerer) else _Emulation)(lowerer, loc)
 
 
 def _written(lowerer, name):
@@ -279,14 +309,119 @@ class _Emulation:
         b.store(tile.ptr(b, self.owned(arith.convert(b, t, K.u32))), value)
 
 
+class _Units:
+    """The operations on the device's cooperative matrices (kir.h kCoop*)."""
+
+    def __init__(self, lowerer, loc):
+        self.lo, self.b, self.loc = lowerer, lowerer.b, loc
+
+    def element(self, value, src_ty, tile):
+        """`value` (of Numba type src_ty) as one of the tile's elements, in its exact kind."""
+        v = self.lo.cast(value, src_ty, tile.ty.dtype, self.loc)  # rounded to the dtype
+        return arith.convert(self.b, v, tile.element)
+
+    def fill(self, sig, tile, value):
+        b = self.b
+        b.store(tile.var, b.coop(Op.coop_fill, tile.type_id,
+                                 [self.element(value, sig.args[1], tile)]))
+
+    def _access(self, arr, row, col, tile, body):
+        """body(ptr, stride_u32, layout) where tile element (0, 0) sits at arr[row, col]:
+        row-major where the array's last stride is 1, column-major where its first is."""
+        b = self.lo.b
+        if getattr(arr, "storage", tile.element) != tile.element:
+            raise unsupported(f"matrix tiles of {tile.ty.dtype} in an array stored as "
+                              f"{arr.storage}", self.loc)
+        layout = getattr(arr.ty, "layout", "C")
+        if isinstance(arr, LocalArray):
+            layout = "C"
+        strides = arr.strides
+
+        def emit(major):
+            ptr = arr.element_ptr(b, [row, col], self.loc)
+            stride = arith.convert(b, strides[0] if major == _ROW else strides[1], K.u32)
+            body(ptr, stride, major)
+
+        if layout in ("C", "F"):
+            emit(_ROW if layout == "C" else _COLUMN)
+            return
+        # A view: its strides say which; one block per layout
+        ik = b.kind(strides[1])
+        unit = b.compare(Op.eq, strides[1], arith.const(b, ik, 1))
+        tag = f"mxl{b.current_block}"
+        rows, cols, done = (b.create_block(f"{tag}.{p}") for p in ("row", "col", "done"))
+        row, col = self._held(row), self._held(col)
+        b.condbr(unit, rows, cols)
+        for block, major in ((rows, _ROW), (cols, _COLUMN)):
+            b.set_block(block)
+            ptr = arr.element_ptr(b, [b.load(row), b.load(col)], self.loc)
+            stride = arith.convert(b, arr.strides[0 if major == _ROW else 1], K.u32)
+            body(ptr, stride, major)
+            b.br(done)
+        b.set_block(done)
+
+    def _held(self, value):
+        var = self.b.var(self.b.kind(value))
+        self.b.store(var, value)
+        return var
+
+    def load(self, sig, tile, arr, row, col):
+        b = self.b
+        self._access(arr, row, col, tile, lambda ptr, stride, major: b.store(
+            tile.var, b.coop(Op.coop_load, tile.type_id, [ptr, stride], major)))
+
+    def store(self, sig, arr, row, col, tile):
+        b = self.b
+        arr.written = True
+        self._access(arr, row, col, tile, lambda ptr, stride, major: b.coop(
+            Op.coop_store, None, [ptr, b.load(tile.var), stride], major))
+
+    def mma(self, sig, acc, a, bt):
+        check_shape(self.lo, acc.ty, a.ty, self.loc)
+        b = self.b
+        signs = 0
+        if is_signed(a.element):
+            signs |= _SIGNED_A | _SIGNED_B
+        if is_signed(acc.element):
+            signs |= _SIGNED_C | _SIGNED_RESULT
+        result = b.coop(Op.coop_muladd, acc.type_id,
+                        [b.load(a.var), b.load(bt.var), b.load(acc.var)], signs)
+        b.store(acc.var, result)
+
+    def convert(self, sig, dst, src):
+        b = self.b
+        b.store(dst.var, b.coop_convert(dst.type_id, b.load(src.var)))
+
+    def length(self, tile):
+        b = self.b
+        n = b.coop(Op.coop_length, None, [], 0, tile.type_id)
+        return arith.convert(b, n, compute_kind(types.intp, self.lo.mode, self.loc))
+
+    def get(self, tile, t):
+        b = self.b
+        v = b.load(b.index_ptr(tile.var, arith.convert(b, t, K.u32)))
+        return arith.convert(b, v, tile.kind)
+
+    def set(self, tile, t, value):
+        b = self.b
+        b.store(b.index_ptr(tile.var, arith.convert(b, t, K.u32)), value)
+
+    def to_kind(self, value, src_ty, tile):
+        return self.element(value, src_ty, tile)
+
+
+_ROW, _COLUMN = 0, 1  # kir.h MatrixLayout
+_SIGNED_A, _SIGNED_B, _SIGNED_C, _SIGNED_RESULT = 1, 2, 4, 8  # kir.h kMatrixSigned*
+
+
 def length(lowerer, tile, loc):
-    return _Emulation(lowerer, loc).length(tile)
+    return _lowering(lowerer, loc).length(tile)
 
 
 def getitem(lowerer, tile, index, loc):
-    return _Emulation(lowerer, loc).get(tile, index)
+    return _lowering(lowerer, loc).get(tile, index)
 
 
 def setitem(lowerer, tile, index, value, value_ty, loc):
-    em = _Emulation(lowerer, loc)
-    em.set(tile, index, em.to_kind(value, value_ty, tile))
+    lowering = _lowering(lowerer, loc)
+    lowering.set(tile, index, lowering.to_kind(value, value_ty, tile))
