@@ -134,6 +134,24 @@ util::Status Device::Init(Instance& instance) {
             enabled.pNext = &executable_info;
         }
     }
+    // Cooperative matrices (nv.matrix on the matrix units): the features structure written
+    // out, as the headers this builds with may predate VK_KHR_cooperative_matrix.
+    struct {
+        uint32_t sType = 1000506000;  // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
+        void* pNext = nullptr;
+        VkBool32 cooperativeMatrix = VK_FALSE, cooperativeMatrixRobustBufferAccess = VK_FALSE;
+    } coop_has, coop_on;
+    if (info_.has_cooperative_matrix_ext) {
+        VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        query.pNext = &coop_has;
+        ifns.vkGetPhysicalDeviceFeatures2(info_.handle, &query);
+        if (coop_has.cooperativeMatrix) {
+            extensions.push_back("VK_KHR_cooperative_matrix");
+            coop_on.cooperativeMatrix = VK_TRUE;
+            coop_on.pNext = enabled.pNext;
+            enabled.pNext = &coop_on;
+        }
+    }
     // MoltenVK and other portability drivers require this extension to be enabled.
     if (HasExtension(ifns, info_.handle, "VK_KHR_portability_subset")) {
         extensions.push_back("VK_KHR_portability_subset");
