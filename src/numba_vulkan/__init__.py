@@ -158,6 +158,10 @@ _CUDA_SPELLINGS = {
 
 
 def __getattr__(name):
+    if name == "bfloat16":  # ml_dtypes.bfloat16, imported on first use (bfloat16_host.py)
+        from . import bfloat16_host
+
+        return bfloat16_host.scalar_type()
     hint = _CUDA_SPELLINGS.get(name)
     if hint is None:
         raise AttributeError(f"module 'numba_vulkan' has no attribute {name!r}")

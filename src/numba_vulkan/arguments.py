@@ -7,7 +7,8 @@ from numba.core import sigutils, types
 from numba.core.errors import NumbaError
 from numba.np import numpy_support
 
-from .typing import target
+from . import bfloat16_host
+from .typing import bfloat16, target
 
 
 def parse_argtypes(argtypes):
@@ -64,7 +65,9 @@ def typeof_argument(value, position):
         if cached is not None:  # a launch with NumPy arguments types each, every launch
             return cached
         dtype = None
-        if value.dtype.kind in "biufc" or value.dtype.fields is not None:  # also records
+        if bfloat16_host.is_dtype(value.dtype):  # ml_dtypes' bfloat16 (typing/bfloat16.py)
+            dtype = bfloat16.bfloat16
+        elif value.dtype.kind in "biufc" or value.dtype.fields is not None:  # also records
             try:  # big-endian data is copied to the device in native order
                 native = value.dtype if value.dtype.fields else value.dtype.newbyteorder("=")
                 dtype = numpy_support.from_dtype(native)
@@ -81,6 +84,8 @@ def typeof_argument(value, position):
         return typ
     if isinstance(value, _SCALAR_TYPES):
         return typeof(value)
+    if bfloat16_host.is_scalar(value):
+        return bfloat16.bfloat16
     if isinstance(value, tuple):
         items = [typeof_argument(v, position) for v in value]
         pyclass = type(value) if hasattr(value, "_fields") else None  # a namedtuple keeps its class
@@ -100,6 +105,8 @@ def scalar_for_launch(value, argtype, decl, position, kernel):
     narrowed one, ``narrow="ints"``) raises OverflowError naming the argument.
     """
     argtype = types.unliteral(argtype)
+    if bfloat16.is_bfloat16(argtype):  # held as float32 (frontend/bfloat16.py): exact
+        return np.float32(value)
     if isinstance(value, np.generic):
         value = numpy_support.as_dtype(argtype).type(value)
     bounds = None if isinstance(argtype, types.Boolean) else decl.slot_range

@@ -16,6 +16,8 @@ import operator
 
 import numpy as np
 
+from . import bfloat16_host
+
 #: Largest workgroup count or workgroup size along one axis: Vulkan takes uint32.
 MAX_U32 = 2**32 - 1
 #: Largest number of bytes an allocation may have (VkDeviceSize is u64, NumPy's sizes i64).
@@ -177,9 +179,11 @@ def host_array(array, what):
         host = np.asarray(array)
     except (TypeError, ValueError) as e:  # ragged lists and the like
         raise TypeError(f"{what} cannot be converted to a NumPy array: {e}") from None
-    if host.dtype.kind not in "biufc" and host.dtype.fields is None:
+    if host.dtype.kind not in "biufc" and host.dtype.fields is None and not (
+        bfloat16_host.is_dtype(host.dtype)
+    ):
         raise TypeError(
-            f"{what} must hold booleans, integers, floats or complex, not {host.dtype} "
-            f"(from {type(array).__name__})"
+            f"{what} must hold booleans, integers, floats (bfloat16 too) or complex, not "
+            f"{host.dtype} (from {type(array).__name__})"
         )
     return host

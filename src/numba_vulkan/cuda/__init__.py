@@ -303,6 +303,14 @@ class _GPUList:
 gpus = _GPUList()
 
 
+def is_bfloat16_supported():
+    """Whether the current device takes bfloat16 arrays (numba.cuda: compute capability 8.0).
+
+    numba_vulkan computes bfloat16 in float32 on every device; its arrays need 16-bit
+    storage (``DeviceInfo.storage16``)."""
+    return bool(_rt.get_device().info.storage16)
+
+
 def is_available():
     """Whether a Vulkan device with a compute queue exists."""
     try:
@@ -331,7 +339,6 @@ _REFUSED = {
                 "execute in lockstep; use cuda.syncthreads)",
     "match_any_sync": "not mapped yet",
     "match_all_sync": "not mapped yet",
-    "fp16": "half-precision intrinsics are not mapped yet",
     "nanosleep": "not available in Vulkan kernels",
     "cooperative_groups": _NO_GRID_SYNC,
 }
@@ -366,7 +373,7 @@ def __getattr__(name):
     """Any other numba.cuda name: an error naming the missing feature."""
     if name.startswith("__"):
         raise AttributeError(name)
-    if name in ("random", "libdevice"):  # without importing them first, as numba.cuda allows
+    if name in ("random", "libdevice", "fp16", "bf16", "types"):  # without an import, as numba.cuda
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -231,8 +231,6 @@ def fmod(b, x, y):
     flushed to 0 while r >= |y| still holds (NVIDIA hung on a subnormal divisor).
     """
     k = b.kind(x)
-    if k == K.f16:
-        return convert(b, fmod(b, convert(b, x, K.f32), convert(b, y, K.f32)), K.f16)
     ik, _, bias, _ = _FLOAT_LAYOUT[k]
     ax, ay = fabs(b, x), fabs(b, y)
     inf = const(b, k, float("inf"))

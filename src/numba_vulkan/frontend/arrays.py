@@ -16,9 +16,10 @@ parameters are widened to it.
 from numba.core import types
 
 from .. import _core
-from . import arith
-from .errors import unsupported
 from ..runtime.array import record_key
+from ..typing.bfloat16 import is_bfloat16
+from . import arith, bfloat16
+from .errors import unsupported
 from .types import compute_kind, host_dtype, index_kind, is_signed, storage_kind
 
 Op = _core.Op
@@ -114,6 +115,8 @@ class ArrayArg:
             return tuple(arith.convert(b, b.load(p), self.compute)
                          for p in self._part_ptrs(b, indices, loc))  # fmt: skip
         value = b.load(self.element_ptr(b, indices, loc))
+        if is_bfloat16(self.ty.dtype):  # a 16-bit word (frontend/bfloat16.py)
+            return bfloat16.widen(b, value)
         return arith.convert(b, value, self.compute)
 
     def store(self, b, indices, value, loc):
@@ -125,7 +128,10 @@ class ArrayArg:
             self.written = True
             return
         ptr = self.element_ptr(b, indices, loc)
-        b.store(ptr, arith.convert(b, value, self.storage))
+        if is_bfloat16(self.ty.dtype):  # the value is a bfloat16 already (lower.py's cast)
+            b.store(ptr, bfloat16.to_bits(b, value))
+        else:
+            b.store(ptr, arith.convert(b, value, self.storage))
         self.written = True
 
     def shape(self, b, kind):

@@ -11,7 +11,7 @@ from numba.core import types
 from numba.core.unsafe import eh
 
 from .. import _core, stubs
-from . import arith, grid, inline, loops, mathlib
+from . import arith, bfloat16, float16, grid, inline, loops, mathlib
 from .array_ufuncs import lower_array_ufunc
 from .errors import unsupported
 from .iterators import lower_enumerate, lower_zip
@@ -176,6 +176,10 @@ def _parallel_call(fn):
         return subgroups.lower_subgroup
     if matrix.stub_name(fn) is not None:
         return matrix.lower_matrix
+    if fn is float16.FMA:  # cuda.fp16.hfma (frontend/float16.py)
+        return float16.lower_fma
+    if fn in bfloat16.INTRINSICS:  # cuda.bf16's fma and bit casts (frontend/bfloat16.py)
+        return bfloat16.lower_intrinsic
     if any(fn is c for c in local_arrays.NUMPY_CONSTRUCTORS):
         return local_arrays.lower_numpy_constructor
     return None

@@ -12,7 +12,7 @@ import operator
 from numba.core import types
 
 from .. import _core
-from . import arith, array_exprs, calls, loops, mathlib
+from . import arith, array_exprs, bfloat16, calls, float16, loops, mathlib
 from .arrays import ArrayArg
 from .errors import unsupported
 from .inline import BoundMethod
@@ -107,7 +107,9 @@ def binop(lo, expr, target):
         r = arith.shift(b, arith.SHIFTS[fn], arith.convert(b, x, rk), arith.convert(b, y, rk))
     else:
         raise unsupported(f"the operator '{sym}'", loc)
-    return arith.convert(b, r, rk), sig.return_type
+    # a float16 result, computed in float32, rounded to half precision (frontend/float16.py)
+    r = float16.rounded(b, arith.convert(b, r, rk), sig.return_type)
+    return bfloat16.rounded(b, r, sig.return_type), sig.return_type  # the same for bfloat16
 
 
 def _static_compare(lo, fn, lhs_ty, rhs_ty, sig):

@@ -8,11 +8,11 @@ be a compile-time constant (numba.cuda's rule), which the front end evaluates
 from literals, global constants and arithmetic on them (``(TILE, TILE + 1)``)
 with Numba's constant inference.
 
-Element kinds: the dtype's compute kind (float16 stays float16 so that stores
-round as NumPy does). A shared float array that some atomic other than a
-native float add writes is held as integers of the same width (``bits``): a
-compare-and-swap needs an integer element, and SPIR-V cannot view a workgroup
-array as another type. Loads and stores bitcast, which costs nothing.
+Element kinds: the dtype's compute kind (float16 stays float16 in memory: what is
+stored is a float16 value already, rounded by frontend/float16.py). A shared float
+array that some atomic other than a native float add writes is held as integers of the
+same width (``bits``): a compare-and-swap needs an integer element, and SPIR-V cannot
+view a workgroup array as another type. Loads and stores bitcast, which costs nothing.
 Dynamic shared arrays of other element types of the same width alias the first
 the same way (``_alias``).
 

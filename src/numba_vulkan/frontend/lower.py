@@ -23,11 +23,13 @@ sits above this module: a call may inline a device function, which a Lowerer
 lowers (inline.py); the table is how the driver reaches back up.
 """
 
+import numpy as np
 from numba.core import ir, types
 
-from .. import _core
+from .. import _core, bfloat16_host
+from ..typing.bfloat16 import is_bfloat16
 from ..typing.matrix import Fragment
-from . import arith
+from . import arith, bfloat16, float16
 from .array_exprs import written_in_place
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
@@ -318,6 +320,12 @@ class Lowerer:
         if is_scalar_type(to_ty):
             if not is_scalar_type(from_ty):
                 raise unsupported(f"converting {from_ty} to {to_ty}", loc)
+            half = float16.cast(self.b, value, from_ty, to_ty)  # rounded in software
+            if half is not None:
+                return half
+            brain = bfloat16.cast(self.b, value, from_ty, to_ty)  # rounded in software
+            if brain is not None:
+                return brain
             return arith.convert(self.b, value, compute_kind(to_ty, self.mode, loc))
         if isinstance(to_ty, types.BaseTuple) and isinstance(from_ty, types.BaseTuple):
             if len(to_ty.types) != len(from_ty.types):
@@ -347,6 +355,11 @@ class Lowerer:
     def constant(self, value, ty, loc):
         """A KIR value (tree) for the Python constant `value` of Numba type `ty`."""
         if is_scalar_type(ty):
+            if float16.is_half(ty):  # a float16's value: rounded by NumPy, ties to even
+                with np.errstate(over="ignore"):
+                    value = float(np.float16(value))
+            elif is_bfloat16(ty):  # the same for a bfloat16's (ml_dtypes rounds it)
+                value = float(bfloat16_host.scalar_type()(value))
             return arith.const(self.b, compute_kind(ty, self.mode, loc), value)
         if isinstance(ty, types.Complex):
             from .complexnum import constant, part_kind

@@ -28,7 +28,7 @@ import numpy as np
 from numba.core import types
 
 from .. import _core
-from . import arith, status
+from . import arith, bfloat16, float16, status
 from .array_exprs import ArrayExpr
 from .arrays import ArrayArg
 from .errors import unsupported
@@ -74,6 +74,8 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
         if not isinstance(lo.typemap[expr.args[0].name], types.Array):
             return None
         arr, args = _array_operand(lo, expr.args[0], loc, name), list(expr.args[1:])
+    others = [_array_operand(lo, a, loc, name) for a in args[:1]] if name == "dot" else []
+    bfloat16.check_reduction(name, [arr, *others], loc)
     if getattr(arr, "complex", False):
         if name in ("sum", "prod", "mean") and not args and not expr.kws:
             return _complex_fold(lo, arr, name, sig, loc), sig.return_type
@@ -127,7 +129,7 @@ def _fold(lo, arr, k, name):
         b.store(acc, b.binary(op, b.load(acc), v))
 
     for_each(lo, arr, body)
-    return b.load(acc)
+    return float16.rounded(b, b.load(acc), arr.ty.dtype)  # float16: in float32, rounded once
 
 
 def _any_all(lo, arr, is_all):
@@ -189,7 +191,7 @@ def _mean(lo, arr, rk, loc):
     # c / size as Numba types it: a float and an intp divide in float64.
     dk = K.f64
     q = b.binary(Op.div, arith.convert(b, b.load(acc), dk), arith.convert(b, size, dk))
-    return arith.convert(b, q, rk)
+    return float16.rounded(b, arith.convert(b, q, rk), arr.ty.dtype)
 
 
 def _isnan(b, v):
@@ -348,7 +350,7 @@ def _dot(lo, x, y, sig, loc):
         b.store(acc, b.binary(Op.add, b.load(acc), p))
 
     for_each(lo, x, body)
-    return b.load(acc)
+    return float16.rounded(b, b.load(acc), sig.return_type)
 
 
 # ------------------------------------------------------------------ along an axis

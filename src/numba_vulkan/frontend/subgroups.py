@@ -6,11 +6,12 @@ _ballot, _shuffle, _shuffle_relative), which ``Device.check_support`` checks
 before the first launch. Values are computed in their compute kind; 8- and
 16-bit integers are refused (SPIR-V needs an extension for them in subgroup
 operations). Float reductions add in the hardware's order, which depends on
-the subgroup size; integer ones are exact (wrapping) for every size.
+the subgroup size (float16 values in float32, the result rounded once to float16);
+integer ones are exact (wrapping) for every size.
 """
 
 from .. import _core, stubs
-from . import arith
+from . import arith, float16
 from .errors import unsupported
 from .types import compute_kind
 
@@ -61,5 +62,6 @@ def lower_subgroup(lowerer, fn, expr, sig, target):
         return b.subgroup(_TWO[name], k, [v, lane], 0), sig.return_type
     scan, _, base = name.rpartition("_")
     if base in _ARITH and scan in _SCANS:
-        return b.subgroup(_ARITH[base], k, [v], _SCANS[scan]), sig.return_type
+        r = b.subgroup(_ARITH[base], k, [v], _SCANS[scan])
+        return float16.rounded(b, r, sig.return_type), sig.return_type  # float16: rounded once
     raise unsupported(f"subgroup.{name}", loc)

@@ -9,10 +9,12 @@ is decided in one place, the C++ argument contract (kir/abi.h), which this
 module and the runtime ask through ``_core``.
 """
 
+import numpy as np
 from numba.core import types
 from numba.np import numpy_support
 
-from .. import _core
+from .. import _core, bfloat16_host
+from ..typing.bfloat16 import BFloat16
 from .errors import unsupported
 
 K = _core.Kind
@@ -45,7 +47,7 @@ def is_int(kind):
     return kind in SIGNED_KINDS or kind in UNSIGNED_KINDS
 
 
-_SCALAR_CLASSES = (types.Boolean, types.Integer, types.Float)
+_SCALAR_CLASSES = (types.Boolean, types.Integer, types.Float, BFloat16)
 # Numba's type classes are ABCs: an isinstance test against them costs a few times a test of
 # the exact class. The lowering asks for the kind of a type at every variable and operation,
 # so the classes of the plain scalar types (not their literals) are tested first.
@@ -74,6 +76,8 @@ def exact_kind(ty):
         return _INT_KINDS[(ty.bitwidth, ty.signed)]
     if cls is types.Boolean:
         return K.bool
+    if cls is BFloat16:  # held as the float32 equal to it (frontend/bfloat16.py)
+        return K.f32
     return None
 
 
@@ -99,9 +103,13 @@ def storage_kind(dtype, mode, loc=None):
     k = exact_kind(dtype) if is_scalar_type(dtype) else None
     if k is None:
         raise unsupported(f"array arguments with dtype {dtype}", loc)
+    if isinstance(dtype, BFloat16):  # its 16-bit word (frontend/bfloat16.py)
+        return K.u16
     return _core.storage_kind(k, int64=mode.int64_storage, float64=mode.float64_storage)
 
 
 def host_dtype(dtype):
     """The NumPy dtype of a Numba dtype (an array argument's declaration names its host dtype)."""
+    if isinstance(dtype, BFloat16):
+        return np.dtype(bfloat16_host.scalar_type())
     return numpy_support.as_dtype(dtype)

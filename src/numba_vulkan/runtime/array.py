@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from .. import checks
+from .. import bfloat16_host, checks
 from . import copies, device_list, streams
 from . import indexing as _indexing
 from . import pinned as _pinned
@@ -40,7 +40,10 @@ def _core():
 
 
 def _raw(host):
-    """`host` as the buffer transfers take it: records (structured dtypes) as their bytes."""
+    """`host` as the buffer transfers take it: records (structured dtypes) as their bytes,
+    bfloat16 as its 16-bit words."""
+    if bfloat16_host.is_dtype(host.dtype):
+        return host.view(np.uint16)
     return host.view(np.uint8) if host.dtype.fields is not None else host
 
 
@@ -49,6 +52,8 @@ def storage_dtype(dtype, info):
     argument contract's rule (kir/abi.h, through ``_core.storage_kind``)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "V" and dtype.fields is not None:  # records: their bytes as NumPy has them
+        return dtype
+    if bfloat16_host.is_dtype(dtype):  # its 16-bit words, which kernels read (storage16)
         return dtype
     if dtype.kind == "c" and dtype.itemsize in (8, 16):  # pairs of floats
         if dtype.itemsize == 16 and not info.float64:
@@ -70,6 +75,8 @@ def record_key(dtype):
     offsets, size): the launcher compares it, so that a kernel specialised for one
     record type never takes an array of another record type of the same size."""
     dtype = np.dtype(dtype)
+    if bfloat16_host.is_dtype(dtype):  # not a raw two-byte void ('V', 2)
+        return bfloat16_host.DTYPE_KEY
     if dtype.fields is None:
         return 0
     return zlib.crc32(f"{dtype.descr!r}/{dtype.itemsize}".encode())

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import bfloat16_host
 from . import pinned
 
 kDLCPU = 1
@@ -52,6 +53,7 @@ _READ_ONLY = 1
 _IS_COPIED = 2
 
 _DTYPE_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+kDLBfloat = 4  # ml_dtypes.bfloat16
 
 
 class _Device(ctypes.Structure):
@@ -197,7 +199,8 @@ def _vulkan_capsule(array, versioned, copied):
     t.device = _Device(*device_of(array))
     t.ndim = ndim
     lanes_bits = dtype.itemsize * 8 if dtype.kind != "b" else 8
-    t.dtype = _DataType(_DTYPE_CODES[dtype.kind], lanes_bits, 1)
+    code = kDLBfloat if bfloat16_host.is_dtype(dtype) else _DTYPE_CODES[dtype.kind]
+    t.dtype = _DataType(code, lanes_bits, 1)
     t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
     t.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
     t.byte_offset = array._offset

@@ -51,7 +51,7 @@ import textwrap
 
 import numpy as np
 
-from .. import _core
+from .. import _core, bfloat16_host
 from ..narrowing import Mode
 from ..stubs import barrier, global_id, group_id, local_id, shared
 from .compiler_hook import jit
@@ -257,7 +257,7 @@ def _accumulator(op, dtype):
         if dtype.kind == "f":
             return "float64" if dtype.itemsize == 8 else "float32"
         return "uint64" if dtype.kind == "u" else "int64"
-    if dtype == np.float16:
+    if dtype == np.float16 or bfloat16_host.is_dtype(dtype):  # min/max: exact in float32
         return "float32"
     return dtype.name
 
@@ -298,6 +298,11 @@ def _as_kernel_operand(array):
 def reduce(array, op):
     """`op` ("sum", "min" or "max") of all elements of a DeviceArray, as a NumPy scalar."""
     dtype = array.dtype
+    if op == "sum" and bfloat16_host.is_dtype(dtype):
+        raise NotImplementedError(
+            "the sum (and mean) of a bfloat16 device array: NumPy with ml_dtypes rounds every "
+            "step to bfloat16, in order, which the device's reduction does not; sum in float32 "
+            "(d.astype(np.float32).sum()) or copy to the host (np.asarray(d).sum())")
     result = _result_dtype(op, dtype)
     if array.size == 0:
         if op == "sum":

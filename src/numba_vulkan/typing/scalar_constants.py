@@ -9,7 +9,7 @@ argument is a constant whose conversion is exact, or rounds as the device's woul
 call is replaced by the NumPy scalar it makes (``ir.Const(np.float32(0.5))``), typed
 as the same NumPy type: the kernel computes the same bits.
 
-Folded: a NumPy integer or float type (``np.float32``, ``np.int64``; float16 left) or
+Folded: a NumPy integer or float type (``np.float32``, ``np.int64``, ``np.float16``) or
 a Numba one (``numba.float32``), called with one positional argument defined once as
 a Python bool, int or float constant, where
 
@@ -37,7 +37,7 @@ def _target(value):
     if isinstance(value, (types.Integer, types.Float)) and not isinstance(value, types.Literal):
         value = numpy_support.as_dtype(value).type
     if isinstance(value, type) and issubclass(value, (np.integer, np.floating)):
-        if value is not np.float16 and np.dtype(value).kind in "iuf":
+        if np.dtype(value).kind in "iuf":
             return value
     return None
 

@@ -23,8 +23,8 @@ from numba.core.target_extension import GPU, jit_registry, target_override, targ
 from numba.core.typing import Context as NumbaTypingContext
 from numba.core.typing import signature
 from numba.extending import typeof_impl
-from numba.np import numpy_support
 
+from . import bfloat16
 from .overloads import OverloadDispatcher, device_function
 
 
@@ -154,11 +154,14 @@ class VulkanTypingContext(NumbaTypingContext):
         # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
-        from . import matrix, vkdecl
+        from . import bfloat16_math, float16, matrix, vkdecl  # noqa: F401
 
         super().load_additional_registries()
         self.install_registry(vkdecl.registry)
         self.install_registry(matrix.registry)
+        self.install_registry(float16.registry)  # float16 arithmetic (typing/float16.py)
+        # bfloat16's operators (typing/bfloat16.py); bfloat16_math registers @overloads
+        self.install_registry(bfloat16.registry)
 
     def _load_array_library(self):
         """Numba's typing of array reductions (a.sum(), np.dot...) is registered when
@@ -277,7 +280,17 @@ class VulkanTypingContext(NumbaTypingContext):
             return types.Dispatcher(fn)
         if _is_device_array(val):  # a global DeviceArray: used in place (frontend/hidden.py)
             return device_array_type(val)
+        brain = bfloat16.value_type(val)  # ml_dtypes.bfloat16 and its values: Numba has none
+        if brain is not None:
+            return brain
         return super().resolve_value_type(val)
+
+    def unify_pairs(self, first, second):
+        # bfloat16 first: Numba's numbers unify through NumPy dtypes, which Numba has none
+        # for bfloat16 (typing/bfloat16.py's BFloat16.unify knows them all).
+        if bfloat16.is_bfloat16(second) and not bfloat16.is_bfloat16(first):
+            first, second = second, first
+        return super().unify_pairs(first, second)
 
     def resolve_module_constants(self, typ, attr):
         # Numba lets the AttributeError of a missing module attribute escape (no line, no
@@ -337,7 +350,7 @@ def contexts():
 
 def device_array_type(array):
     """The Numba type of a ``runtime.DeviceArray``: an Array of its (host) dtype."""
-    dtype = numpy_support.from_dtype(array.dtype)
+    dtype = bfloat16.from_dtype(array.dtype)  # Numba's, and bfloat16
     layout = "C" if array.is_contiguous else "A"
     return types.Array(dtype, array.ndim, layout)
 

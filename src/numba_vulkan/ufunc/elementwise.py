@@ -22,7 +22,7 @@ cast to the output's type. Operands arrive as views prepared by
 
 import numpy as np
 
-from .. import forksafe
+from .. import bfloat16_host, forksafe
 from ..runtime.compiler_hook import jit
 from ..runtime.reduce import _narrow_option
 from ..stubs import global_id
@@ -41,6 +41,8 @@ def cast_expr(dtype, to_bool_ok=True):
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return "({} != 0)"
+    if bfloat16_host.is_dtype(dtype):  # ml_dtypes.bfloat16 (a kernel's conversion rounds)
+        return "bfloat16({})"
     return f"np.{dtype.name}({{}})"
 
 
@@ -100,6 +102,8 @@ def kernel(core, core_key, kinds, in_casts, out_casts, rank, narrow, options=())
         name = "_nv_elementwise_" + "".join(c if c.isalnum() else "_" for c in str(core_key[0]))
         source = _source(name, kinds, in_casts, out_casts, rank)
         namespace = {"np": np, "global_id": global_id, "core": core}
+        if "bfloat16(" in source:
+            namespace["bfloat16"] = bfloat16_host.scalar_type()
         exec(compile(source, f"<numba_vulkan element-wise {name}>", "exec"), namespace)
         k = jit(narrow=narrow, **dict(options))(namespace[name])
         if core_key[0] in _LIBRARY_KERNELS:

@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-from .. import forksafe
+from .. import bfloat16_host, forksafe
 from ..errors import VulkanUnsupportedError
 from ..runtime.array import DeviceArray
 from ..runtime.compiler_hook import jit
@@ -232,6 +232,8 @@ def _expression(name, in_dtypes, loop_dtypes):
         return expr
     if first.kind == "f":
         return _FLOAT.get(name, f"np.{name}({', '.join('xy'[: len(in_dtypes)])})")
+    if bfloat16_host.is_dtype(first):  # typing/bfloat16_math.py: float32, rounded once
+        return f"np.{name}({', '.join('xy'[: len(in_dtypes)])})"
     if first.kind == "c":
         return _COMPLEX.get(name)
     return None

@@ -20,6 +20,7 @@ import itertools
 
 import numpy as np
 
+from .. import bfloat16_host
 from ..runtime import device_list
 from ..runtime.array import DeviceArray
 from ..runtime.layout import broadcast_to, span, view  # noqa: F401 (the operands' views)
@@ -142,6 +143,6 @@ def as_operand(value):
         host = np.asarray(value)
     except (TypeError, ValueError) as e:
         raise TypeError(f"cannot use {type(value).__name__} as an array operand: {e}") from None
-    if host.dtype.kind not in "biufc":
+    if host.dtype.kind not in "biufc" and not bfloat16_host.is_dtype(host.dtype):
         raise TypeError(f"operands must hold numbers, not {host.dtype} ({type(value).__name__})")
     return host

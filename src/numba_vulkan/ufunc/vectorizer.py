@@ -22,11 +22,11 @@ import itertools
 
 import numpy as np
 from numba.core import sigutils
-from numba.np import numpy_support
 
 from ..runtime.array import DeviceArray
 from ..runtime.compiler_hook import jit
 from ..runtime.creation import to_device
+from ..typing import bfloat16
 from ..typing.pipeline import Options, type_kernel_for_user
 from . import elementwise, operands
 from .reduction import tree_reduce
@@ -55,8 +55,8 @@ def parse_signatures(signatures, pyfunc=None):
         if restype is None:
             raise TypeError(f"vectorize signature {sig!r} needs a return type")
         try:
-            dtypes = tuple(numpy_support.as_dtype(t) for t in args)
-            ret = numpy_support.as_dtype(restype)
+            dtypes = tuple(bfloat16.as_dtype(t) for t in args)  # Numba's, and bfloat16
+            ret = bfloat16.as_dtype(restype)
         except NotImplementedError as e:
             raise TypeError(f"vectorize signature {sig!r}: {e}") from None
         parsed.append((dtypes, ret))
@@ -259,10 +259,10 @@ class VulkanUFunc:
 
 def infer_return_dtype(pyfunc, dtypes, name):
     """The dtype Numba's typing (our typing context) gives `pyfunc`'s result for `dtypes`."""
-    argtypes = tuple(numpy_support.from_dtype(d) for d in dtypes)
+    argtypes = tuple(bfloat16.from_dtype(d) for d in dtypes)  # Numba's, and bfloat16
     typed = type_kernel_for_user(pyfunc, argtypes, Options())
     try:
-        return numpy_support.as_dtype(typed.return_type)
+        return bfloat16.as_dtype(typed.return_type)
     except NotImplementedError:
         raise TypeError(
             f"{name} returns {typed.return_type} for arguments {list(map(str, dtypes))}: "

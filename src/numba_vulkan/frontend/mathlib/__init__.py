@@ -20,7 +20,7 @@ import numpy as np
 from numba.core import types
 
 from ... import _core
-from .. import arith
+from .. import arith, float16
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
 from . import (
@@ -495,9 +495,11 @@ def lower(lowerer, fn, expr, sig, name):
         return v
     call = Call(lowerer, expr, sig, name)
     call.may_branch = True  # a scalar call: its result goes to a variable
+    v = None
     if getattr(lowerer, "fastmath", False):
         v = fast.lower(call, fn)  # the driver's built-in (fast.py), where there is one
-        if v is not None:
-            return v
-    lowerer.exact_math = True  # see LoweredKernel.exact_math
-    return TABLE[fn](call)
+    if v is None:
+        lowerer.exact_math = True  # see LoweredKernel.exact_math
+        v = TABLE[fn](call)
+    # a float16 result (typing/float16.py), computed in float32: rounded once
+    return float16.rounded(lowerer.b, v, sig.return_type)
