@@ -581,3 +581,32 @@ def test_cuda_fp16_refusals():
 
     with pytest.raises((TypingError, VulkanUnsupportedError), match="float16"):
         bad[1, 1](np.zeros(1, np.float16), np.zeros(2, np.float16))
+
+
+def test_cuda_fp16_first_loaded_inside_a_kernel(tmp_path):
+    """cuda.fp16 is imported on first use, which can be in the middle of typing a kernel:
+    its templates must be there for that kernel (a fresh process, after another kernel)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "first_use.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from numba_vulkan import cuda\n"
+        "@cuda.jit\n"
+        "def first(o):\n"
+        "    o[0] = 1\n"
+        "first[1, 1](np.zeros(1, np.float32))\n"
+        "@cuda.jit\n"
+        "def k(o, a):\n"
+        "    o[0] = cuda.fp16.hadd(a[0], a[0])\n"
+        "o = np.zeros(1, np.float16)\n"
+        "k[1, 1](o, np.ones(1, np.float16))\n"
+        "print(o[0])\n")
+    import numba_vulkan
+
+    env = dict(__import__("os").environ)
+    env["PYTHONPATH"] = str(__import__("pathlib").Path(numba_vulkan.__file__).parents[1])
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, timeout=120, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "2.0", out.stdout + out.stderr

@@ -298,7 +298,13 @@ class VulkanTypingContext(NumbaTypingContext):
         # pipeline.type_kernel_for_user turns into a VulkanUnsupportedError.
         if not hasattr(typ.pymod, attr):
             return None
-        return super().resolve_module_constants(typ, attr)
+        found = super().resolve_module_constants(typ, attr)
+        if found is None and self.registrations() != self.registrations_seen:
+            # Reading the attribute imported a module during this typing (numba_vulkan.cuda
+            # loads fp16, bf16, random ... on first use), whose templates are not loaded yet.
+            self.refresh()
+            found = super().resolve_module_constants(typ, attr)
+        return found
 
 
 _unused_lowering = imputils.Registry("numba_vulkan.unused_lowering")
