@@ -52,6 +52,8 @@ from .ufunc import register as _register_vectorize_target
 
 _register_vectorize_target()  # numba.vectorize(..., target="vulkan") from now on
 
+from . import linalg  # noqa: E402  (np.matmul and @ on device arrays)
+
 from .stubs import (  # noqa: E402
     atomic,
     barrier,
@@ -103,6 +105,7 @@ __all__ = [
     "group_id",
     "guvectorize",
     "jit",
+    "linalg",
     "list_devices",
     "local",
     "local_id",

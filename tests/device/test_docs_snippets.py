@@ -12,7 +12,7 @@ import pytest
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ["getting-started.md", "matrix.md"]
+PAGES = ["getting-started.md", "matrix.md", "linalg.md"]
 
 
 def _blocks(page):

@@ -1,11 +1,12 @@
 """What the compiler's floors lend the runtime below them: the kernel compiler, as the
 runtime's own kernels use it (driver probes, device-side reductions, copies, gathers), the
 driver self-test's kernel, and the kernels built on the compiler that device arrays' NumPy
-methods run (``__array_ufunc__``, ``astype``).
+methods run (``__array_ufunc__``, ``astype``, ``@``).
 
 The runtime does not import the compiler, which builds on the runtime: each provider
 registers itself here when imported — numba_vulkan.dispatcher (``jit``),
-numba_vulkan.selftest_kernel, numba_vulkan.ufunc (ufuncs and casts) — and
+numba_vulkan.selftest_kernel, numba_vulkan.ufunc (ufuncs and casts), numba_vulkan.linalg
+(``np.matmul``) — and
 ``import numba_vulkan`` imports all of them. Without them (only numba_vulkan.runtime
 loaded), the calls below raise RuntimeError.
 """
@@ -14,6 +15,7 @@ _jit = None
 _selftest_kernel = None
 _array_ufunc = None
 _cast = None
+_matmul = None
 
 _NOT_LOADED = "numba_vulkan's kernel compiler is not loaded: `import numba_vulkan` first"
 
@@ -67,3 +69,16 @@ def cast_on_device(array, dtype):
     if _cast is None:
         raise RuntimeError(_NOT_LOADED)
     return _cast(array, dtype)
+
+
+def set_matmul(matmul):
+    """Register ``np.matmul`` on device arrays (numba_vulkan.linalg: products.array_ufunc)."""
+    global _matmul
+    _matmul = matmul
+
+
+def matmul(method, inputs, kwargs):
+    """``DeviceArray.__array_ufunc__`` for ``np.matmul``: the product on the device."""
+    if _matmul is None:
+        raise RuntimeError(_NOT_LOADED)
+    return _matmul(method, inputs, kwargs)

@@ -6,6 +6,8 @@
 - the operators ``+ - * / // % ** & | ^ << >>``, their reflected and in-place
   forms, unary ``- + ~ abs`` and the comparisons call those ufuncs, as
   NumPy's ndarray does, so ``d + 1`` is ``np.add(d, 1)`` with NumPy's types;
+- ``@``, ``@=`` and ``np.matmul`` are the matrix product of numba_vulkan/linalg
+  (registered in runtime/compiler_hook.py as the ufuncs are);
 - comparisons are element-wise, so device arrays are not hashable, and
   ``bool(d)`` is refused for more than one element (as NumPy refuses it).
 """
@@ -50,7 +52,19 @@ class ArrayOperators:
     __array_priority__ = 100  # ndarray <op> device array defers to us
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.matmul:
+            return compiler_hook.matmul(method, inputs, kwargs)
         return compiler_hook.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __matmul__(self, other):
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return np.matmul(other, self)
+
+    def __imatmul__(self, other):
+        np.matmul(self, other, out=(self,))
+        return self
 
     __hash__ = None  # == is element-wise
 

@@ -1,0 +1,127 @@
+"""Matrix product: ``nv.linalg.matmul`` (the tiled SIMT kernel) against NumPy on the host,
+examples/tiled_matmul.py's kernel (16x16 invocations, one result each) and, with
+``--tilings``, other tilings of the library's kernel; on a CUDA machine with ``--torch``
+also PyTorch's matmul (cuBLAS, TF32 off).
+
+Each figure checks its result against NumPy (within the float32/float64 bound of
+docs/linalg.md), runs once untimed, then times ``--repeats`` calls each followed by
+``nv.synchronize()`` and reports the best and the median, with GFLOP/s = 2 n^3 / t.
+
+    python3 benchmarks/bench_matmul.py                        # lavapipe: n = 512, float32
+    python3 benchmarks/bench_matmul.py --n 4096 --dtypes float32,float64 --torch   # a GPU
+    python3 benchmarks/bench_matmul.py --tilings "16,16,8,8,8,1 16,16,4,4,16,1"
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import numba_vulkan as nv
+from numba_vulkan.linalg import kernels, plans
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from tiled_matmul import TPB, fast_matmul  # noqa: E402
+
+
+def _time(fn, repeats):
+    fn()
+    nv.synchronize()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        nv.synchronize()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def _figure(name, n, best, median, err=None):
+    row = {"figure": name, "n": n, "best_ms": best * 1e3, "median_ms": median * 1e3,
+           "gflops_best": 2 * n**3 / best / 1e9}
+    if err is not None:
+        row["max_error_over_bound"] = err
+    print(f"  {name:<34} best {best * 1e3:9.2f} ms  median {median * 1e3:9.2f} ms  "
+          f"{row['gflops_best']:9.1f} GFLOP/s")
+    return row
+
+
+def _over_bound(got, a, b, rows=64):
+    """max(|got - exact| - gamma_n |A||B|) over the first `rows` rows: <= 0 when within
+    the bound (the exact product from a wider type; long double has no BLAS, hence rows)."""
+    got, a = got[:rows], a[:rows]
+    wide = np.longdouble if got.dtype == np.float64 else np.float64
+    u = np.finfo(got.dtype).eps / 2
+    k = a.shape[1]
+    gamma = k * u / (1 - k * u) + k * np.finfo(wide).eps
+    exact = a.astype(wide) @ b.astype(wide)
+    bound = gamma * (np.abs(a).astype(wide) @ np.abs(b).astype(wide))
+    return float(np.max(np.abs(got.astype(wide) - exact) - bound))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=512)
+    parser.add_argument("--dtypes", default="float32")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--tilings", default="", help="'wx,wy,tm,tn,bk,unroll ...' to compare")
+    parser.add_argument("--torch", action="store_true", help="also time torch.matmul (CUDA)")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args(argv)
+    n = args.n
+    device = nv.get_device()
+    print(f"{device.info.name}, n = {n}")
+    rows = []
+    rng = np.random.default_rng(0)
+    for dtype in args.dtypes.split(","):
+        print(dtype)
+        a = rng.standard_normal((n, n)).astype(dtype)
+        b = rng.standard_normal((n, n)).astype(dtype)
+        da, db = nv.to_device(a), nv.to_device(b)
+        dc = nv.device_array((n, n), dtype)
+        plan = plans.choose(np.dtype(dtype), device)
+        best, med = _time(lambda: nv.linalg.matmul(da, db, out=dc), args.repeats)
+        rows.append({**_figure(f"nv.linalg.matmul {plan.tiling}", n, best, med,
+                               _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
+        best, med = _time(lambda: a @ b, args.repeats)
+        rows.append({**_figure("NumPy a @ b (host)", n, best, med), "dtype": dtype})
+        if dtype == "float32" and n % TPB == 0:
+            groups = (n // TPB, n // TPB)
+            best, med = _time(lambda: fast_matmul[groups, (TPB, TPB)](da, db, dc), args.repeats)
+            rows.append({**_figure("examples/tiled_matmul.py", n, best, med,
+                                   _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
+        for spec in args.tilings.split():
+            wx, wy, tm, tn, bk, unroll = (int(x) for x in spec.split(","))
+            t = kernels.Tiling(wx, wy, tm, tn, bk, unroll, unroll_loads=False)
+            v = kernels.Variant(plan.acc.name, False, "{}", "{}", "{}", t, False, False, None)
+            k = kernels.tiled(v)
+            groups = (-(-n // t.bn), -(-n // t.bm), 1)
+            a3, b3, c3 = da.reshape(1, n, n), db.reshape(1, n, n), dc.reshape(1, n, n)
+            best, med = _time(lambda: k[groups, (wx, wy)](a3, b3, c3), args.repeats)
+            rows.append({**_figure(f"tiling {spec}", n, best, med,
+                                   _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
+        if args.torch:
+            import torch
+
+            torch.backends.cuda.matmul.allow_tf32 = False
+            ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+
+            def run():
+                torch.matmul(ta, tb)
+                torch.cuda.synchronize()
+
+            best, med = _time(run, args.repeats)
+            rows.append({**_figure("torch.matmul (cuBLAS, no TF32)", n, best, med),
+                         "dtype": dtype})
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": device.info.name, "rows": rows},
+                                              indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,312 @@
+"""``matmul(a, b, out=None)``: NumPy's ``np.matmul`` on device arrays.
+
+The steps, each on views (no data moves; no host copy of device arrays):
+
+1. Types: NumPy picks the loop (``np.matmul.resolve_dtypes``), so result dtypes are
+   NumPy's; ``plans.choose`` picks the kernel and its accumulation type for the loop
+   dtype and the device.
+2. Shapes, as NumPy's gufunc signature ``(n?,k),(k,m?)->(n?,m?)`` has them: a 1-d
+   operand is a row (a) or a column (b) whose axis is dropped from the result; leading
+   axes broadcast. Every operand becomes a (batch, rows, cols) view with its own strides
+   (a transposed or sliced view keeps its strides), the broadcast batch axes with
+   stride 0, the batch axes merged where every operand allows it, and one launch per
+   index of the axes that do not merge.
+3. One launch of the tiled kernel per such batch, writing C directly; or, where k is
+   long for the number of workgroups (or longer than lavapipe's loop cap allows one
+   invocation), the k range split into chunks whose partial products go to a scratch
+   array in the accumulation type, summed in chunk order by a second kernel. An operand
+   that shares memory with `out` (``a @= b``) is read from a copy made on the device, as
+   NumPy buffers it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
+
+from ..errors import VulkanUnsupportedError
+from ..runtime.array import DeviceArray
+from ..runtime.creation import to_device
+from ..runtime.layout import broadcast_to, view
+from ..runtime.reduce import _narrow_option
+from ..ufunc import operands
+from . import kernels, plans
+
+#: A chunk of a split k range is at least this many k steps of the tile (so that the
+#: extra traffic of the partials stays small against the products).
+MIN_STEPS_PER_CHUNK = 32
+
+
+def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
+           out: DeviceArray | np.ndarray | None = None, *, dtype: DTypeLike | None = None,
+           casting: str = "same_kind") -> DeviceArray | np.ndarray:
+    """The matrix product of `a` and `b` on the device, as ``np.matmul`` computes it.
+
+    ``np.matmul(a, b)`` and ``a @ b`` come here when either operand is a device array.
+
+    Parameters
+    ----------
+    a, b : DeviceArray or array_like
+        Operands of at least one dimension; NumPy arrays and lists are copied to the
+        device. 1-d operands are vectors, more than two dimensions are stacks of
+        matrices whose leading axes broadcast; views of any strides (``d.T``,
+        ``d[::2, 1:]``) are read in place.
+    out : DeviceArray or numpy.ndarray, optional
+        Where to write the result: exactly the result's shape, or with leading axes the
+        operands broadcast to; a dtype the result casts to under `casting`. May be one
+        of the operands (``a @= b``).
+    dtype : dtype, optional
+        The loop's output dtype, as NumPy's ``dtype=`` (the inputs cast to the loop).
+    casting : str
+        NumPy's casting rule for the inputs to the loop and the result to `out`.
+
+    Returns
+    -------
+    DeviceArray (or `out`)
+        Of NumPy's result dtype. bool, integers, float16, float32 and float64 loops are
+        computed; integers wrap as in NumPy and are exact; float16 is summed in float32
+        and rounded once (NumPy's float16 loop does the same); float32 and float64 are
+        summed in their own type, in k order (docs/linalg.md gives the error bound).
+
+    Raises
+    ------
+    ValueError
+        For shapes NumPy refuses (a scalar operand, mismatched k, batch axes that do not
+        broadcast, an `out` of another shape); the message names the shapes.
+    TypeError
+        For dtypes that do not cast under `casting`.
+    VulkanUnsupportedError
+        For complex and other dtypes no kernel computes.
+    """
+    values = [_operand(a, "a"), _operand(b, "b")]
+    if out is not None and not isinstance(out, (DeviceArray, np.ndarray)):
+        raise TypeError(f"matmul: out must be a device array or a NumPy array, not "
+                        f"{type(out).__name__}")  # fmt: skip
+    device = operands.device_of(values + [out])
+    A, B = (v if isinstance(v, DeviceArray) else to_device(v, device) for v in values)
+    loop = _loop_dtypes(A.dtype, B.dtype, dtype, casting)
+    if out is not None and not np.can_cast(loop[2], out.dtype, casting):
+        raise TypeError(f"Cannot cast ufunc 'matmul' output from {loop[2]!r} to "
+                        f"{out.dtype!r} with casting rule {casting!r}")  # fmt: skip
+    plan = plans.choose(loop[2], device)
+    a_vec, b_vec = A.ndim == 1, B.ndim == 1
+    A2 = view(A, (1,) + A.shape, (0,) + A._dev_strides) if a_vec else A
+    B2 = view(B, B.shape + (1,), B._dev_strides + (0,)) if b_vec else B
+    (M, K), (K_b, N) = A2.shape[-2:], B2.shape[-2:]
+    if K != K_b:
+        raise ValueError(
+            f"matmul: shapes {A.shape} and {B.shape} do not match: a has {K} columns, b has "
+            f"{K_b} rows (a's last axis must equal b's {'only' if b_vec else 'second to last'})")
+    batch = _broadcast_batch(A.shape, B.shape, A2.shape[:-2], B2.shape[:-2])
+    core = ((M,) if not a_vec else ()) + ((N,) if not b_vec else ())
+    shape = batch + core
+    if out is not None:
+        batch = _check_out(out, shape, batch, len(core))
+        shape = out.shape
+    host_out = out if isinstance(out, np.ndarray) else None
+    if out is None or host_out is not None:
+        result = DeviceArray(device, shape, loop[2] if out is None else out.dtype)
+    else:
+        result = out
+    if math.prod(shape):
+        if result is out:  # an operand sharing out's memory is read from a copy, as NumPy does
+            A2, B2 = (x.copy() if operands.same_memory(result, x) else x for x in (A2, B2))
+        C2 = _as_rows_cols(result, len(batch), a_vec, b_vec, M, N)
+        _launch_all(broadcast_to(A2, batch + (M, K)), broadcast_to(B2, batch + (K, N)), C2,
+                    loop, plan, device)
+    if host_out is not None:
+        host_out[...] = result.copy_to_host()
+        return host_out
+    return result
+
+
+def _operand(x, name):
+    value = x if isinstance(x, DeviceArray) else operands.as_operand(x)
+    if len(value.shape if isinstance(value, DeviceArray) else np.shape(value)) == 0:
+        raise ValueError(
+            f"matmul: operand {name} is a scalar (shape ()); matmul needs arrays of at least "
+            "one dimension (use * to multiply by a scalar)")
+    return value
+
+
+def _loop_dtypes(da, db, dtype, casting):
+    """NumPy's loop dtypes (a's, b's, the result's) for operands of dtypes da and db."""
+    try:
+        if dtype is None:
+            loop = np.matmul.resolve_dtypes((da, db, None))
+        else:
+            loop = np.matmul.resolve_dtypes((da, db, None),
+                                            signature=(None, None, np.dtype(dtype)))
+    except TypeError:
+        raise
+    except Exception as e:  # NumPy's _UFuncNoLoopError and the like
+        if da.kind == "c" or db.kind == "c":
+            raise VulkanUnsupportedError(
+                f"matmul of {da} and {db} is not available on device arrays (complex dtypes "
+                "are not supported); copy to the host with np.asarray(d)") from None
+        raise TypeError(f"matmul: no loop for {da} and {db}: {e}") from None
+    for k, (given, want) in enumerate(zip((da, db), loop[:2])):
+        if not np.can_cast(given, want, casting):
+            raise TypeError(f"Cannot cast ufunc 'matmul' input {k} from {given!r} to {want!r} "
+                            f"with casting rule {casting!r}")  # fmt: skip
+    return tuple(np.dtype(d) for d in loop)
+
+
+def _broadcast_batch(a_shape, b_shape, a_batch, b_batch):
+    try:
+        return tuple(np.broadcast_shapes(a_batch, b_batch))
+    except ValueError:
+        raise ValueError(
+            f"matmul: the leading (stack) axes of shapes {a_shape} and {b_shape} do not "
+            f"broadcast together: {a_batch} and {b_batch}") from None
+
+
+def _check_out(out, shape, batch, ncore):
+    """`out`'s batch axes (the operands' batch must broadcast to them), or ValueError."""
+    out_batch = out.shape[: out.ndim - ncore]
+    ok = out.ndim >= ncore and out.shape[out.ndim - ncore:] == shape[len(batch):]
+    if ok:
+        try:
+            ok = tuple(np.broadcast_shapes(batch, out_batch)) == out_batch
+        except ValueError:
+            ok = False
+    if not ok:
+        raise ValueError(f"matmul: out has shape {out.shape}, but the product has shape {shape}")
+    return tuple(out_batch)
+
+
+def _as_rows_cols(array, nbatch, a_vec, b_vec, M, N):
+    """The (batch..., M, N) view of a result whose M or N axis is absent (a 1-d operand)."""
+    s = array._dev_strides
+    core = list(s[nbatch:])
+    rows = 0 if a_vec else core.pop(0)
+    cols = 0 if b_vec else core.pop(0)
+    return view(array, array.shape[:nbatch] + (M, N), s[:nbatch] + (rows, cols))
+
+
+def _cast(dtype):
+    """Source converting ``{}`` to `dtype` in a kernel (``T_<name>`` is the dtype's scalar
+    type there: kernels.py puts every such name in the kernel's namespace)."""
+    dtype = np.dtype(dtype)
+    return "({} != 0)" if dtype.kind == "b" else f"T_{dtype.name}({{}})"
+
+
+def _load(given, loop, acc):
+    """Source converting an operand element of dtype `given` to the accumulation type:
+    through the loop dtype where that rounds (float64 data in a float16 loop, dtype=)."""
+    expr, now = "{}", np.dtype(given)
+    if now != loop and loop != acc:
+        expr, now = _cast(loop).format(expr), loop
+    if now != acc:
+        expr = _cast(acc).format(expr)
+    return expr
+
+
+def _store(acc, loop_out, out):
+    """Source converting a sum to the loop's result dtype, then to `out`'s dtype."""
+    expr, now = "{}", np.dtype(acc)
+    if loop_out != now:
+        expr, now = _cast(loop_out).format(expr), loop_out
+    if out != now:
+        expr = _cast(out).format(expr)
+    return expr
+
+
+def _launch_all(A, B, C, loop, plan, device):
+    """Launch the product of (batch..., M, K) and (batch..., K, N) views into the
+    (batch..., M, N) view C: one batch axis per launch, the others merged or looped."""
+    nb = C.ndim - 2
+    merged, strides = operands.merge_axes(C.shape[:nb], [x._dev_strides[:nb] for x in (A, B, C)])
+    run = _RUNNERS[plan.family]
+    for index in itertools.product(*(range(n) for n in merged[:-1])):
+        views = []
+        for x, st in zip((A, B, C), strides):
+            offset = sum(i * s for i, s in zip(index, st[:-1]))
+            views.append(view(x, merged[-1:] + x.shape[nb:], st[-1:] + x._dev_strides[nb:],
+                              offset))
+        run(*views, loop, plan, device)
+
+
+def _simt(A, B, C, loop, plan, device):
+    """C[b] = A[b] @ B[b] for 3-d views with the tiled kernel; k split in chunks where
+    `_splits` says so, their partials summed by the finish kernel."""
+    t = plan.tiling
+    nb, M, K = A.shape
+    N = B.shape[2]
+    sa, sb = A._dev_strides, B._dev_strides
+    variant = kernels.Variant(
+        acc=plan.acc.name, any_of=loop[2].kind == "b", a_load=_load(A.dtype, loop[0], plan.acc),
+        b_load=_load(B.dtype, loop[1], plan.acc), out=_store(plan.acc, loop[2], C.dtype),
+        tiling=t, a_rows_fast=M > 1 and K > 1 and abs(sa[1]) < abs(sa[2]),
+        b_rows_fast=K > 1 and N > 1 and abs(sb[1]) < abs(sb[2]),
+        narrow=_narrow_option(device))
+    groups = (-(-N // t.bn), -(-M // t.bm), nb)
+    splits = _splits(K, math.prod(groups), plan, device)
+    if splits == 1:
+        kernels.tiled(variant)[groups, (t.wx, t.wy), device](A, B, C)
+        return
+    chunk = -(-K // splits)
+    splits = -(-K // chunk)
+    partial = DeviceArray(device, (splits * nb, M, N), plan.acc)
+    tiled = kernels.tiled(dataclasses.replace(variant, out="{}"))
+    for s in range(splits):
+        k0, k1 = s * chunk, min(K, (s + 1) * chunk)
+        a = view(A, (nb, M, k1 - k0), sa, k0 * sa[2])
+        b = view(B, (nb, k1 - k0, N), sb, k0 * sb[1])
+        tiled[groups, (t.wx, t.wy), device](a, b, partial[s * nb:(s + 1) * nb])
+    finish = kernels.finish(plan.acc.name, variant.any_of, variant.out, variant.narrow)
+    finish.forall((N, M, nb), device=device)(partial, C)
+
+
+#: The runner of each kernel family plans.choose names.
+_RUNNERS = {"simt": _simt}
+
+
+def _splits(K, groups, plan, device):
+    """How many chunks the k range is cut into: enough that no invocation loops past the
+    device's loop cap (lavapipe: at most half of it per launch), and, for fewer workgroups
+    than the plan's ``min_groups``, more chunks (each at least MIN_STEPS_PER_CHUNK steps)
+    to occupy the device."""
+    steps = -(-K // plan.tiling.bk)
+    splits = 1
+    limit = device.info.loop_iteration_limit
+    if limit:
+        splits = -(-plan.tiling.loop_iterations(K) // (limit // 2))
+    if groups < plan.min_groups:
+        wanted = min(-(-plan.min_groups // groups), steps // MIN_STEPS_PER_CHUNK)
+        splits = max(splits, wanted)
+    return max(splits, 1)
+
+
+#: np.matmul's keywords that device arrays take (with their NumPy defaults for the others).
+_UFUNC_DEFAULTS = {"order": "K", "subok": True, "axes": None, "axis": None,
+                   "signature": None, "where": True}  # fmt: skip
+
+
+def array_ufunc(method, inputs, kwargs):
+    """``np.matmul(...)`` with a device array among the operands or `out`
+    (DeviceArray.__array_ufunc__, through runtime/compiler_hook.py)."""
+    if method != "__call__":
+        raise TypeError(f"np.matmul.{method} is not supported on device arrays")
+    out = kwargs.get("out")
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError(f"np.matmul has one output, out= names {len(out)}")
+        out = out[0]
+    for x in tuple(inputs) + (out,):
+        if not isinstance(x, (DeviceArray, np.ndarray, np.generic, bool, int, float, complex,
+                              list, tuple, type(None))) and hasattr(x, "__array_ufunc__"):
+            return NotImplemented  # another array library's object: let it decide
+    bad = [k for k in kwargs if k not in ("out", "dtype", "casting") + tuple(_UFUNC_DEFAULTS)]
+    bad += [k for k, v in _UFUNC_DEFAULTS.items() if k in kwargs and not (
+        kwargs[k] is v or (type(kwargs[k]) is type(v) and kwargs[k] == v))]
+    if bad:
+        raise TypeError(f"np.matmul on device arrays does not support {', '.join(sorted(bad))}=")
+    if len(inputs) != 2:
+        raise TypeError(f"np.matmul takes 2 operands, not {len(inputs)}")
+    return matmul(inputs[0], inputs[1], out, dtype=kwargs.get("dtype"),
+                  casting=kwargs.get("casting", "same_kind"))
