@@ -290,8 +290,6 @@ def test_the_matrix_units_form_validates(monkeypatch):
     z = np.zeros
     cases = [
         (tiled, (z((32, 48), np.float16), z((48, 64), np.float16), z((32, 64), np.float32))),
-        (tiled, (z((16, 32), np.float16), nv.to_device(z((16, 32), np.float16)).T,
-                 z((16, 16), np.float32))),
         (half_accumulator, (z((16, 16), np.float16),) * 3),
         (int8_tiles, (z((16, 32), np.int8), z((32, 8), np.int8), z((16, 8), np.int32))),
         (elementwise, (z((16, 16), np.float16), z((16, 16), np.float16),
@@ -301,3 +299,7 @@ def test_the_matrix_units_form_validates(monkeypatch):
     for kernel, args in cases:
         spirv = kernel.inspect_spirv(*args)
         assert "OpCooperativeMatrixMulAddKHR" in spirv and "OpMemoryModel PhysicalStorageBuffer64 Vulkan" in spirv
+    # A strided view's layout is only known at run time: that kernel is emulated
+    view = nv.to_device(z((16, 32), np.float16)).T
+    spirv = tiled.inspect_spirv(z((16, 32), np.float16), view, z((16, 16), np.float32))
+    assert "OpCooperativeMatrix" not in spirv

@@ -75,15 +75,22 @@ _USES = ("a", "b", "acc")
 
 def _on_units(lowerer):
     """Whether this kernel's tiles are the device's cooperative matrices: it lists its
-    configurations, the emulation is not asked for (config.MATRIX), and no tile is of
-    bfloat16 (not emitted for the units yet). One answer per kernel."""
+    configurations, the emulation is not asked for (config.MATRIX), no tile is of
+    bfloat16 (not emitted for the units yet), and every array a tile is loaded from or
+    stored to is C- or F-contiguous (a strided view's layout is only known at run time;
+    choosing it there in a branch gave wrong tiles on NVIDIA's driver 580.159, which
+    loaded a column-major tile as a row-major one). One answer per kernel."""
     root = lowerer.root
     if not hasattr(root, "matrix_units"):
         shapes = getattr(root, "matrix_shapes", ())
         bf16 = any(isinstance(t, Fragment) and str(t.dtype) == "bfloat16"
                    for t in root.typemap.values())
+        views = any(
+            any(isinstance(t, Fragment) for t in sig.args) and any(
+                isinstance(t, types.Array) and t.layout not in ("C", "F") for t in sig.args)
+            for sig in root.calltypes.values() if sig is not None and hasattr(sig, "args"))
         root.matrix_units = (bool(shapes) and not any(s.emulated for s in shapes)
-                             and config.MATRIX != "emulate" and not bf16)
+                             and config.MATRIX != "emulate" and not bf16 and not views)
     return root.matrix_units
 
 
@@ -327,43 +334,17 @@ class _Units:
 
     def _access(self, arr, row, col, tile, body):
         """body(ptr, stride_u32, layout) where tile element (0, 0) sits at arr[row, col]:
-        row-major where the array's last stride is 1, column-major where its first is."""
+        row-major for a C-contiguous array (and shared arrays), column-major for an
+        F-contiguous one (views of other layouts make the kernel emulate: _on_units)."""
         b = self.lo.b
         if getattr(arr, "storage", tile.element) != tile.element:
             raise unsupported(f"matrix tiles of {tile.ty.dtype} in an array stored as "
                               f"{arr.storage}", self.loc)
-        layout = getattr(arr.ty, "layout", "C")
-        if isinstance(arr, LocalArray):
-            layout = "C"
-        strides = arr.strides
-
-        def emit(major):
-            ptr = arr.element_ptr(b, [row, col], self.loc)
-            stride = arith.convert(b, strides[0] if major == _ROW else strides[1], K.u32)
-            body(ptr, stride, major)
-
-        if layout in ("C", "F"):
-            emit(_ROW if layout == "C" else _COLUMN)
-            return
-        # A view: its strides say which; one block per layout
-        ik = b.kind(strides[1])
-        unit = b.compare(Op.eq, strides[1], arith.const(b, ik, 1))
-        tag = f"mxl{b.current_block}"
-        rows, cols, done = (b.create_block(f"{tag}.{p}") for p in ("row", "col", "done"))
-        row, col = self._held(row), self._held(col)
-        b.condbr(unit, rows, cols)
-        for block, major in ((rows, _ROW), (cols, _COLUMN)):
-            b.set_block(block)
-            ptr = arr.element_ptr(b, [b.load(row), b.load(col)], self.loc)
-            stride = arith.convert(b, arr.strides[0 if major == _ROW else 1], K.u32)
-            body(ptr, stride, major)
-            b.br(done)
-        b.set_block(done)
-
-    def _held(self, value):
-        var = self.b.var(self.b.kind(value))
-        self.b.store(var, value)
-        return var
+        layout = "C" if isinstance(arr, LocalArray) else arr.ty.layout
+        major = {"C": _ROW, "F": _COLUMN}[layout]
+        ptr = arr.element_ptr(b, [row, col], self.loc)
+        stride = arith.convert(b, arr.strides[0 if major == _ROW else 1], K.u32)
+        body(ptr, stride, major)
 
     def load(self, sig, tile, arr, row, col):
         b = self.b
