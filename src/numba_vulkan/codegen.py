@@ -113,6 +113,16 @@ class CompiledKernel:
         self.from_cache = False  # loaded from the disk cache (cache=True)
         self._spirv = None
 
+    @property
+    def uses_matrix_units(self):
+        """Whether the kernel's tiles are the device's cooperative matrices (it declares
+        SPIR-V's CooperativeMatrixKHR capability): their loads and stores depend on the
+        layout the arguments were typed with (frontend/matrix.py), which the fast launch
+        path does not check, so such kernels launch through the typed (slow) path."""
+        w = self.words
+        capability = (w[:-1] == 0x00020011) & (w[1:] == 6022)  # OpCapability CooperativeMatrixKHR
+        return bool(capability.any())
+
     # Fields a disk cache entry holds (runtime/../cache.py): everything but the typing.
     _RECORD = ("name", "entry", "param_size", "params_in_buffer", "push_size", "capabilities", "args",
                "shared_bytes", "dynamic_shared_itemsize", "local_size", "argtypes", "mode",
