@@ -45,8 +45,9 @@ def _time(run, sync, repeats):
 
 
 def ours(a, b, repeats):
-    import numba_vulkan as nv
     from matrix_tiles import BM, BN, matmul_tiles
+
+    import numba_vulkan as nv
 
     n = a.shape[0]
     da, db = nv.to_device(a), nv.to_device(b)
