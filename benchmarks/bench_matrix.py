@@ -6,8 +6,11 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
 1. nv.matrix: examples/matrix_tiles.py's kernel (float16 A, B; float32 C; four subgroups of
    one 16 x 16 tile per workgroup, slices staged in shared memory), on the matrix units
    where the device lists 16x16x16 float16 -> float32, else emulated.
-2. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
-3. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
+2. nv.linalg: ``nv.linalg.matmul(a, b, units=True)`` (linalg/tiles.py: 64 x 64 blocks, four
+   subgroups of 2 x 2 tiles loaded from device memory; float16 result, with its padding
+   copies and conversion).
+3. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
+4. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
    no way to reach tensor cores).
 
 Each result is checked: the data are small integers, so every product is exact and each
@@ -58,6 +61,16 @@ def ours(a, b, repeats):
     shapes = nv.matrix.shapes()
     return t, dc.copy_to_host(), {"device": nv.get_device().info.name,
                                   "units": not shapes[0].emulated}
+
+
+def library(a, b, repeats):
+    import numba_vulkan as nv
+
+    da, db = nv.to_device(a), nv.to_device(b)
+    out = {}
+    t = _time(lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
+              nv.synchronize, repeats)
+    return t, out["c"].copy_to_host().astype(np.float32), {"path": "linalg.matmul(units=True)"}
 
 
 def cublas(a, b, repeats):
@@ -120,7 +133,8 @@ def main(argv=None):
     flops = 2.0 * n ** 3
     results = {"size": n, "date": datetime.date.today().isoformat(),
                "host": platform.node(), "python": platform.python_version(), "rows": {}}
-    for name, fn in (("nv.matrix", ours), ("cuBLAS (torch, float16)", cublas),
+    for name, fn in (("nv.matrix", ours), ("nv.linalg (units)", library),
+                     ("cuBLAS (torch, float16)", cublas),
                      ("numba.cuda (float32)", numba_cuda)):
         try:
             t, c, info = fn(a, b, args.repeats)

@@ -288,3 +288,35 @@ def test_kernels_compile_once_per_specialisation():
         x, y = nv.to_device(_random((m, k), "float32")), nv.to_device(_random((k, n), "float32"))
         _check(x @ y, x.copy_to_host(), y.copy_to_host())
     assert counts() == before
+
+
+# ---------------------------------------------------------------- units=True: cooperative matrices
+
+
+@pytest.mark.parametrize("shape", [(16, 16, 16), (70, 40, 45), (128, 96, 64), (1, 17, 3)])
+def test_units_float16_against_numpy(shape):
+    """matmul(units=True): float16 on 16x16x16 tiles (the matrix units, or their emulation
+    here). Small integers: every product and partial sum is exact, so any order of summing
+    gives NumPy's result."""
+    m, k, n = shape
+    rng = np.random.default_rng(sum(shape))
+    a = rng.integers(-4, 5, (m, k)).astype(np.float16)
+    b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), units=True)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b))
+
+
+def test_units_batched_views_and_out():
+    rng = np.random.default_rng(11)
+    a = rng.integers(-4, 5, (3, 20, 30)).astype(np.float16)
+    b = rng.integers(-4, 5, (10, 30)).astype(np.float16)
+    out = nv.device_array((3, 20, 10), np.float32)
+    nv.linalg.matmul(nv.to_device(a), nv.to_device(b).T, out=out, units=True)
+    np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b.T).astype(np.float32))
+
+
+def test_units_leave_other_loops_to_their_kernel():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(a.T.copy()), units=True)
+    np.testing.assert_array_equal(got.copy_to_host(), a @ a.T)

@@ -59,16 +59,16 @@ class Plan:
     """How to compute one product: the kernel family, the accumulation dtype and the
     family's parameters."""
 
-    family: str  # "simt": kernels.tiled
+    family: str  # "simt": kernels.tiled; "tiles": tiles.product (cooperative matrices)
     acc: np.dtype
     tiling: Tiling
     #: Fewer workgroups than this (with a long k) split k into chunks summed apart.
     min_groups: int
 
 
-def choose(loop: np.dtype, device) -> Plan:
+def choose(loop: np.dtype, device, units: bool = False) -> Plan:
     """The plan for the loop dtype `loop` (NumPy's, from ``np.matmul.resolve_dtypes``) on
-    `device`.
+    `device`; with `units`, a float16 loop on cooperative matrices (linalg/tiles.py).
 
     Raises
     ------
@@ -90,6 +90,8 @@ def choose(loop: np.dtype, device) -> Plan:
                 f"matmul of {loop} needs {'float64' if dt.kind == 'f' else '64-bit integers'}, "
                 f"which {info.name} does not support")
     tiling = _TILINGS["cpu" if info.kind == "cpu" else "gpu"]
+    if units and loop == np.float16:
+        return Plan("tiles", np.dtype(np.float32), tiling, 0)
     # Devices below the usual limits (Vulkan guarantees 128 invocations and 16 KiB): the
     # same tile with fewer, busier invocations, then shorter k steps.
     while tiling.wy > 1 and (tiling.threads > info.max_local_invocations

@@ -43,7 +43,7 @@ MIN_STEPS_PER_CHUNK = 32
 
 def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
            out: DeviceArray | np.ndarray | None = None, *, dtype: DTypeLike | None = None,
-           casting: str = "same_kind") -> DeviceArray | np.ndarray:
+           casting: str = "same_kind", units: bool = False) -> DeviceArray | np.ndarray:
     """The matrix product of `a` and `b` on the device, as ``np.matmul`` computes it.
 
     ``np.matmul(a, b)`` and ``a @ b`` come here when either operand is a device array.
@@ -63,6 +63,12 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
         The loop's output dtype, as NumPy's ``dtype=`` (the inputs cast to the loop).
     casting : str
         NumPy's casting rule for the inputs to the loop and the result to `out`.
+    units : bool
+        A float16 loop on cooperative matrices (tiles of 16x16x16 float16 x float16 +
+        float32: the device's matrix units where it has them, emulated elsewhere,
+        docs/matrix.md): much faster on GPUs with tensor cores, and summed in the units'
+        order and internal precision instead of NumPy's (float32 in k order, rounded once),
+        as cuBLAS does. Other loops ignore it.
 
     Returns
     -------
@@ -92,7 +98,7 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
     if out is not None and not np.can_cast(loop[2], out.dtype, casting):
         raise TypeError(f"Cannot cast ufunc 'matmul' output from {loop[2]!r} to "
                         f"{out.dtype!r} with casting rule {casting!r}")  # fmt: skip
-    plan = plans.choose(loop[2], device)
+    plan = plans.choose(loop[2], device, units=units)
     a_vec, b_vec = A.ndim == 1, B.ndim == 1
     A2 = view(A, (1,) + A.shape, (0,) + A._dev_strides) if a_vec else A
     B2 = view(B, B.shape + (1,), B._dev_strides + (0,)) if b_vec else B
@@ -262,8 +268,15 @@ def _simt(A, B, C, loop, plan, device):
     finish.forall((N, M, nb), device=device)(partial, C)
 
 
+def _tiles(A, B, C, loop, plan, device):
+    """C[b] = A[b] @ B[b] on cooperative matrices (linalg/tiles.py)."""
+    from . import tiles
+
+    tiles.run(A, B, C, device)
+
+
 #: The runner of each kernel family plans.choose names.
-_RUNNERS = {"simt": _simt}
+_RUNNERS = {"simt": _simt, "tiles": _tiles}
 
 
 def _splits(K, groups, plan, device):
