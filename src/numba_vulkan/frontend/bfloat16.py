@@ -189,30 +189,13 @@ def check_reduction(name, arrays, loc):
 
 
 def fma(b, x, y, z):
-    """x * y + z of bfloat16 values held in float32, rounded once to bfloat16 (CUDA's __hfma).
+    """x * y + z of bfloat16 values held in float32, rounded once to bfloat16 (CUDA's __hfma):
+    x * y is exact in float32 (16 bits), and the sum rounded to odd in float32
+    (mathlib/dd.py add_to_odd) rounds to the right bfloat16 (24 >= 8 + 2 bits). An
+    overflowing sum is an infinity either way (float32's threshold lies past bfloat16's)."""
+    from .mathlib.dd import add_to_odd
 
-    x * y is exact in float32 (16 bits). TwoSum gives s = fl(p + z) and its exact error;
-    where the error is not zero (and s finite) and s's last bit is even, s moves one unit
-    in its last place toward the error: the sum rounded to odd in float32, which then
-    rounds to the right bfloat16 (24 >= 8 + 2 bits). An overflowing sum is an infinity
-    either way (float32's threshold lies past bfloat16's).
-    """
-    p = b.binary(Op.mul, x, y)
-    s = b.binary(Op.add, p, z)
-    bb = b.binary(Op.sub, s, p)
-    err = b.binary(Op.add, b.binary(Op.sub, p, b.binary(Op.sub, s, bb)),
-                   b.binary(Op.sub, z, bb))  # fmt: skip
-    zero = _c(b, K.f32, 0.0)
-    u = b.bitcast(K.u32, s)
-    finite = b.compare(Op.lt, arith.fabs(b, s), _c(b, K.f32, float("inf")))
-    even = b.compare(Op.eq, b.binary(Op.and_, u, _c(b, K.u32, 1)), _c(b, K.u32, 0))
-    inexact = b.binary(Op.and_, b.compare(Op.ne, err, zero), finite)
-    # Away from zero (the magnitude's bits + 1) where the error has s's sign; s is not
-    # zero where the error is not (a zero sum of these operands is exact).
-    away = b.compare(Op.eq, b.compare(Op.gt, err, zero), b.compare(Op.gt, s, zero))
-    moved = b.select(away, b.binary(Op.add, u, _c(b, K.u32, 1)),
-                     b.binary(Op.sub, u, _c(b, K.u32, 1)))  # fmt: skip
-    u = b.select(b.binary(Op.and_, inexact, even), moved, u)
+    u = b.bitcast(K.u32, add_to_odd(b, b.binary(Op.mul, x, y), z))
     return b.bitcast(K.f32, _round_bits32(b, u))
 
 

@@ -175,32 +175,12 @@ def rounded(b, value, ty):
 
 
 def fma(b, x, y, z):
-    """x * y + z rounded once to float16 (CUDA's __hfma), for float16 values held in float32.
+    """x * y + z rounded once to float16 (CUDA's __hfma), for float16 values held in float32:
+    x * y is exact in float32, and the sum rounded to odd in float32 (mathlib/dd.py
+    add_to_odd) rounds to the right float16."""
+    from .mathlib.dd import add_to_odd
 
-    x * y is exact in float32. TwoSum gives s = fl(p + z) and its exact error; where the
-    error is not zero (and s finite) s is moved by one unit in its last place toward the
-    error if its last bit is even: the float32 rounded to odd, from which the rounding to
-    float16 is the correct one.
-    """
-    p = b.binary(Op.mul, x, y)
-    s = b.binary(Op.add, p, z)
-    bb = b.binary(Op.sub, s, p)
-    err = b.binary(
-        Op.add,
-        b.binary(Op.sub, p, b.binary(Op.sub, s, bb)),
-        b.binary(Op.sub, z, bb),
-    )
-    zero = _c(b, K.f32, 0.0)
-    bits = b.bitcast(K.i32, s)
-    finite = b.compare(Op.lt, arith.fabs(b, s), _c(b, K.f32, float("inf")))
-    even = b.compare(Op.eq, b.binary(Op.and_, bits, _c(b, K.i32, 1)), _c(b, K.i32, 0))
-    inexact = b.binary(Op.and_, b.compare(Op.ne, err, zero), finite)
-    # One unit away from zero where the error has s's sign, toward zero where not (s is
-    # not zero here: a zero sum of such operands is exact).
-    away = b.compare(Op.eq, b.compare(Op.gt, err, zero), b.compare(Op.gt, s, zero))
-    step = b.select(away, _c(b, K.i32, 1), _c(b, K.i32, -1))
-    bits = b.select(b.binary(Op.and_, inexact, even), b.binary(Op.add, bits, step), bits)
-    return round_float(b, b.bitcast(K.f32, bits))
+    return round_float(b, add_to_odd(b, b.binary(Op.mul, x, y), z))
 
 
 #: The float16 fma intrinsic (typing/float16.py), lowered by `lower_fma`.

@@ -88,6 +88,27 @@ def two_sum(b, x, y):
     return s, e
 
 
+def add_to_odd(b, x, y):
+    """x + y of float32 values rounded to odd: where the sum is inexact (and finite), the
+    float32 next to it whose last bit is odd. Rounding that once more to a format of at
+    most 22 significant bits gives the exact sum rounded once (float16's and bfloat16's
+    fused multiply-add: x an exact product). TwoSum gives the sum and its error; s moves
+    one unit in its last place toward the error where its last bit is even (s is not zero
+    where the error is not: a zero sum of such operands is exact)."""
+    s, err = two_sum(b, x, y)
+    zero = const(b, K.f32, 0.0)
+    u = b.bitcast(K.u32, s)
+    magnitude = b.binary(Op.and_, u, const(b, K.u32, 0x7FFFFFFF))
+    finite = b.compare(Op.lt, magnitude, const(b, K.u32, 0x7F800000))
+    even = b.compare(Op.eq, b.binary(Op.and_, u, const(b, K.u32, 1)), const(b, K.u32, 0))
+    inexact = b.binary(Op.and_, b.compare(Op.ne, err, zero), finite)
+    # The bits + 1 move away from zero: where the error has s's sign; - 1 where not.
+    away = b.compare(Op.eq, b.compare(Op.gt, err, zero), b.compare(Op.gt, s, zero))
+    moved = b.select(away, b.binary(Op.add, u, const(b, K.u32, 1)),
+                     b.binary(Op.sub, u, const(b, K.u32, 1)))  # fmt: skip
+    return b.bitcast(K.f32, b.select(b.binary(Op.and_, inexact, even), moved, u))
+
+
 def driver_div(b, x, y):
     """x / y as the driver's OpFDiv gives it: within 2.5 ulp on float32 (float64: at least as
     precise as float32) for |y| in [2^-126, 2^126], where every caller keeps its divisor
