@@ -117,8 +117,8 @@ class CompiledKernel:
     def uses_matrix_units(self):
         """Whether the kernel's tiles are the device's cooperative matrices (it declares
         SPIR-V's CooperativeMatrixKHR capability): their loads and stores depend on the
-        layout the arguments were typed with (frontend/matrix.py), which the fast launch
-        path does not check, so such kernels launch through the typed (slow) path."""
+        layout the arguments were typed with (frontend/matrix.py), which the launcher then
+        checks of every device array (launchers.make_launcher)."""
         w = self.words
         capability = (w[:-1] == 0x00020011) & (w[1:] == 6022)  # OpCapability CooperativeMatrixKHR
         return bool(capability.any())

@@ -499,12 +499,10 @@ class Dispatcher(Inspection):
                 if spec is None:
                     spec = Specialisation(compiled, device)
                     self._specialisations[key] = spec
-        # Sized-at-launch kernels, those whose barriers each launch must judge
-        # (frontend/divergence.py) and those on matrix units, which depend on the arrays'
-        # layouts (codegen.CompiledKernel.uses_matrix_units): slow path only. A kernel that
-        # raises or prints has a launcher per thread, served under (device, thread token).
-        if (not shared_bytes and not spec.compiled.barrier_guards
-                and not spec.compiled.uses_matrix_units):
+        # Sized-at-launch kernels, and those whose barriers each launch must judge
+        # (frontend/divergence.py): slow path only. A kernel that raises or prints has a
+        # launcher per thread, served under (device, thread token).
+        if not shared_bytes and not spec.compiled.barrier_guards:
             fast = spec.fast_path_key()
             launcher = spec.launcher
             if launcher in self._launchers.get(fast, ()):  # the usual case: no lock taken

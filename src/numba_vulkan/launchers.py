@@ -121,12 +121,31 @@ def make_launcher(device, compiled):
         core_device, kernel_core, list(compiled.args), compiled.param_size,
         compiled.params_in_buffer, hidden=hidden_values(device, compiled),
     )
+    if compiled.uses_matrix_units:  # tile loads follow the arrays' typed layouts
+        launcher.require_layouts(_layouts(compiled))
     if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
         return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
     formats = numpy_formats(device, compiled)
     if formats is not None:
         launcher.allow_numpy(formats)
     return launcher
+
+
+def _layouts(compiled):
+    """Per flat argument declaration, the contiguity ('C', 'F') its array was typed with,
+    or None: arrays, the arrays of a tuple of arrays, nothing for the rest."""
+    from numba.core import types
+
+    def of(ty):
+        return ty.layout if isinstance(ty, types.Array) and ty.layout in ("C", "F") else None
+
+    out = []
+    for ty, group in zip(compiled.argtypes, compiled.by_position):
+        items = ty.types if isinstance(ty, types.BaseTuple) and all(
+            isinstance(t, types.Array) for t in ty.types) else (ty,)
+        layouts = [of(t) for t in items]
+        out += layouts if len(layouts) == len(group) else [None] * len(group)
+    return out
 
 
 def numpy_formats(device, compiled):

@@ -303,3 +303,28 @@ def test_the_matrix_units_form_validates(monkeypatch):
     view = nv.to_device(z((16, 32), np.float16)).T
     spirv = tiled.inspect_spirv(z((16, 32), np.float16), view, z((16, 16), np.float32))
     assert "OpCooperativeMatrix" not in spirv
+
+
+def test_launchers_of_layout_bound_kernels_refuse_other_layouts():
+    """A kernel on matrix units is specialised for its arrays' layouts; its fast launcher
+    (require_layouts) must leave an array of another layout to the typed path, which
+    compiles another specialisation, instead of reading it with the wrong strides."""
+
+    @nv.jit
+    def copy(a, b):
+        i = nv.global_id(0)
+        if i < a.shape[0]:
+            for j in range(a.shape[1]):
+                b[i, j] = a[i, j]
+
+    x = nv.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    y = nv.device_array((3, 4), np.float32)
+    copy[1, 4](x, y)
+    (spec,) = copy._specialisations.values()
+    launcher = spec.launcher
+    launcher.require_layouts(["C", "C"])
+    assert launcher.launch((1, 1, 1), (4, 1, 1), (x, y))
+    transposed = nv.to_device(np.arange(12, dtype=np.float32).reshape(4, 3)).T
+    assert not launcher.launch((1, 1, 1), (4, 1, 1), (transposed, y))
+    with pytest.raises(ValueError, match="takes no layout"):
+        launcher.require_layouts(["A", None])

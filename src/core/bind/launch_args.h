@@ -27,6 +27,9 @@ struct ArgSpec {
     // The buffer format of the NumPy arrays the launcher may take for it (empty:
     // none; numpy_args.h), set by allow_numpy().
     std::string numpy_format;
+    // The layout a device array must have ('C' or 'F' contiguous; 0: any), set by
+    // require_layouts() for kernels whose code depends on it (cooperative matrices).
+    char layout = 0;
     uint32_t extent_offsets[kMaxDims] = {};
     uint32_t stride_offsets[kMaxDims] = {};
     uint32_t index_bytes = 4;

@@ -119,6 +119,17 @@ class Launcher {
         zero_block_ = std::find(covered.begin(), covered.end(), false) != covered.end();
     }
 
+    // Whether `a` is C- ('C') or F- ('F') contiguous (extents of 1 take any stride).
+    static bool HasLayout(const DeviceArrayBase& a, char layout) {
+        int64_t step = static_cast<int64_t>(a.itemsize);
+        for (int k = 0; k < a.ndim; ++k) {
+            int d = layout == 'C' ? a.ndim - 1 - k : k;
+            if (a.shape[d] != 1 && a.strides[d] != step) return false;
+            step *= a.shape[d];
+        }
+        return true;
+    }
+
     static bool FitsInt32Indices(const DeviceArrayBase& a) {
         return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
     }
@@ -210,6 +221,7 @@ class Launcher {
                 if (a->device != device_ || a->code != spec.code || a->ndim != spec.ndim) {
                     return 0;
                 }
+                if (spec.layout && !HasLayout(*a, spec.layout)) return 0;
                 // 32-bit indices reach at most 2^31 - 1 elements from element 0: a
                 // larger array needs the kernel's 64-bit-index specialisation.
                 if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return 0;
@@ -287,6 +299,25 @@ class Launcher {
                                             " is no array"));
             }
             specs_[i].numpy_format = nb::cast<std::string>(f);
+        }
+    }
+
+    // Device arrays: `layouts` has one entry per argument, "C" or "F" where the kernel's
+    // code depends on that layout (it was typed so), or None: other arrays go to the
+    // typed (slow) path, which specialises the kernel for them.
+    void RequireLayouts(nb::list layouts) {
+        if (nb::len(layouts) != specs_.size()) {
+            Throw(util::InvalidArgument("require_layouts: one entry per argument"));
+        }
+        for (size_t i = 0; i < specs_.size(); ++i) {
+            nb::handle l = layouts[i];
+            if (l.is_none()) continue;
+            std::string s = nb::cast<std::string>(l);
+            if (!specs_[i].is_array || (s != "C" && s != "F")) {
+                Throw(util::InvalidArgument("require_layouts: argument " + std::to_string(i) +
+                                            " takes no layout '" + s + "'"));
+            }
+            specs_[i].layout = s[0];
         }
     }
 
@@ -519,6 +550,9 @@ void InitRuntimeLaunch(nb::module_& m) {
              "back (allow_numpy: the caller then reports as after a copy). `hold`: "
              "leave it unsubmitted for now (copies of its results follow, and their wait "
              "submits all at once). `stream`: enqueue it on that stream instead.")
+        .def("require_layouts", &Launcher::RequireLayouts, nb::arg("layouts"),
+             "Per argument, 'C' or 'F': the contiguity a device array must have for this "
+             "launcher to take it (else the launch returns 0 for the typed path), or None.")
         .def("allow_numpy", &Launcher::AllowNumpy, nb::arg("formats"),
              "Let launch() take small NumPy arrays directly (vk/host_args.cc): `formats` "
              "has, per argument, the buffer format (memoryview(a).format) of the arrays it "
