@@ -69,6 +69,19 @@ def accepted(shapes, m, n, k, a, b, c):
     return any((s.m, s.n, s.k, s.a, s.b, s.c) == (m, n, k, a, b, c) for s in shapes)
 
 
+def tile_accepted(shapes, use, rows, cols, dtype):
+    """Whether some configuration of `shapes` has a tile of that use ('a': M x K of A's
+    type, 'b': K x N of B's, 'acc': M x N of C's or the result's), shape and dtype."""
+    for s in shapes:
+        if use == "a" and (s.m, s.k, s.a) == (rows, cols, dtype):
+            return True
+        if use == "b" and (s.k, s.n, s.b) == (rows, cols, dtype):
+            return True
+        if use == "acc" and (s.m, s.n) == (rows, cols) and dtype in (s.c, s.result):
+            return True
+    return False
+
+
 def describe(shapes):
     """The configurations as lines, for an error message."""
     return "\n".join(f"  {s}" for s in shapes) or "  (none)"

@@ -182,21 +182,58 @@ def test_shapes_query():
 
 
 def test_a_configuration_the_device_lacks_is_refused_with_the_list():
+    """Each tile exists in some configuration, their multiply in none."""
+
     @nv.jit
-    def small(a, c):
-        fa = mx.fragment("a", 8, 8, np.float16)
-        fb = mx.fragment("b", 8, 8, np.float16)
-        acc = mx.fragment("acc", 8, 8, np.float32)
+    def mixed(a, c):
+        fa = mx.fragment("a", 16, 16, np.float16)
+        fb = mx.fragment("b", 16, 8, np.float16)
+        acc = mx.fragment("acc", 16, 8, np.uint32)
         mx.load(fa, a, 0, 0)
         mx.load(fb, a, 0, 0)
         mx.mma(acc, fa, fb)
         mx.store(c, 0, 0, acc)
 
     with pytest.raises(VulkanUnsupportedError) as info:
-        small[1, SG](np.zeros((8, 8), np.float16), np.zeros((8, 8), np.float32))
+        mixed[1, SG](np.zeros((16, 16), np.float16), np.zeros((16, 8), np.uint32))
     message = str(info.value)
-    assert "8x8x8 float16 x float16 + float32" in message
+    assert "16x8x16 float16 x float16 + uint32" in message
     assert "16x16x16 float16 x float16 + float32 -> float32" in message
+    assert "test_matrix.py" in message  # the line of the call
+
+
+def test_a_tile_no_configuration_has_is_refused_where_it_is_made():
+    @nv.jit
+    def small(c):
+        acc = mx.fragment("acc", 8, 8, np.float32)
+        mx.fill(acc, 1.0)
+        mx.store(c, 0, 0, acc)
+
+    with pytest.raises(VulkanUnsupportedError) as info:
+        small[1, SG](np.zeros((8, 8), np.float32))
+    message = str(info.value)
+    assert "matrix.fragment('acc', 8, 8, float32): no configuration" in message
+    assert "16x8x8 float16 x float16 + float32 -> float32" in message
+    assert "test_matrix.py" in message
+
+
+@nv.jit(device=True)
+def _store_twice(tile, c):
+    for t in range(tile.length):
+        tile[t] = tile[t] * 2
+    mx.store(c, 0, 0, tile)
+
+
+def test_a_tile_passed_to_a_device_function():
+    @nv.jit
+    def kernel(c):
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.fill(acc, 1.5)
+        _store_twice(acc, c)
+
+    c = np.zeros((16, 16), np.float32)
+    kernel[1, SG](c)
+    np.testing.assert_array_equal(c, 3.0)
 
 
 def _typing_error(body, *args):
@@ -328,3 +365,47 @@ def test_launchers_of_layout_bound_kernels_refuse_other_layouts():
     assert not launcher.launch((1, 1, 1), (4, 1, 1), (transposed, y))
     with pytest.raises(ValueError, match="takes no layout"):
         launcher.require_layouts(["A", None])
+
+
+@nv.jit(device=True)
+def _negate(tile):
+    for t in range(tile.length):
+        tile[t] = -tile[t]
+
+
+def test_elements_written_in_a_device_function_reach_the_multiply():
+    @nv.jit
+    def kernel(a, b, c):
+        fa = mx.fragment("a", 16, 16, np.float16)
+        fb = mx.fragment("b", 16, 16, np.float16)
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.load(fa, a, 0, 0)
+        _negate(fa)
+        mx.load(fb, b, 0, 0)
+        mx.fill(acc, 0.0)
+        for k in range(2):  # the second pass multiplies the tile negated again
+            mx.mma(acc, fa, fb)
+            _negate(fa)
+        mx.store(c, 0, 0, acc)
+
+    rng = np.random.default_rng(8)
+    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    c = np.full((16, 16), np.nan, np.float32)
+    kernel[1, SG](a, b, c)
+    np.testing.assert_array_equal(c, np.zeros((16, 16), np.float32))  # -ab + ab
+    mx_once = np.full((16, 16), np.nan, np.float32)
+
+    @nv.jit
+    def once(a, b, c):
+        fa = mx.fragment("a", 16, 16, np.float16)
+        fb = mx.fragment("b", 16, 16, np.float16)
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.load(fa, a, 0, 0)
+        _negate(fa)
+        mx.load(fb, b, 0, 0)
+        mx.fill(acc, 0.0)
+        mx.mma(acc, fa, fb)
+        mx.store(c, 0, 0, acc)
+
+    once[1, SG](a, b, mx_once)
+    np.testing.assert_array_equal(mx_once, -(a.astype(np.float32) @ b.astype(np.float32)))

@@ -7,10 +7,11 @@ Where the device has no cooperative matrices, a tile is emulated exactly over th
 subgroup: every invocation keeps the whole tile in a private array (``full``, row-major),
 so that a multiply needs no exchange. The tile's elements are shared out as the hardware
 does: invocation ``lane`` owns flat elements ``lane + t * S`` (S the subgroup's size), which
-``frag[t]`` reads and writes and ``store`` writes to memory, each element once. An element
-an invocation writes is fresh only in its own copy: a tile written by ``frag[t] = v``
-anywhere in the kernel is made whole again (each element taken from its owner with a
-shuffle) before a multiply or a conversion reads all of it.
+``frag[t]`` reads and writes and ``store`` writes to memory, each element once. After
+``frag[t] = v`` (which every invocation of the subgroup executes with the same t, as for
+the hardware's tiles) each invocation takes the S elements ``l + t * S`` from their owners
+``l`` with shuffles, so that every copy stays whole wherever the write is (a device
+function included) and a multiply reads it as it is.
 
 The emulation computes a multiply-accumulate as a sum in k order, each step rounded to
 the accumulator's type; matrix units may round and order the sum their own way (Vulkan
@@ -18,7 +19,7 @@ leaves it to them). Integer results are exact (wrapping) everywhere, float resul
 wherever the products and sums are exact.
 """
 
-from numba.core import ir, types
+from numba.core import types
 
 from .. import _core, config, errors, matrix_shapes, stubs
 from ..typing.matrix import Fragment
@@ -48,12 +49,12 @@ class Tile:
     """A fragment's storage in a kernel: a variable of a cooperative-matrix type (on the
     device's matrix units), or the whole tile per invocation (emulated)."""
 
-    def __init__(self, lowerer, ty, written, loc):
+    def __init__(self, lowerer, ty, loc):
         b = lowerer.b
+        _check_tile(lowerer, ty, loc)
         self.ty = ty
         self.count = ty.rows * ty.cols
         self.kind = compute_kind(ty.dtype, lowerer.mode, loc)
-        self.written = written  # some frag[t] = v: made whole before multiplies (emulated)
         self.units = _on_units(lowerer)
         if self.units:
             self.element = exact_kind(ty.dtype)
@@ -101,7 +102,7 @@ def lower_matrix(lowerer, fn, expr, sig, target):
     if expr.kws and name != "fragment" or expr.vararg:
         raise unsupported(f"keyword or star arguments to matrix.{name}()", loc)
     if name == "fragment":
-        return Tile(lowerer, sig.return_type, _written(lowerer, target), loc), sig.return_type
+        return Tile(lowerer, sig.return_type, loc), sig.return_type
     args = [lowerer.load_var(a.name) for a in expr.args]
     _lowering(lowerer, loc).__getattribute__(name)(sig, *args)
     return None, sig.return_type
@@ -111,18 +112,25 @@ def _lowering(lowerer, loc):
     return (_Units if _on_units(lowerer) else _Emulation)(lowerer, loc)
 
 
-def _written(lowerer, name):
-    """Whether the kernel assigns elements of fragment variable `name` (frag[t] = v)."""
-    for block in lowerer.func_ir.blocks.values():
-        for stmt in block.body:
-            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and stmt.target.name == name:
-                return True
-    return False
+def _shapes(lowerer):
+    """The configurations this kernel's device accepts (or the emulation's)."""
+    return getattr(lowerer.root, "matrix_shapes", ()) or matrix_shapes.EMULATED
+
+
+def _check_tile(lowerer, ty, loc):
+    """Refuse a tile no configuration of the device has (a tile type it cannot hold,
+    even without a multiply), listing what it accepts."""
+    shapes = _shapes(lowerer)
+    if not matrix_shapes.tile_accepted(shapes, ty.use, ty.rows, ty.cols, str(ty.dtype)):
+        raise errors.VulkanUnsupportedError(
+            f"matrix.fragment({ty.use!r}, {ty.rows}, {ty.cols}, {ty.dtype}): no configuration "
+            f"this device accepts has such a tile ('a' is M x K, 'b' K x N, 'acc' M x N); it "
+            f"accepts:\n{matrix_shapes.describe(shapes)}", loc=loc)
 
 
 def check_shape(lowerer, acc, a, loc):
     """Refuse a multiply the device (or the emulation) does not do, listing what it does."""
-    shapes = getattr(lowerer.root, "matrix_shapes", ()) or matrix_shapes.EMULATED
+    shapes = _shapes(lowerer)
     m, n, k = acc.rows, acc.cols, a.cols
     names = str(a.dtype), str(a.dtype), str(acc.dtype)
     if not matrix_shapes.accepted(shapes, m, n, k, *names):
@@ -195,27 +203,6 @@ class _Emulation:
         """`value` (of Numba type src_ty) as the tile's element, as a cast to its dtype."""
         return self.lo.cast(value, src_ty, tile.ty.dtype, self.loc)
 
-    def whole(self, tile):
-        """Make every invocation's copy of `tile` whole (module docstring)."""
-        if not tile.written:
-            return
-        b = self.b
-        wide = _SHUFFLE_KIND.get(tile.kind, tile.kind)
-
-        def row(i):
-            _, size = self.lane_and_size()
-            mask = b.binary(Op.sub, size, self.const(1))
-            base = b.binary(Op.mul, i, self.const(tile.ty.cols))
-            for j in range(tile.ty.cols):
-                flat = b.binary(Op.add, base, self.const(j))
-                ptr = tile.ptr(b, flat)
-                v = arith.convert(b, b.load(ptr), wide)
-                owner = b.binary(Op.and_, flat, mask)
-                v = b.subgroup(S.shuffle, wide, [v, owner], 0)
-                b.store(ptr, arith.convert(b, v, tile.kind))
-
-        self.loop(tile.ty.rows, row)
-
     def element_indices(self, arr, origin, i, j):
         """The array indices of tile element (i, j) with the tile's top-left element at
         `origin` (two held ints), in the array's index kind."""
@@ -260,8 +247,6 @@ class _Emulation:
 
     def mma(self, sig, acc, a, bt):
         check_shape(self.lo, acc.ty, a.ty, self.loc)
-        for tile in (acc, a, bt):
-            self.whole(tile)
         b = self.b
         m_cols, k_count = acc.ty.cols, a.ty.cols
 
@@ -292,7 +277,6 @@ class _Emulation:
         return value
 
     def convert(self, sig, dst, src):
-        self.whole(src)
         b = self.b
 
         def body(e):
@@ -312,8 +296,21 @@ class _Emulation:
         return b.load(tile.ptr(b, self.owned(arith.convert(b, t, K.u32))))
 
     def set(self, tile, t, value):
+        """Element t of this invocation's share = value; then every invocation takes the
+        S elements l + t * S written at once from their owners l (module docstring)."""
         b = self.b
-        b.store(tile.ptr(b, self.owned(arith.convert(b, t, K.u32))), value)
+        t = self.hold(arith.convert(b, t, K.u32))
+        b.store(tile.ptr(b, self.owned(b.load(t))), value)
+        wide = _SHUFFLE_KIND.get(tile.kind, tile.kind)
+        _, size = self.lane_and_size()
+
+        def take(owner):
+            flat = b.binary(Op.add, owner, b.binary(Op.mul, b.load(t), self.lane_and_size()[1]))
+            ptr = tile.ptr(b, flat)
+            v = b.subgroup(S.shuffle, wide, [arith.convert(b, b.load(ptr), wide), owner], 0)
+            b.store(ptr, arith.convert(b, v, tile.kind))
+
+        self.loop(_Held(self.hold(size)), take)
 
 
 class _Units:
