@@ -409,3 +409,13 @@ def test_elements_written_in_a_device_function_reach_the_multiply():
 
     once[1, SG](a, b, mx_once)
     np.testing.assert_array_equal(mx_once, -(a.astype(np.float32) @ b.astype(np.float32)))
+
+
+def test_tuples_of_tiles_are_refused_by_name():
+    def tup(a):
+        t = mx.fragment("acc", 16, 16, np.float32)
+        u = (t, 1)
+        mx.store(a, 0, 0, u[0])
+
+    message = _typing_error(tup, np.zeros((16, 16), np.float32))
+    assert "tuples holding matrix fragments" in message and "test_matrix.py" in message

@@ -67,6 +67,8 @@ def layout(ty, mode, loc=None):
         parts = tuple(layout(t, mode, loc) for t in ty.types)
         if parts and all(isinstance(t, types.Array) for t in ty.types):
             return None  # a tuple of arrays: a compile-time tuple of ArrayArgs (statics)
+        if any(isinstance(t, Fragment) for t in ty.types):
+            raise unsupported(f"tuples holding matrix fragments ({ty})", loc)
         if any(p is None for p in parts):
             raise unsupported(f"tuples holding {ty} (tuples mixing arrays and values)", loc)
         return parts
