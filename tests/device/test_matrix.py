@@ -19,22 +19,33 @@ def _ints(rng, shape, dtype, lo=-4, hi=5):
     return rng.integers(lo, hi, shape).astype(dtype)
 
 
-@nv.jit
-def tiled(a, b, c):
-    """c = a @ b, one 16x16 tile per subgroup (a: 16M x K, b: K x 16N, float16)."""
-    tile = nv.group_id(0) * (nv.local_size(0) // nv.subgroup.size()) + nv.subgroup.id()
-    tiles_n = c.shape[1] // 16
-    row = (tile // tiles_n) * 16
-    col = (tile % tiles_n) * 16
-    fa = mx.fragment("a", 16, 16, np.float16)
-    fb = mx.fragment("b", 16, 16, np.float16)
-    acc = mx.fragment("acc", 16, 16, np.float32)
-    mx.fill(acc, 0)
-    for k in range(0, a.shape[1], 16):
-        mx.load(fa, a, row, k)
-        mx.load(fb, b, k, col)
-        mx.mma(acc, fa, fb)
-    mx.store(c, row, col, acc)
+def _tiled(tiles_per_row=None):
+    """c = a @ b, one 16x16 tile per subgroup (a: 16M x K, b: K x 16N, float16); the tile's
+    row and column from the tiles per row of c, or from the constant `tiles_per_row`
+    (NVIDIA's compiler once lost stores with an unsigned division by a non-power-of-two
+    constant in an address next to a cooperative-matrix multiply)."""
+
+    @nv.jit
+    def tiled(a, b, c):
+        tile = nv.group_id(0) * (nv.local_size(0) // nv.subgroup.size()) + nv.subgroup.id()
+        tiles_n = c.shape[1] // 16 if tiles_per_row is None else tiles_per_row
+        row = (tile // tiles_n) * 16
+        col = (tile % tiles_n) * 16
+        fa = mx.fragment("a", 16, 16, np.float16)
+        fb = mx.fragment("b", 16, 16, np.float16)
+        acc = mx.fragment("acc", 16, 16, np.float32)
+        mx.fill(acc, 0)
+        for k in range(0, a.shape[1], 16):
+            mx.load(fa, a, row, k)
+            mx.load(fb, b, k, col)
+            mx.mma(acc, fa, fb)
+        mx.store(c, row, col, acc)
+
+    return tiled
+
+
+tiled = _tiled()
+tiled_by_three = _tiled(3)
 
 
 @pytest.mark.parametrize("subgroups_per_group", [1, 4])
@@ -284,25 +295,6 @@ def test_a_fragment_variable_holds_one_tile():
 
     message = _typing_error(two, np.zeros((16, 16), np.float32), 1)
     assert "matrix fragments" in message
-
-
-@nv.jit
-def tiled_by_three(a, b, c):
-    """As `tiled`, with the tile's row and column from a division by the constant 3 (NVIDIA's
-    compiler once lost stores with an unsigned division by a non-power-of-two constant in an
-    address next to a cooperative-matrix multiply)."""
-    tile = nv.group_id(0) * (nv.local_size(0) // nv.subgroup.size()) + nv.subgroup.id()
-    row = (tile // 3) * 16
-    col = (tile % 3) * 16
-    fa = mx.fragment("a", 16, 16, np.float16)
-    fb = mx.fragment("b", 16, 16, np.float16)
-    acc = mx.fragment("acc", 16, 16, np.float32)
-    mx.fill(acc, 0)
-    for k in range(0, a.shape[1], 16):
-        mx.load(fa, a, row, k)
-        mx.load(fb, b, k, col)
-        mx.mma(acc, fa, fb)
-    mx.store(c, row, col, acc)
 
 
 def test_tile_addresses_from_a_division_by_three():
