@@ -33,6 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _time(run, sync, repeats):
@@ -83,39 +84,19 @@ def cublas(a, b, repeats):
 
 
 def numba_cuda(a, b, repeats):
-    np.row_stack = np.vstack  # numba-cuda 0.30 still names it
-    from numba import cuda, float32
+    """bench_parallel.py's tiled kernel (numba-cuda's documentation's), on float32 copies."""
+    from backends import CudaBackend
+    from bench_parallel import MATMUL, TPB, build
 
-    tpb = 16
-
-    @cuda.jit
-    def fast_matmul(A, B, C):
-        sA = cuda.shared.array(shape=(tpb, tpb), dtype=float32)
-        sB = cuda.shared.array(shape=(tpb, tpb), dtype=float32)
-        x, y = cuda.grid(2)
-        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        bpg = cuda.gridDim.x
-        tmp = float32(0.0)
-        for i in range(bpg):
-            sA[ty, tx] = 0
-            sB[ty, tx] = 0
-            if y < A.shape[0] and (tx + i * tpb) < A.shape[1]:
-                sA[ty, tx] = A[y, tx + i * tpb]
-            if x < B.shape[1] and (ty + i * tpb) < B.shape[0]:
-                sB[ty, tx] = B[ty + i * tpb, x]
-            cuda.syncthreads()
-            for j in range(tpb):
-                tmp += sA[ty, j] * sB[j, tx]
-            cuda.syncthreads()
-        if y < C.shape[0] and x < C.shape[1]:
-            C[y, x] = tmp
-
+    backend = CudaBackend()
+    cuda = backend.cuda
+    kernel = build(backend, MATMUL, "fast_matmul")
     n = a.shape[0]
     da, db = cuda.to_device(a.astype(np.float32)), cuda.to_device(b.astype(np.float32))
     dc = cuda.device_array((n, n), np.float32)
-    blocks = (n + tpb - 1) // tpb
-    t = _time(lambda: fast_matmul[(blocks, blocks), (tpb, tpb)](da, db, dc),
-              cuda.synchronize, repeats)
+    blocks = (n + TPB - 1) // TPB
+    t = _time(lambda: kernel[(blocks, blocks), (TPB, TPB)](da, db, dc), cuda.synchronize,
+              repeats)
     return t, dc.copy_to_host(), {"numba_cuda": "float32, 16x16 shared tiles"}
 
 
