@@ -52,6 +52,8 @@ class Emitter {
     util::Status EmitElemPtr(const kir::Inst& inst);
     util::Status EmitArrayVar(const kir::Inst& inst);
     util::Status EmitIndexPtr(const kir::Inst& inst);
+    // The capability an 8- or 16-bit access to device memory needs (none for the others).
+    void RequestStorageWidth(kir::ScalarKind k);
 
     // sync.cc
     util::Status EmitAtomic(const kir::Inst& inst);

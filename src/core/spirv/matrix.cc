@@ -34,8 +34,7 @@ util::Status Emitter::EmitCoop(const kir::Inst& inst) {
     auto access = [&](const kir::Type& ptr, std::vector<Id>& operands) {
         kir::ScalarKind k = m_.type(ptr.pointee).scalar;
         if (ptr.space != kir::AddressSpace::kGlobal) return;
-        if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);
-        if (kir::BitWidth(k) == 16) b_.AddCapability(spv::Capability::StorageBuffer16BitAccess);
+        RequestStorageWidth(k);
         operands.push_back(kAligned);
         operands.push_back(kir::MemoryBytes(k));
     };
@@ -99,16 +98,16 @@ util::Status Emitter::ConvertTile(const kir::Inst& inst) {
     NVK_ASSIGN_OR_RETURN(Id a, Value(inst.operands.at(0)));
     NVK_ASSIGN_OR_RETURN(Id tile, TypeOf(inst.type));
     kir::ScalarKind from = KirType(inst.operands[0]).scalar, to = m_.type(inst.type).scalar;
+    if (from == to) {
+        Bind(inst, a);
+        return util::Status::Ok();
+    }
     spv::Op op;
     if (kir::IsFloat(from) && kir::IsFloat(to)) op = spv::Op::OpFConvert;
     else if (kir::IsFloat(from)) op = kir::IsSigned(to) ? spv::Op::OpConvertFToS : spv::Op::OpConvertFToU;
     else if (kir::IsFloat(to)) op = kir::IsSigned(from) ? spv::Op::OpConvertSToF : spv::Op::OpConvertUToF;
     else if (kir::BitWidth(from) == kir::BitWidth(to)) op = spv::Op::OpBitcast;
     else op = kir::IsSigned(from) ? spv::Op::OpSConvert : spv::Op::OpUConvert;
-    if (from == to) {
-        Bind(inst, a);
-        return util::Status::Ok();
-    }
     Bind(inst, Append(op, tile, {a}));
     return util::Status::Ok();
 }

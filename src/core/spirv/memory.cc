@@ -193,6 +193,11 @@ namespace {
 bool IsGlobal(const kir::Type& ptr) { return ptr.space == kir::AddressSpace::kGlobal; }
 }  // namespace
 
+void Emitter::RequestStorageWidth(kir::ScalarKind k) {
+    if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);
+    if (kir::BitWidth(k) == 16) b_.AddCapability(spv::Capability::StorageBuffer16BitAccess);
+}
+
 util::Status Emitter::EmitLoad(const kir::Inst& inst) {
     NVK_ASSIGN_OR_RETURN(Id ptr, Value(inst.operands.at(0)));
     const kir::Type& ptr_type = KirType(inst.operands[0]);
@@ -209,8 +214,7 @@ util::Status Emitter::EmitLoad(const kir::Inst& inst) {
             Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr}));
         return util::Status::Ok();
     }
-    if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);
-    if (kir::BitWidth(k) == 16) b_.AddCapability(spv::Capability::StorageBuffer16BitAccess);
+    RequestStorageWidth(k);
     Id value = Append(spv::Op::OpLoad, MemoryType(k), {ptr, kAligned, kir::MemoryBytes(k)});
     if (k == kir::ScalarKind::kBool) {
         value = Append(spv::Op::OpINotEqual, b_.TypeBool(), {value, b_.ConstU32(0)});
@@ -231,8 +235,7 @@ util::Status Emitter::EmitStore(const kir::Inst& inst) {
             code().Add(spv::Op::OpStore, {ptr, value});
         return util::Status::Ok();
     }
-    if (kir::BitWidth(k) == 8) b_.AddCapability(spv::Capability::StorageBuffer8BitAccess);
-    if (kir::BitWidth(k) == 16) b_.AddCapability(spv::Capability::StorageBuffer16BitAccess);
+    RequestStorageWidth(k);
     if (k == kir::ScalarKind::kBool) {
         Id u32 = b_.TypeInt(32, false);
         value = Append(spv::Op::OpSelect, u32, {value, b_.ConstU32(1), b_.ConstU32(0)});
