@@ -411,3 +411,30 @@ def test_tuples_of_tiles_are_refused_by_name():
 
     message = _typing_error(tup, np.zeros((16, 16), np.float32))
     assert "tuples holding matrix fragments" in message and "test_matrix.py" in message
+
+
+@nv.jit
+def uint8_tiles(a, b, c, start):
+    fa = mx.fragment("a", 16, 32, np.uint8)
+    fb = mx.fragment("b", 32, 16, np.uint8)
+    acc = mx.fragment("acc", 16, 16, np.uint32)
+    mx.fill(acc, start)
+    mx.load(fa, a, 0, 0)
+    mx.load(fb, b, 0, 0)
+    mx.mma(acc, fa, fb)
+    mx.store(c, 0, 0, acc)
+
+
+def test_uint8_to_uint32_wraps_as_numpy():
+    """Sums past 2^32 wrap at the accumulator's width, as NumPy's uint32 matmul (and the
+    matrix units) do; every bit compared."""
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 256, (16, 32)).astype(np.uint8)
+    b = rng.integers(0, 256, (32, 16)).astype(np.uint8)
+    start = np.uint32(2**32 - 500_000)
+    c = np.zeros((16, 16), np.uint32)
+    uint8_tiles[1, SG](a, b, c, start)
+    with np.errstate(over="ignore"):
+        want = a.astype(np.uint32) @ b.astype(np.uint32) + start
+    assert (want < start).any()  # some sums did wrap
+    np.testing.assert_array_equal(c, want)

@@ -34,7 +34,8 @@ S = _core.SubgroupOp
 
 _NAMES = {stub: name for name, stub in stubs.matrix._members.items()}
 
-# Elements wider than a subgroup shuffle takes are moved as 32-bit words
+# Elements narrower than a subgroup shuffle takes (without 8/16-bit subgroup support) move as
+# 32-bit words
 _SHUFFLE_KIND = {K.i8: K.i32, K.u8: K.u32, K.i16: K.i32, K.u16: K.u32}
 
 
