@@ -438,3 +438,32 @@ def test_uint8_to_uint32_wraps_as_numpy():
         want = a.astype(np.uint32) @ b.astype(np.uint32) + start
     assert (want < start).any()  # some sums did wrap
     np.testing.assert_array_equal(c, want)
+
+
+@nv.jit(device=True)
+def _load_and_store(src, dst):
+    tile = mx.fragment("acc", 16, 16, np.float32)
+    mx.load(tile, src, 0, 0)
+    mx.store(dst, 0, 0, tile)
+
+
+def test_views_in_device_functions_of_a_units_kernel_are_refused(monkeypatch):
+    """The kernel is on the units (its own arrays are contiguous) but a device function
+    loads a tile of a strided view: refused by name, never read with wrong strides."""
+    from numba_vulkan import config, launchers, matrix_shapes
+
+    monkeypatch.setattr(config, "MATRIX", "")
+    listed = tuple(s._replace(emulated=False) for s in matrix_shapes.EMULATED)
+    controls = launchers.codegen_controls
+    monkeypatch.setattr(launchers, "codegen_controls",
+                        lambda device: controls(device)._replace(matrix_shapes=listed))
+
+    @nv.jit
+    def kernel(a, c):
+        acc = mx.fragment("acc", 16, 16, np.float32)  # a tile of the kernel's own
+        mx.fill(acc, 0.0)
+        mx.store(c, 0, 0, acc)
+        _load_and_store(a[:, :16], c)
+
+    with pytest.raises(VulkanUnsupportedError, match="layout 'A' in a device function"):
+        kernel.inspect_spirv(np.zeros((16, 32), np.float32), np.zeros((16, 16), np.float32))

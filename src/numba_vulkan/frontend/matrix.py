@@ -57,6 +57,10 @@ class Tile:
         self.count = ty.rows * ty.cols
         self.kind = compute_kind(ty.dtype, lowerer.mode, loc)
         self.units = _on_units(lowerer)
+        if self.units and str(ty.dtype) == "bfloat16":  # made in a device function
+            raise unsupported("bfloat16 tiles in a device function of a kernel whose other "
+                              "tiles are on the matrix units (make the tile in the kernel, "
+                              "which is then emulated)", loc)
         if self.units:
             self.element = exact_kind(ty.dtype)
             self.type_id = b.coop_type(self.element, ty.rows, ty.cols, _USES.index(ty.use))
@@ -339,6 +343,10 @@ class _Units:
             raise unsupported(f"matrix tiles of {tile.ty.dtype} in an array stored as "
                               f"{arr.storage}", self.loc)
         layout = "C" if isinstance(arr, LocalArray) else arr.ty.layout
+        if layout not in ("C", "F"):  # a view reaching a device function (_on_units)
+            raise unsupported(f"matrix tiles of an array of layout {layout!r} in a device "
+                              "function of a kernel on the matrix units (pass a C- or "
+                              "F-contiguous array)", self.loc)
         major = {"C": _ROW, "F": _COLUMN}[layout]
         ptr = arr.element_ptr(b, [row, col], self.loc)
         stride = arith.convert(b, arr.strides[0 if major == _ROW else 1], K.u32)
