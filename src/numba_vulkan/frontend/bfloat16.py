@@ -28,6 +28,11 @@ which needs the device's 16-bit storage). So:
   once (exprs.binop, `rounded`): ml_dtypes' own definition of these operations. For
   ``+ - * /`` it is also the correctly rounded result: 24 >= 2 * 8 + 2 (Figueroa).
   Unary minus, abs, min, max and comparisons are exact on the float32.
+
+* bfloat16's subnormals are float32's, which some devices flush (NVIDIA). Operations with
+  a bfloat16 operand or result are built with `builder`: on a device that may flush, the
+  math library's flush-safe builder, whose comparisons and negation work on the bits and
+  whose float32 ``+ - * /`` are IEEE's through float64 (mathlib/denormals.py, ieee32).
 """
 
 from .. import _core
@@ -164,6 +169,16 @@ def cast(b, value, from_ty, to_ty):
     if not is_bfloat16(to_ty) or is_bfloat16(from_ty) or not is_scalar_type(from_ty):
         return None
     return round_value(b, value)
+
+
+def builder(lo, *tys):
+    """The builder for an operation on Numba types `tys` in the kernel `lo` lowers: lo.b, or
+    where one is bfloat16 the flush-safe one (module docstring)."""
+    if not any(is_bfloat16(t) for t in tys):
+        return lo.b
+    from .mathlib import denormals
+
+    return denormals.for_lowerer(lo, ieee32=True)
 
 
 def rounded(b, value, ty):

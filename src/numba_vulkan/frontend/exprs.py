@@ -73,6 +73,7 @@ def binop(lo, expr, target):
     x = lo.load_cast(expr.lhs, sig.args[0])
     y = lo.load_cast(expr.rhs, sig.args[1])
     rk = compute_kind(sig.return_type, lo.mode, loc)
+    b = bfloat16.builder(lo, *sig.args, sig.return_type)  # bfloat16's subnormals
     if expr.op == "inplace_binop":
         fn = expr.immutable_fn
 
@@ -199,6 +200,7 @@ def unary(lo, expr, target):
         raise unsupported(f"'{_op_name(fn)}' on {ty}", loc)
     x = lo.load_cast(expr.value, sig.args[0])
     rk = compute_kind(sig.return_type, lo.mode, loc)
+    b = bfloat16.builder(lo, *sig.args, sig.return_type)  # `not x`: a bfloat16 subnormal is true
     if fn is operator.not_:
         r = arith.logical_not(b, arith.truth(b, x))
     elif fn is operator.pos:

@@ -328,7 +328,8 @@ class Lowerer:
             brain = bfloat16.cast(self.b, value, from_ty, to_ty)  # rounded in software
             if brain is not None:
                 return brain
-            return arith.convert(self.b, value, compute_kind(to_ty, self.mode, loc))
+            b = bfloat16.builder(self, from_ty)  # its subnormals
+            return arith.convert(b, value, compute_kind(to_ty, self.mode, loc))
         if isinstance(to_ty, types.BaseTuple) and isinstance(from_ty, types.BaseTuple):
             if len(to_ty.types) != len(from_ty.types):
                 raise unsupported(f"converting {from_ty} to {to_ty}", loc)

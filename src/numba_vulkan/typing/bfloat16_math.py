@@ -33,16 +33,30 @@ UNARY = (
     math.fabs, math.degrees, math.radians,
     np.sqrt, np.cbrt, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin,
     np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh,
-    np.arccosh, np.arctanh, np.fabs, np.absolute, np.negative, np.positive, np.square,
-    np.floor, np.ceil, np.trunc, np.rint, np.sign, np.rad2deg, np.deg2rad, np.reciprocal,
+    np.arccosh, np.arctanh, np.fabs, np.absolute, np.floor, np.ceil, np.trunc, np.rint,
+    np.sign, np.rad2deg, np.deg2rad,
 ) + tuple(getattr(math, name) for name in ("exp2", "cbrt") if hasattr(math, name))  # fmt: skip
 
 BINARY = (
     math.atan2, math.hypot, math.pow, math.copysign, math.fmod,
-    np.arctan2, np.hypot, np.power, np.copysign, np.fmod, np.remainder, np.floor_divide,
-    np.maximum, np.minimum, np.fmax, np.fmin, np.add, np.subtract, np.multiply, np.divide,
-    np.true_divide,
+    np.arctan2, np.hypot, np.power, np.copysign, np.fmod, np.remainder, np.maximum,
+    np.minimum, np.fmax, np.fmin,
 )  # fmt: skip
+
+#: NumPy's arithmetic ufuncs: the bfloat16 operators, which compute the same (the float32
+#: operation rounded once) and keep bfloat16's subnormals on a device that flushes
+#: float32's (frontend/bfloat16.py), where the float32 operation would flush them.
+OPERATORS = {
+    np.negative: lambda x: -x,
+    np.positive: lambda x: x,
+    np.square: lambda x: x * x,
+    np.add: lambda x, y: x + y,
+    np.subtract: lambda x, y: x - y,
+    np.multiply: lambda x, y: x * y,
+    np.divide: lambda x, y: x / y,
+    np.true_divide: lambda x, y: x / y,
+    np.floor_divide: lambda x, y: x // y,
+}
 
 #: float32 results, as ml_dtypes has no bfloat16 loops for them (NumPy takes float32's).
 FLOAT32_UNARY = (np.degrees, np.radians)
@@ -76,6 +90,24 @@ def _of_float32(fn):
         return None
 
 
+def _operator(fn, impl):
+    if impl.__code__.co_argcount == 1:
+        overload(fn, target="vulkan")(lambda x: impl if is_bfloat16(x) else None)
+    else:
+        overload(fn, target="vulkan")(
+            lambda x, y: impl if is_bfloat16(x) and is_bfloat16(y) else None)
+
+
+def _reciprocal(x):
+    if is_bfloat16(x):
+        one = bfloat16_host.scalar_type()(1)
+        return lambda x: one / x
+    return None
+
+
+overload(np.reciprocal, target="vulkan")(_reciprocal)
+for _fn, _impl in OPERATORS.items():
+    _operator(_fn, _impl)
 for _fn in UNARY:
     _unary(_fn)
 for _fn in BINARY:

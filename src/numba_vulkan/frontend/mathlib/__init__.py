@@ -20,6 +20,7 @@ import numpy as np
 from numba.core import types
 
 from ... import _core
+from ...typing.bfloat16 import is_bfloat16
 from .. import arith, float16
 from ..errors import unsupported
 from ..types import compute_kind, is_float, is_signed
@@ -44,8 +45,10 @@ class Call:
 
     def __init__(self, lowerer, expr, sig, name):
         self.lo, self.expr, self.sig, self.name = lowerer, expr, sig, name
-        # On a device that may flush float32 subnormals, the library's own builder (denormals.py).
-        self.b = denormals.for_lowerer(lowerer)
+        # On a device that may flush float32 subnormals, the library's own builder (denormals.py);
+        # with float32 + - * / exact for bfloat16's subnormals (frontend/bfloat16.py).
+        bf16 = any(is_bfloat16(t) for t in (*sig.args, sig.return_type))
+        self.b = denormals.for_lowerer(lowerer, ieee32=bf16)
         self.loc = expr.loc
         # Arguments left out take their defaults: Numba types them as Omitted, after the others.
         given = sig.args[: len(expr.args)]

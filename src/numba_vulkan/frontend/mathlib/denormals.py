@@ -41,6 +41,7 @@ _MAG = (1 << 31) - 1
 _TINY_BITS = 0x00800000  # smallest normal float32
 _INF_BITS = 0x7F800000
 _ORDERED = {Op.lt, Op.le, Op.gt, Op.ge, Op.eq}
+_IEEE_OPS = {Op.add, Op.sub, Op.mul, Op.div}  # FlushSafeBuilder's ieee32
 
 
 def flushes(b):
@@ -84,20 +85,24 @@ def fmod(b, x, y, float64):
     return arith.fmod(b, x, y)
 
 
-def wrap(b, mode, fused_fma=False, loose_division=False):
+def wrap(b, mode, fused_fma=False, loose_division=False, ieee32=False):
     """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
     device's Fma rounds once: dd.py's exact products use it) and `loose_division` (tests), or
-    a FlushSafeBuilder."""
+    a FlushSafeBuilder (whose float32 + - * / are IEEE's, subnormals kept, with `ieee32`)."""
     if mode != PRESERVE:
-        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma, loose_division)
+        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma, loose_division, ieee32)
     return LibBuilder(b, fused_fma, loose_division) if fused_fma or loose_division else b
 
 
-def for_lowerer(lo, b=None):
+def for_lowerer(lo, b=None, ieee32=False):
     """The library's builder for the kernel `lo` lowers (its builder unless `b` is given),
-    from the device facts compile_kernel gave it (compiler.CodegenControls)."""
+    from the device facts compile_kernel gave it (compiler.CodegenControls). `ieee32`: on a
+    device that may flush, float32 + - * / computed exactly as IEEE's (through float64,
+    where the kernel computes float64 as float64: FlushSafeBuilder)."""
+    mode = getattr(lo, "mode", None)
+    ieee32 = ieee32 and not (mode is not None and mode.floats)
     return wrap(lo.b if b is None else b, getattr(lo, "denormals", PRESERVE),
-                getattr(lo, "fused_fma", False), getattr(lo, "loose_division", False))
+                getattr(lo, "fused_fma", False), getattr(lo, "loose_division", False), ieee32)
 
 
 class LibBuilder:
@@ -151,11 +156,20 @@ def _loosen(b, q):
 
 class FlushSafeBuilder(LibBuilder):
     """The KIR builder with float32 comparisons and negation that do not depend on flushing
-    (and, when simulating, float32 ops that flush as a flushing device would)."""
+    (and, when simulating, float32 ops that flush as a flushing device would).
 
-    def __init__(self, b, simulate, fused_fma=False, loose_division=False):
+    ieee32: float32 + - * / as IEEE 754 defines them, subnormal operands and results kept,
+    whatever the device does: the operands widened exactly to float64 (`_widen`), the
+    operation made there (its result is zero, normal or infinite: float32 operands keep it
+    above 2^-300), and narrowed with `_narrow`. Rounding twice, to float64's 53 bits and then to float32's
+    24, gives the correctly rounded float32 for these operations since 53 >= 2 * 24 + 2
+    (Figueroa), in float32's subnormal range too (fewer bits kept). bfloat16 arithmetic,
+    which ml_dtypes defines in float32, needs it: bfloat16's subnormals are float32's."""
+
+    def __init__(self, b, simulate, fused_fma=False, loose_division=False, ieee32=False):
         super().__init__(b, fused_fma, loose_division)
         self._simulate = simulate
+        self._ieee32 = ieee32
         self._safe_consts = set()  # values of normal non-zero float32 constants (and infinities)
 
     # ---------------------------------------------------------------- constants
@@ -220,7 +234,12 @@ class FlushSafeBuilder(LibBuilder):
         return b.bitcast(K.f32, b.select(sub, zero, i))
 
     def binary(self, op, x, y):
-        if not self._simulate or self._b.kind(x) != K.f32:
+        if self._b.kind(x) != K.f32:
+            return self._b.binary(op, x, y)
+        if self._ieee32 and op in _IEEE_OPS:
+            wide = self._b.binary(op, self.convert(K.f64, x), self.convert(K.f64, y))
+            return self.convert(K.f32, wide)
+        if not self._simulate:
             return self._b.binary(op, x, y)
         return self.flush(self._b.binary(op, self.flush(x), self.flush(y)))
 

@@ -1,0 +1,127 @@
+"""bfloat16 on a device that flushes float32 subnormals (NVIDIA), simulated on lavapipe.
+
+bfloat16's subnormals (below 2^-126) are float32 subnormals, and a bfloat16 is held in a
+float32 register: on such a device a plain float32 add, compare or conversion would read
+them as zeros and flush subnormal results. With config.SUBNORMALS32 = "simulate" the
+compiler takes the forms a flushing device gets and the library's own float32 operations
+flush as that device's do (mathlib/denormals.py); the results must still be ml_dtypes'
+bits, as in test_bfloat16.py, on operands rich in subnormals and in results that
+underflow.
+"""
+
+import numpy as np
+import pytest
+from bfloat16_support import ALL, BF
+from conftest import requires_feature
+from half_support import assert_same, ulps
+from half_support import bits as _bits
+from math_support import set_subnormals32
+from test_bfloat16 import _binary
+from test_bfloat16_math import _BINARY, _UNARY, _unary_kernel
+
+import numba_vulkan as nv
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device"),
+              requires_feature("storage16")]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def flushing(monkeypatch):
+    set_subnormals32(monkeypatch, "simulate")
+
+
+def _values():
+    """Every subnormal and the normals just above them, both signs; magnitudes around 1, whose
+    products and quotients with those stay subnormal or become so; zeros, infinities, NaN."""
+    w = np.arange(0x0000, 0x0100, dtype=np.uint16)  # subnormals, then the smallest normals
+    rng = np.random.default_rng(7)
+    mid = rng.integers(0x3000, 0x4F00, 240).astype(np.uint16)  # 2^-31 .. 2^31
+    special = np.array([0x7F80, 0x7FC0, 0x7F7F, 0x3F80, 0x4000, 0x3F00, 0x0B00, 0x7400],
+                       np.uint16)  # fmt: skip
+    w = np.concatenate([w, mid, special])
+    return np.concatenate([w, w | 0x8000]).view(BF)
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    v = _values()
+    a, b = (g.ravel() for g in np.meshgrid(v, v))
+    return a, b
+
+
+def test_arithmetic_with_subnormals_bit_for_bit(pairs):
+    a, b = pairs
+    out = np.zeros((12, a.size), BF)
+    flags = np.zeros((6, a.size), np.bool_)
+    _binary.forall(a.size)(out, flags, a, b)
+    x, y = a.astype(np.float32), b.astype(np.float32)
+    with np.errstate(all="ignore"):
+        ops = [a + b, a - b, a * b, a / b, a // b, a % b]
+        for k, (w, op) in enumerate(zip(ops, ["+", "-", "*", "/", "//", "%"])):
+            assert_same(out[k], w, f"bfloat16 {op} bfloat16", (a, b))
+        assert ulps(out[6], a**b).max() <= 1, "**"
+        assert_same(out[7], np.where(y < x, b, a), "min", (a, b))
+        assert_same(out[8], np.where(y > x, b, a), "max", (a, b))
+        assert (_bits(out[9]) == _bits(a) ^ 0x8000).all(), "unary minus flips the sign bit"
+        assert (_bits(out[10]) == _bits(b) & 0x7FFF).all(), "abs clears the sign bit"
+        assert_same(out[11], (a + b) * b, "in-place += and *=", (a, b))
+        for k, op in enumerate(("==", "!=", "<", "<=", ">", ">=")):
+            assert_same(flags[k], eval(f"x {op} y"), f"comparison {op}", (a, b))
+    # the operands make subnormal results of every kind
+    with np.errstate(all="ignore"):
+        for w in ops[:4]:
+            f = w.astype(np.float32)
+            assert ((np.abs(f) < 2.0**-126) & (f != 0)).sum() > 1000
+
+
+def test_conversions_of_subnormals():
+    @nv.jit
+    def from_bf16(o64, o16, ob, oi, a):
+        i = nv.global_id(0)
+        if i < a.size:
+            o64[i] = float(a[i])
+            o16[i] = np.float16(a[i])
+            ob[i] = bool(a[i])
+            oi[i] = int(a[i] * BF(2.0**100)) if abs(a[i]) < BF(2.0**-70) else 0
+
+    n = ALL.size
+    o64, o16 = np.zeros(n), np.zeros(n, np.float16)
+    ob, oi = np.zeros(n, np.bool_), np.zeros(n, np.int64)
+    from_bf16.forall(n)(o64, o16, ob, oi, ALL)
+    x = ALL.astype(np.float32)
+    with np.errstate(all="ignore"):
+        assert_same(o64, ALL.astype(np.float64), "float(bfloat16)")
+        assert_same(o16, ALL.astype(np.float16), "float16(bfloat16)")
+        assert (ob == (x != 0)).all(), "bool(bfloat16)"
+        small = np.abs(x) < 2.0**-70
+        want = np.trunc((ALL[small] * BF(2.0**100)).astype(np.float64)).astype(np.int64)
+        assert (oi[small] == want).all(), "a subnormal scaled up, as an int"
+
+
+def test_math_of_subnormals_within_one_ulp():
+    v = _values()
+    out = np.zeros((len(_UNARY) + 4, v.size), BF)
+    _unary_kernel().forall(v.size)(out, v)
+    with np.errstate(all="ignore"):
+        for k, name in enumerate(_UNARY):
+            d = ulps(out[k], getattr(np, name)(v))
+            exact = name in ("sqrt", "floor", "ceil", "trunc", "rint", "square", "reciprocal",
+                             "sign")  # fmt: skip
+            assert d.max() <= (0 if exact else 1), f"np.{name}: {d.max()} ulp"
+
+
+def test_binary_math_of_subnormals(pairs):
+    import math
+
+    lines = ["def k(out, a, b):", "    i = nv.global_id(0)", "    if i < a.size:"]
+    lines += [f"        out[{k}, i] = np.{name}(a[i], b[i])" for k, name in enumerate(_BINARY)]
+    namespace = {"nv": nv, "np": np, "math": math}
+    exec("\n".join(lines), namespace)
+    a, b = pairs
+    out = np.zeros((len(_BINARY), a.size), BF)
+    nv.jit(namespace["k"]).forall(a.size)(out, a, b)
+    with np.errstate(all="ignore"):
+        for k, name in enumerate(_BINARY):
+            d = ulps(out[k], getattr(np, name)(a, b))
+            exact = name not in ("arctan2", "hypot", "power")
+            assert d.max() <= (0 if exact else 1), f"np.{name}: {d.max()} ulp"
