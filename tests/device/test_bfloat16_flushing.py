@@ -17,9 +17,11 @@ from half_support import assert_same, ulps
 from half_support import bits as _bits
 from math_support import set_subnormals32
 from test_bfloat16 import _binary
+from test_bfloat16_cuda import _exact_fma
 from test_bfloat16_math import _BINARY, _UNARY, _unary_kernel
 
 import numba_vulkan as nv
+from numba_vulkan import cuda
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device"),
               requires_feature("storage16")]  # fmt: skip
@@ -125,3 +127,22 @@ def test_binary_math_of_subnormals(pairs):
             d = ulps(out[k], getattr(np, name)(a, b))
             exact = name not in ("arctan2", "hypot", "power")
             assert d.max() <= (0 if exact else 1), f"np.{name}: {d.max()} ulp"
+
+
+def test_cuda_bf16_fma_and_reciprocal_of_subnormals():
+    @nv.jit
+    def k(out, a, b, c):
+        i = nv.global_id(0)
+        if i < a.size:
+            out[0, i] = cuda.bf16.hfma(a[i], b[i], c[i])
+            out[1, i] = cuda.bf16.hrcp(a[i])
+
+    v = _values()
+    rng = np.random.default_rng(3)
+    a, b = rng.choice(v, 1 << 16), rng.choice(v, 1 << 16)
+    c = rng.choice(v, 1 << 16)
+    out = np.zeros((2, a.size), BF)
+    k.forall(a.size)(out, a, b, c)
+    with np.errstate(all="ignore"):
+        assert_same(out[0], _exact_fma(a, b, c), "hfma", (a, b, c))
+        assert_same(out[1], np.reciprocal(a), "hrcp", (a,))

@@ -205,12 +205,26 @@ def check_reduction(name, arrays, loc):
 
 def fma(b, x, y, z):
     """x * y + z of bfloat16 values held in float32, rounded once to bfloat16 (CUDA's __hfma):
-    x * y is exact in float32 (16 bits), and the sum rounded to odd in float32
-    (mathlib/dd.py add_to_odd) rounds to the right bfloat16 (24 >= 8 + 2 bits). An
-    overflowing sum is an infinity either way (float32's threshold lies past bfloat16's)."""
+    x * y is exact in float32 (16 bits) down to 2^-133, and the sum rounded to odd in
+    float32 (mathlib/dd.py add_to_odd) rounds to the right bfloat16 (24 >= 8 + 2 bits).
+    Below, the float32 product is rounded, but too far below bfloat16's smallest subnormal
+    (2^-133) or its half to change the result, save the sign of a zero: a product that
+    underflows to -0 plus a +0 is -0 (the exact sum is negative), not float32's +0, so a
+    zero `z` takes the product itself where x and y are not zero. An overflowing sum is an
+    infinity either way (float32's threshold lies past bfloat16's)."""
     from .mathlib.dd import add_to_odd
 
-    u = b.bitcast(K.u32, add_to_odd(b, b.binary(Op.mul, x, y), z))
+    p = b.binary(Op.mul, x, y)
+    s = add_to_odd(b, p, z)
+    zero = arith.const(b, K.u32, 0)
+
+    def is_zero(v):
+        mag = b.binary(Op.and_, b.bitcast(K.u32, v), arith.const(b, K.u32, 0x7FFFFFFF))
+        return b.compare(Op.eq, mag, zero)
+
+    product_only = b.binary(Op.and_, is_zero(z), b.unary(
+        Op.not_, b.binary(Op.or_, is_zero(x), is_zero(y))))  # fmt: skip
+    u = b.bitcast(K.u32, b.select(product_only, p, s))
     return b.bitcast(K.f32, _round_bits32(b, u))
 
 
@@ -224,7 +238,7 @@ def lower_intrinsic(lowerer, fn, expr, sig, target):
     args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
     if fn is bf16_typing.fma:
         lowerer.exact_math = True  # TwoSum needs the float ops exactly rounded, as written
-        return fma(b, *args), sig.return_type
+        return fma(builder(lowerer, *sig.args), *args), sig.return_type  # subnormals kept
     if fn is bf16_typing.as_bits:
         return to_bits(b, args[0]), sig.return_type
     return widen(b, arith.convert(b, args[0], K.u16)), sig.return_type  # from_bits: low 16
