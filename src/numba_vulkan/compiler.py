@@ -51,10 +51,12 @@ class CodegenControls(typing.NamedTuple):
     which take the driver's quotient (mathlib/dd.driver_div), are moved by 2 ulp, about as far
     as Vulkan lets a driver's be off, so that lavapipe (whose division is exact) checks the
     library's accuracy against a loose division.
-    guard_loops: the driver ends long loops early without an error (lavapipe; its cap is
-    ``DeviceInfo.loop_iteration_limit``): the invocations that start, and those that leave
-    every loop by its exits, are counted, and the host raises VulkanLoopLimitError where they
-    differ (kir/loop_guard.h); guard_ballot: count those per subgroup with a ballot (else one
+    guard_loops: 0, or the cap of a driver that ends long loops early without an error
+    (lavapipe: ``DeviceInfo.loop_iteration_limit``, 65,535 iterations): the invocations that
+    start, and those that leave every loop by its exits, are counted, and the host raises
+    VulkanLoopLimitError where they differ (kir/loop_guard.h); a kernel whose loops all have
+    compile-time trip counts adding up to at most half the cap is left as it is
+    (frontend.static_loops); guard_ballot: count those per subgroup with a ballot (else one
     atomic each).
     matrix_shapes: the device's cooperative-matrix configurations (matrix_shapes.py); empty
     where it has none, and kernels emulate them (frontend/matrix.py).
@@ -74,7 +76,7 @@ class CodegenControls(typing.NamedTuple):
     divide_f32_exact_fma: bool = False
     hide_int_ranges: int = 0
     loose_division: bool = False
-    guard_loops: bool = False
+    guard_loops: int = 0
     guard_ballot: bool = False
     max_local_size: tuple = ()
     max_groups: tuple = ()
@@ -181,6 +183,7 @@ def _compile_kernel(
         loop_guard=status.PARAM if guard else None,
         loop_guard_key=guard.key if guard else 0,
         loop_guard_ballot=codegen_controls.guard_ballot,
+        loop_guard_bounded=_bounded_loops(lowered, codegen_controls.guard_loops),
     )
     hidden, kernel_sites = list(lowered.hidden), tuple(lowered.sites)
     if core.guarded_loops:  # the guard counts in the status buffer (runtime/reports.py)
@@ -200,6 +203,14 @@ def _compile_kernel(
     dump(kernel)
     return kernel
 
+
+
+def _bounded_loops(lowered, cap):
+    """The header names of the kernel's loops where their compile-time trip counts add up to
+    at most half the driver's cap `cap` (the margin: the driver's count of an iteration is
+    not specified); else none, and the loop guard counts every loop."""
+    names, iterations = lowered.static_loops
+    return list(names) if cap and iterations is not None and iterations <= cap // 2 else []
 
 
 # ---------------------------------------------------------------- dumps

@@ -196,6 +196,75 @@ def test_no_guard_without_a_cap_or_loops(device):
     assert next(iter(straight.specialisations.values())).guarded_loops == 0
 
 
+@nv.jit
+def _rounds(out, seeds):
+    i = nv.global_id(0)
+    if i < seeds.size:
+        x = seeds[i]
+        for _ in range(64):
+            x ^= x >> np.uint32(3)
+            for k in range(3, 9, 2):
+                x += np.uint32(k)
+        out[i] = x
+
+
+@numba.njit
+def _rounds_cpu(x):
+    for _ in range(64):
+        x ^= x >> np.uint32(3)
+        for k in range(3, 9, 2):
+            x += np.uint32(k)
+    return x
+
+
+@nv.jit
+def _nested(out, n):
+    s = 0
+    for i in range(10):
+        for j in range(10):
+            s += 1
+    for k in range(n):  # a trip count known only at the launch
+        s += 1
+    out[0] = s
+
+
+@nv.jit
+def _static_nested(out):
+    s = 0
+    for i in range(300):
+        for j in range(300):  # 90,000 iterations in all: past the cap
+            s += 1
+    out[0] = s
+
+
+def _guarded(kernel):
+    return next(iter(kernel.specialisations.values())).guarded_loops
+
+
+def test_loops_bounded_at_compile_time_need_no_guard(device):
+    """A kernel whose range loops all have compile-time arguments, adding up to at most half
+    the cap (64 + 64 * 3 iterations here), is not guarded, and computes numba.njit's result;
+    one with more iterations in all, or a loop whose count is known only at the launch, is
+    guarded, and past the cap raises."""
+    seeds = np.arange(1000, dtype=np.uint32) * np.uint32(2654435761)
+    out = np.zeros_like(seeds)
+    _rounds.forall(seeds.size)(out, seeds)
+    want = np.array([_rounds_cpu(x) for x in seeds], np.uint32)
+    assert (out == want).all()
+    assert _guarded(_rounds) == 0
+    capped = device.info.loop_iteration_limit is not None
+    o = np.zeros(1, np.int64)
+    _nested.forall(1)(o, np.int64(5))
+    assert o[0] == 105 and _guarded(_nested) == (3 if capped else 0)
+    if capped:
+        with pytest.raises(nv.VulkanLoopLimitError, match="_nested"):
+            _static_nested.forall(1)(o)
+        assert _guarded(_static_nested) == 2
+    else:
+        _static_nested.forall(1)(o)
+        assert o[0] == 90_000
+
+
 def test_lavapipe_of_mesa_22_has_the_cap(device):
     info = device.info
     if "llvmpipe" not in info.name or "Mesa 22." not in info.driver_info:

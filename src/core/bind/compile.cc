@@ -90,14 +90,16 @@ void InitCompile(nb::module_& m) {
            bool hide_float_zeros, bool divide_f32_in_f64, bool validate_emitted,
            unsigned hide_int_ranges, bool fused_fma, uint32_t divide_f32_test_ulps,
            bool divide_f32_exact_fma, unsigned soft_rounding,
-           std::optional<std::string> loop_guard, uint32_t loop_guard_key, bool loop_guard_ballot) {
+           std::optional<std::string> loop_guard, uint32_t loop_guard_key, bool loop_guard_ballot,
+           std::vector<std::string> loop_guard_bounded) {
             CompileOptions options;
             if (soft_rounding > (kir::kSoftRoundingF32 | kir::kSoftRoundingF64))
                 throw nb::value_error("soft_rounding is a mask of 1 (float32) and 2 (float64)");
             options.soft_rounding = soft_rounding;
             if (loop_guard) {
                 if (loop_guard->empty()) throw nb::value_error("loop_guard names the status parameter");
-                options.loop_guard = kir::LoopGuardOptions{*loop_guard, loop_guard_key, loop_guard_ballot};
+                options.loop_guard = kir::LoopGuardOptions{*loop_guard, loop_guard_key, loop_guard_ballot,
+                                                           std::move(loop_guard_bounded)};
             }
             if (unroll < 1 || unroll > 8) throw nb::value_error("unroll must be 1 to 8");
             options.unroll_factor = unroll;
@@ -145,7 +147,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("fused_fma") = false, nb::arg("divide_f32_test_ulps") = 0,
         nb::arg("divide_f32_exact_fma") = false, nb::arg("soft_rounding") = 0,
         nb::arg("loop_guard") = nb::none(), nb::arg("loop_guard_key") = 0,
-        nb::arg("loop_guard_ballot") = true,
+        nb::arg("loop_guard_ballot") = true, nb::arg("loop_guard_bounded") = std::vector<std::string>(),
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "

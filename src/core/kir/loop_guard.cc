@@ -38,6 +38,18 @@ Inst TakeTerminator(Function& f, BlockId block) {
 
 void PutTerminator(Function& f, BlockId block, Inst t) { f.FindBlock(block)->insts.push_back(std::move(t)); }
 
+// Whether `loops` are exactly the loops named in `bounded` (by their headers' names).
+bool AllBounded(const Function& f, const Loops& loops, const std::vector<std::string>& bounded) {
+    if (loops.size() != bounded.size()) return false;
+    const std::unordered_set<std::string> names(bounded.begin(), bounded.end());
+    if (names.size() != bounded.size()) return false;
+    for (const auto& [header, body] : loops) {
+        const Block* block = f.FindBlock(header);
+        if (block == nullptr || names.count(block->name) == 0) return false;
+    }
+    return true;
+}
+
 uint32_t StatusParam(Module& m, const std::string& name) {
     for (const ArgDecl& a : m.args)
         if (a.kind == ArgKind::kHidden && a.name == name) return a.param;
@@ -49,7 +61,7 @@ uint32_t StatusParam(Module& m, const std::string& name) {
 size_t GuardLoops(Module& m, const LoopGuardOptions& options) {
     Function& f = m.function;
     const Loops loops = NaturalLoops(f, Dominators(f));
-    if (loops.empty()) return 0;
+    if (loops.empty() || AllBounded(f, loops, options.bounded_headers)) return 0;
 
     Builder b(m);
     const TypeId i32 = b.Scalar(K::kI32), u32 = b.Scalar(K::kU32);

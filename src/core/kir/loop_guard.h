@@ -32,11 +32,17 @@
 // enough either: in some shapes the code after the cut loop sits inside that
 // loop's construct and never runs.)
 //
+// A kernel needs no guard where no invocation can reach the cap: the front end names
+// the loops whose trip counts it knows at compile time and whose iterations add up to at
+// most half the cap (numba_vulkan/frontend/__init__.py static_loops); where those are
+// exactly the function's loops (header names), the module is left as it is.
+//
 // Runs on the CFG form, before the structurizer.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kir/kir.h"
 
@@ -51,9 +57,13 @@ struct LoopGuardOptions {
     std::string status_param;  // the status buffer's hidden parameter (u64 address)
     uint32_t kernel_key = 0;   // written to kLoopKernelWord
     bool subgroup_ballot = true;  // finished counted per subgroup; else one atomic each
+    // Headers of the loops bounded well below the cap (names of their blocks): where they
+    // are all the loops, none is guarded.
+    std::vector<std::string> bounded_headers;
 };
 
-// Returns how many loops it guards; 0 (a kernel without loops) leaves the module as it was.
+// Returns how many loops it guards; 0 (a kernel without loops, or with bounded loops
+// only) leaves the module as it was.
 size_t GuardLoops(Module& m, const LoopGuardOptions& options);
 
 }  // namespace nvk::kir

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "kir/interpret.h"
 #include "kir/parser.h"
@@ -175,6 +176,26 @@ func main {
     o.status_param = "status.addr";
     EXPECT_EQ(GuardLoops(m, o), 0u);
     EXPECT_EQ(Print(m), before);
+}
+
+TEST(LoopGuard, LoopsTheFrontEndBoundedAreLeftAsTheyAre) {
+    // kLoops has three loops (headers a_head, b_head, c_head): named all, nothing changes.
+    Module m = Parsed(kLoops);
+    const std::string before = Print(m);
+    LoopGuardOptions o;
+    o.status_param = "status.addr";
+    o.bounded_headers = {"c_head", "a_head", "b_head"};
+    EXPECT_EQ(GuardLoops(m, o), 0u);
+    EXPECT_EQ(Print(m), before);
+    // One loop left out (a device function's, a sum's), a name twice, or a name that is
+    // not a loop's header: every loop is guarded.
+    for (const std::vector<std::string>& names :
+         {std::vector<std::string>{"a_head", "b_head"}, {"a_head", "b_head", "b_head"},
+          {"a_head", "b_head", "a_body"}, {"a_head", "b_head", "c_head", "a_body"}}) {
+        Module n = Parsed(kLoops);
+        o.bounded_headers = names;
+        EXPECT_EQ(GuardLoops(n, o), 3u);
+    }
 }
 
 TEST(LoopGuard, SameResultsAndBalancedCounts) {

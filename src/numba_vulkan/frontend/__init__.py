@@ -48,6 +48,10 @@ class LoweredKernel:
         (``("status", ("status", None))``, one parameter ``status.addr``: frontend/status.py).
     sites : tuple
         The kernel's raise and print sites (numba_vulkan/sites.py).
+    static_loops : tuple
+        ``(header block names, iterations)``: the kernel's loops and a bound on the loop
+        iterations one invocation runs in all, where every loop is a range loop with
+        compile-time arguments (`static_loops`); iterations is None otherwise.
     """
 
     module: object
@@ -61,6 +65,7 @@ class LoweredKernel:
     hidden: list = field(default_factory=list)
     sites: tuple = ()
     barrier_guards: tuple = ()  # divergence.check(): barriers each launch must judge
+    static_loops: tuple = ((), None)
 
 
 def lower_kernel(
@@ -148,7 +153,37 @@ def lower_kernel(
         hidden=hidden_arrays,
         sites=tuple(lowerer.sites),
         barrier_guards=barrier_guards,
+        static_loops=static_loops(lowerer),
     )
+
+
+def static_loops(lowerer):
+    """(header block names, iterations) of the kernel's loops (LoweredKernel.static_loops).
+
+    Each loop of the kernel's IR (Numba's CFG) must be a range loop whose trip count the
+    front end knew (frontend/loops.py); a loop's header runs (trips + 1) times per entry,
+    and it is entered once per run of the body of each loop around it. A device
+    function's loops, and the loops the front end writes itself (sum, array expressions),
+    are not among them: the loop guard compares these names with the KIR's loops
+    (kir/loop_guard.h), so any such loop keeps the guard.
+    """
+    from numba.core.analysis import compute_cfg_from_blocks
+
+    loops = compute_cfg_from_blocks(lowerer.func_ir.blocks).loops()
+    runs = {}
+    for header in loops:
+        trips = lowerer.loop_trips.get(header)
+        if trips is None:
+            return (), None
+        runs[header] = trips + 1
+    total = 0
+    for header in loops:
+        n = runs[header]
+        for outer in loops.values():
+            if outer.header != header and header in outer.body:
+                n *= runs[outer.header] - 1  # the inner loop's entries: the outer's trips
+        total += n
+    return tuple(f"L{h}" for h in loops), total
 
 
 def _arrays(param):

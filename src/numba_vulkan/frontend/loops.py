@@ -8,6 +8,10 @@ is (cursor, stop, step), and iternext's pair is (value, valid). iternext
 tests the cursor against stop (cur < stop for a positive step, cur > stop for
 a negative one, and never valid for a zero step), yields the cursor and
 advances it by step. When the step is a literal, only its sign's test is built.
+When start, stop and step are all compile-time ints, the kernel's own loop over the
+range records its trip count (Lowerer.loop_trips, by its header's label): a kernel
+whose loops all have such counts, few enough in all, needs no loop guard
+(frontend.static_loops, kir/loop_guard.h).
 
 for_each visits every element of an array, view or array expression in C
 order: reductions, in-place operators, ufuncs with an output and assignments
@@ -15,6 +19,8 @@ to views are written with it.
 """
 
 from collections.abc import Sequence
+
+from numba.core import ir
 
 from .. import _core
 from . import arith
@@ -38,13 +44,30 @@ def lower_range(lowerer, expr, sig, target):
         value = lowerer.static_int(expr.args[2])
         step_sign = None if value is None else (value > 0) - (value < 0)
     lowerer.step_sign[target] = step_sign
+    if lowerer.root is lowerer:  # the kernel's own loops (not an inlined callee's)
+        values = [lowerer.static_int(a) for a in expr.args]
+        zero_step = len(values) == 3 and values[2] == 0  # range() raises: never static
+        trips = None if None in values or zero_step else len(range(*values))
+        lowerer.range_trips[target] = trips
     return (start, stop, step)
 
 
 def lower_getiter(lowerer, expr, target):
     start, stop, step = lowerer.load_var(expr.value.name)
     lowerer.step_sign[target] = lowerer.step_sign.get(expr.value.name)
+    if lowerer.root is lowerer:
+        lowerer.range_trips[target] = lowerer.range_trips.get(expr.value.name)
     return (start, stop, step)
+
+
+def _made_from(lowerer, var):
+    """The name of the range iterator `var` was made from by getiter (Numba's SSA form
+    names the loop's iterator ``$phiN``, defined by the getiter), or `var`'s own."""
+    try:
+        defn = lowerer.func_ir.get_definition(var)
+    except KeyError:  # several definitions
+        return var.name
+    return defn.value.name if isinstance(defn, ir.Expr) and defn.op == "getiter" else var.name
 
 
 def lower_iternext(lowerer, expr):
@@ -53,7 +76,8 @@ def lower_iternext(lowerer, expr):
     cursor_ptr = lowerer.var_slots(name)[0]
     cur, stop, step = lowerer.load_var(name)
     k = b.kind(cur)
-    sign = lowerer.step_sign.get(name)
+    made_from = _made_from(lowerer, expr.value)
+    sign = lowerer.step_sign.get(name, lowerer.step_sign.get(made_from))
     if sign == 1:
         valid = b.compare(Op.lt, cur, stop)
     elif sign == -1:
@@ -66,6 +90,8 @@ def lower_iternext(lowerer, expr):
         down = arith.logical_and(b, b.compare(Op.lt, step, zero), b.compare(Op.gt, cur, stop))
         valid = arith.logical_or(b, up, down)
     b.store(cursor_ptr, b.binary(Op.add, cur, step))
+    if lowerer.root is lowerer:  # iternext is in the loop's header
+        lowerer.loop_trips[lowerer.label] = lowerer.range_trips.get(made_from)
     return (cur, valid)
 
 

@@ -131,6 +131,11 @@ class Lowerer:
         self.values = {}  # Numba variable -> (tree of KIR values, the block defining them)
         self.statics = {}  # Numba variable -> compile-time object (ArrayArg, function, module...)
         self.step_sign = {}  # range / iterator variable -> sign of a literal step, or None
+        # The kernel's own range loops (frontend/loops.py): range / iterator variable ->
+        # its compile-time trip count or None; header label -> the same.
+        self.range_trips = {}
+        self.loop_trips = {}
+        self.label = None  # the label of the block being lowered
         self.params = []  # per argument: ArrayArg, or (param value, Numba type)
         self.grid_params = {}  # hidden grid parameters (frontend/grid.py): name -> 3 indices
         self.files = {}
@@ -163,6 +168,7 @@ class Lowerer:
         b.br(kir_blocks[first])
         for label in order:
             b.set_block(kir_blocks[label])
+            self.label = label
             for stmt in blocks[label].body:
                 self.set_loc(stmt.loc)
                 self.lower_stmt(stmt)
