@@ -38,6 +38,7 @@ from .runtime import (
     from_cuda,
     from_dlpack,
     get_device,
+    gpus,
     list_devices,
     pinned_array,
     select_device,
@@ -53,6 +54,7 @@ from .ufunc import register as _register_vectorize_target
 _register_vectorize_target()  # numba.vectorize(..., target="vulkan") from now on
 
 from . import linalg  # noqa: E402  (np.matmul and @ on device arrays)
+from .graphs import Graph, GraphExec, capture, graph  # noqa: E402
 
 from .stubs import (  # noqa: E402
     atomic,
@@ -80,6 +82,8 @@ __all__ = [
     "DeviceArray",
     "DeviceInfo",
     "Event",
+    "Graph",
+    "GraphExec",
     "SpirvCodegenError",
     "Stream",
     "VulkanDriverFaultWarning",
@@ -92,6 +96,7 @@ __all__ = [
     "__version__",
     "atomic",
     "barrier",
+    "capture",
     "cg",
     "device_array",
     "device_array_like",
@@ -102,6 +107,8 @@ __all__ = [
     "from_dlpack",
     "get_device",
     "global_id",
+    "gpus",
+    "graph",
     "group_id",
     "guvectorize",
     "jit",

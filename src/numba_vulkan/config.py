@@ -83,6 +83,9 @@ def _stages(name, *known):
 
 
 DEVICE = os.environ.get("NUMBA_VULKAN_DEVICE", "")  # index or name substring
+# Which devices list_devices shows, in this order: loader indices or name substrings,
+# separated by commas; a device named twice is opened twice (runtime/device_list.py).
+VISIBLE_DEVICES = os.environ.get("NUMBA_VULKAN_VISIBLE_DEVICES", "")
 DEBUG = _int("NUMBA_VULKAN_DEBUG", 0, 0, 2)  # 0, 1 or 2: validation layer
 # Validate every module with SPIRV-Tools: 1 the final module, 2 (the tests) also the
 # emitter's module before optimisation; 0 none.

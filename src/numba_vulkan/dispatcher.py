@@ -242,6 +242,11 @@ class Dispatcher(Inspection):
         # Disk cache counters by argument types, as numba's dispatcher.stats.
         self.stats = CacheStats({}, {})
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled (cloudpickle; Dask's ``distributed`` sends kernels so) as the Python
+        function and the options: the receiving process compiles on its first launch."""
+        return Dispatcher, (self.py_func, self.options)
+
     # ------------------------------------------------------------ launch forms
 
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:

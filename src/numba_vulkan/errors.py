@@ -67,3 +67,8 @@ class VulkanLoopLimitError(VulkanError):
     (lavapipe: past 65,535 loop iterations per invocation), so the kernel's results are
     wrong. Raised where the work is synchronised, as a kernel's own exceptions are
     (kir/loop_guard.h, runtime/reports.py)."""
+
+
+class VulkanGraphError(VulkanSupportError):
+    """A launch graph cannot capture or replay this (graphs.py): work that needs the host
+    during the graph, a wait inside a capture, or a binding of another shape or type."""

@@ -61,6 +61,19 @@ def run(dispatcher, launch, args):
     if stream is not None and stream.device is not device:
         raise ValueError(f"the stream belongs to {_device_name(stream.device)}, but the "
                          f"kernel is launched on {_device_name(device)}")  # fmt: skip
+    if stream is not None and stream._core.capturing:  # a graph captures it (graphs.py)
+        if _holds_numpy(args):
+            from .errors import VulkanGraphError
+
+            raise VulkanGraphError(
+                f"kernel {dispatcher.__name__!r} takes a NumPy array in a launch captured "
+                "into a graph: a replay cannot copy host arrays in and out; pass device "
+                "arrays (nv.to_device)"
+            )
+        # The arguments themselves where the launcher takes them: the graph names its
+        # parameters by these objects (a scalar converted below would lose its name).
+        if spec.launcher.launch(launch.groups, launch.local_size, args, False, stream._core):
+            return
     device_args = list(args)
     copy_back = []
     for position, arg in enumerate(args):

@@ -12,7 +12,7 @@ import pytest
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = ["getting-started.md", "matrix.md", "linalg.md"]
+PAGES = ["getting-started.md", "matrix.md", "linalg.md", "graphs.md"]
 
 
 def _blocks(page):

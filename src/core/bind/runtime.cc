@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "bind/errors.h"
+#include "bind/graph_capture.h"
 #include "bind/runtime_types.h"
 #include "vk/fork.h"
 #include "vk/instance.h"
@@ -48,6 +49,19 @@ void Released(F&& f) {
         s = f();
     }
     ThrowIfError(s);
+}
+
+// A stream that a graph captures runs nothing until the graph is replayed: waiting
+// for it, or asking whether it is done, has no answer (VulkanGraphError).
+void RefuseWhileCapturing(PyStream& s, const char* what) {
+    if (s.capture() == nullptr) return;
+    nb::object cls = nb::module_::import_("numba_vulkan.errors").attr("VulkanGraphError");
+    const std::string message =
+        std::string("Stream.") + what +
+        " while a graph captures the stream: its work runs when the graph is replayed; end "
+        "the capture first";
+    PyErr_SetObject(cls.ptr(), nb::str(message.c_str()).ptr());
+    throw nb::python_error();
 }
 
 nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
@@ -152,13 +166,15 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
     cls
         .def_static(
             "open",
-            [](int index, int debug_level) {
+            [](int index, int debug_level, int logical) {
                 // A parent's thread may have held `mutex` (opening a device) at the fork.
                 if (vk::Forked()) Throw(vk::ForkedError());
                 static std::mutex mutex;
-                static std::map<int, vk::Device*> open;
+                // By (physical device, logical): `logical` > 0 opens the physical device
+                // once more as a distinct VkDevice (NUMBA_VULKAN_VISIBLE_DEVICES="0,0").
+                static std::map<std::pair<int, int>, vk::Device*> open;
                 std::lock_guard<std::mutex> lock(mutex);
-                auto it = open.find(index);
+                auto it = open.find({index, logical});
                 if (it != open.end()) {
                     ThrowIfError(it->second->Usable());  // forked or lost
                     return it->second;
@@ -169,10 +185,11 @@ nb::class_<vk::Device> InitRuntimeDevices(nb::module_& m) {
                     Throw(util::InvalidArgument("no Vulkan device " + std::to_string(index)));
                 }
                 vk::Device* device = Unwrap(vk::Device::Create(*instance, devices[index]));
-                open[index] = device;
+                open[{index, logical}] = device;
                 return device;
             },
-            nb::rv_policy::reference, nb::arg("index"), nb::arg("debug_level"))
+            nb::rv_policy::reference, nb::arg("index"), nb::arg("debug_level"),
+            nb::arg("logical") = 0)
         .def_prop_ro("handle",
                      [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.handle()); })
         .def_prop_ro("queue", [](vk::Device& d) { return reinterpret_cast<uintptr_t>(d.queue()); })
@@ -286,6 +303,10 @@ void InitRuntimeStreams(nb::module_& m) {
                  for (size_t i = 0; i < list.size(); ++i) {
                      list[i] = VkBufferCopy{r[3 * i], r[3 * i + 1], r[3 * i + 2]};
                  }
+                 if (GraphCapture* capture = s.capture()) {  // into the graph (graph_capture.h)
+                     if (!list.empty()) capture->AddCopy(src.ref, dst.ref, list);
+                     return;
+                 }
                  Released([&] {
                      return s.device().StreamCopy(s.state(), *src.ref, *dst.ref, list.data(),
                                                   list.size());
@@ -294,11 +315,17 @@ void InitRuntimeStreams(nb::module_& m) {
              nb::arg("src"), nb::arg("dst"), nb::arg("regions"),
              "Enqueue copies of (source offset, destination offset, bytes) rows.")
         .def("query", [](PyStream& s) {
+            RefuseWhileCapturing(s, "query()");
             ThrowIfError(s.device().Usable());
             return s.device().StreamDone(s.state());
         })
         .def("synchronize",
-             [](PyStream& s) { Released([&] { return s.device().StreamSynchronize(s.state()); }); })
+             [](PyStream& s) {
+                 RefuseWhileCapturing(s, "synchronize()");
+                 Released([&] { return s.device().StreamSynchronize(s.state()); });
+             })
+        .def_prop_ro("capturing", [](PyStream& s) { return s.capture() != nullptr; },
+                     "Whether a graph captures the stream's work (graph_capture.h).")
         .def_prop_ro("value",
                      [](PyStream& s) { return s.state().submitted.load(); },
                      "The timeline value of the last submission (0: none yet).")
@@ -309,6 +336,9 @@ void InitRuntimeStreams(nb::module_& m) {
                      },
                      "The last timeline value known complete (never waits).")
         .def("record_timestamp", [](PyStream& s) {
+            if (GraphCapture* capture = s.capture()) {
+                return PyTimestamp{Unwrap(capture->graph().AddTimestamp())};
+            }
             util::Result<vk::TimestampRef> ts = util::Status::Ok();
             {
                 nb::gil_scoped_release release;
@@ -337,6 +367,7 @@ void InitRuntime(nb::module_& m) {
     InitRuntimeExternal(m);
     InitRuntimeKernels(m, device_class);
     InitRuntimeLaunch(m);
+    InitRuntimeGraphs(m);
 }
 
 }  // namespace nvk::bind

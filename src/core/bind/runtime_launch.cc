@@ -16,6 +16,9 @@
 // only when asked for (keep_last_block = True): launches pay nothing for it
 // otherwise.
 //
+// Graphs: a launch on a stream that a graph captures goes into the graph
+// (Capture) instead of the device; nothing else changes for other launches.
+//
 // Hazards: the launcher tells the device which of the used buffers the kernel
 // may write (`writes`, from CompiledKernel.writes), so that the device records a
 // barrier only before a launch that conflicts with earlier work (vk/batch.cc).
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "bind/errors.h"
+#include "bind/graph_capture.h"
 #include "bind/launch_args.h"
 #include "bind/numpy_args.h"
 #include "bind/runtime_types.h"
@@ -242,6 +246,10 @@ class Launcher {
         if (grid_.index_bytes == 4 && grid_.reads_ids && !FitsInt32Ids(g, l)) return 0;
         util::Result<VkPipeline> pipeline = kernel_->Pipeline(l);
         if (!pipeline.ok()) Throw(pipeline.status());
+        if (stream != nullptr && stream->capture() != nullptr) {
+            Capture(*stream->capture(), *pipeline, g, block, tuple);
+            return 1;
+        }
         util::Result<uint64_t> value = util::Status::Ok();
         if (numpy && numpy->size() > 0) {
             nb::gil_scoped_release release;  // the launch waits (and may wait for a slot)
@@ -282,6 +290,37 @@ class Launcher {
             numpy.Download();
         }
         return value;
+    }
+
+    // The launch into a graph capturing its stream (graph_capture.h) instead of the
+    // device: its pieces, the buffers they use, and where each device array and
+    // declared scalar argument went in their blocks (for rebinding).
+    void Capture(GraphCapture& capture, VkPipeline pipeline, const uint32_t g[3],
+                 uint8_t* block, PyObject* tuple) {
+        std::vector<std::pair<uint32_t, bool>> used;
+        std::vector<std::pair<uint32_t, const ArgSpec*>> bound;  // (parameter, spec)
+        for (const FixedValue& f : fixed_) {
+            if (f.buffer) used.emplace_back(capture.FixedEntry(f.buffer), f.written);
+        }
+        for (size_t i = 0; i < specs_.size(); ++i) {
+            const ArgSpec& spec = specs_[i];
+            nb::handle arg(PyTuple_GET_ITEM(tuple, i));
+            if (spec.is_array) {
+                const uint32_t p = capture.ArrayParam(arg, *nb::cast<DeviceArrayBase*>(arg));
+                used.emplace_back(capture.params()[p].entry, spec.written);
+                bound.emplace_back(p, &spec);
+            } else if (int p = capture.ScalarParam(arg); p >= 0) {
+                bound.emplace_back(static_cast<uint32_t>(p), &spec);
+            }
+        }
+        util::Result<uint64_t> done = SplitGrid(g, block, [&](const uint32_t* piece) {
+            const uint32_t at = capture.graph().AddDispatch(*kernel_, pipeline, piece, block,
+                                                            param_size_, in_buffer_, used);
+            for (const auto& [p, spec] : bound) capture.AddPatch(p, at, *spec);
+            return util::Result<uint64_t>(uint64_t{0});
+        });
+        if (!done.ok()) Throw(done.status());
+        capture.Keep(kernel_obj_);
     }
 
     // NumPy arguments: `formats` has one entry per argument, the buffer format of the

@@ -27,11 +27,16 @@ struct PyTimestamp {
     vk::TimestampRef ref;
 };
 
+class GraphCapture;  // graph_capture.h
+
 // _core.Stream: a stream of one device (vk/stream.cc); dropping the last
 // reference gives it back to the device without waiting for its work.
 struct StreamHandle {
     vk::Device* device = nullptr;
     vk::StreamState* state = nullptr;
+    // The launch graph capturing the stream's work (graph_capture.h), if any: its
+    // launches, copies and timestamps go there instead of to the device.
+    std::shared_ptr<GraphCapture> capture;
     StreamHandle(vk::Device* d, vk::StreamState* s) : device(d), state(s) {}
     StreamHandle(const StreamHandle&) = delete;
     StreamHandle& operator=(const StreamHandle&) = delete;
@@ -41,6 +46,7 @@ struct PyStream {
     std::shared_ptr<StreamHandle> handle;
     vk::Device& device() const { return *handle->device; }
     vk::StreamState& state() const { return *handle->state; }
+    GraphCapture* capture() const { return handle->capture.get(); }
 };
 
 // _core.Kernel: a SPIR-V module loaded on one device.
@@ -110,5 +116,6 @@ void InitRuntimeExternal(nb::module_& m);  // runtime_external.cc
 void InitRuntimeStreams(nb::module_& m);
 void InitRuntimeKernels(nb::module_& m, nb::class_<vk::Device>& device_class);  // runtime_kernel.cc
 void InitRuntimeLaunch(nb::module_& m);  // runtime_launch.cc
+void InitRuntimeGraphs(nb::module_& m);  // runtime_graph.cc
 
 }  // namespace nvk::bind

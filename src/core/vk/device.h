@@ -95,6 +95,10 @@ struct Timestamp {
     StreamState* stream = nullptr;  // whose timeline `value` is on (null: the device's)
     double ns = 0;
     bool resolved = false;
+    // A launch graph's timestamp (graph.h): its query is in `pool`, which `owner`
+    // keeps alive; null: the device's pool. Set by each replay, under the mutex.
+    VkQueryPool pool = VK_NULL_HANDLE;
+    std::shared_ptr<void> owner;
 };
 using TimestampRef = std::shared_ptr<Timestamp>;
 
@@ -111,7 +115,7 @@ class Kernel;
 // One submission of a stream (stream.cc): its command buffer, the value it
 // signals, the buffers it keeps alive until it completes, and its parameter ring.
 struct StreamOp {
-    VkCommandBuffer cb = VK_NULL_HANDLE;
+    VkCommandBuffer cb = VK_NULL_HANDLE;  // null: a launch graph's (not the stream's to reuse)
     int family = 0;  // 0: compute (kernels, timestamps), 1: the transfer family
     uint64_t value = 0;
     BufferRef params;  // host-mapped parameters of dispatches (lazily made, kept)
@@ -320,12 +324,24 @@ class Device {
         return copy_family_ == 1 ? 2 : (copy_queue_ != queue_ ? 1 : 0);
     }
 
+    // Submits `cb`, recorded beforehand (a launch graph's, graph.h), on `stream` like one
+    // operation of it (StreamDispatch): ordered after the stream's earlier work and
+    // whatever else still uses `buffers`, which it keeps alive, with `params` (its
+    // parameter ring), until done. Points `stamps` (queries of `pool`, kept alive by
+    // `owner`) at this submission. Returns the stream's value it completes at.
+    util::Result<uint64_t> SubmitRecorded(StreamState& stream, VkCommandBuffer cb,
+                                          const std::vector<BufferRef>& buffers,
+                                          const BufferRef& params,
+                                          const std::vector<TimestampRef>& stamps,
+                                          VkQueryPool pool, const std::shared_ptr<void>& owner);
+
     // Runs `destroy` once the timeline passes what is recorded now (the open batch,
     // if any): for Vulkan objects that launches in flight may still use. Never waits.
     void Retire(std::function<void()> destroy);
 
   private:
     friend class Kernel;
+    friend class Graph;  // graph.cc: its pools, instances and waits
     struct Slot {
         VkCommandBuffer cb = VK_NULL_HANDLE;
         uint64_t value = 0;  // signalled when its last submission completed
@@ -395,6 +411,9 @@ class Device {
     // Submits one op on `s`: `record` fills its command buffer.
     // Waits (dropping the lock) until `s` has room for one more op in flight.
     util::Status ReserveStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop);
+    // One vkQueueSubmit of `cb` that waits for `waits` and signals `signal` = `value`.
+    util::Status SubmitOneLocked(VkQueue queue, VkCommandBuffer cb, const Waits& waits,
+                                 VkSemaphore signal, uint64_t value);
     util::Result<uint64_t> SubmitStreamLocked(Lock& lock, StreamState& s, VkQueue queue,
                                               int family, Buffer* const* used, size_t n_used,
                                               const std::function<util::Status(StreamOp&)>& record,

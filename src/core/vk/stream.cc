@@ -23,6 +23,9 @@
 // the device's one queue, where streams still order correctly (but do not overlap).
 // Buffers are shared between the families (VK_SHARING_MODE_CONCURRENT).
 //
+// Launch graphs (graph.cc) submit a command buffer of their own as one op
+// (SubmitRecorded): ordered, and keeping its buffers alive, like any other.
+//
 // Lifetime: an op keeps the buffers it uses alive (StreamOp::keep) until it is
 // seen complete (RecycleLocked: at the stream's next op, query, synchronize, or
 // the device's synchronize), so a buffer dropped by Python meanwhile is neither
@@ -96,7 +99,7 @@ void Device::RecycleLocked(StreamState& s, std::vector<BufferRef>& drop) {
         s.in_flight.pop_front();
         for (auto& b : op.keep) drop.push_back(std::move(b));
         op.keep.clear();
-        s.free_ops[op.family].push_back(std::move(op));
+        if (op.cb != VK_NULL_HANDLE) s.free_ops[op.family].push_back(std::move(op));
     }
 }
 
@@ -189,6 +192,22 @@ util::Result<uint64_t> Device::SubmitStreamLocked(
     NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(op.cb), "vkEndCommandBuffer"));
 
     const uint64_t value = s.submitted + 1;
+    NVK_RETURN_IF_ERROR(SubmitOneLocked(queue, op.cb, waits, s.semaphore, value));
+    s.submitted = value;
+    op.value = value;
+    for (size_t i = 0; i < n_used; ++i) {
+        Buffer& b = *used[i];
+        if (BufferRef ref = b.weak_from_this().lock()) op.keep.push_back(std::move(ref));
+        b.stream = &s;
+        b.stream_value = value;
+    }
+    keep.submitted = true;
+    s.in_flight.push_back(std::move(op));
+    return value;
+}
+
+util::Status Device::SubmitOneLocked(VkQueue queue, VkCommandBuffer cb, const Waits& waits,
+                                     VkSemaphore signal, uint64_t value) {
     std::vector<VkSemaphore> sems;
     std::vector<uint64_t> values;
     std::vector<VkPipelineStageFlags> stages;
@@ -208,21 +227,57 @@ util::Result<uint64_t> Device::SubmitStreamLocked(
     submit.pWaitSemaphores = sems.data();
     submit.pWaitDstStageMask = stages.data();
     submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &op.cb;
+    submit.pCommandBuffers = &cb;
     submit.signalSemaphoreCount = 1;
-    submit.pSignalSemaphores = &s.semaphore;
-    NVK_RETURN_IF_ERROR(Checked(fns_.vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE),
-                                "vkQueueSubmit"));
-    s.submitted = value;
-    op.value = value;
-    for (size_t i = 0; i < n_used; ++i) {
-        Buffer& b = *used[i];
-        if (BufferRef ref = b.weak_from_this().lock()) op.keep.push_back(std::move(ref));
-        b.stream = &s;
-        b.stream_value = value;
+    submit.pSignalSemaphores = &signal;
+    return Checked(fns_.vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+}
+
+util::Result<uint64_t> Device::SubmitRecorded(StreamState& s, VkCommandBuffer cb,
+                                              const std::vector<BufferRef>& buffers,
+                                              const BufferRef& params,
+                                              const std::vector<TimestampRef>& stamps,
+                                              VkQueryPool pool,
+                                              const std::shared_ptr<void>& owner) {
+    NVK_RETURN_IF_ERROR(Usable());
+    std::vector<BufferRef> drop;                   // released after the lock, as are
+    std::vector<std::shared_ptr<void>> replaced;   // the graphs' pools the stamps leave
+    constexpr size_t kStackUsed = 32;
+    Buffer* stack_used[kStackUsed];
+    std::unique_ptr<Buffer*[]> heap_used;
+    Buffer** used = stack_used;
+    if (buffers.size() > kStackUsed) {
+        heap_used.reset(new Buffer*[buffers.size()]);
+        used = heap_used.get();
     }
-    keep.submitted = true;
+    for (size_t i = 0; i < buffers.size(); ++i) used[i] = buffers[i].get();
+    Lock lock(mu_);
+    NVK_RETURN_IF_ERROR(ReserveStreamLocked(lock, s, drop));
+    Waits waits;
+    NVK_RETURN_IF_ERROR(StreamWaitsLocked(s, used, buffers.size(), waits));
+    const uint64_t value = s.submitted + 1;
+    NVK_RETURN_IF_ERROR(SubmitOneLocked(kernel_queue_, cb, waits, s.semaphore, value));
+    s.submitted = value;
+    StreamOp op;  // cb stays null: the command buffer is the graph's
+    op.value = value;
+    op.keep.reserve(buffers.size() + 1);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        op.keep.push_back(buffers[i]);
+        used[i]->stream = &s;
+        used[i]->stream_value = value;
+    }
+    if (params) op.keep.push_back(params);
     s.in_flight.push_back(std::move(op));
+    for (const TimestampRef& ts : stamps) {
+        if (ts->owner != owner) {
+            replaced.push_back(std::move(ts->owner));
+            ts->owner = owner;
+        }
+        ts->pool = pool;
+        ts->stream = &s;
+        ts->value = value;
+        ts->resolved = false;
+    }
     return value;
 }
 

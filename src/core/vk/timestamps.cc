@@ -23,7 +23,8 @@ namespace nvk::vk {
 util::Status Device::ResolveTimestampLocked(Timestamp& ts) {
     uint64_t ticks = 0;
     const VkQueryResultFlags flags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT;
-    NVK_RETURN_IF_ERROR(Checked(fns_.vkGetQueryPoolResults(device_, query_pool_, ts.query, 1,
+    VkQueryPool pool = ts.pool != VK_NULL_HANDLE ? ts.pool : query_pool_;  // a graph's, or ours
+    NVK_RETURN_IF_ERROR(Checked(fns_.vkGetQueryPoolResults(device_, pool, ts.query, 1,
                                                            sizeof(ticks), &ticks, sizeof(ticks),
                                                            flags),
                                 "vkGetQueryPoolResults"));

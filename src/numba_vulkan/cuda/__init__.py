@@ -208,6 +208,7 @@ stream = _rt.stream
 event = _rt.event
 synchronize = _rt.synchronize
 event_elapsed_time = _rt.event_elapsed_time
+from .graphs import GraphBuilder, begin_capture, create_graph_builder, end_capture  # noqa: E402,F401
 
 
 def default_stream():
@@ -250,13 +251,12 @@ class Device:
         """numba.cuda's Device.reset: nothing is released early here."""
 
     def __enter__(self):
-        """``with cuda.gpus[i]:`` makes device i the current one inside the block."""
-        self._previous = getattr(_rt.get_device().info, "index", 0)
-        _rt.select_device(self.id)
+        """``with cuda.gpus[i]:`` makes device i the thread's current one inside the block."""
+        self._device.__enter__()
         return self
 
     def __exit__(self, *exc):
-        _rt.select_device(self._previous)
+        self._device.__exit__(*exc)
 
 
 def _cuda_device(index=None):
@@ -267,7 +267,7 @@ def _cuda_device(index=None):
 
 
 def select_device(device_id):
-    """Make device `device_id` (an index into ``cuda.gpus``) the current one."""
+    """Make device `device_id` (an index into ``cuda.gpus``) the calling thread's current one."""
     _rt.select_device(device_id)
     return _cuda_device(device_id)
 

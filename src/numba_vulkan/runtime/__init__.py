@@ -12,7 +12,7 @@ from .creation import device_array, device_array_like, from_dlpack, to_device
 from .cuda_interop import from_cuda, to_cupy, to_torch
 from .debug import DEBUG_ENV_VAR, debug_enabled, debug_level, validation_messages
 from .device_info import DeviceInfo
-from .device_list import get_device, hint, list_devices, select_device
+from .device_list import get_device, gpus, hint, list_devices, select_device
 from .devices import Device, synchronize
 from .extras import PRINT_BUFFER_WORDS, mapped_array, pinned_array
 from .reports import print_records
@@ -35,6 +35,7 @@ __all__ = [
     "from_cuda",
     "from_dlpack",
     "get_device",
+    "gpus",
     "hint",
     "list_devices",
     "mapped_array",

@@ -93,6 +93,13 @@ def _c_strides(shape, itemsize):
 _check_stream = streams.check
 
 
+def _unpickle(host):
+    """A pickled DeviceArray (``DeviceArray.__reduce__``): `host` on the current device."""
+    from .creation import to_device
+
+    return to_device(host)
+
+
 class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
@@ -203,6 +210,29 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         """NumPy's ``flags`` keys that describe the layout (numba.cuda's arrays have them)."""
         c, f = self.is_contiguous, self.is_f_contiguous()
         return {"C_CONTIGUOUS": c, "F_CONTIGUOUS": f, "CONTIGUOUS": c, "FORTRAN": f and not c}
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickling copies the elements to the host; unpickling copies them to the current
+        device of the unpickling thread (as numba.cuda's device arrays pickle). Dask's
+        ``distributed`` sends them so (numba_vulkan.dask registers the same for its own
+        serialisation)."""
+        return _unpickle, (self.copy_to_host(),)
+
+    def _item(self, what: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only a device array of one element converts to {what}, not one "
+                            f"of shape {self.shape}")  # fmt: skip
+        return self.copy_to_host().reshape(()).item()
+
+    def __float__(self) -> float:
+        """``float(d)`` of a one-element array (a copy to the host), as NumPy's arrays."""
+        return float(self._item("float"))
+
+    def __int__(self) -> int:
+        return int(self._item("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._item("complex"))
 
     def __len__(self) -> int:
         if not self.shape:

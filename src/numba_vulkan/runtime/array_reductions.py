@@ -1,10 +1,12 @@
-"""DeviceArray's whole-array reductions: ``sum``, ``min``, ``max`` (runtime/reduce.py's
-kernels) and ``mean`` on them, with NumPy's keyword arguments checked, so that NumPy's
-``np.sum(d)``, ``np.amax(d)``, ``np.mean(d)`` ... reach them (NumPy calls the method with
-``axis=None, dtype=None, out=None``). ``any`` and ``all`` (runtime/operators.py) use the same
-check. Every other NumPy function given a device array (``np.sort(d)``, ``np.cumsum(d)``)
-runs on host copies, as before, but says so past HOST_COPY_WARN_BYTES
-(``__array_function__``).
+"""DeviceArray's reductions: ``sum``, ``min``, ``max`` of the whole array (runtime/reduce.py's
+kernels, a NumPy scalar) and ``mean`` on them, with NumPy's keyword arguments checked, so that
+NumPy's ``np.sum(d)``, ``np.amax(d)``, ``np.mean(d)`` ... reach them (NumPy calls the method
+with ``axis=None, dtype=None, out=None``); over some axes, with ``keepdims`` or ``dtype``,
+they and ``prod`` give device arrays (runtime/array_functions.py). ``any`` and ``all``
+(runtime/operators.py) reduce whole arrays only. The NumPy functions of
+runtime/array_functions.py run on the device; every other NumPy function given a device
+array (``np.sort(d)``, ``np.cumsum(d)``) runs on host copies, as before, but says so past
+HOST_COPY_WARN_BYTES (``__array_function__``).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from numpy.typing import DTypeLike
 
 from .. import checks
 from ..errors import VulkanPerformanceWarning
+from . import array_functions
 from .device_info import Axis
 from .reduce import reduce
 
 #: NumPy functions that run on the device for a device array: the methods of that name.
 _ON_DEVICE = {np.sum: "sum", np.mean: "mean", np.min: "min", np.max: "max", np.amin: "min",
-              np.amax: "max", np.any: "any", np.all: "all"}
+              np.amax: "max", np.any: "any", np.all: "all", np.prod: "prod"}
 
 #: A NumPy function without a device form copies its device arrays to the host; past this
 #: many bytes it warns (VulkanPerformanceWarning).
@@ -40,6 +43,16 @@ class WholeArrayReductions:
         name = _ON_DEVICE.get(func)
         if name is not None and args and args[0] is self:
             return getattr(self, name)(*args[1:], **kwargs)
+        device_form = array_functions.FUNCTIONS.get(func)
+        if device_form is not None:
+            result = device_form(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        created = array_functions.LIKE_FUNCTIONS.get(func)
+        if created is not None:  # np.ones(..., like=self)
+            result = created(*args, like=self, **kwargs)
+            if result is not NotImplemented:
+                return result
         if any(_is_device(v) for v in _leaves(kwargs.get("out"))):
             raise NotImplementedError(
                 f"np.{func.__name__}(..., out=<device array>): this function runs on the host; "
@@ -52,24 +65,28 @@ class WholeArrayReductions:
                 "it on the device)", VulkanPerformanceWarning, stacklevel=2)  # fmt: skip
         return func(*_to_host(args), **_to_host(kwargs))
 
-    def _whole(self, name, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
-        """Check NumPy's reduction keywords (``np.sum(d)`` passes them all): the device
-        reduces the whole array into one scalar, so `axis` must be None or name every axis,
-        and `dtype`, `out`, `keepdims`, `where` and `initial` be left out."""
+    def _whole(self, name, axis=None, dtype=None, out=None, keepdims=False, axes_ok=True,
+               **unsupported):
+        """Check NumPy's reduction keywords (``np.sum(d)`` passes them all). True for the
+        whole-array scalar form (`axis` None or naming every axis, no `dtype`, no
+        `keepdims`); False for the forms that give a device array (runtime/array_functions.py)
+        where `axes_ok`. `out`, `where` and `initial` are refused."""
         axes = None if axis is None else checks.as_int_tuple(
             axis if isinstance(axis, (tuple, list)) else (axis,), "axis", min_len=0, max_len=32,
             minimum=None)  # fmt: skip
         whole = axes is None or sorted(a % max(self.ndim, 1) for a in axes) == list(range(self.ndim))
-        extra = [k for k, v in (("dtype", dtype), ("out", out)) if v is not None]
-        extra += ["keepdims"] if keepdims else []
+        extra = ["out"] if out is not None else []
         extra += sorted(unsupported)
-        if not whole or extra:
-            what = f"axis={axis!r}" if not whole else ", ".join(f"{k}=..." for k in extra)
+        partial = not whole or keepdims or dtype is not None
+        if extra or (partial and not axes_ok):
+            what = ", ".join(f"{k}=..." for k in extra) if extra else (
+                f"axis={axis!r}" if not whole else "keepdims=..., dtype=...")
             raise NotImplementedError(
-                f"{name}({what}) of a device array: the device reduces the whole array to one "
-                f"scalar (d.{name}() or np.{name}(d)); for other forms reduce on the host "
-                f"(np.asarray(d).{name}(...)) or in a kernel"
+                f"{name}({what}) of a device array: sum, prod, mean, min and max reduce over "
+                f"axes into a device array (d.{name}(axis=..., keepdims=...) is not one of "
+                f"them); reduce on the host (np.asarray(d).{name}(...)) or in a kernel"
             )
+        return not partial
 
     def sum(self, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
             keepdims: bool = False, **kwargs: Any) -> np.generic:
@@ -83,8 +100,18 @@ class WholeArrayReductions:
         numpy scalar
             Of NumPy's result dtype (int64/uint64 for smaller integers and bool).
         """
-        self._whole("sum", axis, dtype, out, keepdims, **kwargs)
+        if not self._whole("sum", axis, dtype, out, keepdims, **kwargs):
+            return array_functions.reduce_axes(self, "sum", axis, dtype, keepdims)
         return reduce(self, "sum")
+
+    def prod(self, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
+             keepdims: bool = False, **kwargs: Any) -> Any:
+        """Product of the elements over `axis` (all by default), computed on the device: a
+        device array of NumPy's result shape and dtype, a NumPy scalar for the whole array
+        (``np.prod(d)`` too)."""
+        self._whole("prod", axis, dtype, out, keepdims, **kwargs)
+        result = array_functions.reduce_axes(self, "prod", axis, dtype, keepdims)
+        return result if result.ndim else result[()]
 
     def mean(self, axis: Axis = None, dtype: DTypeLike | None = None, out: None = None,
              keepdims: bool = False, **kwargs: Any) -> np.generic:
@@ -96,7 +123,8 @@ class WholeArrayReductions:
         -------
         numpy scalar
         """
-        self._whole("mean", axis, dtype, out, keepdims, **kwargs)
+        if not self._whole("mean", axis, dtype, out, keepdims, **kwargs):
+            return array_functions.reduce_axes(self, "mean", axis, dtype, keepdims)
         kind = self.dtype.kind
         result = np.dtype(np.float64) if kind in "biu" else self.dtype
         if self.size == 0:
@@ -114,7 +142,8 @@ class WholeArrayReductions:
         ValueError
             If the array is empty, as in NumPy.
         """
-        self._whole("min", axis, None, out, keepdims, **kwargs)
+        if not self._whole("min", axis, None, out, keepdims, **kwargs):
+            return array_functions.reduce_axes(self, "min", axis, None, keepdims)
         return reduce(self, "min")
 
     def max(self, axis: Axis = None, out: None = None, keepdims: bool = False,
@@ -126,7 +155,8 @@ class WholeArrayReductions:
         ValueError
             If the array is empty, as in NumPy.
         """
-        self._whole("max", axis, None, out, keepdims, **kwargs)
+        if not self._whole("max", axis, None, out, keepdims, **kwargs):
+            return array_functions.reduce_axes(self, "max", axis, None, keepdims)
         return reduce(self, "max")
 
 

@@ -18,7 +18,7 @@ from .. import forksafe
 from ..stubs import global_id
 from . import pinned as _pinned
 from .compiler_hook import jit
-from .streams import Stream
+from .streams import Stream, _refuse_in_capture
 
 
 def _core():
@@ -155,6 +155,7 @@ def copy_to_device(array, host, stream):
             buffer, offset = found
             core.copy(buffer, array._buffer, _regions(array, offset, True))
             return
+    _refuse_in_capture(stream, "a copy from pageable host memory (through staging)")
     values = np.ascontiguousarray(host.astype(array.dtype, copy=False), dtype=stored)
     raw = values.reshape(-1).view(np.uint8)
     buffer, view = _staging(array.device, raw.size)
@@ -183,6 +184,7 @@ def copy_to_host(array, out, stream):
             buffer, offset = found
             core.copy(array._buffer, buffer, _regions(array, offset, False))
             return
+    _refuse_in_capture(stream, "a copy to pageable host memory (through staging)")
     nbytes = array.size * array._itemsize
     buffer, view = _staging(array.device, nbytes)
     core.copy(array._buffer, buffer, _regions(array, 0, False))

@@ -16,7 +16,15 @@ class DeviceInfo:
     Attributes
     ----------
     index : int
-        Position in :func:`list_devices`.
+        Position in :func:`list_devices` (among the visible devices:
+        ``NUMBA_VULKAN_VISIBLE_DEVICES``).
+    vulkan_index : int
+        Position in the Vulkan loader's list of devices (``index`` unless
+        ``NUMBA_VULKAN_VISIBLE_DEVICES`` chooses or orders them).
+    logical : int
+        0, or n for the (n+1)-th entry of ``NUMBA_VULKAN_VISIBLE_DEVICES`` that names the
+        same physical device: each entry is a logical device of its own (a VkDevice with
+        its own queues, memory and kernels), so one machine can test several devices.
     name : str
         Device name reported by the driver.
     kind : {'discrete', 'integrated', 'virtual', 'cpu', 'other'}
@@ -123,10 +131,13 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     vulkan_memory_model: bool = False
     max_push_constants: int = 128
     device_local_bytes: int = 0
+    vulkan_index: int = -1
+    logical: int = 0
 
     def __repr__(self) -> str:
         v = ".".join(map(str, self.api_version[:2]))
-        return f"<DeviceInfo {self.index}: {self.name!r} ({self.kind}, Vulkan {v})>"
+        again = f", logical {self.logical}" if self.logical else ""
+        return f"<DeviceInfo {self.index}: {self.name!r} ({self.kind}, Vulkan {v}{again})>"
 
 
 # ---- names for annotations ------------------------------------------------------------

@@ -1,10 +1,16 @@
-"""Which devices there are and which one a call means: list_devices, get_device and
-select_device, with the table of opened devices. The Device class itself is runtime/devices.py.
+"""Which devices there are and which one a call means: list_devices, get_device,
+select_device (per thread; ``with device:`` for a block) and ``gpus``, with the table of
+opened devices. The Device class itself is runtime/devices.py.
+
+``NUMBA_VULKAN_VISIBLE_DEVICES`` chooses and orders the devices list_devices shows; an entry
+that names a physical device already listed opens it once more as a logical device of its
+own, which lets one machine (lavapipe in CI) test programs that use several devices.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 
@@ -46,11 +52,15 @@ def list_devices(refresh: bool = False) -> list[DeviceInfo]:
     Returns
     -------
     list of DeviceInfo
+        The visible devices (``NUMBA_VULKAN_VISIBLE_DEVICES``), each ``index`` its position
+        here.
 
     Raises
     ------
     numba_vulkan.errors.VulkanLoaderError
         If there is no Vulkan loader; the message contains :data:`hint`.
+    ValueError
+        If an entry of ``NUMBA_VULKAN_VISIBLE_DEVICES`` names no device.
     """
     global _infos, _default
     with lock:
@@ -58,11 +68,47 @@ def list_devices(refresh: bool = False) -> list[DeviceInfo]:
             _default = None
         if _infos is None or refresh:
             raw = _core().vk_list_devices(debug.debug_level(), bool(refresh))
-            _infos = [_with_cached_probes(_info(d)) for d in raw]
+            found = [_info(d) for d in raw]
+            _infos = [_with_cached_probes(i) for i in visible(found, config.VISIBLE_DEVICES)]
             for index, dev in opened.items():  # what opened devices measured stays
                 if index < len(_infos):
                     _infos[index] = dev.info
         return list(_infos)
+
+
+def visible(infos, spec):
+    """The devices of `infos` (the loader's list) that `spec` names, in its order.
+
+    `spec` is ``NUMBA_VULKAN_VISIBLE_DEVICES``: loader indices or case-insensitive name
+    substrings, separated by commas; empty for every device. A physical device named again
+    is a further logical device (``logical`` counts the earlier entries). Each DeviceInfo
+    gets ``index`` (its position in the result), ``vulkan_index`` and ``logical``.
+    """
+    entries = [e.strip() for e in spec.split(",") if e.strip()] if spec else None
+    if entries is None:
+        chosen = list(infos)
+    else:
+        chosen = []
+        for entry in entries:
+            match = None
+            if entry.lstrip("-").isdigit():
+                n = int(entry)
+                match = infos[n] if 0 <= n < len(infos) else None
+            else:
+                match = next((i for i in infos if entry.lower() in i.name.lower()), None)
+            if match is None:
+                raise ValueError(
+                    f"NUMBA_VULKAN_VISIBLE_DEVICES={spec!r}: {entry!r} names no Vulkan device; "
+                    f"{_describe(infos)}"
+                )
+            chosen.append(match)
+    out, seen = [], {}
+    for position, info in enumerate(chosen):
+        logical = seen.get(info.index, 0)
+        seen[info.index] = logical + 1
+        out.append(dataclasses.replace(info, index=position, vulkan_index=info.index,
+                                       logical=logical))  # fmt: skip
+    return out
 
 
 def _info(raw):
@@ -93,7 +139,9 @@ def with_verdicts(info, verdicts):
                                soft_forms=selftest.soft_forms(verdicts))
 
 
-_selected = None
+#: The calling thread's selection (select_device, ``with device:``): ``device``, the current
+#: Device or None for the default.
+_thread = threading.local()
 # get_device(None) without a selection, found once (list_devices(refresh) forgets it).
 _default = None
 
@@ -139,9 +187,10 @@ def get_device(which: DeviceSpec = None) -> DeviceLike:
     ----------
     which : int, str, DeviceInfo, Device or None
         Index into :func:`list_devices`, a case-insensitive substring of the
-        device name, or None for the current default: the device chosen by
-        :func:`select_device`, else ``NUMBA_VULKAN_DEVICE``, else the first
-        discrete GPU, integrated GPU, virtual GPU or CPU device, in that order.
+        device name, or None for the current device: the one the calling thread chose
+        with :func:`select_device` or ``with device:``, else ``NUMBA_VULKAN_DEVICE``,
+        else the first discrete GPU, integrated GPU, virtual GPU or CPU device, in
+        that order.
 
     Returns
     -------
@@ -158,8 +207,9 @@ def get_device(which: DeviceSpec = None) -> DeviceLike:
     if isinstance(which, _Device):
         return which
     if which is None:  # the launch path asks every launch: answer from the cache
-        if _selected is not None:
-            return _selected
+        selected = getattr(_thread, "device", None)
+        if selected is not None:
+            return selected
         if _default is not None:
             return _default
     default = which is None
@@ -180,7 +230,11 @@ def get_device(which: DeviceSpec = None) -> DeviceLike:
 
 
 def select_device(which: DeviceSpec) -> DeviceLike:
-    """Make `which` the default device for later kernel calls and allocations.
+    """Make `which` the calling thread's device for later kernel calls and allocations.
+
+    The choice is per thread, as numba.cuda's ``select_device``: other threads keep
+    theirs, and a thread that chose none uses the default (:func:`get_device`).
+    ``with device:`` chooses a device for a block only.
 
     Parameters
     ----------
@@ -191,10 +245,56 @@ def select_device(which: DeviceSpec) -> DeviceLike:
     -------
     Device
     """
-    global _selected
     device = get_device(which)
-    _selected = device
+    _thread.device = device
     return device
+
+
+def enter(device):
+    """``with device:`` (Device.__enter__): make `device` the thread's current one until
+    :func:`leave`; blocks nest."""
+    stack = getattr(_thread, "stack", None)
+    if stack is None:
+        stack = _thread.stack = []
+    stack.append(getattr(_thread, "device", None))
+    _thread.device = device
+    return device
+
+
+def leave():
+    """The end of ``with device:``: the thread's device before the block again."""
+    _thread.device = _thread.stack.pop()
+
+
+class DeviceSequence:
+    """``nv.gpus``: the visible devices as a sequence of Devices, as numba.cuda's
+    ``cuda.gpus`` (``with nv.gpus[1]:``, ``nv.gpus.current``). Devices open on first
+    use; despite the name they are every Vulkan device list_devices shows, CPUs too."""
+
+    def __len__(self) -> int:
+        return len(list_devices())
+
+    def __getitem__(self, i: int) -> DeviceLike:
+        n = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"gpus is indexed by an int, not {type(i).__name__}")
+        if not -n <= int(i) < n:
+            raise IndexError(f"no device {int(i)}; {_describe(list_devices())}")
+        return get_device(int(i) % n)
+
+    def __iter__(self):
+        return (get_device(i) for i in range(len(self)))
+
+    @property
+    def current(self) -> DeviceLike:
+        """The calling thread's current device (:func:`get_device` ``(None)``)."""
+        return get_device()
+
+    def __repr__(self) -> str:
+        return f"<numba_vulkan.gpus: {len(self)} Vulkan device(s)>"
+
+
+gpus = DeviceSequence()
 
 
 def use_device_class(cls):

@@ -30,8 +30,10 @@ class Device(KernelLaunches):
     Parameters
     ----------
     info : DeviceInfo
-        The physical device to open. ``Device(info)`` returns the device already
-        opened for it, if any: there is one Device per physical device.
+        The device to open (an entry of :func:`list_devices`). ``Device(info)`` returns
+        the device already opened for it, if any: there is one Device per listed device,
+        and a physical device listed twice (``NUMBA_VULKAN_VISIBLE_DEVICES="0,0"``) is
+        two logical devices.
 
     Attributes
     ----------
@@ -56,6 +58,10 @@ class Device(KernelLaunches):
     interrupted with Ctrl-C. A device cannot be used in a child process forked
     after the parent used Vulkan (VulkanForkError): use multiprocessing's
     ``spawn`` start method. Devices stay open until the process ends.
+
+    Arrays, kernels' launchers, streams and events belong to one device; a launch or a
+    ufunc that mixes devices raises ValueError naming both. ``with device:`` makes the
+    device the calling thread's current one for a block (docs/devices.md).
     """
 
     info: DeviceInfo
@@ -85,7 +91,8 @@ class Device(KernelLaunches):
 
     def _init(self, info):
         self.info = info
-        self._core = _core().Device.open(info.index, debug.debug_level())
+        vulkan_index = info.index if info.vulkan_index < 0 else info.vulkan_index
+        self._core = _core().Device.open(vulkan_index, debug.debug_level(), info.logical)
         self._core.pool_limit = int(config.POOL_MB) << 20
         self._core.sync_launches = bool(config.SYNC)
         self._core.timeout = float(config.TIMEOUT)
@@ -116,7 +123,16 @@ class Device(KernelLaunches):
         device_list.update_info(info)
 
     def __repr__(self) -> str:
-        return f"<Device {self.info.index}: {self.info.name!r}>"
+        again = f" (logical {self.info.logical})" if self.info.logical else ""
+        return f"<Device {self.info.index}: {self.info.name!r}{again}>"
+
+    def __enter__(self) -> Device:
+        """``with device:``: the calling thread's current device inside the block (kernel
+        launches, allocations, ufuncs on host data), the previous one after it."""
+        return device_list.enter(self)
+
+    def __exit__(self, *exc: object) -> None:
+        device_list.leave()
 
     # Facts of the logical device.
     @property

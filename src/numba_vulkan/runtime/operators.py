@@ -110,21 +110,24 @@ class ArrayOperators:
             return NotImplemented
         return np.not_equal(self, other)
 
-    def astype(self: _Array, dtype: DTypeLike) -> _Array:
+    def astype(self: _Array, dtype: DTypeLike, copy: bool = True) -> _Array:
         """A new device array with the elements converted to `dtype` (NumPy's conversion:
-        floats to ints truncate, to bool is ``!= 0``), computed on the device."""
+        floats to ints truncate, to bool is ``!= 0``), computed on the device; with
+        ``copy=False`` the array itself where it already has that dtype."""
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
         return compiler_hook.cast_on_device(self, np.dtype(dtype))
 
     def any(self, axis: Axis = None, out: None = None, keepdims: bool = False,
             **kwargs: Any) -> np.bool_:
         """Whether any element is true (computed on the device; ``np.any(d)`` too)."""
-        self._whole("any", axis, None, out, keepdims, **kwargs)
+        self._whole("any", axis, None, out, keepdims, axes_ok=False, **kwargs)
         return np.bool_(np.not_equal(self, 0).sum() > 0) if self.size else np.False_
 
     def all(self, axis: Axis = None, out: None = None, keepdims: bool = False,
             **kwargs: Any) -> np.bool_:
         """Whether every element is true (computed on the device; ``np.all(d)`` too)."""
-        self._whole("all", axis, None, out, keepdims, **kwargs)
+        self._whole("all", axis, None, out, keepdims, axes_ok=False, **kwargs)
         return np.bool_(np.equal(self, 0).sum() == 0) if self.size else np.True_
 
 

@@ -128,6 +128,7 @@ class Stream:
         """
         if not callable(callback):
             raise TypeError(f"add_callback() needs a callable, not {type(callback).__name__}")
+        _refuse_in_capture(self, "Stream.add_callback (a host callback)")
         import threading
 
         done = event(self.device)
@@ -179,6 +180,7 @@ class Stream:
     # ---- host side ------------------------------------------------------------------
     def _after(self, work):
         """Run `work()` once the stream has passed everything enqueued so far."""
+        _refuse_in_capture(self, "host work after the stream's copies")
         with self._lock:
             self._host_work.append((self._core.value, work))
             with _pending_lock:
@@ -199,6 +201,19 @@ class Stream:
             # Run in order, under the lock: a later thread's _finish must not overtake.
             for w in due:
                 w()
+
+
+def _refuse_in_capture(stream, what):
+    """VulkanGraphError if a graph captures `stream` (graphs.py): `what` needs the host
+    while the stream runs, which a replay does not come back for."""
+    if stream._core.capturing:
+        from ..errors import VulkanGraphError
+
+        raise VulkanGraphError(
+            f"{what} cannot be captured into a graph: a replay runs on the device without "
+            "the host; do it after the replay, or use pinned memory (pinned_array) for "
+            "copies to and from the host"
+        )
 
 
 # Streams with host work not yet run (strong references: a dropped stream's copies

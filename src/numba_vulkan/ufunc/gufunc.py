@@ -98,6 +98,7 @@ class VulkanGUFunc:
     """
 
     def __init__(self, pyfunc, layout, signatures, options):
+        self._made_from = (pyfunc, layout, list(signatures), dict(options))
         self.pyfunc = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "gufunc")
         self.__doc__ = getattr(pyfunc, "__doc__", None)
@@ -139,10 +140,20 @@ class VulkanGUFunc:
     def __repr__(self):
         return f"<numba_vulkan gufunc {self.__name__!r} {self.layout!r}>"
 
+    def __reduce__(self):
+        """Pickled (cloudpickle; Dask's ``distributed``) as what made it: the receiving
+        process compiles on its first call."""
+        return VulkanGUFunc, self._made_from
+
     def __call__(self, *args, out=None, device=None, stream=None):
         if len(args) not in (self.nin, self.nin + self.nout):
             raise TypeError(f"{self.__name__} takes {self.nin} inputs (and optionally "
                             f"{self.nout} outputs), {len(args)} given")  # fmt: skip
+        if len(args) == self.nin and out is None and any(
+                hasattr(a, "__dask_graph__") for a in args):
+            from ..dask.ufuncs import generalized  # Dask arrays: one call per block
+
+            return generalized(self, args)
         outs = list(args[self.nin:]) or [None] * self.nout
         if out is not None:
             if args[self.nin:]:

@@ -118,7 +118,10 @@ def device_of(values, device=None):
             if found is None:
                 found = v.device
             elif v.device is not found:
-                raise ValueError("the device arrays of one call must be on the same device")
+                raise ValueError(
+                    f"the device arrays of one call must be on the same device, not on "
+                    f"{found} and {v.device}; copy one with nv.to_device(x, device=...)"
+                )
     if found is not None:
         if device is not None and device_list.get_device(device) is not found:
             raise ValueError("device= names another device than the device arrays' one")

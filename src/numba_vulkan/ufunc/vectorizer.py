@@ -191,6 +191,7 @@ class VulkanUFunc:
     """
 
     def __init__(self, pyfunc, signatures, options, identity=None):
+        self._made_from = (pyfunc, list(signatures), dict(options), identity)
         self.pyfunc = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "ufunc")
         self.__doc__ = getattr(pyfunc, "__doc__", None)
@@ -215,6 +216,11 @@ class VulkanUFunc:
         # object once this one is gone, and find this one's kernels).
         self._key = next(_serial)
 
+    def __reduce__(self):
+        """Pickled (cloudpickle; Dask's ``distributed``) as what made it: the receiving
+        process compiles on its first call."""
+        return VulkanUFunc, self._made_from
+
     @property
     def types(self):
         return [
@@ -235,6 +241,10 @@ class VulkanUFunc:
     def __call__(self, *args, out=None, device=None, stream=None):
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__} takes {self.nin} arguments, {len(args)} given")
+        if out is None and any(hasattr(a, "__dask_graph__") for a in args):
+            from ..dask.ufuncs import elementwise  # Dask arrays: one call per block
+
+            return elementwise(self, args)
         values = [operands.as_operand(a) for a in args]
         if self._signatures:
             dtypes, ret = select(self._signatures, values, self.__name__)

@@ -1,0 +1,230 @@
+"""Dask arrays of device arrays (numba_vulkan.dask): what Dask costs on our chunks.
+
+Parts (``--parts``, comma-separated; the GPU part only where asked):
+
+  - **overhead**: per-task time of a small ``map_blocks`` (``block + 1``) over
+    ``--tasks`` chunks of ``--chunk`` float32 elements, on device chunks and on NumPy
+    chunks, with Dask's synchronous scheduler (the task's own cost, no thread hand-offs)
+    and its threaded one; ``overhead_us`` is the difference per task (the goal: at most
+    1000 us above NumPy's on 2 cores). ``kernel`` is the same with a ``@jit`` kernel
+    writing into ``np.empty_like(block)``.
+  - **startup**: seconds from ``LocalVulkanCluster(devices="0,0,...")`` (``--workers``,
+    default 2 and 8; each worker opens its device and compiles a first kernel as it
+    starts) until every worker has run a task with a kernel on a device chunk (the goal:
+    8 workers within 2 s on a CPU machine); ``up_s`` is the cluster's start alone.
+  - **gpu**: an element-wise chain and a reduction, ``sum(sqrt(x * x + 1) * 0.5 - x)``,
+    over ``--gib`` GiB of float32 in ``--chunk-gib`` chunks on one device: Dask with device
+    chunks (threaded scheduler) against one fused kernel over the whole array, and against
+    Dask with CuPy chunks where cupy imports (the goals on the H200, 32 GiB in 1 GiB
+    chunks: within 1.3x of the fused kernel, and at least as fast as CuPy's chunks).
+
+    python3 benchmarks/bench_dask.py                                   # overhead, startup
+    python3 benchmarks/bench_dask.py --parts gpu --gib 32 --chunk-gib 1 # the GPU machine
+    python3 benchmarks/bench_dask.py --tasks 200 --workers 2 --json     # quick
+
+Prints one line per measure, or with ``--json`` one JSON object; ``--out`` also writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _median_time(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def overhead(tasks, chunk, repeats):
+    import dask.array as da
+
+    import numba_vulkan as nv
+    import numba_vulkan.dask
+
+    @nv.jit
+    def plus_one(a, out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = a[i] + 1
+
+    def kernel_block(block):
+        out = np.empty_like(block)
+        plus_one.forall(block.size)(block, out)
+        return out
+
+    host = np.arange(tasks * chunk, dtype=np.float32)
+    on_host = da.from_array(host, chunks=chunk)
+    on_device = da.from_array(nv.to_device(host), chunks=chunk, asarray=False)
+    device = nv.get_device()
+    out = {"tasks": tasks, "chunk": chunk}
+    for scheduler in ("sync", "threads"):
+        def run(x, f, scheduler=scheduler):
+            y = x.map_blocks(f, dtype=np.float32)
+            # One persist: every block computed, results kept where they are (no gather).
+            result = y.persist(scheduler=scheduler)
+            device.synchronize()
+            return result
+
+        for label, x, f in (("numpy", on_host, lambda b: b + 1),
+                            ("device", on_device, lambda b: b + 1),
+                            ("kernel", on_device, kernel_block)):  # fmt: skip
+            run(x, f)  # warm: compiles, pools
+            seconds = _median_time(lambda x=x, f=f: run(x, f), repeats)
+            out[f"{scheduler}_{label}_us"] = seconds / tasks * 1e6
+        out[f"{scheduler}_overhead_us"] = out[f"{scheduler}_device_us"] - out[f"{scheduler}_numpy_us"]
+        out[f"{scheduler}_kernel_overhead_us"] = (out[f"{scheduler}_kernel_us"]
+                                                  - out[f"{scheduler}_numpy_us"])  # fmt: skip
+    return out
+
+
+def _first_task(_):
+    from numba_vulkan.dask.cluster import warm_up
+
+    device = warm_up()  # compiled already by the worker's start: a launch
+    return os.getpid(), device.info.name
+
+
+def startup(workers, index):
+    from distributed import Client
+
+    from numba_vulkan.dask import LocalVulkanCluster
+
+    out = {}
+    for n in workers:
+        t0 = time.perf_counter()
+        with LocalVulkanCluster(devices=",".join([str(index)] * n)) as cluster, \
+                Client(cluster) as client:  # fmt: skip
+            client.wait_for_workers(n)
+            up = time.perf_counter() - t0
+            addresses = list(client.scheduler_info()["workers"])
+            futures = [client.submit(_first_task, i, workers=[a], pure=False)
+                       for i, a in enumerate(addresses)]  # fmt: skip
+            logical = client.gather(futures)
+            ready = time.perf_counter() - t0
+        assert len({pid for pid, _ in logical}) == n, logical  # one process each
+        out[f"workers{n}_up_s"] = up
+        out[f"workers{n}_first_kernel_s"] = ready
+    return out
+
+
+def gpu(gib, chunk_gib, repeats):
+    import dask.array as da
+
+    import numba_vulkan as nv
+    import numba_vulkan.dask
+
+    n = int(gib * (1 << 30)) // 4
+    chunk = int(chunk_gib * (1 << 30)) // 4
+    device = nv.get_device()
+
+    @nv.jit
+    def fill(x):
+        i = nv.global_id(0)
+        if i < x.size:
+            x[i] = (i % 1000) * np.float32(0.001)
+
+    @nv.jit
+    def fused(x, partial, per):
+        g = nv.global_id(0)
+        if g < partial.size:
+            start = g * per
+            stop = min(start + per, x.size)
+            acc = np.float32(0)
+            for i in range(start, stop):
+                v = x[i]
+                acc += nv.sqrt(v * v + 1) * np.float32(0.5) - v
+            partial[g] = acc
+
+    x = nv.device_array(n, np.float32)
+    fill.forall(n)(x)
+    device.synchronize()
+
+    def pipeline(arr):
+        return (np.sqrt(arr * arr + 1) * np.float32(0.5) - arr).sum()
+
+    dx = da.from_array(x, chunks=chunk, asarray=False)
+    out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name}
+    out["dask_vulkan_s"] = _median_time(lambda: float(pipeline(dx).compute(scheduler="threads")),
+                                        repeats)  # fmt: skip
+    per = 4096
+    partial = nv.device_array(-(-n // per), np.float32)
+
+    def one_kernel():
+        fused.forall(partial.size)(x, partial, per)
+        return float(partial.sum())
+
+    out["fused_kernel_s"] = _median_time(one_kernel, repeats)
+    out["dask_over_fused"] = out["dask_vulkan_s"] / out["fused_kernel_s"]
+    try:
+        import cupy
+    except ImportError:
+        out["dask_cupy_s"] = None
+        return out
+    cx = cupy.arange(n, dtype=cupy.int64) % 1000
+    cx = (cx * 0.001).astype(cupy.float32)
+    dcx = da.from_array(cx, chunks=chunk, asarray=False)
+
+    def cupy_run():
+        value = float(pipeline(dcx).compute(scheduler="threads"))
+        cupy.cuda.Device().synchronize()
+        return value
+
+    out["dask_cupy_s"] = _median_time(cupy_run, repeats)
+    out["vulkan_over_cupy"] = out["dask_vulkan_s"] / out["dask_cupy_s"]
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--parts", default="overhead,startup", help="overhead,startup,gpu")
+    p.add_argument("--tasks", type=int, default=1000, help="chunks of the overhead part")
+    p.add_argument("--chunk", type=int, default=1024, help="float32 elements per chunk")
+    p.add_argument("--workers", default="2,8", help="cluster sizes of the startup part")
+    p.add_argument("--gib", type=float, default=32.0, help="GiB of float32 (gpu part)")
+    p.add_argument("--chunk-gib", type=float, default=1.0, help="GiB per chunk (gpu part)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--out", help="also write the JSON here")
+    args = p.parse_args(argv)
+
+    import numba_vulkan as nv
+
+    device = nv.get_device()
+    index = device.info.vulkan_index if device.info.vulkan_index >= 0 else device.info.index
+    results = {"device": device.info.name, "cpus": os.cpu_count()}
+    parts = [s.strip() for s in args.parts.split(",") if s.strip()]
+    if "overhead" in parts:
+        results["overhead"] = overhead(args.tasks, args.chunk, args.repeats)
+    if "startup" in parts:
+        results["startup"] = startup([int(w) for w in args.workers.split(",")], index)
+    if "gpu" in parts:
+        results["gpu"] = gpu(args.gib, args.chunk_gib, args.repeats)
+    text = json.dumps(results, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    if args.json:
+        print(text)
+    else:
+        for part, values in results.items():
+            if isinstance(values, dict):
+                for k, v in values.items():
+                    print(f"{part}.{k}: {v:.4g}" if isinstance(v, float) else f"{part}.{k}: {v}")
+            else:
+                print(f"{part}: {values}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

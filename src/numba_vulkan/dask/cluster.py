@@ -1,0 +1,156 @@
+"""LocalVulkanCluster: a ``distributed`` cluster on this machine with one worker process per
+Vulkan device, each worker bound to its device (as dask-cuda's LocalCUDACluster binds one to
+each GPU). On a machine without a GPU the workers run on lavapipe."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import dask
+import numpy as np
+from distributed import LocalCluster, Nanny
+
+from .. import config
+from ..runtime import device_list
+
+ENV = "NUMBA_VULKAN_VISIBLE_DEVICES"
+
+
+def _entries(devices):
+    """Each worker's ``NUMBA_VULKAN_VISIBLE_DEVICES``: one entry of the cluster's devices."""
+    if devices is None:
+        spec = config.VISIBLE_DEVICES
+        if spec:
+            return [e.strip() for e in spec.split(",") if e.strip()]
+        return [str(info.vulkan_index if info.vulkan_index >= 0 else info.index)
+                for info in device_list.list_devices()]  # fmt: skip
+    if isinstance(devices, str):
+        return [e.strip() for e in devices.split(",") if e.strip()]
+    out = []
+    for d in devices:
+        info = getattr(d, "info", d)
+        index = getattr(info, "vulkan_index", -1)
+        out.append(str(index if index >= 0 else getattr(info, "index", d)))
+    return out
+
+
+class LocalVulkanCluster(LocalCluster):
+    """A local ``distributed`` cluster with one worker process per device.
+
+    Parameters
+    ----------
+    devices : str, sequence of int, str or Device, optional
+        The devices, one worker each: loader indices or name substrings (as
+        ``NUMBA_VULKAN_VISIBLE_DEVICES``, whose value is the default; else every device).
+        A device named twice gets two workers, each on a logical device of its own: on a
+        machine with one device (lavapipe), ``devices="0,0"`` makes a cluster of two.
+    n_workers : int, optional
+        Workers to start now (all devices by default); ``scale`` adds up to one per device.
+    threads_per_worker : int
+        Threads of each worker (1 by default: one device queue each).
+    warm : bool
+        Open the device and compile a first kernel when a worker starts, so that the first
+        task does not pay for it.
+    start_method : {"forkserver", "spawn"}
+        How worker processes start. "forkserver" (the default) forks them from a server
+        process that imported distributed, dask.array, Numba and numba_vulkan once (and
+        never used Vulkan), so each worker skips those imports; "spawn" starts each as a
+        fresh Python, as distributed does by default.
+    **kwargs
+        What ``distributed.LocalCluster`` takes (``dashboard_address`` is None by default).
+
+    Attributes
+    ----------
+    devices : list of str
+        Each worker's ``NUMBA_VULKAN_VISIBLE_DEVICES``, by worker name (0, 1, ...).
+    """
+
+    def __init__(self, devices: str | Sequence[Any] | None = None, n_workers: int | None = None,
+                 threads_per_worker: int = 1, warm: bool = True,
+                 start_method: str = "forkserver", **kwargs: Any) -> None:
+        self.devices = _entries(devices)
+        if not self.devices:
+            raise ValueError("LocalVulkanCluster: no Vulkan device to start a worker on")
+        if n_workers is None:
+            n_workers = len(self.devices)
+        if n_workers > len(self.devices):
+            raise ValueError(f"{n_workers} workers for {len(self.devices)} devices "
+                             f"({','.join(self.devices)}): one worker per device")  # fmt: skip
+        self._warm = warm
+        if start_method not in ("forkserver", "spawn"):
+            raise ValueError(f"start_method must be 'forkserver' or 'spawn', not {start_method!r}")
+        kwargs.setdefault("dashboard_address", None)
+        kwargs.setdefault("worker_class", Nanny)
+        method = {"distributed.worker.multiprocessing-method": start_method}
+        with dask.config.set(method):  # read as the workers start
+            if start_method == "forkserver":
+                _preload_forkserver()
+            super().__init__(n_workers=0, threads_per_worker=threads_per_worker, processes=True,
+                             **kwargs)  # fmt: skip
+            options = self.new_spec["options"]
+            options["preload"] = [*options.get("preload", []), "numba_vulkan.dask"]
+            self.scale(n_workers)
+            self.sync(self._correct_state)
+
+    def new_worker_spec(self) -> dict[Any, dict[str, Any]]:
+        free = sorted(set(range(len(self.devices))) - set(self.worker_spec))
+        if not free:
+            raise ValueError(f"every device of the cluster ({','.join(self.devices)}) has a "
+                             "worker")  # fmt: skip
+        name = free[0]
+        spec = copy.deepcopy(self.new_spec)
+        options = spec["options"]
+        env = dict(options.get("env") or {})
+        env[ENV] = self.devices[name]
+        env["NUMBA_VULKAN_DASK_WARM"] = "1" if self._warm else "0"
+        options["env"] = env
+        return {name: spec}
+
+
+def _preload_forkserver():
+    """What the forkserver imports once for every worker it forks (distributed's
+    get_mp_context sets its own list on its first call, then leaves it: ours replaces it).
+    Only before the server starts: a running server keeps its list."""
+    from distributed.utils import get_mp_context
+
+    ctx = get_mp_context()
+    ctx.set_forkserver_preload(["distributed", "numpy", "dask.array", "numba", "numba_vulkan",
+                                "numba_vulkan.dask"])  # fmt: skip
+
+
+_warm_kernel = None
+
+
+def warm_up() -> Any:
+    """Open the current device and run a small kernel (compiled on first use): what a worker
+    does before its first task (numba_vulkan.dask.dask_setup)."""
+    global _warm_kernel
+    from .. import jit
+    from ..runtime import get_device, to_device
+    from ..stubs import global_id
+
+    if _warm_kernel is None:
+        def _nv_warm(x):
+            i = global_id(0)
+            if i < x.size:
+                x[i] = x[i] + 1.0
+
+        _warm_kernel = jit(_nv_warm)
+    device = get_device()
+    x = to_device(np.zeros(64, np.float32), device=device)
+    _warm_kernel.forall(x.size, device=device)(x)
+    device.synchronize()
+    return device
+
+
+def worker_device() -> dict[str, Any]:
+    """What the calling worker runs on: its ``NUMBA_VULKAN_VISIBLE_DEVICES``, the device's
+    name and logical index, and the process id (for tests and diagnostics)."""
+    from ..runtime import get_device
+
+    info = get_device().info
+    return {"visible": os.environ.get(ENV, ""), "name": info.name,
+            "vulkan_index": info.vulkan_index, "logical": info.logical, "pid": os.getpid()}
