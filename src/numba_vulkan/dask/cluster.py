@@ -128,7 +128,7 @@ def warm_up() -> Any:
     """Open the current device and run a small kernel (compiled on first use): what a worker
     does before its first task (numba_vulkan.dask.dask_setup)."""
     global _warm_kernel
-    from .. import jit
+    from ..dispatcher import jit
     from ..runtime import get_device, to_device
     from ..stubs import global_id
 

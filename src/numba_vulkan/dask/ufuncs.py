@@ -33,17 +33,11 @@ def _meta_of(args, dtype, ndim):
 
 
 def elementwise(ufunc: Any, args: tuple[Any, ...]) -> da.Array:
-    """``ufunc(*args)`` for a VulkanUFunc and Dask arrays among `args`: a Dask array."""
-    from ..ufunc.vectorizer import natural_dtypes, select
-
-    values = _prototypes(args)
-    if ufunc._signatures:
-        _, ret = select(ufunc._signatures, values, ufunc.__name__)
-    else:
-        ret = ufunc._result_dtype(natural_dtypes(values))
+    """``ufunc(*args)`` for a VulkanUFunc and Dask arrays among `args`: a Dask array, of the
+    dtype the ufunc gives for NumPy arrays of the blocks' dtypes (``ufunc.result_dtype``)."""
     from dask.array.core import elemwise
 
-    return elemwise(ufunc, *args, dtype=ret)
+    return elemwise(ufunc, *args, dtype=ufunc.result_dtype(_prototypes(args)))
 
 
 def generalized(gufunc: Any, args: tuple[Any, ...]) -> Any:

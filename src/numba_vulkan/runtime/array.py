@@ -23,7 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from .. import bfloat16_host, checks
-from . import copies, device_list, streams
+from . import array_functions, copies, device_list, streams
 from . import indexing as _indexing
 from . import pinned as _pinned
 from . import reports as _reports
@@ -95,9 +95,7 @@ _check_stream = streams.check
 
 def _unpickle(host):
     """A pickled DeviceArray (``DeviceArray.__reduce__``): `host` on the current device."""
-    from .creation import to_device
-
-    return to_device(host)
+    return DeviceArray(None, host.shape, host.dtype).copy_to_device(host)
 
 
 class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().DeviceArrayBase):
@@ -545,3 +543,6 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
                              "copy (copy=False); use np.asarray(d) or d.copy_to_host()")
         values = self.copy_to_host()
         return values if dtype is None else values.astype(dtype, copy=False)
+
+
+array_functions.DEVICE_ARRAY = DeviceArray  # its NumPy functions make device arrays

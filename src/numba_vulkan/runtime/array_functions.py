@@ -97,10 +97,13 @@ def _copy2_kernel():
 # ---- helpers -------------------------------------------------------------------------
 
 
-def _device_array():
-    from .array import DeviceArray
+#: The DeviceArray class, set by runtime/array.py once it is defined: the array's own methods
+#: call this module, which therefore does not import array.py back (no import circle).
+DEVICE_ARRAY = None
 
-    return DeviceArray
+
+def _device_array():
+    return DEVICE_ARRAY
 
 
 def _is_device(value):
@@ -262,12 +265,17 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     return fill(_new(like.device, shape, dtype), fill_value)
 
 
+def _to_device(values, device):
+    """NumPy array `values` copied to a new device array on `device` (creation.to_device,
+    which imports the array module: this one does not)."""
+    host = checks.host_array(values, "array")
+    return _new(device, host.shape, host.dtype).copy_to_device(host)
+
+
 def arange(*args, like=None, **kwargs):
     if not _is_device(like):
         return NotImplemented
-    from .creation import to_device
-
-    return to_device(np.arange(*args, **kwargs), device=like.device)
+    return _to_device(np.arange(*args, **kwargs), like.device)
 
 
 def asarray(a, dtype=None, order=None, *, like=None, **kwargs):
@@ -277,9 +285,7 @@ def asarray(a, dtype=None, order=None, *, like=None, **kwargs):
         if a.device is like.device:
             return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
         a = np.asarray(a)
-    from .creation import to_device
-
-    return to_device(np.asarray(a, dtype=dtype), device=like.device)
+    return _to_device(np.asarray(a, dtype=dtype), like.device)
 
 
 def array(a, dtype=None, *, copy=True, like=None, **kwargs):

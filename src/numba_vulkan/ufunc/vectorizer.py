@@ -238,6 +238,13 @@ class VulkanUFunc:
             self._return_types[key] = found
         return found
 
+    def result_dtype(self, values):
+        """The dtype of ``self(*values)`` for operands `values` (NumPy arrays or scalars), as a
+        call selects it: the first signature they cast to, else Numba's typing."""
+        if self._signatures:
+            return select(self._signatures, values, self.__name__)[1]
+        return self._result_dtype(natural_dtypes(values))
+
     def __call__(self, *args, out=None, device=None, stream=None):
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__} takes {self.nin} arguments, {len(args)} given")
