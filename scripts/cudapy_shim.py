@@ -144,6 +144,11 @@ support.override_config = _OverrideConfig
 
 def install():
     """Register the stand-ins under the names run_cudapy.py rewrites the imports to."""
+    from numba.core import errors
+
     sys.modules["_cudapy_config"] = config
     sys.modules["_cudapy_testing"] = testing
     sys.modules["_cudapy_support"] = support
+    core = types.ModuleType("_cudapy_core")  # numba.cuda.core: its config and errors
+    core.config, core.errors = config, errors
+    sys.modules["_cudapy_core"] = core

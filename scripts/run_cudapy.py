@@ -16,8 +16,10 @@ the stand-ins of scripts/cudapy_shim.py. Imports of numba-cuda's compiler intern
 where they do not exist: those files fail to import and are classified as relying on
 CUDA internals.
 
-Each file runs in its own process (a crash or hang loses one file, not the run) and each
-test under a timeout (SIGALRM, --timeout seconds, 60 by default). The report gives
+Each file runs in its own process (a crash or hang loses one file, not the run), under
+pytest, which collects numba-cuda's unittest classes and its plain pytest functions alike
+(marks included: an expected failure that fails is a skip naming it), and each test under a
+timeout (SIGALRM, --timeout seconds, 60 by default). The report gives
 pass/fail/error/skip counts per file, the totals, and every failure classified by cause
 (cudapy_classify.py); docs/cuda-compat.md records a run.
 """
@@ -32,8 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
-import unittest
+
+import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 TESTS_UNDER = ("numba_cuda/numba/cuda/tests/cudapy", "numba/cuda/tests/cudapy", ".")
@@ -118,7 +120,9 @@ def make_package(tests_dir, out):
     """_cudapy_tests: every .py of tests/cudapy ported, so usecase imports resolve."""
     pkg = pathlib.Path(out) / "_cudapy_tests"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
+    # the stand-ins are installed by the package itself, so that a process a test spawns
+    # (multiprocessing's "spawn") imports the test module as the run did
+    (pkg / "__init__.py").write_text("import cudapy_shim\n\ncudapy_shim.install()\n")
     for path in tests_dir.glob("*.py"):
         if path.name != "__init__.py":
             (pkg / path.name).write_text(port(path.read_text()))
@@ -132,90 +136,100 @@ class _Timeout(BaseException):
     """Raised by SIGALRM in a test that ran too long (BaseException: tests cannot eat it)."""
 
 
-def _leaves(suite):
-    for t in suite:
-        if isinstance(t, unittest.TestSuite):
-            yield from _leaves(t)
-        else:
-            yield t
-
-
 def _why(exc_text):
     lines = [ln for ln in exc_text.strip().splitlines() if ln and not ln.startswith(" ")]
     return re.sub(r"\x1b\[[0-9;]*m", "", lines[-1] if lines else exc_text)[:400]
 
 
-class _Result(unittest.TestResult):
-    """Keeps the first outcome of a test as [kind, one line naming the exception]."""
+def _one_line(message):
+    """'Type: first line of the message' from pytest's 'Type: message' (colours removed)."""
+    message = re.sub(r"\x1b\[[0-9;]*m", "", message)
+    qual, sep, text = message.partition(": ")
+    if not sep or " " in qual:  # not 'Type: ...'
+        qual, text = "", message
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if qual.endswith("_Timeout"):
+        qual = "Timeout"
+    return (f"{qual}: {line}" if qual else line)[:400]
 
-    def __init__(self):
-        super().__init__()
-        self.outcome = ["PASS", ""]
 
-    def _set(self, kind, err):
-        if self.outcome[0] != "PASS":
-            return
-        exc_type, value = err[0], err[1]
-        text = str(value).strip()
-        line = next((ln for ln in text.splitlines() if ln.strip()), "")
-        line = re.sub(r"\x1b\[[0-9;]*m", "", line)
-        if exc_type.__name__ in ("Skipped", "SkipTest"):  # pytest.skip() inside a test
-            self.outcome = ["SKIP", line[:200]]
-            return
-        module = exc_type.__module__
-        qual = exc_type.__name__ if module in ("builtins", "__main__") else f"{module}.{exc_type.__name__}"
-        self.outcome = [kind, f"{qual}: {line}"[:400]]
+class _Collector:
+    """A pytest plugin keeping the first outcome of each test as [kind, one line].
 
-    def addError(self, test, err):
-        self._set("ERROR", err)
+    pytest collects both styles numba-cuda uses: unittest.TestCase classes and plain
+    ``def test_...`` functions (with their marks: xfail, skipif, parametrize). An
+    expected failure (``unittest.expectedFailure``, ``pytest.mark.xfail``) that fails
+    is a SKIP naming it, not a pass; an unexpected success is a FAIL.
+    """
 
-    def addFailure(self, test, err):
-        self._set("FAIL", err)
+    def __init__(self, timeout):
+        self.timeout = timeout
+        self.outcomes = {}
 
-    def addSubTest(self, test, subtest, err):
-        if err is not None:
-            self._set("FAIL" if issubclass(err[0], test.failureException) else "ERROR", err)
+    @staticmethod
+    def _test_id(nodeid):
+        path, _, rest = nodeid.partition("::")
+        return ".".join([pathlib.Path(path).stem] + [p for p in rest.split("::") if p])
 
-    def addSkip(self, test, reason):
-        if self.outcome[0] == "PASS":
-            self.outcome = ["SKIP", reason[:200]]
+    def _set(self, test, kind, line):
+        if self.outcomes.get(test, ["PASS"])[0] == "PASS":
+            self.outcomes[test] = [kind, line]
 
-    def addUnexpectedSuccess(self, test):
-        self._set("FAIL", (AssertionError, AssertionError("unexpected success"), None))
+    def pytest_collectreport(self, report):
+        if report.skipped:  # pytest.skip(allow_module_level=True) or importorskip at import
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+            self._set(self._test_id(report.nodeid) or report.nodeid, "SKIP",
+                      reason.removeprefix("Skipped: ")[:200])
+        if report.failed:  # the file (or a class) could not be imported or collected
+            name = self._test_id(report.nodeid) or report.nodeid
+            text = str(report.longrepr)
+            errors = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
+            self._set(name, "ERROR", _why(errors[-1] if errors else text))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        def on_alarm(signum, frame):
+            raise _Timeout(f"timeout after {self.timeout} s")
+
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(self.timeout)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+
+    def pytest_runtest_logreport(self, report):
+        test = self._test_id(report.nodeid)
+        self.outcomes.setdefault(test, ["PASS", ""])
+        if hasattr(report, "wasxfail"):
+            if report.skipped:
+                self._set(test, "SKIP", f"expected failure (the test's own mark) {report.wasxfail}"[:200])
+            else:
+                self._set(test, "FAIL", "AssertionError: unexpected success")
+        elif report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            self._set(test, "SKIP", reason.removeprefix("Skipped: ")[:200])
+        elif report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            text = _one_line(crash.message if crash else str(report.longrepr))
+            kind = "FAIL" if text.startswith(("AssertionError", "Failed:")) else "ERROR"
+            self._set(test, kind, text)
 
 
 def run_one(pkg_parent, name, timeout):
-    """Run one ported test module; return {test_id: [outcome, reason]}."""
+    """Run one ported test module under pytest; return {test_id: [outcome, reason]}."""
     sys.path.insert(0, str(pkg_parent))
     sys.path.insert(0, str(HERE))
-    import cudapy_shim
-    cudapy_shim.install()
-    core = type(sys)("_cudapy_core")
-    import numba.core.errors as errors
-    core.config, core.errors = cudapy_shim.config, errors
-    sys.modules["_cudapy_core"] = core
-    try:
-        module = __import__(f"_cudapy_tests.{name}", fromlist=["*"])
-    except BaseException as e:  # noqa: BLE001 - a file that cannot import is a result
-        return {name: ["ERROR", _why("".join(traceback.format_exception_only(type(e), e)))]}
-    suite = unittest.defaultTestLoader.loadTestsFromModule(module)
-    outcomes = {}
-
-    def on_alarm(signum, frame):
-        raise _Timeout(f"timeout after {timeout} s")
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    for test in _leaves(suite):
-        result = _Result()
-        signal.alarm(timeout)
-        try:
-            test.run(result)
-        except _Timeout as e:
-            result.outcome = ["ERROR", f"Timeout: {e}"]
-        finally:
-            signal.alarm(0)
-        outcomes[test.id().replace("_cudapy_tests.", "")] = result.outcome
-    return outcomes
+    collector = _Collector(timeout)
+    ini = pathlib.Path(pkg_parent) / "pytest.ini"  # no configuration from folders above
+    ini.write_text("[pytest]\n")
+    path = pathlib.Path(pkg_parent) / "_cudapy_tests" / f"{name}.py"
+    pytest.main([str(path), "-c", str(ini), "--rootdir", str(pkg_parent), "-q", "-s",
+                 "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestCollectionWarning"],
+                plugins=[collector])
+    if not collector.outcomes:  # nothing collected: report the file, as a file that fails
+        collector.outcomes[name] = ["ERROR", "no tests collected"]
+    return collector.outcomes
 
 
 # ------------------------------------------------------------------ the whole run
@@ -254,7 +268,7 @@ def main(argv):
         for name in names:
             t0 = time.time()
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-                [str(HERE.parent / "src"), os.environ.get("PYTHONPATH", "")]))
+                [str(HERE.parent / "src"), tmp, str(HERE), os.environ.get("PYTHONPATH", "")]))
             try:
                 proc = subprocess.run(
                     [sys.executable, __file__, "--child", tmp, name, "--timeout", str(args.timeout)],

@@ -11,6 +11,7 @@ import sys
 from typing import Any, NoReturn, TextIO
 
 from numba.core import types
+from numba.core.typing.templates import Signature
 
 from . import arguments
 from .launch import _resolve_device
@@ -29,10 +30,23 @@ class Inspection:
             return tuple(args_or_types)
         return tuple(arguments.typeof_argument(a, i) for i, a in enumerate(args_or_types))
 
+    @staticmethod
+    def _signature_given(args_or_types):
+        """numba.cuda's form ``inspect_asm(sig)``: one signature (a tuple of Numba types, a
+        Numba Signature or a signature string) as the argument types; else unchanged."""
+        if len(args_or_types) != 1:
+            return args_or_types
+        (sig,) = args_or_types
+        if isinstance(sig, (str, Signature)):
+            return arguments.parse_argtypes(sig) if isinstance(sig, str) else tuple(sig.args)
+        if isinstance(sig, (tuple, list)) and sig and all(isinstance(t, types.Type) for t in sig):
+            return tuple(sig)
+        return args_or_types
+
     def _lookup(self, args_or_types):
         if not args_or_types:
             return list(self._compiled.values())
-        return [self.compile(self._argtypes(args_or_types))]
+        return [self.compile(self._argtypes(self._signature_given(args_or_types)))]
 
     def inspect_kir(self, *args_or_types: Any, narrowed: bool = False) -> str | dict[Any, str]:
         """The KIR the front end built, as text.
@@ -70,14 +84,17 @@ class Inspection:
             return kernels[0].disassemble()
         return {k.argtypes: k.disassemble() for k in kernels}
 
-    def inspect_asm(self, *args_or_types: Any) -> str | dict[Any, str]:
+    def inspect_asm(self, *args_or_types: Any, signature: Any = None) -> str | dict[Any, str]:
         """numba.cuda's name for the generated code: here the SPIR-V assembly
         (``inspect_spirv``); the driver's own machine code is ``inspect_pipeline``'s.
+        ``signature`` (numba.cuda's keyword) names the specialisation as its argument types.
 
         Returns
         -------
         str or dict
         """
+        if signature is not None:
+            args_or_types = (signature,)
         return self.inspect_spirv(*args_or_types)
 
     def inspect_llvm(self, *args_or_types: Any) -> NoReturn:

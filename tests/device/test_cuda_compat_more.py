@@ -303,3 +303,94 @@ def test_cbrt_intrinsic():
     k[1, 8](out32, out64, x)
     np.testing.assert_array_max_ulp(out32, np.cbrt(x.astype(np.float32)), maxulp=1)
     np.testing.assert_array_max_ulp(out64, np.cbrt(x), maxulp=1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint32, np.int64, np.uint64])
+def test_int_bit_count_method_is_popc(dtype):
+    """``x.bit_count()`` in a kernel (numba.cuda compiles Python's int method as popc): the
+    set bits of the value's own width, two's complement for negative values, every bit as
+    Python counts them."""
+    @cuda.jit
+    def k(out, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = x[i].bit_count()
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(9)
+    x = np.concatenate([np.array([0, 1, info.max, info.min], dtype),
+                        rng.integers(info.min, info.max, 100, dtype=dtype, endpoint=True)])
+    out = np.zeros(x.size, np.int32)
+    k[2, 64](out, x)
+    want = [(int(v) & ((1 << info.bits) - 1)).bit_count() for v in x]
+    np.testing.assert_array_equal(out, np.array(want, np.int32))
+
+
+def _round_to_reference(x, ndigits):
+    """numba.cuda's round(x, ndigits) (CPython's fallback round_to), in Python floats."""
+    if math.isinf(x) or math.isnan(x):
+        return x
+    if ndigits >= 0:
+        pow1, pow2 = (10.0 ** (ndigits - 22), 1e22) if ndigits > 22 else (10.0**ndigits, 1.0)
+        y = (x * pow1) * pow2
+        if math.isinf(y):
+            return x
+    else:
+        pow1 = 10.0**-ndigits
+        y = x / pow1
+    z = float(round(y))
+    return (z / pow2) / pow1 if ndigits >= 0 else z * pow1
+
+
+def test_round_with_ndigits_known_at_run_time():
+    """round(x, n), n an argument: numba.cuda's algorithm in float64. Where 10^|n| is exact
+    (|n| <= 22) every bit equals the algorithm's in Python floats; past that, within 2 ulps
+    (10^(n-22) from the library's pow); infinities, NaN and an overflowing x * 10^n give x
+    back."""
+    @cuda.jit
+    def k(out, out32, x, nd):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = round(x[i], nd[i])
+            out32[i] = round(np.float32(x[i]), nd[i])
+
+    rng = np.random.default_rng(10)
+    vals = np.concatenate([rng.random(20) * 10.0 ** rng.integers(-3, 6, 20),
+                           [0.5425, 0.3425, 2.5, -2.5, 0.125, -1234.5678, 1e300,
+                            np.finfo(np.float64).max, np.inf, -np.inf, np.nan]])
+    digits = np.array([-5, -3, -1, 0, 1, 2, 3, 5, 13, 23, 300], np.int32)
+    x, nd = (a.ravel() for a in np.meshgrid(vals, digits))
+    out, out32 = np.zeros_like(x), np.zeros(x.size, np.float32)
+    k[(x.size + 63) // 64, 64](out, out32, x, nd)
+    exact = np.abs(nd) <= 22
+    ref = np.array([_round_to_reference(float(a), int(d)) for a, d in zip(x, nd)])
+    np.testing.assert_array_equal(out[exact], ref[exact])
+    # not always CPython's round(), which rounds the exact decimal value: 0.3425 is a
+    # little above 0.3425, so CPython gives 0.343; 0.3425 * 1000 is 342.5, so numba.cuda 0.342
+    assert out[(x == 0.3425) & (nd == 3)][0] == 0.342 and round(0.3425, 3) == 0.343
+    np.testing.assert_array_equal(out[(x == 0.5425) & (nd == 3)], round(0.5425, 3))
+    np.testing.assert_array_max_ulp(out[~exact], ref[~exact], maxulp=2)
+    ref32 = np.array([_round_to_reference(float(np.float32(a)), int(d))
+                      for a, d in zip(x, nd)]).astype(np.float32)  # fmt: skip
+    np.testing.assert_array_max_ulp(out32, ref32, maxulp=1)
+
+
+def test_default_stream_variants_and_inspect_asm_of_a_signature():
+    """numba.cuda's legacy/per-thread default streams are streams here; inspect_asm takes
+    numba-cuda's one-signature forms (a tuple of types, a Signature, a string, signature=)."""
+    from numba import float64, int64, void
+
+    for s in (cuda.legacy_default_stream(), cuda.per_thread_default_stream()):
+        d = cuda.to_device(np.arange(4.0), stream=s)
+        s.synchronize()
+        np.testing.assert_array_equal(d.copy_to_host(), np.arange(4.0))
+
+    def store(a, b):
+        a[0] = b
+
+    k = cuda.jit((int64[:], int64))(store)
+    text = k.inspect_asm((int64[:], int64))
+    assert "OpEntryPoint" in text
+    assert k.inspect_asm(signature=(int64[:], int64)) == text
+    assert k.inspect_asm("void(int64[:], int64)") == text
+    assert "OpFMul" not in text and "OpTypeFloat 64" in k.inspect_asm(void(float64[:], float64))

@@ -112,3 +112,70 @@ def test_inputs_of_extent_one_broadcast_and_shorter_ones_raise():
     np.testing.assert_array_equal(out, [3, 3, 3])
     with pytest.raises(ValueError, match="input 0 has 2 elements along axis 0, fewer"):
         add[1, 1](np.ones(2), np.ones(3), np.zeros(3))
+
+
+_Z = np.array([-0.5 - 0.5j, 0, 0.5 + 0.5j, 1 + 2j, -3 + 0.25j, 2 - 1e-3j, complex(np.nan, 1),
+               complex(1, np.nan), 1 + 0j, 1 - 1j], dtype=np.complex128)  # fmt: skip
+_W = np.array([0.5 - 0.5j, 0, 0.5 + 0.25j, 1 + 2j, -3 - 0.25j, 2 + 1e-3j, 0j, 1 + 0j,
+               complex(np.nan, 0), 1 + 1j], dtype=np.complex128)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("ufunc", [
+    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
+    np.arcsinh, np.arccosh, np.arctanh, np.exp, np.log, np.log2, np.log10, np.sqrt])  # fmt: skip
+def test_complex_transcendental_ufuncs_into_output(ufunc, dtype):
+    """NumPy's complex loops (mathlib/complex_ufuncs.py): numba.njit's formulas, within a
+    few ulps of its results; log of 0 is -inf (float32's log10 once gave NaN)."""
+
+    def f(out, z):
+        ufunc(z, out)
+
+    z = _Z[:6].astype(dtype)
+    got, want = _both(f, np.zeros_like(z), z)
+    tol = 8 * np.finfo(dtype).eps
+    np.testing.assert_allclose(got[0], want[0], rtol=tol, atol=tol)
+    if ufunc in (np.log, np.log2, np.log10):
+        assert got[0][1].real == -np.inf and got[0][1].imag == 0
+
+
+@pytest.mark.parametrize("ufunc", [
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    np.logical_and, np.logical_or, np.logical_xor])  # fmt: skip
+def test_complex_comparison_and_logical_ufuncs_order_lexicographically(ufunc):
+    def f(out, z, w):
+        ufunc(z, w, out)
+
+    got, want = _both(f, np.zeros(_Z.size, np.bool_), _Z, _W)
+    np.testing.assert_array_equal(got[0], ufunc(_Z, _W))
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum, np.fmax, np.fmin])
+def test_complex_min_max_ufuncs_and_nans_as_numpy(ufunc):
+    """maximum/minimum propagate a NaN operand, fmax/fmin return the other one: every bit
+    as NumPy's, a complex scalar operand broadcast."""
+
+    def f(out, z, w, s):
+        ufunc(z, w, out[0])
+        ufunc(z, s, out[1])
+
+    s = np.complex128(0.5 + 0.25j)
+    got, _ = _both(f, np.zeros((2, _Z.size), np.complex128), _Z, _W, s)
+    want = np.stack([ufunc(_Z, _W), ufunc(_Z, s)])
+    np.testing.assert_array_equal(got[0].view(np.uint64), want.view(np.uint64))
+
+
+def test_complex_logical_not_and_a_refused_complex_ufunc():
+    def f(out, z):
+        np.logical_not(z, out)
+
+    got, _ = _both(f, np.zeros(_Z.size, np.bool_), _Z)
+    np.testing.assert_array_equal(got[0], np.logical_not(_Z))
+
+    @nv.jit
+    def g(out, z):
+        np.floor_divide(z, z, out)
+
+    with pytest.raises(nv.VulkanUnsupportedError, match="complex"):
+        g[1, 1](np.zeros(2, np.complex128), np.ones(2, np.complex128))

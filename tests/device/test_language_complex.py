@@ -235,3 +235,28 @@ def test_complex_reductions_and_iteration(dtype):
     for i in range(4):
         cpu_body(cpu, a, i)
     np.testing.assert_array_equal(dev, cpu)
+
+
+def test_star_arguments_are_refused_not_dropped():
+    """``complex(*cmath.polar(z))`` (numba-cuda's test_polar): the star argument was once
+    dropped, making ``complex()`` = 0j, a wrong answer. A call with *args is refused by
+    name for every callee; unpacked by hand, the same computation is numba.njit's."""
+    import cmath
+
+    @nv.jit
+    def starred(out, z):
+        out[0] = complex(*cmath.polar(z[0]))
+
+    z = np.array([1j], np.complex128)
+    with pytest.raises(nv.VulkanUnsupportedError, match=r"star arguments \(\*args\).*'complex'"):
+        starred[1, 1](np.zeros(1, np.complex128), z)
+
+    def unpacked(out, z):
+        r, phi = cmath.polar(z[0])
+        out[0] = complex(r, phi)
+
+    got, want = np.zeros(1, np.complex128), np.zeros(1, np.complex128)
+    nv.jit(unpacked)[1, 1](got, z)
+    numba.njit(unpacked)(want, z)
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    assert got[0] == complex(1, np.pi / 2)

@@ -200,3 +200,21 @@ def test_foreign_ufuncs_are_refused_on_device_arrays(device):
     cpu = numba.vectorize(["float64(float64)"])(lambda v: v * 2)
     with pytest.raises(TypeError, match="NumPy's ufuncs"):
         cpu(nv.to_device(np.ones(3)))
+
+
+def test_guvectorize_refuses_a_return_type_and_nopython_false():
+    """A gufunc's outputs are its arguments: a signature with a return type would lose the
+    value, and nopython=False cannot be honoured; both raise TypeError (numba.cuda's words)
+    instead of being accepted and ignored."""
+    from numba import float32, int32, void
+
+    def f(x, y):
+        for i in range(x.shape[0]):
+            y[i] = x[0] + i
+
+    with pytest.raises(TypeError, match="cannot return values.*specifies int32 return type"):
+        nv.guvectorize([int32(int32[:], int32[:])], "(m)->(m)")(f)
+    with pytest.raises(TypeError, match="nopython flag must be True"):
+        nv.guvectorize([void(float32[:], float32[:])], "(m)->(m)", nopython=False)(f)
+    g = nv.guvectorize([void(float32[:], float32[:])], "(m)->(m)", nopython=True)(f)
+    np.testing.assert_array_equal(g(np.arange(3, dtype=np.float32) + 5), [5, 6, 7])

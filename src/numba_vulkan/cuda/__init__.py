@@ -216,6 +216,18 @@ def default_stream():
     return _rt.stream()
 
 
+def legacy_default_stream():
+    """numba.cuda's legacy default stream: a stream on the selected device, as
+    ``default_stream()`` (Vulkan has no implicit stream that synchronises with others)."""
+    return _rt.stream()
+
+
+def per_thread_default_stream():
+    """numba.cuda's per-thread default stream: a stream on the selected device, as
+    ``default_stream()``."""
+    return _rt.stream()
+
+
 class Device:
     """A Vulkan device as numba.cuda's Device objects present it: ``id``, ``name``,
     ``compute_capability`` and numba_vulkan's own attributes (``info`` ...) through to

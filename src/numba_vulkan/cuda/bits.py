@@ -6,7 +6,8 @@ complement), as CUDA's ``__popc/__clz/__ffs/__brev`` and their 64-bit forms:
 * ``popc(x)``: the number of set bits;
 * ``clz(x)``: the number of leading zero bits (the width for 0);
 * ``ffs(x)``: the 1-based position of the lowest set bit (0 for 0);
-* ``brev(x)``: the bits in reverse order (unsigned 32- and 64-bit, as numba.cuda).
+* ``brev(x)``: the bits in reverse order (unsigned 32- and 64-bit, as numba.cuda);
+* ``x.bit_count()`` (Python's int method, which numba.cuda compiles as ``popc``).
 
 Each is an @intrinsic calling LLVM's ctpop / ctlz / cttz / bitreverse on the
 argument's own width, which the front end translates to KIR (llvm_ops.py):
@@ -19,7 +20,7 @@ int), brev's the argument's type.
 from llvmlite import ir
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, overload, overload_method
 
 _I1_FALSE = ir.Constant(ir.IntType(1), 0)  # ctlz/cttz of 0 is the width, not poison
 
@@ -106,3 +107,9 @@ def _brev(x):
     if not isinstance(x, types.Integer) or x.signed or x.bitwidth not in (32, 64):
         raise TypingError(f"cuda.brev takes a uint32 or uint64, not {x}")
     return lambda x: _bitreverse(x)
+
+
+@overload_method(types.Integer, "bit_count", target="vulkan")
+def _bit_count(x):
+    """``x.bit_count()``: the set bits of x's own width, an int32 as numba.cuda's (popc)."""
+    return lambda x: _popc(x)

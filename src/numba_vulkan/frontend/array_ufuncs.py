@@ -15,7 +15,9 @@ numba.njit. An input axis shorter than the output's (and not 1), which
 numba.njit reads past its end, raises ValueError; a longer one is read in
 part, as numba.njit reads it. Without an output argument, where
 numba.njit allocates an array, the call is an array expression
-(frontend/array_exprs.py). Ufuncs the math library does not have are refused.
+(frontend/array_exprs.py). Complex elements take NumPy's complex loops
+(mathlib/complex_ufuncs.py: the transcendental functions, comparisons, logical and
+min/max ufuncs). Ufuncs the math library does not have are refused.
 """
 
 import numpy as np
@@ -27,6 +29,7 @@ from . import array_exprs, mathlib
 from .arrays import ArrayArg
 from .errors import unsupported
 from .loops import for_each
+from .mathlib import complex_ufuncs
 
 Op = _core.Op
 K = _core.Kind
@@ -45,17 +48,19 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
         return array_exprs.ufunc_call(lo, fn, name, expr.args, sig, loc), sig.return_type
     if len(expr.args) != fn.nin + 1:
         raise unsupported(f"'{name}' on arrays with {len(expr.args)} arguments", loc)
-    if fn not in mathlib.TABLE:
-        raise unsupported(f"'{name}' on arrays (not in the kernel math library)", loc)
     in_vars, out_var = expr.args[: fn.nin], expr.args[fn.nin]
     out = lo.statics.get(out_var.name)
     if not isinstance(out, ArrayArg):
         raise unsupported(f"'{name}' with an output of type {lo.typemap[out_var.name]}", loc)
     in_types = [lo.typemap[v.name] for v in in_vars]
     dtypes = [t.dtype if isinstance(t, types.Array) else types.unliteral(t) for t in in_types]
-    if any(isinstance(t, types.Complex) for t in dtypes + [out.ty.dtype]):
+    is_complex = any(isinstance(t, types.Complex) for t in dtypes + [out.ty.dtype])
+    if is_complex and not complex_ufuncs.handles(fn):
         raise unsupported(f"'{name}' on complex arrays", loc)
+    if not is_complex and fn not in mathlib.TABLE:
+        raise unsupported(f"'{name}' on arrays (not in the kernel math library)", loc)
     loop = ufunc_find_matching_loop(fn, tuple(dtypes) + (out.ty.dtype,))
+    is_complex = is_complex and any(isinstance(t, types.Complex) for t in loop.inputs)
     if loop is None:
         raise unsupported(f"'{name}' of {', '.join(map(str, in_types))} into {out.ty}", loc)
     scalar_sig = loop.outputs[0](*loop.inputs)
@@ -74,9 +79,11 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
         else:  # a scalar: the same value for every element, kept in a variable (KIR
             # values do not cross blocks, and the loop body is other blocks)
             value = lo.load_var(var.name)
-            slot = lo.b.var(lo.b.kind(value))
-            lo.b.store(slot, value)
-            inputs.append((slot, types.unliteral(ty)))
+            parts = value if isinstance(value, tuple) else (value,)  # complex: (re, im)
+            slots = tuple(lo.b.var(lo.b.kind(v)) for v in parts)
+            for slot, v in zip(slots, parts):
+                lo.b.store(slot, v)
+            inputs.append((slots, types.unliteral(ty)))
 
     def body(b, idx):
         args = []
@@ -84,9 +91,13 @@ def lower_array_ufunc(lo, expr, fn, sig, name):
             if isinstance(value, ArrayArg):
                 value = value.load(b, array_exprs.broadcast_indices(b, value, idx), loc)
             else:
-                value = b.load(value)
+                value = tuple(b.load(slot) for slot in value)
+                value = value if len(value) > 1 else value[0]
             args.append(lo.cast(value, ty, want, loc))
-        result = mathlib.TABLE[fn](array_exprs.ElementCall(lo, loc, scalar_sig, name, args))
+        if is_complex:  # NumPy's complex loops (mathlib/complex_ufuncs.py)
+            result = complex_ufuncs.lower(lo, fn, args, scalar_sig, loc)
+        else:
+            result = mathlib.TABLE[fn](array_exprs.ElementCall(lo, loc, scalar_sig, name, args))
         result = lo.cast(result, loop.outputs[0], out.ty.dtype, loc)
         out.store(b, idx, result, loc)
 

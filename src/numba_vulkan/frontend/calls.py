@@ -71,6 +71,9 @@ def lower_call(lowerer, expr, target):
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(calling(fn), loc)
+    if expr.vararg is not None:  # f(*t): no lowering below reads expr.vararg (complex(*t)
+        # would be complex() = 0j), so star arguments are refused for every callee
+        raise unsupported(f"star arguments (*args) in calls to '{callee_name(fn)}'", loc)
     parallel = _parallel_call(fn)
     if parallel is not None:  # shared/local arrays, atomics, barriers (issue 8)
         return parallel(lowerer, fn, expr, sig, target)
@@ -381,8 +384,6 @@ def _divmod(lowerer, expr, sig):
 def _namedtuple(lowerer, expr, cls, sig):
     """``Point(x, y=...)``: the fields in order, each cast to the field's type."""
     loc = expr.loc
-    if expr.vararg is not None:
-        raise unsupported(f"calling '{callee_name(cls)}' with *args", loc)
     fields = list(cls._fields)
     given = dict(zip(fields, expr.args))
     for name, var in expr.kws:

@@ -114,6 +114,8 @@ class VulkanGUFunc:
         unknown = sorted(set(options) - {"fastmath", "nopython", "cache", "opt"})
         if unknown:
             raise TypeError(f"guvectorize(target='vulkan') got unknown option(s) {unknown}")
+        if options.get("nopython", True) is not True:  # kernels are nopython code only
+            raise TypeError("nopython flag must be True")
         fastmath = bool(options.get("fastmath", False))
         self._options = (("fastmath", True),) if fastmath else ()
         self._core = jit(device=True, fastmath=fastmath)(pyfunc)
@@ -121,7 +123,10 @@ class VulkanGUFunc:
         self._key = next(_serial)  # not id(self): ids are reused once an object is gone
 
     def _parse(self, sig):
-        args, _ = sigutils.normalize_signature(sig)
+        args, ret = sigutils.normalize_signature(sig)
+        if ret not in (None, types.none):  # the outputs are arguments: a return value is lost
+            raise TypeError(f"{self.__name__}: guvectorized functions cannot return values: "
+                            f"signature {sig!r} specifies {ret} return type")  # fmt: skip
         if len(args) != self.nin + self.nout:
             raise TypeError(f"{self.__name__}: signature {sig!r} has {len(args)} arguments, "
                             f"the layout {self.nin + self.nout}")  # fmt: skip

@@ -213,15 +213,41 @@ def _frexp(c):
 
 
 def _round(c):
-    """round(x) -> int and round(x, 0) -> float, ties to even; other ndigits are refused."""
+    """round(x) -> int and round(x, 0) -> float, ties to even; round(x, ndigits) of a float
+    for other ndigits is numba.cuda's _round_to."""
     b = c.b
-    if len(c.args) == 2:
-        nd = c.lo.static_int(c.expr.args[1])
-        if nd != 0:
-            raise unsupported(f"'{c.name}' with ndigits other than a literal 0", c.loc)
+    if len(c.args) == 2 and c.arg_is_float(0) and c.lo.static_int(c.expr.args[1]) != 0:
+        return _round_to(c)
     if not c.arg_is_float(0):
         return c.ret(c.args[0])
     return c.ret(bits.rint(b, c.args[0]))
+
+
+def _round_to(c):
+    """round(x, ndigits), ndigits an integer known at run time: numba.cuda's algorithm
+    (CPython's fallback round_to, without dtoa), computed in float64 as numba.cuda types it:
+    y = x * 10^ndigits (10^(ndigits-22) * 1e22 past 22 digits, x / 10^-ndigits below 0),
+    rounded to an integer ties to even, scaled back; x itself where it is infinite or NaN or
+    where y overflows."""
+    b = c.b
+    k = c.kind(types.float64)
+    x = arith.convert(b, c.args[0], k)
+    nd = arith.convert(b, c.args[1], k)
+    zero, one = arith.const(b, k, 0.0), arith.const(b, k, 1.0)
+    nonneg = b.compare(Op.ge, nd, zero)
+    big = bits.both(b, nonneg, b.compare(Op.gt, nd, arith.const(b, k, 22.0)))
+    exponent = b.select(nonneg, b.select(big, b.binary(Op.sub, nd, arith.const(b, k, 22.0)), nd),
+                        b.unary(Op.neg, nd))  # fmt: skip
+    pow1 = power.pow_(b, arith.const(b, k, 10.0), exponent)  # 10^0 .. 10^22 are exact
+    pow2 = b.select(big, arith.const(b, k, 1e22), one)
+    y = b.select(nonneg, b.binary(Op.mul, b.binary(Op.mul, x, pow1), pow2),
+                 b.binary(Op.div, x, pow1))  # fmt: skip
+    z = bits.rint(b, y)
+    z = b.select(nonneg, b.binary(Op.div, b.binary(Op.div, z, pow2), pow1),
+                 b.binary(Op.mul, z, pow1))  # fmt: skip
+    keep = bits.either(b, bits.is_nan(b, x), bits.is_inf(b, x),
+                       bits.both(b, nonneg, bits.is_inf(b, y)))  # fmt: skip
+    return c.ret(b.select(keep, x, z))
 
 
 def _np_round(c):

@@ -284,7 +284,10 @@ def _log10(f, x, y):
 
     w = "F32" if k == K.f32 else "F64"
     hi, lo = f.c(getattr(coeffs, f"INV_LN10_{w}")), f.c(getattr(coeffs, f"INV_LN10_R_{w}"))
-    return tuple(f.add(f.mul(v, hi), f.mul(v, lo)) for v in (re, im))
+    # an infinite part (log of 0 or of an infinity) is v * hi alone: v*hi + v*lo is
+    # inf - inf = NaN where the correction lo has the other sign (float32's does)
+    return tuple(f.sel(f.finite(v), f.add(f.mul(v, hi), f.mul(v, lo)), f.mul(v, hi))
+                 for v in (re, im))  # fmt: skip
 
 
 def _rot(fn):
