@@ -214,10 +214,20 @@ def test_pow_float_integer_exponent():
     assert_all_same_bits(["pow(x, y)"], x, n)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_with_ndigits_as_numba_njit(dtype):
+    """round(x, n): CPython's fallback algorithm (x scaled by 10^n, rounded half to even,
+    scaled back), which numba.njit and numba.cuda both use: bit for bit with numba.njit
+    where 10^|n| is exact (|n| <= 22)."""
+    x = np.resize(np.concatenate([operands(dtype, 60), np.array(
+        [0.5425, 0.3425, 2.5, -2.5, 0.125, -1234.5678], dtype)]), 66 * 9)  # fmt: skip
+    n = np.repeat(np.array([-5, -3, -1, 0, 1, 2, 3, 5, 13], np.int64), 66)
+    assert_all_same_bits(["round(x, y)"], x, n)
+
+
 @pytest.mark.parametrize(
     "expr, message",
     [
-        ("round(x, 2)", "ndigits"),
         ("math.log(x, 2.0)", "log"),
     ],
 )

@@ -224,11 +224,12 @@ def _round(c):
 
 
 def _round_to(c):
-    """round(x, ndigits), ndigits an integer known at run time: numba.cuda's algorithm
-    (CPython's fallback round_to, without dtoa), computed in float64 as numba.cuda types it:
+    """round(x, ndigits), ndigits an integer known at run time: numba.njit's algorithm
+    (CPython's fallback round_to, without dtoa; numba.cuda's too), computed in float64:
     y = x * 10^ndigits (10^(ndigits-22) * 1e22 past 22 digits, x / 10^-ndigits below 0),
     rounded to an integer ties to even, scaled back; x itself where it is infinite or NaN or
-    where y overflows."""
+    where y overflows. For a float32 x, y is rounded to float32 before it is rounded to an
+    integer, as numba.njit's rint of x's type does."""
     b = c.b
     k = c.kind(types.float64)
     x = arith.convert(b, c.args[0], k)
@@ -242,7 +243,10 @@ def _round_to(c):
     pow2 = b.select(big, arith.const(b, k, 1e22), one)
     y = b.select(nonneg, b.binary(Op.mul, b.binary(Op.mul, x, pow1), pow2),
                  b.binary(Op.div, x, pow1))  # fmt: skip
-    z = bits.rint(b, y)
+    if c.kind(c.sig.args[0]) == K.f32 and k == K.f64:
+        z = b.convert(K.f64, bits.rint(b, b.convert(K.f32, y)))
+    else:
+        z = bits.rint(b, y)
     z = b.select(nonneg, b.binary(Op.div, b.binary(Op.div, z, pow2), pow1),
                  b.binary(Op.mul, z, pow1))  # fmt: skip
     keep = bits.either(b, bits.is_nan(b, x), bits.is_inf(b, x),
