@@ -85,6 +85,20 @@ BY_TEST = {
         "differs: accepted where numba.cuda refuses (the computation is right)",
     "test_target_cuda_nopython": "differs: a warning numba.cuda gives is not given",
     "test_selp": "CUDA internals: PTX/LLVM/asm inspection, dispatcher internals",  # counts bra
+    # looks for '.local' in the PTX
+    "TestCudaLocalMem.test_local_array": "CUDA internals: PTX/LLVM/asm inspection, dispatcher internals",
+    "test_undefined_var": "differs: a warning numba.cuda gives is not given",
+    "test_missing_source": "differs: a warning numba.cuda gives is not given",
+    "test_user_exception": "differs: a refusal in other words or another exception type",
+    # ary.shape[-x] out of range under debug=True: numba.cuda raises IndexError, we do not
+    # check a tuple's run-time index (the statement's value is unused)
+    "TestException.test_exception": "differs: a tuple index out of range is not checked",
+    # f[1, 1]() of a device function: launched as a kernel where numba.cuda refuses
+    # round(float32, n): numba.njit rounds x * 10^n to float32 before rounding it to an
+    # integer, numba.cuda does not; kernels follow numba.njit (docs/cuda-compat.md)
+    "test_round_to_f4_halfway": "differs: numba.njit's value where numba.cuda's differs",
+    "test_device_func_as_kernel_disallowed":
+        "differs: accepted where numba.cuda refuses (the computation is right)",
 }
 
 

@@ -15,6 +15,7 @@ import types
 import unittest
 
 import numpy as np
+from numba.core import imputils as _imputils
 from numba.tests import support as _numba_support
 
 CUDA_TOOLKIT = "needs the CUDA toolkit"
@@ -142,6 +143,18 @@ class _OverrideConfig:
 support.override_config = _OverrideConfig
 
 
+# ------------------------------------------------------------------ numba.cuda.cudaimpl
+
+cudaimpl = types.ModuleType("_cudapy_cudaimpl")
+# numba-cuda's registry of llvmlite lowerings for its back end: the tests' extension
+# examples register into one no target installs, so a kernel using such a lowering meets
+# our refusal of it rather than an ImportError for the whole file.
+cudaimpl.registry = _imputils.Registry("numba-cuda lowerings (not used by numba_vulkan)")
+cudaimpl.lower = cudaimpl.registry.lower
+cudaimpl.lower_attr = cudaimpl.registry.lower_getattr
+cudaimpl.lower_constant = cudaimpl.registry.lower_constant
+
+
 def install():
     """Register the stand-ins under the names run_cudapy.py rewrites the imports to."""
     from numba.core import errors
@@ -149,6 +162,7 @@ def install():
     sys.modules["_cudapy_config"] = config
     sys.modules["_cudapy_testing"] = testing
     sys.modules["_cudapy_support"] = support
+    sys.modules["_cudapy_cudaimpl"] = cudaimpl
     core = types.ModuleType("_cudapy_core")  # numba.cuda.core: its config and errors
     core.config, core.errors = config, errors
     sys.modules["_cudapy_core"] = core

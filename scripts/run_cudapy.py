@@ -11,7 +11,9 @@ and nothing is copied into this repository. Each file is ported by changing impo
 ``from numba import cuda`` -> ``from numba_vulkan import cuda`` and ``from numba.cuda
 import X`` -> ``from numba_vulkan.cuda import X`` (the program's change), and the test
 scaffolding (numba.cuda.testing, numba.cuda.tests.support, numba-cuda's config) pointed at
-the stand-ins of scripts/cudapy_shim.py. Imports of numba-cuda's compiler internals
+the stand-ins of scripts/cudapy_shim.py (numba-cuda's registry of llvmlite lowerings,
+numba.cuda.cudaimpl, to one no target uses, so a test file registering an extension
+example still imports; numba.cuda.cgutils to Numba's). Imports of numba-cuda's compiler internals
 (numba.cuda.cudadrv, .compiler, .core.ir ...) are left pointing into numba_vulkan.cuda,
 where they do not exist: those files fail to import and are classified as relying on
 CUDA internals.
@@ -49,6 +51,8 @@ MODULE_MAP = [
     ("numba.cuda.core.config", "_cudapy_config"),
     ("numba.cuda.core.errors", "numba.core.errors"),
     ("numba.cuda.core", "_cudapy_core"),
+    ("numba.cuda.cudaimpl", "_cudapy_cudaimpl"),
+    ("numba.cuda.cgutils", "numba.core.cgutils"),
     ("numba.cuda.utils", "numba.core.utils"),
     ("numba.cuda.np.numpy_support", "numba.np.numpy_support"),
     ("numba.cuda.np", "numba.np"),
@@ -57,7 +61,7 @@ MODULE_MAP = [
     # everything else of numba.cuda is the program's API: ours
     ("numba.cuda", "numba_vulkan.cuda"),
 ]
-SCAFFOLD_NAMES = {"config": "_cudapy_config"}  # `from numba.cuda import config`
+SCAFFOLD_NAMES = {"config": "_cudapy_config", "cgutils": "numba.core.cgutils"}  # `from numba.cuda import config`
 
 
 def _map_module(name):

@@ -1,6 +1,8 @@
 """What a kernel's arguments are: their Numba types, and whether an array
 needs 64-bit indices. Used by the dispatcher's slow path and kernel.compile()."""
 
+import enum
+
 import numpy as np
 from numba import typeof
 from numba.core import sigutils, types
@@ -82,6 +84,11 @@ def typeof_argument(value, position):
         if len(_NDARRAY_TYPES) < 1024:
             _NDARRAY_TYPES[key] = typ
         return typ
+    if isinstance(value, enum.Enum):  # IntEnum members are ints: refused before that test
+        raise TypeError(
+            f"argument {position}: enum members ({type(value).__name__}.{value.name}) cannot "
+            "be passed to a kernel; pass their .value (kernels may use enum members as "
+            "constants)")
     if isinstance(value, _SCALAR_TYPES):
         return typeof(value)
     if bfloat16_host.is_scalar(value):

@@ -234,6 +234,9 @@ class Dispatcher(Inspection):
         # _core.Launcher, most recent first: the fast path's.
         self._launchers = {}
         self._per_thread = False  # some specialisation has launchers per thread
+        # every launch waits for the kernel and reports its exceptions at once (numba.cuda's
+        # debug=True kernels; cuda.jit sets it), as NUMBA_VULKAN_SYNC=1 does for all kernels
+        self.sync_launches = False
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
         self._lock = forksafe.lock(reentrant=True)
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)

@@ -71,7 +71,7 @@ class LaunchConfig:
                 if done:
                     if done == 2:  # NumPy arguments copied back: report as copies do
                         _report(device)
-                    if config.SYNC:
+                    if config.SYNC or dispatcher.sync_launches:
                         device.synchronize()
                     return None
         return self.dispatcher._launch_slow(self, args)

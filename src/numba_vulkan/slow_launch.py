@@ -133,7 +133,7 @@ def run(dispatcher, launch, args):
                 raised = e
     if raised is not None:
         raise raised
-    if config.SYNC and not copy_back:
+    if (config.SYNC or dispatcher.sync_launches) and not copy_back:
         device.synchronize()
     elif spec.compiled.sites and _holds_numpy(args):
         device.synchronize()  # a launch with NumPy arguments reports (runtime/reports.py)

@@ -321,9 +321,9 @@ def test_recursion_refused():
 
 
 # debugging.rst's kernel (numba-cuda's examples/debugging/hello.py): made for cuda-gdb,
-# with debug=True, opt=False and breakpoint(); debug=True is refused first (a kernel
-# without it stops at breakpoint(), tests/nodevice/test_refusals.py's rule: a call of a
-# function kernels do not know)
+# with debug=True, opt=False and breakpoint(); debug=True is accepted (error_model="python",
+# launches that wait), and the kernel stops at breakpoint(), with or without it
+# (tests/nodevice/test_refusals.py's rule: a call of a function kernels do not know)
 def test_debugger_example_refused():
     from numba_vulkan import cuda
     import numpy as np
@@ -403,7 +403,7 @@ def test_debugger_example_refused():
 
     input = cuda.to_device(np.array(range(num_entries), dtype=np.int64))
     output = cuda.to_device(np.zeros(len(input), dtype=np.int64))
-    with pytest.raises(VulkanUnsupportedError, match="debug=True"):
+    with pytest.raises(VulkanUnsupportedError, match="calling 'breakpoint'"):
         hello[1, len(input)](input, output)
     with pytest.raises(VulkanUnsupportedError, match="calling 'breakpoint'"):
         cuda.jit(hello.py_func)[1, len(input)](input, output)

@@ -92,7 +92,8 @@ def jit(func_or_sig=None, device=False, **options):
     still compiled lazily for the argument types of each launch.
     ``link`` is CUDA-only and refused with a clear error when it asks for something;
     ``lineinfo``, ``max_registers``, ``launch_bounds``, ``opt`` and ``forceinline`` are
-    hints without effect here; ``cache`` is passed on.
+    hints without effect here; ``cache`` is passed on. ``debug=True`` means
+    ``error_model="python"`` and launches that wait and raise a kernel's exception.
     """
     for name in ("link", "extensions"):
         if options.get(name):
@@ -106,13 +107,41 @@ def jit(func_or_sig=None, device=False, **options):
         # numba.cuda's inline=True/False or a cost-model function: a hint (our device
         # functions are inlined into kernels whatever it says)
         options["inline"] = "always" if options["inline"] is True else "never"
+    debug = options.pop("debug", False)
+    if debug:
+        # numba.cuda's debug=True compiles with error_model="python" (integer division by
+        # zero raises ZeroDivisionError) and makes each launch wait and raise a kernel's
+        # exception at once; the debug information it adds SPIR-V kernels do not carry here
+        options.setdefault("error_model", "python")
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
-        return _dispatcher.jit(func_or_sig, device=device, **options)
+        return _debug_launches(_dispatcher.jit(func_or_sig, device=device, **options), debug)
     if func_or_sig is None or device or isinstance(func_or_sig, list):
-        return _dispatcher.jit(device=device, **options)
+        return _debug_launches(_dispatcher.jit(device=device, **options), debug)
     signature = func_or_sig
     return lambda func: _signatures.typed_kernel(
-        _dispatcher.jit(func, device=device, **options), signature)
+        _debug_launches(_dispatcher.jit(func, device=device, **options), debug), signature)
+
+
+def _debug_launches(made, debug):
+    """A kernel (or the decorator making one) whose launches wait, for debug=True."""
+    if not debug:
+        return made
+    if isinstance(made, _dispatcher.Dispatcher):
+        made.sync_launches = True
+        return made
+    return lambda func: _debug_launches(made(func), debug)
+
+
+class CUSource:
+    """numba.cuda.CUSource: CUDA C++ source meant for ``cuda.jit(link=[...])``. It can be
+    made and kept (programs build them at import); linking it is what Vulkan cannot do,
+    and ``link=`` refuses it by name."""
+
+    kind = "cu"
+
+    def __init__(self, data, name=None):
+        self.data = data
+        self.name = name or "<cuda source>"
 
 
 # ---------------------------------------------------------------- vectorize

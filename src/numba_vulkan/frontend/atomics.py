@@ -70,6 +70,20 @@ def native_float_add(lowerer, dtype):
     )
 
 
+def _atomic_indices(lowerer, arr, idx_var, loc):
+    """The index values of an atomic's ``idx``: as for ``arr[idx]``, except that a tuple's
+    float members are converted to intp first (truncated toward zero), as numba.cuda's
+    atomics convert every index of a tuple to intp."""
+    idx_ty = lowerer.typemap[idx_var.name]
+    if not (isinstance(idx_ty, types.BaseTuple)
+            and any(isinstance(t, types.Float) for t in idx_ty.types)):
+        return index_values(lowerer, arr, idx_var, idx_ty, loc)
+    values = list(lowerer.load_var(idx_var.name))
+    ik = compute_kind(types.intp, lowerer.mode, loc)
+    return [arith.convert(lowerer.b, v, ik) if isinstance(t, types.Float) else v
+            for v, t in zip(values, idx_ty.types)]
+
+
 def lower_atomic(lowerer, fn, expr, sig, target):
     b, loc = lowerer.b, expr.loc
     name = stub_name(fn)
@@ -90,7 +104,7 @@ def lower_atomic(lowerer, fn, expr, sig, target):
         indices = [arith.const(b, arr.index_kind, 0)]
         values = [lowerer.load_cast(v, dtype) for v in expr.args[1:]]
     else:
-        indices = index_values(lowerer, arr, idx_var, lowerer.typemap[idx_var.name], loc)
+        indices = _atomic_indices(lowerer, arr, idx_var, loc)
         values = [lowerer.load_cast(v, dtype) for v in expr.args[2:]]
     mk = arr.storage if not getattr(arr, "bits", False) else arr.value_kind  # the value's kind
     if arith.BITS.get(mk, 0) not in (32, 64):

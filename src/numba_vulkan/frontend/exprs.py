@@ -278,6 +278,8 @@ def getattr_(lo, expr, target):
         if attr == "itemsize":
             return arith.const(b, ik, value.ty.dtype.bitwidth // 8), types.intp
         raise unsupported(f"the array attribute '.{attr}'", loc)
+    if isinstance(ty, types.EnumMember) and attr == "value" and is_scalar_type(ty):
+        return value, ty.dtype  # an enum member is held as its value
     if isinstance(ty, types.BaseNamedTuple) and attr in ty.fields:
         index = ty.fields.index(attr)
         return value[index], ty.types[index]
@@ -323,6 +325,10 @@ def getitem(lo, expr, target):
         if not isinstance(ref, RecordRef) or name is None:
             raise unsupported(f"indexing {ty} with {expr.index!r}", loc)
         return ref.field(lo, name, loc)
+    if isinstance(ty, types.EnumClass) and expr.op == "static_getitem" and \
+            isinstance(expr.index, str):  # fmt: skip
+        target_ty = lo.typemap[target]  # Color["red"]: the member, a compile-time value
+        return lo.constant(ty.instance_class[expr.index], target_ty, loc), target_ty
     if isinstance(ty, types.BaseTuple):
         value = lo.load_var(expr.value.name)
         if expr.op == "static_getitem" and isinstance(expr.index, (int, slice)):

@@ -23,6 +23,8 @@ sits above this module: a call may inline a device function, which a Lowerer
 lowers (inline.py); the table is how the driver reaches back up.
 """
 
+import enum
+
 import numpy as np
 from numba.core import ir, types
 
@@ -364,6 +366,8 @@ class Lowerer:
     def constant(self, value, ty, loc):
         """A KIR value (tree) for the Python constant `value` of Numba type `ty`."""
         if is_scalar_type(ty):
+            if isinstance(value, enum.Enum):  # Color.red: held as its value
+                value = value.value
             if float16.is_half(ty):  # a float16's value: rounded by NumPy, ties to even
                 with np.errstate(over="ignore"):
                     value = float(np.float16(value))

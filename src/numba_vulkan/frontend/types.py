@@ -56,8 +56,10 @@ _FLOAT_BITS_KINDS = {16: K.f16, 32: K.f32, 64: K.f64}
 
 
 def is_scalar_type(ty):
-    """True for the Numba types that are KIR scalars (bool, ints, floats and their literals)."""
-    return type(ty) in _PLAIN_SCALAR_CLASSES or isinstance(ty, _SCALAR_CLASSES)
+    """True for the Numba types that are KIR scalars (bool, ints, floats and their literals;
+    members of an Enum or IntEnum whose values are ints or floats, held as their values)."""
+    return (type(ty) in _PLAIN_SCALAR_CLASSES or isinstance(ty, _SCALAR_CLASSES)
+            or (isinstance(ty, types.EnumMember) and isinstance(ty.dtype, _SCALAR_CLASSES)))
 
 
 def unliteral(ty):
@@ -69,6 +71,8 @@ def exact_kind(ty):
     cls = type(ty)
     if cls not in _PLAIN_SCALAR_CLASSES:  # a literal, a subclass, or not a scalar
         ty = unliteral(ty)
+        if isinstance(ty, types.EnumMember):  # an enum member: its value
+            ty = ty.dtype
         cls = next((c for c in _SCALAR_CLASSES if isinstance(ty, c)), None)
     if cls is types.Float:
         return _FLOAT_BITS_KINDS[ty.bitwidth]

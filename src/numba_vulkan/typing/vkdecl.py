@@ -149,8 +149,10 @@ class AtomicTemplate(AbstractTemplate):
                               "is not supported (int32, uint32, int64, uint64" +
                               ("" if self.integers_only else ", float32, float64") + ")")
         if isinstance(idx, types.BaseTuple):
+            # numba.cuda converts each index of a tuple to intp, floats included (truncated):
+            # (tx, uint64(ty)) unified with its remainders is a Tuple(int64, float64)
             if len(idx.types) != ary.ndim or not all(
-                    isinstance(t, types.Integer) for t in idx.types):
+                    isinstance(t, (types.Integer, types.Float)) for t in idx.types):
                 raise TypingError(f"atomics on a {ary.ndim}-d array take {ary.ndim} integer "
                                   f"indices, not {idx}")
         elif not isinstance(idx, types.Integer) or ary.ndim != 1:
