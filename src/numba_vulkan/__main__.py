@@ -31,6 +31,10 @@ def _print_selftest(info):
     for primitive, verdict in info.selftest:
         print(f"    {primitive:<22}{verdict}")
     print(f"  {'software forms':<24}{', '.join(info.soft_forms) or 'none'}")
+    if info.matrix_selftest:
+        print("  matrix units' self-test")
+        for shape, verdict in info.matrix_selftest:
+            print(f"    {shape:<46}{verdict}")
 
 
 def health_line():

@@ -82,6 +82,10 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     soft_forms : tuple of str
         The software forms kernels for the device are compiled with, because the
         self-test found the driver's primitive wrong or NUMBA_VULKAN_SOFT_FORMS asks.
+    matrix_selftest : tuple of (str, str)
+        The matrix units' self-test: (configuration, verdict) for each configuration the
+        device lists (runtime/matrix_probe.py); where one is not exact, ``matrix_shapes``
+        is empty and every tile is emulated. Cached per driver like the loop cap.
     api_version : tuple of int
         The device's Vulkan version (major, minor, patch).
     driver_name, driver_info : str
@@ -122,6 +126,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     loop_iteration_limit: int | None = None
     selftest: tuple[tuple[str, str], ...] = ()
     soft_forms: tuple[str, ...] = ()
+    matrix_selftest: tuple[tuple[str, str], ...] = ()
     # Beyond the spec: facts the runtime and `python -m numba_vulkan` use.
     api_version: tuple[int, int, int] = (1, 2, 0)
     driver_name: str = ""

@@ -130,6 +130,12 @@ def _with_cached_probes(info):
     verdicts = disk.cached_selftest(info) if config.SELFTEST else disk.MISSING
     if verdicts is not disk.MISSING:
         info = with_verdicts(info, verdicts)
+    units = disk.cached_matrix_units(info) if info.matrix_shapes and config.SELFTEST \
+        else disk.MISSING  # fmt: skip
+    if units is not disk.MISSING:
+        from . import matrix_probe
+
+        info = matrix_probe.with_verdicts(info, units)
     return info
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import checks, config
 from ..narrowing import Mode
-from . import debug, device_list, disk, probes, reports, selftest, streams
+from . import debug, device_list, disk, matrix_probe, probes, reports, selftest, streams
 from .array import DeviceArray
 from .device_info import DeviceInfo, DeviceSpec  # DeviceInfo: imported from here too
 from .device_kernels import KernelLaunches
@@ -119,6 +119,15 @@ class Device(KernelLaunches):
             if verdicts:
                 info = device_list.with_verdicts(info, verdicts)
                 selftest.warn_unmended(info)
+        self.info = info  # the matrix probe's kernels compile for what is known so far
+        if info.matrix_shapes and config.SELFTEST and config.MATRIX != "emulate":
+            try:
+                units = probes.matrix_units(self)
+            except Exception as e:  # noqa: BLE001 - say so, and keep kernels off the units
+                units = {"all": f"not run: {type(e).__name__}: {e}"}
+            if units:
+                matrix_probe.warn_failed(info, units)
+                info = matrix_probe.with_verdicts(info, units)
         self.info = info
         device_list.update_info(info)
 

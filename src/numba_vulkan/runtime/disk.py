@@ -236,6 +236,23 @@ def cached_selftest(info):
     return {p: verdicts[p] for p in selftest.PRIMITIVES}
 
 
+def cached_matrix_units(info):
+    """The cached verdicts of the matrix units' self-test for `info`'s driver
+    ({configuration: verdict}, runtime/matrix_probe.py), or MISSING."""
+    from . import matrix_probe
+
+    entry = _read_probes().get(driver_key(info))
+    found = entry.get("matrix_units") if isinstance(entry, dict) else None
+    if not isinstance(found, dict) or found.get("version") != matrix_probe.VERSION:
+        return MISSING
+    verdicts = found.get("verdicts")
+    if not isinstance(verdicts, dict) or set(verdicts) != {str(s) for s in info.matrix_shapes}:
+        return MISSING
+    if not all(isinstance(v, str) for v in verdicts.values()):
+        return MISSING
+    return dict(verdicts)
+
+
 def cached_loop_limit(info):
     """The cached result for `info`'s driver: an int, None (no limit), or MISSING."""
     entry = _read_probes().get(driver_key(info))

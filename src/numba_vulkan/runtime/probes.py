@@ -35,6 +35,23 @@ def driver_selftest(device):
 
 
 
+def matrix_units(device):
+    """The matrix units' self-test verdicts of `device`'s driver (runtime/matrix_probe.py):
+    cached, else run now and cached. {} where it lists no configuration or the compiler is
+    not loaded."""
+    from . import matrix_probe
+
+    if not device.info.matrix_shapes or not compiler_hook.available():
+        return {}
+    cached = disk.cached_matrix_units(device.info)
+    if cached is not disk.MISSING:
+        return cached
+    verdicts = matrix_probe.run(device)
+    disk.record_probe(device.info, {"matrix_units": {"version": matrix_probe.VERSION,
+                                                     "verdicts": verdicts}})  # fmt: skip
+    return verdicts
+
+
 def _probe_kernel(ones, n, out):
     total = 0
     for j in range(n):  # n is a parameter: no static bound the compiler could fold
