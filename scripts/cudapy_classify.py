@@ -99,6 +99,19 @@ BY_TEST = {
     "test_round_to_f4_halfway": "differs: numba.njit's value where numba.cuda's differs",
     "test_device_func_as_kernel_disallowed":
         "differs: accepted where numba.cuda refuses (the computation is right)",
+    # rec.j[:, :] = np.ones((3, 2)) into a record's sub-array field: an expected failure on
+    # numba.cuda that computes here what the test's host reference computes
+    "TestNestedArrays.test_set_array":
+        "differs: accepted where numba.cuda refuses (the computation is right)",
+    # cache files counted in __pycache__ and hits across processes; test_recompile expects
+    # the stale cache entry of a kernel whose global changed (Z = 10): our cache key holds
+    # the globals' values (cache.py), so the kernel is compiled anew and gives 15, not 6
+    "CUDACachingTest.test_recompile": "CUDA internals: numba-cuda's cache files and pickling",
+    "CUDACachingTest.test_closure": "CUDA internals: numba-cuda's cache files and pickling",
+    "CUDAAndCPUCachingTest.test_cpu_and_cuda_targets":
+        "CUDA internals: numba-cuda's cache files and pickling",
+    "CUDAAndCPUCachingTest.test_cpu_and_cuda_reuse":
+        "CUDA internals: numba-cuda's cache files and pickling",
 }
 
 

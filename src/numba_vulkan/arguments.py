@@ -75,7 +75,7 @@ def typeof_argument(value, position):
                 dtype = numpy_support.from_dtype(native)
             except NumbaError:
                 pass
-        if dtype is None or value.ndim == 0:
+        if dtype is None:
             raise TypeError(
                 f"argument {position}: NumPy arrays of dtype {value.dtype} and ndim {value.ndim} "
                 "cannot be passed to a kernel"
@@ -89,6 +89,8 @@ def typeof_argument(value, position):
             f"argument {position}: enum members ({type(value).__name__}.{value.name}) cannot "
             "be passed to a kernel; pass their .value (kernels may use enum members as "
             "constants)")
+    if isinstance(value, np.void):  # a record scalar (``a[0]`` of a record array)
+        return record_type(value, position)
     if isinstance(value, _SCALAR_TYPES):
         return typeof(value)
     if bfloat16_host.is_scalar(value):
@@ -101,6 +103,40 @@ def typeof_argument(value, position):
         f"argument {position} has type {type(value).__name__}, which kernels cannot take: "
         "pass NumPy arrays, device arrays (nv.to_device), scalars or tuples of these"
     )
+
+
+def record_type(value, position):
+    """The Numba record type of record scalar ``value`` (a ``numpy.void``), or TypeError."""
+    dtype = value.dtype
+    if dtype.fields is None:
+        raise TypeError(
+            f"argument {position}: a numpy.void of {dtype.itemsize} bytes without "
+            "fields cannot be passed to a kernel; pass a record (structured dtype)"
+        )
+    try:
+        return numpy_support.from_dtype(dtype)
+    except NumbaError:
+        raise TypeError(
+            f"argument {position}: records of dtype {dtype} cannot be passed to a kernel"
+        ) from None
+
+
+def record_memory(value):
+    """A 1-element array over the memory of record scalar ``value``: its parent array's
+    element for ``a[i]`` of a record array, so that what a kernel writes into the record
+    shows there, as in numba.cuda (which copies the record to the device and back).
+    Read-only where the parent array is."""
+    return np.asarray(_RecordMemory(value)).view(value.dtype)
+
+
+class _RecordMemory:
+    """The bytes of a record scalar, for NumPy (the view keeps it, and so the record, alive)."""
+
+    def __init__(self, record):
+        self.record = record
+        self.__array_interface__ = {"version": 3, "shape": (1,),
+                                    "typestr": f"|V{record.dtype.itemsize}",
+                                    "data": record.__array_interface__["data"]}  # fmt: skip
 
 
 def scalar_for_launch(value, argtype, decl, position, kernel):

@@ -1,5 +1,5 @@
 """The launch side of packed arguments (frontend/packed.py): tuples, namedtuples and
-complex numbers, flattened for the C++ launcher.
+complex numbers, flattened for the C++ launcher; and of record scalar arguments.
 
 The C++ launcher knows scalar and array arguments only (``_core.ArgDecl``,
 kir/abi.h). A kernel whose arguments include tuples, namedtuples or complex
@@ -8,8 +8,10 @@ arguments by the front end, depth first; ``AdaptedLauncher`` flattens each
 launch's arguments the same way, following the argument's Numba type and
 checking the Python type of each packed value on the way (a value of another
 shape or type answers False, as the C++ launcher does for a scalar of another
-type, so that the dispatcher tries its other specialisations). Kernels without
-packed arguments get the bare C++ launcher and pay nothing. (Hidden arrays need
+type, so that the dispatcher tries its other specialisations). A record scalar
+argument is declared as a 1-element array of its dtype and passed as its device
+copy, which the slow path wraps (``RecordOnDevice``). Kernels without packed or
+record arguments get the bare C++ launcher and pay nothing. (Hidden arrays need
 no adapter: they are hidden parameters the launcher is given once; hidden_args.py.)
 """
 
@@ -17,6 +19,17 @@ import numpy as np
 from numba.core import types
 
 from .arguments import check_narrowed_array, scalar_for_launch
+
+
+class RecordOnDevice:
+    """A record scalar argument's device copy (a 1-element device array), as the slow path
+    hands it to the launcher: the only value a record parameter takes, so that no launch
+    takes the fast path with a record array in its place (slow_launch.py copies records)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
 
 
 def is_packed(ty):
@@ -35,13 +48,22 @@ def flat_count(ty):
 
 
 def needs_adapter(compiled):
-    return any(is_packed(t) for t in compiled.argtypes)
+    return any(is_packed(t) or isinstance(t, types.Record) for t in compiled.argtypes)
 
 
 def _packer(ty):
     """A function (value, out list) -> bool that appends `value`'s scalars (or arrays) to
     `out`, or None for a plain argument (passed as it is)."""
     ty = types.unliteral(ty)
+    if isinstance(ty, types.Record):
+
+        def pack_record(value, out):
+            if type(value) is not RecordOnDevice:
+                return False
+            out.append(value.array)
+            return True
+
+        return pack_record
     if isinstance(ty, types.Complex):
         accepted = (complex, np.complex128) if ty.bitwidth == 128 else (np.complex64,)
 

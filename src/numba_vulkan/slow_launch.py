@@ -66,9 +66,9 @@ def run(dispatcher, launch, args):
             from .errors import VulkanGraphError
 
             raise VulkanGraphError(
-                f"kernel {dispatcher.__name__!r} takes a NumPy array in a launch captured "
-                "into a graph: a replay cannot copy host arrays in and out; pass device "
-                "arrays (nv.to_device)"
+                f"kernel {dispatcher.__name__!r} takes a NumPy array or record in a launch "
+                "captured into a graph: a replay cannot copy host arrays in and out; pass "
+                "device arrays (nv.to_device)"
             )
         # The arguments themselves where the launcher takes them: the graph names its
         # parameters by these objects (a scalar converted below would lose its name).
@@ -89,6 +89,21 @@ def run(dispatcher, launch, args):
             device_args[position] = on_device
             if spec.compiled.writes[position]:
                 copy_back.append((arg, on_device))
+        elif isinstance(arg, np.void):  # a record: copied in and, if written, back
+            host = arguments.record_memory(arg)
+            if spec.compiled.writes[position] and not host.flags.writeable:
+                raise ValueError(
+                    f"argument {position} of kernel {dispatcher.__name__!r} is a record of a "
+                    "read-only array, which the kernel writes"
+                )
+            if stream is not None:
+                on_device = runtime.DeviceArray(device, host.shape, host.dtype)
+                on_device.copy_to_device(host, stream=stream)
+            else:
+                on_device = _upload(host, device)
+            device_args[position] = packed_args.RecordOnDevice(on_device)
+            if spec.compiled.writes[position]:
+                copy_back.append((host, on_device))
         elif isinstance(arg, (np.generic, int, float)):
             device_args[position] = arguments.scalar_for_launch(
                 arg, argtypes[position], spec.compiled.by_position[position][0], position,
@@ -152,8 +167,8 @@ def _leaves(args):
 
 
 def _holds_numpy(args):
-    """Whether launch arguments include NumPy arrays (also inside tuples)."""
-    return any(isinstance(a, np.ndarray) or (isinstance(a, tuple) and _holds_numpy(a))
+    """Whether launch arguments include NumPy arrays or records (also inside tuples)."""
+    return any(isinstance(a, (np.ndarray, np.void)) or (isinstance(a, tuple) and _holds_numpy(a))
                for a in args)  # fmt: skip
 
 

@@ -237,26 +237,20 @@ def test_complex_reductions_and_iteration(dtype):
     np.testing.assert_array_equal(dev, cpu)
 
 
-def test_star_arguments_are_refused_not_dropped():
+def test_star_arguments_are_not_dropped():
     """``complex(*cmath.polar(z))`` (numba-cuda's test_polar): the star argument was once
-    dropped, making ``complex()`` = 0j, a wrong answer. A call with *args is refused by
-    name for every callee; unpacked by hand, the same computation is numba.njit's."""
+    dropped, making ``complex()`` = 0j, a wrong answer; it is unpacked now, as Numba does,
+    and gives numba.njit's value."""
     import cmath
 
-    @nv.jit
     def starred(out, z):
         out[0] = complex(*cmath.polar(z[0]))
 
-    z = np.array([1j], np.complex128)
-    with pytest.raises(nv.VulkanUnsupportedError, match=r"star arguments \(\*args\).*'complex'"):
-        starred[1, 1](np.zeros(1, np.complex128), z)
-
-    def unpacked(out, z):
-        r, phi = cmath.polar(z[0])
-        out[0] = complex(r, phi)
-
+    z = np.array([1j, -2.5 + 0.25j, 0j], np.complex128)
     got, want = np.zeros(1, np.complex128), np.zeros(1, np.complex128)
-    nv.jit(unpacked)[1, 1](got, z)
-    numba.njit(unpacked)(want, z)
-    np.testing.assert_allclose(got, want, rtol=1e-15)
+    for k in range(z.size):
+        nv.jit(starred)[1, 1](got, z[k:k + 1])
+        numba.njit(starred)(want, z[k:k + 1])
+        assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist(), z[k]
+    nv.jit(starred)[1, 1](got, z[:1])
     assert got[0] == complex(1, np.pi / 2)

@@ -236,3 +236,153 @@ def _iterate_records(out, r, i):
 @pytest.mark.parametrize("on_device", [False, True])
 def test_iteration_over_record_arrays_and_views(on_device):
     _run(_iterate_records, ALIGNED, on_device)
+
+
+# Complex and sub-array fields; record scalars (``a[i]`` of a record array) as arguments.
+WITH_ARRAYS = np.dtype(
+    [("a", np.float64), ("b", np.int32), ("c", np.complex64), ("d", np.uint8, 5),
+     ("z", np.complex128), ("j", np.float32, (3, 2)), ("k", np.int16, 3)],
+    align=True,
+)  # fmt: skip
+PACKED_ARRAYS = np.dtype([("i", np.int32), ("j", np.float32, (3, 2)), ("c", np.complex64)])
+
+
+def _fill_arrays(dtype, n=4):
+    rng = np.random.default_rng(7)
+    r = np.zeros(n, dtype)
+    for name in dtype.names:
+        ft = dtype.fields[name][0]
+        base = ft.base
+        shape = (n,) + ft.shape
+        if base.kind in "iu":
+            r[name] = rng.integers(0, 100, shape)
+        elif base.kind == "c":
+            r[name] = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        else:
+            r[name] = rng.standard_normal(shape)
+    return r
+
+
+def _record_body(r, v, out):
+    out[0] = r.a + r.b
+    out[1] = r.c.real * 3 + r["c"].imag
+    out[2] = r.d[1] + r.d[4] * 2 + r["k"][2]
+    out[3] = r.z.imag - r.j[2, 1] + r.j[0, 1] * r.j[1, 0]
+    out[4] = r.j.size + r.j.shape[0] * 10 + r.d.sum()
+    r.a = v
+    r.b = v * 3  # float64 to int32
+    r.c = complex(v, -v)
+    r["z"] = r.z * r.c
+    r.d[2] = 250 + r.d[3]  # wraps as uint8
+    r.j[1, 1] = v / 3
+    r.j[2] = -v  # a row of the 2-d field
+    r.k[0] = r.k[1] - r.k[2]
+
+
+@pytest.mark.parametrize("dtype", [WITH_ARRAYS, PACKED_ARRAYS], ids=["aligned", "packed"])
+def test_record_scalar_arguments_are_written_back(dtype):
+    if dtype is PACKED_ARRAYS:  # no d, z, k fields: a smaller body
+        def body(r, v, out):
+            out[0] = r.i + r.j[2, 1] + r.c.imag
+            r.i = v
+            r.j[0, 1] = v * 2
+            r.c = r.c * v
+    else:
+        body = _record_body
+    kernel = nv.jit(body)
+    host = _fill_arrays(dtype)
+    expect = host.copy()
+    out, out_cpu = np.zeros(5), np.zeros(5)
+    kernel[1, 1](host[2], 7.25, out)  # the record is written into its array
+    numba.njit(body)(expect[2], 7.25, out_cpu)
+    np.testing.assert_array_equal(out, out_cpu)
+    for n in dtype.names:  # not padding: njit leaves garbage there
+        assert host[n].tobytes() == expect[n].tobytes(), n
+    # A record of a read-only array cannot be written.
+    frozen = _fill_arrays(dtype)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        kernel[1, 1](frozen[1], 1.0, out)
+
+
+def test_record_scalar_launch_takes_no_record_array_in_its_place():
+    """A launcher made for a record argument (a 1-element array underneath) must refuse a
+    record *array* there, so that such a launch is typed (and fails) as an array."""
+
+    @nv.jit
+    def kernel(r, out):
+        out[0] = r.a
+
+    rec = _fill_arrays(WITH_ARRAYS)
+    out = np.zeros(1)
+    kernel[1, 1](rec[1], out)
+    assert out[0] == rec[1]["a"]
+    d = nv.to_device(rec[1:2])
+    (launcher,) = [la for v in kernel._launchers.values() for la in v]
+    assert launcher.launch((1, 1, 1), (1, 1, 1), (d, nv.to_device(out)), False, None) is False
+    with pytest.raises(VulkanUnsupportedError, match="setitem"):  # a.a is an array: typed so
+        kernel[1, 1](d, out)
+
+
+def _whole_records(ary, i, j):
+    ary[i] = ary[j]
+    ary[j].c = ary[i].c * 1j
+    ary[i]["j"][0, 0] = 5.5
+
+
+@pytest.mark.parametrize("dtype", [WITH_ARRAYS, PACKED_ARRAYS], ids=["aligned", "packed"])
+def test_whole_records_with_complex_and_sub_array_fields(dtype):
+    host = _fill_arrays(dtype)
+    expect = host.copy()
+    nv.jit(_whole_records)[1, 1](host, 0, 3)
+    numba.njit(_whole_records)(expect, 0, 3)
+    for n in dtype.names:
+        assert host[n].tobytes() == expect[n].tobytes(), n
+
+
+def _assign_sub_arrays(dest, src, src2, index):
+    dest["j"] = src
+    dest["k"] = src2[index]["k"]
+
+
+def test_arrays_assigned_to_sub_array_fields():
+    src = np.arange(6, dtype=np.float32).reshape(3, 2) * 1.5
+    src2 = _fill_arrays(WITH_ARRAYS)
+    got, expect = _fill_arrays(WITH_ARRAYS), _fill_arrays(WITH_ARRAYS)
+    nv.jit(_assign_sub_arrays)[1, 1](got[1], src, src2, 2)
+    numba.njit(_assign_sub_arrays)(expect[1], src, src2, 2)
+    assert got.tobytes() == expect.tobytes()
+
+
+def _fields_by_position(r, out):
+    out[0] = r[0] + r[1]  # the first and second fields, as Numba takes r[0]
+
+
+def test_record_fields_by_position():
+    rec = _fill_arrays(WITH_ARRAYS)
+    out, out_cpu = np.zeros(1), np.zeros(1)
+    nv.jit(_fields_by_position)[1, 1](rec[3], out)
+    numba.njit(_fields_by_position)(rec[3], out_cpu)
+    assert out[0] == out_cpu[0]
+
+
+def test_refused_record_fields():
+    misaligned = np.dtype([("a", np.int8), ("h", np.float32, 2)])  # h at byte 1
+
+    @nv.jit
+    def read_h(r, out):
+        out[0] = r[0].h[1]
+
+    with pytest.raises(VulkanUnsupportedError, match="not aligned"):
+        read_h[1, 1](np.zeros(2, misaligned), np.zeros(1, np.float32))
+
+    chars = np.dtype([("x", np.int32), ("s", "S4")])
+
+    @nv.jit
+    def read_x(r, out):
+        out[0] = r[0].x
+
+    with pytest.raises(VulkanUnsupportedError, match="char"):
+        read_x[1, 1](np.zeros(2, chars), np.zeros(1, np.int32))
+    with pytest.raises(TypeError, match="without fields"):
+        read_x[1, 1](np.void(b"abcd"), np.zeros(1, np.int32))

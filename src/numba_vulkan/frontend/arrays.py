@@ -1,9 +1,9 @@
 """Array arguments: their slots in the parameter block, and element access.
 
-An array argument is flattened into parameters, in this order: its buffer
-device address (u64, the address of element 0 of the view), its extents and
-its strides in elements, in the specialisation's index kind (i32, or i64 for
-arrays past 2^31 elements; see numba_vulkan.narrowing). Element access is
+An array argument (0 to 3 dimensions) is flattened into parameters, in this
+order: its buffer device address (u64, the address of element 0 of the view),
+its extents and its strides in elements, in the specialisation's index kind
+(i32, or i64 for arrays past 2^31 elements; see numba_vulkan.narrowing). Element access is
 pointer arithmetic in the index kind: each index is converted to it (exact
 for every in-bounds index; an out-of-bounds access is undefined, as in Numba
 without boundscheck), negative indices wrap around (idx < 0 -> idx + extent),
@@ -32,15 +32,15 @@ class ArrayArg:
         b, module, mode = lowerer.b, lowerer.module, lowerer.mode
         if not isinstance(ty, types.Array):
             raise unsupported(f"arguments of type {ty}", loc)
-        if ty.ndim < 1 or ty.ndim > 3:
-            raise unsupported(f"{ty.ndim}-d array arguments (1 to 3 dimensions)", loc)
+        if ty.ndim > 3:
+            raise unsupported(f"{ty.ndim}-d array arguments (0 to 3 dimensions)", loc)
         self.name = name
         self.ty = ty
         self.ndim = ty.ndim
         self.complex = isinstance(ty.dtype, types.Complex)
         self.record = isinstance(ty.dtype, types.Record)
         if self.record:  # fields addressed in bytes (frontend/records.py)
-            from .records import check_record
+            from .record_layout import check_record
 
             check_record(ty.dtype, mode, loc)
             self.storage = self.compute = _core.Kind.u8
@@ -98,7 +98,7 @@ class ArrayArg:
                 idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
             term = b.binary(Op.mul, idx, stride)
             linear = term if linear is None else b.binary(Op.add, linear, term)
-        return linear
+        return arith.const(b, ik, 0) if linear is None else linear  # a[()] of a 0-d array
 
     def _part_ptrs(self, b, indices, loc):
         """Pointers to the real and imaginary floats of a complex element."""
@@ -142,6 +142,8 @@ class ArrayArg:
         """The number of elements, computed in `kind` (a product of extents may pass 2^31
         even where every extent and every element's offset fits: broadcast views)."""
         extents = self.shape(b, kind)
+        if not extents:  # a 0-d array: one element
+            return arith.const(b, kind, 1)
         total = extents[0]
         for e in extents[1:]:
             total = b.binary(Op.mul, total, e)

@@ -7,7 +7,7 @@ rejected with the callee's name.
 
 import builtins
 
-from numba.core import types
+from numba.core import ir, types
 from numba.core.unsafe import eh
 
 from .. import _core, stubs
@@ -71,9 +71,8 @@ def lower_call(lowerer, expr, target):
     sig = lowerer.calltypes.get(expr)
     if sig is None:
         raise unsupported(calling(fn), loc)
-    if expr.vararg is not None:  # f(*t): no lowering below reads expr.vararg (complex(*t)
-        # would be complex() = 0j), so star arguments are refused for every callee
-        raise unsupported(f"star arguments (*args) in calls to '{callee_name(fn)}'", loc)
+    if expr.vararg is not None:  # f(a, *t): f(a, t[0], t[1], ...), the call Numba typed
+        expr = _fold_star_args(lowerer, expr, sig, fn)
     parallel = _parallel_call(fn)
     if parallel is not None:  # shared/local arrays, atomics, barriers (issue 8)
         return parallel(lowerer, fn, expr, sig, target)
@@ -102,6 +101,9 @@ def lower_call(lowerer, expr, target):
         return loops.lower_range(lowerer, expr, sig, target), sig.return_type
     if fn is builtins.len:
         return _len(lowerer, expr, sig), sig.return_type
+    if fn is builtins.tuple and len(expr.args) == 1 and isinstance(sig.args[0], types.BaseTuple):
+        # tuple(t) of a tuple: the tuple (Python 3.9+ spells f(a, *t) with it)
+        return lowerer.load_cast(expr.args[0], sig.return_type), sig.return_type
     if fn in (builtins.int, builtins.float, builtins.bool) or isinstance(fn_ty, types.NumberClass):
         if len(expr.args) != 1:
             raise unsupported(f"calling '{callee_name(fn)}' with {len(expr.args)} arguments", loc)
@@ -143,6 +145,27 @@ def lower_call(lowerer, expr, target):
     raise unsupported(calling(fn), loc)
 
 
+def _fold_star_args(lowerer, expr, sig, fn):
+    """``f(a, *t)`` as ``f(a, t[0], t[1], ...)``: Numba types a call with a star argument
+    (a tuple, of a length known at compile time) as that call, the tuple's items positional
+    arguments in its signature; every lowering below reads only ``expr.args``. The items
+    are given variables of their own (a copy of the typemap names them)."""
+    star = expr.vararg
+    ty = lowerer.typemap[star.name]
+    if not isinstance(ty, types.BaseTuple):
+        raise unsupported(f"star arguments (*args) of {ty} in calls to '{callee_name(fn)}'",
+                          expr.loc)  # fmt: skip
+    items = lowerer.load_var(star.name)
+    names = [f"{star.name}.star{k}" for k in range(len(ty.types))]
+    lowerer.typemap = {**lowerer.typemap, **dict(zip(names, ty.types))}
+    for name, value in zip(names, items):
+        lowerer.store_var(name, value)
+    args = [*expr.args, *(ir.Var(star.scope, name, expr.loc) for name in names)]
+    folded = ir.Expr.call(expr.func, args, expr.kws, expr.loc, varkwarg=expr.varkwarg)
+    lowerer.calltypes = {**lowerer.calltypes, folded: sig}
+    return folded
+
+
 def _is_operator_function(fn):
     """``operator.add`` & co. called as functions (numba-cuda's test_operator does)."""
     if not _hashable(fn):
@@ -155,7 +178,6 @@ def _is_operator_function(fn):
 def _operator_call(lowerer, expr, fn, sig, target):
     """``operator.add(x, y)``: lowered as the binary operation ``x + y`` that Numba typed
     the call as (the same signature, the lowerer's handler of binop expressions)."""
-    from numba.core import ir
 
     as_binop = ir.Expr.binop(fn, expr.args[0], expr.args[1], expr.loc)
     lowerer.calltypes[as_binop] = sig
@@ -190,7 +212,7 @@ def _parallel_call(fn):
 
 _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,
             builtins.abs, builtins.min, builtins.max, builtins.divmod, builtins.print,
-            builtins.slice, builtins.enumerate, builtins.zip)  # fmt: skip
+            builtins.slice, builtins.enumerate, builtins.zip, builtins.tuple)  # fmt: skip
 
 
 def _complex_call(lowerer, expr, fn, sig):

@@ -53,6 +53,10 @@ def binop(lo, expr, target):
     static = _static_compare(lo, fn, lhs_ty, rhs_ty, sig)
     if static is not None:
         return static, types.boolean
+    op = expr.immutable_fn if expr.op == "inplace_binop" else fn
+    tuples = isinstance(lhs_ty, types.BaseTuple) and isinstance(rhs_ty, types.BaseTuple)
+    if op is operator.add and tuples and sig is not None:
+        return _tuple_concat(lo, expr, lhs_ty, rhs_ty, sig), sig.return_type
     if fn is operator.contains and isinstance(lhs_ty, types.BaseTuple) and sig is not None:
         return _tuple_contains(lo, expr, lhs_ty, rhs_ty, sig), sig.return_type
     if sig is not None and any(isinstance(t, types.Complex) for t in sig.args):
@@ -149,6 +153,14 @@ def _identity(lo, expr, sig, negate):
     else:
         raise unsupported(f"'is' on {lt} and {rt}", expr.loc)
     return arith.logical_not(b, r) if negate else r
+
+
+def _tuple_concat(lo, expr, lhs_ty, rhs_ty, sig):
+    """``t + u`` of two tuples: their items, each cast to the result's item type (Python
+    3.9+ spells ``f(a, *t)`` with it)."""
+    items = (*lo.load_var(expr.lhs.name), *lo.load_var(expr.rhs.name))
+    return tuple(lo.cast(v, f, t, expr.loc)
+                 for v, f, t in zip(items, (*lhs_ty.types, *rhs_ty.types), sig.return_type.types))
 
 
 def _tuple_contains(lo, expr, tuple_ty, item_ty, sig):
@@ -321,7 +333,7 @@ def getitem(lo, expr, target):
     if isinstance(ty, types.Record):
         from .records import RecordRef, static_field_name
 
-        ref, name = lo.statics.get(expr.value.name), static_field_name(lo, expr)
+        ref, name = lo.statics.get(expr.value.name), static_field_name(lo, expr, ty)
         if not isinstance(ref, RecordRef) or name is None:
             raise unsupported(f"indexing {ty} with {expr.index!r}", loc)
         return ref.field(lo, name, loc)
@@ -408,11 +420,7 @@ def getiter(lo, expr, target):
     ty = lo.typemap[expr.value.name]
     if isinstance(ty, types.RangeType):
         return loops.lower_getiter(lo, expr, target), lo.typemap[target]
-    if not isinstance(ty, types.BaseTuple):
-        return make_iter(lo, expr.value, expr.loc), lo.typemap[target]
-    if isinstance(ty, types.BaseTuple):
-        raise unsupported("iterating over tuples", expr.loc)
-    raise unsupported(f"iterating over {ty}", expr.loc)
+    return make_iter(lo, expr.value, expr.loc), lo.typemap[target]
 
 
 def iternext(lo, expr, target):

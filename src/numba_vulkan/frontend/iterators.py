@@ -1,4 +1,4 @@
-"""Iteration over arrays, views, ``enumerate`` and ``zip``: ``for v in a``.
+"""Iteration over arrays, views, tuples, ``enumerate`` and ``zip``: ``for v in a``.
 
 Range loops keep their own lowering (loops.py: the iterator is a tree of
 KIR variables). Every other iterator is a compile-time object whose state
@@ -21,6 +21,7 @@ from .. import _core
 from . import arith
 from .arrays import ArrayArg
 from .errors import unsupported
+from .lower import layout
 from .types import compute_kind
 from .views import View, copy_view, index_view, root_of
 
@@ -109,6 +110,41 @@ class RangeIter:
         return cur, arith.logical_or(b, up, down)
 
 
+class TupleIter:
+    """Iterator over a tuple of values of one type (literals of one type count as one:
+    Numba types no loop over other tuples without literal_unroll): the items held in KIR
+    variables, the one at the cursor chosen by selects."""
+
+    def __init__(self, lo, value, ty, loc):
+        b = lo.b
+        item_ty = types.unliteral(ty.types[0])
+        self.items = [_spill(b, lo.cast(v, t, item_ty, loc)) for v, t in zip(value, ty.types)]
+        self.ik = compute_kind(types.intp, lo.mode, loc)
+        self.cursor = b.var(self.ik)
+        b.store(self.cursor, arith.const(b, self.ik, 0))
+
+    def next(self, lo, loc):
+        b = lo.b
+        cur = b.load(self.cursor)
+        valid = b.compare(Op.lt, cur, arith.const(b, self.ik, len(self.items)))
+        value = _reload(b, self.items[0])
+        for i, item in enumerate(self.items[1:], 1):
+            value = _select(b, b.compare(Op.eq, cur, arith.const(b, self.ik, i)),
+                            _reload(b, item), value)  # fmt: skip
+        b.store(self.cursor, b.binary(Op.add, cur, arith.const(b, self.ik, 1)))
+        return value, valid
+
+
+def _items_of_one_type(ty):
+    return len(ty.types) > 0 and len({types.unliteral(t) for t in ty.types}) == 1
+
+
+def _select(b, cond, x, y):
+    if isinstance(x, tuple):
+        return tuple(_select(b, cond, u, v) for u, v in zip(x, y))
+    return b.select(cond, x, y)
+
+
 class EnumerateIter:
     def __init__(self, lo, inner, start, kind):
         b = lo.b
@@ -148,7 +184,13 @@ def make_iter(lo, var, loc, nested=False):
         return ArrayIter(lo, value, ty, loc)
     if isinstance(ty, types.RangeType) and nested:
         return RangeIter(lo, value)
-    if isinstance(value, (ArrayIter, RangeIter, EnumerateIter, ZipIter)):
+    if isinstance(ty, types.BaseTuple) and _items_of_one_type(ty) and \
+            layout(ty, lo.mode, loc) is not None:  # fmt: skip
+        return TupleIter(lo, value, ty, loc)
+    if isinstance(ty, types.BaseTuple):  # arrays are compile-time objects: no run-time choice
+        raise unsupported(f"iterating over {ty} (literal_unroll(t) runs the loop's body once "
+                          "per item)", loc)  # fmt: skip
+    if isinstance(value, (ArrayIter, RangeIter, TupleIter, EnumerateIter, ZipIter)):
         return value
     raise unsupported(f"iterating over {ty}", loc)
 

@@ -117,6 +117,9 @@ def for_each(lo, arr, body):
     (every value it needs across iterations must live in KIR variables; `indices` loads
     the counters anew at each use)."""
     b = lo.b
+    if arr.ndim == 0:  # a 0-d array: its one element, at the empty index
+        body(b, [])
+        return
     ik = arr.index_kind
     counters = [b.var(ik) for _ in range(arr.ndim)]
 

@@ -207,6 +207,8 @@ class Lowerer:
             name = names[i] if i < len(names) else f"arg{i}"
             if isinstance(ty, types.Array):
                 self.params.append(ArrayArg(self, name, ty, loc))
+            elif isinstance(ty, types.Record):  # a record scalar: a 1-element array (records.py)
+                self.params.append(ArrayArg(self, name, types.Array(ty, 1, "C"), loc))
             elif is_scalar_type(ty):
                 # Its slot (kind, offset) follows from these kinds: kir/abi.h.
                 index = self.module.add_scalar_arg(
@@ -458,6 +460,10 @@ class Lowerer:
     def lower_arg(self, arg, ty, loc):
         param = self.params[arg.index]
         if isinstance(param, ArrayArg):
+            if isinstance(self.argtypes[arg.index], types.Record):
+                from .records import record_argument
+
+                return record_argument(self, param)
             return param
         value, arg_ty = param
         if not isinstance(value, tuple):  # packed arguments are in compute kinds already
@@ -468,8 +474,11 @@ class Lowerer:
         loc = stmt.loc
         arr_ty = self.typemap[stmt.target.name]
         if isinstance(arr_ty, types.Record) and isinstance(stmt, ir.StaticSetItem):
-            if isinstance(stmt.index, str):  # r['x'] = v
-                self._set_record_field(stmt.target, stmt.index, stmt.value, loc)
+            from .records import static_field_name
+
+            name = static_field_name(self, stmt, arr_ty)
+            if name is not None:  # r['x'] = v (or r[0] = v: the first field)
+                self._set_record_field(stmt.target, name, stmt.value, loc)
                 return
         if isinstance(arr_ty, Fragment):  # frag[t] = v (frontend/matrix.py)
             from . import matrix
@@ -521,7 +530,10 @@ class Lowerer:
         if not isinstance(ref, RecordRef):
             raise unsupported(f"setting attribute '{name}' of {self.typemap[target.name]}", loc)
         value_ty = self.typemap[value_var.name]
-        if not is_scalar_type(value_ty):
+        if isinstance(value_ty, types.Array):  # into a sub-array field: records.FieldArray
+            ref.set_field(self, name, self.statics.get(value_var.name), value_ty, loc)
+            return
+        if not is_scalar_type(value_ty) and not isinstance(value_ty, types.Complex):
             raise unsupported(f"storing {value_ty} into a record field", loc)
         ref.set_field(self, name, self.load_var(value_var.name), value_ty, loc)
 

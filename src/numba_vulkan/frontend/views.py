@@ -56,6 +56,10 @@ def root_of(arr, loc):
         return arr  # a global array in a constant buffer, or a global DeviceArray: memory
     if isinstance(arr, ConstArray):
         return arr  # an inlined global array: views read it through its linear positions
+    from .records import FieldArray
+
+    if isinstance(arr, FieldArray):
+        return arr  # a record's sub-array field: memory at an address computed where used
     if type(arr) is not ArrayArg:
         kind = "global constant" if arr.name.startswith("<") else arr.name
         raise unsupported(f"views (slices, a[i] of an N-d array, .T) of {kind} arrays", loc)

@@ -45,6 +45,10 @@ class OverloadDispatcher:
     def __repr__(self):
         return f"<numba_vulkan overload {getattr(self.py_func, '__qualname__', self.py_func)}>"
 
+    def get_function_type(self):
+        """None: no one function type, as for Numba's dispatchers that may still compile
+        (Numba's typing of a tuple holding the function asks)."""
+
     @property
     def nopython_signatures(self):
         return [typing.signature(t.return_type, *args) for args, t in self.overloads.items()]

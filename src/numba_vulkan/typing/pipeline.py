@@ -22,7 +22,6 @@ from numba.core.untyped_passes import (
     FixupArgs,
     InlineInlinables,
     LiteralPropagationSubPipelinePass,
-    LiteralUnroll,
     MakeFunctionToJitFunction,
     RewriteDynamicRaises,
     RewriteSemanticConstants,
@@ -31,6 +30,7 @@ from numba.core.untyped_passes import (
 from .. import errors
 from ..errors import VulkanUnsupportedError
 from . import devfn, lean, lean_passes, scalar_constants, target, translate
+from .literal_unroll import LiteralUnroll
 
 
 @dataclass(frozen=True)
