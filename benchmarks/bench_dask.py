@@ -9,9 +9,13 @@ Parts (``--parts``, comma-separated; the GPU part only where asked):
     1000 us above NumPy's on 2 cores). ``kernel`` is the same with a ``@jit`` kernel
     writing into ``np.empty_like(block)``.
   - **startup**: seconds from ``LocalVulkanCluster(devices="0,0,...")`` (``--workers``,
-    default 2 and 8; each worker opens its device and compiles a first kernel as it
-    starts) until every worker has run a task with a kernel on a device chunk (the goal:
-    8 workers within 2 s on a CPU machine); ``up_s`` is the cluster's start alone.
+    default 2 and 8; each worker opens its own logical device and runs a first kernel as
+    it starts) until every worker has run a task with a kernel on its device (the goal: 8
+    workers within 2 s on a CPU machine); ``up`` is the cluster's start alone. Each size
+    runs in ``--runs`` fresh processes, each as a user's script: ``import numba_vulkan``
+    (timed too), the device opened, then a *cold* cluster (no forkserver running yet) and
+    a *warm* one (the server runs); best and median of the runs. The disk caches are a
+    user's second run's (a first run fills them), or empty with ``--fresh-cache``.
   - **gpu**: an element-wise chain and a reduction, ``sum(sqrt(x * x + 1) * 0.5 - x)``,
     over ``--gib`` GiB of float32 in ``--chunk-gib`` chunks on one device: Dask with device
     chunks (threaded scheduler) against one fused kernel over the whole array, and against
@@ -21,6 +25,7 @@ Parts (``--parts``, comma-separated; the GPU part only where asked):
     python3 benchmarks/bench_dask.py                                   # overhead, startup
     python3 benchmarks/bench_dask.py --parts gpu --gib 32 --chunk-gib 1 # the GPU machine
     python3 benchmarks/bench_dask.py --tasks 200 --workers 2 --json     # quick
+    python3 benchmarks/bench_dask.py --parts startup --runs 5 --fresh-cache  # first runs
 
 Prints one line per measure, or with ``--json`` one JSON object; ``--out`` also writes it.
 """
@@ -36,14 +41,8 @@ import time
 
 import numpy as np
 
-
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import median_time  # noqa: E402
 
 
 def overhead(tasks, chunk, repeats):
@@ -80,7 +79,7 @@ def overhead(tasks, chunk, repeats):
                             ("device", on_device, lambda b: b + 1),
                             ("kernel", on_device, kernel_block)):  # fmt: skip
             run(x, f)  # warm: compiles, pools
-            seconds = _median_time(lambda x=x, f=f: run(x, f), repeats)
+            seconds = median_time(lambda x=x, f=f: run(x, f), repeats)
             out[f"{scheduler}_{label}_us"] = seconds / tasks * 1e6
         out[f"{scheduler}_overhead_us"] = out[f"{scheduler}_device_us"] - out[f"{scheduler}_numpy_us"]
         out[f"{scheduler}_kernel_overhead_us"] = (out[f"{scheduler}_kernel_us"]
@@ -95,26 +94,71 @@ def _first_task(_):
     return os.getpid(), device.info.name
 
 
-def startup(workers, index):
+def _start_cluster(n, index):
+    """Seconds until `n` workers are up, and until each has run a kernel on its device."""
     from distributed import Client
 
     from numba_vulkan.dask import LocalVulkanCluster
 
-    out = {}
+    t0 = time.perf_counter()
+    with LocalVulkanCluster(devices=",".join([str(index)] * n)) as cluster, \
+            Client(cluster) as client:  # fmt: skip
+        client.wait_for_workers(n)
+        up = time.perf_counter() - t0
+        addresses = list(client.scheduler_info()["workers"])
+        futures = [client.submit(_first_task, i, workers=[a], pure=False)
+                   for i, a in enumerate(addresses)]  # fmt: skip
+        logical = client.gather(futures)
+        ready = time.perf_counter() - t0
+    assert len({pid for pid, _ in logical}) == n, logical  # one process each
+    return up, ready
+
+
+def _startup_child(n):
+    """One fresh process (``--startup-child N``): what a user's script does, timed. The
+    first cluster is cold (no forkserver yet), the second warm (the server runs)."""
+    t0 = time.perf_counter()
+    import numba_vulkan as nv
+
+    import_s = time.perf_counter() - t0
+    import distributed  # noqa: F401  (the user's script imports it before the cluster)
+
+    import numba_vulkan.dask
+
+    info = nv.get_device().info
+    index = info.vulkan_index if info.vulkan_index >= 0 else info.index
+    out = {"import_numba_vulkan_s": import_s}
+    out["cold_up_s"], out["cold_first_kernel_s"] = _start_cluster(n, index)
+    out["warm_up_s"], out["warm_first_kernel_s"] = _start_cluster(n, index)
+    print(json.dumps(out))
+
+
+def startup(workers, runs, fresh_cache=False):
+    """Each cluster size started in `runs` fresh processes (cold, then warm in the same
+    process): the best and the median of each measure. A first run fills the disk caches
+    (kernels, driver probes, pipelines, bytecode), as a user's second run finds them; with
+    `fresh_cache` each process gets an empty NUMBA_VULKAN_CACHE_DIR instead (a user's first
+    run: the driver's self-test and every compilation happen in it)."""
+    import subprocess
+    import tempfile
+
+    def child(n):
+        env = dict(os.environ)
+        if fresh_cache:
+            env["NUMBA_VULKAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="nvk-bench-cache-")
+        done = subprocess.run([sys.executable, __file__, "--startup-child", str(n)], env=env,
+                              check=True, capture_output=True, text=True)  # fmt: skip
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    if not fresh_cache:
+        child(min(workers))  # the disk caches of a second run
+    out = {"runs": runs, "fresh_cache": fresh_cache}
     for n in workers:
-        t0 = time.perf_counter()
-        with LocalVulkanCluster(devices=",".join([str(index)] * n)) as cluster, \
-                Client(cluster) as client:  # fmt: skip
-            client.wait_for_workers(n)
-            up = time.perf_counter() - t0
-            addresses = list(client.scheduler_info()["workers"])
-            futures = [client.submit(_first_task, i, workers=[a], pure=False)
-                       for i, a in enumerate(addresses)]  # fmt: skip
-            logical = client.gather(futures)
-            ready = time.perf_counter() - t0
-        assert len({pid for pid, _ in logical}) == n, logical  # one process each
-        out[f"workers{n}_up_s"] = up
-        out[f"workers{n}_first_kernel_s"] = ready
+        samples = [child(n) for _ in range(runs)]
+        for key in samples[0]:
+            values = sorted(s[key] for s in samples)
+            out[f"workers{n}_{key[:-2]}_best_s"] = values[0]
+            out[f"workers{n}_{key[:-2]}_median_s"] = statistics.median(values)
     return out
 
 
@@ -155,7 +199,7 @@ def gpu(gib, chunk_gib, repeats):
 
     dx = da.from_array(x, chunks=chunk, asarray=False)
     out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name}
-    out["dask_vulkan_s"] = _median_time(lambda: float(pipeline(dx).compute(scheduler="threads")),
+    out["dask_vulkan_s"] = median_time(lambda: float(pipeline(dx).compute(scheduler="threads")),
                                         repeats)  # fmt: skip
     per = 4096
     partial = nv.device_array(-(-n // per), np.float32)
@@ -164,7 +208,7 @@ def gpu(gib, chunk_gib, repeats):
         fused.forall(partial.size)(x, partial, per)
         return float(partial.sum())
 
-    out["fused_kernel_s"] = _median_time(one_kernel, repeats)
+    out["fused_kernel_s"] = median_time(one_kernel, repeats)
     out["dask_over_fused"] = out["dask_vulkan_s"] / out["fused_kernel_s"]
     try:
         import cupy
@@ -180,7 +224,7 @@ def gpu(gib, chunk_gib, repeats):
         cupy.cuda.Device().synchronize()
         return value
 
-    out["dask_cupy_s"] = _median_time(cupy_run, repeats)
+    out["dask_cupy_s"] = median_time(cupy_run, repeats)
     out["vulkan_over_cupy"] = out["dask_vulkan_s"] / out["dask_cupy_s"]
     return out
 
@@ -194,20 +238,27 @@ def main(argv=None):
     p.add_argument("--gib", type=float, default=32.0, help="GiB of float32 (gpu part)")
     p.add_argument("--chunk-gib", type=float, default=1.0, help="GiB per chunk (gpu part)")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--runs", type=int, default=5, help="fresh processes per size (startup)")
+    p.add_argument("--fresh-cache", action="store_true",
+                   help="startup: an empty disk cache for each process (a first run)")
+    p.add_argument("--startup-child", type=int, help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args(argv)
+    if args.startup_child:
+        _startup_child(args.startup_child)
+        return 0
 
     import numba_vulkan as nv
 
     device = nv.get_device()
-    index = device.info.vulkan_index if device.info.vulkan_index >= 0 else device.info.index
     results = {"device": device.info.name, "cpus": os.cpu_count()}
     parts = [s.strip() for s in args.parts.split(",") if s.strip()]
     if "overhead" in parts:
         results["overhead"] = overhead(args.tasks, args.chunk, args.repeats)
     if "startup" in parts:
-        results["startup"] = startup([int(w) for w in args.workers.split(",")], index)
+        results["startup"] = startup([int(w) for w in args.workers.split(",")], args.runs,
+                                     args.fresh_cache)
     if "gpu" in parts:
         results["gpu"] = gpu(args.gib, args.chunk_gib, args.repeats)
     text = json.dumps(results, indent=1)

@@ -4,15 +4,20 @@ backend, against NumPy; then the same on a LocalVulkanCluster of two worker proc
 per logical device). dask and distributed are test requirements: without them this module
 fails rather than skips."""
 
+import json
+
 import dask
 import dask.array as da
 import numpy as np
 import pytest
+from conftest import run_python
 from distributed import Client, wait
 from distributed.protocol import deserialize, serialize
 
 import numba_vulkan as nv
 import numba_vulkan.dask as nvd
+from numba_vulkan import config
+from numba_vulkan.dask import cluster
 from numba_vulkan.dask.cluster import LocalVulkanCluster, worker_device
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
@@ -272,6 +277,42 @@ def test_pipeline_on_the_cluster_matches_numpy(client):
     held = client.who_has(doubled)
     assert len({w for ws in held.values() for w in ws}) == 2  # both workers hold blocks
     assert float(values(client.compute(doubled.mean()).result())) == 2.0
+
+
+def test_workers_find_the_first_kernel_in_the_disk_cache(device, monkeypatch, tmp_path):
+    """The cluster compiles the workers' first kernel once, here, into the disk cache; a
+    fresh process on the device (as a worker is) loads it instead of compiling it."""
+    monkeypatch.setattr(config, "CACHE", 1)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
+    index = device.info.vulkan_index if device.info.vulkan_index >= 0 else device.info.index
+    misses = sum(cluster._first_kernel.stats.cache_misses.values())
+    cluster._compile_first_kernel([str(index), str(index)])  # one device, named twice
+    assert sum(cluster._first_kernel.stats.cache_misses.values()) == misses + 1
+    assert len(list((tmp_path / "kernels").glob("*.nvk"))) == 1
+    code = (
+        "import json\n"
+        "from numba_vulkan.dask import cluster\n"
+        "cluster.warm_up()\n"
+        "s = cluster._first_kernel.stats\n"
+        "print(json.dumps([sum(s.cache_hits.values()), sum(s.cache_misses.values())]))\n"
+    )
+    done = run_python(code, NUMBA_VULKAN_CACHE="1", NUMBA_VULKAN_CACHE_DIR=str(tmp_path),
+                      NUMBA_VULKAN_VISIBLE_DEVICES=f"{index},{index}")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [1, 0]  # one hit, no compilation
+
+
+def test_the_forkserver_preload_never_touches_vulkan():
+    """What the forkserver imports (and so every worker inherits) lists no device and opens
+    none: a forked worker could not use it (VulkanForkError)."""
+    code = (
+        "import numba_vulkan.dask.forkserver\n"
+        "from numba_vulkan.runtime import device_list\n"
+        "print(device_list._infos is None and not device_list.opened)\n"
+    )
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "True"
 
 
 def test_device_meta():

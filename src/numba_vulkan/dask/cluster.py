@@ -13,8 +13,10 @@ import dask
 import numpy as np
 from distributed import LocalCluster, Nanny
 
-from .. import config
-from ..runtime import device_list
+from .. import cache, config
+from ..dispatcher import jit
+from ..runtime import device_list, get_device, to_device
+from ..stubs import global_id
 
 ENV = "NUMBA_VULKAN_VISIBLE_DEVICES"
 
@@ -52,13 +54,16 @@ class LocalVulkanCluster(LocalCluster):
     threads_per_worker : int
         Threads of each worker (1 by default: one device queue each).
     warm : bool
-        Open the device and compile a first kernel when a worker starts, so that the first
-        task does not pay for it.
+        Open the device and run a first kernel when a worker starts, so that the first
+        task does not pay for it. The cluster compiles that kernel once per physical device,
+        in this process (which opens the device), into the kernel disk cache
+        (``NUMBA_VULKAN_CACHE``), and each worker loads it from there.
     start_method : {"forkserver", "spawn"}
         How worker processes start. "forkserver" (the default) forks them from a server
         process that imported distributed, dask.array, Numba and numba_vulkan once (and
-        never used Vulkan), so each worker skips those imports; "spawn" starts each as a
-        fresh Python, as distributed does by default.
+        never used Vulkan: numba_vulkan.dask.forkserver), so each worker skips those
+        imports; the cluster starts the server first, so that its imports overlap the rest
+        of the start. "spawn" starts each as a fresh Python, as distributed does by default.
     **kwargs
         What ``distributed.LocalCluster`` takes (``dashboard_address`` is None by default).
 
@@ -87,7 +92,9 @@ class LocalVulkanCluster(LocalCluster):
         method = {"distributed.worker.multiprocessing-method": start_method}
         with dask.config.set(method):  # read as the workers start
             if start_method == "forkserver":
-                _preload_forkserver()
+                _start_forkserver()  # it imports (most of a cold start) while we go on
+            if warm:
+                _compile_first_kernel(self.devices)
             super().__init__(n_workers=0, threads_per_worker=threads_per_worker, processes=True,
                              **kwargs)  # fmt: skip
             options = self.new_spec["options"]
@@ -110,38 +117,65 @@ class LocalVulkanCluster(LocalCluster):
         return {name: spec}
 
 
-def _preload_forkserver():
-    """What the forkserver imports once for every worker it forks (distributed's
-    get_mp_context sets its own list on its first call, then leaves it: ours replaces it).
-    Only before the server starts: a running server keeps its list."""
+#: What the forkserver imports once for every worker it forks (numba_vulkan.dask.forkserver:
+#: all a worker imports to start, run tasks on Dask arrays and compile kernels, and the
+#: caches a worker's start fills). Never Vulkan: a child cannot use Vulkan state made
+#: before its fork (VulkanForkError).
+FORKSERVER_PRELOAD = ["numba_vulkan.dask.forkserver"]
+
+
+def _start_forkserver():
+    """Start the forkserver now, with our preload list, unless it runs already (a running
+    server keeps its list). distributed's get_mp_context sets its own list on its first
+    call, then leaves it: ours replaces it. Started here, before the scheduler, the server's
+    imports (most of a cold start) overlap the rest of the cluster's start."""
+    from multiprocessing import forkserver
+
     from distributed.utils import get_mp_context
 
     ctx = get_mp_context()
-    ctx.set_forkserver_preload(["distributed", "numpy", "dask.array", "numba", "numba_vulkan",
-                                "numba_vulkan.dask"])  # fmt: skip
+    ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
+    forkserver.ensure_running()
 
 
-_warm_kernel = None
+def _compile_first_kernel(entries):
+    """Compile the workers' first kernel (warm_up) here, once per physical device of the
+    cluster, into the kernel disk cache, where each worker then finds it instead of compiling
+    it again (8 workers compiling it at once took 0.5 to 1 s on 2 cores: docs/dask.md). Only with the
+    disk cache, and for the devices this process lists; a device it does not list is
+    compiled for by its workers. This process opens the devices (the forkserver and the
+    workers it forks never saw this process's Vulkan state)."""
+    if not cache.enabled():
+        return
+    listed = {info.vulkan_index if info.vulkan_index >= 0 else info.index: info
+              for info in device_list.list_devices()}  # fmt: skip
+    done = set()
+    for entry in entries:
+        if not entry.lstrip("-").isdigit() or int(entry) in done or int(entry) not in listed:
+            continue
+        done.add(int(entry))
+        _first_kernel.compile(FIRST_KERNEL_ARGS, device=get_device(listed[int(entry)]))
+
+
+#: The first kernel's signature (an array of float32, as warm_up passes it).
+FIRST_KERNEL_ARGS = "void(float32[::1])"
+
+
+@jit(cache=True)
+def _first_kernel(x):
+    """The kernel a worker runs as it starts (warm_up): one launch of each worker's device."""
+    i = global_id(0)
+    if i < x.size:
+        x[i] = x[i] + 1.0
 
 
 def warm_up() -> Any:
-    """Open the current device and run a small kernel (compiled on first use): what a worker
-    does before its first task (numba_vulkan.dask.dask_setup)."""
-    global _warm_kernel
-    from ..dispatcher import jit
-    from ..runtime import get_device, to_device
-    from ..stubs import global_id
-
-    if _warm_kernel is None:
-        def _nv_warm(x):
-            i = global_id(0)
-            if i < x.size:
-                x[i] = x[i] + 1.0
-
-        _warm_kernel = jit(_nv_warm)
+    """Open the current device and run a small kernel (from the kernel disk cache, where the
+    cluster put it; else compiled here): what a worker does before its first task
+    (numba_vulkan.dask.dask_setup)."""
     device = get_device()
     x = to_device(np.zeros(64, np.float32), device=device)
-    _warm_kernel.forall(x.size, device=device)(x)
+    _first_kernel.forall(x.size, device=device)(x)
     device.synchronize()
     return device
 
