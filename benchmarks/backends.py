@@ -4,7 +4,9 @@ interface, and the description of the machine and versions every result file rec
 import os
 import platform
 import shutil
+import statistics
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -221,3 +223,13 @@ def each_backend(classes):
             yield cls()
         except Exception as e:  # no GPU, no numba.cuda
             print(f"{cls.name}: {type(e).__name__}: {e}")
+
+
+def median_time(fn, repeats):
+    """The median of `repeats` wall-clock times of ``fn()``, in seconds."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)

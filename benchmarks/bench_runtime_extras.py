@@ -31,16 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import median_time  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def _warm_up(fn, seconds=0.5):
@@ -66,12 +62,12 @@ def bench_vulkan(args):
         "h2d_pageable": lambda: dev_arr.copy_to_device(pageable),
         "d2h_pageable": lambda: dev_arr.copy_to_host(out=pageable),
     }.items():
-        out[name + "_GBps"] = n / _median_time(fn, args.repeats) / 1e9
+        out[name + "_GBps"] = n / median_time(fn, args.repeats) / 1e9
     m = 1 << args.sum_log2
     x = nv.to_device(np.ones(m, np.float32))
     assert x.sum() == m
     _warm_up(x.sum)
-    out["sum_TBps"] = 4 * m / _median_time(x.sum, args.repeats) / 1e12
+    out["sum_TBps"] = 4 * m / median_time(x.sum, args.repeats) / 1e12
     return out
 
 
@@ -98,13 +94,13 @@ def bench_cuda(args):
         "d2h_pageable": lambda: d.copy_to_host(pageable),
     }.items():
         fn()
-        out[name + "_GBps"] = n / _median_time(fn, args.repeats) / 1e9
+        out[name + "_GBps"] = n / median_time(fn, args.repeats) / 1e9
     m = 1 << args.sum_log2
     x = cuda.to_device(np.ones(m, np.float32))
     total = cuda.reduce(lambda a, b: a + b)
     total(x)
     _warm_up(lambda: total(x))
-    out["sum_TBps"] = 4 * m / _median_time(lambda: total(x), args.repeats) / 1e12
+    out["sum_TBps"] = 4 * m / median_time(lambda: total(x), args.repeats) / 1e12
     return out
 
 

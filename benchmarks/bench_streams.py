@@ -24,29 +24,25 @@ float32 multiply-adds) is calibrated per backend to take about `--kernel-ms`.
 import argparse
 import datetime
 import json
-import statistics
-import time
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import median_time  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _median(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def _calibrate(run, target_s, start=4096):
     """The invocation count whose kernel (run(n), synchronous) takes about target_s."""
     n = start
     while True:
-        t = _median(lambda: run(n), 2)
+        t = median_time(lambda: run(n), 2)
         if t >= min(0.05, target_s / 4) or n >= 1 << 31:
             break
         n *= 4
@@ -54,7 +50,7 @@ def _calibrate(run, target_s, start=4096):
 
 
 def _figures(copy, kernel, both, repeats):
-    c, k, b = _median(copy, repeats), _median(kernel, repeats), _median(both, repeats)
+    c, k, b = median_time(copy, repeats), median_time(kernel, repeats), median_time(both, repeats)
     return {"copy_ms": c * 1e3, "kernel_ms": k * 1e3, "both_ms": b * 1e3,
             "sum_ms": (c + k) * 1e3, "overlap": 1 - b / (c + k)}  # fmt: skip
 

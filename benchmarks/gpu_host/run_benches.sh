@@ -56,6 +56,10 @@ for b in $B; do
     matrix) for n in ${MATRIX_SIZES:-2048 4096 8192}; do
               timeout 150 python3 benchmarks/bench_matrix.py --size $n --json $R/h200_matrix_$n.json
             done ;;
+    # Dask: a chain of element-wise operations and a reduction over DASK_GIB (32) GiB of float32
+    # in 1 GiB chunks, against one fused kernel and Dask with CuPy chunks.
+    dask) timeout 400 python3 benchmarks/bench_dask.py --parts overhead,gpu --gib ${DASK_GIB:-32} \
+            --chunk-gib 1 --out $R/h200_dask.json ;;
     # The corpus of public numba.cuda kernels (benchmarks/corpus), both backends.
     corpus) timeout ${T_CORPUS:-480} python3 benchmarks/corpus/run_corpus.py --out $R/h200_corpus.json \
               ${ONLY:+--only $ONLY} ;;
