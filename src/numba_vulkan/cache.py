@@ -66,7 +66,9 @@ class Uncachable(Exception):
 
 
 @functools.cache
-def _versions():
+def versions():
+    """What every kernel's key holds of this build: the cache format, numba_vulkan's, Numba's,
+    NumPy's and Python's versions and the extension's build identity (computed once)."""
     import numba
 
     from . import _core
@@ -232,7 +234,7 @@ def _code_names(code, out):
 def kernel_key(pyfunc, argtypes, options, mode, extra=()):
     """The SHA-256 hex key of one specialisation (raises Uncachable)."""
     h = _Hasher()
-    h.add("versions", _versions())
+    h.add("versions", versions())
     h.function(pyfunc)
     h.add("argtypes", tuple(str(t) for t in argtypes), tuple(repr(t) for t in argtypes))
     h.add("mode", mode, "options", options, "extra", extra)

@@ -22,4 +22,4 @@ from .. import cache
 from . import cluster  # noqa: F401  (warm_up's kernel, made without a device)
 
 get_versions()  # cached by distributed: platform.uname() and each package's version
-cache._versions()  # cached: the versions and build identity in every kernel's key
+cache.versions()  # cached: the versions and build identity in every kernel's key
