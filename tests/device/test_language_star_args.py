@@ -64,24 +64,29 @@ def _with(func, names, wrap):
 _HELPERS = ("_helper", "_apply", "_add3", "_sum_of")
 
 
-def test_star_arguments_of_device_functions_closures_and_builtins():
-    x = np.arange(-3, 5, dtype=np.int64)
-    n = x.size
-    want = np.zeros((n, 10), np.int64)
-    cpu = numba.njit(_with(_body, _HELPERS, numba.njit))
-    for i in range(n):
-        cpu(want, x, i)
-    body = nv.jit(_with(_body, _HELPERS, nv.jit))
+def _rows(cpu_body, device_body, x, want):
+    """Row i of `want` from cpu_body(want, x, i) under numba.njit, and the same rows from
+    device_body in a kernel of one invocation per row: the device's rows (they must be
+    equal)."""
+    for i in range(x.size):
+        cpu_body(want, x, i)
 
     @nv.jit
     def kernel(out, x):
         i = nv.global_id(0)
         if i < x.size:
-            body(out, x, i)
+            device_body(out, x, i)
 
     got = np.zeros_like(want)
-    kernel.forall(n)(got, x)
+    kernel.forall(x.size)(got, x)
     np.testing.assert_array_equal(got, want)
+    return got
+
+
+def test_star_arguments_of_device_functions_closures_and_builtins():
+    x = np.arange(-3, 5, dtype=np.int64)
+    got = _rows(numba.njit(_with(_body, _HELPERS, numba.njit)),
+                nv.jit(_with(_body, _HELPERS, nv.jit)), x, np.zeros((x.size, 10), np.int64))
     assert got[:, 2].any()  # complex(*t) is not 0j
 
 
@@ -145,22 +150,7 @@ def _loops(out, x, i):
 
 def test_loops_over_tuples():
     x = np.array([0.0, 1.5, -2.25, 5.0, 9.0])
-    n = x.size
-    want = np.zeros((n, 6))
-    cpu = numba.njit(_loops)
-    for i in range(n):
-        cpu(want, x, i)
-    body = nv.jit(_loops)
-
-    @nv.jit
-    def kernel(out, x):
-        i = nv.global_id(0)
-        if i < x.size:
-            body(out, x, i)
-
-    got = np.zeros_like(want)
-    kernel.forall(n)(got, x)
-    np.testing.assert_array_equal(got, want)
+    _rows(numba.njit(_loops), nv.jit(_loops), x, np.zeros((x.size, 6)))
 
 
 def test_loop_over_a_tuple_of_arrays_is_refused():
