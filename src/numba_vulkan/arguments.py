@@ -43,7 +43,7 @@ def _device_array_class():
     return getattr(runtime, "DeviceArray", ())
 
 
-_NDARRAY_TYPES = {}  # (dtype, ndim, writeable) -> Numba type of a NumPy argument
+_NDARRAY_TYPES = {}  # (dtype, ndim, writeable, layout) -> Numba type of a NumPy argument
 
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
 
@@ -51,8 +51,10 @@ _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.floating, n
 def typeof_argument(value, position):
     """The Numba type a launch argument gets, or TypeError naming its position.
 
-    NumPy arrays are typed as the C-contiguous device copy they become;
-    device arrays as arrays of their host dtype; scalars as Numba does.
+    NumPy arrays are typed as the contiguous device copy they become: layout 'F'
+    for an F-contiguous (not C-contiguous) array, whose copy keeps that order, else
+    'C'; device arrays as arrays of their host dtype and layout ('C', 'F' or 'A');
+    scalars as Numba does.
     """
     if isinstance(value, _device_array_class()):
         return target.device_array_type(value)
@@ -62,7 +64,9 @@ def typeof_argument(value, position):
             "its mask would be ignored; pass its .data, or .filled(value)"
         )
     if isinstance(value, np.ndarray):
-        key = (value.dtype, value.ndim, value.flags.writeable)
+        flags = value.flags
+        layout = "F" if flags.f_contiguous and not flags.c_contiguous else "C"  # host_order
+        key = (value.dtype, value.ndim, flags.writeable, layout)
         cached = _NDARRAY_TYPES.get(key)
         if cached is not None:  # a launch with NumPy arguments types each, every launch
             return cached
@@ -80,7 +84,7 @@ def typeof_argument(value, position):
                 f"argument {position}: NumPy arrays of dtype {value.dtype} and ndim {value.ndim} "
                 "cannot be passed to a kernel"
             )
-        typ = types.Array(dtype, value.ndim, "C", readonly=not value.flags.writeable)
+        typ = types.Array(dtype, value.ndim, layout, readonly=not flags.writeable)
         if len(_NDARRAY_TYPES) < 1024:
             _NDARRAY_TYPES[key] = typ
         return typ

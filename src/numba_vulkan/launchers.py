@@ -121,8 +121,12 @@ def make_launcher(device, compiled):
         core_device, kernel_core, list(compiled.args), compiled.param_size,
         compiled.params_in_buffer, hidden=hidden_values(device, compiled),
     )
-    if compiled.uses_matrix_units:  # tile loads follow the arrays' typed layouts
-        launcher.require_layouts(_layouts(compiled))
+    # A specialisation typed with 'C' or 'F' arrays takes only arrays of that layout (the
+    # code may depend on it: tile loads on the matrix units, views of a contiguous array);
+    # an array of another layout goes to the slow path, which specialises for it.
+    layouts = _layouts(compiled)
+    if any(layouts):
+        launcher.require_layouts(layouts)
     if packed_args.needs_adapter(compiled):  # tuples, complex: flattened (packed_args.py)
         return packed_args.AdaptedLauncher(launcher, compiled.argtypes)
     formats = numpy_formats(device, compiled)

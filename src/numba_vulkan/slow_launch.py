@@ -11,6 +11,7 @@ import numpy as np
 from . import arguments, config, packed_args
 from .errors import InternalCompilerError
 from .launch import _device_name
+from .runtime.array import host_order
 
 
 def check_arg_count(dispatcher, args):
@@ -82,7 +83,8 @@ def run(dispatcher, launch, args):
                 arg, spec.compiled.by_position[position][0], position, dispatcher.__name__
             )
             if stream is not None:
-                on_device = runtime.DeviceArray(device, arg.shape, arg.dtype)
+                on_device = runtime.DeviceArray(device, arg.shape, arg.dtype,
+                                                order=host_order(arg))  # as typed
                 on_device.copy_to_device(arg, stream=stream)
             else:
                 on_device = _upload(arg, device)
@@ -139,7 +141,7 @@ def run(dispatcher, launch, args):
     raised = None
     for host, on_device in copy_back:
         try:
-            if host.flags.c_contiguous and host.dtype.isnative:
+            if (host.flags.c_contiguous or on_device._f_only()) and host.dtype.isnative:
                 on_device.copy_to_host(out=host)
             else:
                 host[...] = on_device.copy_to_host()

@@ -329,9 +329,13 @@ def test_the_matrix_units_form_validates(monkeypatch):
         spirv = kernel.inspect_spirv(*args)
         assert "OpCooperativeMatrixMulAddKHR" in spirv and "OpMemoryModel PhysicalStorageBuffer64 Vulkan" in spirv
     # A strided view's layout is only known at run time: that kernel is emulated
-    view = nv.to_device(z((16, 32), np.float16)).T
+    view = nv.to_device(z((32, 32), np.float16))[::2].T
     spirv = tiled.inspect_spirv(z((16, 32), np.float16), view, z((16, 16), np.float32))
     assert "OpCooperativeMatrix" not in spirv
+    # A transposed C array is F-contiguous (typed 'F'): column-major tiles on the units
+    f_array = nv.to_device(z((16, 32), np.float16)).T
+    spirv = tiled.inspect_spirv(z((16, 32), np.float16), f_array, z((16, 16), np.float32))
+    assert "OpCooperativeMatrixMulAddKHR" in spirv
 
 
 def test_launchers_of_layout_bound_kernels_refuse_other_layouts():

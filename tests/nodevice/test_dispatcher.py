@@ -140,8 +140,9 @@ def test_forall_bad_extent():
 def test_typeof_arguments():
     typeof = arguments.typeof_argument
     assert typeof(np.zeros(4, np.float32), 0) == types.Array(types.float32, 1, "C")
-    # NumPy arrays are typed as their C-contiguous device copy.
-    assert typeof(np.zeros((3, 4), np.int32).T, 0) == types.Array(types.int32, 2, "C")
+    # NumPy arrays are typed as their contiguous device copy: F order kept, strided ones C.
+    assert typeof(np.zeros((3, 4), np.int32).T, 0) == types.Array(types.int32, 2, "F")
+    assert typeof(np.zeros((3, 4), np.int32)[:, ::2], 0) == types.Array(types.int32, 2, "C")
     assert typeof(np.zeros(3, np.bool_), 0) == types.Array(types.boolean, 1, "C")
     assert typeof(3, 0) == types.int64
     assert typeof(2.5, 0) == types.float64

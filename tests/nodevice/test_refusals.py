@@ -35,7 +35,7 @@ def k_generator(o):
 
 
 def k_array_method(o):
-    o[0] = o.view(np.int64)[0]
+    o[0] = o.view(np.int32)[0]
 
 
 def k_copy_method(o):

@@ -28,7 +28,7 @@ struct ArgSpec {
     // none; numpy_args.h), set by allow_numpy().
     std::string numpy_format;
     // The layout a device array must have ('C' or 'F' contiguous; 0: any), set by
-    // require_layouts() for kernels whose code depends on it (cooperative matrices).
+    // require_layouts() for arrays the specialisation was typed 'C' or 'F' with.
     char layout = 0;
     uint32_t extent_offsets[kMaxDims] = {};
     uint32_t stride_offsets[kMaxDims] = {};

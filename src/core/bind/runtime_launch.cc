@@ -123,8 +123,12 @@ class Launcher {
         zero_block_ = std::find(covered.begin(), covered.end(), false) != covered.end();
     }
 
-    // Whether `a` is C- ('C') or F- ('F') contiguous (extents of 1 take any stride).
+    // Whether `a` is C- ('C') or F- ('F') contiguous (extents of 1 take any stride; an
+    // empty array is both), as DeviceArray.is_contiguous and is_f_contiguous say.
     static bool HasLayout(const DeviceArrayBase& a, char layout) {
+        for (int k = 0; k < a.ndim; ++k) {
+            if (a.shape[k] == 0) return true;
+        }
         int64_t step = static_cast<int64_t>(a.itemsize);
         for (int k = 0; k < a.ndim; ++k) {
             int d = layout == 'C' ? a.ndim - 1 - k : k;
@@ -341,9 +345,9 @@ class Launcher {
         }
     }
 
-    // Device arrays: `layouts` has one entry per argument, "C" or "F" where the kernel's
-    // code depends on that layout (it was typed so), or None: other arrays go to the
-    // typed (slow) path, which specialises the kernel for them.
+    // Device arrays: `layouts` has one entry per argument, "C" or "F" where the kernel
+    // was typed so (its code may depend on that layout), or None: other arrays go to
+    // the typed (slow) path, which specialises the kernel for them.
     void RequireLayouts(nb::list layouts) {
         if (nb::len(layouts) != specs_.size()) {
             Throw(util::InvalidArgument("require_layouts: one entry per argument"));

@@ -16,6 +16,7 @@ from .. import runtime as _rt
 from .. import stubs as _s
 from ..errors import VulkanUnsupportedError
 from ..typing import pipeline as _pipeline
+from ..typing.fma import fma  # noqa: F401  (a * b + c rounded once: frontend/mathlib/fma.py)
 from .kernel_api import (  # noqa: F401
     activemask,
     all_sync,
@@ -179,43 +180,78 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def device_array(shape, dtype=_np.float64, strides=None, order="C", stream=0):
-    """numba.cuda.device_array: an uninitialised device array (C order only)."""
-    _c_order_only("device_array", strides, order)
-    return _rt.device_array(shape, dtype)
+    """numba.cuda.device_array: an uninitialised device array, in C or F order (`strides`,
+    if given, must be those of one of them)."""
+    return _rt.device_array(shape, dtype, order=_order("device_array", shape, dtype, strides,
+                                                       order))
 
 
 def device_array_like(ary, stream=0):
+    """numba.cuda.device_array_like: F order where `ary` is F-contiguous (not C-contiguous),
+    else C order (a strided view's like is C-contiguous here, where numba.cuda permutes
+    its strides)."""
     return _rt.device_array_like(ary)
 
 
-def _c_order_only(name, strides, order):
-    if strides is not None or order != "C":
-        raise VulkanUnsupportedError(f"cuda.{name} with strides or order='F': only "
-                                     "C-contiguous device arrays can be created")
-pinned_array = _rt.pinned_array
+def _order(name, shape, dtype, strides, order):
+    """'C' or 'F', the order of a new array of numba.cuda's arguments; VulkanUnsupportedError
+    for strides of neither."""
+    if order not in ("C", "F"):
+        raise ValueError(f"cuda.{name}: order must be 'C' or 'F', not {order!r}")
+    if strides is None:
+        return order
+    shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
+    strides = (strides,) if isinstance(strides, (int, _np.integer)) else tuple(strides)
+    from ..runtime.array import _c_strides, _f_strides
+
+    itemsize = _np.dtype(dtype).itemsize
+    for candidate, contiguous in (("C", _c_strides), ("F", _f_strides)):
+        expected = contiguous(shape, itemsize)
+        if len(strides) == len(shape) and all(
+                n <= 1 or s == e for n, s, e in zip(shape, strides, expected)):
+            return candidate
+    raise VulkanUnsupportedError(f"cuda.{name} with strides {strides}: only C- and "
+                                 "F-contiguous device arrays can be created")
+
+
+def pinned_array(shape, dtype=_np.float64, strides=None, order="C"):
+    """numba.cuda.pinned_array: a host array in pinned memory (runtime/pinned.py), in C or
+    F order."""
+    return _pinned("pinned_array", shape, dtype, strides, order)
+
+
+def _pinned(name, shape, dtype, strides, order):
+    """A pinned host array in C or F order (an F array is the transpose of a pinned C one)."""
+    if _order(name, shape, dtype, strides, order) == "C":
+        return _rt.pinned_array(shape, dtype)
+    shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
+    return _rt.pinned_array(shape[::-1], dtype).T
+
+
+def _order_like(ary):
+    from ..runtime.creation import order_like
+
+    return order_like(ary)
 
 
 def pinned_array_like(ary):
-    """A pinned host array with the shape and dtype of `ary`."""
-    return _rt.pinned_array(ary.shape, ary.dtype)
+    """A pinned host array with the shape and dtype of `ary`, in its order (C or F)."""
+    return _pinned("pinned_array_like", ary.shape, ary.dtype, None, _order_like(ary))
 
 
 def mapped_array(shape, dtype=_np.float64, strides=None, order="C", stream=0,
                  portable=False, wg=False):
-    """A host array kernels can be given directly: a pinned array here.
+    """A host array kernels can be given directly: a pinned array here (C or F order).
 
     Passed to a kernel it is copied in before the launch and back when the launch
     finishes (not read in place over the bus as CUDA's mapped memory is), so what the
     host sees after ``cuda.synchronize()`` is the same.
     """
-    if strides is not None or order != "C":
-        raise VulkanUnsupportedError("cuda.mapped_array with strides or order='F': only "
-                                     "C-contiguous mapped arrays are supported")
-    return _rt.pinned_array(shape, dtype)
+    return _pinned("mapped_array", shape, dtype, strides, order)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wg=False):
-    return mapped_array(ary.shape, ary.dtype)
+    return _pinned("mapped_array_like", ary.shape, ary.dtype, None, _order_like(ary))
 
 
 def managed_array(shape, dtype=_np.float64, strides=None, order="C", stream=0,
@@ -225,10 +261,7 @@ def managed_array(shape, dtype=_np.float64, strides=None, order="C", stream=0,
     (Vulkan has no memory both sides address at once). What the host reads after
     ``cuda.synchronize()`` is what it would read with CUDA's managed memory; reading it
     while a kernel runs is not (copy-back happens at the launch's end)."""
-    if strides is not None or order != "C":
-        raise VulkanUnsupportedError("cuda.managed_array with strides or order='F': only "
-                                     "C-contiguous managed arrays are supported")
-    return _rt.pinned_array(shape, dtype)
+    return _pinned("managed_array", shape, dtype, strides, order)
 
 
 # ---------------------------------------------------------------- devices, streams, events

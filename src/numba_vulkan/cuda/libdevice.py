@@ -15,6 +15,7 @@ import numpy as np
 from numba.extending import overload
 
 from ..errors import VulkanUnsupportedError
+from ..typing.fma import fma as _fma
 
 _f32 = np.float32
 _f64 = np.float64
@@ -99,7 +100,9 @@ for _name, _fn in _BINARY.items():
 # absolute in [-pi, pi]): the accurate functions here, within their looser promise.
 for _name in ("sin", "cos", "tan", "exp", "exp10", "log", "log2", "log10"):
     _register(f"fast_{_name}f", 1, _UNARY.get(_name) or _exp10, _f32)
-# fma is not here: without a fused multiply-add it would round twice (a wrong answer).
+# fma / fmaf: a * b + c rounded once, as cuda.fma (frontend/mathlib/fma.py).
+_register("fma", 3, _fma, _f64)
+_register("fmaf", 3, _fma, _f32)
 for _name, _fn, _n in (("rsqrt", _rsqrt, 1), ("exp10", _exp10, 1), ("sincos", _sincos, 1)):
     _register(_name, _n, _fn, _f64)
     _register(_name + "f", _n, _fn, _f32)

@@ -94,6 +94,9 @@ def lower_atomic(lowerer, fn, expr, sig, target):
     if getattr(arr, "shared", True) is False:
         raise unsupported(f"atomic.{name} on a local array (it is private to its invocation: "
                           "use plain operations)", loc)
+    if getattr(getattr(arr, "root", arr), "reinterpret", None) is not None:
+        raise unsupported(f"atomic.{name} on a.view(dtype) (its memory holds another dtype: "
+                          "array_methods.py)", loc)  # fmt: skip
     if getattr(getattr(arr, "root", arr), "aliased", False):
         raise unsupported(f"atomic.{name} on a dynamic shared array when the kernel has "
                           "another of a different dtype aliasing it (local_arrays.py)", loc)

@@ -11,7 +11,8 @@ from numba.core import ir, types
 from numba.core.unsafe import eh
 
 from .. import _core, stubs
-from . import arith, bfloat16, float16, grid, inline, loops, mathlib
+from ..typing import fma as fma_typing
+from . import arith, array_methods, bfloat16, float16, grid, inline, loops, mathlib
 from .array_ufuncs import lower_array_ufunc
 from .errors import unsupported
 from .iterators import lower_enumerate, lower_zip
@@ -79,6 +80,9 @@ def lower_call(lowerer, expr, target):
     array_call = lower_array_call(lowerer, expr, fn, fn_ty, sig)
     if array_call is not None:
         return array_call
+    view_call = array_methods.lower(lowerer, expr, fn, fn_ty, sig)  # a.reshape(...)
+    if view_call is not None:
+        return view_call
     complex_call = _complex_call(lowerer, expr, fn, sig)
     if complex_call is not None:
         return complex_call
@@ -203,11 +207,34 @@ def _parallel_call(fn):
         return matrix.lower_matrix
     if fn is float16.FMA:  # cuda.fp16.hfma (frontend/float16.py)
         return float16.lower_fma
+    if fn is fma_typing.fma:  # cuda.fma (frontend/mathlib/fma.py)
+        return lower_fma
     if fn in bfloat16.INTRINSICS:  # cuda.bf16's fma and bit casts (frontend/bfloat16.py)
         return bfloat16.lower_intrinsic
     if any(fn is c for c in local_arrays.NUMPY_CONSTRUCTORS):
         return local_arrays.lower_numpy_constructor
     return None
+
+
+def lower_fma(lowerer, fn, expr, sig, target):
+    """cuda.fma(a, b, c): a * b + c rounded once (frontend/mathlib/fma.py)."""
+    from .mathlib import denormals, fma
+
+    args = [lowerer.load_cast(a, t) for a, t in zip(expr.args, sig.args)]
+    lowerer.exact_math = True  # TwoSum needs the float ops exactly rounded, as written
+    k = compute_kind(sig.return_type, lowerer.mode, expr.loc)
+    if sig.return_type == types.float16:
+        return float16.fma(lowerer.b, *args), sig.return_type
+    b = denormals.for_lowerer(lowerer, ieee32=True)
+    if lowerer.mode.floats or not lowerer.mode.float64_storage:
+        raise unsupported("cuda.fma on a device without float64 (float32's is computed "
+                          "exactly in float64)", expr.loc)  # fmt: skip
+    if k == K.f32:
+        return fma.fma32(b, *args), sig.return_type
+    if k != K.f64:
+        raise unsupported(f"cuda.fma of {sig.return_type} where the kernel computes it as {k}",
+                          expr.loc)  # fmt: skip
+    return fma.fma64(b, *args), sig.return_type
 
 
 _HANDLED = (builtins.range, builtins.len, builtins.int, builtins.float, builtins.bool,

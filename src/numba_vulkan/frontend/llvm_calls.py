@@ -6,7 +6,7 @@ rounded sqrt, floor/ceil/trunc/rint). ``llvm.fma``/``llvm.fmuladd`` are the
 device's Fma where it rounds once (NVIDIA, AMD, or NUMBA_VULKAN_FMA=fused:
 launchers.fused_fma); elsewhere (Vulkan lets Fma round twice) float32 ones are
 computed exactly (llvm_ops.fma_f32, which needs float64) and float64 ones are
-refused. The overflow-checking ``*.with.overflow`` functions give (wrapped
+emulated exactly (mathlib/fma.py, as cuda.fma). The overflow-checking ``*.with.overflow`` functions give (wrapped
 result, i1), except the 64-bit multiplications. ``llvm.round`` (ties away from
 zero), minnum/maxnum and memory functions are refused, by name.
 """
@@ -67,9 +67,11 @@ def _fma(t, args, width):
     b = t.b
     if getattr(t.lo, "fused_fma", False):  # the device's Fma rounds once (launchers.fused_fma)
         return b.math(_core.MathFn.fma, list(args))
-    if b.kind(args[0]) != K.f32:
-        raise t.refuse("a float64 fused multiply-add on a device whose Fma may round twice "
-                       "(NVIDIA and AMD fuse it; NUMBA_VULKAN_FMA=fused says a device does)")
+    t.lo.exact_math = True  # TwoSum needs the float ops exactly rounded, as written
+    if b.kind(args[0]) != K.f32:  # Boldo and Melquiond's emulation (frontend/mathlib/fma.py)
+        from .mathlib import fma
+
+        return fma.fma64(b, *args)
     if t.lo.mode.floats or not t.lo.mode.float64_storage:
         raise t.refuse("a float32 fused multiply-add on a device without float64 (computed "
                        "exactly in float64)")  # fmt: skip

@@ -270,6 +270,7 @@ def _make(lowerer, expr, sig, target, shared):
     what = "nv.shared.array" if shared else "nv.local.array"
     shape_var = _arg(expr, None, "shape", 0)
     shape = constant_shape(lowerer, shape_var, what, loc)
+    _check_alignment(lowerer, _arg(expr, None, "alignment", 2), what, loc)
     ty = sig.return_type
     if any(d < 0 for d in shape):
         raise unsupported(f"{what} of negative shape {shape}", loc)
@@ -294,6 +295,25 @@ def _make(lowerer, expr, sig, target, shared):
     if shape_was_dynamic:
         lowerer.dynamic_shared = arr
     return arr
+
+
+def _check_alignment(lowerer, var, what, loc):
+    """numba.cuda's ``alignment=`` of a shared or local array: None or a compile-time power
+    of two (else numba.cuda's ValueError). Nothing else is needed to honour it: these arrays
+    are SPIR-V variables whose address no kernel can observe (no pointers, no
+    ``.ctypes.data``), so no alignment can be seen to be missed; the driver places them,
+    aligned at least to their elements."""
+    if var is None:
+        return
+    value = _evaluate(lowerer, var, 0)
+    if value is None:
+        return
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise unsupported(f"{what} with an alignment that is not a compile-time constant "
+                          "int", loc)  # fmt: skip
+    if value <= 0 or value & (value - 1):  # numba.cuda's error: a wrong argument
+        raise ValueError(f"Alignment must be a power of 2: {what} with alignment={int(value)} "
+                         f"({loc.filename}:{loc.line})")
 
 
 def _alias(lowerer, first, ty, loc):

@@ -162,6 +162,9 @@ class View(ArrayArg):
         root = self.root
         if hasattr(root, "load_linear"):  # an inlined global array (constants.py)
             return root.load_linear(b, self.linear_index(b, indices, loc))
+        if getattr(root, "reinterpret", None) is not None:  # a.view(dtype): the same bits
+            value = b.bitcast(root.reinterpret, b.load(self.element_ptr(b, indices, loc)))
+            return arith.convert(b, value, root.compute)
         if not _is_local(root):
             return super().load(b, indices, loc)
         value = b.load(self.element_ptr(b, indices, loc))
@@ -171,6 +174,11 @@ class View(ArrayArg):
 
     def store(self, b, indices, value, loc):
         root = self.root
+        if getattr(root, "reinterpret", None) is not None:  # a.view(dtype)
+            value = b.bitcast(root.storage, arith.convert(b, value, root.reinterpret))
+            b.store(self.element_ptr(b, indices, loc), value)
+            self.written = True
+            return None
         if not _is_local(root):
             return super().store(b, indices, value, loc)
         ptr = self.element_ptr(b, indices, loc)

@@ -90,12 +90,23 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
+def _f_strides(shape, itemsize):
+    return _c_strides(shape[::-1], itemsize)[::-1]
+
+
+def host_order(host):
+    """'F' for a NumPy array that is F-contiguous but not C-contiguous (its device copy
+    keeps that order, as numba.cuda's do), else 'C'."""
+    flags = host.flags
+    return "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+
+
 _check_stream = streams.check
 
 
 def _unpickle(host):
     """A pickled DeviceArray (``DeviceArray.__reduce__``): `host` on the current device."""
-    return DeviceArray(None, host.shape, host.dtype).copy_to_device(host)
+    return DeviceArray(None, host.shape, host.dtype, order=host_order(host)).copy_to_device(host)
 
 
 class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().DeviceArrayBase):
@@ -126,6 +137,9 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         Element type. Bool arrays are stored as int32 on the device (``dtype``
         still says bool); 64-bit types are stored as 32-bit ones on devices that
         lack them.
+    order : {'C', 'F'}
+        Element order of a new array: C (row-major, the default) or Fortran
+        (column-major; kernels type it with layout 'F').
     _stored : tuple, optional
         Internal: ``(buffer, byte_offset, strides_in_stored_bytes)`` of a view.
 
@@ -141,7 +155,8 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
     dtype: np.dtype[Any]
 
     def __init__(self, device: DeviceSpec, shape: ShapeLike, dtype: DTypeLike,
-                 _stored: tuple[Any, int, tuple[int, ...]] | None = None) -> None:
+                 _stored: tuple[Any, int, tuple[int, ...]] | None = None,
+                 order: str = "C") -> None:
         device = device_list.get_device(device)
         dtype = checks.as_dtype(dtype)
         stored = storage_dtype(dtype, device.info)
@@ -149,10 +164,14 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         if _stored is None:
             nbytes = checks.nbytes_of(shape, stored.itemsize)
             buffer = _core().vk_allocate(device._core, nbytes)
-            # NumPy's strides: C order, all 0 for an empty array (a view keeps its base's);
-            # computed, not taken from a host array of that size (which would need its memory).
+            # NumPy's strides: C or F order, all 0 for an empty array (a view keeps its
+            # base's); computed, not taken from a host array of that size (which would
+            # need its memory).
+            if order not in ("C", "F"):
+                raise ValueError(f"order must be 'C' or 'F', not {order!r}")
             offset = 0
-            strides = (0,) * len(shape) if 0 in shape else _c_strides(shape, stored.itemsize)
+            contiguous = _c_strides if order == "C" else _f_strides
+            strides = (0,) * len(shape) if 0 in shape else contiguous(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
         # What the launcher compares with a kernel's declared dtype.
@@ -200,7 +219,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         """Whether the elements lie one after the other in Fortran order."""
         if self.size == 0:
             return True
-        expected = _c_strides(self.shape[::-1], self._itemsize)[::-1]
+        expected = _f_strides(self.shape, self._itemsize)
         return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
 
     @property
@@ -208,6 +227,11 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         """NumPy's ``flags`` keys that describe the layout (numba.cuda's arrays have them)."""
         c, f = self.is_contiguous, self.is_f_contiguous()
         return {"C_CONTIGUOUS": c, "F_CONTIGUOUS": f, "CONTIGUOUS": c, "FORTRAN": f and not c}
+
+    def _f_only(self):
+        """Whether the array is F-contiguous but not C-contiguous: its transpose is a
+        C-contiguous array over the same memory, which copies go through."""
+        return self.ndim > 1 and not self.is_contiguous and self.is_f_contiguous()
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickling copies the elements to the host; unpickling copies them to the current
@@ -426,7 +450,8 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         Parameters
         ----------
         out : numpy.ndarray, optional
-            C-contiguous array of the same shape and dtype to fill.
+            C-contiguous array of the same shape and dtype to fill (or F-contiguous
+            where this array is).
         stream : Stream, optional
             Copy on a stream, after the work enqueued there. Into a pinned or mapped
             array (``pinned_array``, ``mapped_array``) the call returns at once and
@@ -437,8 +462,11 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         Returns
         -------
         numpy.ndarray
+            In F order where this array is F-contiguous (not C-contiguous), as numba.cuda
+            gives it; else in C order.
         """
         _check_stream(stream, self.device)
+        f_only = self._f_only()
         if out is not None:
             if not isinstance(out, np.ndarray):
                 raise TypeError(f"out must be a NumPy array, not {type(out).__name__}")
@@ -447,10 +475,15 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
                     f"out must be a NumPy array of shape {self.shape} and dtype {self.dtype}, "
                     f"not {out.shape} {out.dtype}"
                 )
-            if not out.flags.c_contiguous:
-                raise ValueError("out must be C-contiguous")
+            if not (out.flags.c_contiguous or f_only and out.flags.f_contiguous):
+                raise ValueError("out must be C-contiguous" + (
+                    " or F-contiguous" if f_only else ""))
             if not out.flags.writeable:
                 raise ValueError("out is read-only")
+        if f_only and (out is None or not out.flags.c_contiguous):
+            # The transpose is C-contiguous over the same memory: copied as such.
+            host = self.T.copy_to_host(out=None if out is None else out.T, stream=stream)
+            return host.T if out is None else out
         if stream is not None:
             if out is None:
                 out = np.empty(self.shape, self.dtype)
@@ -510,6 +543,9 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
             raise ValueError(
                 f"cannot copy an array of shape {host.shape} into one of {self.shape} (array)"
             )
+        if self._f_only():  # the transposes: a C-contiguous array, and C-ordered for F `host`
+            self.T.copy_to_device(host.T, stream=stream)
+            return self
         if stream is not None:
             copies.copy_to_device(self, host, stream)
             return self

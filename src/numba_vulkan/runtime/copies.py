@@ -142,6 +142,8 @@ def copy_to_device(array, host, stream):
     """Enqueue on `stream` the copy of NumPy `host` (shape checked) into DeviceArray `array`."""
     if array.size == 0:
         return
+    if array._f_only():  # its transpose is C-contiguous: one run
+        array, host = array.T, host.T
     if _by_kernel(array):  # many small runs: a contiguous copy, then a scatter kernel
         twin = _contiguous_twin(array)
         copy_to_device(twin, host, stream)
@@ -171,6 +173,8 @@ def copy_to_host(array, out, stream):
     and numba.cuda's copies to pageable memory do (programs read `out` right after)."""
     if array.size == 0:
         return
+    if array._f_only():  # its transpose is C-contiguous: one run
+        array, out = array.T, out.T
     if _by_kernel(array):  # many small runs: a gather kernel, then a contiguous copy
         twin = _contiguous_twin(array)
         _copy_kernel(array.ndim).forall(array.size, stream=stream)(array, twin)

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from .. import checks
 from . import cuda_interop, device_list, dlpack, pinned, reports
-from .array import DeviceArray, _check_stream, _raw, storage_dtype
+from .array import DeviceArray, _check_stream, _raw, host_order, storage_dtype
 from .device_info import DeviceSpec, ShapeLike
 from .streams import Stream
 
@@ -34,12 +34,13 @@ def to_device(array: ArrayLike, device: DeviceSpec = None,
     Returns
     -------
     DeviceArray
+        In F order where `array` is F-contiguous (not C-contiguous), else in C order.
     """
     _check_stream(stream)
     if device is None and stream is not None:
         device = stream.device
     host = checks.host_array(array, "array")
-    out = DeviceArray(device, host.shape, host.dtype)
+    out = DeviceArray(device, host.shape, host.dtype, order=host_order(host))
     return out.copy_to_device(host, stream=stream)
 
 
@@ -47,18 +48,21 @@ def _upload(host, device):
     """to_device for the launch path: `host` is a NumPy array whose dtype a kernel
     takes (the dispatcher typed it). Skips to_device's checks and conversions
     where nothing needs converting (a launch with NumPy arguments makes one per
-    array, every launch)."""
-    out = DeviceArray(device, host.shape, host.dtype)
+    array, every launch). An F-contiguous array stays in F order (typed so:
+    arguments.typeof_argument)."""
+    order = host_order(host)
+    out = DeviceArray(device, host.shape, host.dtype, order=order)
     if out.size:
         stored = out._stored_dtype
-        if host.dtype != stored or not host.flags.c_contiguous:
-            host = np.ascontiguousarray(host, dtype=stored)  # bool, byte order, layout
-        out._buffer.write(0, _raw(host))
+        flat = host if order == "C" else host.T  # the bytes of both in C order
+        if flat.dtype != stored or not flat.flags.c_contiguous:
+            flat = np.ascontiguousarray(flat, dtype=stored)  # bool, byte order, layout
+        out._buffer.write(0, _raw(flat))
     return out
 
 
 def device_array(shape: ShapeLike, dtype: DTypeLike = np.float64, device: DeviceSpec = None,
-                 exportable: bool = False) -> DeviceArray:
+                 exportable: bool = False, order: str = "C") -> DeviceArray:
     """Create an array on a device without initialising it.
 
     Parameters
@@ -70,19 +74,25 @@ def device_array(shape: ShapeLike, dtype: DTypeLike = np.float64, device: Device
         Allocate memory that CUDA can share (``nv.to_cupy``, ``nv.to_torch``;
         runtime/cuda_interop.py): a dedicated allocation, never pooled.
         VulkanSupportError where the driver cannot export memory.
+    order : {'C', 'F'}
+        Row-major (C, the default) or column-major (Fortran) elements; kernels type
+        an F-contiguous array with layout 'F' (not with exportable=True).
 
     Returns
     -------
     DeviceArray
     """
     if exportable:
+        if order != "C":
+            raise ValueError("exportable arrays are C-contiguous (order='C')")
         return cuda_interop.exportable_array(shape, dtype, device)
-    return DeviceArray(device, shape, dtype)
+    return DeviceArray(device, shape, dtype, order=order)
 
 
 def device_array_like(array: NDArray[Any] | DeviceArray,
                       device: DeviceSpec = None) -> DeviceArray:
-    """Create an uninitialised device array with the shape and dtype of another.
+    """Create an uninitialised device array with the shape and dtype of another: in F
+    order where `array` is F-contiguous (not C-contiguous), else in C order.
 
     Parameters
     ----------
@@ -101,7 +111,14 @@ def device_array_like(array: NDArray[Any] | DeviceArray,
         raise TypeError(
             f"array must be a NumPy array or a DeviceArray, not {type(array).__name__}"
         )
-    return DeviceArray(device, array.shape, array.dtype)
+    return DeviceArray(device, array.shape, array.dtype, order=order_like(array))
+
+
+def order_like(array):
+    """'F' for an F-contiguous (not C-contiguous) NumPy or device array, else 'C'."""
+    if isinstance(array, DeviceArray):
+        return "F" if array._f_only() else "C"
+    return host_order(array)
 
 
 def from_dlpack(x: object, device: DeviceSpec = None, copy: bool | None = None) -> DeviceArray:

@@ -154,12 +154,13 @@ class VulkanTypingContext(NumbaTypingContext):
         # their @overloads; frontend/mathlib/cmathlib.py lowers every cmath call itself)
         from numba.misc import literal  # noqa: F401  (types literal_unroll, literally)
 
-        from . import bfloat16_math, float16, matrix, vkdecl  # noqa: F401
+        from . import bfloat16_math, float16, fma, matrix, vkdecl  # noqa: F401
 
         super().load_additional_registries()
         self.install_registry(vkdecl.registry)
         self.install_registry(matrix.registry)
         self.install_registry(float16.registry)  # float16 arithmetic (typing/float16.py)
+        self.install_registry(fma.registry)  # cuda.fma (typing/fma.py)
         # bfloat16's operators (typing/bfloat16.py); bfloat16_math registers @overloads
         self.install_registry(bfloat16.registry)
 
@@ -355,9 +356,12 @@ def contexts():
 
 
 def device_array_type(array):
-    """The Numba type of a ``runtime.DeviceArray``: an Array of its (host) dtype."""
+    """The Numba type of a ``runtime.DeviceArray``: an Array of its (host) dtype, of layout
+    'C' where it is C-contiguous, 'F' where it is F-contiguous only, else 'A' (as
+    numba.typeof types NumPy arrays; launchers.make_launcher holds each specialisation
+    to its layouts)."""
     dtype = bfloat16.from_dtype(array.dtype)  # Numba's, and bfloat16
-    layout = "C" if array.is_contiguous else "A"
+    layout = "C" if array.is_contiguous else "F" if array._f_only() else "A"
     return types.Array(dtype, array.ndim, layout)
 
 

@@ -90,8 +90,9 @@ def _shape_ndim(shape):
 
 
 class ArrayConstructor(AbstractTemplate):
-    """``shared.array(shape, dtype)`` / ``local.array(shape, dtype)``: a C-contiguous array;
-    the front end checks that the shape is a constant (numba.cuda's rule)."""
+    """``shared.array(shape, dtype[, alignment])`` / ``local.array(...)``: a C-contiguous
+    array; the front end checks that the shape is a constant (numba.cuda's rule) and that
+    an alignment is a constant power of two (frontend/local_arrays.py)."""
 
     def generic(self, args, kws):
         kws = dict(kws)
@@ -99,10 +100,16 @@ class ArrayConstructor(AbstractTemplate):
         if "shape" in kws:
             args.insert(0, kws.pop("shape"))
         if "dtype" in kws:
-            args.append(kws.pop("dtype"))
-        if kws or len(args) != 2:
+            args.insert(1, kws.pop("dtype"))
+        if "alignment" in kws:
+            args.insert(2, kws.pop("alignment"))
+        if kws or len(args) not in (2, 3):
             return None
-        shape, dtype = args
+        if len(args) == 3 and not isinstance(args[2], (types.Integer, types.NoneType,
+                                                       types.Omitted)):  # fmt: skip
+            raise TypingError(f"{self.key.__name__}(): alignment must be a constant integer "
+                              f"(or None), not {args[2]}")
+        shape, dtype = args[:2]
         ndim = _shape_ndim(shape)
         elem = _array_dtype(dtype)
         if ndim is None or not 1 <= ndim <= 3:
@@ -117,7 +124,7 @@ class ArrayConstructor(AbstractTemplate):
                 "kernels (shared and local arrays hold bool, integer and float elements)")
         if elem is None:
             raise TypingError(f"{self.key.__name__}(): unsupported dtype {dtype}")
-        return signature(types.Array(elem, ndim, "C"), shape, dtype)
+        return signature(types.Array(elem, ndim, "C"), *args)
 
 
 _ATOMIC_DTYPES = (types.int32, types.uint32, types.int64, types.uint64, types.float32,

@@ -88,25 +88,33 @@ def two_sum(b, x, y):
     return s, e
 
 
+#: float kind -> (its bits' kind, the magnitude mask, the bits of infinity)
+_BITS = {K.f32: (K.u32, 0x7FFFFFFF, 0x7F800000),
+         K.f64: (K.u64, (1 << 63) - 1, 0x7FF << 52)}  # fmt: skip
+
+
 def add_to_odd(b, x, y):
-    """x + y of float32 values rounded to odd: where the sum is inexact (and finite), the
-    float32 next to it whose last bit is odd. Rounding that once more to a format of at
-    most 22 significant bits gives the exact sum rounded once (float16's and bfloat16's
-    fused multiply-add: x an exact product). TwoSum gives the sum and its error; s moves
+    """x + y of two floats of one kind rounded to odd: where the sum is inexact (and finite),
+    the float next to it whose last bit is odd. Rounding that once more to a format of at
+    most p - 2 significant bits gives the exact sum rounded once (float16's and bfloat16's
+    fused multiply-add from float32, float32's from float64: x an exact product; Boldo and
+    Melquiond's float64 one, mathlib/fma.py). TwoSum gives the sum and its error; s moves
     one unit in its last place toward the error where its last bit is even (s is not zero
     where the error is not: a zero sum of such operands is exact)."""
+    k = b.kind(x)
+    uk, mag_mask, inf_bits = _BITS[k]
     s, err = two_sum(b, x, y)
-    zero = const(b, K.f32, 0.0)
-    u = b.bitcast(K.u32, s)
-    magnitude = b.binary(Op.and_, u, const(b, K.u32, 0x7FFFFFFF))
-    finite = b.compare(Op.lt, magnitude, const(b, K.u32, 0x7F800000))
-    even = b.compare(Op.eq, b.binary(Op.and_, u, const(b, K.u32, 1)), const(b, K.u32, 0))
+    zero = const(b, k, 0.0)
+    u = b.bitcast(uk, s)
+    magnitude = b.binary(Op.and_, u, const(b, uk, mag_mask))
+    finite = b.compare(Op.lt, magnitude, const(b, uk, inf_bits))
+    even = b.compare(Op.eq, b.binary(Op.and_, u, const(b, uk, 1)), const(b, uk, 0))
     inexact = b.binary(Op.and_, b.compare(Op.ne, err, zero), finite)
     # The bits + 1 move away from zero: where the error has s's sign; - 1 where not.
     away = b.compare(Op.eq, b.compare(Op.gt, err, zero), b.compare(Op.gt, s, zero))
-    moved = b.select(away, b.binary(Op.add, u, const(b, K.u32, 1)),
-                     b.binary(Op.sub, u, const(b, K.u32, 1)))  # fmt: skip
-    return b.bitcast(K.f32, b.select(b.binary(Op.and_, inexact, even), moved, u))
+    moved = b.select(away, b.binary(Op.add, u, const(b, uk, 1)),
+                     b.binary(Op.sub, u, const(b, uk, 1)))  # fmt: skip
+    return b.bitcast(k, b.select(b.binary(Op.and_, inexact, even), moved, u))
 
 
 def driver_div(b, x, y):
