@@ -56,6 +56,8 @@ for b in $B; do
     matrix) for n in ${MATRIX_SIZES:-2048 4096 8192}; do
               timeout 150 python3 benchmarks/bench_matrix.py --size $n --json $R/h200_matrix_$n.json
             done ;;
+    # Mandelbrot and Black-Scholes float32, exact and fastmath={'contract'}, beside numba.cuda.
+    contract) timeout 150 python3 benchmarks/bench_contract.py --out $R/h200_contract.json ;;
     # Dask: a chain of element-wise operations and a reduction over DASK_GIB (32) GiB of float32
     # in 1 GiB chunks, against one fused kernel and Dask with CuPy chunks.
     dask) timeout 400 python3 benchmarks/bench_dask.py --parts overhead,gpu --gib ${DASK_GIB:-32} \
