@@ -5,7 +5,7 @@
 same names (``np.sum(a)``...), ``np.dot(x, y)`` of two 1-d arrays, and over whole
 arrays only ``np.nansum``, ``np.nanprod``, ``np.nanmin``, ``np.nanmax``,
 ``np.nanmean``, ``np.var``/``a.var()``, ``np.std``/``a.std()`` and
-``np.count_nonzero`` (WHOLE_ONLY). Numba's
+``np.count_nonzero`` (whole_reductions.py). Numba's
 implementations of these are CPU code (nditer, exceptions), so the front end
 writes the loops itself, visiting the elements in Numba's order (C order of
 the indices, one accumulator, the same operations in the same kinds): integer
@@ -37,8 +37,9 @@ from .arrays import ArrayArg
 from .errors import unsupported
 from .inline import BoundMethod
 from .loops import for_each
-from .mathlib import denormals, roots
+from .reduction_steps import beats, mean, raise_if, raise_if_empty, take
 from .types import compute_kind, is_float
+from .whole_reductions import WHOLE_ONLY, whole_only
 
 Op = _core.Op
 K = _core.Kind
@@ -51,9 +52,6 @@ FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min", np.
              np.nanprod: "nanprod", np.nanmin: "nanmin", np.nanmax: "nanmax",
              np.nanmean: "nanmean", np.var: "var", np.std: "std",
              np.count_nonzero: "count_nonzero"}  # fmt: skip
-#: Whole-array reductions only (no axis, ddof or dtype): NumPy's NaN-skipping ones, the
-#: variance and standard deviation, and np.count_nonzero.
-WHOLE_ONLY = ("nansum", "nanprod", "nanmin", "nanmax", "nanmean", "var", "std", "count_nonzero")
 
 
 def _array_operand(lo, var, loc, what):
@@ -96,7 +94,7 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
     if name in WHOLE_ONLY:
         if args or expr.kws or expr.vararg:
             raise unsupported(f"'{name}' of an array with arguments (axis=, ddof=...)", loc)
-        return _whole_only(lo, arr, name, sig, loc), sig.return_type
+        return whole_only(lo, arr, name, sig, loc), sig.return_type
     kws = dict(expr.kws)
     if name not in ("fill", "dot") and (args or "axis" in kws) and not expr.vararg and \
             set(kws) <= {"axis"}:  # fmt: skip
@@ -125,7 +123,7 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
     if name in ("sum", "prod"):
         return _fold(lo, arr, rk, name), sig.return_type
     if name == "mean":
-        return _mean(lo, arr, rk, loc), sig.return_type
+        return mean(lo, arr, rk, loc), sig.return_type
     if name in ("any", "all"):
         return _any_all(lo, arr, name == "all"), sig.return_type
     if name in ("min", "max"):
@@ -177,7 +175,7 @@ def builtin_minmax(lo, arr, sig, is_max, loc):
     def body(b, idx):
         v = arith.convert(b, arr.load(b, idx, None), k)
         cur = b.load(best)
-        better = _beats(b, v, cur, is_max)
+        better = beats(b, v, cur, is_max)
         b.store(best, b.select(arith.logical_or(b, arith.logical_not(b, b.load(started)),
                                                 better), v, cur))  # fmt: skip
         b.store(started, arith.const(b, K.bool, True))
@@ -187,57 +185,6 @@ def builtin_minmax(lo, arr, sig, is_max, loc):
 
     status.check(lo, arith.logical_not(b, b.load(started)), site(lo, StopIteration, (), loc))
     return b.load(best)
-
-
-def _mean(lo, arr, rk, loc):
-    """Numba: c = 0 in float64 (integer arrays) or the dtype; c += v; c / size (NaN if empty)."""
-    b = lo.b
-    ck = K.f64 if not is_float(arr.compute) else arr.compute
-    acc = b.var(ck)
-    b.store(acc, arith.const(b, ck, 0))
-
-    def body(b, idx):
-        v = arith.convert(b, arr.load(b, idx, None), ck)
-        b.store(acc, b.binary(Op.add, b.load(acc), v))
-
-    for_each(lo, arr, body)
-    ik = compute_kind(types.intp, lo.mode, loc)
-    size = arr.size(b, ik)
-    # c / size as Numba types it: a float and an intp divide in float64.
-    dk = K.f64
-    q = b.binary(Op.div, arith.convert(b, b.load(acc), dk), arith.convert(b, size, dk))
-    return float16.rounded(b, arith.convert(b, q, rk), arr.ty.dtype)
-
-
-def _isnan(b, v):
-    return b.compare(Op.ne, v, v)
-
-
-def _beats(b, v, cur, is_max):
-    """v > cur (is_max) or v < cur; bools compare as integers (False < True: KIR does not
-    order bools)."""
-    if b.kind(v) == K.bool:
-        v, cur = arith.convert(b, v, K.i32), arith.convert(b, cur, K.i32)
-    return b.compare(Op.gt if is_max else Op.lt, v, cur)
-
-
-def _take(b, v, cur, first, is_max, float_kind):
-    """Whether v replaces the best so far: Numba takes the first element, then a better one;
-    for floats the first NaN, which it returns at once (so a NaN best is kept)."""
-    better = _beats(b, v, cur, is_max)
-    if float_kind:
-        better = arith.logical_and(
-            b, arith.logical_not(b, _isnan(b, cur)), arith.logical_or(b, _isnan(b, v), better)
-        )
-    return arith.logical_or(b, first, better)
-
-
-def _raise_if(lo, bad, message, loc):
-    """ValueError(message), as numba.njit raises it, where the KIR bool `bad` holds (after a
-    loop: only variables are live)."""
-    from .exceptions import site
-
-    status.check(lo, bad, site(lo, ValueError, (message,), loc))
 
 
 def _check_axis_of_1d(lo, axis_var, loc):
@@ -251,14 +198,6 @@ def _check_axis_of_1d(lo, axis_var, loc):
                           "dimension 1)", loc)  # fmt: skip
 
 
-def _raise_if_empty(lo, started, name, loc):
-    if name in ("min", "max"):
-        message = f"zero-size array to reduction operation {name}imum which has no identity"
-    else:
-        message = f"attempt to get {name} of an empty sequence"
-    _raise_if(lo, arith.logical_not(lo.b, lo.b.load(started)), message, loc)
-
-
 def _minmax(lo, arr, k, is_max, loc):
     b = lo.b
     best, started = b.var(k), b.var(K.bool)
@@ -269,11 +208,11 @@ def _minmax(lo, arr, k, is_max, loc):
     def body(b, idx):
         v = arith.convert(b, arr.load(b, idx, None), k)
         cur, first = b.load(best), arith.logical_not(b, b.load(started))
-        b.store(best, b.select(_take(b, v, cur, first, is_max, float_kind), v, cur))
+        b.store(best, b.select(take(b, v, cur, first, is_max, float_kind), v, cur))
         b.store(started, arith.const(b, K.bool, True))
 
     for_each(lo, arr, body)
-    _raise_if_empty(lo, started, "max" if is_max else "min", loc)
+    raise_if_empty(lo, started, "max" if is_max else "min", loc)
     return b.load(best)
 
 
@@ -290,149 +229,15 @@ def _argminmax(lo, arr, rk, is_max, loc):
     def body(b, idx):
         v = arr.load(b, idx, None)
         cur, first, i = b.load(best), arith.logical_not(b, b.load(started)), b.load(count)
-        take = _take(b, v, cur, first, is_max, float_kind)
-        b.store(best, b.select(take, v, cur))
-        b.store(best_i, b.select(take, i, b.load(best_i)))
+        taken = take(b, v, cur, first, is_max, float_kind)
+        b.store(best, b.select(taken, v, cur))
+        b.store(best_i, b.select(taken, i, b.load(best_i)))
         b.store(count, b.binary(Op.add, i, arith.const(b, rk, 1)))
         b.store(started, arith.const(b, K.bool, True))
 
     for_each(lo, arr, body)
-    _raise_if_empty(lo, started, "argmax" if is_max else "argmin", loc)
+    raise_if_empty(lo, started, "argmax" if is_max else "argmin", loc)
     return b.load(best_i)
-
-
-def _whole_only(lo, arr, name, sig, loc):
-    """The reductions of WHOLE_ONLY, each as Numba's implementation computes it (its loop
-    over np.nditer: C order of the indices, the same accumulator types)."""
-    dtype = arr.ty.dtype
-    if name != "count_nonzero" and (dtype == types.float16 or bfloat16.is_bfloat16(dtype)):
-        raise unsupported(f"'{name}' of a {dtype} array (NumPy rounds every step to {dtype}: "
-                          "write the loop, with the accumulator type you want)", loc)
-    rk = compute_kind(sig.return_type, lo.mode, loc)
-    if name == "count_nonzero":  # np.sum(np.ravel(a) != 0): NaN counts
-        return _count(lo, arr, rk, lambda b, v: arith.truth(b, v))
-    if name in ("nansum", "nanprod"):
-        return _nan_fold(lo, arr, rk, name == "nansum")
-    if name in ("nanmin", "nanmax"):
-        return _nan_minmax(lo, arr, rk, name == "nanmax", loc)
-    if name == "nanmean":
-        return _nanmean(lo, arr, rk, loc)
-    var = _var(lo, arr, loc)
-    if name == "var":
-        return arith.convert(lo.b, var, rk)
-    # a.var() ** 0.5: sqrt, correctly rounded, is the correctly rounded power
-    lo.exact_math = True  # see LoweredKernel.exact_math
-    return arith.convert(lo.b, roots.sqrt(denormals.for_lowerer(lo), var), rk)
-
-
-def _not_nan(b, v):
-    """Numba's get_isnan: np.isnan of a float, False for other kinds."""
-    if not is_float(b.kind(v)):
-        return arith.const(b, K.bool, True)
-    return b.compare(Op.eq, v, v)
-
-
-def _count(lo, arr, k, counted):
-    b = lo.b
-    n = b.var(k)
-    b.store(n, arith.const(b, k, 0))
-
-    def body(b, idx):
-        one = arith.convert(b, counted(b, arr.load(b, idx, None)), k)
-        b.store(n, b.binary(Op.add, b.load(n), one))
-
-    for_each(lo, arr, body)
-    return b.load(n)
-
-
-def _nan_fold(lo, arr, k, is_sum):
-    """np.nansum / np.nanprod: c = 0 (1) of the accumulator type, c += v (c *= v) for each
-    element that is not NaN."""
-    b = lo.b
-    acc = b.var(k)
-    b.store(acc, arith.const(b, k, 0 if is_sum else 1))
-
-    def body(b, idx):
-        v = arr.load(b, idx, None)
-        keep = _not_nan(b, v)
-        cur = b.load(acc)
-        new = b.binary(Op.add if is_sum else Op.mul, cur, arith.convert(b, v, k))
-        b.store(acc, b.select(keep, new, cur))
-
-    for_each(lo, arr, body)
-    return b.load(acc)
-
-
-def _nan_minmax(lo, arr, k, is_max, loc):
-    """np.nanmin / np.nanmax (Numba's nan_min_max_factory): ValueError if empty; r = the first
-    element; then r = v for each v that is not NaN where not r < v (nanmin; nanmax: not
-    r > v): equal values replace r (so [0.0, -0.0] gives -0.0), a NaN r is replaced by the
-    first number, and only an array of NaNs gives NaN."""
-    b = lo.b
-    best, started = b.var(k), b.var(K.bool)
-    b.store(best, arith.const(b, k, 0))
-    b.store(started, arith.const(b, K.bool, False))
-
-    def body(b, idx):
-        v = arith.convert(b, arr.load(b, idx, None), k)
-        cur, first = b.load(best), arith.logical_not(b, b.load(started))
-        replaces = arith.logical_and(b, _not_nan(b, v),
-                                     arith.logical_not(b, _beats(b, cur, v, is_max)))
-        b.store(best, b.select(arith.logical_or(b, first, replaces), v, cur))
-        b.store(started, arith.const(b, K.bool, True))
-
-    for_each(lo, arr, body)
-    _raise_if(lo, arith.logical_not(b, b.load(started)),
-              "zero-size array to reduction operation not possible", loc)
-    return b.load(best)
-
-
-def _nanmean(lo, arr, rk, loc):
-    """np.nanmean: c = 0.0 (float64) += v and count += 1 for each v that is not NaN;
-    np.divide(c, count) (0 / 0 is NaN, no exception)."""
-    b = lo.b
-    c, n = b.var(K.f64), b.var(K.f64)
-    b.store(c, arith.const(b, K.f64, 0.0))
-    b.store(n, arith.const(b, K.f64, 0.0))  # an intp count, exact in float64 below 2^53
-
-    def body(b, idx):
-        v = arr.load(b, idx, None)
-        keep = _not_nan(b, v)
-        cur, count = b.load(c), b.load(n)
-        b.store(c, b.select(keep, b.binary(Op.add, cur, arith.convert(b, v, K.f64)), cur))
-        b.store(n, b.select(keep, b.binary(Op.add, count, arith.const(b, K.f64, 1.0)), count))
-
-    for_each(lo, arr, body)
-    return arith.convert(b, b.binary(Op.div, b.load(c), b.load(n)), rk)
-
-
-def _var(lo, arr, loc):
-    """a.var() as Numba computes it, in float64: m = a.mean() (in the dtype for floats, else
-    float64); ssd = sum of (v - m) * (v - m), each square in m's type added in float64;
-    ssd / a.size (NaN for an empty array; ZeroDivisionError under error_model='python',
-    as in numba.njit)."""
-    b = lo.b
-    mk = arr.compute if is_float(arr.compute) else K.f64
-    m = b.var(mk)
-    b.store(m, _mean(lo, arr, mk, loc))
-    ssd = b.var(K.f64)
-    b.store(ssd, arith.const(b, K.f64, 0.0))
-
-    def body(b, idx):
-        d = b.binary(Op.sub, arith.convert(b, arr.load(b, idx, None), mk), b.load(m))
-        sq = arith.convert(b, b.binary(Op.mul, d, d), K.f64)
-        b.store(ssd, b.binary(Op.add, b.load(ssd), sq))
-
-    for_each(lo, arr, body)
-    ik = compute_kind(types.intp, lo.mode, loc)
-    size = arr.size(b, ik)
-    if getattr(lo.root, "error_model", "numpy") == "python":
-        from .exceptions import site
-
-        bad = b.compare(Op.eq, size, arith.const(b, ik, 0))
-        status.check(lo, bad, site(lo, ZeroDivisionError, ("division by zero",), loc))
-        size = arr.size(b, ik)  # after the check's branch (values do not cross blocks)
-    return b.binary(Op.div, b.load(ssd), arith.convert(b, size, K.f64))
 
 
 def _complex_fold(lo, arr, name, sig, loc):
@@ -487,7 +292,7 @@ def _dot(lo, x, y, sig, loc):
     nx, ny = x.extents[0], y.extents[0]
     if b.kind(nx) != b.kind(ny):  # one array indexed in 64 bits, the other in 32
         nx, ny = arith.convert(b, nx, K.i64), arith.convert(b, ny, K.i64)
-    _raise_if(lo, b.compare(Op.ne, nx, ny),
+    raise_if(lo, b.compare(Op.ne, nx, ny),
               "incompatible array sizes for np.dot(a, b) (vector * vector)", loc)
     k = compute_kind(sig.return_type, lo.mode, loc)
     acc = b.var(k)
@@ -543,7 +348,7 @@ class AxisReduction(ArrayExpr):
         if name in ("sum", "prod"):
             return _fold(self.lo, line, k, name)
         if name == "mean":
-            return _mean(self.lo, line, k, loc)
+            return mean(self.lo, line, k, loc)
         if name in ("any", "all"):
             return _any_all(self.lo, line, name == "all")
         if name in ("min", "max"):
