@@ -233,3 +233,11 @@ def median_time(fn, repeats):
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times)
+
+
+def synced_median_time(run, sync, repeats):
+    """median_time of ``run()`` then ``sync()`` (the device's work included), after one
+    untimed call (the first compiles)."""
+    run()
+    sync()
+    return median_time(lambda: (run(), sync()), repeats)

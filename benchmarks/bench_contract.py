@@ -17,14 +17,19 @@ import datetime
 import json
 import math
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from backends import CudaBackend, VulkanBackend, cpu_name, driver_version, versions  # noqa: E402
+from backends import (  # noqa: E402
+    CudaBackend,
+    VulkanBackend,
+    cpu_name,
+    driver_version,
+    synced_median_time,
+    versions,
+)
 from bench_math import BLACK_SCHOLES, INDEX  # noqa: E402
 
 MANDELBROT = """
@@ -54,25 +59,13 @@ def _kernel(backend, source, name, fastmath):
     return jit(fastmath=fastmath)(ns[name]) if fastmath else jit(ns[name])
 
 
-def _time(run, sync, repeats):
-    run()
-    sync()  # the first launch compiles
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def mandelbrot(backend, args, fastmath):
     n = args.side * args.side
     out = backend.to_device(np.zeros(n, np.int32))
     k = _kernel(backend, MANDELBROT, "mandelbrot", fastmath)
     launch = (lambda: k[(n + BLOCK - 1) // BLOCK, BLOCK](out, np.int32(args.side),
                                                           np.int32(args.iters)))  # fmt: skip
-    seconds = _time(launch, backend.synchronize, args.repeats)
+    seconds = synced_median_time(launch, backend.synchronize, args.repeats)
     return seconds, out.copy_to_host()
 
 
@@ -84,7 +77,7 @@ def black_scholes(backend, args, fastmath):
     dev = [backend.to_device(a) for a in (S, K, T, np.zeros(n, np.float32), np.zeros(n, np.float32))]
     k = _kernel(backend, BLACK_SCHOLES, "black_scholes", fastmath)
     r, v = np.float32(0.02), np.float32(0.30)
-    seconds = _time(lambda: k[(n + BLOCK - 1) // BLOCK, BLOCK](*dev[:3], r, v, *dev[3:]),
+    seconds = synced_median_time(lambda: k[(n + BLOCK - 1) // BLOCK, BLOCK](*dev[:3], r, v, *dev[3:]),
                     backend.synchronize, args.repeats)  # fmt: skip
     return seconds, np.concatenate([dev[3].copy_to_host(), dev[4].copy_to_host()])
 

@@ -24,9 +24,7 @@ import argparse
 import datetime
 import json
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,18 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-
-
-def _time(run, sync, repeats):
-    run()
-    sync()  # the first call compiles
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from backends import synced_median_time  # noqa: E402
 
 
 def ours(a, b, repeats):
@@ -58,7 +45,7 @@ def ours(a, b, repeats):
     dc = nv.device_array((n, n), np.float32)
     local = 4 * nv.get_device().info.subgroup_size
     groups = ((n + BN - 1) // BN, (n + BM - 1) // BM)
-    t = _time(lambda: matmul_tiles[groups, (local, 1)](da, db, dc), nv.synchronize, repeats)
+    t = synced_median_time(lambda: matmul_tiles[groups, (local, 1)](da, db, dc), nv.synchronize, repeats)
     shapes = nv.matrix.shapes()
     return t, dc.copy_to_host(), {"device": nv.get_device().info.name,
                                   "units": not shapes[0].emulated}
@@ -69,7 +56,7 @@ def library(a, b, repeats):
 
     da, db = nv.to_device(a), nv.to_device(b)
     out = {}
-    t = _time(lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
+    t = synced_median_time(lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
               nv.synchronize, repeats)
     return t, out["c"].copy_to_host().astype(np.float32), {"path": "linalg.matmul(units=True)"}
 
@@ -79,7 +66,7 @@ def cublas(a, b, repeats):
 
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
     out = {}
-    t = _time(lambda: out.__setitem__("c", ta @ tb), torch.cuda.synchronize, repeats)
+    t = synced_median_time(lambda: out.__setitem__("c", ta @ tb), torch.cuda.synchronize, repeats)
     return t, out["c"].float().cpu().numpy(), {"torch": torch.__version__}
 
 
@@ -95,7 +82,7 @@ def numba_cuda(a, b, repeats):
     da, db = cuda.to_device(a.astype(np.float32)), cuda.to_device(b.astype(np.float32))
     dc = cuda.device_array((n, n), np.float32)
     blocks = (n + TPB - 1) // TPB
-    t = _time(lambda: kernel[(blocks, blocks), (TPB, TPB)](da, db, dc), cuda.synchronize,
+    t = synced_median_time(lambda: kernel[(blocks, blocks), (TPB, TPB)](da, db, dc), cuda.synchronize,
               repeats)
     return t, dc.copy_to_host(), {"numba_cuda": "float32, 16x16 shared tiles"}
 
