@@ -278,7 +278,11 @@ def main(argv=None):
     only = set(filter(None, args.only.split(",")))
     entries = [e for e in manifest.KERNELS if not only or e.id in only]
     opts = vars(args)
+    out = pathlib.Path(args.out) if args.out else (
+        HERE.parent / "results" / f"corpus_{datetime.date.today()}.json")
+    info = machine(usable)
     records = []
+    result = write_result(out, args, info, records)
     for entry in entries:
         rec = run_entry(entry, usable, args.size, timing, opts)
         records.append(rec)
@@ -294,16 +298,20 @@ def main(argv=None):
                 print(f"    {b}: {rec['backends'][b]['reason']}")
         if rec.get("backends_differ"):
             print(f"    backends: {rec['backends_differ']}")
-    result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
-              "command": " ".join(sys.argv), "size": args.size, "machine": machine(usable),
-              "summary": summary(records), "kernels": records,
-              "not_run": [{"file": f, "names": n, "why": w} for f, n, w in manifest.NOT_RUN]}
+        # Written after every kernel, so a run cut short keeps what it measured.
+        result = write_result(out, args, info, records)
     print(json.dumps(result["summary"], indent=1))
-    out = pathlib.Path(args.out) if args.out else (
-        HERE.parent / "results" / f"corpus_{datetime.date.today()}.json")
-    out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"written {out}")
     return 0
+
+
+def write_result(out, args, info, records):
+    result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "command": " ".join(sys.argv), "size": args.size, "machine": info,
+              "summary": summary(records), "kernels": records,
+              "not_run": [{"file": f, "names": n, "why": w} for f, n, w in manifest.NOT_RUN]}
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    return result
 
 
 if __name__ == "__main__":
