@@ -24,21 +24,58 @@ def _ids(gid, grp, n, counts):
         counts[1] = nv.num_groups(1)
 
 
-def test_forall_just_above_max_groups_gives_every_id(device):
-    local = 64
+def _above_max_groups(device, local):
     n = device.info.max_groups[0] * local + 1000  # 4,195,240 on lavapipe: two dispatches
     if n > 2**28:  # NVIDIA: max_groups 2^31 - 1 (the arrays would not fit in memory)
         pytest.skip(f"max_groups {device.info.max_groups[0]}: {n} invocations are too many to check")
-    gid = nv.device_array(n, np.int32)
-    grp = nv.device_array(n, np.int32)
-    counts = nv.device_array(2, np.int64)
-    launch = _ids.forall(n, local_size=local)
-    assert launch.groups[0] > device.info.max_groups[0]
-    launch(gid, grp, n, counts)
+    return n
+
+
+def _id_arrays(n):
+    return nv.device_array(n, np.int32), nv.device_array(n, np.int32), nv.device_array(2, np.int64)
+
+
+def _check_ids(gid, grp, counts, n, local, groups):
     expected = np.arange(n, dtype=np.int32)
     np.testing.assert_array_equal(gid.copy_to_host(), expected)
     np.testing.assert_array_equal(grp.copy_to_host(), expected // local)
-    np.testing.assert_array_equal(counts.copy_to_host(), [launch.groups[0], 1])
+    np.testing.assert_array_equal(counts.copy_to_host(), [groups, 1])
+
+
+@pytest.mark.parametrize("where", ["device", "stream"])
+def test_forall_just_above_max_groups_gives_every_id(device, where):
+    local = 64
+    n = _above_max_groups(device, local)
+    gid, grp, counts = _id_arrays(n)
+    stream = nv.stream() if where == "stream" else None
+    launch = _ids.forall(n, local_size=local, stream=stream)
+    assert launch.groups[0] > device.info.max_groups[0]
+    launch(gid, grp, n, counts)
+    if stream is not None:
+        stream.synchronize()
+    _check_ids(gid, grp, counts, n, local, launch.groups[0])
+
+
+def test_graph_of_a_split_grid_replays_and_rebinds(device):
+    """A captured launch of several pieces: each piece's parameter block is kept and
+    patched when the arrays are rebound."""
+    local = 64
+    n = _above_max_groups(device, local)
+    stream = nv.stream()
+    arrays = _id_arrays(n)
+    launch = _ids.forall(n, local_size=local, stream=stream)
+    with nv.graph(stream) as g:
+        launch(*arrays[:2], n, arrays[2])
+    exe = g.instantiate()
+    exe.replay()
+    stream.synchronize()
+    _check_ids(*arrays, n, local, launch.groups[0])
+    fresh = _id_arrays(n)
+    for old, new in zip(arrays, fresh):
+        exe.rebind(old, new)
+    exe.replay()
+    stream.synchronize()
+    _check_ids(*fresh, n, local, launch.groups[0])
 
 
 @nv.jit

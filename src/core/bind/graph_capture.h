@@ -1,5 +1,5 @@
 // A launch graph while it captures a stream (_core.Graph, runtime_graph.cc): what the
-// launcher (runtime_launch.cc) and the stream's copies and timestamps (runtime.cc)
+// launcher (launch_capture.cc) and the stream's copies and timestamps (runtime.cc)
 // add to it instead of submitting, and which Python objects each command took, so
 // that an instantiated graph can be given other arrays and scalars (bindings).
 //

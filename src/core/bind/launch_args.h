@@ -1,7 +1,7 @@
 // What the launcher knows of each argument (ArgSpec), and how it writes argument
 // values into a parameter block: scalars checked against the specialisation's exact
 // type and slot, integers wrapped to 32-bit slots as narrowing does, grid triples.
-// runtime_launch.cc's Launcher builds the specs once and calls these per launch.
+// The Launcher (launcher.h) builds the specs once and calls these per launch.
 #pragma once
 
 #include <nanobind/nanobind.h>

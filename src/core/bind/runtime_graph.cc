@@ -92,7 +92,7 @@ void Rebind(PyGraphExec& exec, nb::handle key, nb::handle value) {
                             "for it)");
         }
         buffer = a->buffer;
-        const uint64_t address = a->buffer->address + a->offset;
+        const uint64_t address = a->address();
         for (const auto& [block, spec] : param.patches) {
             std::vector<uint8_t> bytes(8);
             std::memcpy(bytes.data(), &address, 8);

@@ -66,6 +66,9 @@ struct DeviceArrayBase {
     std::array<int64_t, kMaxDims> strides{};
     uint64_t code = 0;      // DtypeCode of the host dtype
     uint32_t itemsize = 0;  // bytes per element on the device
+
+    // The device address of element 0 (what a kernel's array parameter holds).
+    uint64_t address() const { return buffer->address + offset; }
 };
 
 // The element-type code the launcher compares: the dtype's kind character,

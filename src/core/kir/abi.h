@@ -1,6 +1,6 @@
 // The argument contract: how KIR scalars lie in memory and how a kernel's
 // arguments travel to it. This file is the one place for these rules; the
-// verifier, the SPIR-V emitter, the launcher (bind/runtime_launch.cc) and the
+// verifier, the SPIR-V emitter, the launcher (bind/launcher.h) and the
 // Python side (through _core) all read them from here (issue 5, item 4).
 //
 // Memory. A scalar of kind k takes MemoryBytes(k) bytes wherever it is
