@@ -17,10 +17,15 @@ Parts (``--parts``, comma-separated; the GPU part only where asked):
     a *warm* one (the server runs); best and median of the runs. The disk caches are a
     user's second run's (a first run fills them), or empty with ``--fresh-cache``.
   - **gpu**: an element-wise chain and a reduction, ``sum(sqrt(x * x + 1) * 0.5 - x)``,
-    over ``--gib`` GiB of float32 in ``--chunk-gib`` chunks on one device: Dask with device
-    chunks (threaded scheduler) against one fused kernel over the whole array, and against
-    Dask with CuPy chunks where cupy imports (the goals on the H200, 32 GiB in 1 GiB
-    chunks: within 1.3x of the fused kernel, and at least as fast as CuPy's chunks).
+    over ``--gib`` GiB of float32 in ``--chunk-gib`` chunks on one device, Dask's threaded
+    scheduler: one fused kernel over the whole array (a grid-stride loop per invocation,
+    partial sums) against three Dask forms on device chunks: ``ufuncs`` (the NumPy
+    expression: a kernel per operation and chunk), ``vectorize`` (the chain as one
+    ``nv.vectorize`` ufunc, then Dask's sum) and ``chunk_kernel`` (``map_blocks`` of the
+    fused kernel on each chunk, its partial sum per chunk); where cupy imports, Dask with
+    CuPy chunks, the same expression and a ``cupy.fuse`` kernel per chunk. The goals on
+    the H200, 32 GiB in 1 GiB chunks: within 1.3x of the fused kernel, and at least as
+    fast as CuPy's chunks.
 
     python3 benchmarks/bench_dask.py                                   # overhead, startup
     python3 benchmarks/bench_dask.py --parts gpu --gib 32 --chunk-gib 1 # the GPU machine
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -162,15 +168,22 @@ def startup(workers, runs, fresh_cache=False):
     return out
 
 
+def _chain(v):
+    return np.sqrt(v * v + 1) * np.float32(0.5) - v
+
+
 def gpu(gib, chunk_gib, repeats):
+    """The gpu part (module doc): each pipeline's median seconds and its sum."""
+    import dask
     import dask.array as da
 
     import numba_vulkan as nv
-    import numba_vulkan.dask
+    import numba_vulkan.dask  # noqa: F401  (registers the chunk type and the backend)
 
     n = int(gib * (1 << 30)) // 4
     chunk = int(chunk_gib * (1 << 30)) // 4
     device = nv.get_device()
+    threads = 1 << 20  # invocations of the fused kernels, each a grid-stride loop
 
     @nv.jit
     def fill(x):
@@ -179,53 +192,74 @@ def gpu(gib, chunk_gib, repeats):
             x[i] = (i % 1000) * np.float32(0.001)
 
     @nv.jit
-    def fused(x, partial, per):
+    def fused(x, partial):
         g = nv.global_id(0)
         if g < partial.size:
-            start = g * per
-            stop = min(start + per, x.size)
             acc = np.float32(0)
-            for i in range(start, stop):
+            for i in range(g, x.size, partial.size):
                 v = x[i]
-                acc += nv.sqrt(v * v + 1) * np.float32(0.5) - v
+                acc += math.sqrt(v * v + 1) * np.float32(0.5) - v
             partial[g] = acc
+
+    chain = nv.vectorize(["float32(float32)"])(_chain)
+
+    def chunk_sum(block):
+        partial = nv.device_array(min(threads, block.size), np.float32)
+        fused.forall(partial.size)(block, partial)
+        return partial.sum(keepdims=True)
 
     x = nv.device_array(n, np.float32)
     fill.forall(n)(x)
     device.synchronize()
-
-    def pipeline(arr):
-        return (np.sqrt(arr * arr + 1) * np.float32(0.5) - arr).sum()
-
     dx = da.from_array(x, chunks=chunk, asarray=False)
-    out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name}
-    out["dask_vulkan_s"] = median_time(lambda: float(pipeline(dx).compute(scheduler="threads")),
-                                        repeats)  # fmt: skip
-    per = 4096
-    partial = nv.device_array(-(-n // per), np.float32)
+    out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name,
+           "dask_threads": os.cpu_count()}
+
+    def timed(name, fn):
+        value = fn()  # compiles, and the value checked below
+        out[name + "_s"] = median_time(fn, repeats)
+        out[name + "_sum"] = value
+
+    partial = nv.device_array(threads, np.float32)
 
     def one_kernel():
-        fused.forall(partial.size)(x, partial, per)
+        fused.forall(threads)(x, partial)
         return float(partial.sum())
 
-    out["fused_kernel_s"] = median_time(one_kernel, repeats)
-    out["dask_over_fused"] = out["dask_vulkan_s"] / out["fused_kernel_s"]
+    with dask.config.set(scheduler="threads"):
+        timed("fused_kernel", one_kernel)
+        timed("dask_vulkan_ufuncs", lambda: float(_chain(dx).sum().compute()))
+        timed("dask_vulkan_vectorize", lambda: float(chain(dx).sum().compute()))
+        timed("dask_vulkan_chunk_kernel", lambda: float(
+            dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum().compute()))
+    for name in ("ufuncs", "vectorize", "chunk_kernel"):
+        out[f"dask_vulkan_{name}_over_fused"] = out[f"dask_vulkan_{name}_s"] / out["fused_kernel_s"]
+    dx = x = partial = None  # ours freed before CuPy allocates
+    device.synchronize()
     try:
         import cupy
     except ImportError:
-        out["dask_cupy_s"] = None
         return out
-    cx = cupy.arange(n, dtype=cupy.int64) % 1000
-    cx = (cx * 0.001).astype(cupy.float32)
+    # CuPy's chunks, after ours are freed: the same expression, and one fused kernel per chunk.
+    cx = cupy.empty(n, cupy.float32)
+    step = 1 << 28
+    for s in range(0, n, step):
+        cx[s:s + step] = (cupy.arange(s, min(s + step, n)) % 1000) * cupy.float32(0.001)
     dcx = da.from_array(cx, chunks=chunk, asarray=False)
+    cupy_chunk_sum = cupy.fuse(lambda v: cupy.sum(cupy.sqrt(v * v + 1) * cupy.float32(0.5) - v))
 
-    def cupy_run():
-        value = float(pipeline(dcx).compute(scheduler="threads"))
+    def synced(fn):
+        value = fn()
         cupy.cuda.Device().synchronize()
         return value
 
-    out["dask_cupy_s"] = median_time(cupy_run, repeats)
-    out["vulkan_over_cupy"] = out["dask_vulkan_s"] / out["dask_cupy_s"]
+    with dask.config.set(scheduler="threads"):
+        timed("dask_cupy_ufuncs", lambda: synced(lambda: float(_chain(dcx).sum().compute())))
+        timed("dask_cupy_fused_chunks", lambda: synced(lambda: float(dcx.map_blocks(
+            lambda b: cupy_chunk_sum(b).reshape(1), chunks=(1,), dtype=np.float32).sum().compute())))
+    out["ufuncs_vulkan_over_cupy"] = out["dask_vulkan_ufuncs_s"] / out["dask_cupy_ufuncs_s"]
+    out["chunk_kernel_vulkan_over_cupy_fused"] = (out["dask_vulkan_chunk_kernel_s"]
+                                                  / out["dask_cupy_fused_chunks_s"])
     return out
 
 
