@@ -6,9 +6,14 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
 1. nv.matrix: examples/matrix_tiles.py's kernel (float16 A, B; float32 C; four subgroups of
    one 16 x 16 tile per workgroup, slices staged in shared memory), on the matrix units
    where the device lists 16x16x16 float16 -> float32, else emulated.
-2. nv.linalg: ``nv.linalg.matmul(a, b, units=True)`` (linalg/tiles.py: 64 x 64 blocks, four
-   subgroups of 2 x 2 tiles loaded from device memory; float16 result, with its padding
-   copies and conversion).
+2. nv.linalg[<variant>], one row per product kernel of linalg/tiles.py (``VARIANTS``; the
+   row of ``DEFAULT`` is the one ``nv.linalg.matmul(a, b, units=True)`` runs):
+   ``nv.linalg.matmul(a, b, units=True)`` with that kernel (float16 result, with its
+   padding copies and conversion: ``tflops``), and the product kernel alone on buffers
+   padded once (float32 result: ``kernel_tflops``, checked exactly), with what the driver
+   reports of its pipeline (``pipeline``: registers, spills as local memory, shared memory
+   on NVIDIA; an error on drivers without VK_KHR_pipeline_executable_properties).
+   ``--variants g64,s128`` times only those.
 3. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
 4. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
    no way to reach tensor cores).
@@ -17,7 +22,7 @@ Each result is checked: the data are small integers, so every product is exact a
 backend must give NumPy's product (float16 results where it stays exact).
 
     python3 benchmarks/bench_matrix.py --size 4096            # GPU machine
-    python3 benchmarks/bench_matrix.py --size 64 --repeats 2  # quick, lavapipe (emulated)
+    python3 benchmarks/bench_matrix.py --size 128 --repeats 1  # quick, lavapipe (emulated)
 """
 
 import argparse
@@ -51,14 +56,50 @@ def ours(a, b, repeats):
                                   "units": not shapes[0].emulated}
 
 
-def library(a, b, repeats):
-    import numba_vulkan as nv
+def library(name):
+    """The row of nv.linalg with product kernel `name` (linalg/tiles.py's VARIANTS)."""
 
-    da, db = nv.to_device(a), nv.to_device(b)
-    out = {}
-    t = synced_median_time(lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
-              nv.synchronize, repeats)
-    return t, out["c"].copy_to_host().astype(np.float32), {"path": "linalg.matmul(units=True)"}
+    def run(a, b, repeats):
+        import numba_vulkan as nv
+        from numba_vulkan.linalg import tiles
+
+        device = nv.get_device()
+        v = tiles.VARIANTS[name]
+        n = a.shape[0]
+        da, db = nv.to_device(a), nv.to_device(b)
+        out = {}
+        default, tiles.DEFAULT = tiles.DEFAULT, name  # what matmul(units=True) runs
+        try:
+            t = synced_median_time(
+                lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
+                nv.synchronize, repeats)
+        finally:
+            tiles.DEFAULT = default
+        # The product kernel alone, on buffers padded once.
+        sa, sb, sc = tiles.padded_shapes(v, n, n, n)
+        pa, pb = nv.device_array(sa, np.float16), nv.device_array(sb, np.float16)
+        pc = nv.device_array(sc, np.float32)
+        tiles.pad.forall((sa[1], sa[0]))(da, pa)
+        tiles.pad.forall((sb[1], sb[0]))(db, pb)
+        tk = synced_median_time(lambda: tiles.launch(v, pa, pb, pc, device), nv.synchronize,
+                                repeats)
+        kernel_exact = bool(np.array_equal(pc.copy_to_host()[:n, :n],
+                                           a.astype(np.float32) @ b.astype(np.float32)))
+        threads = v.threads(device.info.subgroup_size)
+        kernel = tiles.kernel(v, threads, device.info.subgroup_size)
+        try:
+            pipeline = kernel.inspect_pipeline(pa, pb, pc, local_size=(threads, 1))
+        except nv.VulkanSupportError as e:
+            pipeline = {"error": str(e).splitlines()[0][:120]}
+        info = {"default": name == tiles.DEFAULT, "kernel_seconds": tk,
+                "kernel_tflops": 2.0 * n ** 3 / tk / 1e12, "kernel_exact": kernel_exact,
+                "block": f"{v.bm}x{v.bn}", "subgroups": f"{v.sg_m}x{v.sg_n} of {v.tm}x{v.tn}",
+                "staging": v.staging if v.staging == "global" else
+                f"shared, bk {v.bk}, {v.stages} slab(s), {v.shared_bytes()} B",
+                "threads": threads, "pipeline": pipeline}
+        return t, out["c"].copy_to_host().astype(np.float32), info
+
+    return run
 
 
 def cublas(a, b, repeats):
@@ -92,6 +133,8 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--variants", help="nv.linalg's product kernels to time, separated "
+                        "by commas (default: every one of linalg/tiles.py's VARIANTS)")
     args = parser.parse_args(argv)
     n = args.size
     rng = np.random.default_rng(0)
@@ -101,9 +144,13 @@ def main(argv=None):
     flops = 2.0 * n ** 3
     results = {"size": n, "date": datetime.date.today().isoformat(),
                "host": platform.node(), "python": platform.python_version(), "rows": {}}
-    for name, fn in (("nv.matrix", ours), ("nv.linalg (units)", library),
-                     ("cuBLAS (torch, float16)", cublas),
-                     ("numba.cuda (float32)", numba_cuda)):
+    from numba_vulkan.linalg import tiles
+
+    variants = args.variants.split(",") if args.variants else list(tiles.VARIANTS)
+    rows = [("nv.matrix", ours)]
+    rows += [(f"nv.linalg[{v}]", library(v)) for v in variants]
+    rows += [("cuBLAS (torch, float16)", cublas), ("numba.cuda (float32)", numba_cuda)]
+    for name, fn in rows:
         try:
             t, c, info = fn(a, b, args.repeats)
         except Exception as e:  # noqa: BLE001 - a backend that cannot run says why
@@ -114,6 +161,10 @@ def main(argv=None):
             c.dtype == np.float32 else None
         row = {"seconds": t, "tflops": flops / t / 1e12, "exact": exact, **info}
         results["rows"][name] = row
+        if "kernel_tflops" in info:  # nv.linalg: the kernel alone, then the rest
+            rest = {k: v for k, v in info.items() if not k.startswith("kernel_")}
+            info = (f"kernel alone {info['kernel_tflops']:8.2f} TFLOP/s "
+                    f"{info['kernel_seconds'] * 1e3:9.3f} ms exact={info['kernel_exact']}  {rest}")
         print(f"{name:28s} {row['tflops']:8.2f} TFLOP/s  {t * 1e3:9.3f} ms  exact={exact}  {info}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

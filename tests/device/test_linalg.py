@@ -14,7 +14,7 @@ import pytest
 
 import numba_vulkan as nv
 from numba_vulkan.errors import VulkanUnsupportedError
-from numba_vulkan.linalg import kernels, matmul
+from numba_vulkan.linalg import kernels, matmul, tiles
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -314,6 +314,32 @@ def test_units_batched_views_and_out():
     out = nv.device_array((3, 20, 10), np.float32)
     nv.linalg.matmul(nv.to_device(a), nv.to_device(b).T, out=out, units=True)
     np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b.T).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(tiles.VARIANTS))
+def test_units_every_variant_against_numpy(name, device):
+    """Each product kernel of linalg/tiles.py (the matrix units' or their emulation here):
+    blocks cut by the edges, k over several slabs (an odd and an even number of steps),
+    a stack of two products and a transposed operand, exact on small integers."""
+    v = tiles.VARIANTS[name]
+    assert v.shared_bytes() <= 32768  # lavapipe's limit, the smallest the tests meet
+    rng = np.random.default_rng(len(name))
+    for (nb, m, k, n) in [(2, 70, 50, 90), (1, 33, 70, 130)]:
+        a = rng.integers(-4, 5, (nb, m, k)).astype(np.float16)
+        b = rng.integers(-4, 5, (nb, n, k)).astype(np.float16)
+        out = nv.device_array((nb, m, n), np.float32)
+        tiles.run(nv.to_device(a), nv.to_device(b).transpose(0, 2, 1), out, device,
+                  variant=name)
+        want = np.matmul(a.astype(np.float32), b.transpose(0, 2, 1).astype(np.float32))
+        np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_units_variant_names():
+    assert tiles.DEFAULT in tiles.VARIANTS
+    with pytest.raises(ValueError, match="no product variant 'nope'; there are g64"):
+        x = nv.device_array((1, 16, 16), np.float16)
+        tiles.run(x, x, nv.device_array((1, 16, 16), np.float32), nv.get_device(),
+                  variant="nope")
 
 
 def test_units_leave_other_loops_to_their_kernel():
