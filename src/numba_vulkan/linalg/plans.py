@@ -59,7 +59,7 @@ class Plan:
     """How to compute one product: the kernel family, the accumulation dtype and the
     family's parameters."""
 
-    family: str  # "simt": kernels.tiled; "tiles": tiles.product (cooperative matrices)
+    family: str  # "simt": kernels.tiled; "tiles": tiles.run (cooperative matrices)
     acc: np.dtype
     tiling: Tiling
     #: Fewer workgroups than this (with a long k) split k into chunks summed apart.

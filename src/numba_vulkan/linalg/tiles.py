@@ -18,10 +18,10 @@ The product kernel is generated per variant (``VARIANTS``, ``source`` gives its 
 * ``staging="global"``: the tiles are loaded straight from device memory (the driver's
   loads, cached). ``g64`` is this module's first kernel (64 x 64 blocks of four
   subgroups of 2 x 2 tiles); ``g128`` the same with eight subgroups of 4 x 2 tiles.
-  They start with a barrier that GPUs do not need: without one, lavapipe lost the work
-  of such kernels with more than 2 x 2 accumulators (their emulated tiles are large
-  private arrays) and cut their k loop far below its loop cap; with it, it runs them
-  whole.
+  They start with a barrier that GPUs do not need: without one, lavapipe counts the
+  emulated multiplies of kernels with more than 2 x 2 accumulators (their tiles are
+  large private arrays) against its loop cap as if they were one loop, and such a
+  kernel stops with VulkanLoopLimitError even at k = 16; with it, they run whole.
 * ``staging="shared"``: the workgroup copies a BM x BK slab of A and a BK x BN slab of B
   into shared memory, and the subgroups load their tiles from there. Each invocation
   copies fixed elements: consecutive invocations take consecutive elements of a row
@@ -206,7 +206,7 @@ def source(v: Variant, threads: int, subgroup_size: int) -> str:
         return [" " * indent + x for x in out]
 
     if v.staging == "global":
-        # A barrier GPUs do not need, for lavapipe (module docstring).
+        # A barrier GPUs do not need, for lavapipe's loop cap (module docstring).
         add("    barrier()")
         add(f"    for k in range(0, a.shape[1], {T}):")
         add("        ku = U(k)")
