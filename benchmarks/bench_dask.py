@@ -172,7 +172,7 @@ def _chain(v):
     return np.sqrt(v * v + 1) * np.float32(0.5) - v
 
 
-def gpu(gib, chunk_gib, repeats):
+def gpu(gib, chunk_gib, repeats, dask_threads=4):
     """The gpu part (module doc): each pipeline's median seconds and its sum."""
     import dask
     import dask.array as da
@@ -213,7 +213,7 @@ def gpu(gib, chunk_gib, repeats):
     device.synchronize()
     dx = da.from_array(x, chunks=chunk, asarray=False)
     out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name,
-           "dask_threads": os.cpu_count()}
+           "dask_threads": dask_threads}
 
     def timed(name, fn):
         value = fn()  # compiles, and the value checked below
@@ -226,7 +226,7 @@ def gpu(gib, chunk_gib, repeats):
         fused.forall(threads)(x, partial)
         return float(partial.sum())
 
-    with dask.config.set(scheduler="threads"):
+    with dask.config.set(scheduler="threads", num_workers=dask_threads):
         timed("fused_kernel", one_kernel)
         timed("dask_vulkan_ufuncs", lambda: float(_chain(dx).sum().compute()))
         timed("dask_vulkan_vectorize", lambda: float(chain(dx).sum().compute()))
@@ -253,7 +253,7 @@ def gpu(gib, chunk_gib, repeats):
         cupy.cuda.Device().synchronize()
         return value
 
-    with dask.config.set(scheduler="threads"):
+    with dask.config.set(scheduler="threads", num_workers=dask_threads):
         timed("dask_cupy_ufuncs", lambda: synced(lambda: float(_chain(dcx).sum().compute())))
         timed("dask_cupy_fused_chunks", lambda: synced(lambda: float(dcx.map_blocks(
             lambda b: cupy_chunk_sum(b).reshape(1), chunks=(1,), dtype=np.float32).sum().compute())))
@@ -271,6 +271,8 @@ def main(argv=None):
     p.add_argument("--workers", default="2,8", help="cluster sizes of the startup part")
     p.add_argument("--gib", type=float, default=32.0, help="GiB of float32 (gpu part)")
     p.add_argument("--chunk-gib", type=float, default=1.0, help="GiB per chunk (gpu part)")
+    p.add_argument("--dask-threads", type=int, default=4,
+                   help="Dask's threads (gpu part; each holds a few chunks' intermediates)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--runs", type=int, default=5, help="fresh processes per size (startup)")
     p.add_argument("--fresh-cache", action="store_true",
@@ -294,7 +296,7 @@ def main(argv=None):
         results["startup"] = startup([int(w) for w in args.workers.split(",")], args.runs,
                                      args.fresh_cache)
     if "gpu" in parts:
-        results["gpu"] = gpu(args.gib, args.chunk_gib, args.repeats)
+        results["gpu"] = gpu(args.gib, args.chunk_gib, args.repeats, args.dask_threads)
     text = json.dumps(results, indent=1)
     if args.out:
         with open(args.out, "w") as f:

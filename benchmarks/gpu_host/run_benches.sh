@@ -60,7 +60,8 @@ for b in $B; do
     contract) timeout 150 python3 benchmarks/bench_contract.py --out $R/h200_contract.json ;;
     # Dask: a chain of element-wise operations and a reduction over DASK_GIB (32) GiB of float32
     # in 1 GiB chunks, against one fused kernel and Dask with CuPy chunks.
-    dask) timeout 400 python3 benchmarks/bench_dask.py --parts overhead,gpu --gib ${DASK_GIB:-32} \
+    dask) python3 -m pip install -q --no-index --find-links .gl/wheels "dask[array]" >> $R/pip.log 2>&1
+          timeout 400 python3 benchmarks/bench_dask.py --parts gpu --gib ${DASK_GIB:-32} \
             --chunk-gib 1 --out $R/h200_dask.json ;;
     # The corpus of public numba.cuda kernels (benchmarks/corpus), both backends.
     corpus) timeout ${T_CORPUS:-480} python3 benchmarks/corpus/run_corpus.py --out $R/h200_corpus.json \

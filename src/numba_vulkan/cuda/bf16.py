@@ -202,15 +202,16 @@ def _float_directed(x, toward):
     """float32 `x` rounded to bfloat16 toward zero (0), -inf (-1) or +inf (1): the nearest,
     then one step back where it went past `x` in the wrong direction."""
     r = bfloat16(x)
-    f = np.float32(r)
-    if toward == 0:
-        past = abs(f) > abs(x)
+    # Comparisons with a bfloat16 operand: on the bits where the device may flush float32
+    # subnormals (frontend/bfloat16.py), so a subnormal x is compared as it is.
+    if toward == 0:  # r has x's sign
+        past = r > x if as_bits(r) < 0x8000 else r < x
         step = -1  # the magnitude's word down
     elif toward < 0:
-        past = f > x
+        past = r > x
         step = -1 if as_bits(r) < 0x8000 else 1
     else:
-        past = f < x
+        past = r < x
         step = 1 if as_bits(r) < 0x8000 else -1
     if past:
         return from_bits(np.int64(as_bits(r)) + step)

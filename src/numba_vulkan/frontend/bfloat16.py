@@ -171,14 +171,14 @@ def cast(b, value, from_ty, to_ty):
     return round_value(b, value)
 
 
-def builder(lo, *tys):
-    """The builder for an operation on Numba types `tys` in the kernel `lo` lowers: lo.b, or
-    where one is bfloat16 the flush-safe one (module docstring)."""
+def builder(lo, *tys, b=None):
+    """The builder for an operation on Numba types `tys` in the kernel `lo` lowers: `b` (by
+    default lo.b), or where one is bfloat16 the flush-safe one over it (module docstring)."""
     if not any(is_bfloat16(t) for t in tys):
-        return lo.b
+        return lo.b if b is None else b
     from .mathlib import denormals
 
-    return denormals.for_lowerer(lo, ieee32=True)
+    return denormals.for_lowerer(lo, b=b, ieee32=True)
 
 
 def rounded(b, value, ty):

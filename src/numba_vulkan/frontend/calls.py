@@ -415,8 +415,11 @@ def _minmax(lowerer, expr, sig, is_max):
     if k == K.bool:
         values = [arith.convert(b, v, K.i32) for v in values]
     result = values[0]
+    # A bfloat16's subnormals compared on the bits (the arguments may come as one tuple).
+    tys = [e for t in sig.args for e in (t.types if isinstance(t, types.BaseTuple) else (t,))]
+    cb = bfloat16.builder(lowerer, *tys)
     for v in values[1:]:
-        better = b.compare(Op.gt if is_max else Op.lt, v, result)
+        better = cb.compare(Op.gt if is_max else Op.lt, v, result)
         result = b.select(better, v, result)
     return arith.convert(b, result, k)
 

@@ -77,7 +77,9 @@ def binop(lo, expr, target):
     x = lo.load_cast(expr.lhs, sig.args[0])
     y = lo.load_cast(expr.rhs, sig.args[1])
     rk = compute_kind(sig.return_type, lo.mode, loc)
-    b = bfloat16.builder(lo, *sig.args, sig.return_type)  # bfloat16's subnormals
+    # bfloat16's subnormals: an operand's own type counts too (Numba may type a bfloat16
+    # compared with a float32 as two float32 values)
+    b = bfloat16.builder(lo, lhs_ty, rhs_ty, *sig.args, sig.return_type)
     if expr.op == "inplace_binop":
         fn = expr.immutable_fn
 

@@ -175,7 +175,7 @@ def builtin_minmax(lo, arr, sig, is_max, loc):
     def body(b, idx):
         v = arith.convert(b, arr.load(b, idx, None), k)
         cur = b.load(best)
-        better = beats(b, v, cur, is_max)
+        better = beats(bfloat16.builder(lo, arr.ty.dtype, b=b), v, cur, is_max)
         b.store(best, b.select(arith.logical_or(b, arith.logical_not(b, b.load(started)),
                                                 better), v, cur))  # fmt: skip
         b.store(started, arith.const(b, K.bool, True))
@@ -208,7 +208,8 @@ def _minmax(lo, arr, k, is_max, loc):
     def body(b, idx):
         v = arith.convert(b, arr.load(b, idx, None), k)
         cur, first = b.load(best), arith.logical_not(b, b.load(started))
-        b.store(best, b.select(take(b, v, cur, first, is_max, float_kind), v, cur))
+        cb = bfloat16.builder(lo, arr.ty.dtype, b=b)  # a bfloat16's subnormals compared on bits
+        b.store(best, b.select(take(cb, v, cur, first, is_max, float_kind), v, cur))
         b.store(started, arith.const(b, K.bool, True))
 
     for_each(lo, arr, body)
@@ -229,7 +230,7 @@ def _argminmax(lo, arr, rk, is_max, loc):
     def body(b, idx):
         v = arr.load(b, idx, None)
         cur, first, i = b.load(best), arith.logical_not(b, b.load(started)), b.load(count)
-        taken = take(b, v, cur, first, is_max, float_kind)
+        taken = take(bfloat16.builder(lo, arr.ty.dtype, b=b), v, cur, first, is_max, float_kind)
         b.store(best, b.select(taken, v, cur))
         b.store(best_i, b.select(taken, i, b.load(best_i)))
         b.store(count, b.binary(Op.add, i, arith.const(b, rk, 1)))
