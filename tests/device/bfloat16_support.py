@@ -1,9 +1,12 @@
 """What the bfloat16 tests share (test_bfloat16*.py): ml_dtypes' type, every value, the
-special values, random patterns and the signalling NaNs."""
+special values, random patterns, the signalling NaNs and the exact fused multiply-add."""
+
+import math
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
-from half_support import bits, every_pattern, random_patterns
+from half_support import assert_bits, bits, every_pattern, random_patterns
 
 import numba_vulkan as nv
 
@@ -29,6 +32,14 @@ def signalling(x):
     return (w & 0x7F80 == 0x7F80) & (w & 0x007F != 0) & (w & 0x0040 == 0)
 
 
+def assert_sign_bits(out, a, b):
+    """Rows 9 and 10 of half_support.run_binary(a, b), -a and abs(b): the sign bit flipped
+    and cleared, NaNs too."""
+    flipped, cleared = (bits(a) ^ 0x8000).astype(np.uint16), (bits(b) & 0x7FFF).astype(np.uint16)
+    assert_bits(out[9], flipped.view(BF), "unary minus flips the sign bit", (a,))
+    assert_bits(out[10], cleared.view(BF), "abs clears the sign bit", (b,))
+
+
 def int64_operands(rng, n):
     """Magnitudes of every bit length, both signs; ties (an odd 9-bit number shifted) and
     their neighbours; the extremes."""
@@ -51,3 +62,28 @@ def copy(out, a):
     i = nv.global_id(0)
     if i < a.size:
         out[i] = a[i]
+
+
+def exact_fma(a, b, c):
+    """a * b + c rounded once to bfloat16, ties to even, from the exact rational value."""
+    x, y, z = (v.astype(np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        plain = x * y + z  # x * y is exact: right for zeros, infinities and NaNs
+    out = plain.astype(BF)
+    limit = Fraction(2) ** 128 - Fraction(2) ** 119  # bfloat16's threshold of infinity
+    for k in np.flatnonzero(np.isfinite(plain) & (plain != 0)):
+        exact = Fraction(x[k]) * Fraction(y[k]) + Fraction(z[k])
+        if abs(exact) >= limit:
+            out[k] = BF(math.copysign(math.inf, exact))
+            continue
+        near = int(bits(out[k : k + 1])[0])  # at most one step from the answer
+        best = None
+        for w in (near - 1, near, near + 1):
+            v = float(np.array([w % (1 << 16)], np.uint16).view(BF)[0])
+            if not math.isfinite(v) or (v != 0 and (v > 0) != (exact > 0)):
+                continue
+            key = (abs(Fraction(v) - exact), w & 1)  # the nearest; of two, the even one
+            if best is None or key < best[0]:
+                best = (key, v)
+        out[k] = BF(math.copysign(best[1], exact))
+    return out

@@ -16,13 +16,10 @@ def quiet(x):
     return np.where(np.isnan(x), (bits(x) | 0x0200).view(np.float16), x)
 
 
-def specials():
-    """Every pair of special values: zeros, subnormals, the smallest normal, ties'
-    neighbours, the largest finite, infinities, NaN."""
-    tiny, sub_max, normal_min = 2.0**-24, 2.0**-14 - 2.0**-24, 2.0**-14
-    pos = [0.0, tiny, 2 * tiny, 3 * tiny, sub_max, normal_min, normal_min + tiny, 0.1, 0.5,
-           1.0, 1 + 2.0**-10, 1.5, 2.0, 3.0, 7.0, 2048.0, 2049.0, 32768.0, 65504.0,
-           float("inf")]  # fmt: skip
-    values = np.array(pos + [-v for v in pos] + [float("nan")], np.float16)
-    a, b = np.meshgrid(values, values)
-    return a.ravel(), b.ravel()
+#: zeros, subnormals, the smallest normal, ties' neighbours, the largest finite, infinities,
+#: NaN (half_support.every_pair makes every pair of them).
+_TINY, _SUB_MAX, _NORMAL_MIN = 2.0**-24, 2.0**-14 - 2.0**-24, 2.0**-14
+_POSITIVE = [0.0, _TINY, 2 * _TINY, 3 * _TINY, _SUB_MAX, _NORMAL_MIN, _NORMAL_MIN + _TINY, 0.1,
+             0.5, 1.0, 1 + 2.0**-10, 1.5, 2.0, 3.0, 7.0, 2048.0, 2049.0, 32768.0, 65504.0,
+             float("inf")]  # fmt: skip
+SPECIALS = np.array(_POSITIVE + [-v for v in _POSITIVE] + [float("nan")], np.float16)

@@ -25,16 +25,32 @@ ml_dtypes' bits.
 The math functions and mixed types are in test_bfloat16_math.py, ``cuda.bf16`` and the
 refusals in test_bfloat16_cuda.py; what they share in bfloat16_support.py.
 """
-import operator
 import re
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
-from bfloat16_support import ALL, BF, SPECIALS, copy, int64_operands, random_bf16, signalling
+from bfloat16_support import (
+    ALL,
+    BF,
+    SPECIALS,
+    assert_sign_bits,
+    copy,
+    int64_operands,
+    random_bf16,
+    signalling,
+)
 from conftest import requires_feature
-from half_support import assert_same, ties, ulps
+from half_support import (
+    assert_binary,
+    assert_bits,
+    assert_same,
+    operand_pairs,
+    run_binary,
+    ties,
+    ulps,
+)
 from half_support import bits as _bits
 
 import numba_vulkan as nv
@@ -45,73 +61,34 @@ pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device"),
               requires_feature("storage16")]  # fmt: skip
 
 
+def _ties(rng):
+    """x + y and x - y exactly halfway between two bfloat16 values."""
+    return ties(rng, 1 << 14, BF, 8, 2.0**-120, 2.0**120)
+
+
 @pytest.fixture(scope="module")
 def pairs():
-    rng = np.random.default_rng(2016)
-    a, b = random_bf16(rng, 1 << 20), random_bf16(rng, 1 << 20)
-    sa, sb = (g.ravel() for g in np.meshgrid(SPECIALS, SPECIALS))
-    ta, tb = ties(rng, 1 << 14, BF, 8, 2.0**-120, 2.0**120)
-    return np.concatenate([a, sa, ta, tb]), np.concatenate([b, sb, tb, ta])
+    return operand_pairs(np.random.default_rng(2016), 1 << 20, SPECIALS, _ties)
 
 
 # ---------------------------------------------------------------- arithmetic
 
 
-@nv.jit
-def _binary(out, flags, a, b):
-    i = nv.global_id(0)
-    if i < a.size:
-        x, y = a[i], b[i]
-        out[0, i] = x + y
-        out[1, i] = x - y
-        out[2, i] = x * y
-        out[3, i] = x / y
-        out[4, i] = x // y
-        out[5, i] = x % y
-        out[6, i] = x**y
-        out[7, i] = min(x, y)
-        out[8, i] = max(x, y)
-        out[9, i] = -x
-        out[10, i] = abs(y)
-        r = x
-        r += y
-        r *= y
-        out[11, i] = r
-        flags[0, i] = x == y
-        flags[1, i] = x != y
-        flags[2, i] = x < y
-        flags[3, i] = x <= y
-        flags[4, i] = x > y
-        flags[5, i] = x >= y
-
-
 def test_arithmetic_on_a_million_pairs_bit_for_bit(pairs):
+    """Every binary operation, in-place forms, min, max, unary -, abs and the comparisons
+    (half_support.binary) as ml_dtypes computes them; -x and abs(y) as sign-bit operations,
+    NaNs too."""
     a, b = pairs
     assert a.size > 1_000_000
-    out = np.zeros((12, a.size), BF)
-    flags = np.zeros((6, a.size), np.bool_)
-    _binary.forall(a.size)(out, flags, a, b)
+    out, flags = run_binary(a, b)
+    # floor division and remainder: ml_dtypes' float32 computations, rounded once
+    assert_binary(out, flags, a, b, "bfloat16")
+    assert_sign_bits(out, a, b)
     with np.errstate(all="ignore"):
-        want = [a + b, a - b, a * b, a / b]
-        for k, (w, op) in enumerate(zip(want, "+-*/")):
-            assert_same(out[k], w, f"bfloat16 {op} bfloat16", (a, b))
-        # floor division, remainder and power: ml_dtypes' float32 computations, rounded once
-        assert_same(out[4], a // b, "bfloat16 // bfloat16", (a, b))
-        assert_same(out[5], a % b, "bfloat16 % bfloat16", (a, b))
         # ** is the library's float32 pow (within 1 float32 ulp), which takes signalling NaNs
         # as quiet ones (pow(sNaN, 0) is 1, C99's value for NaN; glibc's powf gives NaN)
         d = ulps(out[6], a**b)[~(signalling(a) | signalling(b))]
         assert d.max() <= 1 and (d == 0).mean() > 0.999, f"**: {d.max()} ulp"
-        x, y = a.astype(np.float32), b.astype(np.float32)
-        # Python's min/max: the first operand unless the second is strictly beyond it
-        assert_same(out[7], np.where(y < x, b, a), "min", (a, b))
-        assert_same(out[8], np.where(y > x, b, a), "max", (a, b))
-        assert (_bits(out[9]) == _bits(a) ^ 0x8000).all(), "unary minus flips the sign bit"
-        assert (_bits(out[10]) == _bits(b) & 0x7FFF).all(), "abs clears the sign bit"
-        assert_same(out[11], (a + b) * b, "in-place += and *=", (a, b))
-        for k, op in enumerate((operator.eq, operator.ne, operator.lt, operator.le,
-                                operator.gt, operator.ge)):  # fmt: skip
-            assert_same(flags[k], op(x, y), f"comparison {op.__name__}", (a, b))
     # the pairs include exact ties (rounded to even) and subnormal results
     with np.errstate(all="ignore"):
         exact = a[: 1 << 20].astype(np.float64) * b[: 1 << 20].astype(np.float64)
@@ -208,12 +185,7 @@ def test_conversions_round_once_as_ml_dtypes():
                                   ("float32", "float64", "int64", "int32", "uint64", "int16",
                                    "int8", "bool")):  # fmt: skip
             # NaNs too bit for bit: the quiet NaN of the source's sign
-            want = src.astype(BF)
-            bad = _bits(out) != _bits(want)
-            assert not bad.any(), (
-                f"{what} -> bfloat16: {bad.sum()} of {n} differ, e.g. "
-                f"{src[bad][:3]} gave {out[bad][:3]}, not {want[bad][:3]}"
-            )
+            assert_bits(out, src.astype(BF), f"{what} -> bfloat16", (src,))
     # the float64 operands hold cases where float32 in between would round twice
     with np.errstate(all="ignore"):
         twice = f64.astype(np.float32).astype(BF)
@@ -249,19 +221,19 @@ def test_storage_round_trips_every_pattern():
     words = np.tile(ALL, 16)  # 1,048,576 words, each pattern 16 times (NaN payloads too)
     out = np.zeros_like(words)
     copy.forall(words.size)(out, words)
-    assert (_bits(out) == _bits(words)).all()
+    assert_bits(out, words, "copied in a kernel")
     d = nv.to_device(words)
     assert d.dtype == np.dtype(BF) and d.dtype.itemsize == 2
     e = nv.device_array(words.size, dtype=BF)
     copy.forall(words.size)(e, d)
-    assert (_bits(e.copy_to_host()) == _bits(words)).all()
+    assert_bits(e.copy_to_host(), words, "copied between device arrays")
     # views: every other element of a device array, reversed; and a 2-d transpose
     v = nv.device_array(words.size // 2, dtype=nv.bfloat16)
     copy.forall(v.size)(v, d[::-2])
-    assert (_bits(v.copy_to_host()) == _bits(words[::-2])).all()
+    assert_bits(v.copy_to_host(), words[::-2], "copied from a reversed view")
     grid = ALL.reshape(256, 256)
     t = nv.to_device(grid).T
-    assert (_bits(t.copy_to_host()) == _bits(grid.T)).all()
+    assert_bits(t.copy_to_host(), grid.T, "a transposed device array")
 
 
 def test_device_array_items_and_assignment():
@@ -279,7 +251,7 @@ def test_device_array_items_and_assignment():
     f = d.astype(np.float32).copy_to_host()
     assert (f == host.astype(np.float32)).all()
     back = nv.to_device(f.astype(np.float64) / 3).astype(BF).copy_to_host()
-    assert (_bits(back) == _bits((f.astype(np.float64) / 3).astype(BF))).all()
+    assert_bits(back, (f.astype(np.float64) / 3).astype(BF), "astype(bfloat16) of float64")
 
 
 def test_numpy_ufuncs_on_bfloat16_device_arrays():

@@ -2,14 +2,13 @@
 
 The oracle and its rules are test_bfloat16.py's (ml_dtypes; NaN matches NaN).
 """
-import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from bfloat16_support import ALL, BF, SPECIALS, copy, int64_operands, random_bf16
+from bfloat16_support import ALL, BF, SPECIALS, copy, exact_fma, int64_operands, random_bf16
 from conftest import requires_feature
-from half_support import assert_same, isnan, ulps
+from half_support import assert_bits, assert_same, assert_ulps, isnan
 from half_support import bits as _bits
 
 import numba_vulkan as nv
@@ -22,31 +21,6 @@ pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device"),
 
 
 # ---------------------------------------------------------------- numba.cuda's cuda.bf16
-
-
-def _exact_fma(a, b, c):
-    """a * b + c rounded once to bfloat16, ties to even, from the exact rational value."""
-    x, y, z = (v.astype(np.float64) for v in (a, b, c))
-    with np.errstate(all="ignore"):
-        plain = x * y + z  # x * y is exact: right for zeros, infinities and NaNs
-    out = plain.astype(BF)
-    limit = Fraction(2) ** 128 - Fraction(2) ** 119  # bfloat16's threshold of infinity
-    for k in np.flatnonzero(np.isfinite(plain) & (plain != 0)):
-        exact = Fraction(x[k]) * Fraction(y[k]) + Fraction(z[k])
-        if abs(exact) >= limit:
-            out[k] = BF(math.copysign(math.inf, exact))
-            continue
-        near = int(_bits(out[k : k + 1])[0])  # at most one step from the answer
-        best = None
-        for w in (near - 1, near, near + 1):
-            v = float(np.array([w % (1 << 16)], np.uint16).view(BF)[0])
-            if not math.isfinite(v) or (v != 0 and (v > 0) != (exact > 0)):
-                continue
-            key = (abs(Fraction(v) - exact), w & 1)  # the nearest; of two, the even one
-            if best is None or key < best[0]:
-                best = (key, v)
-        out[k] = BF(math.copysign(best[1], exact))
-    return out
 
 
 @cuda.jit
@@ -97,7 +71,7 @@ def test_cuda_bf16_names():
         assert_same(out[0], a + b, "hadd", (a, b))
         assert_same(out[1], a * b, "hmul_rn", (a, b))
         assert_same(out[2], a / b, "hdiv", (a, b))
-        assert_same(out[3], _exact_fma(a, b, c), "hfma", (a, b, c))
+        assert_same(out[3], exact_fma(a, b, c), "hfma", (a, b, c))
         assert (_bits((ta * tb + tc)) != _bits(out[3][-m:])).sum() > m // 4  # traps bite
         zeros = (x == 0) & (y == 0)
         hmax = np.where(zeros, np.where(np.signbit(x) & np.signbit(y), a, np.abs(a)),
@@ -112,7 +86,7 @@ def test_cuda_bf16_names():
         rz = np.where(np.abs(rz.astype(np.float64)) > np.abs(r),
                       (_bits(rz) - 1).astype(np.uint16).view(BF), rz)  # fmt: skip
         assert_same(out[7], rz, "float2bfloat16_rz", (a,))
-        assert (_bits(out[8]) == _bits(a)).all(), "bit casts"
+        assert_bits(out[8], a, "bit casts", (a,))
         assert_same(out[9], np.sqrt(a), "hsqrt", (a,))
         assert (flags[0] == ((x < y) | (x > y))).all() and (flags[1] == ~(x >= y)).all()
         assert (flags[2] == np.isnan(x)).all()
@@ -151,8 +125,7 @@ def test_cuda_bf16_math_and_directed_float_conversions():
         x = ALL.astype(np.float64)
         for row, want, bound in ((0, 1 / np.sqrt(x), 1), (1, 1 / x, 0), (2, 10.0**x, 1),
                                  (3, np.tanh(x), 1)):  # fmt: skip
-            d = ulps(out[row], want.astype(BF))
-            assert d.max() <= bound, (row, d.max())
+            assert_ulps(out[row], want.astype(BF), bound, f"row {row}", (ALL,))
         # the nearest, moved one step toward -inf (rd) or +inf (ru) where it went past f
         near = f.astype(BF)
         w = _bits(near).astype(np.int32)
@@ -187,7 +160,7 @@ def test_cuda_bf16_directed_integer_conversions():
                 "ru": got - step < value <= got,
             }[mode]
             assert ok and abs(got - nearest) <= step, (mode, value, got)
-    assert (_bits(out[3]) == _bits(v.astype(BF))).all()
+    assert_bits(out[3], v.astype(BF), "int64_to_bfloat16_rn", (v,))
 
 
 # ---------------------------------------------------------------- refused

@@ -11,13 +11,17 @@ underflow.
 
 import numpy as np
 import pytest
-from bfloat16_support import ALL, BF
+from bfloat16_support import ALL, BF, assert_sign_bits, exact_fma
 from conftest import requires_feature
-from half_support import assert_same, ulps
-from half_support import bits as _bits
+from half_support import (
+    assert_binary,
+    assert_same,
+    assert_ulps,
+    every_pair,
+    rows_kernel,
+    run_binary,
+)
 from math_support import set_subnormals32
-from test_bfloat16 import _binary
-from test_bfloat16_cuda import _exact_fma
 
 import numba_vulkan as nv
 from numba_vulkan import cuda
@@ -45,32 +49,20 @@ def _values():
 
 @pytest.fixture(scope="module")
 def pairs():
-    v = _values()
-    a, b = (g.ravel() for g in np.meshgrid(v, v))
-    return a, b
+    return every_pair(_values())
 
 
 def test_arithmetic_with_subnormals_bit_for_bit(pairs):
+    """half_support.binary's operations as in test_bfloat16.py, the power within 1 ulp."""
     a, b = pairs
-    out = np.zeros((12, a.size), BF)
-    flags = np.zeros((6, a.size), np.bool_)
-    _binary.forall(a.size)(out, flags, a, b)
-    x, y = a.astype(np.float32), b.astype(np.float32)
+    out, flags = run_binary(a, b)
+    assert_binary(out, flags, a, b, "bfloat16")
+    assert_sign_bits(out, a, b)
     with np.errstate(all="ignore"):
-        ops = [a + b, a - b, a * b, a / b, a // b, a % b]
-        for k, (w, op) in enumerate(zip(ops, ["+", "-", "*", "/", "//", "%"])):
-            assert_same(out[k], w, f"bfloat16 {op} bfloat16", (a, b))
-        assert ulps(out[6], a**b).max() <= 1, "**"
-        assert_same(out[7], np.where(y < x, b, a), "min", (a, b))
-        assert_same(out[8], np.where(y > x, b, a), "max", (a, b))
-        assert (_bits(out[9]) == _bits(a) ^ 0x8000).all(), "unary minus flips the sign bit"
-        assert (_bits(out[10]) == _bits(b) & 0x7FFF).all(), "abs clears the sign bit"
-        assert_same(out[11], (a + b) * b, "in-place += and *=", (a, b))
-        for k, op in enumerate(("==", "!=", "<", "<=", ">", ">=")):
-            assert_same(flags[k], eval(f"x {op} y"), f"comparison {op}", (a, b))
+        assert_ulps(out[6], a**b, 1, "**", (a, b))
     # the operands make subnormal results of every kind
     with np.errstate(all="ignore"):
-        for w in ops[:4]:
+        for w in [a + b, a - b, a * b, a / b]:
             f = w.astype(np.float32)
             assert ((np.abs(f) < 2.0**-126) & (f != 0)).sum() > 1000
 
@@ -102,11 +94,8 @@ def test_conversions_of_subnormals():
 def _kernel(names, arity):
     """out[k, i] = np.<names[k]>(a[i][, b[i]]) for each name."""
     operands = "a[i], b[i]" if arity == 2 else "a[i]"
-    lines = ["def k(out, a, b):", "    i = nv.global_id(0)", "    if i < a.size:"]
-    lines += [f"        out[{k}, i] = np.{name}({operands})" for k, name in enumerate(names)]
-    namespace = {"nv": nv, "np": np}
-    exec("\n".join(lines), namespace)
-    return nv.jit(namespace["k"])
+    lines = [f"out[{k}, i] = np.{name}({operands})" for k, name in enumerate(names)]
+    return rows_kernel("out, a, b", lines, f"bfloat16 of subnormals, {arity} operands")
 
 
 #: the arithmetic ufuncs (the bfloat16 operators) and a few of the float32 library's functions
@@ -123,8 +112,8 @@ def test_math_of_subnormals_within_one_ulp():
     _kernel(_UNARY_SAMPLE, 1).forall(v.size)(out, v, v)
     with np.errstate(all="ignore"):
         for k, name in enumerate(_UNARY_SAMPLE):
-            d = ulps(out[k], getattr(np, name)(v))
-            assert d.max() <= (0 if name in _EXACT else 1), f"np.{name}: {d.max()} ulp"
+            most = 0 if name in _EXACT else 1
+            assert_ulps(out[k], getattr(np, name)(v), most, f"np.{name}", (v,))
 
 
 def test_binary_math_of_subnormals(pairs):
@@ -135,8 +124,8 @@ def test_binary_math_of_subnormals(pairs):
     _kernel(_BINARY_SAMPLE, 2).forall(a.size)(out, a, b)
     with np.errstate(all="ignore"):
         for k, name in enumerate(_BINARY_SAMPLE):
-            d = ulps(out[k], getattr(np, name)(a, b))
-            assert d.max() <= (0 if name in _EXACT else 1), f"np.{name}: {d.max()} ulp"
+            most = 0 if name in _EXACT else 1
+            assert_ulps(out[k], getattr(np, name)(a, b), most, f"np.{name}", (a, b))
 
 
 def test_cuda_bf16_fma_and_reciprocal_of_subnormals():
@@ -154,5 +143,5 @@ def test_cuda_bf16_fma_and_reciprocal_of_subnormals():
     out = np.zeros((2, a.size), BF)
     k.forall(a.size)(out, a, b, c)
     with np.errstate(all="ignore"):
-        assert_same(out[0], _exact_fma(a, b, c), "hfma", (a, b, c))
+        assert_same(out[0], exact_fma(a, b, c), "hfma", (a, b, c))
         assert_same(out[1], np.reciprocal(a), "hrcp", (a,))

@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 from bfloat16_support import ALL, BF, random_bf16, signalling
 from conftest import requires_feature
-from half_support import ulps
+from half_support import assert_ulps, mixed_types, rows_kernel, typemap, ulps
 from numba.core import types
 from numba.np import numpy_support
 
 import numba_vulkan as nv
-from numba_vulkan.typing import pipeline
 from numba_vulkan.typing.bfloat16 import bfloat16 as bf16_type
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device"),
@@ -30,13 +29,9 @@ _UNARY = ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p
 
 
 def _unary_kernel():
-    lines = ["def k(out, a):", "    i = nv.global_id(0)", "    if i < a.size:", "        x = a[i]"]
-    lines += [f"        out[{k}, i] = np.{name}(x)" for k, name in enumerate(_UNARY)]
-    lines += [f"        out[{len(_UNARY) + k}, i] = math.{name}(x)"
-              for k, name in enumerate(_MATH)]  # fmt: skip
-    namespace = {"nv": nv, "np": np, "math": math}
-    exec("\n".join(lines), namespace)
-    return nv.jit(namespace["k"])
+    lines = ["x = a[i]"] + [f"out[{k}, i] = np.{name}(x)" for k, name in enumerate(_UNARY)]
+    lines += [f"out[{len(_UNARY) + k}, i] = math.{name}(x)" for k, name in enumerate(_MATH)]
+    return rows_kernel("out, a", lines, "bfloat16 unary")
 
 
 def test_math_on_every_bfloat16_within_one_ulp():
@@ -72,36 +67,22 @@ _BINARY = ("arctan2", "hypot", "power", "copysign", "fmod", "remainder", "floor_
 
 
 def test_binary_math_within_one_ulp():
-    lines = ["def k(out, a, b):", "    i = nv.global_id(0)", "    if i < a.size:"]
-    lines += [f"        out[{k}, i] = np.{name}(a[i], b[i])" for k, name in enumerate(_BINARY)]
-    lines += [f"        out[{len(_BINARY)}, i] = math.atan2(a[i], b[i])"]
-    namespace = {"nv": nv, "np": np, "math": math}
-    exec("\n".join(lines), namespace)
+    lines = [f"out[{k}, i] = np.{name}(a[i], b[i])" for k, name in enumerate(_BINARY)]
+    lines += [f"out[{len(_BINARY)}, i] = math.atan2(a[i], b[i])"]
     rng = np.random.default_rng(11)
     a, b = random_bf16(rng, 1 << 16), random_bf16(rng, 1 << 16)
     out = np.zeros((len(_BINARY) + 1, a.size), BF)
-    nv.jit(namespace["k"]).forall(a.size)(out, a, b)
+    rows_kernel("out, a, b", lines, "bfloat16 binary").forall(a.size)(out, a, b)
     quiet = ~(signalling(a) | signalling(b))  # glibc's powf: NaN for pow(sNaN, 0)
     with np.errstate(all="ignore"):
         for k, name in enumerate(_BINARY):
-            d = ulps(out[k], getattr(np, name)(a, b))[quiet]
             exact = name not in ("arctan2", "hypot", "power")
-            assert d.max() <= (0 if exact else 1), f"np.{name}: {d.max()} ulp"
-        assert ulps(out[-1], np.arctan2(a, b)).max() <= 1
-
-
-def _typemap(fn, argtypes):
-    return pipeline.type_kernel(fn, tuple(argtypes), pipeline.Options()).typemap
+            assert_ulps(out[k][quiet], getattr(np, name)(a, b)[quiet], 0 if exact else 1,
+                        f"np.{name}", (a[quiet], b[quiet]))  # fmt: skip
+        assert_ulps(out[-1], np.arctan2(a, b), 1, "math.atan2", (a, b))
 
 
 def test_types_follow_numpy_with_ml_dtypes_and_numba():
-    def kernel(out, x, y):
-        p = x * y
-        q = y / x
-        c = x < y
-        m = min(x, y)
-        out[0] = p + q + c + m
-
     f32, f64 = types.float32, types.float64
     for other, want in [(bf16_type, bf16_type), (types.int8, bf16_type),
                         (types.uint8, bf16_type), (types.boolean, bf16_type),
@@ -113,8 +94,7 @@ def test_types_follow_numpy_with_ml_dtypes_and_numba():
         assert np.promote_types(BF, BF if other == bf16_type else as_dtype(other)) == (
             BF if want == bf16_type else as_dtype(want)
         ), other
-        tm = _typemap(kernel, (types.float64[::1], bf16_type, other))
-        assert (tm["p"], tm["q"], tm["c"], tm["m"]) == (want, want, types.boolean, want), other
+        assert mixed_types(bf16_type, other) == (want, want, types.boolean, want), other
 
     def scalars(out, x, f):
         a = x * 2  # a Python int is an int64 in Numba: float64 (float32 * 2 is one too)
@@ -131,7 +111,7 @@ def test_types_follow_numpy_with_ml_dtypes_and_numba():
         n = np.isnan(x)
         out[0] = a + b + c + d + e + g + h + i + j + k + m + n
 
-    tm = _typemap(scalars, (types.float64[::1], bf16_type, f32))
+    tm = typemap(scalars, (types.float64[::1], bf16_type, f32))
     assert [tm[v] for v in "abcdeghijkmn"] == [f64, f64, bf16_type, types.int64, f64,
                                                bf16_type, bf16_type, bf16_type, f32,
                                                types.int64, f32, types.boolean]  # fmt: skip

@@ -6,6 +6,7 @@ another layout than their specialisation's, and matrix tiles of F arrays."""
 import numba
 import numpy as np
 import pytest
+from matrix_support import units_form
 
 import numba_vulkan as nv
 from numba_vulkan import arguments, cuda
@@ -242,13 +243,7 @@ def test_matrix_tiles_of_f_arrays():
 def test_f_arrays_keep_kernels_on_the_matrix_units(monkeypatch):
     """An F array is a column-major matrix with a unit stride: the kernel stays in the
     units' form (checked by SPIRV-Tools), where a strided view makes it emulate."""
-    from numba_vulkan import config, launchers, matrix_shapes
-
-    monkeypatch.setattr(config, "MATRIX", "")
-    listed = tuple(s._replace(emulated=False) for s in matrix_shapes.EMULATED)
-    controls = launchers.codegen_controls
-    monkeypatch.setattr(launchers, "codegen_controls",
-                        lambda device: controls(device)._replace(matrix_shapes=listed))
+    units_form(monkeypatch)
     a = nv.to_device(np.zeros((16, 32), np.float16, order="F"))
     b = nv.to_device(np.zeros((32, 16), np.float16)).T.T
     c = nv.device_array((16, 16), np.float32, order="F")

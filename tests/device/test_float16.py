@@ -23,13 +23,22 @@ import math
 
 import numpy as np
 import pytest
-from float16_support import ALL, quiet, random_halves, specials
-from half_support import assert_same, ties, ulps
+from float16_support import ALL, SPECIALS, quiet, random_halves
+from half_support import (
+    assert_binary,
+    assert_same,
+    assert_ulps,
+    operand_pairs,
+    rows_kernel,
+    run_binary,
+    ties,
+    typemap,
+    ulps,
+)
 from half_support import bits as _bits
 from numba.core import types
 
 import numba_vulkan as nv
-from numba_vulkan.typing import pipeline
 
 pytestmark = [
     pytest.mark.device,
@@ -37,77 +46,37 @@ pytestmark = [
 ]
 
 
-def _ties(rng, n):
+def _ties(rng, n=1 << 14):
     """x + y and x - y exactly halfway between two float16 values (subnormal sums too)."""
     return ties(rng, n, np.float16, 11, 2.0**-13, 30000)
 
 
 @pytest.fixture(scope="module")
 def pairs():
-    rng = np.random.default_rng(16)
-    a, b = random_halves(rng, 1 << 20), random_halves(rng, 1 << 20)
-    sa, sb = specials()
-    ta, tb = _ties(rng, 1 << 14)
-    return np.concatenate([a, sa, ta, tb]), np.concatenate([b, sb, tb, ta])
+    return operand_pairs(np.random.default_rng(16), 1 << 20, SPECIALS, _ties)
 
 
 # ---------------------------------------------------------------- binary operations
 
-_OPS = ("+", "-", "*", "/", "//", "%", "**")
-
-
-@nv.jit
-def _binary(out, flags, a, b):
-    i = nv.global_id(0)
-    if i < a.size:
-        x, y = a[i], b[i]
-        out[0, i] = x + y
-        out[1, i] = x - y
-        out[2, i] = x * y
-        out[3, i] = x / y
-        out[4, i] = x // y
-        out[5, i] = x % y
-        out[6, i] = x**y
-        out[7, i] = min(x, y)
-        out[8, i] = max(x, y)
-        r = x
-        r += y
-        r *= y
-        r -= x
-        r /= y
-        out[9, i] = r
-        flags[0, i] = x == y
-        flags[1, i] = x != y
-        flags[2, i] = x < y
-        flags[3, i] = x <= y
-        flags[4, i] = x > y
-        flags[5, i] = x >= y
-
 
 def test_binary_operations_on_a_million_pairs_bit_for_bit(pairs):
+    """Every binary operation, its in-place forms, min, max and the comparisons
+    (half_support.binary) as NumPy's float16 computes them."""
     a, b = pairs
     assert a.size >= 10**6
-    out = np.zeros((10, a.size), np.float16)
-    flags = np.zeros((6, a.size), np.bool_)
-    _binary.forall(a.size)(out, flags, a, b)
+    out, flags = run_binary(a, b)
+    assert_binary(out, flags, a, b, "float16")
     # x ** 0 and 1 ** x are 1 for every NaN x here, as C99 says; NumPy's float16 power
     # (glibc's powf) gives NaN for a signalling NaN: its reference takes quiet NaNs.
     qa, qb = quiet(a), quiet(b)
     assert (_bits(qa) != _bits(a)).sum() > 1000  # signalling NaNs among the operands
     with np.errstate(all="ignore"):
-        want = [a + b, a - b, a * b, a / b, a // b, a % b, qa**qb,
-                np.where(b < a, b, a), np.where(b > a, b, a),  # CPython's min / max
-                (((a + b) * b) - a) / b]  # fmt: skip
-        for k, name in enumerate(list(_OPS) + ["min", "max", "+= *= -= /="]):
-            assert_same(out[k], want[k], f"float16 {name}", (a, b))
-        for k, (name, ref) in enumerate([("==", a == b), ("!=", a != b), ("<", a < b),
-                                         ("<=", a <= b), (">", a > b), (">=", a >= b)]):
-            assert_same(flags[k], ref, f"float16 {name}", (a, b))
+        assert_same(out[6], qa**qb, "float16 **", (a, b))
     # The operands reach every kind of result: ties, subnormals, overflow, NaN.
     s = out[0]
     assert np.isinf(s).sum() > 1000 and np.isnan(s).sum() > 1000
     assert ((s != 0) & (np.abs(s) < 2.0**-14)).sum() > 1000
-    assert _ties(np.random.default_rng(16), 1 << 14)[0].size > 10000
+    assert _ties(np.random.default_rng(16))[0].size > 10000
 
 
 def test_results_round_at_each_operation_not_at_the_store():
@@ -139,15 +108,11 @@ _MATH = ("sin", "cos", "exp", "exp2", "log", "log2", "log10", "tanh")
 
 
 def _unary_kernel():
-    lines = [f"        out[{k}, i] = {e}" for k, e in enumerate(_EXACT)]
+    lines = ["x = a[i]"] + [f"out[{k}, i] = {e}" for k, e in enumerate(_EXACT)]
     for k, name in enumerate(_MATH):
-        lines.append(f"        out[{len(_EXACT) + k}, i] = math.{name}(x)")
-        lines.append(f"        out32[{k}, i] = math.{name}(np.float32(x))")
-    src = ("def unary(out, out32, a):\n    i = nv.global_id(0)\n    if i < a.size:\n"
-           "        x = a[i]\n" + "\n".join(lines) + "\n")  # fmt: skip
-    ns = {"nv": nv, "np": np, "math": math}
-    exec(compile(src, "<float16 unary>", "exec"), ns)
-    return nv.jit(ns["unary"])
+        lines.append(f"out[{len(_EXACT) + k}, i] = math.{name}(x)")
+        lines.append(f"out32[{k}, i] = math.{name}(np.float32(x))")
+    return rows_kernel("out, out32, a", lines, "float16 unary")
 
 
 def test_unary_operations_and_math_on_every_float16():
@@ -167,7 +132,7 @@ def test_unary_operations_and_math_on_every_float16():
             agree = (ours32 == numpy32) | (np.isnan(ours32) & np.isnan(numpy32))
             assert_same(got[agree], want[agree], f"math.{name} where float32 agrees",
                         (ALL[agree],))  # fmt: skip
-            assert ulps(got, want).max() <= 1, f"math.{name}: more than 1 ulp from NumPy's"
+            assert_ulps(got, want, 1, f"math.{name} against NumPy's", (ALL,))
 
 
 def test_math_on_float16_is_typed_float16_as_in_numba_cuda():
@@ -178,8 +143,7 @@ def test_math_on_float16_is_typed_float16_as_in_numba_cuda():
         s = np.sin(x)
         out[0] = r + f + t + s
 
-    typed = pipeline.type_kernel(kernel, (types.float32[::1], types.float16), pipeline.Options())
-    tm = typed.typemap
+    tm = typemap(kernel, (types.float32[::1], types.float16))
     assert (tm["r"], tm["f"], tm["t"], tm["s"]) == (types.float16, types.float16,
                                                     types.float32, types.float32)
 

@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from float16_support import random_halves, specials
-from half_support import assert_same, ulps
+from conftest import run_python
+from float16_support import SPECIALS, random_halves
+from half_support import assert_same, assert_ulps, every_pair
 from half_support import bits as _bits
 from numba.core.errors import TypingError
 
@@ -94,7 +95,7 @@ def test_cuda_fp16_functions():
     n = 1 << 16
     a, b, c = random_halves(rng, n), random_halves(rng, n), random_halves(rng, n)
     ta, tb, tc = _fma_traps()
-    sa, sb = specials()
+    sa, sb = every_pair(SPECIALS)
     a, b = np.concatenate([a, ta, sa]), np.concatenate([b, tb, sb])
     c = np.concatenate([c, tc, random_halves(rng, sa.size)])
     out = np.zeros((25, a.size), np.float16)
@@ -121,8 +122,7 @@ def test_cuda_fp16_functions():
                   (np.sin(x32), "hsin"), (np.cos(x32), "hcos"), (np.tanh(x32), "htanh"),
                   (1 / np.sqrt(x64), "hrsqrt")]  # fmt: skip
         for k, (want, name) in enumerate(approx, start=15):
-            d = ulps(out[k], want.astype(np.float16))
-            assert d.max() <= 1, f"cuda.fp16.{name}: {d.max()} ulp from the reference"
+            assert_ulps(out[k], want.astype(np.float16), 1, f"cuda.fp16.{name}", (a,))
         for k, (want, name) in enumerate([(a == b, "heq"), ((a < b) | (a > b), "hne"),
                                           (a >= b, "hge"), (a > b, "hgt"), (a <= b, "hle"),
                                           (a < b, "hlt")]):  # fmt: skip
@@ -150,14 +150,10 @@ def test_cuda_fp16_refusals():
         bad[1, 1](np.zeros(1, np.float16), np.zeros(2, np.float16))
 
 
-def test_cuda_fp16_first_loaded_inside_a_kernel(tmp_path):
+def test_cuda_fp16_first_loaded_inside_a_kernel():
     """cuda.fp16 is imported on first use, which can be in the middle of typing a kernel:
     its templates must be there for that kernel (a fresh process, after another kernel)."""
-    import subprocess
-    import sys
-
-    script = tmp_path / "first_use.py"
-    script.write_text(
+    out = run_python(
         "import numpy as np\n"
         "from numba_vulkan import cuda\n"
         "@cuda.jit\n"
@@ -169,12 +165,6 @@ def test_cuda_fp16_first_loaded_inside_a_kernel(tmp_path):
         "    o[0] = cuda.fp16.hadd(a[0], a[0])\n"
         "o = np.zeros(1, np.float16)\n"
         "k[1, 1](o, np.ones(1, np.float16))\n"
-        "print(o[0])\n")
-    import numba_vulkan
-
-    env = dict(__import__("os").environ)
-    env["PYTHONPATH"] = str(__import__("pathlib").Path(numba_vulkan.__file__).parents[1])
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env=env, timeout=120, check=False)
+        "print(o[0])\n", timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "2.0", out.stdout + out.stderr
 

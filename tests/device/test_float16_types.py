@@ -8,12 +8,11 @@ import operator
 import numpy as np
 import pytest
 from float16_support import random_halves
-from half_support import assert_same
+from half_support import assert_same, mixed_types, typemap
 from numba.core import types
 from numba.core.typing import Context
 
 import numba_vulkan as nv
-from numba_vulkan.typing import pipeline
 
 pytestmark = [
     pytest.mark.device,
@@ -40,21 +39,9 @@ _MIXED_RESULT = [types.float16, types.float32, types.float64, types.float64, typ
                  types.float32, types.float16, types.float32, types.float16]
 
 
-def _typemap(fn, argtypes):
-    return pipeline.type_kernel(fn, tuple(argtypes), pipeline.Options()).typemap
-
-
 def test_mixed_operands_keep_numba_rules():
-    def kernel(out, x, y):
-        p = x * y
-        q = y / x
-        c = x < y
-        m = min(x, y)
-        out[0] = p + q + c + m
-
     for (tx, ty), want in zip(_MIXED, _MIXED_RESULT):
-        tm = _typemap(kernel, (types.float64[::1], tx, ty))
-        assert (tm["p"], tm["q"], tm["c"], tm["m"]) == (want, want, types.boolean, want), (tx, ty)
+        assert mixed_types(tx, ty) == (want, want, types.boolean, want), (tx, ty)
 
     def literals(out, x):
         a = x * 2  # a Python int is an int64: float64, as in numba-cuda
@@ -66,7 +53,7 @@ def test_mixed_operands_keep_numba_rules():
         g = abs(x)
         out[0] = a + b + c + d + e + f + g
 
-    tm = _typemap(literals, (types.float64[::1], types.float16))
+    tm = typemap(literals, (types.float64[::1], types.float16))
     assert [tm[v] for v in "abcdefg"] == [types.float64, types.float64, types.float32,
                                           types.int64, types.float64, types.float16,
                                           types.float16]  # fmt: skip
@@ -82,7 +69,7 @@ def test_float16_templates_win_over_numba_generic_ones():
         p = x * x
         out[0] = p
 
-    assert _typemap(kernel, (types.float16[::1], types.float16))["p"] == types.float16
+    assert typemap(kernel, (types.float16[::1], types.float16))["p"] == types.float16
 
 
 def test_mixed_values_as_numpy():

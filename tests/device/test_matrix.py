@@ -7,6 +7,7 @@ is exact and any correct implementation, emulated or matrix units, gives NumPy's
 
 import numpy as np
 import pytest
+from matrix_support import units_form
 
 import numba_vulkan as nv
 from numba_vulkan import matrix as mx
@@ -15,8 +16,24 @@ from numba_vulkan.errors import VulkanUnsupportedError
 SG = nv.get_device().info.subgroup_size
 
 
-def _ints(rng, shape, dtype, lo=-4, hi=5):
-    return rng.integers(lo, hi, shape).astype(dtype)
+def _operands(seed, *shapes, dtype=np.float16, lo=-4, hi=5):
+    """Integers in [lo, hi) of `dtype`, an array per shape (two 16x16 by default), drawn in
+    order from default_rng(seed)."""
+    rng = np.random.default_rng(seed)
+    return [rng.integers(lo, hi, s).astype(dtype) for s in shapes or [(16, 16), (16, 16)]]
+
+
+def _matmul(a, b, dtype=np.float32):
+    """NumPy's a @ b computed in `dtype` (the accumulator's)."""
+    return a.astype(dtype) @ b.astype(dtype)
+
+
+def _message(kernel, *args, error=Exception):
+    """The message of the `error` raised by compiling `kernel` (a function) and launching it
+    over one subgroup."""
+    with pytest.raises(error) as info:
+        nv.jit(kernel)[1, SG](*args)
+    return str(info.value)
 
 
 def _tiled(tiles_per_row=None):
@@ -50,23 +67,19 @@ tiled_by_three = _tiled(3)
 
 @pytest.mark.parametrize("subgroups_per_group", [1, 4])
 def test_tiles_float16_to_float32(subgroups_per_group):
-    rng = np.random.default_rng(1)
-    a = _ints(rng, (32, 48), np.float16)
-    b = _ints(rng, (48, 64), np.float16)
+    a, b = _operands(1, (32, 48), (48, 64))
     c = np.full((32, 64), np.nan, np.float32)
     tiles = (32 // 16) * (64 // 16)
     tiled[tiles // subgroups_per_group, SG * subgroups_per_group](a, b, c)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    np.testing.assert_array_equal(c, _matmul(a, b))
 
 
 def test_transposed_operand_and_views():
     """b given as a column-major view (b_t.T): the array's own strides place the tile."""
-    rng = np.random.default_rng(2)
-    a = _ints(rng, (16, 32), np.float16)
-    b_t = _ints(rng, (16, 32), np.float16)
+    a, b_t = _operands(2, (16, 32), (16, 32))
     c = np.zeros((16, 16), np.float32)
     tiled[1, SG](a, nv.to_device(b_t).T, c)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b_t.T.astype(np.float32))
+    np.testing.assert_array_equal(c, _matmul(a, b_t.T))
 
 
 @nv.jit
@@ -82,12 +95,10 @@ def half_accumulator(a, b, c):
 
 
 def test_float16_accumulator():
-    rng = np.random.default_rng(3)
-    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
-    c0 = _ints(rng, (16, 16), np.float16)
+    a, b, c0 = _operands(3, (16, 16), (16, 16), (16, 16))
     c = c0.copy()
     half_accumulator[1, SG](a, b, c)
-    expected = (a.astype(np.float32) @ b.astype(np.float32) + c0).astype(np.float16)
+    expected = (_matmul(a, b) + c0).astype(np.float16)
     np.testing.assert_array_equal(c, expected)
 
 
@@ -104,12 +115,10 @@ def int8_tiles(a, b, c):
 
 
 def test_int8_to_int32_16x8x32():
-    rng = np.random.default_rng(4)
-    a = rng.integers(-128, 128, (16, 32)).astype(np.int8)
-    b = rng.integers(-128, 128, (32, 8)).astype(np.int8)
+    a, b = _operands(4, (16, 32), (32, 8), dtype=np.int8, lo=-128, hi=128)
     c = np.zeros((16, 8), np.int32)
     int8_tiles[1, SG](a, b, c)
-    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32) + 7)
+    np.testing.assert_array_equal(c, _matmul(a, b, np.int32) + 7)
 
 
 @nv.jit
@@ -134,12 +143,11 @@ def elementwise(a, b, c, h):
 
 
 def test_elementwise_and_convert():
-    rng = np.random.default_rng(5)
-    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    a, b = _operands(5)
     c = np.zeros((16, 16), np.float32)
     h = np.zeros((16, 16), np.float16)
     elementwise[1, SG](a, b, c, h)
-    expected = np.maximum(2 * (-a.astype(np.float32) @ b.astype(np.float32)), 0)
+    expected = np.maximum(2 * _matmul(-a, b), 0)
     np.testing.assert_array_equal(c, expected)
     np.testing.assert_array_equal(h, expected.astype(np.float16))
 
@@ -165,11 +173,10 @@ def through_shared(a, b, c):
 
 
 def test_load_from_shared_memory():
-    rng = np.random.default_rng(6)
-    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    a, b = _operands(6)
     c = np.zeros((16, 16), np.float32)
     through_shared[1, SG](a, b, c)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32) + 1.5)
+    np.testing.assert_array_equal(c, _matmul(a, b) + 1.5)
 
 
 def test_length_is_the_share_of_each_invocation():
@@ -195,7 +202,6 @@ def test_shapes_query():
 def test_a_configuration_the_device_lacks_is_refused_with_the_list():
     """Each tile exists in some configuration, their multiply in none."""
 
-    @nv.jit
     def mixed(a, c):
         fa = mx.fragment("a", 16, 16, np.float16)
         fb = mx.fragment("b", 16, 8, np.float16)
@@ -205,24 +211,20 @@ def test_a_configuration_the_device_lacks_is_refused_with_the_list():
         mx.mma(acc, fa, fb)
         mx.store(c, 0, 0, acc)
 
-    with pytest.raises(VulkanUnsupportedError) as info:
-        mixed[1, SG](np.zeros((16, 16), np.float16), np.zeros((16, 8), np.uint32))
-    message = str(info.value)
+    message = _message(mixed, np.zeros((16, 16), np.float16), np.zeros((16, 8), np.uint32),
+                       error=VulkanUnsupportedError)  # fmt: skip
     assert "16x8x16 float16 x float16 + uint32" in message
     assert "16x16x16 float16 x float16 + float32 -> float32" in message
     assert "test_matrix.py" in message  # the line of the call
 
 
 def test_a_tile_no_configuration_has_is_refused_where_it_is_made():
-    @nv.jit
     def small(c):
         acc = mx.fragment("acc", 8, 8, np.float32)
         mx.fill(acc, 1.0)
         mx.store(c, 0, 0, acc)
 
-    with pytest.raises(VulkanUnsupportedError) as info:
-        small[1, SG](np.zeros((8, 8), np.float32))
-    message = str(info.value)
+    message = _message(small, np.zeros((8, 8), np.float32), error=VulkanUnsupportedError)
     assert "matrix.fragment('acc', 8, 8, float32): no configuration" in message
     assert "16x8x8 float16 x float16 + float32 -> float32" in message
     assert "test_matrix.py" in message
@@ -247,12 +249,6 @@ def test_a_tile_passed_to_a_device_function():
     np.testing.assert_array_equal(c, 3.0)
 
 
-def _typing_error(body, *args):
-    with pytest.raises(Exception) as info:
-        nv.jit(body)[1, SG](*args)
-    return str(info.value)
-
-
 def test_typing_errors_name_the_problem():
     z16 = np.zeros((16, 16), np.float16)
 
@@ -262,7 +258,7 @@ def test_typing_errors_name_the_problem():
         acc = mx.fragment("acc", 16, 16, np.float32)
         mx.mma(acc, fa, fb)
 
-    assert "shapes do not chain" in _typing_error(chain, z16)
+    assert "shapes do not chain" in _message(chain, z16)
 
     def order(a):
         fa = mx.fragment("a", 16, 16, np.float16)
@@ -270,18 +266,18 @@ def test_typing_errors_name_the_problem():
         acc = mx.fragment("acc", 16, 16, np.float32)
         mx.mma(fa, fb, acc)
 
-    assert "in this order" in _typing_error(order, z16)
+    assert "in this order" in _message(order, z16)
 
     def dtype(a):
         acc = mx.fragment("acc", 16, 16, np.float32)
         mx.load(acc, a, 0, 0)
 
-    assert "is not the tile's" in _typing_error(dtype, z16)
+    assert "is not the tile's" in _message(dtype, z16)
 
     def use(a):
         mx.fragment("c", 16, 16, np.float32)
 
-    assert "'a', 'b' or 'acc'" in _typing_error(use, z16)
+    assert "'a', 'b' or 'acc'" in _message(use, z16)
 
 
 def test_a_fragment_variable_holds_one_tile():
@@ -293,29 +289,21 @@ def test_a_fragment_variable_holds_one_tile():
         mx.fill(acc, 0)
         mx.store(a, 0, 0, acc)
 
-    message = _typing_error(two, np.zeros((16, 16), np.float32), 1)
+    message = _message(two, np.zeros((16, 16), np.float32), 1)
     assert "matrix fragments" in message
 
 
 def test_tile_addresses_from_a_division_by_three():
-    rng = np.random.default_rng(7)
-    a = _ints(rng, (64, 32), np.float16)
-    b = _ints(rng, (32, 48), np.float16)
+    a, b = _operands(7, (64, 32), (32, 48))
     c = np.full((64, 48), np.nan, np.float32)
     tiled_by_three[12, SG](a, b, c)
-    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    np.testing.assert_array_equal(c, _matmul(a, b))
 
 
 def test_the_matrix_units_form_validates(monkeypatch):
     """The kernels above as a device with cooperative matrices gets them (OpTypeCooperative-
     MatrixKHR, the Vulkan memory model): compiled and checked by SPIRV-Tools on any machine."""
-    from numba_vulkan import config, launchers, matrix_shapes
-
-    monkeypatch.setattr(config, "MATRIX", "")  # the units' form even where tests ask emulation
-    listed = tuple(s._replace(emulated=False) for s in matrix_shapes.EMULATED)
-    controls = launchers.codegen_controls
-    monkeypatch.setattr(launchers, "codegen_controls",
-                        lambda device: controls(device)._replace(matrix_shapes=listed))
+    units_form(monkeypatch)
     z = np.zeros
     cases = [
         (tiled, (z((32, 48), np.float16), z((48, 64), np.float16), z((32, 64), np.float32))),
@@ -384,8 +372,7 @@ def test_elements_written_in_a_device_function_reach_the_multiply():
             _negate(fa)
         mx.store(c, 0, 0, acc)
 
-    rng = np.random.default_rng(8)
-    a, b = _ints(rng, (16, 16), np.float16), _ints(rng, (16, 16), np.float16)
+    a, b = _operands(8)
     c = np.full((16, 16), np.nan, np.float32)
     kernel[1, SG](a, b, c)
     np.testing.assert_array_equal(c, np.zeros((16, 16), np.float32))  # -ab + ab
@@ -404,7 +391,7 @@ def test_elements_written_in_a_device_function_reach_the_multiply():
         mx.store(c, 0, 0, acc)
 
     once[1, SG](a, b, mx_once)
-    np.testing.assert_array_equal(mx_once, -(a.astype(np.float32) @ b.astype(np.float32)))
+    np.testing.assert_array_equal(mx_once, -_matmul(a, b))
 
 
 def test_tuples_of_tiles_are_refused_by_name():
@@ -413,7 +400,7 @@ def test_tuples_of_tiles_are_refused_by_name():
         u = (t, 1)
         mx.store(a, 0, 0, u[0])
 
-    message = _typing_error(tup, np.zeros((16, 16), np.float32))
+    message = _message(tup, np.zeros((16, 16), np.float32))
     assert "tuples holding matrix fragments" in message and "test_matrix.py" in message
 
 
@@ -432,14 +419,12 @@ def uint8_tiles(a, b, c, start):
 def test_uint8_to_uint32_wraps_as_numpy():
     """Sums past 2^32 wrap at the accumulator's width, as NumPy's uint32 matmul (and the
     matrix units) do; every bit compared."""
-    rng = np.random.default_rng(9)
-    a = rng.integers(0, 256, (16, 32)).astype(np.uint8)
-    b = rng.integers(0, 256, (32, 16)).astype(np.uint8)
+    a, b = _operands(9, (16, 32), (32, 16), dtype=np.uint8, lo=0, hi=256)
     start = np.uint32(2**32 - 500_000)
     c = np.zeros((16, 16), np.uint32)
     uint8_tiles[1, SG](a, b, c, start)
     with np.errstate(over="ignore"):
-        want = a.astype(np.uint32) @ b.astype(np.uint32) + start
+        want = _matmul(a, b, np.uint32) + start
     assert (want < start).any()  # some sums did wrap
     np.testing.assert_array_equal(c, want)
 
@@ -454,13 +439,7 @@ def _load_and_store(src, dst):
 def test_views_in_device_functions_of_a_units_kernel_are_refused(monkeypatch):
     """The kernel is on the units (its own arrays are contiguous) but a device function
     loads a tile of a strided view: refused by name, never read with wrong strides."""
-    from numba_vulkan import config, launchers, matrix_shapes
-
-    monkeypatch.setattr(config, "MATRIX", "")
-    listed = tuple(s._replace(emulated=False) for s in matrix_shapes.EMULATED)
-    controls = launchers.codegen_controls
-    monkeypatch.setattr(launchers, "codegen_controls",
-                        lambda device: controls(device)._replace(matrix_shapes=listed))
+    units_form(monkeypatch)
 
     @nv.jit
     def kernel(a, c):
