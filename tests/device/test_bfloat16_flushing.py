@@ -145,3 +145,48 @@ def test_cuda_bf16_fma_and_reciprocal_of_subnormals():
     with np.errstate(all="ignore"):
         assert_same(out[0], exact_fma(a, b, c), "hfma", (a, b, c))
         assert_same(out[1], np.reciprocal(a), "hrcp", (a,))
+
+
+def _float32_comparisons(kernel):
+    """The SPIR-V float comparisons (OpFOrd*/OpFUnord*) of `kernel`'s specialisations."""
+    return [line for text in kernel.inspect_asm().values() for line in text.splitlines()
+            if "OpFOrd" in line or "OpFUnord" in line]
+
+
+def test_bfloat16_comparisons_are_made_on_the_bits():
+    """What `simulate` cannot show: the kernel's own comparisons are the device's, which on
+    NVIDIA read a subnormal operand as 0 (min(+2^-133, -2^-130) gave +2^-133 on an H100).
+    Every comparison of a bfloat16, with a bfloat16 or a float32 (min, max, the
+    operators, argmin/argmax, the directed conversions), must be made on the bits: the
+    kernels hold no float comparison at all."""
+
+    @nv.jit
+    def compares(out, flags, a, b, f):
+        i = nv.global_id(0)
+        if i < a.size:
+            out[i] = min(a[i], b[i])
+            out[i + a.size] = max(a[i], b[i])
+            flags[i] = (a[i] < b[i]) + 2 * (a[i] >= f[i]) + 4 * (a[i] == b[i])
+            out[i + 2 * a.size] = cuda.bf16.float2bfloat16_rz(f[i])
+            out[i + 3 * a.size] = cuda.bf16.float2bfloat16_rd(f[i])
+            out[i + 4 * a.size] = cuda.bf16.float2bfloat16_ru(f[i])
+        if i == 0:
+            flags[a.size] = a.argmin() + 1000 * a.argmax()
+            out[5 * a.size] = a.min()
+
+    a = np.array([0x0017, 0x8064, 0x0001, 0x0000], np.uint16).view(BF)  # subnormals, +0
+    b = np.array([0x8064, 0x0017, 0x0000, 0x8000], np.uint16).view(BF)
+    f = np.array([0x00012345, 0x80000001, 0x00000001, 0x00800000], np.uint32).view(np.float32)
+    out = np.zeros(5 * a.size + 1, BF)
+    flags = np.zeros(a.size + 1, np.int64)
+    compares.forall(a.size)(out, flags, a, b, f)
+    assert _float32_comparisons(compares) == []
+    bits = out.view(np.uint16)
+    assert list(bits[:4]) == [0x8064, 0x8064, 0x0000, 0x0000]  # min: the first of equals
+    assert list(bits[4:8]) == [0x0017, 0x0017, 0x0001, 0x0000]  # max: likewise
+    assert list(flags[:4]) == [2, 1, 2, 4]  # a < b, a >= f (a float32), a == b
+    assert list(bits[8:12]) == [0x0001, 0x8000, 0x0000, 0x0080]  # toward zero
+    assert list(bits[12:16]) == [0x0001, 0x8001, 0x0000, 0x0080]  # down
+    assert list(bits[16:20]) == [0x0002, 0x8000, 0x0001, 0x0080]  # up
+    assert flags[a.size] == 1 + 1000 * 0  # argmin: the negative one; argmax: 0x0017
+    assert bits[5 * a.size] == 0x8064
