@@ -8,12 +8,17 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
    where the device lists 16x16x16 float16 -> float32, else emulated.
 2. nv.linalg[<variant>], one row per product kernel of linalg/tiles.py (``VARIANTS``; the
    row of ``DEFAULT`` is the one ``nv.linalg.matmul(a, b, units=True)`` runs):
-   ``nv.linalg.matmul(a, b, units=True)`` with that kernel (float16 result, with its
-   padding copies and conversion: ``tflops``), and the product kernel alone on buffers
-   padded once (float32 result: ``kernel_tflops``, checked exactly), with what the driver
-   reports of its pipeline (``pipeline``: registers, spills as local memory, shared memory
-   on NVIDIA; an error on drivers without VK_KHR_pipeline_executable_properties).
-   ``--variants g64,s128`` times only those.
+   ``nv.linalg.matmul(a, b, units=True)`` with that kernel (float16 result: ``tflops``;
+   ``in_place`` says which of a, b and the result the kernel read or wrote as they are,
+   without a padding copy: all three where the size is a multiple of the block), and the
+   product kernel alone into a float32 buffer (``kernel_tflops``, checked exactly; the
+   operands as the whole call passes them, padded once where it pads them), with what
+   the driver reports of its pipeline (``pipeline``: registers, spills as local memory,
+   shared memory on NVIDIA; an error on drivers without
+   VK_KHR_pipeline_executable_properties; ``pipeline_float16`` the same of the whole
+   call's kernel, which converts to float16 before storing, where it stored in place). A variant that needs more shared memory than
+   the device has is "not measured" with the reason. ``--variants g64,s128`` times only
+   those.
 3. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
 4. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
    no way to reach tensor cores).
@@ -75,28 +80,43 @@ def library(name):
                 nv.synchronize, repeats)
         finally:
             tiles.DEFAULT = default
-        # The product kernel alone, on buffers padded once.
+        # What the whole call read and wrote in place (tiles.run's test).
         sa, sb, sc = tiles.padded_shapes(v, n, n, n)
-        pa, pb = nv.device_array(sa, np.float16), nv.device_array(sb, np.float16)
+        in_place = {"a": tiles.in_place(da, sa, ("float16",)),
+                    "b": tiles.in_place(db, sb, ("float16",)),
+                    "c": tiles.in_place(out["c"], sc, ("float16", "float32"), "C")}
+        # The product kernel alone into float32, on the operands as the call passes them.
+        pa, pb = da, db
+        if not in_place["a"]:
+            pa = nv.device_array(sa, np.float16)
+            tiles.pad.forall((sa[1], sa[0]))(da, pa)
+        if not in_place["b"]:
+            pb = nv.device_array(sb, np.float16)
+            tiles.pad.forall((sb[1], sb[0]))(db, pb)
         pc = nv.device_array(sc, np.float32)
-        tiles.pad.forall((sa[1], sa[0]))(da, pa)
-        tiles.pad.forall((sb[1], sb[0]))(db, pb)
         tk = synced_median_time(lambda: tiles.launch(v, pa, pb, pc, device), nv.synchronize,
                                 repeats)
         kernel_exact = bool(np.array_equal(pc.copy_to_host()[:n, :n],
                                            a.astype(np.float32) @ b.astype(np.float32)))
         threads = v.threads(device.info.subgroup_size)
-        kernel = tiles.kernel(v, threads, device.info.subgroup_size)
-        try:
-            pipeline = kernel.inspect_pipeline(pa, pb, pc, local_size=(threads, 1))
-        except nv.VulkanSupportError as e:
-            pipeline = {"error": str(e).splitlines()[0][:120]}
+        kernel = tiles.kernel(v, threads, device.info.subgroup_size, out="float32")
+        # The whole call's kernel stores float16 (its sums converted in the kernel).
+        kernel16 = tiles.kernel(v, threads, device.info.subgroup_size, out="float16")
+        pipelines = {}
+        for key, k, args in (("pipeline", kernel, (pa, pb, pc)),
+                             ("pipeline_float16", kernel16, (pa, pb, out["c"]))):
+            if key == "pipeline_float16" and not in_place["c"]:
+                continue  # padded sizes: the call stored into another buffer
+            try:
+                pipelines[key] = k.inspect_pipeline(*args, local_size=(threads, 1))
+            except nv.VulkanSupportError as e:
+                pipelines[key] = {"error": str(e).splitlines()[0][:120]}
         info = {"default": name == tiles.DEFAULT, "kernel_seconds": tk,
                 "kernel_tflops": 2.0 * n ** 3 / tk / 1e12, "kernel_exact": kernel_exact,
                 "block": f"{v.bm}x{v.bn}", "subgroups": f"{v.sg_m}x{v.sg_n} of {v.tm}x{v.tn}",
                 "staging": v.staging if v.staging == "global" else
                 f"shared, bk {v.bk}, {v.stages} slab(s), {v.shared_bytes()} B",
-                "threads": threads, "pipeline": pipeline}
+                "threads": threads, "in_place": in_place, **pipelines}
         return t, out["c"].copy_to_host().astype(np.float32), info
 
     return run

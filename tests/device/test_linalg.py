@@ -9,6 +9,9 @@ taken from a wider type (its own gamma added); and exactly NumPy's result on
 integer-valued data, whose sums are exact in any order.
 """
 
+import dataclasses
+import os
+
 import numpy as np
 import pytest
 
@@ -293,53 +296,173 @@ def test_kernels_compile_once_per_specialisation():
 # ---------------------------------------------------------------- units=True: cooperative matrices
 
 
-@pytest.mark.parametrize("shape", [(16, 16, 16), (70, 40, 45), (128, 96, 64), (1, 17, 3)])
+def _ints(rng, shape, top=4):
+    """Integers in [-top, top] as float16: every product and partial sum of the tests is
+    exact, so any order of summing gives NumPy's result."""
+    return rng.integers(-top, top + 1, shape).astype(np.float16)
+
+
+def _small(v):
+    """Variant `v` with blocks of one tile per subgroup: the same generated code (stages,
+    slab width, copies, loop and its last step, stores) with other constants, and a
+    pipeline that lavapipe builds in 1 to 3 s instead of 5 to 13 (an emulated tile is a
+    private array of 256 elements: lavapipe's compile time grows with their number)."""
+    return dataclasses.replace(v, name=f"{v.name}-small", bm=v.sg_m * 16, bn=v.sg_n * 16)
+
+
+@pytest.fixture
+def small_default(monkeypatch):
+    """matmul(units=True) on the default variant's _small twin: for the float32 result
+    (out= of a dtype other than float16), a second pipeline of the default that would
+    cost lavapipe 7 s to build; bench_matrix.py checks that kernel on the GPU."""
+    v = _small(tiles.VARIANTS[tiles.DEFAULT])
+    monkeypatch.setitem(tiles.VARIANTS, v.name, v)
+    monkeypatch.setattr(tiles, "DEFAULT", v.name)
+    return v
+
+
+@pytest.mark.parametrize("shape", [(16, 16, 16), (70, 40, 45), (128, 96, 64), (1, 17, 3),
+                                   (128, 64, 256), (5, 0, 7)])
 def test_units_float16_against_numpy(shape):
     """matmul(units=True): float16 on 16x16x16 tiles (the matrix units, or their emulation
-    here). Small integers: every product and partial sum is exact, so any order of summing
-    gives NumPy's result."""
+    here), exact on small integers, with the default variant as it is: sides cut by the
+    blocks (operands and result through padded buffers), a = 128 x 96 read in place beside
+    a padded b, every side a multiple of the block (nothing padded), and k = 0."""
     m, k, n = shape
     rng = np.random.default_rng(sum(shape))
-    a = rng.integers(-4, 5, (m, k)).astype(np.float16)
-    b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+    a, b = _ints(rng, (m, k)), _ints(rng, (k, n))
     got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), units=True)
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b))
 
 
-def test_units_batched_views_and_out():
+class _Counted:
+    """tiles.pad or tiles.unpad, its launches counted in `calls`."""
+
+    def __init__(self, name, calls):
+        self.name, self.calls, self.real = name, calls, getattr(tiles, name)
+
+    def forall(self, *args, **kwargs):
+        self.calls.append(self.name)
+        return self.real.forall(*args, **kwargs)
+
+
+def _count_copies(monkeypatch):
+    calls = []
+    for name in ("pad", "unpad"):
+        monkeypatch.setattr(tiles, name, _Counted(name, calls))
+    return calls
+
+
+def test_units_aligned_operands_are_not_copied(monkeypatch):
+    """Operands and float16 result of the block's sides (C-contiguous, a stack of them,
+    one broadcast along it) go straight to the default kernel, which converts its sums to
+    float16: no padding copy, no conversion copy."""
+    calls = _count_copies(monkeypatch)
+    v = tiles.VARIANTS[tiles.DEFAULT]
+    rng = np.random.default_rng(5)
+    a, b = _ints(rng, (3, v.bm, 2 * v.k_step)), _ints(rng, (2 * v.k_step, v.bn))
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), units=True)
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b))
+    assert calls == []
+
+
+def test_units_batched_views_and_out(small_default, monkeypatch):
+    """Stacks, a transposed operand and out= of other dtypes (the float32 sums converted
+    once, to out's dtype), through padded buffers and in place: a float32 out stored by
+    the kernel, float64 and bfloat16 through a float32 buffer and the converting copy;
+    an operand broadcast along the stack padded once."""
+    v = small_default
     rng = np.random.default_rng(11)
-    a = rng.integers(-4, 5, (3, 20, 30)).astype(np.float16)
-    b = rng.integers(-4, 5, (10, 30)).astype(np.float16)
+    a, b = _ints(rng, (3, 20, 30)), _ints(rng, (10, 30))
     out = nv.device_array((3, 20, 10), np.float32)
     nv.linalg.matmul(nv.to_device(a), nv.to_device(b).T, out=out, units=True)
     np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b.T).astype(np.float32))
+    a, b = _ints(rng, (2, v.bm, v.k_step)), _ints(rng, (2, v.k_step, 2 * v.bn))
+    calls = _count_copies(monkeypatch)
+    for dtype in (np.float32, np.float64, nv.bfloat16):
+        out = nv.device_array((2, v.bm, 2 * v.bn), dtype)
+        nv.linalg.matmul(nv.to_device(a), nv.to_device(b), out=out, units=True)
+        np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b).astype(dtype))
+    assert calls == ["unpad"] * 4
+    b1 = _ints(rng, (v.k_step, v.bn - 1))  # padded once for the stack of two
+    out = nv.device_array((2, v.bm, v.bn - 1), np.float32)
+    nv.linalg.matmul(nv.to_device(a), nv.to_device(b1), out=out, units=True)
+    np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b1).astype(np.float32))
+    assert calls[4:] == ["pad", "unpad", "unpad"]
+
+
+#: Variants tested as they are (their pipelines build in seconds on lavapipe, or other
+#: tests build them); the others as their ``_small`` twins, unless NVK_TEST_FULL_VARIANTS
+#: is 1. bench_matrix.py checks every variant as it is on the GPU.
+FULL_VARIANTS = {tiles.DEFAULT, "g64", "g128"}
 
 
 @pytest.mark.parametrize("name", sorted(tiles.VARIANTS))
-def test_units_every_variant_against_numpy(name, device):
-    """Each product kernel of linalg/tiles.py (the matrix units' or their emulation here):
-    blocks cut by the edges, k over several slabs (an odd and an even number of steps),
-    a stack of two products and a transposed operand, exact on small integers."""
+def test_units_every_variant_against_numpy(name, device, monkeypatch):
+    """Each product kernel of linalg/tiles.py (the matrix units' or their emulation here),
+    float16 result: blocks cut by the edges, one slab of k and several (odd and even
+    counts: the two slabs of two-stage variants in both orders at the end), stacks of two
+    products, a transposed operand, operands padded or read in place, the result stored
+    through a buffer or in place; exact on small integers. A variant not in FULL_VARIANTS
+    runs as its _small twin, as does one that needs more shared memory than the device
+    has (lavapipe: 32 KiB), the full one then reported skipped with the reason."""
     v = tiles.VARIANTS[name]
-    assert v.shared_bytes() <= 32768  # lavapipe's limit, the smallest the tests meet
+    too_big = v.shared_bytes() > device.info.max_shared_memory
+    if too_big or (name not in FULL_VARIANTS and
+                   os.environ.get("NVK_TEST_FULL_VARIANTS") != "1"):
+        v = _small(v)
+        monkeypatch.setitem(tiles.VARIANTS, v.name, v)
     rng = np.random.default_rng(len(name))
-    for (nb, m, k, n) in [(2, 70, 50, 90), (1, 33, 70, 130)]:
-        a = rng.integers(-4, 5, (nb, m, k)).astype(np.float16)
-        b = rng.integers(-4, 5, (nb, n, k)).astype(np.float16)
-        out = nv.device_array((nb, m, n), np.float32)
-        tiles.run(nv.to_device(a), nv.to_device(b).transpose(0, 2, 1), out, device,
-                  variant=name)
-        want = np.matmul(a.astype(np.float32), b.transpose(0, 2, 1).astype(np.float32))
-        np.testing.assert_array_equal(out.copy_to_host(), want)
+    ks = v.k_step
+    cases = [(2, 70, 50, 90, True), (1, 33, 7, 130, True),  # padded, b transposed
+             (2, 2 * v.bm, 3 * ks, v.bn, False), (1, v.bm, 2 * ks, 2 * v.bn, False)]
+    for nb, m, k, n, transposed in cases:
+        a = _ints(rng, (nb, m, k), 2)  # sums within float16's integers (k <= 192)
+        if transposed:
+            bt = _ints(rng, (nb, n, k), 2)
+            b, db = bt.transpose(0, 2, 1), nv.to_device(bt).transpose(0, 2, 1)
+        else:
+            b = _ints(rng, (nb, k, n), 2)
+            db = nv.to_device(b)
+        out = nv.device_array((nb, m, n), np.float16)
+        tiles.run(nv.to_device(a), db, out, device, variant=v.name)
+        np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b))
+    if too_big:
+        pytest.skip(f"{name} needs {tiles.VARIANTS[name].shared_bytes()} bytes of shared "
+                    f"memory, {device.info.name} has {device.info.max_shared_memory}: "
+                    f"tested as {v.name}")
+
+
+def test_units_column_major_operands_in_place(device, monkeypatch):
+    """Operands that are the .T of C-contiguous arrays, of the block's sides, are read in
+    place by the staged variants (their copies run along the columns), a and b
+    column-major, into a float16 result; exact. On the default's _small twin (the same
+    copies). The g variants' source is the same for every layout (column-major tile
+    loads: test_matrix.py)."""
+    v = _small(tiles.VARIANTS[tiles.DEFAULT])
+    monkeypatch.setitem(tiles.VARIANTS, v.name, v)
+    calls = _count_copies(monkeypatch)
+    rng = np.random.default_rng(3)
+    m, k, n = 2 * v.bm, 3 * v.k_step, v.bn
+    at, bt = _ints(rng, (k, m)), _ints(rng, (n, k))
+    da, db = nv.to_device(at).T, nv.to_device(bt).T
+    assert da.is_f_contiguous() and not da.is_contiguous
+    out = nv.device_array((1, m, n), np.float16)
+    tiles.run(da[None], db[None], out, device, variant=v.name)
+    np.testing.assert_array_equal(out.copy_to_host()[0], np.matmul(at.T, bt.T))
+    assert calls == []
 
 
 def test_units_variant_names():
     assert tiles.DEFAULT in tiles.VARIANTS
+    x = nv.device_array((1, 16, 16), np.float16)
     with pytest.raises(ValueError, match="no product variant 'nope'; there are g64"):
-        x = nv.device_array((1, 16, 16), np.float16)
         tiles.run(x, x, nv.device_array((1, 16, 16), np.float32), nv.get_device(),
                   variant="nope")
+    big = dataclasses.replace(tiles.VARIANTS["s128k64"], name="big", bk=256)
+    with pytest.raises(ValueError, match="big needs .* bytes of shared memory; .* has"):
+        tiles.check_shared_memory(big, nv.get_device())
 
 
 def test_units_leave_other_loops_to_their_kernel():

@@ -1,41 +1,57 @@
 """The matrix product on cooperative matrices (``matmul(..., units=True)``; docs/linalg.md).
 
 float16 operands, float32 sums: the configuration 16x16x16 float16 x float16 + float32
-that NVIDIA, AMD and Intel drivers list (and the emulation accepts). Operands are copied
-into zero-padded C-contiguous float16 buffers (``pad``): M and N rounded up to the
-variant's block, k to its step, and for the staged variants one more slab of zeros along
-k (the slab the last step reads ahead, so that the copies need no test), so that every
-tile lies inside its matrix; the product goes to a padded float32 buffer, and ``unpad``
-converts the wanted part to the result's dtype and strides (``padded_shapes``, ``run``).
+that NVIDIA, AMD and Intel drivers list (and the emulation accepts).
+
+Operands and result (``run``). The kernel reads and writes whole tiles only, so it takes
+A of Mp x Kp, B of Kp x Np and C of Mp x Np, Mp and Np multiples of the variant's block
+and Kp of its k step (``padded_shapes``):
+
+* An operand that is float16, exactly of those sides, C-contiguous or F-contiguous (a
+  column-major matrix: the ``.T`` of a C-contiguous one) and starts on 16 bytes (the
+  alignment Vulkan asks of cooperative-matrix loads and stores) is read in place.
+  Any other is copied (``pad``) into a C-contiguous float16 buffer of those sides with
+  zeros around it. A stack of operands with batch stride 0 (broadcast) is padded once.
+* The kernel converts its float32 sums to float16 where the result is float16
+  (``mx.convert`` into a float16 tile before ``mx.store``) and stores them straight into
+  the result where that is float16 or float32, C-contiguous, of those sides and starts on
+  16 bytes; otherwise into a padded C-contiguous buffer (float16 for a float16 result,
+  else float32) that ``unpad`` copies into the result, converting to its dtype.
+
+So an aligned float16 product (the sides multiples of the block, k of the step) is one
+kernel launch per matrix and nothing else.
 
 The product kernel is generated per variant (``VARIANTS``, ``source`` gives its text;
-``run(..., variant=name)`` picks one, ``DEFAULT`` is matmul's):
+``run(..., variant=name)`` picks one, ``DEFAULT`` is matmul's), and per the layouts of A
+and B and the dtype of C (``kernel``):
 
 * A workgroup computes a BM x BN block of C with SG_M x SG_N subgroups; each subgroup
   owns a (BM / SG_M) x (BN / SG_N) region, TM x TN float32 accumulator tiles held over
   the whole k range. At each 16-wide k step it loads its TM tiles of A, then the TN
   tiles of B one after the other, each followed by its TM multiplies.
 * ``staging="global"``: the tiles are loaded straight from device memory (the driver's
-  loads, cached). ``g64`` is this module's first kernel (64 x 64 blocks of four
-  subgroups of 2 x 2 tiles); ``g128`` the same with eight subgroups of 4 x 2 tiles.
-  They start with a barrier that GPUs do not need: without one, lavapipe counts the
-  emulated multiplies of kernels with more than 2 x 2 accumulators (their tiles are
-  large private arrays) against its loop cap as if they were one loop, and such a
-  kernel stops with VulkanLoopLimitError even at k = 16; with it, they run whole.
+  loads, cached; a column-major operand with column-major tile loads). ``g64`` is this
+  module's first kernel (64 x 64 blocks of four subgroups of 2 x 2 tiles); ``g128`` the
+  same with eight subgroups of 4 x 2 tiles. They start with a barrier that GPUs do not
+  need: without one, lavapipe counts the emulated multiplies of kernels with more than
+  2 x 2 accumulators (their tiles are large private arrays) against its loop cap as if
+  they were one loop, and such a kernel stops with VulkanLoopLimitError even at k = 16;
+  with it, they run whole.
 * ``staging="shared"``: the workgroup copies a BM x BK slab of A and a BK x BN slab of B
-  into shared memory, and the subgroups load their tiles from there. Each invocation
-  copies fixed elements: consecutive invocations take consecutive elements of a row
-  (coalesced reads, stores into consecutive shared words), at offsets that are
-  constants in the source. Shared rows are padded by PAD = 8 halves (16 bytes), so
-  that the eight rows of 16 bytes a tile load reads at once fall in different banks
+  into shared memory (row-major there, whatever the operand's layout), and the subgroups
+  load their tiles from there. Each invocation copies fixed elements: consecutive
+  invocations take consecutive elements of the operand in memory (along a row of a
+  row-major operand, along a column of a column-major one: coalesced reads), at offsets
+  that are constants in the source. Shared rows are padded by PAD = 8 halves (16 bytes),
+  so that the eight rows of 16 bytes a tile load reads at once fall in different banks
   while every row stays 16-byte aligned. The copy goes through registers: each step
   first reads the next slab from device memory into variables, then multiplies the
   slab in shared memory, then writes the variables to shared memory, so that the
-  reads are in flight during the multiplies. ``stages=1`` (``s128``: 128 x 128 blocks,
-  BK 32, eight subgroups of 4 x 2 tiles): one slab, two barriers per step (every read
-  of the slab done; the next one written); ``stages=2`` (``s128x256``: 128 x 256 blocks,
-  BK 16, eight subgroups of 4 x 4 tiles): two slabs, the step multiplying one while it
-  writes the other, one barrier per step.
+  reads are in flight during the multiplies. The last slab is multiplied after the loop
+  without reading ahead (the loop is peeled), so k needs no slab of zeros past its end.
+  ``stages=1``: one slab, two barriers per step (every read of the slab done; the next
+  one written); ``stages=2``: two slabs, the step multiplying one while it writes the
+  other, one barrier per step.
   Each element moves as one float16 (16-bit loads and stores): kernels have no wider
   view of a float16 array (``a.view`` refuses float16 and other itemsizes, and views of
   shared arrays), and ``mx.load`` takes only an array of the tile's dtype, so the slab
@@ -50,8 +66,14 @@ The product kernel is generated per variant (``VARIANTS``, ``source`` gives its 
   first SG_M x SG_N subgroups multiply (a branch on ``subgroup.id()``, uniform in each
   subgroup), so the copies tested there are the ones GPUs run.
 
-Every variant's shared memory fits 32 KiB (lavapipe's limit; NVIDIA's is 48 KiB), and on
-lavapipe every variant is emulated exactly (tests/device/test_linalg.py runs each).
+Shared memory (``Variant.shared_bytes``): ``s128``, ``s128x256`` and ``s256x128`` fit 32
+KiB (lavapipe's limit); ``s128d`` and ``s128k64`` need 37,888 and 35,840 bytes, within
+NVIDIA's 48 KiB; ``run`` and ``launch`` refuse a variant the device has too little shared
+memory for (ValueError, ``check_shared_memory``). On lavapipe every kernel is emulated
+exactly; tests/device/test_linalg.py runs ``s128``, ``g64`` and ``g128`` as they are and
+the other variants with blocks of one tile per subgroup (the same code with other
+constants: lavapipe's build time grows with the number of emulated tiles);
+benchmarks/bench_matrix.py checks every variant as it is on the GPU.
 """
 
 from __future__ import annotations
@@ -109,14 +131,8 @@ class Variant:
 
     @property
     def k_step(self) -> int:
-        """What k is rounded up to (before the zero slab): one loop iteration's k."""
+        """What k is rounded up to: one loop iteration's k."""
         return T if self.staging == "global" else self.bk
-
-    @property
-    def k_extra(self) -> int:
-        """Columns of A (rows of B) of zeros past the rounded k: the slab the last step
-        reads ahead."""
-        return 0 if self.staging == "global" else self.bk
 
     def threads(self, subgroup_size: int) -> int:
         """Invocations per workgroup on a device with subgroups of `subgroup_size`."""
@@ -130,26 +146,34 @@ class Variant:
         return 2 * halves
 
 
-#: The variants, by name. ``run`` takes one by name; DEFAULT is matmul's.
+#: The variants, by name. ``run`` takes one by name; DEFAULT is matmul's. Columns: name,
+#: BM x BN (the block of C), SG_M x SG_N (subgroups; each holds TM x TN tiles), then
+#: where the tiles come from: device memory, or BK-wide slabs staged in shared memory
+#: (``stages`` of them; ``shared_bytes()`` = 2 x stages x (BM (BK + 8) + BK (BN + 8))).
 VARIANTS = {v.name: v for v in (
-    # The first kernel: 64 x 64 blocks, four subgroups of 2 x 2 tiles from device memory.
-    Variant("g64", 64, 64, 2, 2, staging="global"),
-    # 128 x 128 blocks, eight subgroups of 4 x 2 tiles (64 x 32) from device memory.
-    Variant("g128", 128, 128, 2, 4, staging="global"),
-    # 128 x 128 blocks, eight subgroups of 4 x 2 tiles, 32-wide slabs, one slab staged
-    # (18.5 KiB of shared memory).
-    Variant("s128", 128, 128, 2, 4, staging="shared", bk=32, stages=1),
-    # 128 x 256 blocks, eight subgroups of 4 x 4 tiles (64 x 64), 16-wide slabs, two slabs
-    # staged (28.5 KiB: within lavapipe's 32 KiB).
-    Variant("s128x256", 128, 256, 2, 4, staging="shared", bk=16, stages=2),
+    Variant("g64", 64, 64, 2, 2, staging="global"),  # the first kernel; 2 x 2 tiles
+    Variant("g128", 128, 128, 2, 4, staging="global"),  # 4 x 2 tiles
+    Variant("s128", 128, 128, 2, 4, bk=32, stages=1),  # 4 x 2 tiles; 18,944 B
+    Variant("s128x256", 128, 256, 2, 4, bk=16, stages=2),  # 4 x 4 tiles; 29,184 B
+    # Near s128, to measure on GPUs: two 32-wide slabs (one barrier per step, not two);
+    Variant("s128d", 128, 128, 2, 4, bk=32, stages=2),  # 4 x 2 tiles; 37,888 B
+    # one 64-wide slab (two barriers per 64 of k, not per 32);
+    Variant("s128k64", 128, 128, 2, 4, bk=64, stages=1),  # 4 x 2 tiles; 35,840 B
+    # 256 x 128 blocks of eight subgroups of 4 x 4 tiles (twice s128's accumulators).
+    Variant("s256x128", 256, 128, 4, 2, bk=32, stages=1),  # 4 x 4 tiles; 29,184 B
 )}
 DEFAULT = "s128"
 
 
-def _copy_plan(rows, cols, threads):
-    """The elements of a rows x cols slab one invocation copies: (row, col) offsets from
-    its own first element (row ``tid // cols``, column ``tid % cols``), element
-    ``tid + r * threads`` of the slab in row-major order for each r."""
+def _copy_plan(rows, cols, threads, major="C"):
+    """The elements of a rows x cols slab one invocation copies, as (row, col) offsets from
+    its own first element, for an operand of layout `major`. "C": consecutive invocations
+    along a row (invocation tid's first element at row ``tid // cols``, column
+    ``tid % cols``; element ``tid + r * threads`` of the slab in row-major order for each
+    r); "F": along a column (row ``tid % rows``, column ``tid // rows``, the slab in
+    column-major order)."""
+    if major == "F":
+        return [(dr, dc) for dc, dr in _copy_plan(cols, rows, threads)]
     if (rows * cols) % threads or (threads % cols and cols % threads):
         raise ValueError(f"a {rows} x {cols} slab does not divide among {threads} invocations")
     return [((r * threads) // cols, (r * threads) % cols) for r in range(rows * cols // threads)]
@@ -171,14 +195,22 @@ def _sum(*terms):
     return " + ".join(names)
 
 
-def source(v: Variant, threads: int, subgroup_size: int) -> str:
+def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
+           b_major: str = "C", out: str = "float32") -> str:
     """The Python source of the product kernel of variant `v` for workgroups of `threads`
-    invocations in subgroups of `subgroup_size` (module docstring): ``c = a @ b`` for
-    C-contiguous a ((Mp x Kp + k_extra) float16), b ((Kp + k_extra) x Np float16) and c
-    (Mp x Np float32), Mp and Np multiples of the block, Kp of ``k_step``.
+    invocations in subgroups of `subgroup_size` (module docstring): ``c = a @ b`` for a
+    (Mp x Kp float16) of layout `a_major` ("C": row-major, "F": column-major), b
+    (Kp x Np float16) of layout `b_major` and C-contiguous c (Mp x Np, of dtype `out`:
+    "float32", or "float16" for the sums converted in the kernel), Mp and Np multiples
+    of the block, Kp of ``k_step``. The layouts change only the staged copies (tile loads
+    from device memory follow the array's layout by themselves).
 
     Indices are uint32 (``U``) values: an unsigned index needs no test for a negative one
     (Python's wrap-around), so each address is a sum the driver can fold."""
+    if a_major not in ("C", "F") or b_major not in ("C", "F"):
+        raise ValueError(f"operand layouts must be 'C' or 'F', not {a_major!r}, {b_major!r}")
+    if out not in ("float32", "float16"):
+        raise ValueError(f"the product kernel stores float32 or float16, not {out}")
     tm, tn = v.tm, v.tn
     guard = threads // subgroup_size > v.subgroups  # more subgroups than regions
     lines = ["def _nv_tiles_product(a, b, c):"]
@@ -213,17 +245,26 @@ def source(v: Variant, threads: int, subgroup_size: int) -> str:
         lines += multiply("a", ["row0", "wr"], ["ku"], "b", ["ku"], ["col0", "wc"], 8)
     else:
         bk = v.bk
-        ra, rb = _copy_plan(v.bm, bk, threads), _copy_plan(bk, v.bn, threads)
+        ra = _copy_plan(v.bm, bk, threads, a_major)
+        rb = _copy_plan(bk, v.bn, threads, b_major)
         add(f"    sA = shared.array(({v.stages * v.bm}, {bk + v.pad}), np.float16)")
         add(f"    sB = shared.array(({v.stages * bk}, {v.bn + v.pad}), np.float16)")
         add("    tid = U(local_id(0))")
-        add(f"    ar = tid >> U({_log2(bk)})")
-        add(f"    ac = tid & U({bk - 1})")
-        add(f"    br = tid >> U({_log2(v.bn)})")
-        add(f"    bc = tid & U({v.bn - 1})")
+        # Each invocation's first element of the A and B slabs (_copy_plan).
+        if a_major == "C":
+            add(f"    ar = tid >> U({_log2(bk)})")
+            add(f"    ac = tid & U({bk - 1})")
+        else:
+            add(f"    ar = tid & U({v.bm - 1})")
+            add(f"    ac = tid >> U({_log2(v.bm)})")
+        if b_major == "C":
+            add(f"    br = tid >> U({_log2(v.bn)})")
+            add(f"    bc = tid & U({v.bn - 1})")
+        else:
+            add(f"    br = tid & U({bk - 1})")
+            add(f"    bc = tid >> U({_log2(bk)})")
         add("    ga = row0 + ar")
         add("    gb = col0 + bc")
-        add(f"    K = a.shape[1] - {v.k_extra}")
 
         def fetch(k0, indent):
             """The slab at column (row) k0 of a (b) into registers."""
@@ -252,25 +293,27 @@ def source(v: Variant, threads: int, subgroup_size: int) -> str:
                                 indent)
             return out
 
+        # The first slab into shared memory; each step of the loop reads the next one
+        # ahead; the last one is multiplied after the loop (nothing left to read).
         lines += fetch([], 4)
         lines += put([], [], 4)
         add("    barrier()")
+        if v.stages == 2:
+            add("    cur = U(0)")  # the slab multiplied next
+        add(f"    for k0 in range({bk}, a.shape[1], {bk}):")
+        add("        ku = U(k0)")
         if v.stages == 1:
-            # Step: read the next slab (past the last: the zero slab) into registers,
-            # multiply the one in shared memory, wait, write the next one, wait.
-            add(f"    for k0 in range({bk}, K + {bk}, {bk}):")
-            add("        ku = U(k0)")
+            # Step: read the next slab into registers, multiply the one in shared
+            # memory, wait, write the next one, wait.
             lines += fetch(["ku"], 8)
             lines += compute([], [], 8)
             add("        barrier()")
             lines += put([], [], 8)
             add("        barrier()")
+            lines += compute([], [], 4)
         else:
             # Step: read the next slab into registers, multiply slab `cur` in shared
             # memory, write the next one into the other slab, wait.
-            add("    cur = U(0)")
-            add(f"    for k0 in range({bk}, K + {bk}, {bk}):")
-            add("        ku = U(k0)")
             add(f"        ca = cur * U({v.bm})")
             add(f"        cb = cur * U({bk})")
             add(f"        na = U({v.bm}) - ca")
@@ -280,8 +323,19 @@ def source(v: Variant, threads: int, subgroup_size: int) -> str:
             lines += put(["na"], ["nb"], 8)
             add("        cur = U(1) - cur")
             add("        barrier()")
-    store = [f"mx.store(c, {_sum('row0', 'wr', i * T)}, {_sum('col0', 'wc', j * T)}, c{i}_{j})"
-             for i in range(tm) for j in range(tn)]
+            add(f"    ca = cur * U({v.bm})")
+            add(f"    cb = cur * U({bk})")
+            lines += compute(["ca"], ["cb"], 4)
+    store = []
+    if out == "float16":
+        store.append(f"h = mx.fragment('acc', {T}, {T}, np.float16)")
+    for i in range(tm):
+        for j in range(tn):
+            at = f"{_sum('row0', 'wr', i * T)}, {_sum('col0', 'wc', j * T)}"
+            if out == "float16":
+                store += [f"mx.convert(h, c{i}_{j})", f"mx.store(c, {at}, h)"]
+            else:
+                store.append(f"mx.store(c, {at}, c{i}_{j})")
     if v.staging == "shared" and guard:
         add(f"    if sg < U({v.subgroups}):")
         lines += ["        " + x for x in store]
@@ -294,16 +348,21 @@ _kernels: dict = {}
 _lock = forksafe.lock()
 
 
-def kernel(v: Variant, threads: int, subgroup_size: int):
-    """The jit kernel of ``source(v, threads, subgroup_size)``, made once per arguments."""
-    key = (v, threads, subgroup_size)
+def kernel(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
+           b_major: str = "C", out: str = "float32"):
+    """The jit kernel of ``source(v, threads, subgroup_size, a_major, b_major, out)``, made
+    once per arguments (the tiles-from-device-memory variants have one source for both
+    layouts: the kernel is specialised on its arguments' layouts as any kernel is)."""
+    if v.staging == "global":
+        a_major = b_major = "C"
+    key = (v, threads, subgroup_size, a_major, b_major, out)
     k = _kernels.get(key)
     if k is not None:
         return k
     with _lock:
         k = _kernels.get(key)
         if k is None:
-            text = source(v, threads, subgroup_size)
+            text = source(v, threads, subgroup_size, a_major, b_major, out)
             ns = {"np": np, "U": np.uint32, "mx": mx, "shared": shared, "barrier": barrier,
                   "local_id": local_id, "group_id": group_id, "subgroup": subgroup}
             exec(compile(text, f"<numba_vulkan tiles {v.name}>", "exec"), ns)
@@ -336,37 +395,86 @@ def _round_up(n, m):
 
 
 def padded_shapes(v: Variant, M, N, K):
-    """The shapes of the padded a, b and c buffers of an M x K by K x N product."""
+    """The shapes the kernel of `v` takes for an M x K by K x N product: a's, b's, c's
+    (k of at least one step: the loop multiplies its last slab after reading it)."""
     Mp, Np = _round_up(M, v.bm), _round_up(N, v.bn)
-    Kp = _round_up(K, v.k_step) + v.k_extra
+    Kp = _round_up(max(K, 1), v.k_step)
     return (Mp, Kp), (Kp, Np), (Mp, Np)
 
 
+#: The byte alignment of an array's start that the kernel reads or writes in place
+#: (Vulkan's for cooperative-matrix loads and stores).
+ALIGN = 16
+
+
+def _layout(x):
+    """"C" or "F" for a C- or F-contiguous array (as kernels type it), else None."""
+    return "C" if x.is_contiguous else "F" if x._f_only() else None
+
+
+def in_place(x, shape, dtypes, layouts="CF"):
+    """Whether the kernel can take the 2-d array `x` as it is: one of `dtypes`, exactly of
+    `shape`, of one of `layouts` and starting on ALIGN bytes."""
+    return (x.dtype.name in dtypes and tuple(x.shape) == tuple(shape)
+            and (_layout(x) or "-") in layouts and x._offset % ALIGN == 0)
+
+
+def check_shared_memory(v: Variant, device):
+    """ValueError where `device` has less shared memory than variant `v` needs."""
+    have = device.info.max_shared_memory
+    if have and v.shared_bytes() > have:
+        raise ValueError(f"product variant {v.name} needs {v.shared_bytes()} bytes of shared "
+                         f"memory; {device.info.name} has {have}")
+
+
 def launch(v: Variant, a, b, c, device):
-    """The product kernel of `v` on padded buffers (``padded_shapes``): c = a @ b."""
+    """The product kernel of `v`: c = a @ b for float16 a and b, C- or F-contiguous, and
+    C-contiguous c, float16 or float32, of the shapes ``padded_shapes`` gives."""
+    check_shared_memory(v, device)
     sg = device.info.subgroup_size
     threads = v.threads(sg)
     Mp, Np = c.shape
-    kernel(v, threads, sg)[(Np // v.bn, Mp // v.bm), (threads, 1), device](a, b, c)
+    k = kernel(v, threads, sg, _layout(a), _layout(b), c.dtype.name)
+    k[(Np // v.bn, Mp // v.bm), (threads, 1), device](a, b, c)
 
 
 def run(A, B, C, device, variant: str | None = None):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views, on tiles, with
-    the kernel VARIANTS[variant] (DEFAULT where None)."""
+    the kernel VARIANTS[variant] (DEFAULT where None): operands read in place where the
+    kernel can take them, else padded; the result stored in place where it can, else
+    through a padded buffer (module docstring)."""
     from ..runtime.array import DeviceArray
 
     name = DEFAULT if variant is None else variant
     if name not in VARIANTS:
         raise ValueError(f"no product variant {name!r}; there are {', '.join(VARIANTS)}")
     v = VARIANTS[name]
+    check_shared_memory(v, device)
     nb, M, K = A.shape
     N = B.shape[2]
     sa, sb, sc = padded_shapes(v, M, N, K)
-    a = DeviceArray(device, sa, np.float16)
-    b = DeviceArray(device, sb, np.float16)
-    c = DeviceArray(device, sc, np.float32)
+    padded = {}
+
+    def operand(which, X, i, shape):
+        x = X[i]
+        if in_place(x, shape, ("float16",)):
+            return x
+        buf = padded.get(which)
+        if buf is None:
+            buf = padded[which] = DeviceArray(device, shape, np.float16)
+        elif X._dev_strides[0] == 0:  # broadcast along the batch: padded already
+            return buf
+        pad.forall((shape[1], shape[0]), device=device)(x, buf)
+        return buf
+
+    c_dtype = np.float16 if C.dtype == np.float16 else np.float32
+    c = None
     for i in range(nb):
-        pad.forall((sa[1], sa[0]), device=device)(A[i], a)
-        pad.forall((sb[1], sb[0]), device=device)(B[i], b)
+        a, b = operand("a", A, i, sa), operand("b", B, i, sb)
+        if in_place(C[i], sc, ("float16", "float32"), "C"):
+            launch(v, a, b, C[i], device)
+            continue
+        if c is None:
+            c = DeviceArray(device, sc, c_dtype)
         launch(v, a, b, c, device)
         unpad.forall((N, M), device=device)(c, C[i])
