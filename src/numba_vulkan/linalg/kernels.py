@@ -193,22 +193,30 @@ _kernels: dict = {}
 _lock = forksafe.lock()
 
 
-def tiled(v: Variant):
-    """The jit kernel of variant `v`, generated and decorated once per variant."""
-    k = _kernels.get(v)
+def generated(key, source, namespace, entry, filename, **options):
+    """The jit kernel `entry` that Python source ``source()`` defines over `namespace`
+    (``options`` for jit), made once per `key` in the process (linalg's kernels are written
+    per variant: kernels.py, tiles.py)."""
+    k = _kernels.get(key)
     if k is not None:
         return k
     with _lock:
-        k = _kernels.get(v)
+        k = _kernels.get(key)
         if k is None:
-            acc = np.dtype(v.acc).type
-            source = tiled_source(v)
-            ns = {"np": np, "ACC": acc, "ZERO": acc(0), "shared": shared, "barrier": barrier,
-                  "local_id": local_id, "group_id": group_id, **_scalar_types(source)}
-            exec(compile(source, f"<numba_vulkan matmul {v.acc}>", "exec"), ns)
-            k = jit(narrow=v.narrow)(ns["_nv_matmul_tiled"])
-            _kernels[v] = k
+            text = source()
+            ns = {"np": np, **namespace, **_scalar_types(text)}
+            exec(compile(text, filename, "exec"), ns)
+            k = _kernels[key] = jit(**options)(ns[entry])
     return k
+
+
+def tiled(v: Variant):
+    """The jit kernel of variant `v`, generated and decorated once per variant."""
+    acc = np.dtype(v.acc).type
+    namespace = {"ACC": acc, "ZERO": acc(0), "shared": shared, "barrier": barrier,
+                 "local_id": local_id, "group_id": group_id}
+    return generated(v, lambda: tiled_source(v), namespace, "_nv_matmul_tiled",
+                     f"<numba_vulkan matmul {v.acc}>", narrow=v.narrow)
 
 
 def finish_source(acc: str, any_of: bool, out: str) -> str:
@@ -232,17 +240,7 @@ def finish_source(acc: str, any_of: bool, out: str) -> str:
 
 def finish(acc: str, any_of: bool, out: str, narrow):
     """The jit kernel of ``finish_source``, generated once per arguments."""
-    key = ("finish", acc, any_of, out, narrow)
-    k = _kernels.get(key)
-    if k is not None:
-        return k
-    with _lock:
-        k = _kernels.get(key)
-        if k is None:
-            source = finish_source(acc, any_of, out)
-            ns = {"np": np, "ACC": np.dtype(acc).type, "global_id": global_id,
-                  **_scalar_types(source)}
-            exec(compile(source, f"<numba_vulkan matmul finish {acc}>", "exec"), ns)
-            k = jit(narrow=narrow)(ns["_nv_matmul_finish"])
-            _kernels[key] = k
-    return k
+    return generated(("finish", acc, any_of, out, narrow),
+                     lambda: finish_source(acc, any_of, out),
+                     {"ACC": np.dtype(acc).type, "global_id": global_id}, "_nv_matmul_finish",
+                     f"<numba_vulkan matmul finish {acc}>", narrow=narrow)

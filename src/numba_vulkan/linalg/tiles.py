@@ -82,10 +82,10 @@ import dataclasses
 
 import numpy as np
 
-from .. import forksafe
 from ..runtime.compiler_hook import jit
 from ..stubs import barrier, global_id, group_id, local_id, shared, subgroup
 from ..stubs import matrix as mx
+from .kernels import generated
 
 #: Invocations per workgroup of the staged variants (at least; more where SG_M x SG_N
 #: subgroups are wider): the copies of each slab are shared out among them.
@@ -344,10 +344,6 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     return "\n".join(lines) + "\n"
 
 
-_kernels: dict = {}
-_lock = forksafe.lock()
-
-
 def kernel(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
            b_major: str = "C", out: str = "float32"):
     """The jit kernel of ``source(v, threads, subgroup_size, a_major, b_major, out)``, made
@@ -355,20 +351,11 @@ def kernel(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     layouts: the kernel is specialised on its arguments' layouts as any kernel is)."""
     if v.staging == "global":
         a_major = b_major = "C"
-    key = (v, threads, subgroup_size, a_major, b_major, out)
-    k = _kernels.get(key)
-    if k is not None:
-        return k
-    with _lock:
-        k = _kernels.get(key)
-        if k is None:
-            text = source(v, threads, subgroup_size, a_major, b_major, out)
-            ns = {"np": np, "U": np.uint32, "mx": mx, "shared": shared, "barrier": barrier,
-                  "local_id": local_id, "group_id": group_id, "subgroup": subgroup}
-            exec(compile(text, f"<numba_vulkan tiles {v.name}>", "exec"), ns)
-            k = jit(ns["_nv_tiles_product"])
-            _kernels[key] = k
-    return k
+    key = ("tiles", v, threads, subgroup_size, a_major, b_major, out)
+    namespace = {"U": np.uint32, "mx": mx, "shared": shared, "barrier": barrier,
+                 "local_id": local_id, "group_id": group_id, "subgroup": subgroup}
+    return generated(key, lambda: source(v, threads, subgroup_size, a_major, b_major, out),
+                     namespace, "_nv_tiles_product", f"<numba_vulkan tiles {v.name}>")
 
 
 @jit
