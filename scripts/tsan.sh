@@ -12,7 +12,7 @@ if [ ! -f "$dir/build.ninja" ]; then
         -DCMAKE_CXX_FLAGS="-fsanitize=thread -O1 -g" \
         -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
 fi
-cmake --build "$dir" --target nvk_vk_threads_test nvk_vk_test
+cmake --build "$dir" --target nvk_vk_threads_test nvk_vk_test nvk_vk_stream_test
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
 # TSan fails on kernels with high mmap randomisation (vm.mmap_rnd_bits > 28):
 # run without address-space randomisation where setarch allows it.
@@ -22,3 +22,4 @@ if command -v setarch >/dev/null && setarch "$(uname -m)" -R true 2>/dev/null; t
 fi
 "${run[@]}" "$dir/src/core/vk/nvk_vk_threads_test"
 "${run[@]}" "$dir/src/core/vk/nvk_vk_test"
+"${run[@]}" "$dir/src/core/vk/nvk_vk_stream_test"

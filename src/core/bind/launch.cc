@@ -153,7 +153,7 @@ int Launcher::Launch(nb::handle groups, nb::handle local, nb::handle args, bool 
         value = LaunchWithNumpy(*numpy, *pipeline, g, block, used, n_used, writes);
     } else if (stream != nullptr) {
         nb::gil_scoped_release release;  // the launch may wait for a slot
-        value = EnqueueGrid(stream->state(), *pipeline, g, block, used, n_used);
+        value = EnqueueGrid(stream->state(), *pipeline, g, block, used, n_used, writes);
     } else {
         nb::gil_scoped_release release;  // the launch may wait for a slot
         value = RecordGrid(*pipeline, g, block, used, n_used, writes, hold,
@@ -202,15 +202,25 @@ util::Result<uint64_t> Launcher::RecordGrid(VkPipeline pipeline, const uint32_t 
     });
 }
 
-// The grid `g` on `stream`: its pieces go out as one submission of the stream
-// (vk/stream.cc). Returns the stream's value it completes at.
+// The grid `g` on `stream`: its pieces go into the stream's open op together
+// (vk/stream_launch.cc). Returns the stream's value it completes at.
 util::Result<uint64_t> Launcher::EnqueueGrid(vk::StreamState& stream, VkPipeline pipeline,
                                              const uint32_t g[3], uint8_t* block,
-                                             vk::Buffer* const* used, size_t n_used) {
+                                             vk::Buffer* const* used, size_t n_used,
+                                             const bool* writes) {
+    const auto& max = device_->info().max_groups;
+    if (g[0] <= max[0] && g[1] <= max[1] && g[2] <= max[2]) {
+        // One piece: StreamDispatch takes its block before it returns, no copy needed.
+        return SplitGrid(g, block, [&](const uint32_t* piece) {
+            vk::DispatchPiece one{{piece[0], piece[1], piece[2]}, block};
+            return device_->StreamDispatch(stream, *kernel_, pipeline, &one, 1, param_size_,
+                                           in_buffer_, used, n_used, writes);
+        });
+    }
     NVK_ASSIGN_OR_RETURN(GridPieces pieces, CopyPieces(g, block));
     return device_->StreamDispatch(stream, *kernel_, pipeline, pieces.dispatches.data(),
                                    pieces.dispatches.size(), param_size_, in_buffer_, used,
-                                   n_used);
+                                   n_used, writes);
 }
 
 // The pieces of the grid `g` (SplitGrid), each with its own copy of `block`: for

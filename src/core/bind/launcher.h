@@ -108,7 +108,8 @@ class Launcher {
                                       const bool* writes, bool hold, bool host_reads);
     util::Result<uint64_t> EnqueueGrid(vk::StreamState& stream, VkPipeline pipeline,
                                        const uint32_t g[3], uint8_t* block,
-                                       vk::Buffer* const* used, size_t n_used);
+                                       vk::Buffer* const* used, size_t n_used,
+                                       const bool* writes);
     util::Result<GridPieces> CopyPieces(const uint32_t g[3], uint8_t* block);
     template <typename Emit>
     util::Result<uint64_t> SplitGrid(const uint32_t g[3], uint8_t* block, Emit&& emit);

@@ -317,7 +317,7 @@ void InitRuntimeStreams(nb::module_& m) {
         .def("query", [](PyStream& s) {
             RefuseWhileCapturing(s, "query()");
             ThrowIfError(s.device().Usable());
-            return s.device().StreamDone(s.state());
+            return Unwrap(s.device().StreamDone(s.state()));
         })
         .def("synchronize",
              [](PyStream& s) {
@@ -327,8 +327,9 @@ void InitRuntimeStreams(nb::module_& m) {
         .def_prop_ro("capturing", [](PyStream& s) { return s.capture() != nullptr; },
                      "Whether a graph captures the stream's work (graph_capture.h).")
         .def_prop_ro("value",
-                     [](PyStream& s) { return s.state().submitted.load(); },
-                     "The timeline value of the last submission (0: none yet).")
+                     [](PyStream& s) { return s.device().StreamValue(s.state()); },
+                     "The timeline value of the last work enqueued (0: none yet); launches not "
+                     "yet submitted (vk/stream_launch.cc) count.")
         .def_prop_ro("completed",
                      [](PyStream& s) {
                          ThrowIfError(s.device().Usable());

@@ -95,11 +95,13 @@ void InitRuntimeKernels(nb::module_& m, nb::class_<vk::Device>& device_class) {
                 util::Result<uint64_t> value = util::Status::Ok();
                 if (stream != nullptr) {
                     nb::gil_scoped_release release;
-                    // Ordered by the stream's semaphores: nothing for barriers to do.
+                    // Its accesses are unknown (see below): a barrier on both sides
+                    // within the stream's open op.
                     vk::DispatchPiece piece{{g[0], g[1], g[2]}, block.data()};
                     value = d.StreamDispatch(stream->state(), *k.kernel, pipeline, &piece, 1,
                                              static_cast<uint32_t>(block.size()), false,
-                                             used.data(), used.size());
+                                             used.data(), used.size(), nullptr,
+                                             /*opaque=*/true);
                 } else {
                     nb::gil_scoped_release release;
                     // A raw module may reach memory through addresses in `push` that

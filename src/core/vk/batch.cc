@@ -14,7 +14,8 @@
 //     vkQueueSubmit per launch, several times the cost of recording one; it
 //     fills batches instead,
 //   - when it holds kMaxBatch launches,
-//   - when someone waits for it (WaitValue / Synchronize / a copy of a buffer it uses),
+//   - when someone waits for it (WaitValue / Synchronize / a copy of a buffer it uses,
+//     a stream op that uses one of its buffers),
 //   - when its parameter ring is full.
 // Submission n signals the timeline value n, so "the value of the open batch"
 // is always submitted_ + 1. Opening a slot first waits for the value of its
@@ -90,8 +91,8 @@ void Device::RecordBarrier() {
                               0, nullptr);
 }
 
-void Device::OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes) {
-    if (!streams_.empty()) WaitStreamsLocked(used, n);
+util::Status Device::OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes) {
+    if (!streams_.empty()) NVK_RETURN_IF_ERROR(WaitStreamsLocked(used, n));
     bool need = force_barrier_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < n && !need; ++i) {
         const bool w = writes == nullptr || writes[i];
@@ -110,6 +111,7 @@ void Device::OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes
             used[i]->read_epoch = epoch_;
         }
     }
+    return util::Status::Ok();
 }
 
 util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline pipeline,
@@ -133,7 +135,7 @@ util::Result<uint64_t> Device::RecordDispatch(const Kernel& kernel, VkPipeline p
     }
     Slot& slot = slots_[open_slot_];
     VkCommandBuffer cb = slot.cb;
-    OrderAccessLocked(used, n_used, writes);
+    NVK_RETURN_IF_ERROR(OrderAccessLocked(used, n_used, writes));
     if (pipeline != bound_pipeline_) {
         fns_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
         bound_pipeline_ = pipeline;
@@ -186,7 +188,8 @@ uint64_t Device::NowNs() {
 util::Status Device::Flush() {
     NVK_RETURN_IF_ERROR(Usable());
     Lock lock(mu_);
-    return FlushLocked();
+    NVK_RETURN_IF_ERROR(FlushLocked());
+    return FlushStreamsLocked();
 }
 
 util::Status Device::FlushLocked() {
@@ -242,11 +245,15 @@ bool Device::Idle() {
     Lock lock(mu_);
     // Recorded work may wait in the open batch (small writes wait for the launch that
     // follows them): submit it, it is not done.
-    if (open_slot_ >= 0 && open_count_ > 0) {
-        (void)FlushLocked();
-        return false;
+    bool recorded = open_slot_ >= 0 && open_count_ > 0;
+    if (recorded) (void)FlushLocked();
+    for (auto& s : streams_) {  // and so may the streams' launches (stream.cc)
+        if (s->open.active) {
+            (void)FlushStreamLocked(*s);
+            recorded = true;
+        }
     }
-    return IdleLocked() && !StreamsBusyLocked();
+    return !recorded && IdleLocked() && !StreamsBusyLocked();
 }
 
 bool Device::IdleLocked() {
@@ -282,14 +289,19 @@ util::Status Device::Synchronize() {
     {
         Lock lock(mu_);
         NVK_RETURN_IF_ERROR(FlushLocked());
+        NVK_RETURN_IF_ERROR(FlushStreamsLocked());
         value = submitted_;
         for (auto& s : streams_) {
-            if (s->submitted > s->completed.load()) streams.emplace_back(s.get(), s->submitted);
+            if (s->submitted > s->completed.load()) {
+                streams.emplace_back(s.get(), s->submitted);
+            } else {
+                NoteCompleted(s->waited, s->submitted);  // caught up (stream.cc)
+            }
         }
     }
     NVK_RETURN_IF_ERROR(WaitTimeline(value));
     NoteWaited(value);
-    for (auto& [s, v] : streams) NVK_RETURN_IF_ERROR(WaitSemaphore(s->semaphore, s->completed, v));
+    for (auto& [s, v] : streams) NVK_RETURN_IF_ERROR(WaitStream(*s, v));
     std::vector<BufferRef> drop;  // released after the lock: their deleters take it
     Lock lock(mu_);
     for (auto& s : streams_) RecycleLocked(*s, drop);

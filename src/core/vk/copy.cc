@@ -123,7 +123,7 @@ util::Status Device::InlineWrite(Buffer& dst, uint64_t offset, const void* src,
     // The ring is written by the host only, and reused only once this batch is done:
     // no hazard on it. The destination is written by the copy.
     Buffer* used = &dst;
-    OrderAccessLocked(&used, 1, nullptr);
+    NVK_RETURN_IF_ERROR(OrderAccessLocked(&used, 1, nullptr));
     VkBufferCopy region{slot.params_used, offset, nbytes};
     fns_.vkCmdCopyBuffer(slot.cb, slot.params->buffer, dst.buffer, 1, &region);
     slot.params_used += aligned;
@@ -168,9 +168,9 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
         Lock lock(mu_);
         NVK_RETURN_IF_ERROR(OpenBatch(lock));
         if (to_device) {
-            OrderAccessLocked(*staging, buffer);
+            NVK_RETURN_IF_ERROR(OrderAccessLocked(*staging, buffer));
         } else {
-            OrderAccessLocked(buffer, *staging);
+            NVK_RETURN_IF_ERROR(OrderAccessLocked(buffer, *staging));
         }
         VkBufferCopy region{};
         region.size = n;
@@ -228,7 +228,7 @@ util::Result<uint64_t> Device::Copy(Buffer& src, uint64_t src_offset, Buffer& ds
     NVK_RETURN_IF_ERROR(Usable());
     Lock lock(mu_);
     NVK_RETURN_IF_ERROR(OpenBatch(lock));
-    OrderAccessLocked(src, dst);
+    NVK_RETURN_IF_ERROR(OrderAccessLocked(src, dst));
     VkBufferCopy region{src_offset, dst_offset, nbytes};
     fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, src.buffer, dst.buffer, 1, &region);
     const uint64_t value = open_value();

@@ -21,7 +21,8 @@
 //
 // Streams (stream.cc): each has a timeline semaphore of its own; its work goes
 // to other queues where the device has them and is ordered against the rest by
-// semaphore waits (Buffer::stream / stream_value name the last stream use).
+// semaphore waits (Buffer::stream / stream_value name the last stream use). Its
+// launches are batched into an open op, submitted by rules like the batches'.
 //
 // Errors that outlive a call: VK_ERROR_DEVICE_LOST marks the device lost, and
 // every later call fails with Code::kDeviceLost; in a child forked after the
@@ -122,14 +123,31 @@ struct StreamOp {
     std::vector<BufferRef> keep;
 };
 
+// A stream's open op (stream.cc): a command buffer that the stream's latest launches
+// are still being recorded into, submitted later as one op. Its value is the stream's
+// submitted + 1.
+struct StreamBatch {
+    bool active = false;
+    StreamOp op;                   // op.cb is recording while active
+    uint32_t launches = 0;         // grids recorded into it
+    uint32_t params_used = 0;      // bytes of op.params taken
+    VkPipeline bound = VK_NULL_HANDLE;
+    bool barrier_next = false;     // the last launch's accesses are unknown (raw dispatch)
+    std::vector<Buffer*> written, read;  // by its launches since its last barrier
+    std::vector<std::pair<VkSemaphore, uint64_t>> waits;  // what its submission waits for
+};
+
 // A stream's device side. Owned by the device until the process ends (streams
 // dropped by Python are reused), so Buffer::stream never dangles. Guarded by the
-// device's mutex, except `completed` (atomic).
+// device's mutex, except the atomics.
 struct StreamState {
     VkSemaphore semaphore = VK_NULL_HANDLE;
     std::atomic<uint64_t> completed{0};  // last value known complete
     std::atomic<uint64_t> submitted{0};  // last value submitted (written under the mutex)
+    std::atomic<uint64_t> waited{0};     // last value a host wait saw complete
+    uint64_t last_submit_ns = 0;         // steady clock at its last submission
     bool in_use = false;
+    StreamBatch open;                    // launches not yet submitted
     std::deque<StreamOp> in_flight;      // oldest first
     std::vector<StreamOp> free_ops[2];   // by family, for reuse
 };
@@ -270,7 +288,7 @@ class Device {
     void ForceBarrier() { force_barrier_.store(true, std::memory_order_relaxed); }
     // Barriers recorded so far (for tests of the hazard tracking).
     uint64_t barrier_count() const { return barriers_.load(std::memory_order_relaxed); }
-    // Submits the open batch, if any.
+    // Submits the open batch and the streams' open ops, if any.
     util::Status Flush();
     // Waits until the timeline reaches `value` (flushing first when it is the open
     // batch). Interruptible (SetWaitCheck) and bounded by timeout().
@@ -293,7 +311,7 @@ class Device {
     // The timestamp in nanoseconds, waiting for its batch first.
     util::Result<double> ReadTimestampNs(Timestamp& ts);
 
-    // ---- stream.cc: streams ------------------------------------------------------------
+    // ---- stream.cc, stream_launch.cc: streams --------------------------------------------
     // A stream (a free one reused, or a new one). ReleaseStream gives it back; its
     // work goes on and is never waited for by the release.
     util::Result<StreamState*> AcquireStream();
@@ -303,16 +321,25 @@ class Device {
     util::Status StreamCopy(StreamState& stream, Buffer& src, Buffer& dst,
                             const VkBufferCopy* regions, size_t n_regions);
     // Enqueues the dispatches `pieces` of `pipeline` (one grid) on `stream` (the second
-    // compute queue where there is one); like RecordDispatch otherwise. Returns the
-    // stream's timeline value it completes at.
+    // compute queue where there is one): appended to the stream's open op, which is
+    // submitted by the rules of stream.cc; like RecordDispatch otherwise (`writes`,
+    // null: every buffer written, decides the barriers between launches of one op).
+    // `opaque`: the kernel may touch memory `used` does not list (a raw module),
+    // so it gets a barrier on both sides. Returns the stream's timeline value it
+    // completes at (that of the open op).
     util::Result<uint64_t> StreamDispatch(StreamState& stream, const Kernel& kernel,
                                           VkPipeline pipeline, const DispatchPiece* pieces,
                                           size_t n_pieces, uint32_t size, bool in_buffer,
-                                          Buffer* const* used, size_t n_used);
+                                          Buffer* const* used, size_t n_used,
+                                          const bool* writes = nullptr, bool opaque = false);
     // Records a timestamp after the work enqueued on `stream` so far.
     util::Result<TimestampRef> StreamTimestamp(StreamState& stream);
-    // Whether everything enqueued on `stream` has finished (never waits).
-    bool StreamDone(StreamState& stream);
+    // Whether everything enqueued on `stream` has finished (never waits; submits the
+    // stream's open op, so that it does finish).
+    util::Result<bool> StreamDone(StreamState& stream);
+    // The stream's value of the last work enqueued: its open op's, if any, else that
+    // of its last submission (0: none yet).
+    uint64_t StreamValue(StreamState& stream);
     // The last value of the stream's timeline known complete (asks the semaphore).
     uint64_t StreamCompleted(StreamState& stream) { return PollStream(stream); }
     // Waits for everything enqueued on `stream` so far (interruptible, bounded).
@@ -381,11 +408,12 @@ class Device {
     // Records a barrier before the next command if it reads or writes something an
     // earlier command wrote, or writes something an earlier command read, since the
     // last barrier; then notes its accesses. `writes` null: every buffer written.
-    void OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes);
-    void OrderAccessLocked(Buffer& read, Buffer& written) {
+    // Fails only where a stream's open op that uses one of them fails to submit.
+    util::Status OrderAccessLocked(Buffer* const* used, size_t n, const bool* writes);
+    util::Status OrderAccessLocked(Buffer& read, Buffer& written) {
         Buffer* both[2] = {&read, &written};
         const bool w[2] = {false, true};
-        OrderAccessLocked(both, 2, w);
+        return OrderAccessLocked(both, 2, w);
     }
     uint64_t open_value() const { return submitted_ + 1; }  // the open batch's value
     static void MarkUsed(Buffer& buffer, uint64_t value);   // under mu_
@@ -403,26 +431,51 @@ class Device {
     util::Status TakeQueryLocked(Lock& lock, bool open_batch);
 
     // stream.cc
-    // The waits a stream submission touching `used` needs, and their bookkeeping.
     using Waits = std::vector<std::pair<VkSemaphore, uint64_t>>;
+    // Adds a wait for `semaphore` >= `value` (raising one already there).
+    static void AddWait(Waits& waits, VkSemaphore semaphore, uint64_t value);
+    // The waits a new op of `s` touching `used` needs: the stream's previous op and
+    // BufferWaitsLocked. Every value named is submitted (open ops are submitted first).
     util::Status StreamWaitsLocked(StreamState& s, Buffer* const* used, size_t n, Waits& waits);
+    // Adds to `waits` what `s` must wait for before it uses `used`: other streams and
+    // batches of the device that still use them (submitting them first if open).
+    util::Status BufferWaitsLocked(StreamState& s, Buffer* const* used, size_t n, Waits& waits);
     // Adds to the open batch the waits for streams that still use `used`.
-    void WaitStreamsLocked(Buffer* const* used, size_t n);
-    // Submits one op on `s`: `record` fills its command buffer.
-    // Waits (dropping the lock) until `s` has room for one more op in flight.
-    util::Status ReserveStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop);
+    util::Status WaitStreamsLocked(Buffer* const* used, size_t n);
+    // Submits the open op of `s` and waits (dropping the lock) until `s` has room
+    // for one more op in flight; returns with both true and the lock held.
+    util::Status ReadyStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop);
+    // A command buffer of `family` for an op of `s` (reused or new), begun.
+    util::Result<StreamOp> TakeOpLocked(StreamState& s, int family, std::vector<BufferRef>& drop);
+    // Waits (no lock held) until `s` reaches `value`, which must be submitted.
+    util::Status WaitStream(StreamState& s, uint64_t value);
     // One vkQueueSubmit of `cb` that waits for `waits` and signals `signal` = `value`.
     util::Status SubmitOneLocked(VkQueue queue, VkCommandBuffer cb, const Waits& waits,
                                  VkSemaphore signal, uint64_t value);
+    // Submits one op on `s` (after its open op): `record` fills its command buffer.
     util::Result<uint64_t> SubmitStreamLocked(Lock& lock, StreamState& s, VkQueue queue,
                                               int family, Buffer* const* used, size_t n_used,
                                               const std::function<util::Status(StreamOp&)>& record,
                                               std::vector<BufferRef>& drop);
+    // stream_launch.cc: the open op that a stream's launches are batched into.
+    // Opens an op on `s` for launches unless one is open; may drop the lock to wait
+    // for room (kStreamInFlight), so callers re-read the state after it.
+    util::Status OpenStreamBatchLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop);
+    // Submits the open op of `s`, if any (never drops the lock). If the submission
+    // fails, its launches are dropped (the error says so to the caller).
+    util::Status FlushStreamLocked(StreamState& s);
+    util::Status FlushStreamsLocked();  // every stream's open op
+    // Whether the open op of `s` goes out at once after a launch.
+    bool StreamSubmitNowLocked(StreamState& s);
     util::Status EnsureQueryPoolLocked();
     // Moves the completed ops of `s` to its free lists; their kept buffers go to `drop`
     // (released by the caller after unlocking: a deleter takes the lock).
     void RecycleLocked(StreamState& s, std::vector<BufferRef>& drop);
     uint64_t PollStream(StreamState& s);
+    // The value after which `s` uses nothing recorded so far (its open op's, if any).
+    static uint64_t StreamLastLocked(const StreamState& s) {
+        return s.open.active ? s.submitted.load() + 1 : s.submitted.load();
+    }
     bool StreamsBusyLocked();
 
     // wait.cc: waits without any lock held, in slices; checks interrupts and the timeout.

@@ -105,10 +105,12 @@ void Device::DestroyBuffer(Buffer* buffer) {
 void Device::Retire(std::function<void()> destroy) {
     if (Forked()) return;  // leak: the driver is the parent's (fork.h)
     Lock lock(mu_);
-    // Streams' work in flight may use it too (a kernel's pipelines): wait for theirs.
+    // Streams' work in flight may use it too (a kernel's pipelines), and so may the
+    // launches of their open ops (stream.cc): wait for theirs.
     std::vector<std::pair<StreamState*, uint64_t>> streams;
     for (auto& s : streams_) {
-        if (s->submitted > s->completed.load()) streams.emplace_back(s.get(), s->submitted);
+        const uint64_t last = StreamLastLocked(*s);
+        if (last > s->completed.load()) streams.emplace_back(s.get(), last);
     }
     if (!streams.empty() && !lost_.load()) {
         retired_.push_back({open_slot_ >= 0 ? open_value() : submitted_, std::move(streams),

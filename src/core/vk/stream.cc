@@ -1,8 +1,11 @@
 // Streams: ordered sequences of copies and launches that overlap with each other.
 //
-// Each stream has a timeline semaphore. Every operation on a stream (a copy, a
-// launch of one grid, a timestamp) is one submission that signals the stream's
-// next value and waits, on the device, for
+//   launch ─▶ open op of the stream ─submit─▶ kernel queue ─▶ stream timeline = v
+//   copy, timestamp, graph replay ─▶ (open op submitted first) ─▶ one op ─▶ v + 1
+//
+// Each stream has a timeline semaphore. Every operation on a stream is one
+// submission (an op) that signals the stream's next value and waits, on the device,
+// for
 //   - the stream's previous value (its operations run in order, also when they
 //     go to different queues: copies and kernels),
 //   - for each buffer it uses, the stream that last used the buffer
@@ -17,6 +20,11 @@
 // order memory too (a full dependency), so no barriers are needed across them.
 // Host accesses (Device::WaitBuffer) wait for both.
 //
+// Launches are batched (stream_launch.cc): a stream has at most one open op, which
+// its launches are appended to. Its value is submitted + 1 while it is open, and
+// it is submitted before any other op of the stream and before anything waits for
+// its value (the invariant above holds).
+//
 // Queues (device.cc): copies go to a queue of a transfer-only family (the copy
 // engines of a discrete GPU) where the device has one, kernels and timestamps to
 // a second queue of the compute family where it has one; otherwise both go to
@@ -24,16 +32,20 @@
 // Buffers are shared between the families (VK_SHARING_MODE_CONCURRENT).
 //
 // Launch graphs (graph.cc) submit a command buffer of their own as one op
-// (SubmitRecorded): ordered, and keeping its buffers alive, like any other.
+// (SubmitRecorded): ordered, and keeping its buffers alive, like any other. A
+// graph's capture records into the graph, never into the stream.
 //
-// Lifetime: an op keeps the buffers it uses alive (StreamOp::keep) until it is
-// seen complete (RecycleLocked: at the stream's next op, query, synchronize, or
-// the device's synchronize), so a buffer dropped by Python meanwhile is neither
-// reused nor destroyed under it. StreamStates live until the process ends; a
-// stream dropped by Python is reused by the next one (AcquireStream).
+// Lifetime: an op keeps the buffers it uses alive (StreamOp::keep, from the launch
+// that first uses them in an open op) until it is seen complete (RecycleLocked: at
+// the stream's next op, query, synchronize, or the device's synchronize), so a
+// buffer dropped by Python meanwhile is neither reused nor destroyed under it.
+// StreamStates live until the process ends; a stream dropped by Python is reused
+// by the next one (AcquireStream).
 //
 // Threads: everything runs under the device's mutex (one lock for every queue,
-// which Vulkan requires to be externally synchronised); waits drop it.
+// which Vulkan requires to be externally synchronised); waits drop it, and the
+// state is read again after them (another thread may have opened or submitted an
+// op of the same stream meanwhile).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -44,10 +56,7 @@
 
 namespace nvk::vk {
 
-namespace {
-
-void AddWait(std::vector<std::pair<VkSemaphore, uint64_t>>& waits, VkSemaphore semaphore,
-             uint64_t value) {
+void Device::AddWait(Waits& waits, VkSemaphore semaphore, uint64_t value) {
     for (auto& w : waits) {
         if (w.first == semaphore) {
             w.second = std::max(w.second, value);
@@ -56,8 +65,6 @@ void AddWait(std::vector<std::pair<VkSemaphore, uint64_t>>& waits, VkSemaphore s
     }
     waits.emplace_back(semaphore, value);
 }
-
-}  // namespace
 
 uint64_t Device::PollStream(StreamState& s) { return Poll(s.semaphore, s.completed); }
 
@@ -88,7 +95,10 @@ util::Result<StreamState*> Device::AcquireStream() {
 void Device::ReleaseStream(StreamState* stream) {
     if (stream == nullptr || !Usable().ok()) return;
     Lock lock(mu_);
-    stream->in_use = false;  // its work goes on; the next AcquireStream may take it
+    // Its work goes on (nobody may be left to submit it); the next AcquireStream may
+    // take it. A failure here has no caller to tell: the device is likely lost.
+    (void)FlushStreamLocked(*stream);
+    stream->in_use = false;
 }
 
 void Device::RecycleLocked(StreamState& s, std::vector<BufferRef>& drop) {
@@ -105,32 +115,39 @@ void Device::RecycleLocked(StreamState& s, std::vector<BufferRef>& drop) {
 
 bool Device::StreamsBusyLocked() {
     for (auto& s : streams_) {
+        if (s->open.active) return true;
         if (s->submitted > s->completed.load() && s->submitted > PollStream(*s)) return true;
     }
     return false;
 }
 
-void Device::WaitStreamsLocked(Buffer* const* used, size_t n) {
+util::Status Device::WaitStreamsLocked(Buffer* const* used, size_t n) {
     for (size_t i = 0; i < n; ++i) {
         Buffer& b = *used[i];
         if (b.stream == nullptr) continue;
+        if (b.stream_value > b.stream->submitted) {  // in the stream's open op
+            NVK_RETURN_IF_ERROR(FlushStreamLocked(*b.stream));
+        }
         if (b.stream_value <= b.stream->completed.load() || b.stream_value <= PollStream(*b.stream)) {
             b.stream = nullptr;  // done: later work need not look again
             continue;
         }
         AddWait(slots_[open_slot_].waits, b.stream->semaphore, b.stream_value);
     }
+    return util::Status::Ok();
 }
 
-util::Status Device::StreamWaitsLocked(StreamState& s, Buffer* const* used, size_t n,
+util::Status Device::BufferWaitsLocked(StreamState& s, Buffer* const* used, size_t n,
                                        Waits& waits) {
-    if (s.submitted > s.completed.load()) AddWait(waits, s.semaphore, s.submitted);
     for (size_t i = 0; i < n; ++i) {
         Buffer& b = *used[i];
         if (b.stream != nullptr && b.stream != &s) {
-            if (b.stream_value > b.stream->completed.load() &&
-                b.stream_value > PollStream(*b.stream)) {
-                AddWait(waits, b.stream->semaphore, b.stream_value);
+            StreamState& other = *b.stream;
+            if (b.stream_value > other.submitted) {  // in the other stream's open op
+                NVK_RETURN_IF_ERROR(FlushStreamLocked(other));
+            }
+            if (b.stream_value > other.completed.load() && b.stream_value > PollStream(other)) {
+                AddWait(waits, other.semaphore, b.stream_value);
             }
         }
         const uint64_t last = b.last_use.load();
@@ -142,8 +159,56 @@ util::Status Device::StreamWaitsLocked(StreamState& s, Buffer* const* used, size
     return util::Status::Ok();
 }
 
-util::Status Device::ReserveStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop) {
+util::Status Device::StreamWaitsLocked(StreamState& s, Buffer* const* used, size_t n,
+                                       Waits& waits) {
+    if (s.submitted > s.completed.load()) AddWait(waits, s.semaphore, s.submitted);
+    return BufferWaitsLocked(s, used, n, waits);
+}
+
+util::Status Device::WaitStream(StreamState& s, uint64_t value) {
+    NVK_RETURN_IF_ERROR(WaitSemaphore(s.semaphore, s.completed, value));
+    NoteCompleted(s.waited, value);  // the host caught up with it (StreamSubmitNowLocked)
+    return util::Status::Ok();
+}
+
+util::Result<StreamOp> Device::TakeOpLocked(StreamState& s, int family,
+                                            std::vector<BufferRef>& drop) {
+    StreamOp op;
+    auto& free = s.free_ops[family];
+    if (!free.empty()) {
+        op = std::move(free.back());
+        free.pop_back();
+        // An op whose submission failed comes back with its buffers still kept.
+        for (auto& b : op.keep) drop.push_back(std::move(b));
+        op.keep.clear();
+        util::Status reset = Checked(fns_.vkResetCommandBuffer(op.cb, 0), "vkResetCommandBuffer");
+        if (!reset.ok()) {
+            free.push_back(std::move(op));
+            return reset;
+        }
+    } else {
+        VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        info.commandPool = family == 1 ? transfer_pool_ : command_pool_;
+        info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        info.commandBufferCount = 1;
+        NVK_RETURN_IF_ERROR(
+            Checked(fns_.vkAllocateCommandBuffers(device_, &info, &op.cb), "vkAllocateCommandBuffers"));
+        op.family = family;
+    }
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    util::Status begun =
+        Checked(fns_.vkBeginCommandBuffer(op.cb, &begin), "vkBeginCommandBuffer");
+    if (!begun.ok()) {
+        free.push_back(std::move(op));  // reset again before its next use
+        return begun;
+    }
+    return op;
+}
+
+util::Status Device::ReadyStreamLocked(Lock& lock, StreamState& s, std::vector<BufferRef>& drop) {
     for (;;) {
+        NVK_RETURN_IF_ERROR(FlushStreamLocked(s));
         RecycleLocked(s, drop);
         if (s.in_flight.size() < kStreamInFlight) return util::Status::Ok();
         const uint64_t oldest = s.in_flight.front().value;
@@ -157,24 +222,10 @@ util::Status Device::ReserveStreamLocked(Lock& lock, StreamState& s, std::vector
 util::Result<uint64_t> Device::SubmitStreamLocked(
     Lock& lock, StreamState& s, VkQueue queue, int family, Buffer* const* used, size_t n_used,
     const std::function<util::Status(StreamOp&)>& record, std::vector<BufferRef>& drop) {
-    NVK_RETURN_IF_ERROR(ReserveStreamLocked(lock, s, drop));
+    NVK_RETURN_IF_ERROR(ReadyStreamLocked(lock, s, drop));
     Waits waits;
     NVK_RETURN_IF_ERROR(StreamWaitsLocked(s, used, n_used, waits));
-    StreamOp op;
-    auto& free = s.free_ops[family];
-    if (!free.empty()) {
-        op = std::move(free.back());
-        free.pop_back();
-        NVK_RETURN_IF_ERROR(Checked(fns_.vkResetCommandBuffer(op.cb, 0), "vkResetCommandBuffer"));
-    } else {
-        VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        info.commandPool = family == 1 ? transfer_pool_ : command_pool_;
-        info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        info.commandBufferCount = 1;
-        NVK_RETURN_IF_ERROR(
-            Checked(fns_.vkAllocateCommandBuffers(device_, &info, &op.cb), "vkAllocateCommandBuffers"));
-        op.family = family;
-    }
+    NVK_ASSIGN_OR_RETURN(StreamOp op, TakeOpLocked(s, family, drop));
     // On any failure below, the op goes back to the free list (its buffer is reset
     // before reuse).
     struct Keep {
@@ -185,15 +236,13 @@ util::Result<uint64_t> Device::SubmitStreamLocked(
             if (!submitted) s.free_ops[op.family].push_back(std::move(op));
         }
     } keep{s, op};
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    NVK_RETURN_IF_ERROR(Checked(fns_.vkBeginCommandBuffer(op.cb, &begin), "vkBeginCommandBuffer"));
     NVK_RETURN_IF_ERROR(record(op));
     NVK_RETURN_IF_ERROR(Checked(fns_.vkEndCommandBuffer(op.cb), "vkEndCommandBuffer"));
 
     const uint64_t value = s.submitted + 1;
     NVK_RETURN_IF_ERROR(SubmitOneLocked(queue, op.cb, waits, s.semaphore, value));
     s.submitted = value;
+    s.last_submit_ns = NowNs();
     op.value = value;
     for (size_t i = 0; i < n_used; ++i) {
         Buffer& b = *used[i];
@@ -208,30 +257,47 @@ util::Result<uint64_t> Device::SubmitStreamLocked(
 
 util::Status Device::SubmitOneLocked(VkQueue queue, VkCommandBuffer cb, const Waits& waits,
                                      VkSemaphore signal, uint64_t value) {
-    std::vector<VkSemaphore> sems;
-    std::vector<uint64_t> values;
-    std::vector<VkPipelineStageFlags> stages;
-    for (const auto& [sem, v] : waits) {
-        sems.push_back(sem);
-        values.push_back(v);
-        stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    constexpr size_t kStackWaits = 8;
+    VkSemaphore stack_sems[kStackWaits];
+    uint64_t stack_values[kStackWaits];
+    VkPipelineStageFlags stack_stages[kStackWaits];
+    std::vector<VkSemaphore> heap_sems;
+    std::vector<uint64_t> heap_values;
+    std::vector<VkPipelineStageFlags> heap_stages;
+    VkSemaphore* sems = stack_sems;
+    uint64_t* values = stack_values;
+    VkPipelineStageFlags* stages = stack_stages;
+    if (waits.size() > kStackWaits) {
+        heap_sems.resize(waits.size());
+        heap_values.resize(waits.size());
+        heap_stages.resize(waits.size());
+        sems = heap_sems.data();
+        values = heap_values.data();
+        stages = heap_stages.data();
+    }
+    for (size_t i = 0; i < waits.size(); ++i) {
+        sems[i] = waits[i].first;
+        values[i] = waits[i].second;
+        stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     }
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    timeline.waitSemaphoreValueCount = static_cast<uint32_t>(values.size());
-    timeline.pWaitSemaphoreValues = values.data();
+    timeline.waitSemaphoreValueCount = static_cast<uint32_t>(waits.size());
+    timeline.pWaitSemaphoreValues = values;
     timeline.signalSemaphoreValueCount = 1;
     timeline.pSignalSemaphoreValues = &value;
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.pNext = &timeline;
-    submit.waitSemaphoreCount = static_cast<uint32_t>(sems.size());
-    submit.pWaitSemaphores = sems.data();
-    submit.pWaitDstStageMask = stages.data();
+    submit.waitSemaphoreCount = static_cast<uint32_t>(waits.size());
+    submit.pWaitSemaphores = sems;
+    submit.pWaitDstStageMask = stages;
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cb;
     submit.signalSemaphoreCount = 1;
     submit.pSignalSemaphores = &signal;
     return Checked(fns_.vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
 }
+
+// ---- other ops ---------------------------------------------------------------------
 
 util::Result<uint64_t> Device::SubmitRecorded(StreamState& s, VkCommandBuffer cb,
                                               const std::vector<BufferRef>& buffers,
@@ -252,12 +318,13 @@ util::Result<uint64_t> Device::SubmitRecorded(StreamState& s, VkCommandBuffer cb
     }
     for (size_t i = 0; i < buffers.size(); ++i) used[i] = buffers[i].get();
     Lock lock(mu_);
-    NVK_RETURN_IF_ERROR(ReserveStreamLocked(lock, s, drop));
+    NVK_RETURN_IF_ERROR(ReadyStreamLocked(lock, s, drop));
     Waits waits;
     NVK_RETURN_IF_ERROR(StreamWaitsLocked(s, used, buffers.size(), waits));
     const uint64_t value = s.submitted + 1;
     NVK_RETURN_IF_ERROR(SubmitOneLocked(kernel_queue_, cb, waits, s.semaphore, value));
     s.submitted = value;
+    s.last_submit_ns = NowNs();
     StreamOp op;  // cb stays null: the command buffer is the graph's
     op.value = value;
     op.keep.reserve(buffers.size() + 1);
@@ -303,48 +370,6 @@ util::Status Device::StreamCopy(StreamState& stream, Buffer& src, Buffer& dst,
         .status();
 }
 
-util::Result<uint64_t> Device::StreamDispatch(StreamState& stream, const Kernel& kernel,
-                                              VkPipeline pipeline, const DispatchPiece* pieces,
-                                              size_t n_pieces, uint32_t size, bool in_buffer,
-                                              Buffer* const* used, size_t n_used) {
-    NVK_RETURN_IF_ERROR(Usable());
-    const uint32_t aligned = (size + 15u) & ~15u;
-    if (in_buffer && uint64_t{aligned} * n_pieces > kParamArenaBytes) {
-        return util::Unsupported("a stream launch's parameter blocks (" +
-                                 std::to_string(n_pieces) + " x " + std::to_string(size) +
-                                 " bytes) exceed the limit of " + std::to_string(kParamArenaBytes));
-    }
-    std::vector<BufferRef> drop;
-    Lock lock(mu_);
-    auto record = [&](StreamOp& op) -> util::Status {
-        if (in_buffer && !op.params) {
-            NVK_ASSIGN_OR_RETURN(op.params, AllocateHost(kParamArenaBytes));
-        }
-        fns_.vkCmdBindPipeline(op.cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-        const uint32_t push_size = kernel.push_size();
-        for (size_t i = 0; i < n_pieces; ++i) {
-            if (in_buffer) {
-                const uint64_t at = i * aligned;
-                std::memcpy(op.params->mapped + at, pieces[i].params, size);
-                const uint64_t address = op.params->address + at;
-                if (push_size >= 8) {
-                    fns_.vkCmdPushConstants(op.cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                            8, &address);
-                }
-            } else if (push_size > 0 && size > 0) {
-                const uint32_t n = std::min(push_size, (size + 3u) & ~3u);
-                fns_.vkCmdPushConstants(op.cb, kernel.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, n,
-                                        pieces[i].params);
-            }
-            // The pieces of one grid are independent workgroups: no barrier between them.
-            fns_.vkCmdDispatch(op.cb, pieces[i].groups[0], pieces[i].groups[1],
-                               pieces[i].groups[2]);
-        }
-        return util::Status::Ok();
-    };
-    return SubmitStreamLocked(lock, stream, kernel_queue_, 0, used, n_used, record, drop);
-}
-
 util::Result<TimestampRef> Device::StreamTimestamp(StreamState& stream) {
     NVK_RETURN_IF_ERROR(Usable());
     if (info_.timestamp_bits == 0) {
@@ -354,11 +379,12 @@ util::Result<TimestampRef> Device::StreamTimestamp(StreamState& stream) {
     std::vector<BufferRef> drop;
     Lock lock(mu_);
     NVK_RETURN_IF_ERROR(EnsureQueryPoolLocked());
-    // Room on the stream and a free query, without dropping the lock in between.
+    // The open op submitted, room on the stream and a free query, without dropping the
+    // lock in between.
     for (;;) {
-        NVK_RETURN_IF_ERROR(ReserveStreamLocked(lock, stream, drop));
+        NVK_RETURN_IF_ERROR(ReadyStreamLocked(lock, stream, drop));
         NVK_RETURN_IF_ERROR(TakeQueryLocked(lock, /*open_batch=*/false));
-        if (stream.in_flight.size() < kStreamInFlight) break;
+        if (!stream.open.active && stream.in_flight.size() < kStreamInFlight) break;
     }
     auto ts = std::make_shared<Timestamp>();
     ts->query = next_query_;
@@ -376,9 +402,17 @@ util::Result<TimestampRef> Device::StreamTimestamp(StreamState& stream) {
     return ts;
 }
 
-bool Device::StreamDone(StreamState& stream) {
+// ---- the host's view ---------------------------------------------------------------
+
+uint64_t Device::StreamValue(StreamState& stream) {
+    Lock lock(mu_);
+    return StreamLastLocked(stream);
+}
+
+util::Result<bool> Device::StreamDone(StreamState& stream) {
     std::vector<BufferRef> drop;
     Lock lock(mu_);
+    NVK_RETURN_IF_ERROR(FlushStreamLocked(stream));  // not done, but then it will be
     RecycleLocked(stream, drop);
     return stream.submitted <= stream.completed.load() || stream.submitted <= PollStream(stream);
 }
@@ -388,9 +422,10 @@ util::Status Device::StreamSynchronize(StreamState& stream) {
     uint64_t value = 0;
     {
         Lock lock(mu_);
+        NVK_RETURN_IF_ERROR(FlushStreamLocked(stream));
         value = stream.submitted;
     }
-    NVK_RETURN_IF_ERROR(WaitSemaphore(stream.semaphore, stream.completed, value));
+    NVK_RETURN_IF_ERROR(WaitStream(stream, value));
     std::vector<BufferRef> drop;
     Lock lock(mu_);
     RecycleLocked(stream, drop);
@@ -407,9 +442,12 @@ util::Status Device::WaitBuffer(const Buffer& buffer) {
         Lock lock(mu_);
         stream = buffer.stream;
         value = buffer.stream_value;
+        if (stream != nullptr && value > stream->submitted) {  // in the stream's open op
+            NVK_RETURN_IF_ERROR(FlushStreamLocked(*stream));
+        }
     }
     if (stream == nullptr) return util::Status::Ok();
-    return WaitSemaphore(stream->semaphore, stream->completed, value);
+    return WaitStream(*stream, value);
 }
 
 bool Device::BufferIdle(const Buffer& buffer) {
@@ -417,8 +455,14 @@ bool Device::BufferIdle(const Buffer& buffer) {
     const uint64_t last = buffer.last_use.load();
     if (last > completed_.load() && last > PollCompleted()) return false;
     StreamState* s = buffer.stream;
-    return s == nullptr || buffer.stream_value <= s->completed.load() ||
-           buffer.stream_value <= PollStream(*s);
+    if (s == nullptr) return true;
+    if (buffer.stream_value > s->submitted) {
+        // In the stream's open op: submit it, so that a caller polling for the buffer
+        // sees it idle eventually (if the submission fails, the marks are gone).
+        (void)FlushStreamLocked(*s);
+        return false;
+    }
+    return buffer.stream_value <= s->completed.load() || buffer.stream_value <= PollStream(*s);
 }
 
 }  // namespace nvk::vk

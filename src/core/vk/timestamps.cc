@@ -103,7 +103,7 @@ util::Result<double> Device::ReadTimestampNs(Timestamp& ts) {
         if (ts.resolved) return ts.ns;
     }
     if (ts.stream != nullptr) {
-        NVK_RETURN_IF_ERROR(WaitSemaphore(ts.stream->semaphore, ts.stream->completed, ts.value));
+        NVK_RETURN_IF_ERROR(WaitStream(*ts.stream, ts.value));
     } else {
         NVK_RETURN_IF_ERROR(WaitValue(ts.value));
     }

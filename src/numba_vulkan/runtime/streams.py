@@ -2,8 +2,10 @@
 other, and points in them the device timestamps.
 
 The device side is in C++ (src/core/vk/stream.cc, timestamps.cc): a timeline semaphore per
-stream, one submission per operation that waits for the stream's previous one and for
-whatever else still uses its buffers (other streams, and work outside streams), copies on
+stream; consecutive launches on a stream share one submission (an open command buffer,
+submitted at once when the stream is idle, else when full or when anything waits for it),
+and every submission waits for the stream's previous one and for whatever else still uses
+its buffers (other streams, and work outside streams), copies on
 the transfer queue and kernels on a second compute queue where the device has them. This
 module adds the host side: the host work due once a stream has passed a point (copies out
 of staging buffers, runtime/copies.py) is kept in order per stream and run by whichever
