@@ -12,25 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from streams_support import slow_fill
 
 import numba_vulkan as nv
 from numba_vulkan.runtime import copies, streams
 
 N = 4096
-
-
-@nv.jit
-def _slow_fill(x, rounds):
-    # x[i] = i + rounds, the long way round: keeps the device busy for a while.
-    i = nv.global_id(0)
-    if i < x.size:
-        acc = np.int64(0)
-        for r in range(rounds):
-            acc = (acc * 7 + i + r) % 1000003
-        if acc == -1:  # never (acc >= 0), but the loop must run to know
-            x[i] = 0
-        else:
-            x[i] = i + rounds
 
 
 @nv.jit
@@ -55,7 +42,7 @@ def test_two_streams_with_a_dependency_through_a_buffer(device):
     a, b = nv.stream(), nv.stream()
     x = nv.device_array(N, np.int64)
     y = nv.device_array(N, np.int64)
-    _slow_fill.forall(N, stream=a)(x, 2000)
+    slow_fill.forall(N, stream=a)(x, 2000)
     _plus_one.forall(N, stream=b)(x, y)  # reads x: waits for stream a
     out = y.copy_to_host(stream=b)
     b.synchronize()
@@ -71,7 +58,7 @@ def test_query_before_and_after(device):
     start = s.value
     n, rounds = _busy()
     x = nv.device_array(n, np.int64)
-    _slow_fill.forall(n, stream=s)(x, rounds)
+    slow_fill.forall(n, stream=s)(x, rounds)
     assert s.value == start + 1
     assert not s.query()  # a second's worth of loops on lavapipe: not done yet
     s.synchronize()
@@ -134,11 +121,11 @@ def test_pageable_data_is_there_when_the_copy_returns(device):
     s = nv.stream()
     n, rounds = _busy()
     x = nv.device_array(n, np.int64)
-    _slow_fill.forall(n, stream=s)(x, rounds)
+    slow_fill.forall(n, stream=s)(x, rounds)
     out = np.full(n, -1, np.int64)
     x.copy_to_host(out=out, stream=s)
     assert out[0] == rounds and out[-1] == n - 1 + rounds
-    _slow_fill.forall(n, stream=s)(x, rounds + 1)
+    slow_fill.forall(n, stream=s)(x, rounds + 1)
     pinned = nv.pinned_array(n, np.int64)
     pinned[:] = -1
     x.copy_to_host(out=pinned, stream=s)
@@ -170,7 +157,7 @@ def test_events_recorded_on_streams(device):
     n, rounds = _busy(1 << 14, 2000)
     x = nv.device_array(n, np.int64)
     start.record(s)
-    _slow_fill.forall(n, stream=s)(x, rounds)
+    slow_fill.forall(n, stream=s)(x, rounds)
     end.record(s)
     end.synchronize()
     assert end.query() and start.query()
@@ -187,16 +174,16 @@ def test_default_work_after_stream_work_sees_its_results(device):
     s = nv.stream()
     n, rounds = _busy(1 << 14, 2000)
     x = nv.device_array(n, np.int64)
-    _slow_fill.forall(n, stream=s)(x, rounds)
+    slow_fill.forall(n, stream=s)(x, rounds)
     _double.forall(n)(x)  # outside streams: waits for the stream's use of x
     np.testing.assert_array_equal(x.copy_to_host(), 2 * (np.arange(n) + rounds))
     # And the other way round: stream work after default work on the same buffer.
-    _slow_fill.forall(n)(x, rounds)
+    slow_fill.forall(n)(x, rounds)
     out = x.copy_to_host(stream=s)
     s.synchronize()
     np.testing.assert_array_equal(out, np.arange(n) + rounds)
     # A mapped or staged host read outside streams waits for the stream.
-    _slow_fill.forall(n, stream=s)(x, rounds + 1)
+    slow_fill.forall(n, stream=s)(x, rounds + 1)
     assert x[n - 1] == n - 1 + rounds + 1
 
 

@@ -15,24 +15,11 @@ import time
 import numpy as np
 import pytest
 from numba import int64
+from streams_support import slow_fill
 
 import numba_vulkan as nv
 
 N = 2048
-
-
-@nv.jit
-def _slow_fill(x, rounds):
-    # x[i] = i + rounds, the long way round: keeps the device busy for a while.
-    i = nv.global_id(0)
-    if i < x.size:
-        acc = np.int64(0)
-        for r in range(rounds):
-            acc = (acc * 7 + i + r) % 1000003
-        if acc == -1:  # never (acc >= 0), but the loop must run to know
-            x[i] = 0
-        else:
-            x[i] = i + rounds
 
 
 @nv.jit
@@ -70,7 +57,7 @@ def _busy(stream):
     stream.synchronize()  # caught up: the next launch goes out at once
     n, rounds = 1 << 15, 3000
     big = nv.device_array(n, np.int64)
-    _slow_fill.forall(n, stream=stream)(big, rounds)
+    slow_fill.forall(n, stream=stream)(big, rounds)
     return big
 
 
