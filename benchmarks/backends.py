@@ -1,6 +1,7 @@
 """The GPU programming models the benchmarks compare (numba_vulkan, numba.cuda), behind one
 interface, and the description of the machine and versions every result file records."""
 
+import json
 import os
 import platform
 import shutil
@@ -241,3 +242,13 @@ def synced_median_time(run, sync, repeats):
     run()
     sync()
     return median_time(lambda: (run(), sync()), repeats)
+
+
+def report(result, path=None, show=True):
+    """Print `result` as JSON (unless not `show`) and, given `path`, write it there too."""
+    text = json.dumps(result, indent=1)
+    if show:
+        print(text)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")

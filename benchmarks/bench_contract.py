@@ -14,7 +14,6 @@ exact kernel's Mandelbrot is checked against numba.njit of the same loop, bit fo
 
 import argparse
 import datetime
-import json
 import math
 import os
 import sys
@@ -27,6 +26,7 @@ from backends import (  # noqa: E402
     VulkanBackend,
     cpu_name,
     driver_version,
+    report,
     synced_median_time,
     versions,
 )
@@ -148,11 +148,7 @@ def main(argv=None):
             out[cls.name] = {"error": f"{type(e).__name__}: {e}"}
             continue
         out[backend.name] = run(backend, args)
-    text = json.dumps(out, indent=1)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    report(out, args.out)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from backends import median_time  # noqa: E402
+from backends import median_time, report  # noqa: E402
 
 
 def overhead(tasks, chunk, repeats):
@@ -297,13 +297,8 @@ def main(argv=None):
                                      args.fresh_cache)
     if "gpu" in parts:
         results["gpu"] = gpu(args.gib, args.chunk_gib, args.repeats, args.dask_threads)
-    text = json.dumps(results, indent=1)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    if args.json:
-        print(text)
-    else:
+    report(results, args.out, show=args.json)
+    if not args.json:
         for part, values in results.items():
             if isinstance(values, dict):
                 for k, v in values.items():

@@ -19,7 +19,6 @@ Every run checks the array afterwards (each kernel adds 1).
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -30,6 +29,9 @@ os.environ.setdefault("NUMBA_VULKAN_CACHE", "0")
 os.environ.setdefault("NUMBA_CACHE_DIR", "/nonexistent-numba-cache")
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import report  # noqa: E402
 
 N = 256  # elements: one workgroup of 256 invocations
 
@@ -247,11 +249,7 @@ def main():
         "cupy": _optional("cupy", bench_cupy, args.chain, args.repeats),
         "torch": _optional("torch", bench_torch, args.chain, args.repeats),
     }
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
+    report(result, args.json)
 
 
 if __name__ == "__main__":

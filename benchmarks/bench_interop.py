@@ -22,11 +22,15 @@ Figures (issue 11, item 4), for one array of `--mib` MiB of float32 (median of
 """
 
 import argparse
-import json
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import report  # noqa: E402
 
 
 def _ms(fn, repeats, setup=None):
@@ -168,11 +172,7 @@ def main():
     checks["torch_write_seen_by_vulkan"] = bool(np.array_equal(small.copy_to_host(), 2 * ref + 2))
 
     res["checks"] = checks
-    text = json.dumps(res, indent=1)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    report(res, args.out)
     if not all(checks.values()):
         raise SystemExit("some interop checks failed: " + str(checks))
 

@@ -1,4 +1,5 @@
-"""What the stream tests share: a kernel that keeps the device busy for a while."""
+"""What the stream tests share: a kernel that keeps the device busy for a while, and two
+small ones."""
 
 import numpy as np
 
@@ -17,3 +18,17 @@ def slow_fill(x, rounds):
             x[i] = 0
         else:
             x[i] = i + rounds
+
+
+@nv.jit
+def plus_one(src, dst):
+    i = nv.global_id(0)
+    if i < dst.size:
+        dst[i] = src[i] + 1
+
+
+@nv.jit
+def double(x):
+    i = nv.global_id(0)
+    if i < x.size:
+        x[i] *= 2

@@ -6,7 +6,7 @@ another layout than their specialisation's, and matrix tiles of F arrays."""
 import numba
 import numpy as np
 import pytest
-from matrix_support import units_form
+from matrix_support import c_copy_launcher, units_form
 
 import numba_vulkan as nv
 from numba_vulkan import arguments, cuda
@@ -193,18 +193,7 @@ def test_one_kernel_never_mixes_layouts():
 
 
 def test_launcher_of_a_c_specialisation_refuses_f_arrays():
-    @nv.jit
-    def copy(a, b):
-        i = nv.global_id(0)
-        if i < a.shape[0]:
-            for j in range(a.shape[1]):
-                b[i, j] = a[i, j]
-
-    x = nv.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
-    y = nv.device_array((3, 4), np.float32)
-    copy[1, 4](x, y)
-    (spec,) = copy._specialisations.values()
-    launcher = spec.launcher
+    launcher, x, y = c_copy_launcher()
     assert launcher.launch((1, 1, 1), (4, 1, 1), (x, y))
     f = nv.to_device(np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4)))
     assert not launcher.launch((1, 1, 1), (4, 1, 1), (f, y))

@@ -7,7 +7,7 @@ is exact and any correct implementation, emulated or matrix units, gives NumPy's
 
 import numpy as np
 import pytest
-from matrix_support import units_form
+from matrix_support import c_copy_launcher, units_form
 
 import numba_vulkan as nv
 from numba_vulkan import matrix as mx
@@ -331,18 +331,7 @@ def test_launchers_of_layout_bound_kernels_refuse_other_layouts():
     (require_layouts) must leave an array of another layout to the typed path, which
     compiles another specialisation, instead of reading it with the wrong strides."""
 
-    @nv.jit
-    def copy(a, b):
-        i = nv.global_id(0)
-        if i < a.shape[0]:
-            for j in range(a.shape[1]):
-                b[i, j] = a[i, j]
-
-    x = nv.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
-    y = nv.device_array((3, 4), np.float32)
-    copy[1, 4](x, y)
-    (spec,) = copy._specialisations.values()
-    launcher = spec.launcher
+    launcher, x, y = c_copy_launcher()
     launcher.require_layouts(["C", "C"])
     assert launcher.launch((1, 1, 1), (4, 1, 1), (x, y))
     transposed = nv.to_device(np.arange(12, dtype=np.float32).reshape(4, 3)).T

@@ -12,26 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streams_support import slow_fill
+from streams_support import double, plus_one, slow_fill
 
 import numba_vulkan as nv
 from numba_vulkan.runtime import copies, streams
 
 N = 4096
-
-
-@nv.jit
-def _plus_one(src, dst):
-    i = nv.global_id(0)
-    if i < dst.size:
-        dst[i] = src[i] + 1
-
-
-@nv.jit
-def _double(x):
-    i = nv.global_id(0)
-    if i < x.size:
-        x[i] *= 2
 
 
 def _busy(n=1 << 16, rounds=3000):
@@ -43,7 +29,7 @@ def test_two_streams_with_a_dependency_through_a_buffer(device):
     x = nv.device_array(N, np.int64)
     y = nv.device_array(N, np.int64)
     slow_fill.forall(N, stream=a)(x, 2000)
-    _plus_one.forall(N, stream=b)(x, y)  # reads x: waits for stream a
+    plus_one.forall(N, stream=b)(x, y)  # reads x: waits for stream a
     out = y.copy_to_host(stream=b)
     b.synchronize()
     np.testing.assert_array_equal(out, np.arange(N) + 2001)
@@ -72,7 +58,7 @@ def test_auto_synchronize_waits_at_the_end_of_the_block(device):
     with s.auto_synchronize() as same:
         assert same is s
         d = nv.to_device(host, stream=s)
-        _double.forall(N, stream=s)(d)
+        double.forall(N, stream=s)(d)
         out = d.copy_to_host(stream=s)
     np.testing.assert_array_equal(out, host * 2)
     assert s.query()
@@ -137,15 +123,15 @@ def test_launch_with_numpy_arguments_on_a_stream(device):
     s = nv.stream()
     src = np.arange(N, dtype=np.float64)
     dst = np.zeros(N, np.float64)
-    _plus_one[N // 64, 64, s](src, dst)  # copied in, launched, copied back on the stream
+    plus_one[N // 64, 64, s](src, dst)  # copied in, launched, copied back on the stream
     s.synchronize()
     np.testing.assert_array_equal(dst, src + 1)
     np.testing.assert_array_equal(src, np.arange(N))  # read-only use: not copied back
     # The fast path (a launcher made by the call above) with device arrays.
     d_src, d_dst = nv.to_device(src), nv.device_array(N, np.float64)
-    before = _plus_one.slow_path_count
-    _plus_one.forall(N, stream=s)(d_src, d_dst)
-    assert _plus_one.slow_path_count == before
+    before = plus_one.slow_path_count
+    plus_one.forall(N, stream=s)(d_src, d_dst)
+    assert plus_one.slow_path_count == before
     np.testing.assert_array_equal(d_dst.copy_to_host(), src + 1)
 
 
@@ -175,7 +161,7 @@ def test_default_work_after_stream_work_sees_its_results(device):
     n, rounds = _busy(1 << 14, 2000)
     x = nv.device_array(n, np.int64)
     slow_fill.forall(n, stream=s)(x, rounds)
-    _double.forall(n)(x)  # outside streams: waits for the stream's use of x
+    double.forall(n)(x)  # outside streams: waits for the stream's use of x
     np.testing.assert_array_equal(x.copy_to_host(), 2 * (np.arange(n) + rounds))
     # And the other way round: stream work after default work on the same buffer.
     slow_fill.forall(n)(x, rounds)
@@ -240,10 +226,10 @@ def test_threads_each_with_a_stream(device):
                 host = rng.integers(0, 1000, 2000).astype(np.int64)
                 d = nv.to_device(host, stream=s)
                 e = nv.device_array(2000, np.int64)
-                _plus_one.forall(2000, stream=s)(d, e)
-                _double.forall(2000, stream=s)(e)
+                plus_one.forall(2000, stream=s)(d, e)
+                double.forall(2000, stream=s)(e)
                 if seed % 2:
-                    _double.forall(2000)(e)  # outside streams, on the same buffer
+                    double.forall(2000)(e)  # outside streams, on the same buffer
                     factor = 4
                 else:
                     factor = 2
@@ -330,7 +316,7 @@ def test_copy_of_a_view_runs_on_the_device_in_order(device):
     for key in [(slice(None, None, 2), slice(3, 40)), (slice(None), slice(None, None, -3))]:
         view = d[key]
         c = view.copy()  # no host round trip; later work on c or d is ordered after it
-        _double.forall(c.size)(c.reshape(-1))
+        double.forall(c.size)(c.reshape(-1))
         d.copy_to_device(np.zeros_like(base))  # writes the source after the copy was enqueued
         np.testing.assert_array_equal(c.copy_to_host(), 2 * base[key])
         d.copy_to_device(base)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 from numba import int64
-from streams_support import slow_fill
+from streams_support import double, plus_one, slow_fill
 
 import numba_vulkan as nv
 
@@ -27,20 +27,6 @@ def _inc(x):
     i = nv.global_id(0)
     if i < x.size:
         x[i] += 1
-
-
-@nv.jit
-def _plus_one(src, dst):
-    i = nv.global_id(0)
-    if i < dst.size:
-        dst[i] = src[i] + 1
-
-
-@nv.jit
-def _double(x):
-    i = nv.global_id(0)
-    if i < x.size:
-        x[i] *= 2
 
 
 @pytest.fixture
@@ -72,9 +58,9 @@ def test_a_dependent_chain_shares_submissions_and_a_host_read_submits_it(timed_d
     start = s.value
     for k in range(60):  # each reads what the one before wrote, and writes what it read
         if k % 2 == 0:
-            _plus_one.forall(N, stream=s)(a, b)
+            plus_one.forall(N, stream=s)(a, b)
         else:
-            _plus_one.forall(N, stream=s)(b, a)
+            plus_one.forall(N, stream=s)(b, a)
     # kMaxBatch launches per submission while the stream is busy (lavapipe: 4).
     assert s.value - start <= 60 // 4
     # Read outside streams, without synchronizing: the read submits and waits.
@@ -116,8 +102,8 @@ def test_events_between_launches(timed_device):
     assert middle.query()
     # Another stream reads both: it waits for s's work that wrote them.
     out = nv.device_array(N, np.int64)
-    _plus_one.forall(N, stream=t)(b, out)
-    _plus_one.forall(N, stream=t)(a, out)
+    plus_one.forall(N, stream=t)(b, out)
+    plus_one.forall(N, stream=t)(a, out)
     host = out.copy_to_host(stream=t)
     t.synchronize()
     np.testing.assert_array_equal(host, np.full(N, 4))
@@ -136,7 +122,7 @@ def test_a_copy_after_launches_is_ordered_after_them(timed_device, pinned):
     out = nv.pinned_array(N, np.int64) if pinned else np.empty(N, np.int64)
     out[:] = -1
     x.copy_to_host(out=out, stream=s)
-    _double.forall(N, stream=s)(x)  # after the copy: not in what it copied
+    double.forall(N, stream=s)(x)  # after the copy: not in what it copied
     back = nv.device_array(N, np.int64)
     back.copy_to_device(x, stream=s)  # a device-to-device copy after a launch
     s.synchronize()
@@ -150,7 +136,7 @@ def test_an_array_of_the_open_op_used_outside_streams_and_by_another_stream(time
     _busy(s)
     for _ in range(5):
         _inc.forall(N, stream=s)(x)  # x = 5, in s's open op
-    _double.forall(N)(x)  # outside streams: waits for s (10)
+    double.forall(N)(x)  # outside streams: waits for s (10)
     _inc.forall(N, stream=t)(x)  # t waits for the device's batch (11)
     _inc.forall(N, stream=s)(x)  # s waits for t (12)
     _inc.forall(N, stream=t)(x)  # and t for s again (13)
@@ -164,7 +150,7 @@ def test_graph_replay_after_launches(timed_device):
     s = nv.stream()
     x = _zeros()
     with nv.graph(s) as g:
-        _double.forall(N, stream=s)(x)
+        double.forall(N, stream=s)(x)
     exe = g.instantiate()
     _busy(s)
     for _ in range(3):
@@ -203,7 +189,7 @@ def test_arrays_dropped_and_a_stream_dropped_with_launches_in_its_open_op(timed_
     for _ in range(3):
         tmp = nv.to_device(np.arange(N, dtype=np.int64))
         _inc.forall(N, stream=s)(tmp)  # the open op keeps tmp's buffer alive
-        _plus_one.forall(N, stream=s)(tmp, keep)
+        plus_one.forall(N, stream=s)(tmp, keep)
         del tmp
     gc.collect()
     fresh = [nv.to_device(np.zeros(N, np.int64)) for _ in range(3)]  # the pool's buckets
@@ -281,7 +267,7 @@ def test_many_launches_fill_several_ops(timed_device):
     expected = 0
     for k in range(200):
         if k % 10 == 9:
-            _double.forall(x.size, stream=s)(x.reshape(-1))
+            double.forall(x.size, stream=s)(x.reshape(-1))
             expected *= 2
         elif k % 3 == 0:
             _add_nine.forall(x.size, stream=s)(x, *(ones,) * 9)

@@ -14,12 +14,6 @@ namespace {
 
 constexpr uint32_t kN = 256;
 
-struct Params {  // double_index.spvasm: out[i] = 2 * i for i < n
-    uint64_t address;
-    uint32_t n;
-    uint32_t pad;
-};
-
 class GraphTest : public ::testing::Test {
   protected:
     void SetUp() override {

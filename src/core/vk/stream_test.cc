@@ -16,12 +16,6 @@
 namespace nvk::vk {
 namespace {
 
-struct Params {
-    uint64_t address;
-    uint32_t n;
-    uint32_t pad;
-};
-
 constexpr uint32_t kBig = 1u << 22;  // elements: keeps lavapipe busy for a while
 
 class StreamBatchTest : public ::testing::Test {

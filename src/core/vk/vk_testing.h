@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <spirv-tools/libspirv.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,13 @@
 #include "vk/instance.h"
 
 namespace nvk::vk {
+
+// The parameter block of the test kernels in testdata/ (one array and its length).
+struct Params {
+    uint64_t address;
+    uint32_t n;
+    uint32_t pad;
+};
 
 // The first Vulkan 1.2 device, opened once; null where there is none. With
 // `staging`, a second logical device on it whose copies always go through

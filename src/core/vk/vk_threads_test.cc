@@ -18,12 +18,6 @@
 namespace nvk::vk {
 namespace {
 
-struct Params {
-    uint64_t address;
-    uint32_t n;
-    uint32_t pad;
-};
-
 // One thread's work; returns "" or what went wrong.
 std::string Work(Device* device, Kernel* shared, const std::vector<uint32_t>& words, int seed,
                  int reps) {
