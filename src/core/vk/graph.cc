@@ -32,6 +32,28 @@ struct Graph::Pools {
     }
 };
 
+namespace {
+
+// The access masks of the stages a barrier names (compute and transfer only: a graph
+// holds dispatches, copies and timestamps, which access no memory).
+VkAccessFlags WritesOf(VkPipelineStageFlags stages) {
+    VkAccessFlags a = 0;
+    if (stages & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT) a |= VK_ACCESS_SHADER_WRITE_BIT;
+    if (stages & VK_PIPELINE_STAGE_TRANSFER_BIT) a |= VK_ACCESS_TRANSFER_WRITE_BIT;
+    return a;
+}
+
+VkAccessFlags AccessesOf(VkPipelineStageFlags stages) {
+    VkAccessFlags a = 0;
+    if (stages & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT)
+        a |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    if (stages & VK_PIPELINE_STAGE_TRANSFER_BIT)
+        a |= VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    return a;
+}
+
+}  // namespace
+
 Graph::~Graph() = default;
 
 uint32_t Graph::AddBuffer(BufferRef buffer) {
@@ -216,18 +238,32 @@ util::Status Graph::RecordLocked(Instance& in) {
     begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
     NVK_RETURN_IF_ERROR(
         device_->Checked(fns.vkBeginCommandBuffer(in.cb, &begin), "vkBeginCommandBuffer"));
-    const VkPipelineStageFlags stages =
-        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    // A barrier orders everything before it against everything after it (Instantiate puts
+    // none between commands already ordered by an earlier one), so its scopes are the stages
+    // of all commands on each side: a graph of dispatches alone waits on the compute stage
+    // only, not on transfers it does not have.
+    auto stage_of = [](const Command& c) -> VkPipelineStageFlags {
+        switch (c.kind) {
+            case Command::Kind::kDispatch: return VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+            case Command::Kind::kCopy: return VK_PIPELINE_STAGE_TRANSFER_BIT;
+            case Command::Kind::kTimestamp: break;
+        }
+        return 0;
+    };
+    std::vector<VkPipelineStageFlags> after(commands_.size() + 1, 0);
+    for (size_t i = commands_.size(); i-- > 0;) after[i] = after[i + 1] | stage_of(commands_[i]);
+    VkPipelineStageFlags before = 0;
     VkPipeline bound = VK_NULL_HANDLE;
-    for (const Command& c : commands_) {
+    for (size_t i = 0; i < commands_.size(); ++i) {
+        const Command& c = commands_[i];
         if (c.barrier) {
-            fns.vkCmdPipelineBarrier(in.cb, stages, stages, 0, 1, &barrier, 0, nullptr, 0,
+            VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+            barrier.srcAccessMask = WritesOf(before);
+            barrier.dstAccessMask = AccessesOf(after[i]);
+            fns.vkCmdPipelineBarrier(in.cb, before, after[i], 0, 1, &barrier, 0, nullptr, 0,
                                      nullptr);
         }
+        before |= stage_of(c);
         switch (c.kind) {
             case Command::Kind::kDispatch: {
                 if (c.pipeline != bound) {
@@ -263,11 +299,13 @@ util::Status Graph::RecordLocked(Instance& in) {
     }
     // The host may read what the graph wrote (copies into pinned memory) once the
     // stream says it is done: make the writes visible to it.
-    VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    fns.vkCmdPipelineBarrier(in.cb, stages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr,
-                             0, nullptr);
+    if (before != 0) {
+        VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        host.srcAccessMask = WritesOf(before);
+        host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        fns.vkCmdPipelineBarrier(in.cb, before, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0,
+                                 nullptr, 0, nullptr);
+    }
     NVK_RETURN_IF_ERROR(device_->Checked(fns.vkEndCommandBuffer(in.cb), "vkEndCommandBuffer"));
     in.version = version_;
     ++records_;
