@@ -9,7 +9,7 @@ docs/linalg.md), runs once untimed, then times ``--repeats`` calls each followed
 
     python3 benchmarks/bench_matmul.py                        # lavapipe: n = 512, float32
     python3 benchmarks/bench_matmul.py --n 4096 --dtypes float32,float64 --torch   # a GPU
-    python3 benchmarks/bench_matmul.py --tilings "16,16,8,8,8,1 16,16,4,4,16,1"
+    python3 benchmarks/bench_matmul.py --tilings "16,16,8,8,8,1 16,16,4,4,16,1 16,16,4,4,16,1,c"
 """
 
 import argparse
@@ -68,7 +68,9 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--dtypes", default="float32")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--tilings", default="", help="'wx,wy,tm,tn,bk,unroll ...' to compare")
+    parser.add_argument("--tilings", default="",
+                        help="'wx,wy,tm,tn,bk,unroll[,c] ...' to compare (c: products fused "
+                             "into the sums, fastmath={'contract'})")
     parser.add_argument("--torch", action="store_true", help="also time torch.matmul (CUDA)")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
@@ -95,9 +97,11 @@ def main(argv=None):
             rows.append({**_figure("examples/tiled_matmul.py", n, best, med,
                                    _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
         for spec in args.tilings.split():
-            wx, wy, tm, tn, bk, unroll = (int(x) for x in spec.split(","))
+            fields = spec.split(",")
+            wx, wy, tm, tn, bk, unroll = (int(x) for x in fields[:6])
             t = kernels.Tiling(wx, wy, tm, tn, bk, unroll, unroll_loads=False)
-            v = kernels.Variant(plan.acc.name, False, "{}", "{}", "{}", t, False, False, None)
+            v = kernels.Variant(plan.acc.name, False, "{}", "{}", "{}", t, False, False, None,
+                                contract=fields[6:] == ["c"])
             k = kernels.tiled(v)
             groups = (-(-n // t.bn), -(-n // t.bm), 1)
             a3, b3, c3 = da.reshape(1, n, n), db.reshape(1, n, n), dc.reshape(1, n, n)

@@ -99,6 +99,9 @@ class Variant:
     a_rows_fast: bool  # A's rows (M) are its unit-stride axis: consecutive loads go down rows
     b_rows_fast: bool  # B's rows (K) are its unit-stride axis
     narrow: object  # the jit option `narrow` (runtime/reduce.py's choice per device)
+    #: float products fused into the sums (``fastmath={'contract'}``: the driver may compute
+    #: ``c + a * b`` as one multiply-add rounded once, as cuBLAS does), the k order unchanged
+    contract: bool = False
 
 
 def _load_lines(name, dst, load, a_side, rows_fast, tile, bk, threads, written_out):
@@ -215,8 +218,9 @@ def tiled(v: Variant):
     acc = np.dtype(v.acc).type
     namespace = {"ACC": acc, "ZERO": acc(0), "shared": shared, "barrier": barrier,
                  "local_id": local_id, "group_id": group_id}
+    options = {"fastmath": {"contract"}} if v.contract else {}
     return generated(v, lambda: tiled_source(v), namespace, "_nv_matmul_tiled",
-                     f"<numba_vulkan matmul {v.acc}>", narrow=v.narrow)
+                     f"<numba_vulkan matmul {v.acc}>", narrow=v.narrow, **options)
 
 
 def finish_source(acc: str, any_of: bool, out: str) -> str:
