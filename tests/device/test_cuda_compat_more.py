@@ -199,6 +199,55 @@ def test_signature_fixes_scalar_types():
     assert out[0] == 0xFFFFFFFF
 
 
+def test_signature_types_the_kernel_at_the_decorator():
+    """numba.cuda compiles a kernel with a signature where it is declared: a kernel that
+    cannot be typed for it fails there (with the error its launch would raise, Numba's
+    TypingError kept as ``numba_error``)."""
+    from numba import float32, int64
+
+    def float_shape(a):
+        s = cuda.shared.array(shape=float32(1.5), dtype=float32)
+        a[0] = s[0]
+
+    with pytest.raises(VulkanUnsupportedError, match="shared.array") as info:
+        cuda.jit((float32[:],))(float_shape)
+    assert isinstance(info.value.numba_error, numba.core.errors.TypingError)
+    cuda.jit(float_shape)  # without a signature nothing is typed before a launch
+
+    def store(a, b):
+        a[0] = b
+
+    k = cuda.jit((int64[:], int64))(store)
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, 5)
+    assert out[0] == 5
+
+
+def test_selp_as_numba_cuda():
+    """cuda.selp(test, a, b): a where test holds, else b (numba-cuda's test_selp kernel),
+    against the same selection on the CPU; operands of two types are refused by name."""
+    from numba import int64
+
+    def branching_with_selps(a, b, c):
+        i = cuda.grid(1)
+        inner = cuda.selp(b % 2 == 0, c[i], 13)
+        a[i] = cuda.selp(a[i] > 4, inner, 3)
+
+    kernel = cuda.jit((int64[:], int64, int64[:]))(branching_with_selps)
+    c = np.full(32, 17, np.int64)
+    for b in (6, 7):
+        a = np.arange(32, dtype=np.int64)
+        kernel[1, 32](a, b, c)
+        expected = np.where(np.arange(32) > 4, c if b % 2 == 0 else 13, 3)
+        np.testing.assert_array_equal(a, expected)
+
+    def mixed(out, x):
+        out[0] = cuda.selp(x > 0, x, np.float32(1))
+
+    with pytest.raises(VulkanUnsupportedError, match="selp"):
+        cuda.jit(mixed)[1, 1](np.zeros(1), 2.0)
+
+
 def _bits_reference(v, width):
     u = int(v) & ((1 << width) - 1)
     popc = bin(u).count("1")

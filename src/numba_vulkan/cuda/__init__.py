@@ -38,6 +38,7 @@ from .kernel_api import (  # noqa: F401
     ldcv,
     ldlu,
     refused,
+    selp,
     shfl_down_sync,
     shfl_sync,
     shfl_up_sync,
@@ -89,8 +90,9 @@ def jit(func_or_sig=None, device=False, **options):
     """numba.cuda.jit: ``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit(opts)``.
 
     A signature (``@cuda.jit("void(float32[:], int32)")``) fixes the types of scalar
-    arguments, which each launch converts to them (cuda/signatures.py); kernels are
-    still compiled lazily for the argument types of each launch.
+    arguments, which each launch converts to them (cuda/signatures.py), and the kernel is
+    typed for it at once (a typing error is raised here, as numba.cuda does, in our
+    words: VulkanUnsupportedError); launches still compile for their own argument types.
     ``link`` is CUDA-only and refused with a clear error when it asks for something;
     ``lineinfo``, ``max_registers``, ``launch_bounds``, ``opt`` and ``forceinline`` are
     hints without effect here; ``cache`` is passed on. ``debug=True`` means

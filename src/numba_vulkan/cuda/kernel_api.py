@@ -320,6 +320,32 @@ ldca, ldcg, ldcs, ldlu, ldcv = (_load_hint(n) for n in ("ldca", "ldcg", "ldcs", 
 stcg, stcs, stwb, stwt = (_store_hint(n) for n in ("stcg", "stcs", "stwb", "stwt"))
 
 
+# ---------------------------------------------------------------- selection
+
+#: The operand types numba.cuda's ``selp`` takes (PTX's selp instruction's).
+_SELP_TYPES = (types.float64, types.float32, types.int16, types.uint16, types.int32,
+               types.uint32, types.int64, types.uint64)
+
+
+def selp(test, a, b):
+    """numba.cuda's ``cuda.selp(test, a, b)``: `a` where `test` is true, else `b`, both
+    already evaluated; `a` and `b` of one type."""
+    _kernel_only("selp")
+
+
+@overload(selp, target="vulkan")
+def _selp(test, a, b):
+    a, b = types.unliteral(a), types.unliteral(b)
+    if a != b or a not in _SELP_TYPES:
+        raise TypingError(f"cuda.selp(test, a, b) takes a and b of one type among "
+                          f"{', '.join(map(str, _SELP_TYPES))}, not {a} and {b}")
+
+    def impl(test, a, b):
+        return a if test else b
+
+    return impl
+
+
 # ---------------------------------------------------------------- math intrinsics
 
 

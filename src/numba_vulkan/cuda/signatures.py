@@ -10,9 +10,13 @@ integers, truncating floats), before the ordinary launch; array arguments are pa
 they are (their types come from the arrays). Several signatures (a list) leave the
 arguments alone: numba.cuda then picks one by the arguments' types, which is what
 compiling per launch does too.
+
+A kernel with one signature is also typed for it at the decorator (numba.cuda compiles it
+there), so that a typing error comes where the kernel is declared.
 """
 
 import numpy as np
+from numba.core import errors as numba_errors
 from numba.core import sigutils, types
 from numba.np.numpy_support import as_dtype
 
@@ -33,6 +37,23 @@ def _convert(args, dtypes):
         if dtype is not None and isinstance(arg, (bool, int, float, complex, np.generic)):
             out[i] = np.asarray(arg).astype(dtype)[()]
     return out
+
+
+def _type_eagerly(kernel, argtypes):
+    """Compile `kernel` for its signature's types now, as numba.cuda does at the decorator,
+    so that a kernel that cannot be typed for its own signature fails there, with the
+    error its launch would raise (Numba's TypingError said in our words,
+    typing/translate.py), rather than at the first launch. Launches still compile per
+    argument types (a device array is C-contiguous where the signature says
+    ``float32[:]``), so a failure after typing waits for the launch, which decides it for
+    the launch's own types."""
+    try:
+        kernel.compile(argtypes)
+    except VulkanUnsupportedError as e:
+        if isinstance(getattr(e, "numba_error", None), numba_errors.TypingError):
+            raise
+    except Exception:  # noqa: BLE001 - decided at the launch, for the launch's own types
+        pass
 
 
 class _TypedLaunch:
@@ -73,6 +94,7 @@ def typed_kernel(kernel, signature):
                 f"cuda.jit signature of {getattr(kernel, '__name__', 'kernel')!r}: parameter "
                 f"{i} is a pointer ({t}); raw CUDA device pointers do not exist on Vulkan "
                 "(pass the array itself)")
+    _type_eagerly(kernel, tuple(args))
     dtypes = scalar_dtypes(signature)
     if any(d is not None for d in dtypes):
         kernel.__class__ = TypedDispatcher  # same state; only the launch forms differ
