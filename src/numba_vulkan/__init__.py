@@ -20,6 +20,7 @@ from .errors import (
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
     VulkanSupportError,
+    VulkanTypingError,
     VulkanUnsupportedError,
     VulkanValidationWarning,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "VulkanPerformanceWarning",
     "VulkanPrecisionWarning",
     "VulkanSupportError",
+    "VulkanTypingError",
     "VulkanUnsupportedError",
     "VulkanValidationWarning",
     "__version__",

@@ -1,10 +1,16 @@
 """Errors and warnings of numba_vulkan (API.md section 4)."""
 
-from numba.core.errors import NumbaError
+from numba.core.errors import NumbaError, TypingError
 
 
 class VulkanUnsupportedError(NumbaError):
     """A construct that kernels cannot express; raised at compile time with its source location."""
+
+
+class VulkanTypingError(VulkanUnsupportedError, TypingError):
+    """A kernel Numba cannot type, said in our words (typing/translate.py): also Numba's
+    TypingError, which numba.cuda raises for it, so that ``except TypingError`` still
+    catches it. Numba's own error is its ``numba_error``."""
 
 
 class SpirvCodegenError(NumbaError):

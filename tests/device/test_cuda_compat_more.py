@@ -211,6 +211,7 @@ def test_signature_types_the_kernel_at_the_decorator():
 
     with pytest.raises(VulkanUnsupportedError, match="shared.array") as info:
         cuda.jit((float32[:],))(float_shape)
+    assert isinstance(info.value, numba.core.errors.TypingError)  # what numba.cuda raises
     assert isinstance(info.value.numba_error, numba.core.errors.TypingError)
     cuda.jit(float_shape)  # without a signature nothing is typed before a launch
 

@@ -42,16 +42,15 @@ def _convert(args, dtypes):
 def _type_eagerly(kernel, argtypes):
     """Compile `kernel` for its signature's types now, as numba.cuda does at the decorator,
     so that a kernel that cannot be typed for its own signature fails there, with the
-    error its launch would raise (Numba's TypingError said in our words,
+    error its launch would raise (VulkanTypingError: Numba's TypingError in our words,
     typing/translate.py), rather than at the first launch. Launches still compile per
     argument types (a device array is C-contiguous where the signature says
     ``float32[:]``), so a failure after typing waits for the launch, which decides it for
     the launch's own types."""
     try:
         kernel.compile(argtypes)
-    except VulkanUnsupportedError as e:
-        if isinstance(getattr(e, "numba_error", None), numba_errors.TypingError):
-            raise
+    except numba_errors.TypingError:
+        raise
     except Exception:  # noqa: BLE001 - decided at the launch, for the launch's own types
         pass
 

@@ -9,7 +9,9 @@ The original error stays available as the ``numba_error`` attribute.
 
 import re
 
-from ..errors import VulkanUnsupportedError
+from numba.core.errors import TypingError
+
+from ..errors import VulkanTypingError, VulkanUnsupportedError
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _UNKNOWN_ATTR = re.compile(r"Unknown attribute '([^']+)' of type (.+?)(?:\n|$)")
@@ -199,7 +201,8 @@ def _loc_from_text(error):
 
 
 def translate(error, default_loc=None):
-    """A VulkanUnsupportedError for Numba typing error `error`, with its source location."""
+    """A VulkanUnsupportedError for Numba typing error `error`, with its source location
+    (a VulkanTypingError where `error` is a TypingError)."""
     loc = getattr(error, "loc", None) or default_loc or _loc_from_text(error)
     if isinstance(error, VulkanUnsupportedError):
         # Ours, raised inside a nested typing: drop the "During: ..." contexts Numba added.
@@ -209,6 +212,7 @@ def translate(error, default_loc=None):
         inner, outer = _innermost_loc(error, loc)
         if outer is not None:
             message += f" (in a device function called at {outer})"
-        better = VulkanUnsupportedError(message, loc=inner)
+        kind = VulkanTypingError if isinstance(error, TypingError) else VulkanUnsupportedError
+        better = kind(message, loc=inner)
     better.numba_error = error
     return better
