@@ -254,6 +254,8 @@ util::Status Graph::RecordLocked(Instance& in) {
     for (size_t i = commands_.size(); i-- > 0;) after[i] = after[i + 1] | stage_of(commands_[i]);
     VkPipelineStageFlags before = 0;
     VkPipeline bound = VK_NULL_HANDLE;
+    std::vector<uint8_t> pushed;  // what the bound pipeline's dispatches last saw
+    uint64_t address = 0;
     for (size_t i = 0; i < commands_.size(); ++i) {
         const Command& c = commands_[i];
         if (c.barrier) {
@@ -269,18 +271,26 @@ util::Status Graph::RecordLocked(Instance& in) {
                 if (c.pipeline != bound) {
                     fns.vkCmdBindPipeline(in.cb, VK_PIPELINE_BIND_POINT_COMPUTE, c.pipeline);
                     bound = c.pipeline;
+                    pushed.clear();
                 }
                 const uint32_t push_size = c.kernel->push_size();
+                const uint8_t* bytes = nullptr;
+                uint32_t n = 0;
                 if (c.in_buffer) {
-                    const uint64_t address = in.params->address + c.block;
-                    if (push_size >= 8) {
-                        fns.vkCmdPushConstants(in.cb, c.kernel->layout(),
-                                               VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, &address);
-                    }
+                    address = in.params->address + c.block;
+                    bytes = reinterpret_cast<const uint8_t*>(&address);
+                    n = push_size >= 8 ? 8 : 0;
                 } else if (push_size > 0 && c.size > 0) {
-                    const uint32_t n = std::min(push_size, (c.size + 3u) & ~3u);
+                    bytes = blocks_.data() + c.block;
+                    n = std::min(push_size, (c.size + 3u) & ~3u);
+                }
+                // Push constants stay set across dispatches of one pipeline: a block equal to
+                // the one pushed last (a chain of launches with the same arguments) is not
+                // pushed again.
+                if (n > 0 && !(pushed.size() == n && std::memcmp(pushed.data(), bytes, n) == 0)) {
                     fns.vkCmdPushConstants(in.cb, c.kernel->layout(), VK_SHADER_STAGE_COMPUTE_BIT,
-                                           0, n, blocks_.data() + c.block);
+                                           0, n, bytes);
+                    pushed.assign(bytes, bytes + n);
                 }
                 fns.vkCmdDispatch(in.cb, c.groups[0], c.groups[1], c.groups[2]);
                 break;
