@@ -22,9 +22,16 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
 3. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
 4. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
    no way to reach tensor cores).
+5. bfloat16 (``--bfloat16 no`` leaves it out): ``nv.linalg[<DEFAULT>] bfloat16``, the same
+   measures of ``nv.linalg.matmul(a, b, units=True)`` with two bfloat16 operands (16x16x16
+   bfloat16 x bfloat16 + float32 tiles; float32 result, as NumPy's), and cuBLAS on the
+   same matrices (torch.matmul of bfloat16: bfloat16 result, float32 accumulation).
 
-Each result is checked: the data are small integers, so every product is exact and each
-backend must give NumPy's product (float16 results where it stays exact).
+Each result is checked: the data of rows 1-4 are small integers, so every product is
+exact and each backend must give NumPy's product (float16 results where it stays exact).
+The bfloat16 rows' data are uniform in [-1, 1) rounded to bfloat16: their ``error`` is
+against NumPy's float64 product of the same bfloat16 inputs (the largest difference over
+the largest magnitude, and the Frobenius norm of the difference over that of the product).
 
     python3 benchmarks/bench_matrix.py --size 4096            # GPU machine
     python3 benchmarks/bench_matrix.py --size 128 --repeats 1  # quick, lavapipe (emulated)
@@ -37,12 +44,15 @@ import platform
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from backends import synced_median_time  # noqa: E402
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def ours(a, b, repeats):
@@ -61,8 +71,9 @@ def ours(a, b, repeats):
                                   "units": not shapes[0].emulated}
 
 
-def library(name):
-    """The row of nv.linalg with product kernel `name` (linalg/tiles.py's VARIANTS)."""
+def library(name, operands="float16"):
+    """The row of nv.linalg with product kernel `name` (linalg/tiles.py's VARIANTS) on tiles
+    of `operands` (float16 or bfloat16: the dtype of a and b)."""
 
     def run(a, b, repeats):
         import numba_vulkan as nv
@@ -82,37 +93,38 @@ def library(name):
             tiles.DEFAULT = default
         # What the whole call read and wrote in place (tiles.run's test).
         sa, sb, sc = tiles.padded_shapes(v, n, n, n)
-        in_place = {"a": tiles.in_place(da, sa, ("float16",)),
-                    "b": tiles.in_place(db, sb, ("float16",)),
+        in_place = {"a": tiles.in_place(da, sa, (operands,)),
+                    "b": tiles.in_place(db, sb, (operands,)),
                     "c": tiles.in_place(out["c"], sc, ("float16", "float32"), "C")}
         # The product kernel alone into float32, on the operands as the call passes them.
         pa, pb = da, db
         if not in_place["a"]:
-            pa = nv.device_array(sa, np.float16)
+            pa = nv.device_array(sa, a.dtype)
             tiles.pad.forall((sa[1], sa[0]))(da, pa)
         if not in_place["b"]:
-            pb = nv.device_array(sb, np.float16)
+            pb = nv.device_array(sb, b.dtype)
             tiles.pad.forall((sb[1], sb[0]))(db, pb)
         pc = nv.device_array(sc, np.float32)
         tk = synced_median_time(lambda: tiles.launch(v, pa, pb, pc, device), nv.synchronize,
                                 repeats)
-        kernel_exact = bool(np.array_equal(pc.copy_to_host()[:n, :n],
-                                           a.astype(np.float32) @ b.astype(np.float32)))
         threads = v.threads(device.info.subgroup_size)
-        kernel = tiles.kernel(v, threads, device.info.subgroup_size, out="float32")
-        # The whole call's kernel stores float16 (its sums converted in the kernel).
-        kernel16 = tiles.kernel(v, threads, device.info.subgroup_size, out="float16")
+        sg = device.info.subgroup_size
+        kernel = tiles.kernel(v, threads, sg, out="float32", operands=operands)
+        # The whole call's kernel of float16 stores float16 (its sums converted in the
+        # kernel); bfloat16's stores float32 (NumPy's result), measured just above.
+        kernel16 = tiles.kernel(v, threads, sg, out="float16")
         pipelines = {}
         for key, k, args in (("pipeline", kernel, (pa, pb, pc)),
                              ("pipeline_float16", kernel16, (pa, pb, out["c"]))):
-            if key == "pipeline_float16" and not in_place["c"]:
+            if key == "pipeline_float16" and (not in_place["c"] or operands != "float16"):
                 continue  # padded sizes: the call stored into another buffer
             try:
                 pipelines[key] = k.inspect_pipeline(*args, local_size=(threads, 1))
             except nv.VulkanSupportError as e:
                 pipelines[key] = {"error": str(e).splitlines()[0][:120]}
         info = {"default": name == tiles.DEFAULT, "kernel_seconds": tk,
-                "kernel_tflops": 2.0 * n ** 3 / tk / 1e12, "kernel_exact": kernel_exact,
+                "kernel_tflops": 2.0 * n ** 3 / tk / 1e12,
+                "kernel_result": pc.copy_to_host()[:n, :n],
                 "block": f"{v.bm}x{v.bn}", "subgroups": f"{v.sg_m}x{v.sg_n} of {v.tm}x{v.tn}",
                 "staging": v.staging if v.staging == "global" else
                 f"shared, bk {v.bk}, {v.stages} slab(s), {v.shared_bytes()} B",
@@ -125,10 +137,23 @@ def library(name):
 def cublas(a, b, repeats):
     import torch
 
-    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    def on_gpu(x):  # torch has no ml_dtypes: a bfloat16 array travels as its 16-bit words
+        if x.dtype == BF16:
+            return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16).cuda()
+        return torch.from_numpy(x).cuda()
+
+    ta, tb = on_gpu(a), on_gpu(b)
     out = {}
     t = synced_median_time(lambda: out.__setitem__("c", ta @ tb), torch.cuda.synchronize, repeats)
     return t, out["c"].float().cpu().numpy(), {"torch": torch.__version__}
+
+
+def error(c, exact):
+    """How far `c` is from the float64 product `exact`: the largest difference over the
+    largest magnitude, and the norms' ratio (Frobenius)."""
+    diff = c.astype(np.float64) - exact
+    return {"max": float(np.abs(diff).max() / np.abs(exact).max()),
+            "norm": float(np.linalg.norm(diff) / np.linalg.norm(exact))}
 
 
 def numba_cuda(a, b, repeats):
@@ -155,6 +180,8 @@ def main(argv=None):
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--variants", help="nv.linalg's product kernels to time, separated "
                         "by commas (default: every one of linalg/tiles.py's VARIANTS)")
+    parser.add_argument("--bfloat16", choices=("yes", "no"), default="yes",
+                        help="the bfloat16 rows: nv.linalg's default kernel and cuBLAS")
     args = parser.parse_args(argv)
     n = args.size
     rng = np.random.default_rng(0)
@@ -170,22 +197,40 @@ def main(argv=None):
     rows = [("nv.matrix", ours)]
     rows += [(f"nv.linalg[{v}]", library(v)) for v in variants]
     rows += [("cuBLAS (torch, float16)", cublas), ("numba.cuda (float32)", numba_cuda)]
-    for name, fn in rows:
+    rows = [(name, fn, a, b) for name, fn in rows]
+    if args.bfloat16 == "yes":
+        ab, bb = (rng.uniform(-1, 1, (n, n)).astype(BF16) for _ in range(2))
+        exact64 = ab.astype(np.float64) @ bb.astype(np.float64)
+        rows += [(f"nv.linalg[{tiles.DEFAULT}] bfloat16", library(tiles.DEFAULT, "bfloat16"), ab,
+                  bb), ("cuBLAS (torch, bfloat16)", cublas, ab, bb)]
+    for name, fn, x, y in rows:
         try:
-            t, c, info = fn(a, b, args.repeats)
+            t, c, info = fn(x, y, args.repeats)
         except Exception as e:  # noqa: BLE001 - a backend that cannot run says why
             results["rows"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
             print(f"{name:28s} not measured: {type(e).__name__}: {str(e).strip().splitlines()[0][:200]}")
             continue
-        exact = bool(np.array_equal(c, expected)) if np.abs(expected).max() < 2048 or \
-            c.dtype == np.float32 else None
-        row = {"seconds": t, "tflops": flops / t / 1e12, "exact": exact, **info}
+        kernel_c = info.pop("kernel_result", None)
+        if x.dtype == BF16:  # random data: how far from the float64 product
+            check = {"error": error(c, exact64)}
+            if kernel_c is not None:
+                check["kernel_error"] = error(kernel_c, exact64)
+        else:
+            exact = bool(np.array_equal(c, expected)) if np.abs(expected).max() < 2048 or \
+                c.dtype == np.float32 else None
+            check = {"exact": exact}
+            if kernel_c is not None:
+                check["kernel_exact"] = bool(np.array_equal(kernel_c, expected))
+        row = {"seconds": t, "tflops": flops / t / 1e12, **check, **info}
         results["rows"][name] = row
+        shown = " ".join(f"{k}={v}" for k, v in check.items() if not k.startswith("kernel_"))
         if "kernel_tflops" in info:  # nv.linalg: the kernel alone, then the rest
             rest = {k: v for k, v in info.items() if not k.startswith("kernel_")}
+            kernel_check = " ".join(f"{k[7:]}={v}" for k, v in check.items()
+                                    if k.startswith("kernel_"))
             info = (f"kernel alone {info['kernel_tflops']:8.2f} TFLOP/s "
-                    f"{info['kernel_seconds'] * 1e3:9.3f} ms exact={info['kernel_exact']}  {rest}")
-        print(f"{name:28s} {row['tflops']:8.2f} TFLOP/s  {t * 1e3:9.3f} ms  exact={exact}  {info}")
+                    f"{info['kernel_seconds'] * 1e3:9.3f} ms {kernel_check}  {rest}")
+        print(f"{name:28s} {row['tflops']:8.2f} TFLOP/s  {t * 1e3:9.3f} ms  {shown}  {info}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

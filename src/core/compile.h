@@ -72,7 +72,8 @@ struct CompiledKernel {
     uint32_t push_size = 0;         // bytes of push constants the pipeline declares
     // What a device must support beyond Vulkan 1.2 compute with buffer device
     // addresses: "int64", "float64", "int16", "int8", "float16", "storage8",
-    // "storage16", "push_constant8", "push_constant16" (see spirv/tools.h).
+    // "storage16", "push_constant8", "push_constant16", "bfloat16_type", "bfloat16_matrix"
+    // (see spirv/tools.h).
     std::vector<std::string> capabilities;
     // Bytes of the kernel's fixed-size workgroup arrays (shared memory).
     uint32_t shared_bytes = 0;

@@ -112,6 +112,7 @@ def main():
             ),
             ("8/16-bit storage", f"{_yes(info.storage8)} / {_yes(info.storage16)}"),
             ("float32 atomic add", _yes(info.float32_atomic_add)),
+            ("bfloat16 type / tiles", f"{_yes(info.bfloat16_type)} / {_yes(info.bfloat16_matrix)}"),
             ("int64 atomics", _yes(info.int64_atomics)),
             ("subgroup size", info.subgroup_size),
             (

@@ -53,15 +53,23 @@ COMPONENT_TYPES = {
 }
 
 
-def from_device(raw):
+def from_device(raw, bfloat16=False):
     """MatrixShapes from the runtime's (m, n, k, a, b, c, result, scope) tuples: the
-    subgroup-scope ones whose component types this library knows."""
+    subgroup-scope ones whose component types this library knows. A bfloat16 one is
+    marked emulated unless `bfloat16` (the device's shaderBFloat16CooperativeMatrix is on):
+    a driver may list it without letting shaders declare such tiles."""
     out = []
     for m, n, k, a, b, c, r, scope in raw:
         names = [COMPONENT_TYPES.get(t) for t in (a, b, c, r)]
         if scope == 3 and None not in names:  # VK_SCOPE_SUBGROUP_KHR
-            out.append(MatrixShape(m, n, k, *names))
+            out.append(MatrixShape(m, n, k, *names, emulated="bfloat16" in names and not bfloat16))
     return tuple(out)
+
+
+def on_units(shapes, use, rows, cols, dtype):
+    """Whether a configuration of `shapes` the device's matrix units do (not emulated) has
+    a tile of that use, shape and dtype (``tile_accepted``)."""
+    return tile_accepted([s for s in shapes if not s.emulated], use, rows, cols, dtype)
 
 
 def accepted(shapes, m, n, k, a, b, c):

@@ -7,12 +7,15 @@ import numba_vulkan as nv
 from numba_vulkan import config, launchers, matrix_shapes
 
 
-def units_form(monkeypatch):
+def units_form(monkeypatch, bfloat16=True):
     """For one test, kernels compile as on a device whose matrix units list every emulated
     configuration (OpTypeCooperativeMatrixKHR, the Vulkan memory model), even where the tests
-    ask for emulation (config.MATRIX); SPIRV-Tools checks that form on any machine."""
+    ask for emulation (config.MATRIX); SPIRV-Tools checks that form on any machine. With
+    `bfloat16` the device has shaderBFloat16CooperativeMatrix, so its bfloat16 configurations
+    are on the units too; without it they are listed as emulated (matrix_shapes.from_device)."""
     monkeypatch.setattr(config, "MATRIX", "")
-    listed = tuple(s._replace(emulated=False) for s in matrix_shapes.EMULATED)
+    listed = tuple(s._replace(emulated=s.a == "bfloat16" and not bfloat16)
+                   for s in matrix_shapes.EMULATED)
     controls = launchers.codegen_controls
     monkeypatch.setattr(launchers, "codegen_controls",
                         lambda device: controls(device)._replace(matrix_shapes=listed))  # fmt: skip

@@ -236,6 +236,26 @@ def test_storage_round_trips_every_pattern():
     assert_bits(t.copy_to_host(), grid.T, "a transposed device array")
 
 
+@nv.jit
+def _through_local_and_shared(out, a):
+    """Each element through a local and a shared bfloat16 array (16-bit words, as device
+    arrays hold them): 64 invocations per workgroup."""
+    i = nv.global_id(0)
+    lid = nv.local_id(0)
+    staged = nv.shared.array(64, nv.bfloat16)
+    own = nv.local.array(2, nv.bfloat16)
+    own[1] = a[i]
+    staged[63 - lid] = own[1]
+    nv.barrier()
+    out[i] = staged[63 - lid]
+
+
+def test_local_and_shared_arrays_round_trip_every_pattern():
+    out = np.zeros_like(ALL)
+    _through_local_and_shared[ALL.size // 64, 64](out, ALL)
+    assert_bits(out, ALL, "through a local and a shared array")
+
+
 def test_device_array_items_and_assignment():
     d = nv.to_device(np.arange(8).astype(BF))
     assert type(d[3]) is BF and d[3] == BF(3)

@@ -187,10 +187,9 @@ def test_what_is_refused_says_so():
         out[0] = np.dot(a, a)
 
     @nv.jit
-    def local(a):
-        t = nv.local.array(4, nv.bfloat16)
-        t[0] = a[0]
-        a[1] = t[0]
+    def dynamic(a):
+        t = nv.shared.array(0, nv.bfloat16)
+        a[0] = t[0]
 
     @nv.jit
     def whole(a, out):
@@ -211,7 +210,7 @@ def test_what_is_refused_says_so():
     _refused(empty, x, match=r"empty\(.*bfloat16")
     _refused(total, x, np.zeros(1, BF), match=r"'sum' of a bfloat16 array")
     _refused(dot, x, np.zeros(1, np.float32), match=r"'dot' of a bfloat16 array")
-    _refused(local, x, match=r"nv.local.array\(\) of bfloat16 elements")
+    _refused(dynamic, x, match=r"dynamic shared array \(shared.array\(0, dtype\)\) of bfloat16")
     _refused(whole, x, np.zeros(4, BF), match=r"an array expression on bfloat16 arrays")
     with pytest.raises(TypeError, match=r"dtype \[\('x', bfloat16\).*cannot be passed"):
         copy.forall(2)(np.zeros(2, [("x", BF), ("y", np.float32)]),

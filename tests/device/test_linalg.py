@@ -17,7 +17,7 @@ import pytest
 
 import numba_vulkan as nv
 from numba_vulkan.errors import VulkanUnsupportedError
-from numba_vulkan.linalg import kernels, matmul, tiles
+from numba_vulkan.linalg import kernels, matmul, plans, tiles
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -296,10 +296,10 @@ def test_kernels_compile_once_per_specialisation():
 # ---------------------------------------------------------------- units=True: cooperative matrices
 
 
-def _ints(rng, shape, top=4):
-    """Integers in [-top, top] as float16: every product and partial sum of the tests is
-    exact, so any order of summing gives NumPy's result."""
-    return rng.integers(-top, top + 1, shape).astype(np.float16)
+def _ints(rng, shape, top=4, dtype=np.float16):
+    """Integers in [-top, top] as float16 (or `dtype`): every product and partial sum of the
+    tests is exact, so any order of summing gives NumPy's result."""
+    return rng.integers(-top, top + 1, shape).astype(dtype)
 
 
 def _small(v):
@@ -463,6 +463,34 @@ def test_units_variant_names():
     big = dataclasses.replace(tiles.VARIANTS["s128k64"], name="big", bk=256)
     with pytest.raises(ValueError, match="big needs .* bytes of shared memory; .* has"):
         tiles.check_shared_memory(big, nv.get_device())
+
+
+def test_units_bfloat16_against_numpy(small_default, monkeypatch):
+    """Two bfloat16 operands on bfloat16 x bfloat16 + float32 tiles: NumPy's float32 result
+    (the float32 product of the same inputs, exact on small integers) and an out= of
+    bfloat16 that float32 result rounded once (sums past 256 round: bfloat16 keeps 8
+    bits); sides cut by the blocks, a stack with a transposed operand broadcast along it,
+    and aligned operands read in place with a float32 result stored in place."""
+    bf16 = np.dtype(nv.bfloat16)
+    f32 = np.float32
+    assert plans.choose(f32, nv.get_device(), True, (bf16, bf16)).operands == "bfloat16"
+    assert plans.choose(f32, nv.get_device(), True, (bf16, np.float16)).family == "simt"
+    v = small_default
+    rng = np.random.default_rng(13)
+    a, b = _ints(rng, (70, 50), dtype=bf16), _ints(rng, (50, 90), dtype=bf16)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), units=True)
+    assert got.dtype == np.float32 == np.matmul(a, b).dtype
+    np.testing.assert_array_equal(got.copy_to_host(), a.astype(f32) @ b.astype(f32))
+    a, b = _ints(rng, (3, 20, 40), dtype=bf16), _ints(rng, (10, 40), dtype=bf16)
+    out = nv.device_array((3, 20, 10), bf16)
+    nv.linalg.matmul(nv.to_device(a), nv.to_device(b).T, out=out, units=True)
+    want = np.matmul(a.astype(f32), b.astype(f32).T).astype(bf16)
+    np.testing.assert_array_equal(out.copy_to_host().view(np.uint16), want.view(np.uint16))
+    calls = _count_copies(monkeypatch)
+    a, b = _ints(rng, (2, v.bm, v.k_step), dtype=bf16), _ints(rng, (v.k_step, v.bn), dtype=bf16)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), units=True)
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a.astype(f32), b.astype(f32)))
+    assert calls == []
 
 
 def test_units_leave_other_loops_to_their_kernel():

@@ -19,6 +19,7 @@ SHAPES = [
     MatrixShape(16, 8, 8, "float16", "float16", "float16", "float16"),
     MatrixShape(16, 16, 32, "int8", "int8", "int32", "int32"),
     MatrixShape(16, 8, 32, "uint8", "uint8", "uint32", "uint32"),
+    MatrixShape(16, 16, 16, "bfloat16", "bfloat16", "float32", "float32"),
 ]
 
 
@@ -43,8 +44,9 @@ def test_a_configuration_not_exact_emulates_every_tile(device):
     info = dataclasses.replace(device.info, matrix_shapes=tuple(SHAPES))
     exact = {str(s): matrix_probe.EXACT for s in SHAPES}
     assert matrix_probe.with_verdicts(info, exact).matrix_shapes == tuple(SHAPES)
-    bf16 = MatrixShape(16, 16, 16, "bfloat16", "bfloat16", "float32", "float32")
-    assert "bfloat16" in matrix_probe.NOT_PROBED
+    # bfloat16's configuration listed without the feature: emulated, not probed, no fault
+    bf16 = MatrixShape(16, 8, 16, "bfloat16", "bfloat16", "float32", "float32", emulated=True)
+    assert matrix_probe.run(_Listing(bf16)) == {str(bf16): matrix_probe.NOT_PROBED}
     kept = matrix_probe.with_verdicts(info, {**exact, str(bf16): matrix_probe.NOT_PROBED})
     assert kept.matrix_shapes == tuple(SHAPES)
     wrong = {**exact, str(SHAPES[2]): "wrong: 3 of 256 elements ..."}
@@ -52,3 +54,10 @@ def test_a_configuration_not_exact_emulates_every_tile(device):
     assert off.matrix_shapes == () and dict(off.matrix_selftest) == wrong
     with pytest.warns(VulkanDriverFaultWarning, match="16x16x32 int8 x int8 .* emulated"):
         matrix_probe.warn_failed(info, wrong)
+
+
+class _Listing:
+    """A device whose info lists `shapes` (all that matrix_probe.run reads of it)."""
+
+    def __init__(self, *shapes):
+        self.info = dataclasses.make_dataclass("Info", ["matrix_shapes"])(shapes)

@@ -89,7 +89,8 @@ void InitKir(nb::module_& m) {
         .value("u64", ScalarKind::kU64)
         .value("f16", ScalarKind::kF16)
         .value("f32", ScalarKind::kF32)
-        .value("f64", ScalarKind::kF64);
+        .value("f64", ScalarKind::kF64)
+        .value("bf16", ScalarKind::kBF16);
 
     nb::enum_<Op>(m, "Op", "KIR operations that the builder's generic calls take.")
         .value("add", Op::kAdd)

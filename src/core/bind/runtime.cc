@@ -109,6 +109,8 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["subgroup_shuffle"] = d.subgroup_shuffle;
     r["subgroup_shuffle_relative"] = d.subgroup_shuffle_relative;
     r["vulkan_memory_model"] = d.vulkan_memory_model;
+    r["bfloat16_type"] = d.bfloat16_type;
+    r["bfloat16_matrix"] = d.bfloat16_matrix;
     nb::list shapes;
     for (const auto& s : d.matrix_shapes) {
         shapes.append(nb::make_tuple(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]));

@@ -72,6 +72,7 @@ const char* DtypeName(ScalarKind k) {
         case ScalarKind::kF16: return "float16";
         case ScalarKind::kF32: return "float32";
         case ScalarKind::kF64: return "float64";
+        case ScalarKind::kBF16: return "bfloat16";
     }
     return "?";
 }

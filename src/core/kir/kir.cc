@@ -12,14 +12,16 @@ bool IsSigned(ScalarKind k) {
            k == ScalarKind::kI64;
 }
 bool IsFloat(ScalarKind k) {
-    return k == ScalarKind::kF16 || k == ScalarKind::kF32 || k == ScalarKind::kF64;
+    return k == ScalarKind::kF16 || k == ScalarKind::kF32 || k == ScalarKind::kF64 ||
+           k == ScalarKind::kBF16;
 }
 
 int BitWidth(ScalarKind k) {
     switch (k) {
         case ScalarKind::kBool: return 1;
         case ScalarKind::kI8: case ScalarKind::kU8: return 8;
-        case ScalarKind::kI16: case ScalarKind::kU16: case ScalarKind::kF16: return 16;
+        case ScalarKind::kI16: case ScalarKind::kU16: case ScalarKind::kF16: case ScalarKind::kBF16:
+            return 16;
         case ScalarKind::kI32: case ScalarKind::kU32: case ScalarKind::kF32: return 32;
         case ScalarKind::kI64: case ScalarKind::kU64: case ScalarKind::kF64: return 64;
     }
@@ -40,6 +42,7 @@ const char* ScalarName(ScalarKind k) {
         case ScalarKind::kF16: return "f16";
         case ScalarKind::kF32: return "f32";
         case ScalarKind::kF64: return "f64";
+        case ScalarKind::kBF16: return "bf16";
     }
     return "?";
 }

@@ -42,7 +42,13 @@ inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 // ---------------------------------------------------------------- types
 
-enum class ScalarKind : uint8_t { kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF16, kF32, kF64 };
+// kBF16: bfloat16 (SPV_KHR_bfloat16), the element of a tile on the matrix units and the value
+// of one of its elements; SPIR-V has no arithmetic on it, so a bf16 value is only loaded
+// from or stored to a tile element, bitcast to or from a 16-bit integer (the front end
+// rounds bfloat16 in software on those bits) and filled into a tile (the verifier).
+enum class ScalarKind : uint8_t {
+    kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF16, kF32, kF64, kBF16
+};
 
 enum class AddressSpace : uint8_t {
     kFunction,   // a local variable of one invocation

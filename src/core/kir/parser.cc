@@ -189,7 +189,7 @@ util::Result<TypeId> Parser::ParseType() {
         NVK_RETURN_IF_ERROR(Expect('>'));
         return m_.GetPointer(space, pointee);
     }
-    for (int k = 0; k <= static_cast<int>(ScalarKind::kF64); ++k)
+    for (int k = 0; k <= static_cast<int>(ScalarKind::kBF16); ++k)
         if (w == ScalarName(static_cast<ScalarKind>(k)))
             return m_.GetScalar(static_cast<ScalarKind>(k));
     pos_ = start;

@@ -79,6 +79,7 @@ class Verifier {
     util::Status CheckDefinitions();
     util::Status CheckInst(uint32_t bp, uint32_t i);
     util::Status CheckTypes(uint32_t bp, uint32_t i);
+    util::Status CheckBFloat16(uint32_t bp, uint32_t i);
 
     const Type* TypeOf(TypeId t) const { return t < m_.types.size() ? &m_.types[t] : nullptr; }
     bool IsScalar(TypeId t) const {
@@ -236,7 +237,30 @@ util::Status Verifier::CheckInst(uint32_t bp, uint32_t i) {
     int ntargets = inst.op == Op::kBr ? 1 : inst.op == Op::kCondBr ? 2 : 0;
     for (int t = ntargets; t < 2; ++t)
         if (inst.targets[t] != kNone) return fail("has a branch target it does not use");
+    NVK_RETURN_IF_ERROR(CheckBFloat16(bp, i));
     return CheckTypes(bp, i);
+}
+
+// SPIR-V has no arithmetic on bfloat16 (SPV_KHR_bfloat16): a bf16 scalar (or a pointer to
+// one, an element of a tile) is only loaded, stored, bitcast and filled into a tile.
+util::Status Verifier::CheckBFloat16(uint32_t bp, uint32_t i) {
+    const Inst& inst = f_.blocks[bp].insts[i];
+    auto bf16 = [&](TypeId t) {
+        const Type* ty = TypeOf(t);
+        if (ty && ty->kind == Type::Kind::kPointer) ty = TypeOf(ty->pointee);
+        return ty && ty->kind == Type::Kind::kScalar && ty->scalar == ScalarKind::kBF16;
+    };
+    bool uses = inst.result != kNone && bf16(inst.type);
+    for (ValueId v : inst.operands) uses = uses || bf16(ValueType(v));
+    if (!uses) return util::Status::Ok();
+    switch (inst.op) {
+        case Op::kLoad: case Op::kStore: case Op::kBitcast: case Op::kIndexPtr: case Op::kCoopFill:
+            return util::Status::Ok();
+        default:
+            return Fail(m_, AtInst(bp, i),
+                        std::string(OpName(inst.op)) + " of bf16 (bf16 values are only loaded, "
+                        "stored, bitcast and filled into tiles)");
+    }
 }
 
 util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
@@ -434,8 +458,14 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
             TypeId tile = load ? inst.type : ops[1];
             if (!pt || pt->kind != Type::Kind::kPointer || pt->space == AddressSpace::kFunction)
                 return fail("tiles are loaded from and stored to global or workgroup memory");
-            if (!IsCoopMatrix(tile) || m_.types[pt->pointee].scalar != m_.types[tile].scalar)
-                return fail("the pointer must point to the tile's element type");
+            // bfloat16 tiles come from the 16-bit words bfloat16 arrays are stored as: the
+            // pointee may differ from the element (SPV_KHR_cooperative_matrix), and the
+            // stride counts pointees, the same number for these two 16-bit types.
+            if (!IsCoopMatrix(tile)) return fail("loads or stores a tile");
+            ScalarKind stored = m_.types[tile].scalar == ScalarKind::kBF16 ? ScalarKind::kU16
+                                                                           : m_.types[tile].scalar;
+            if (m_.types[pt->pointee].scalar != stored)
+                return fail("the pointer must point to the tile's element type (u16 for bf16)");
             if (!Is(ops[load ? 1 : 2], ScalarKind::kU32)) return fail("the stride must be u32");
             if (inst.aux > static_cast<uint32_t>(MatrixLayout::kColumnMajor))
                 return fail("no such layout");

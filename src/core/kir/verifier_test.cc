@@ -237,6 +237,36 @@ TEST(Verifier, StructuredValidShapes) {
 )");
 }
 
+// bf16 (a tile's element on the matrix units) has no arithmetic; its tiles load from the
+// 16-bit words bfloat16 arrays are stored as.
+TEST(Verifier, BFloat16IsOnlyMoved) {
+    auto kernel = [](bool add, ScalarKind pointee) {
+        Module m;
+        Builder b(m);
+        uint32_t p = m.AddParam("a", ScalarKind::kU64);
+        b.CreateBlock("entry");
+        TypeId bf16 = b.Scalar(ScalarKind::kBF16), u16 = b.Scalar(ScalarKind::kU16);
+        TypeId u32 = b.Scalar(ScalarKind::kU32);
+        TypeId tile = m.GetCoopMatrix(ScalarKind::kBF16, 16, 16, MatrixUse::kA);
+        ValueId var = b.Var(tile);
+        ValueId words = b.ElemPtr(b.Scalar(pointee), b.Param(p), b.ConstInt(u32, 0));
+        b.Store(var, b.Coop(Op::kCoopLoad, tile, {words, b.ConstInt(u32, 16)}));
+        ValueId v = b.Load(b.IndexPtr(var, b.ConstInt(u32, 0)));
+        if (add) v = b.Binary(Op::kAdd, v, v);
+        b.Store(b.IndexPtr(var, b.ConstInt(u32, 1)), b.Bitcast(bf16, b.Bitcast(u16, v)));
+        b.Store(var, b.Coop(Op::kCoopFill, tile, {v}));
+        b.Ret();
+        return Verify(m);
+    };
+    EXPECT_TRUE(kernel(false, ScalarKind::kU16).ok()) << kernel(false, ScalarKind::kU16).message();
+    util::Status add = kernel(true, ScalarKind::kU16);
+    EXPECT_NE(add.message().find("add of bf16 (bf16 values are only loaded, stored, bitcast and "
+                                 "filled into tiles)"), std::string::npos) << add.message();
+    util::Status half = kernel(false, ScalarKind::kF16);
+    EXPECT_NE(half.message().find("the pointer must point to the tile's element type (u16 for "
+                                  "bf16)"), std::string::npos) << half.message();
+}
+
 TEST(Verifier, StructuredRetInsideLoop) {
     // kLoop with its if.end returning instead of continuing: the loop is left
     // other than through its merge block.

@@ -54,7 +54,9 @@ util::Result<std::vector<uint32_t>> Emitter::Run() {
 void Emitter::RequestFloatPreservation() {
     auto used = [&](uint32_t width) {
         for (const kir::Type& t : m_.types)
+            // bf16 values are only moved (kir.h): float controls do not concern them
             if (t.kind == kir::Type::Kind::kScalar && kir::IsFloat(t.scalar) &&
+                t.scalar != kir::ScalarKind::kBF16 &&
                 static_cast<uint32_t>(kir::BitWidth(t.scalar)) == width)
                 return true;
         return false;
@@ -157,6 +159,7 @@ util::Status Emitter::EmitInst(const kir::Inst& inst) {
 
 Id Emitter::ScalarType(kir::ScalarKind k) {
     if (k == kir::ScalarKind::kBool) return b_.TypeBool();
+    if (k == kir::ScalarKind::kBF16) return b_.TypeBFloat16();
     uint32_t width = static_cast<uint32_t>(kir::BitWidth(k));
     if (kir::IsFloat(k)) return b_.TypeFloat(width);
     return b_.TypeInt(width, kir::IsSigned(k));

@@ -269,6 +269,46 @@ TEST(Emit, Bitcast) {
               "");
 }
 
+// bfloat16 tiles (SPV_KHR_bfloat16): loaded from and stored to 16-bit words, elements and
+// fill values moved as bits, a float16 tile converted into one.
+TEST(Emit, BFloat16Tiles) {
+    OpKernel k(ScalarKind::kU16);
+    kir::Builder& b = k.b;
+    kir::TypeId bf16 = b.Scalar(ScalarKind::kBF16), u16 = b.Scalar(ScalarKind::kU16);
+    kir::TypeId u32 = b.Scalar(ScalarKind::kU32);
+    kir::TypeId tile = k.m.GetCoopMatrix(ScalarKind::kBF16, 16, 16, kir::MatrixUse::kA);
+    kir::TypeId half = k.m.GetCoopMatrix(ScalarKind::kF16, 16, 16, kir::MatrixUse::kA);
+    kir::ValueId var = b.Var(tile), stride = b.ConstInt(u32, 16);
+    b.Store(var, b.Coop(Op::kCoopFill, tile, {b.Bitcast(bf16, k.x)}));
+    kir::ValueId element = b.IndexPtr(var, b.ConstInt(u32, 1));
+    k.Keep(b.Bitcast(u16, b.Load(element)));
+    b.Store(element, b.Bitcast(bf16, k.y));
+    kir::ValueId words = b.ElemPtr(u16, k.in, b.ConstInt(u32, 0));
+    kir::ValueId loaded = b.Coop(Op::kCoopLoad, tile, {words, stride});
+    kir::ValueId from_half = b.Convert(tile, b.Coop(Op::kCoopFill, half, {b.Convert(
+        b.Scalar(ScalarKind::kF16), b.ConstFloat(b.Scalar(ScalarKind::kF32), 2.0))}));
+    b.Coop(Op::kCoopStore, kir::kNone, {b.ElemPtr(u16, k.out, b.ConstInt(u32, 16)), loaded,
+                                        stride});
+    b.Coop(Op::kCoopStore, kir::kNone, {b.ElemPtr(u16, k.out, b.ConstInt(u32, 32)), from_half,
+                                        stride});
+    b.Coop(Op::kCoopStore, kir::kNone, {b.ElemPtr(u16, k.out, b.ConstInt(u32, 48)), b.Load(var),
+                                        stride});
+    auto e = EmitChecked(k.Finish());
+    EXPECT_EQ(CheckPatterns(e.text, R"(
+        CHECK: OpCapability BFloat16TypeKHR
+        CHECK: OpCapability BFloat16CooperativeMatrixKHR
+        CHECK: OpExtension "SPV_KHR_bfloat16"
+        CHECK: %bfloat16 = OpTypeFloat 16 BFloat16KHR
+        CHECK: %[[tile:\w+]] = OpTypeCooperativeMatrixKHR %bfloat16
+        CHECK: OpBitcast %bfloat16
+        CHECK: OpCompositeConstruct %[[tile]]
+        CHECK: OpBitcast %ushort
+        CHECK: OpCooperativeMatrixLoadKHR %[[tile]]
+        CHECK: OpFConvert %[[tile]]
+        CHECK: OpCooperativeMatrixStoreKHR
+    )"), "");
+}
+
 TEST(Emit, Constants) {
     OpKernel k(ScalarKind::kI32);
     k.Keep(k.b.ConstFloat(k.b.Scalar(ScalarKind::kF32), 1.5));

@@ -108,6 +108,17 @@ Id ModuleBuilder::TypeFloat(uint32_t width) {
     return type_ids_[key] = id;
 }
 
+Id ModuleBuilder::TypeBFloat16() {
+    if (bfloat16_type_ == 0) {
+        bfloat16_type_ = NewId();
+        types_.Add(spv::Op::OpTypeFloat,
+                   {bfloat16_type_, 16, static_cast<uint32_t>(spv::FPEncoding::BFloat16KHR)});
+        AddCapability(spv::Capability::BFloat16TypeKHR);
+        AddExtension("SPV_KHR_bfloat16");
+    }
+    return bfloat16_type_;
+}
+
 Id ModuleBuilder::TypeVector(Id component, uint32_t count) {
     auto key = Key(spv::Op::OpTypeVector, {component, count});
     if (auto it = type_ids_.find(key); it != type_ids_.end()) return it->second;
@@ -144,6 +155,7 @@ Id ModuleBuilder::TypeCooperativeMatrix(Id component, uint32_t rows, uint32_t co
     types_.Add(spv::Op::OpTypeCooperativeMatrixKHR, ops);
     AddCapability(spv::Capability::CooperativeMatrixKHR);
     AddExtension("SPV_KHR_cooperative_matrix");
+    if (component == bfloat16_type_) AddCapability(spv::Capability::BFloat16CooperativeMatrixKHR);
     return type_ids_[key] = id;
 }
 

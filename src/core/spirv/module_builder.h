@@ -68,6 +68,8 @@ class ModuleBuilder {
     Id TypeBool();
     Id TypeInt(uint32_t width, bool is_signed);
     Id TypeFloat(uint32_t width);
+    // OpTypeFloat 16 BFloat16KHR (SPV_KHR_bfloat16): no constants, no arithmetic.
+    Id TypeBFloat16();
     Id TypeVector(Id component, uint32_t count);
     Id TypePointer(spv::StorageClass storage, Id pointee);
     Id TypeFunction(Id return_type);  // no parameters
@@ -134,6 +136,7 @@ class ModuleBuilder {
     std::map<Id, bool> int_signed_;        // int type id -> signedness
     std::map<Id, uint32_t> float_widths_;  // float type id -> width
     Id bool_type_ = 0;
+    Id bfloat16_type_ = 0;  // a tile of it needs BFloat16CooperativeMatrixKHR
     Id true_ = 0, false_ = 0;
 };
 

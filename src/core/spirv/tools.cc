@@ -123,6 +123,8 @@ std::vector<std::string> CapabilityNames(const std::vector<uint32_t>& words) {
                     break;
                 case spv::Capability::AtomicFloat32AddEXT: add("float32_atomic_add"); break;
                 case spv::Capability::AtomicFloat64AddEXT: add("float64_atomic_add"); break;
+                case spv::Capability::BFloat16TypeKHR: add("bfloat16_type"); break;
+                case spv::Capability::BFloat16CooperativeMatrixKHR: add("bfloat16_matrix"); break;
                 default: break;
             }
         } else if (op != spv::Op::OpCapability) {

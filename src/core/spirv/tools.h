@@ -27,7 +27,8 @@ std::string Disassemble(const std::vector<uint32_t>& words);
 // The capabilities the module declares that a device may lack, by their
 // numba_vulkan names: "int64", "float64", "int16", "int8", "float16",
 // "storage8", "storage16" (8/16-bit loads and stores through buffer device
-// addresses), "push_constant8", "push_constant16" (8/16-bit push constants).
+// addresses), "push_constant8", "push_constant16" (8/16-bit push constants),
+// "bfloat16_type", "bfloat16_matrix" (bfloat16 tiles, VK_KHR_shader_bfloat16).
 // Shader and PhysicalStorageBufferAddresses are always declared and not listed.
 std::vector<std::string> CapabilityNames(const std::vector<uint32_t>& words);
 

@@ -152,6 +152,17 @@ util::Status Device::Init(Instance& instance) {
             enabled.pNext = &coop_on;
         }
     }
+    // bfloat16 tiles (nv.matrix on the matrix units): the type and its cooperative matrices,
+    // the latter only beside VK_KHR_cooperative_matrix (device_info.cc says what is on).
+    ShaderBFloat16Features bf16_on;
+    if (info_.bfloat16_type) {
+        extensions.push_back(kShaderBFloat16Extension);
+        bf16_on.shaderBFloat16Type = VK_TRUE;
+        bf16_on.shaderBFloat16CooperativeMatrix =
+            info_.bfloat16_matrix && coop_on.cooperativeMatrix;
+        bf16_on.pNext = enabled.pNext;
+        enabled.pNext = &bf16_on;
+    }
     // MoltenVK and other portability drivers require this extension to be enabled.
     if (HasExtension(ifns, info_.handle, "VK_KHR_portability_subset")) {
         extensions.push_back("VK_KHR_portability_subset");

@@ -38,6 +38,9 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
         if (std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0) {
             info.has_cooperative_matrix_ext = true;
         }
+        if (std::strcmp(e.extensionName, kShaderBFloat16Extension) == 0) {
+            info.has_bfloat16_ext = true;
+        }
     }
     if (info.has_cooperative_matrix_ext && fns.get_cooperative_matrix_properties) {
         uint32_t n = 0;
@@ -93,6 +96,16 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
     info.push_constant16 = f11.storagePushConstant16;
     info.float32_atomic_add =
         atomic_float.shaderBufferFloat32AtomicAdd && atomic_float.shaderSharedFloat32AtomicAdd;
+    if (info.has_bfloat16_ext) {
+        ShaderBFloat16Features bf16;
+        VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        query.pNext = &bf16;
+        fns.vkGetPhysicalDeviceFeatures2(handle, &query);
+        info.bfloat16_type = bf16.shaderBFloat16Type;
+        // Tiles of bfloat16 are tiles first: the cooperative-matrix extension must be on too.
+        info.bfloat16_matrix = bf16.shaderBFloat16Type && bf16.shaderBFloat16CooperativeMatrix &&
+                               info.has_cooperative_matrix_ext;
+    }
     info.buffer_device_address = f12.bufferDeviceAddress;
     info.timeline_semaphore = f12.timelineSemaphore;
     info.vulkan_memory_model = f12.vulkanMemoryModel;

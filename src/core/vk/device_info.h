@@ -11,6 +11,18 @@
 
 namespace nvk::vk {
 
+// VK_KHR_shader_bfloat16, written out (as loader.h does for VK_KHR_cooperative_matrix)
+// because the Vulkan headers this builds with predate it: its name and its features
+// structure, members in the specification's order.
+inline constexpr const char* kShaderBFloat16Extension = "VK_KHR_shader_bfloat16";
+struct ShaderBFloat16Features {
+    uint32_t sType = 1000141000;  // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
+    void* pNext = nullptr;
+    VkBool32 shaderBFloat16Type = VK_FALSE;
+    VkBool32 shaderBFloat16DotProduct = VK_FALSE;
+    VkBool32 shaderBFloat16CooperativeMatrix = VK_FALSE;
+};
+
 struct PhysicalDeviceInfo {
     int index = -1;
     VkPhysicalDevice handle = VK_NULL_HANDLE;
@@ -36,6 +48,11 @@ struct PhysicalDeviceInfo {
     // (M, N, K, A, B, C, Result component types, scope) as Vulkan numbers them.
     bool has_cooperative_matrix_ext = false;
     std::vector<std::array<uint32_t, 8>> matrix_shapes;
+    // VK_KHR_shader_bfloat16: shaders may declare bfloat16 values (shaderBFloat16Type) and
+    // tiles of them (shaderBFloat16CooperativeMatrix, with VK_KHR_cooperative_matrix). The
+    // device enables both wherever they are supported (device.cc), so these say what is on.
+    bool has_bfloat16_ext = false;
+    bool bfloat16_type = false, bfloat16_matrix = false;
 
     std::array<uint32_t, 3> max_local_size{};
     uint32_t max_local_invocations = 0;

@@ -9,7 +9,10 @@ from literals, global constants and arithmetic on them (``(TILE, TILE + 1)``)
 with Numba's constant inference.
 
 Element kinds: the dtype's compute kind (float16 stays float16 in memory: what is
-stored is a float16 value already, rounded by frontend/float16.py). A shared float
+stored is a float16 value already, rounded by frontend/float16.py); a bfloat16 element is
+its 16-bit word, as in device memory (frontend/bfloat16.py: loads widen it, stores keep
+the upper half of a value rounded already), so cooperative-matrix tiles load bfloat16
+from shared memory as from device arrays (frontend/matrix.py). A shared float
 array that some atomic other than a native float add writes is held as integers of the
 same width (``bits``): a compare-and-swap needs an integer element, and SPIR-V cannot
 view a workgroup array as another type. Loads and stores bitcast, which costs nothing.
@@ -34,10 +37,19 @@ from numba.core import ir, types
 from numba.core.typing.templates import fold_arguments
 
 from .. import _core, errors, stubs
-from . import arith
+from ..typing.bfloat16 import is_bfloat16
+from . import arith, bfloat16
 from .arrays import ArrayArg
 from .errors import unsupported
-from .types import compute_kind, exact_kind, index_kind, is_scalar_type, is_signed
+from .types import (
+    compute_kind,
+    exact_kind,
+    host_dtype,
+    index_kind,
+    is_scalar_type,
+    is_signed,
+    storage_kind,
+)
 
 Op = _core.Op
 K = _core.Kind
@@ -79,7 +91,9 @@ class LocalArray(ArrayArg):
         self.dims = tuple(shape)
         self.dynamic = False  # dynamic arrays are sized before this (see _make)
         self.compute = compute_kind(ty.dtype, mode, loc)
-        elem = exact_kind(ty.dtype) if exact_kind(ty.dtype) == K.f16 else self.compute
+        elem = self.compute
+        if exact_kind(ty.dtype) == K.f16 or is_bfloat16(ty.dtype):
+            elem = storage_kind(ty.dtype, mode, loc)  # float16, or bfloat16's 16-bit word
         self.value_kind = elem
         self.bits = bits and elem in _BITS_KIND
         self.storage = _BITS_KIND[elem] if self.bits else elem
@@ -138,13 +152,18 @@ class LocalArray(ArrayArg):
 
     def load(self, b, indices, loc):
         value = b.load(self.element_ptr(b, indices, loc))
+        if is_bfloat16(self.ty.dtype):
+            return bfloat16.widen(b, value)
         if self.bits:
             value = b.bitcast(self.value_kind, value)
         return arith.convert(b, value, self.compute)
 
     def store(self, b, indices, value, loc):
         ptr = self.element_ptr(b, indices, loc)
-        value = arith.convert(b, value, self.value_kind)
+        if is_bfloat16(self.ty.dtype):  # the value is a bfloat16 already (lower.py's cast)
+            value = bfloat16.to_bits(b, value)
+        else:
+            value = arith.convert(b, value, self.value_kind)
         if self.bits:
             value = b.bitcast(self.storage, value)
         b.store(ptr, value)
@@ -159,7 +178,7 @@ class LocalArray(ArrayArg):
         return arith.const(b, kind, self.count)
 
     def strides_in_bytes(self, b, kind):
-        itemsize = np.dtype(str(self.ty.dtype)).itemsize if self.ty.dtype != types.boolean else 1
+        itemsize = host_dtype(self.ty.dtype).itemsize
         return tuple(arith.const(b, kind, s * itemsize) for s in self.strides_elems)
 
 
@@ -278,6 +297,9 @@ def _make(lowerer, expr, sig, target, shared):
         raise unsupported(f"{what} of shape {shape} (0 only as shared.array(0, dtype), the "
                           "dynamic shared array)", loc)
     shape_was_dynamic = shape == (0,) and shared
+    if shape_was_dynamic and is_bfloat16(ty.dtype):
+        raise unsupported("the dynamic shared array (shared.array(0, dtype)) of bfloat16 (give "
+                          "the shared array a constant shape)", loc)
     if shape_was_dynamic and getattr(lowerer, "dynamic_shared", None) is not None:
         return _alias(lowerer, lowerer.dynamic_shared, ty, loc)
     if shape == (0,) and shared:

@@ -17,13 +17,21 @@ The emulation computes a multiply-accumulate as a sum in k order, each step roun
 the accumulator's type; matrix units may round and order the sum their own way (Vulkan
 leaves it to them). Integer results are exact (wrapping) everywhere, float results agree
 wherever the products and sums are exact.
+
+bfloat16 tiles on the units are of SPIR-V's bfloat16 (KIR bf16, SPV_KHR_bfloat16), which
+has no arithmetic: they are loaded from and stored to the 16-bit words bfloat16 arrays
+are made of (device and shared arrays alike), and an element read or written, or a fill
+value, goes through its bits (OpBitcast) into and out of the software rounding of
+frontend/bfloat16.py, never through a driver conversion (NVIDIA flushes float32
+subnormals). Only ``convert`` is the units' own conversion, as it is for float16.
 """
 
 from numba.core import types
 
 from .. import _core, config, errors, matrix_shapes, stubs
+from ..typing.bfloat16 import is_bfloat16
 from ..typing.matrix import Fragment
-from . import arith
+from . import arith, bfloat16
 from .errors import unsupported
 from .local_arrays import LocalArray
 from .types import compute_kind, exact_kind, is_signed
@@ -57,12 +65,12 @@ class Tile:
         self.count = ty.rows * ty.cols
         self.kind = compute_kind(ty.dtype, lowerer.mode, loc)
         self.units = _on_units(lowerer)
-        if self.units and str(ty.dtype) == "bfloat16":  # made in a device function
-            raise unsupported("bfloat16 tiles in a device function of a kernel whose other "
-                              "tiles are on the matrix units (make the tile in the kernel, "
-                              "which is then emulated)", loc)
+        if self.units and not _tile_on_units(_shapes(lowerer), ty):  # made in a device function
+            raise unsupported(f"{ty.dtype} tiles, which this device's matrix units do not "
+                              "hold, in a device function of a kernel whose other tiles are on "
+                              "them (make the tile in the kernel, which is then emulated)", loc)
         if self.units:
-            self.element = exact_kind(ty.dtype)
+            self.element = K.bf16 if is_bfloat16(ty.dtype) else exact_kind(ty.dtype)
             self.type_id = b.coop_type(self.element, ty.rows, ty.cols, _USES.index(ty.use))
             self.var = b.coop_var(self.type_id)
             return
@@ -79,24 +87,32 @@ class Tile:
 _USES = ("a", "b", "acc")
 
 
+def _tile_on_units(shapes, ty):
+    """Whether the device's matrix units hold tiles of Fragment type `ty` (a configuration
+    that has it is not emulated: bfloat16's is where the device cannot declare bfloat16
+    tiles, matrix_shapes.from_device)."""
+    return matrix_shapes.on_units(shapes, ty.use, ty.rows, ty.cols, str(ty.dtype))
+
+
 def _on_units(lowerer):
-    """Whether this kernel's tiles are the device's cooperative matrices: it lists its
-    configurations, the emulation is not asked for (config.MATRIX), no tile is of
-    bfloat16 (not emitted for the units yet), and every array a tile is loaded from or
-    stored to is C- or F-contiguous (a strided view's layout is only known at run time;
-    choosing it there in a branch gave wrong tiles on NVIDIA's driver 580.159, which
-    loaded a column-major tile as a row-major one). One answer per kernel."""
+    """Whether this kernel's tiles are the device's cooperative matrices: it lists
+    configurations its units do, the emulation is not asked for (config.MATRIX), the units hold every
+    tile the kernel makes (bfloat16 ones only where the device has shaderBFloat16-
+    CooperativeMatrix), and every array a tile is loaded from or stored to is C- or
+    F-contiguous (a strided view's layout is only known at run time; choosing it there in
+    a branch gave wrong tiles on NVIDIA's driver 580.159, which loaded a column-major tile
+    as a row-major one). One answer per kernel."""
     root = lowerer.root
     if not hasattr(root, "matrix_units"):
         shapes = getattr(root, "matrix_shapes", ())
-        bf16 = any(isinstance(t, Fragment) and str(t.dtype) == "bfloat16"
-                   for t in root.typemap.values())
+        held = all(_tile_on_units(shapes, t) for t in root.typemap.values()
+                   if isinstance(t, Fragment))
         views = any(
             any(isinstance(t, Fragment) for t in sig.args) and any(
                 isinstance(t, types.Array) and t.layout not in ("C", "F") for t in sig.args)
             for sig in root.calltypes.values() if sig is not None and hasattr(sig, "args"))
-        root.matrix_units = (bool(shapes) and not any(s.emulated for s in shapes)
-                             and config.MATRIX != "emulate" and not bf16 and not views)
+        root.matrix_units = (any(not s.emulated for s in shapes) and config.MATRIX != "emulate"
+                             and held and not views)
     return root.matrix_units
 
 
@@ -327,6 +343,8 @@ class _Units:
     def element(self, value, src_ty, tile):
         """`value` (of Numba type src_ty) as one of the tile's elements, in its exact kind."""
         v = self.lo.cast(value, src_ty, tile.ty.dtype, self.loc)  # rounded to the dtype
+        if tile.element == K.bf16:  # rounded in software above: only its bits move
+            return self.b.bitcast(K.bf16, bfloat16.to_bits(self.b, v))
         return arith.convert(self.b, v, tile.element)
 
     def fill(self, sig, tile, value):
@@ -339,7 +357,8 @@ class _Units:
         row-major for a C-contiguous array (and shared arrays), column-major for an
         F-contiguous one (views of other layouts make the kernel emulate: _on_units)."""
         b = self.lo.b
-        if getattr(arr, "storage", tile.element) != tile.element:
+        stored = K.u16 if tile.element == K.bf16 else tile.element  # bfloat16 arrays' words
+        if getattr(arr, "storage", stored) != stored:
             raise unsupported(f"matrix tiles of {tile.ty.dtype} in an array stored as "
                               f"{arr.storage}", self.loc)
         layout = "C" if isinstance(arr, LocalArray) else arr.ty.layout
@@ -387,6 +406,8 @@ class _Units:
     def get(self, tile, t):
         b = self.b
         v = b.load(b.index_ptr(tile.var, arith.convert(b, t, K.u32)))
+        if tile.element == K.bf16:  # its bits, widened exactly
+            return bfloat16.widen(b, b.bitcast(K.u16, v))
         return arith.convert(b, v, tile.kind)
 
     def set(self, tile, t, value):

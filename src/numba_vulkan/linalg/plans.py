@@ -2,10 +2,9 @@
 
 NumPy picks the loop dtype (``np.matmul.resolve_dtypes``); this module picks how the
 device computes it. A plan names the kernel family and its parameters; products.py runs
-it. Today there is one family, the tiled SIMT kernel of kernels.py, with the
-accumulation type of ``ACCUMULATION``. Another family (cooperative-matrix fragments on
-devices that have them) is one more branch in ``choose`` and one more runner in
-matmul.py's ``_RUNNERS``.
+it: the tiled SIMT kernel of kernels.py, with the accumulation type of ``ACCUMULATION``,
+or, with ``units=True``, cooperative-matrix tiles (tiles.py) for float16 loops and for
+two bfloat16 operands (products.py's ``_RUNNERS``).
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ import dataclasses
 
 import numpy as np
 
+from .. import bfloat16_host
 from ..errors import VulkanSupportError, VulkanUnsupportedError
 from .kernels import Tiling
 
@@ -64,11 +64,15 @@ class Plan:
     tiling: Tiling
     #: Fewer workgroups than this (with a long k) split k into chunks summed apart.
     min_groups: int
+    #: "tiles": the tiles' element type ("float16" or "bfloat16", tiles.OPERANDS).
+    operands: str = ""
 
 
-def choose(loop: np.dtype, device, units: bool = False) -> Plan:
+def choose(loop: np.dtype, device, units: bool = False, operands=()) -> Plan:
     """The plan for the loop dtype `loop` (NumPy's, from ``np.matmul.resolve_dtypes``) on
-    `device`; with `units`, a float16 loop on cooperative matrices (linalg/tiles.py).
+    `device`; with `units`, a float16 loop on cooperative matrices (linalg/tiles.py), and
+    the float32 loop NumPy gives two bfloat16 operands (the dtypes in `operands`) on
+    bfloat16 ones.
 
     Raises
     ------
@@ -91,7 +95,9 @@ def choose(loop: np.dtype, device, units: bool = False) -> Plan:
                 f"which {info.name} does not support")
     tiling = _TILINGS["cpu" if info.kind == "cpu" else "gpu"]
     if units and loop == np.float16:
-        return Plan("tiles", np.dtype(np.float32), tiling, 0)
+        return Plan("tiles", np.dtype(np.float32), tiling, 0, "float16")
+    if units and loop == np.float32 and operands and all(map(bfloat16_host.is_dtype, operands)):
+        return Plan("tiles", np.dtype(np.float32), tiling, 0, "bfloat16")
     # Devices below the usual limits (Vulkan guarantees 128 invocations and 16 KiB): the
     # same tile with fewer, busier invocations, then shorter k steps.
     while tiling.wy > 1 and (tiling.threads > info.max_local_invocations

@@ -68,7 +68,9 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
         float32: the device's matrix units where it has them, emulated elsewhere,
         docs/matrix.md): much faster on GPUs with tensor cores, and summed in the units'
         order and internal precision instead of NumPy's (float32 in k order, rounded once),
-        as cuBLAS does. Other loops ignore it.
+        as cuBLAS does. Two bfloat16 operands (NumPy's float32 loop) likewise on
+        bfloat16 x bfloat16 + float32 tiles, the float32 result (or an `out` of another
+        dtype, rounded once from it) as NumPy's. Other loops ignore it.
 
     Returns
     -------
@@ -98,7 +100,7 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
     if out is not None and not np.can_cast(loop[2], out.dtype, casting):
         raise TypeError(f"Cannot cast ufunc 'matmul' output from {loop[2]!r} to "
                         f"{out.dtype!r} with casting rule {casting!r}")  # fmt: skip
-    plan = plans.choose(loop[2], device, units=units)
+    plan = plans.choose(loop[2], device, units=units, operands=(A.dtype, B.dtype))
     a_vec, b_vec = A.ndim == 1, B.ndim == 1
     A2 = view(A, (1,) + A.shape, (0,) + A._dev_strides) if a_vec else A
     B2 = view(B, B.shape + (1,), B._dev_strides + (0,)) if b_vec else B
@@ -272,7 +274,7 @@ def _tiles(A, B, C, loop, plan, device):
     """C[b] = A[b] @ B[b] on cooperative matrices (linalg/tiles.py)."""
     from . import tiles
 
-    tiles.run(A, B, C, device)
+    tiles.run(A, B, C, device, operands=plan.operands)
 
 
 #: The runner of each kernel family plans.choose names.

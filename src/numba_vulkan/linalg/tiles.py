@@ -1,7 +1,10 @@
 """The matrix product on cooperative matrices (``matmul(..., units=True)``; docs/linalg.md).
 
 float16 operands, float32 sums: the configuration 16x16x16 float16 x float16 + float32
-that NVIDIA, AMD and Intel drivers list (and the emulation accepts).
+that NVIDIA, AMD and Intel drivers list (and the emulation accepts); or the same with
+bfloat16 operands (``operands="bfloat16"``: 16x16x16 bfloat16 x bfloat16 + float32, which
+NVIDIA's Hopper driver lists), the kernels the same but for the tiles' and the shared
+slabs' element type. Below, "float16" stands for the operands' type.
 
 Operands and result (``run``). The kernel reads and writes whole tiles only, so it takes
 A of Mp x Kp, B of Kp x Np and C of Mp x Np, Mp and Np multiples of the variant's block
@@ -16,7 +19,10 @@ and Kp of its k step (``padded_shapes``):
   (``mx.convert`` into a float16 tile before ``mx.store``) and stores them straight into
   the result where that is float16 or float32, C-contiguous, of those sides and starts on
   16 bytes; otherwise into a padded C-contiguous buffer (float16 for a float16 result,
-  else float32) that ``unpad`` copies into the result, converting to its dtype.
+  else float32) that ``unpad`` copies into the result, converting to its dtype. With
+  bfloat16 operands the kernel stores float32 only (NumPy's result of two bfloat16
+  operands is float32): any other result, a bfloat16 one included, is ``unpad``'s
+  conversion of the float32 sums, rounded once in software (exact).
 
 So an aligned float16 product (the sides multiples of the block, k of the step) is one
 kernel launch per matrix and nothing else.
@@ -55,7 +61,9 @@ and B and the dtype of C (``kernel``):
   Each element moves as one float16 (16-bit loads and stores): kernels have no wider
   view of a float16 array (``a.view`` refuses float16 and other itemsizes, and views of
   shared arrays), and ``mx.load`` takes only an array of the tile's dtype, so the slab
-  cannot be staged as uint32 words.
+  cannot be staged as uint32 words. A bfloat16 element moves as its 16-bit word too
+  (shared bfloat16 arrays hold the words, frontend/local_arrays.py); in between it is the
+  float32 a kernel holds a bfloat16 in, widened and cut back exactly.
 * Indices are uint32 values, so no access carries a test for a negative index (Python's
   wrap-around: a compare and a select per index), and shared addresses fold into a base
   and a constant. Within a step everything is written out (no loops); the k loop's
@@ -82,6 +90,7 @@ import dataclasses
 
 import numpy as np
 
+from .. import bfloat16_host
 from ..runtime.compiler_hook import jit
 from ..stubs import barrier, global_id, group_id, local_id, shared, subgroup
 from ..stubs import matrix as mx
@@ -195,15 +204,27 @@ def _sum(*terms):
     return " + ".join(names)
 
 
+#: The tiles' element types, and how the kernel source names them.
+OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16"}
+
+
+def _tile_dtype(operands):
+    """The NumPy dtype of tiles of `operands` (a name in OPERANDS), or ValueError."""
+    if operands not in OPERANDS:
+        raise ValueError(f"products on tiles of {' or '.join(OPERANDS)}, not {operands}")
+    return np.dtype(bfloat16_host.scalar_type() if operands == "bfloat16" else operands)
+
+
 def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
-           b_major: str = "C", out: str = "float32") -> str:
+           b_major: str = "C", out: str = "float32", operands: str = "float16") -> str:
     """The Python source of the product kernel of variant `v` for workgroups of `threads`
     invocations in subgroups of `subgroup_size` (module docstring): ``c = a @ b`` for a
-    (Mp x Kp float16) of layout `a_major` ("C": row-major, "F": column-major), b
-    (Kp x Np float16) of layout `b_major` and C-contiguous c (Mp x Np, of dtype `out`:
-    "float32", or "float16" for the sums converted in the kernel), Mp and Np multiples
-    of the block, Kp of ``k_step``. The layouts change only the staged copies (tile loads
-    from device memory follow the array's layout by themselves).
+    (Mp x Kp of dtype `operands`, float16 or bfloat16) of layout `a_major` ("C":
+    row-major, "F": column-major), b (Kp x Np, the same dtype) of layout `b_major` and
+    C-contiguous c (Mp x Np, of dtype `out`: "float32", or "float16" for the sums
+    converted in the kernel), Mp and Np multiples of the block, Kp of ``k_step``. The
+    layouts change only the staged copies (tile loads from device memory follow the
+    array's layout by themselves).
 
     Indices are uint32 (``U``) values: an unsigned index needs no test for a negative one
     (Python's wrap-around), so each address is a sum the driver can fold."""
@@ -211,6 +232,8 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
         raise ValueError(f"operand layouts must be 'C' or 'F', not {a_major!r}, {b_major!r}")
     if out not in ("float32", "float16"):
         raise ValueError(f"the product kernel stores float32 or float16, not {out}")
+    _tile_dtype(operands)
+    elem = OPERANDS[operands]
     tm, tn = v.tm, v.tn
     guard = threads // subgroup_size > v.subgroups  # more subgroups than regions
     lines = ["def _nv_tiles_product(a, b, c):"]
@@ -221,8 +244,8 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     add(f"    wr = (sg >> U({_log2(v.sg_n)})) * U({tm * T})")
     add(f"    wc = (sg & U({v.sg_n - 1})) * U({tn * T})")
     for i in range(tm):
-        add(f"    fa{i} = mx.fragment('a', {T}, {T}, np.float16)")
-    add(f"    fb = mx.fragment('b', {T}, {T}, np.float16)")
+        add(f"    fa{i} = mx.fragment('a', {T}, {T}, {elem})")
+    add(f"    fb = mx.fragment('b', {T}, {T}, {elem})")
     for i in range(tm):
         for j in range(tn):
             add(f"    c{i}_{j} = mx.fragment('acc', {T}, {T}, np.float32)")
@@ -247,8 +270,8 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
         bk = v.bk
         ra = _copy_plan(v.bm, bk, threads, a_major)
         rb = _copy_plan(bk, v.bn, threads, b_major)
-        add(f"    sA = shared.array(({v.stages * v.bm}, {bk + v.pad}), np.float16)")
-        add(f"    sB = shared.array(({v.stages * bk}, {v.bn + v.pad}), np.float16)")
+        add(f"    sA = shared.array(({v.stages * v.bm}, {bk + v.pad}), {elem})")
+        add(f"    sB = shared.array(({v.stages * bk}, {v.bn + v.pad}), {elem})")
         add("    tid = U(local_id(0))")
         # Each invocation's first element of the A and B slabs (_copy_plan).
         if a_major == "C":
@@ -345,16 +368,19 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
 
 
 def kernel(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
-           b_major: str = "C", out: str = "float32"):
-    """The jit kernel of ``source(v, threads, subgroup_size, a_major, b_major, out)``, made
-    once per arguments (the tiles-from-device-memory variants have one source for both
-    layouts: the kernel is specialised on its arguments' layouts as any kernel is)."""
+           b_major: str = "C", out: str = "float32", operands: str = "float16"):
+    """The jit kernel of ``source(v, threads, subgroup_size, a_major, b_major, out,
+    operands)``, made once per arguments (the tiles-from-device-memory variants have one
+    source for both layouts: the kernel is specialised on its arguments' layouts as any
+    kernel is)."""
     if v.staging == "global":
         a_major = b_major = "C"
-    key = ("tiles", v, threads, subgroup_size, a_major, b_major, out)
+    key = ("tiles", v, threads, subgroup_size, a_major, b_major, out, operands)
     namespace = {"U": np.uint32, "mx": mx, "shared": shared, "barrier": barrier,
-                 "local_id": local_id, "group_id": group_id, "subgroup": subgroup}
-    return generated(key, lambda: source(v, threads, subgroup_size, a_major, b_major, out),
+                 "local_id": local_id, "group_id": group_id, "subgroup": subgroup,
+                 "bfloat16": bfloat16_host.scalar_type()}
+    return generated(key, lambda: source(v, threads, subgroup_size, a_major, b_major, out,
+                                         operands),
                      namespace, "_nv_tiles_product", f"<numba_vulkan tiles {v.name}>")
 
 
@@ -415,26 +441,29 @@ def check_shared_memory(v: Variant, device):
 
 
 def launch(v: Variant, a, b, c, device):
-    """The product kernel of `v`: c = a @ b for float16 a and b, C- or F-contiguous, and
-    C-contiguous c, float16 or float32, of the shapes ``padded_shapes`` gives."""
+    """The product kernel of `v`: c = a @ b for float16 (or bfloat16) a and b of one dtype,
+    C- or F-contiguous, and C-contiguous c, float16 or float32, of the shapes
+    ``padded_shapes`` gives."""
     check_shared_memory(v, device)
     sg = device.info.subgroup_size
     threads = v.threads(sg)
     Mp, Np = c.shape
-    k = kernel(v, threads, sg, _layout(a), _layout(b), c.dtype.name)
+    k = kernel(v, threads, sg, _layout(a), _layout(b), c.dtype.name, a.dtype.name)
     k[(Np // v.bn, Mp // v.bm), (threads, 1), device](a, b, c)
 
 
-def run(A, B, C, device, variant: str | None = None):
-    """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views, on tiles, with
-    the kernel VARIANTS[variant] (DEFAULT where None): operands read in place where the
-    kernel can take them, else padded; the result stored in place where it can, else
-    through a padded buffer (module docstring)."""
+def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
+    """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views, on tiles of
+    `operands` (float16 or bfloat16), with the kernel VARIANTS[variant] (DEFAULT where
+    None): operands read in place where the kernel can take them, else padded (converted
+    to `operands`); the result stored in place where it can, else through a padded buffer
+    (module docstring)."""
     from ..runtime.array import DeviceArray
 
     name = DEFAULT if variant is None else variant
     if name not in VARIANTS:
         raise ValueError(f"no product variant {name!r}; there are {', '.join(VARIANTS)}")
+    tile_dtype = _tile_dtype(operands)
     v = VARIANTS[name]
     check_shared_memory(v, device)
     nb, M, K = A.shape
@@ -444,21 +473,23 @@ def run(A, B, C, device, variant: str | None = None):
 
     def operand(which, X, i, shape):
         x = X[i]
-        if in_place(x, shape, ("float16",)):
+        if in_place(x, shape, (operands,)):
             return x
         buf = padded.get(which)
         if buf is None:
-            buf = padded[which] = DeviceArray(device, shape, np.float16)
+            buf = padded[which] = DeviceArray(device, shape, tile_dtype)
         elif X._dev_strides[0] == 0:  # broadcast along the batch: padded already
             return buf
         pad.forall((shape[1], shape[0]), device=device)(x, buf)
         return buf
 
-    c_dtype = np.float16 if C.dtype == np.float16 else np.float32
+    # The kernel converts to float16 only from float16 tiles (bfloat16 products are float32)
+    c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else np.float32
+    stored = (np.dtype(c_dtype).name,)
     c = None
     for i in range(nb):
         a, b = operand("a", A, i, sa), operand("b", B, i, sb)
-        if in_place(C[i], sc, ("float16", "float32"), "C"):
+        if in_place(C[i], sc, stored, "C"):
             launch(v, a, b, C[i], device)
             continue
         if c is None:

@@ -68,7 +68,12 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     matrix_shapes : tuple of MatrixShape
         The cooperative-matrix configurations the device lists (VK_KHR_cooperative_matrix,
         subgroup scope); empty where it has none (kernels then emulate them:
-        ``nv.matrix.shapes()``).
+        ``nv.matrix.shapes()``). A bfloat16 configuration is marked emulated where
+        ``bfloat16_matrix`` is off: its tiles are then emulated.
+    bfloat16_type, bfloat16_matrix : bool
+        Shaders may declare bfloat16 values, and cooperative matrices of them
+        (VK_KHR_shader_bfloat16's shaderBFloat16Type and shaderBFloat16CooperativeMatrix,
+        enabled wherever supported): bfloat16 tiles run on the matrix units.
     loop_iteration_limit : int or None
         Iterations after which the driver silently ends a loop nest in one
         invocation (65,535 on Mesa 22's lavapipe), or None where loops run to
@@ -123,6 +128,8 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     subgroup_shuffle: bool = False
     subgroup_shuffle_relative: bool = False
     matrix_shapes: tuple = ()
+    bfloat16_type: bool = False
+    bfloat16_matrix: bool = False
     loop_iteration_limit: int | None = None
     selftest: tuple[tuple[str, str], ...] = ()
     soft_forms: tuple[str, ...] = ()

@@ -116,7 +116,8 @@ def _info(raw):
     from ..matrix_shapes import from_device
 
     fields = {k: v for k, v in raw.items() if k in _FIELDS}
-    fields["matrix_shapes"] = from_device(raw.get("matrix_shapes_raw", ()))
+    fields["matrix_shapes"] = from_device(raw.get("matrix_shapes_raw", ()),
+                                          bfloat16=fields.get("bfloat16_matrix", False))
     return DeviceInfo(**fields)
 
 

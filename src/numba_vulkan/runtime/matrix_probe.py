@@ -16,9 +16,10 @@ Verdicts, by configuration (``str(MatrixShape)``): "exact", "wrong: ..." or "not
 ...". A configuration that is not exact (or whose probe could not compile or run) makes
 the device's kernels emulate every tile (``DeviceInfo.matrix_shapes`` empty, with a
 VulkanDriverFaultWarning naming it): the emulation is slower but exact everywhere.
-bfloat16 tiles are emulated on every device (frontend/matrix.py), so their
-configurations are not probed. The verdicts are cached with the other probes
-(``driver_probes.json``, disk.py) and shown by ``python3 -m numba_vulkan``.
+A configuration the device lists but kernels emulate (bfloat16's where the device cannot
+declare bfloat16 tiles: ``MatrixShape.emulated``) is not probed. The verdicts are cached
+with the other probes (``driver_probes.json``, disk.py) and shown by
+``python3 -m numba_vulkan``.
 """
 
 from __future__ import annotations
@@ -31,16 +32,18 @@ import numpy as np
 from ..errors import VulkanDriverFaultWarning
 
 #: Bump when the probe changes: cached verdicts of other versions are not trusted.
-VERSION = 1
+#: 2: bfloat16 configurations on the units are probed.
+VERSION = 2
 
 EXACT = "exact"
-NOT_PROBED = "not run: bfloat16 tiles are emulated on every device"
+NOT_PROBED = ("not run: emulated on this device (bfloat16 tiles need VK_KHR_shader_bfloat16's "
+              "shaderBFloat16CooperativeMatrix)")
 
 _SOURCE = """
 def probe(a, b, c, out_rows, out_cols):
-    fa = mx.fragment("a", {m}, {k}, np.{a})
-    fb = mx.fragment("b", {k}, {n}, np.{b})
-    acc = mx.fragment("acc", {m}, {n}, np.{c})
+    fa = mx.fragment("a", {m}, {k}, T_{a})
+    fb = mx.fragment("b", {k}, {n}, T_{b})
+    acc = mx.fragment("acc", {m}, {n}, T_{c})
     mx.load(acc, c, 0, 0)
     mx.load(fb, b, 0, 0)
     mx.load(fa, a, 0, 0)
@@ -58,13 +61,13 @@ def _kernel(shape):
     from ..stubs import matrix as mx
     from .compiler_hook import jit
 
-    namespace = {"mx": mx, "np": np}
+    namespace = {"mx": mx, **{f"T_{t}": _dtype(t).type for t in (shape.a, shape.b, shape.c)}}
     exec(_SOURCE.format(**shape._asdict()), namespace)  # noqa: S102 - our own template
     return jit(namespace["probe"])
 
 
 def _values(rng, dtype, shape, unsigned_high, signed_high):
-    if np.dtype(dtype).kind == "u":
+    if _dtype(dtype).kind == "u":
         return rng.integers(0, unsigned_high + 1, shape)
     return rng.integers(-signed_high, signed_high + 1, shape)
 
@@ -110,8 +113,7 @@ def run(device):
     """{str(shape): verdict} for each configuration `device` lists."""
     verdicts = {}
     for shape in device.info.matrix_shapes:
-        verdicts[str(shape)] = NOT_PROBED if "bfloat16" in (shape.a, shape.b) else check(
-            device, shape)  # fmt: skip
+        verdicts[str(shape)] = NOT_PROBED if shape.emulated else check(device, shape)
     return verdicts
 
 

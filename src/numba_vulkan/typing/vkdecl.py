@@ -9,6 +9,7 @@ from numba.core.errors import TypingError
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from .. import stubs
+from .bfloat16 import BFloat16
 
 registry = Registry()
 
@@ -115,13 +116,15 @@ class ArrayConstructor(AbstractTemplate):
         if ndim is None or not 1 <= ndim <= 3:
             raise TypingError(f"{self.key.__name__}(): the shape must be a constant int or a "
                               f"tuple of 1 to 3 ints, not {shape}")
-        if elem is not None and not isinstance(elem, (types.Integer, types.Float, types.Boolean)):
+        if elem is not None and not isinstance(elem, (types.Integer, types.Float, types.Boolean,
+                                                      BFloat16)):
             # a dtype Numba knows (complex, a record; np.complex64 or x.dtype): ours to refuse
             from ..errors import VulkanUnsupportedError
 
             raise VulkanUnsupportedError(
                 f"nv.{self.key.__name__}() of {elem} elements is not supported in Vulkan "
-                "kernels (shared and local arrays hold bool, integer and float elements)")
+                "kernels (shared and local arrays hold bool, integer, float and bfloat16 "
+                "elements)")
         if elem is None:
             raise TypingError(f"{self.key.__name__}(): unsupported dtype {dtype}")
         return signature(types.Array(elem, ndim, "C"), *args)
