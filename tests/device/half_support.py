@@ -83,6 +83,35 @@ def ulps(x, y):
 # ---------------------------------------------------------------- comparisons
 
 
+_FLUSHES = {}
+
+
+def flushes_float32():
+    """Whether the default device's plain float32 arithmetic flushes subnormals (NVIDIA's
+    does; docs/math.md, "Subnormals and devices"): a probe, x * 1 of x = 2^-140."""
+    device = nv.get_device()
+    if device.info.name not in _FLUSHES:
+
+        @nv.jit
+        def times_one(out, x):
+            out[0] = x[0] * np.float32(1.0)
+
+        out = np.ones(1, np.float32)
+        times_one[1, 1](out, np.array([2.0**-140], np.float32))
+        _FLUSHES[device.info.name] = bool(out[0] == 0)
+    return _FLUSHES[device.info.name]
+
+
+def float32_normal(*values):
+    """Where every one of `values` (converted to float32) is zero, normal, inf or NaN: the
+    elements plain float32 arithmetic computes alike on every device."""
+    ok = True
+    for v in values:
+        v = np.abs(np.asarray(v, dtype=np.float32))
+        ok = ok & ~((v > 0) & (v < np.finfo(np.float32).tiny))
+    return ok
+
+
 def _is_half(a):
     return a.dtype == np.float16 or a.dtype.name == "bfloat16"
 
@@ -107,9 +136,9 @@ def _same_dtype(got, want, what):
     return got, want
 
 
-def assert_same(got, want, what, operands=()):
-    """Equal bits, or both NaN, for results of any dtype; the failure shows 16-bit float
-    operands and results as their bits."""
+def assert_same(got, want, what, operands=(), where=True):
+    """Equal bits, or both NaN, for results of any dtype (at the elements `where` is true);
+    the failure shows 16-bit float operands and results as their bits."""
     got, want = _same_dtype(got, want, what)
     if got.dtype.kind == "V" or _is_half(got):
         ok = (bits(got) == bits(want)) | (isnan(got) & isnan(want))
@@ -119,7 +148,7 @@ def assert_same(got, want, what, operands=()):
                   np.isnan(got) & np.isnan(want))  # fmt: skip
     else:
         ok = got == want
-    _fail_where_not(ok, what, operands, got, want)
+    _fail_where_not(ok | ~np.asarray(where), what, operands, got, want)
 
 
 def assert_bits(got, want, what, operands=()):

@@ -74,6 +74,7 @@ def test_a_dependent_chain_shares_submissions_and_a_host_read_submits_it(timed_d
 def test_the_stream_value_counts_the_open_op(timed_device):
     s = nv.stream()
     x = _zeros()
+    _inc.forall(N)(_zeros())  # compiled first: on a GPU, compiling outlasts the busy kernel
     _busy(s)
     v = s.value
     _inc.forall(N, stream=s)(x)
