@@ -7,7 +7,7 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
    one 16 x 16 tile per workgroup, slices staged in shared memory), on the matrix units
    where the device lists 16x16x16 float16 -> float32, else emulated.
 2. nv.linalg[<variant>], one row per product kernel of linalg/tiles.py (``VARIANTS``; the
-   row of ``DEFAULT`` is the one ``nv.linalg.matmul(a, b, units=True)`` runs):
+   row of ``tiles.choose``'s is the one ``nv.linalg.matmul(a, b, units=True)`` runs):
    ``nv.linalg.matmul(a, b, units=True)`` with that kernel (float16 result: ``tflops``;
    ``in_place`` says which of a, b and the result the kernel read or wrote as they are,
    without a padding copy: all three where the size is a multiple of the block), and the
@@ -22,7 +22,7 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
 3. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
 4. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
    no way to reach tensor cores).
-5. bfloat16 (``--bfloat16 no`` leaves it out): ``nv.linalg[<DEFAULT>] bfloat16``, the same
+5. bfloat16 (``--bfloat16 no`` leaves it out): ``nv.linalg[<choose's>] bfloat16``, the same
    measures of ``nv.linalg.matmul(a, b, units=True)`` with two bfloat16 operands (16x16x16
    bfloat16 x bfloat16 + float32 tiles; float32 result, as NumPy's), and cuBLAS on the
    same matrices (torch.matmul of bfloat16: bfloat16 result, float32 accumulation).
@@ -84,13 +84,14 @@ def library(name, operands="float16"):
         n = a.shape[0]
         da, db = nv.to_device(a), nv.to_device(b)
         out = {}
-        default, tiles.DEFAULT = tiles.DEFAULT, name  # what matmul(units=True) runs
+        chosen = tiles.choose(n, n, device)  # what matmul(units=True) runs
+        choose, tiles.choose = tiles.choose, lambda M, N, device: name
         try:
             t = synced_median_time(
                 lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
                 nv.synchronize, repeats)
         finally:
-            tiles.DEFAULT = default
+            tiles.choose = choose
         # What the whole call read and wrote in place (tiles.run's test).
         sa, sb, sc = tiles.padded_shapes(v, n, n, n)
         in_place = {"a": tiles.in_place(da, sa, (operands,)),
@@ -122,7 +123,7 @@ def library(name, operands="float16"):
                 pipelines[key] = k.inspect_pipeline(*args, local_size=(threads, 1))
             except nv.VulkanSupportError as e:
                 pipelines[key] = {"error": str(e).splitlines()[0][:120]}
-        info = {"default": name == tiles.DEFAULT, "kernel_seconds": tk,
+        info = {"default": name == chosen, "kernel_seconds": tk,
                 "kernel_tflops": 2.0 * n ** 3 / tk / 1e12,
                 "kernel_result": pc.copy_to_host()[:n, :n],
                 "block": f"{v.bm}x{v.bn}", "subgroups": f"{v.sg_m}x{v.sg_n} of {v.tm}x{v.tn}",
@@ -191,6 +192,7 @@ def main(argv=None):
     flops = 2.0 * n ** 3
     results = {"size": n, "date": datetime.date.today().isoformat(),
                "host": platform.node(), "python": platform.python_version(), "rows": {}}
+    import numba_vulkan as nv
     from numba_vulkan.linalg import tiles
 
     variants = args.variants.split(",") if args.variants else list(tiles.VARIANTS)
@@ -201,8 +203,9 @@ def main(argv=None):
     if args.bfloat16 == "yes":
         ab, bb = (rng.uniform(-1, 1, (n, n)).astype(BF16) for _ in range(2))
         exact64 = ab.astype(np.float64) @ bb.astype(np.float64)
-        rows += [(f"nv.linalg[{tiles.DEFAULT}] bfloat16", library(tiles.DEFAULT, "bfloat16"), ab,
-                  bb), ("cuBLAS (torch, bfloat16)", cublas, ab, bb)]
+        chosen = tiles.choose(n, n, nv.get_device())
+        rows += [(f"nv.linalg[{chosen}] bfloat16", library(chosen, "bfloat16"), ab, bb),
+                 ("cuBLAS (torch, bfloat16)", cublas, ab, bb)]
     for name, fn, x, y in rows:
         try:
             t, c, info = fn(x, y, args.repeats)

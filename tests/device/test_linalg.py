@@ -497,3 +497,23 @@ def test_units_leave_other_loops_to_their_kernel():
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
     got = nv.linalg.matmul(nv.to_device(a), nv.to_device(a.T.copy()), units=True)
     np.testing.assert_array_equal(got.copy_to_host(), a @ a.T)
+
+
+def test_matmul_chooses_the_large_blocks_for_large_products_on_matrix_units():
+    """tiles.choose: 128 x 256 blocks where they make at least LARGE_GROUPS workgroups on
+    a device with matrix units (and the shared memory for their slabs), else s128; an
+    emulating device (lavapipe) always gets s128."""
+    from types import SimpleNamespace
+
+    from numba_vulkan import matrix_shapes
+
+    def device(emulated, shared=48 * 1024):
+        shapes = tuple(s._replace(emulated=emulated) for s in matrix_shapes.EMULATED)
+        return SimpleNamespace(info=SimpleNamespace(matrix_shapes=shapes, max_shared_memory=shared))
+
+    large, small = tiles.VARIANTS[tiles.LARGE], tiles.DEFAULT
+    side = 128 * 16  # 16 x 8 = 128 blocks of 128 x 256: too few
+    assert tiles.choose(side, side, device(False)) == small
+    assert tiles.choose(2 * side, 2 * side, device(False)) == tiles.LARGE  # 512 blocks
+    assert tiles.choose(2 * side, 2 * side, device(True)) == small
+    assert tiles.choose(2 * side, 2 * side, device(False, large.shared_bytes() - 1)) == small

@@ -28,7 +28,8 @@ So an aligned float16 product (the sides multiples of the block, k of the step) 
 kernel launch per matrix and nothing else.
 
 The product kernel is generated per variant (``VARIANTS``, ``source`` gives its text;
-``run(..., variant=name)`` picks one, ``DEFAULT`` is matmul's), and per the layouts of A
+``run(..., variant=name)`` picks one, ``choose`` picks matmul's: ``LARGE`` for large products
+on matrix units, else ``DEFAULT``), and per the layouts of A
 and B and the dtype of C (``kernel``):
 
 * A workgroup computes a BM x BN block of C with SG_M x SG_N subgroups; each subgroup
@@ -172,6 +173,24 @@ VARIANTS = {v.name: v for v in (
     Variant("s256x128", 256, 128, 4, 2, bk=32, stages=1),  # 4 x 4 tiles; 29,184 B
 )}
 DEFAULT = "s128"
+#: matmul's kernel for large products on matrix units: 128 x 256 blocks (H100, 4096^3: 146.7
+#: TFLOP/s kernel alone against s128's 130.1, benchmarks/results/h100_2026-12-06_matrix.json),
+#: where they make at least LARGE_GROUPS workgroups (about two per multiprocessor of a large
+#: GPU; fewer leave some idle, where s128's blocks, half the size, occupy them).
+LARGE = "s128x256"
+LARGE_GROUPS = 256
+
+
+def choose(M: int, N: int, device) -> str:
+    """matmul's product kernel for an M x N result on `device`: LARGE for large products
+    on matrix units (not emulated: there the larger tiles only cost build time), where
+    the device's shared memory holds its slabs; DEFAULT otherwise."""
+    v = VARIANTS[LARGE]
+    on_units = any(not s.emulated for s in getattr(device.info, "matrix_shapes", ()))
+    groups = -(-M // v.bm) * -(-N // v.bn)
+    if on_units and groups >= LARGE_GROUPS and v.shared_bytes() <= device.info.max_shared_memory:
+        return LARGE
+    return DEFAULT
 
 
 def _copy_plan(rows, cols, threads, major="C"):
@@ -454,20 +473,20 @@ def launch(v: Variant, a, b, c, device):
 
 def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views, on tiles of
-    `operands` (float16 or bfloat16), with the kernel VARIANTS[variant] (DEFAULT where
+    `operands` (float16 or bfloat16), with the kernel VARIANTS[variant] (``choose``'s where
     None): operands read in place where the kernel can take them, else padded (converted
     to `operands`); the result stored in place where it can, else through a padded buffer
     (module docstring)."""
     from ..runtime.array import DeviceArray
 
-    name = DEFAULT if variant is None else variant
+    nb, M, K = A.shape
+    N = B.shape[2]
+    name = choose(M, N, device) if variant is None else variant
     if name not in VARIANTS:
         raise ValueError(f"no product variant {name!r}; there are {', '.join(VARIANTS)}")
     tile_dtype = _tile_dtype(operands)
     v = VARIANTS[name]
     check_shared_memory(v, device)
-    nb, M, K = A.shape
-    N = B.shape[2]
     sa, sb, sc = padded_shapes(v, M, N, K)
     padded = {}
 
