@@ -8,7 +8,9 @@ one sequence, each state 2^64 steps past the previous one (the generator's
 jump polynomial), so invocations draw from non-overlapping streams; both words
 of the first state are one SplitMix64 output of the seed. These are the steps
 numba.cuda takes: for the same seed the states and the uniform numbers are
-bit for bit numba.cuda's, the normal ones within a few ulp (log and cos).
+bit for bit numba.cuda's, and the normal ones are its Box-Muller steps in its types
+(float64 normals from float32 uniforms, as numba-cuda 0.30.4 draws them), equal up to
+the last bits of log and cos.
 
 Host side: ``create_xoroshiro128p_states(n, seed, subsequence_start=0,
 stream=0)`` and ``init_xoroshiro128p_states(states, seed, ...)`` (computed on
@@ -29,7 +31,8 @@ xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=Tru
 xoroshiro128p_type = numba.from_dtype(xoroshiro128p_dtype)
 
 _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)  # x -> x advanced by 2^64 steps
-_TWO_PI = 2.0 * math.pi
+_TWO_PI_64 = np.float64(2.0 * math.pi)
+_TWO_PI_32 = np.float32(2.0 * math.pi)
 
 
 # ---------------------------------------------------------------- shared by host and device
@@ -80,18 +83,20 @@ def xoroshiro128p_uniform_float32(states, index):
 
 @jit(device=True)
 def xoroshiro128p_normal_float64(states, index):
-    """A standard normal float64 (Box-Muller on two uniforms)."""
-    u1 = xoroshiro128p_uniform_float64(states, index)
-    u2 = xoroshiro128p_uniform_float64(states, index)
-    return math.sqrt(-2.0 * math.log(u1)) * math.cos(_TWO_PI * u2)
+    """A standard normal float64: Box-Muller on two *float32* uniforms, as numba.cuda
+    computes it (so log(u1) is a float32 log; then float64 from -2 log(u1) and 2 pi u2 on)."""
+    u1 = xoroshiro128p_uniform_float32(states, index)
+    u2 = xoroshiro128p_uniform_float32(states, index)
+    return math.sqrt(-float64(2.0) * math.log(u1)) * math.cos(_TWO_PI_64 * u2)
 
 
 @jit(device=True)
 def xoroshiro128p_normal_float32(states, index):
-    """A standard normal float32 (Box-Muller on two uniforms)."""
+    """A standard normal float32: Box-Muller on two float32 uniforms, all in float32
+    (2 pi rounded to float32 first), as numba.cuda computes it."""
     u1 = xoroshiro128p_uniform_float32(states, index)
     u2 = xoroshiro128p_uniform_float32(states, index)
-    return math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(float32(2) * math.pi * u2)
+    return math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(_TWO_PI_32 * u2)
 
 
 # ---------------------------------------------------------------- host: initial states
