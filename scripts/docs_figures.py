@@ -1,7 +1,9 @@
 """The benchmark figures of the documentation, drawn from benchmarks/results/history.json.
 
 Writes docs/_generated/bench_*.png (numba_vulkan beside numba.cuda, from the same run on
-the same GPU) for docs/benchmarks.md. Run by scripts/docs.sh; needs matplotlib.
+the same GPU) for docs/benchmarks.md, and corpus_ratios.png (the latest GPU run of the
+corpus, benchmarks/corpus/plot_corpus.py) for docs/corpus.md. Run by scripts/docs.sh; needs
+matplotlib.
 """
 
 import json
@@ -87,6 +89,14 @@ def main():
            ("shared-memory reduction 2^28 f32, GB/s", both(p, "reduction", "gbs")),
            ("histogram 2^28 bytes, GB/s", both(p, "histogram", "gbs"))],
           "higher")  # fmt: skip
+    # The corpus of public numba.cuda kernels on a GPU (docs/corpus.md).
+    sys.path.insert(0, str(ROOT / "benchmarks" / "corpus"))
+    import plot_corpus
+
+    history = json.loads((RESULTS / "history.json").read_text())
+    corpus = [run for run in history["runs"] if run.get("benchmark") == "run_corpus"
+              and run.get("device") != "lavapipe" and run.get("file")]
+    plot_corpus.main([str(RESULTS / corpus[-1]["file"]), "--out", str(OUT / "corpus_ratios.png")])
     print(f"figures written to {OUT}")
     return 0
 
