@@ -56,8 +56,10 @@ class CodegenControls(typing.NamedTuple):
     start, and those that leave every loop by its exits, are counted, and the host raises
     VulkanLoopLimitError where they differ (kir/loop_guard.h); a kernel whose loops all have
     compile-time trip counts adding up to at most half the cap is left as it is
-    (frontend.static_loops); guard_ballot: count those per subgroup with a ballot (else one
-    atomic each).
+    (frontend.static_loops).
+    subgroup_ballot: the device has subgroup ballots (basic and ballot operations): the loop
+    guard counts finished invocations per subgroup with a ballot (else one atomic each), and
+    ``syncthreads_count/and/or`` add one count per subgroup (frontend/sync.py).
     matrix_shapes: the device's cooperative-matrix configurations (matrix_shapes.py); empty
     where it has none, and kernels emulate them (frontend/matrix.py).
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
@@ -77,7 +79,7 @@ class CodegenControls(typing.NamedTuple):
     hide_int_ranges: int = 0
     loose_division: bool = False
     guard_loops: int = 0
-    guard_ballot: bool = False
+    subgroup_ballot: bool = False
     max_local_size: tuple = ()
     max_groups: tuple = ()
     matrix_shapes: tuple = ()
@@ -148,6 +150,7 @@ def _compile_kernel(
         fused_fma=codegen_controls.fused_fma,
         loose_division=codegen_controls.loose_division,
         matrix_shapes=codegen_controls.matrix_shapes,
+        subgroup_ballot=codegen_controls.subgroup_ballot,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,
@@ -182,7 +185,7 @@ def _compile_kernel(
         max_groups=list(codegen_controls.max_groups) or None,
         loop_guard=status.PARAM if guard else None,
         loop_guard_key=guard.key if guard else 0,
-        loop_guard_ballot=codegen_controls.guard_ballot,
+        loop_guard_ballot=codegen_controls.subgroup_ballot,
         loop_guard_bounded=_bounded_loops(lowered, codegen_controls.guard_loops),
     )
     hidden, kernel_sites = list(lowered.hidden), tuple(lowered.sites)

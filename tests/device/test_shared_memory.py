@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
+from numba_vulkan import launchers
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -367,7 +368,23 @@ def barrier_reductions(a, out):
     out[3, g] = nv.syncthreads_count(v % 2)  # called again: the count starts from 0
 
 
-def test_syncthreads_count_and_or():
+def barrier_counts_in_a_loop(a, out):
+    g = nv.global_id(0)
+    for r in range(out.shape[0]):
+        out[r, g] = nv.syncthreads_count(a[g] > r)
+
+
+@pytest.mark.parametrize("ballot", [True, False], ids=["per subgroup", "per invocation"])
+def test_syncthreads_count_and_or(monkeypatch, ballot):
+    """Counts per workgroup against NumPy, for the form that adds one count per subgroup
+    (a device with ballots) and the one that adds per invocation; workgroups of 60 leave a
+    subgroup part-filled (lavapipe's subgroups are 8 wide, NVIDIA's 32)."""
+    device = nv.get_device()
+    if ballot and not (device.info.subgroup_basic and device.info.subgroup_ballot):
+        pytest.skip("no subgroup ballots")
+    controls = launchers.codegen_controls
+    monkeypatch.setattr(launchers, "codegen_controls",
+                        lambda d: controls(d)._replace(subgroup_ballot=ballot))
     a = np.random.default_rng(5).integers(0, 10, 128).astype(np.int32)
     out = np.zeros((4, 128), np.int32)
     barrier_reductions[2, 64](a, out)
@@ -376,6 +393,13 @@ def test_syncthreads_count_and_or():
     np.testing.assert_array_equal(out[1], 1)
     np.testing.assert_array_equal(out[2], np.repeat((blocks > 8).any(1), 64))
     np.testing.assert_array_equal(out[3], np.repeat((blocks % 2).sum(1), 64))
+    a = np.random.default_rng(6).integers(0, 10, 180).astype(np.int32)
+    out = np.zeros((10, 180), np.int32)
+    counts = nv.jit(barrier_counts_in_a_loop)  # compiled for this form only
+    counts[3, 60](a, out)
+    want = (a.reshape(3, 60)[None] > np.arange(10)[:, None, None]).sum(2)
+    np.testing.assert_array_equal(out, np.repeat(want, 60, axis=1))
+    assert ("OpGroupNonUniformBallotBitCount" in "".join(counts.inspect_spirv().values())) == ballot
 
 
 @nv.jit

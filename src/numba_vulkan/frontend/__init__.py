@@ -71,7 +71,7 @@ class LoweredKernel:
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
     fastmath=False, fused_fma=False, boundscheck=False, error_model="numpy",
-    loose_division=False, matrix_shapes=(),
+    loose_division=False, matrix_shapes=(), subgroup_ballot=False,
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -99,6 +99,9 @@ def lower_kernel(
         math library's exact products and polynomials use it.
     matrix_shapes : tuple of matrix_shapes.MatrixShape
         The device's cooperative-matrix configurations; empty: emulated (frontend/matrix.py).
+    subgroup_ballot : bool
+        The device has subgroup ballots: ``syncthreads_count`` adds per subgroup
+        (frontend/sync.py).
     loose_division : bool
         Tests: the math library's driver divisions (dd.driver_div) moved by about as much as
         Vulkan allows (compiler.CodegenControls.loose_division).
@@ -127,6 +130,7 @@ def lower_kernel(
     lowerer.fused_fma = bool(fused_fma)
     lowerer.loose_division = bool(loose_division)
     lowerer.matrix_shapes = tuple(matrix_shapes)
+    lowerer.subgroup_ballot = bool(subgroup_ballot)
     lowerer.fastmath = bool(fastmath)
     lowerer.boundscheck = bool(boundscheck)
     lowerer.error_model = error_model
