@@ -55,6 +55,7 @@ from .errors import (
 from .launch import (
     LaunchConfig,
     _dim3,
+    fast_key,
     _resolve_device,
     _stream_class,
     _stream_or_device,
@@ -507,11 +508,12 @@ class Dispatcher(Inspection):
                 if spec is None:
                     spec = Specialisation(compiled, device)
                     self._specialisations[key] = spec
-        # Sized-at-launch kernels, and those whose barriers each launch must judge
-        # (frontend/divergence.py): slow path only. A kernel that raises or prints has a
-        # launcher per thread, served under (device, thread token).
-        if not shared_bytes and not spec.compiled.barrier_guards:
-            fast = spec.fast_path_key()
+        # Kernels whose barriers each launch must judge (frontend/divergence.py): slow path
+        # only. A kernel that raises or prints has a launcher per thread, served under
+        # (device, thread token); one sized at the launch (a dynamic shared array), under
+        # launch.fast_key's key for its size.
+        if not spec.compiled.barrier_guards:
+            fast = fast_key(spec.fast_path_key(), shared_bytes)
             launcher = spec.launcher
             if launcher in self._launchers.get(fast, ()):  # the usual case: no lock taken
                 return spec

@@ -33,8 +33,8 @@ class LaunchConfig:
         Launches go to this stream (runtime/streams.py) instead of the device's batches.
     shared_bytes : int
         Bytes of the dynamic shared array (``nv.shared.array(0, dtype)``), 0 for none. A
-        kernel is compiled once per size (its array has that many elements), and such
-        launches take the slow path.
+        kernel is compiled once per size (its array has that many elements); later launches
+        of a size take the fast path as others do.
     """
 
     __slots__ = (
@@ -59,13 +59,15 @@ class LaunchConfig:
         device = self.device
         if device is None:
             device = _default_device()
-        if device is not None and not self.shared_bytes:
+        if device is not None:
             if self._checked is not device:
                 self.check_limits(device)
             dispatcher = self.dispatcher
-            found = dispatcher._launchers.get(device, ())
+            size = self.shared_bytes
+            found = dispatcher._launchers.get(fast_key(device, size), ())
             if dispatcher._per_thread:  # kernels that raise or print: this thread's launchers
-                found = (*dispatcher._launchers.get((device, thread_token()), ()), *found)
+                found = (*dispatcher._launchers.get(fast_key((device, thread_token()), size),
+                                                    ()), *found)
             for launcher in found:
                 done = launcher.launch(self.groups, self.local_size, args, False, self._stream_core)
                 if done:
@@ -105,6 +107,13 @@ class LaunchConfig:
 
     def __repr__(self) -> str:
         return f"<LaunchConfig {self.dispatcher.__name__}[{self.groups}, {self.local_size}]>"
+
+
+def fast_key(key, shared_bytes):
+    """The key of Dispatcher._launchers under which launches with `shared_bytes` bytes of
+    dynamic shared memory find their launchers: `key` (a device, or a device and a thread
+    token) itself without, else tagged with the size (each size is its own specialisation)."""
+    return key if not shared_bytes else ("shared bytes", shared_bytes, key)
 
 
 def _dim3(value, what):

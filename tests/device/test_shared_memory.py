@@ -118,6 +118,19 @@ def test_dynamic_shared_memory_sized_at_launch():
         dyn_reverse[2, 64](a, out)
 
 
+def test_dynamic_shared_launches_take_the_fast_path():
+    """After its first launch, a size's specialisation is launched by its C++ launcher (the
+    slow path typed and compiled once per size); sizes never mix."""
+    k = nv.jit(dyn_reverse.py_func)
+    a = nv.to_device(np.arange(128, dtype=np.float32))
+    out = nv.device_array(128, np.float32)
+    for local in (64, 32, 64, 32):
+        k[128 // local, local, 0, local * 4](a, out)
+        np.testing.assert_array_equal(out.copy_to_host(),
+                                      np.arange(128.0).reshape(-1, local)[:, ::-1].ravel())
+    assert k.slow_path_count == 2  # one per size
+
+
 @nv.jit
 def dyn_alias(a, bits, halves):
     f = nv.shared.array(0, np.float32)
