@@ -88,16 +88,17 @@ _FLUSHES = {}
 
 def flushes_float32():
     """Whether the default device's plain float32 arithmetic flushes subnormals (NVIDIA's
-    does; docs/math.md, "Subnormals and devices"): a probe, x * 1 of x = 2^-140."""
+    does; docs/math.md, "Subnormals and devices"): a probe, x * y of x = 2^-140 and y = 1
+    read from memory (a constant 1 the driver would fold away, and NVIDIA's does)."""
     device = nv.get_device()
     if device.info.name not in _FLUSHES:
 
         @nv.jit
         def times_one(out, x):
-            out[0] = x[0] * np.float32(1.0)
+            out[0] = x[0] * x[1]
 
         out = np.ones(1, np.float32)
-        times_one[1, 1](out, np.array([2.0**-140], np.float32))
+        times_one[1, 1](out, np.array([2.0**-140, 1.0], np.float32))
         _FLUSHES[device.info.name] = bool(out[0] == 0)
     return _FLUSHES[device.info.name]
 

@@ -41,7 +41,9 @@ def _busy(stream):
     """Keep `stream` busy for a while (a launch it submits at once), returning the
     array the launch fills."""
     stream.synchronize()  # caught up: the next launch goes out at once
-    n, rounds = 1 << 15, 3000
+    # Long enough on a GPU too (an H100 ran 2^15 invocations before the next 200 launches
+    # were issued, and each then went out at once to an idle device)
+    n, rounds = (1 << 15 if stream.device.info.kind == "cpu" else 1 << 22), 3000
     big = nv.device_array(n, np.int64)
     slow_fill.forall(n, stream=stream)(big, rounds)
     return big
