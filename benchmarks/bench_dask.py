@@ -217,8 +217,12 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
 
     def timed(name, fn):
         value = fn()  # compiles, and the value checked below
+        before = device.pool_stats()
         out[name + "_s"] = median_time(fn, repeats)
         out[name + "_sum"] = value
+        after = device.pool_stats()
+        # New buffers made while timing (the pool keeps pool_limit bytes of released ones)
+        out[name + "_pool_misses"] = (after["misses"] - before["misses"]) // repeats
 
     partial = nv.device_array(threads, np.float32)
 
@@ -232,6 +236,15 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
         timed("dask_vulkan_vectorize", lambda: float(chain(dx).sum().compute()))
         timed("dask_vulkan_chunk_kernel", lambda: float(
             dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum().compute()))
+        # The element-wise forms again with a pool that keeps the chunks' temporaries
+        # (NUMBA_VULKAN_POOL_MB's default, 1 GiB, holds one 1 GiB chunk).
+        limit, device.pool_limit = device.pool_limit, 16 * chunk * 4 * dask_threads
+        try:
+            timed("dask_vulkan_ufuncs_big_pool", lambda: float(_chain(dx).sum().compute()))
+            timed("dask_vulkan_vectorize_big_pool", lambda: float(chain(dx).sum().compute()))
+        finally:
+            device.pool_limit = limit
+            device.trim(limit)
     for name in ("ufuncs", "vectorize", "chunk_kernel"):
         out[f"dask_vulkan_{name}_over_fused"] = out[f"dask_vulkan_{name}_s"] / out["fused_kernel_s"]
     dx = x = partial = None  # ours freed before CuPy allocates
@@ -246,6 +259,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     for s in range(0, n, step):
         cx[s:s + step] = (cupy.arange(s, min(s + step, n)) % 1000) * cupy.float32(0.001)
     dcx = da.from_array(cx, chunks=chunk, asarray=False)
+
     def chunk_sum(v):  # cupy.fuse names its CUDA kernel after the function: not a lambda
         return cupy.sum(cupy.sqrt(v * v + 1) * cupy.float32(0.5) - v)
 
