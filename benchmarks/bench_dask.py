@@ -260,10 +260,10 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
         cx[s:s + step] = (cupy.arange(s, min(s + step, n)) % 1000) * cupy.float32(0.001)
     dcx = da.from_array(cx, chunks=chunk, asarray=False)
 
-    def chunk_sum(v):  # cupy.fuse names its CUDA kernel after the function: not a lambda
+    def cupy_chain_sum(v):  # cupy.fuse names its CUDA kernel after the function: not a lambda
         return cupy.sum(cupy.sqrt(v * v + 1) * cupy.float32(0.5) - v)
 
-    cupy_chunk_sum = cupy.fuse(chunk_sum)
+    cupy_chunk_sum = cupy.fuse(cupy_chain_sum)
 
     def synced(fn):
         value = fn()
