@@ -181,3 +181,17 @@ def test_allocations_past_an_address_space_limit_raise_and_the_pool_gives_back()
     r = run_python(code, timeout=120, MALLOC_ARENA_MAX="1")
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
     assert r.stdout.count("RAISED") == 3 and "OK 2 5" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+def test_a_copy_of_2_gib_or_more_is_whole():
+    """One copy region of 2^31 bytes or more crashed lavapipe (Mesa 22.3) or copied nothing:
+    a 2 GiB device array's copy came out all zeros (found through Dask, which copies the
+    arrays it is given). Copies are cut into 1 GiB regions (vk/copy_regions.h)."""
+    n = (1 << 31) + 64
+    x = nv.device_array(n, np.uint8)  # untouched pages: no host memory on mapped devices
+    marks = {0: 1, (1 << 30) + 3: 2, (1 << 31) - 1: 3, n - 1: 4}
+    for k, v in marks.items():
+        x[k] = v
+    y = x.copy()
+    assert {k: int(y[k]) for k in marks} == marks
+    assert int(y[(1 << 31) - 2]) == 0

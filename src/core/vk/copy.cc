@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "vk/copy_regions.h"
 #include "vk/device.h"
 #include "vk/result.h"
 
@@ -125,7 +126,7 @@ util::Status Device::InlineWrite(Buffer& dst, uint64_t offset, const void* src,
     Buffer* used = &dst;
     NVK_RETURN_IF_ERROR(OrderAccessLocked(&used, 1, nullptr));
     VkBufferCopy region{slot.params_used, offset, nbytes};
-    fns_.vkCmdCopyBuffer(slot.cb, slot.params->buffer, dst.buffer, 1, &region);
+    CmdCopyBuffer(fns_, slot.cb, slot.params->buffer, dst.buffer, &region, 1);
     slot.params_used += aligned;
     MarkUsed(dst, open_value());
     ++open_count_;
@@ -177,13 +178,13 @@ util::Status Device::StagedCopy(Buffer& buffer, uint64_t offset, void* host, uin
         if (to_device) {
             region.srcOffset = h * half;
             region.dstOffset = offset + done;
-            fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, staging->buffer, buffer.buffer, 1,
-                                 &region);
+            CmdCopyBuffer(fns_, slots_[open_slot_].cb, staging->buffer, buffer.buffer, &region,
+                          1);
         } else {
             region.srcOffset = offset + done;
             region.dstOffset = h * half;
-            fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, buffer.buffer, staging->buffer, 1,
-                                 &region);
+            CmdCopyBuffer(fns_, slots_[open_slot_].cb, buffer.buffer, staging->buffer, &region,
+                          1);
         }
         half_value[h] = open_value();
         MarkUsed(*staging, half_value[h]);
@@ -230,7 +231,7 @@ util::Result<uint64_t> Device::Copy(Buffer& src, uint64_t src_offset, Buffer& ds
     NVK_RETURN_IF_ERROR(OpenBatch(lock));
     NVK_RETURN_IF_ERROR(OrderAccessLocked(src, dst));
     VkBufferCopy region{src_offset, dst_offset, nbytes};
-    fns_.vkCmdCopyBuffer(slots_[open_slot_].cb, src.buffer, dst.buffer, 1, &region);
+    CmdCopyBuffer(fns_, slots_[open_slot_].cb, src.buffer, dst.buffer, &region, 1);
     const uint64_t value = open_value();
     MarkUsed(src, value);
     MarkUsed(dst, value);

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "vk/copy_regions.h"
 #include "vk/pipeline.h"
 #include "vk/result.h"
 
@@ -296,9 +297,9 @@ util::Status Graph::RecordLocked(Instance& in) {
                 break;
             }
             case Command::Kind::kCopy:
-                fns.vkCmdCopyBuffer(in.cb, buffers_[c.used[0].first]->buffer,
-                                    buffers_[c.used[1].first]->buffer,
-                                    static_cast<uint32_t>(c.regions.size()), c.regions.data());
+                CmdCopyBuffer(fns, in.cb, buffers_[c.used[0].first]->buffer,
+                              buffers_[c.used[1].first]->buffer, c.regions.data(),
+                              c.regions.size());
                 break;
             case Command::Kind::kTimestamp:
                 fns.vkCmdResetQueryPool(in.cb, pools_->queries, c.query, 1);

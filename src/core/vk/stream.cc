@@ -50,6 +50,7 @@
 #include <cstring>
 #include <string>
 
+#include "vk/copy_regions.h"
 #include "vk/device.h"
 #include "vk/pipeline.h"
 #include "vk/result.h"
@@ -362,8 +363,7 @@ util::Status Device::StreamCopy(StreamState& stream, Buffer& src, Buffer& dst,
     Lock lock(mu_);
     Buffer* used[2] = {&src, &dst};
     auto record = [&](StreamOp& op) {
-        fns_.vkCmdCopyBuffer(op.cb, src.buffer, dst.buffer, static_cast<uint32_t>(n_regions),
-                             regions);
+        CmdCopyBuffer(fns_, op.cb, src.buffer, dst.buffer, regions, n_regions);
         return util::Status::Ok();
     };
     return SubmitStreamLocked(lock, stream, copy_queue_, copy_family_, used, 2, record, drop)

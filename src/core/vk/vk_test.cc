@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "vk/copy_regions.h"
 #include "vk/device.h"
 #include "vk/fork.h"
 #include "vk/instance.h"
@@ -27,6 +28,35 @@ TEST(Result, NamesTheVkResult) {
     EXPECT_EQ(s.code(), util::Code::kVulkan);
     EXPECT_NE(s.message().find("VK_ERROR_DEVICE_LOST"), std::string::npos);
     EXPECT_TRUE(Check(VK_SUCCESS, "x").ok());
+}
+
+std::vector<VkBufferCopy> g_recorded;  // what the stand-in vkCmdCopyBuffer was given
+
+void VKAPI_CALL RecordCopy(VkCommandBuffer, VkBuffer, VkBuffer, uint32_t n,
+                           const VkBufferCopy* regions) {
+    g_recorded.insert(g_recorded.end(), regions, regions + n);
+}
+
+TEST(CopyRegions, RegionsPast1GiBAreCutInto1GiBPieces) {
+    DeviceFns fns{};
+    fns.vkCmdCopyBuffer = RecordCopy;
+    constexpr VkDeviceSize kGiB = VkDeviceSize{1} << 30;
+    // A region of 2^31 bytes or more crashed lavapipe or copied nothing (copy_regions.h).
+    const VkBufferCopy regions[] = {{16, 32, 2 * kGiB + 5}, {0, 8, 100}};
+    CmdCopyBuffer(fns, VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE, regions, 2);
+    ASSERT_EQ(g_recorded.size(), 4u);
+    const VkBufferCopy want[] = {{16, 32, kGiB}, {16 + kGiB, 32 + kGiB, kGiB},
+                                 {16 + 2 * kGiB, 32 + 2 * kGiB, 5}, {0, 8, 100}};
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(g_recorded[i].srcOffset, want[i].srcOffset) << i;
+        EXPECT_EQ(g_recorded[i].dstOffset, want[i].dstOffset) << i;
+        EXPECT_EQ(g_recorded[i].size, want[i].size) << i;
+    }
+    g_recorded.clear();
+    CmdCopyBuffer(fns, VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE, regions + 1, 1);
+    ASSERT_EQ(g_recorded.size(), 1u);  // small regions pass as they are
+    EXPECT_EQ(g_recorded[0].size, 100u);
+    g_recorded.clear();
 }
 
 TEST(Device, WriteReadRoundTrip) {
