@@ -211,7 +211,8 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     x = nv.device_array(n, np.float32)
     fill.forall(n)(x)
     device.synchronize()
-    dx = da.from_array(x, chunks=chunk, asarray=False)
+    # name=False: Dask would otherwise pickle the array (a copy to the host) for its token
+    dx = da.from_array(x, chunks=chunk, asarray=False, name=False)
     out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name,
            "dask_threads": dask_threads}
 
@@ -258,7 +259,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     step = 1 << 28
     for s in range(0, n, step):
         cx[s:s + step] = (cupy.arange(s, min(s + step, n)) % 1000) * cupy.float32(0.001)
-    dcx = da.from_array(cx, chunks=chunk, asarray=False)
+    dcx = da.from_array(cx, chunks=chunk, asarray=False, name=False)
 
     def cupy_chain_sum(v):  # cupy.fuse names its CUDA kernel after the function: not a lambda
         return cupy.sum(cupy.sqrt(v * v + 1) * cupy.float32(0.5) - v)
