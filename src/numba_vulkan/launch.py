@@ -63,11 +63,12 @@ class LaunchConfig:
             if self._checked is not device:
                 self.check_limits(device)
             dispatcher = self.dispatcher
-            size = self.shared_bytes
-            found = dispatcher._launchers.get(fast_key(device, size), ())
+            size = self.shared_bytes  # no call on the common path: no dynamic shared memory
+            found = dispatcher._launchers.get(fast_key(device, size) if size else device, ())
             if dispatcher._per_thread:  # kernels that raise or print: this thread's launchers
-                found = (*dispatcher._launchers.get(fast_key((device, thread_token()), size),
-                                                    ()), *found)
+                key = (device, thread_token())
+                found = (*dispatcher._launchers.get(fast_key(key, size) if size else key, ()),
+                         *found)
             for launcher in found:
                 done = launcher.launch(self.groups, self.local_size, args, False, self._stream_core)
                 if done:

@@ -17,20 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from streams_support import plus_one as step  # dst = src + 1: reads src, writes dst
 
 import numba_vulkan as nv
 from numba_vulkan import runtime as rt
 
 SRC = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parents[1])
 N = 256
-
-
-@nv.jit
-def step(src, dst):
-    """dst = src + 1: reads src, writes dst."""
-    i = nv.global_id(0)
-    if i < dst.size:
-        dst[i] = src[i] + 1
 
 
 @nv.jit

@@ -207,6 +207,15 @@ def _copy_plan(rows, cols, threads, major="C"):
     return [((r * threads) // cols, (r * threads) % cols) for r in range(rows * cols // threads)]
 
 
+def _first_element(r, c, rows, cols, major):
+    """Source lines setting `r`, `c` to the row and column of invocation ``tid``'s first
+    element of a rows x cols slab copied in `major` order ("C": along rows; "F": along
+    columns), as _copy_plan shares the slab out."""
+    if major == "C":
+        return [f"    {r} = tid >> U({_log2(cols)})", f"    {c} = tid & U({cols - 1})"]
+    return [f"    {r} = tid & U({rows - 1})", f"    {c} = tid >> U({_log2(rows)})"]
+
+
 def _log2(n):
     if n <= 0 or n & (n - 1):
         raise ValueError(f"{n} is not a power of 2")
@@ -293,18 +302,8 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
         add(f"    sB = shared.array(({v.stages * bk}, {v.bn + v.pad}), {elem})")
         add("    tid = U(local_id(0))")
         # Each invocation's first element of the A and B slabs (_copy_plan).
-        if a_major == "C":
-            add(f"    ar = tid >> U({_log2(bk)})")
-            add(f"    ac = tid & U({bk - 1})")
-        else:
-            add(f"    ar = tid & U({v.bm - 1})")
-            add(f"    ac = tid >> U({_log2(v.bm)})")
-        if b_major == "C":
-            add(f"    br = tid >> U({_log2(v.bn)})")
-            add(f"    bc = tid & U({v.bn - 1})")
-        else:
-            add(f"    br = tid & U({bk - 1})")
-            add(f"    bc = tid >> U({_log2(bk)})")
+        lines += _first_element("ar", "ac", v.bm, bk, a_major)
+        lines += _first_element("br", "bc", bk, v.bn, b_major)
         add("    ga = row0 + ar")
         add("    gb = col0 + bc")
 
