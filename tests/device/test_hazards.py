@@ -113,6 +113,28 @@ def test_write_after_read(device):
     np.testing.assert_array_equal(a.copy_to_host(), np.full(N, 100, np.int32))
 
 
+def test_a_pooled_buffer_changes_owner_behind_a_barrier(device):
+    """An allocation may take a buffer that a launch in flight still reads (vk/memory.cc:
+    the host does not wait for it); the new owner's first write gets the write-after-read
+    barrier, as any later write of one buffer does."""
+    step.forall(N)(nv.to_device(np.zeros(N, np.int32)), nv.device_array(N, np.int32))
+    device.trim(0)  # (destroying buffers forces a barrier: before _start)
+    keep = _start(device)  # noqa: F841
+    a = nv.to_device(np.arange(N, dtype=np.int32))
+    b = nv.device_array(N, np.int32)
+    address = a._buffer.address
+    before = _barriers(device)
+    step.forall(N)(a, b)  # reads a
+    del a  # back to the pool, perhaps still read
+    hits = device.pool_stats()["hits"]
+    c = nv.device_array(N, np.int32)
+    assert device.pool_stats()["hits"] == hits + 1 and c._buffer.address == address
+    fill.forall(N)(c, np.int32(-5))  # writes what step reads
+    assert _barriers(device) - before == 1
+    np.testing.assert_array_equal(b.copy_to_host(), np.arange(N, dtype=np.int32) + 1)
+    np.testing.assert_array_equal(c.copy_to_host(), np.full(N, -5, np.int32))
+
+
 def test_views_of_one_buffer_conflict(device):
     """Kernels address memory by raw address: two views of one buffer are one buffer."""
     base = nv.to_device(np.zeros(2 * N, np.int32))

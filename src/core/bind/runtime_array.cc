@@ -57,7 +57,9 @@ void InitRuntimeArrays(nb::module_& m) {
                  return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(b.ref->mapped, 1, shape,
                                                                      self);
              },
-             "The mapped memory as a NumPy uint8 array that keeps the buffer alive.")
+             "The mapped memory as a NumPy uint8 array that keeps the buffer alive. It "
+             "does not wait: call wait() first where the device may still use the buffer "
+             "(a new array's buffer too: it may come from the pool busy).")
         .def("wait",
              [](PyBuffer& b) {
                  util::Status s;

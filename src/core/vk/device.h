@@ -202,6 +202,8 @@ class Device {
     void SimulateDeviceLost() { MarkLost("a test"); }
 
     // ---- memory.cc: buffers and the pool -------------------------------------------
+    // A buffer of at least nbytes, perhaps one from the pool that the device still
+    // uses: the host waits for it (WaitBuffer) before touching its memory.
     util::Result<BufferRef> Allocate(uint64_t nbytes);
     // Host-visible (host-cached where the device offers it), mapped memory that the
     // device copies to and from directly: runtime.pinned_array. Never pooled.
@@ -393,6 +395,7 @@ class Device {
     void RetireBuffer(Buffer* buffer);   // destroys it now if idle, else once it is
     void RetireLocked(uint64_t value, std::function<void()> destroy);
     void ReapLocked();                   // runs the retired destructions that are due
+    Buffer* TakePooledLocked(std::vector<Buffer*>& list);  // removes one; list not empty
     util::Result<BufferRef> AllocateHost(uint64_t nbytes);  // host-visible, never pooled
 
     // batch.cc; the *Locked functions need mu_ held. OpenBatch may drop and retake it

@@ -55,7 +55,12 @@ uint64_t ArgBucket(uint64_t n) { return n <= 256 ? 256 : std::bit_ceil(n); }
 }  // namespace
 
 util::Result<BufferRef> Device::AllocateHostArg(uint64_t nbytes, int kind) {
-    if (host_args_mode_ == HostArgs::kMapped) return Allocate(nbytes);
+    if (host_args_mode_ == HostArgs::kMapped) {
+        // From the array pool: the launch that used it last may still run (memory.cc).
+        NVK_ASSIGN_OR_RETURN(BufferRef ref, Allocate(nbytes));
+        NVK_RETURN_IF_ERROR(WaitBuffer(*ref));
+        return ref;
+    }
     NVK_RETURN_IF_ERROR(Usable());
     if (kind < 0 || kind > 2) return util::InvalidArgument("host argument kind 0, 1 or 2");
     const uint64_t size = ArgBucket(nbytes);

@@ -8,12 +8,19 @@
 // allocation first looks at the free list of its bucket.
 //
 // A released buffer may still be in use by a launch in flight (the user dropped
-// the array right after launching). Its last_use value says until when: reuse
-// waits for it, and destruction is deferred until then (Retire: the destruction
-// runs when a later flush, allocation, trim or synchronisation finds the timeline
-// past that value), so the device never sees a buffer change owner under a
-// running kernel, and dropping an array never waits (it may happen with the GIL
-// held, in any thread).
+// the array right after launching). Its last_use value says until when.
+// Destruction is deferred until then (Retire: the destruction runs when a later
+// flush, allocation, trim or synchronisation finds the timeline past that value),
+// so dropping an array never waits (it may happen with the GIL held, in any
+// thread). Reuse does not wait either: an allocation takes an idle buffer of its
+// bucket if there is one, else the one released last, busy or not. The device
+// orders the new owner's commands after the old owner's as it orders any two
+// uses of one buffer (the Buffer keeps its hazard state: batch.cc's barriers,
+// stream.cc's semaphore waits), and every host access to an array's memory
+// waits for the buffer first (Write, Read, host views, mapped host arguments).
+// A chain of operations that each allocate their result thus never stalls the
+// host on the pool. (Streams hold their buffers until their ops complete, so a
+// pooled buffer is never in an open stream op.)
 //
 // Threads: the pool, its statistics and the retired list are guarded by the
 // device's mutex; creating and destroying Vulkan buffers happens outside it
@@ -166,6 +173,20 @@ void Device::Release(Buffer* buffer) {
     RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
 }
 
+Buffer* Device::TakePooledLocked(std::vector<Buffer*>& list) {
+    // An idle one, most recently released first (the warmest memory); else the last
+    // released, which the device orders after its earlier uses (top of this file).
+    const uint64_t done = std::max(completed_.load(), PollCompleted());
+    auto idle = std::find_if(list.rbegin(), list.rend(), [&](const Buffer* b) {
+        return b->last_use.load() <= done &&
+               (b->stream == nullptr || b->stream_value <= b->stream->completed.load());
+    });
+    auto it = idle != list.rend() ? std::prev(idle.base()) : std::prev(list.end());
+    Buffer* buffer = *it;
+    list.erase(it);
+    return buffer;
+}
+
 util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
     NVK_RETURN_IF_ERROR(Usable());
     const uint64_t size = Bucket(nbytes);
@@ -175,21 +196,14 @@ util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
         if (!retired_.empty()) ReapLocked();
         auto it = pool_.find(size);
         if (it != pool_.end() && !it->second.empty()) {
-            buffer = it->second.back();
-            it->second.pop_back();
+            buffer = TakePooledLocked(it->second);
             stats_.pooled_bytes -= size;
             stats_.pooled_buffers -= 1;
             stats_.hits += 1;
             stats_.live_bytes += size;
         }
     }
-    if (buffer) {
-        // A launch in flight may still use it (see the top of this file). The wait
-        // may fail (Ctrl-C): the buffer then goes back to the pool, through Release.
-        BufferRef ref(buffer, [](Buffer* b) { b->device->Release(b); });
-        NVK_RETURN_IF_ERROR(WaitBuffer(*buffer));
-        return ref;
-    }
+    if (buffer) return BufferRef(buffer, [](Buffer* b) { b->device->Release(b); });
     util::Result<Buffer*> created = CreateBuffer(size, array_type_, arrays_mapped_);
     if (!created.ok() && created.status().code() == util::Code::kOutOfMemory) {
         // Give the pooled memory back and try once more.
