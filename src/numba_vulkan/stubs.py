@@ -242,6 +242,9 @@ _SUBGROUP_DOCS = {
     "shuffle_xor": "shuffle_xor(v, mask): v of lane ^ mask (cuda.shfl_xor_sync).",
     "shuffle_up": "shuffle_up(v, delta): v of lane - delta (cuda.shfl_up_sync).",
     "shuffle_down": "shuffle_down(v, delta): v of lane + delta (cuda.shfl_down_sync).",
+    "barrier": "Wait until every active invocation of the subgroup reaches this barrier; "
+               "shared and global memory written before it are then visible to them "
+               "(cuda.syncwarp). Allowed inside branches: the active invocations wait.",
 }
 for _op in ("sum", "prod", "min", "max"):
     _SUBGROUP_DOCS[f"inclusive_{_op}"] = (

@@ -421,14 +421,38 @@ def test_grid_sync_refused():
         k[1, 32](np.zeros(32))
 
 
-def test_syncwarp_refused_in_kernel():
-    @cuda.jit
-    def k(a):
-        cuda.syncwarp()
-        a[cuda.grid(1)] = 1
+@cuda.jit
+def coop_syncwarp(res):  # numba-cuda's tests/cudapy/test_sync.py, the import changed
+    sm = cuda.shared.array(32, int32)
+    i = cuda.grid(1)
+    sm[i] = i
+    cuda.syncwarp()
+    if i < 16:
+        sm[i] = sm[i] + sm[i + 16]
+        cuda.syncwarp(0xFFFF)
+    if i < 8:
+        sm[i] = sm[i] + sm[i + 8]
+        cuda.syncwarp(0xFF)
+    if i < 4:
+        sm[i] = sm[i] + sm[i + 4]
+        cuda.syncwarp(0xF)
+    if i < 2:
+        sm[i] = sm[i] + sm[i + 2]
+        cuda.syncwarp(0x3)
+    if i == 0:
+        res[0] = sm[0] + sm[1]
 
-    with pytest.raises(VulkanUnsupportedError, match="syncwarp"):
-        k[1, 32](np.zeros(32))
+
+def test_syncwarp_shares_a_warp_or_refuses_narrower_subgroups(device):
+    """A subgroup barrier on subgroups of 32 lanes or more; a clear error on narrower ones
+    (lavapipe's 8), where the warp's 32 lanes would not all wait."""
+    res = np.zeros(1, np.int32)
+    if device.info.subgroup_size < 32:
+        with pytest.raises(RuntimeError, match="syncwarp synchronises a warp of 32 lanes"):
+            coop_syncwarp[1, 32](res)
+    else:
+        coop_syncwarp[1, 32](res)
+        assert res[0] == sum(range(32))
 
 
 def test_dim3_outside_kernel_is_clear():

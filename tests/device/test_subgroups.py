@@ -154,3 +154,31 @@ def test_barrier_under_a_branch_on_the_lane_is_refused(width):
 
     with pytest.raises(nv.VulkanUnsupportedError, match="every invocation"):
         k[1, N](np.zeros(1, np.int32))
+
+
+@nv.jit
+def subgroup_tree_sum(a, out):
+    """Each subgroup sums its lanes' values through shared memory, halving the active lanes
+    at each step: the barrier runs inside the branch, among the active lanes only."""
+    sm = nv.shared.array(N, np.int32)
+    i = nv.local_id(0)
+    lane = nv.subgroup.lane()
+    sm[i] = a[i]
+    nv.subgroup.barrier()
+    step = nv.subgroup.size() // 2
+    while step > 0:
+        if lane < step:
+            sm[i] = sm[i] + sm[i + step]
+            nv.subgroup.barrier()
+        step //= 2
+    out[i] = sm[i - lane]  # lane 0's sum, read by every lane after the first barrier
+
+
+def test_barrier_among_the_active_lanes(width):
+    a = np.random.default_rng(3).integers(-1000, 1000, N).astype(np.int32)
+    out = np.zeros(N, np.int32)
+    subgroup_tree_sum[1, N](a, out)
+    sums = _lanes(a, width).sum(axis=1)
+    np.testing.assert_array_equal(_lanes(out, width)[:, 0], sums)
+    (text,) = subgroup_tree_sum.inspect_asm().values()
+    assert "OpControlBarrier %uint_3 %uint_3" in text  # Subgroup scope, not Workgroup (2)

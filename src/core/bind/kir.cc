@@ -138,7 +138,8 @@ void InitKir(nb::module_& m) {
     nb::enum_<kir::BarrierKind>(m, "BarrierKind", "Barriers and memory fences.")
         .value("workgroup", kir::BarrierKind::kWorkgroup)
         .value("fence_workgroup", kir::BarrierKind::kFenceWorkgroup)
-        .value("fence_device", kir::BarrierKind::kFenceDevice);
+        .value("fence_device", kir::BarrierKind::kFenceDevice)
+        .value("subgroup", kir::BarrierKind::kSubgroup);
 
     nb::enum_<kir::SubgroupOp>(m, "SubgroupOp", "Subgroup operations.")
         .value("size", kir::SubgroupOp::kSize)

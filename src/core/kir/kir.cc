@@ -263,6 +263,7 @@ const char* BarrierKindName(BarrierKind b) {
         case BarrierKind::kWorkgroup: return "workgroup";
         case BarrierKind::kFenceWorkgroup: return "fence_workgroup";
         case BarrierKind::kFenceDevice: return "fence_device";
+        case BarrierKind::kSubgroup: return "subgroup";
     }
     return "?";
 }

@@ -199,7 +199,10 @@ enum class BarrierKind : uint8_t {
                       // and device memory written before it are visible after it in the group
     kFenceWorkgroup,  // memory fence, workgroup scope (threadfence_block)
     kFenceDevice,     // memory fence, device scope (threadfence)
+    kSubgroup,        // the active invocations of the subgroup reach it (syncwarp); memory
+                      // written before it is visible after it in the subgroup
 };
+constexpr BarrierKind kLastBarrierKind = BarrierKind::kSubgroup;
 
 // kSubgroup operations (SPIR-V's OpGroupNonUniform*), over the active invocations
 // of the calling subgroup.

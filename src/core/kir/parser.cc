@@ -468,7 +468,7 @@ util::Status Parser::InstLine() {
                 for (int a = 0; a <= static_cast<int>(AtomicOp::kCas) && !found; ++a)
                     if (name == AtomicOpName(static_cast<AtomicOp>(a))) inst.imm = a, found = true;
             } else {
-                for (int k = 0; k <= static_cast<int>(BarrierKind::kFenceDevice) && !found; ++k)
+                for (int k = 0; k <= static_cast<int>(kLastBarrierKind) && !found; ++k)
                     if (name == BarrierKindName(static_cast<BarrierKind>(k)))
                         inst.imm = k, found = true;
             }

@@ -185,7 +185,7 @@ std::string PrintInst(const Module& m, const Inst& inst) {
         case Op::kCoopLength: s += " " + TypeName(m, static_cast<TypeId>(inst.imm)); break;
         case Op::kBarrier:
             s += " ";
-            s += inst.imm <= static_cast<uint64_t>(BarrierKind::kFenceDevice)
+            s += inst.imm <= static_cast<uint64_t>(kLastBarrierKind)
                      ? BarrierKindName(static_cast<BarrierKind>(inst.imm))
                      : "?" + std::to_string(inst.imm);
             break;

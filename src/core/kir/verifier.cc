@@ -523,7 +523,7 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
         }
         case Op::kBarrier:
             NVK_RETURN_IF_ERROR(arity(0));
-            if (inst.imm > static_cast<uint64_t>(BarrierKind::kFenceDevice))
+            if (inst.imm > static_cast<uint64_t>(kLastBarrierKind))
                 return fail("no such barrier");
             if (inst.type != kNone) return fail("a barrier has no result");
             return util::Status::Ok();

@@ -46,6 +46,7 @@ kir::Module SyncKernel(ScalarKind k, bool dynamic) {
     }
     b.Barrier(BarrierKind::kFenceWorkgroup);
     b.Barrier(BarrierKind::kFenceDevice);
+    b.Barrier(BarrierKind::kSubgroup);
     b.Ret();
     return m;
 }
@@ -63,6 +64,7 @@ TEST_P(SyncOps, ValidAndRoundTrips) {
         testing::Emitted e = EmitChecked(std::move(m));
         EXPECT_NE(e.text.find("OpControlBarrier"), std::string::npos);
         EXPECT_NE(e.text.find("OpMemoryBarrier"), std::string::npos);
+        EXPECT_NE(e.text.find("OpControlBarrier %uint_3 %uint_3"), std::string::npos);  // Subgroup
         EXPECT_NE(e.text.find("Workgroup"), std::string::npos);
         EXPECT_EQ(e.text.find("SpecId 3") != std::string::npos, dynamic) << e.text;
         bool is_float = kir::IsFloat(GetParam());

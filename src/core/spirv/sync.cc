@@ -14,7 +14,10 @@
 // (Uniform = StorageBuffer and PhysicalStorageBuffer) memory, so writes to
 // shared and to global memory before it are visible to the workgroup after
 // it, as CUDA's __syncthreads guarantees. The fences are OpMemoryBarrier with
-// the same semantics at Workgroup and Device scope.
+// the same semantics at Workgroup and Device scope. The subgroup barrier
+// (syncwarp) is OpControlBarrier at Subgroup scope, which Vulkan allows in
+// non-uniform control flow (the active invocations wait for each other, as
+// GLSL's subgroupBarrier).
 //
 // A kernel that writes no global memory (stores or atomics) in any block from
 // which a barrier can be reached has nothing in global memory for its
@@ -160,6 +163,12 @@ util::Status Emitter::EmitBarrier(const kir::Inst& inst) {
             code().Add(spv::Op::OpMemoryBarrier,
                        {b_.ConstU32(static_cast<uint32_t>(spv::Scope::Device)), semantics});
             return util::Status::Ok();
+        case kir::BarrierKind::kSubgroup: {
+            // Vulkan defines it in non-uniform control flow: the active invocations wait.
+            Id subgroup = b_.ConstU32(static_cast<uint32_t>(spv::Scope::Subgroup));
+            code().Add(spv::Op::OpControlBarrier, {subgroup, subgroup, semantics});
+            return util::Status::Ok();
+        }
     }
     return Error(util::Code::kInternal, inst, "unknown barrier");
 }

@@ -47,6 +47,7 @@ from .kernel_api import (  # noqa: F401
     stcs,
     stwb,
     stwt,
+    syncwarp,
     threadIdx,
     warpsize,
 )
@@ -411,8 +412,6 @@ _NO_GRID_SYNC = ("grid-wide synchronisation does not exist in Vulkan; split the 
 cg = _s.cg  # cg.this_grid().sync() is refused by the front end with this reason
 
 _REFUSED = {
-    "syncwarp": "warp-level barriers are not mapped yet (Vulkan subgroups need not "
-                "execute in lockstep; use cuda.syncthreads)",
     "match_any_sync": "not mapped yet",
     "match_all_sync": "not mapped yet",
     "nanosleep": "not available in Vulkan kernels",

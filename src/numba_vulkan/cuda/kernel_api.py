@@ -14,8 +14,9 @@ Semantic differences from numba.cuda (documented in docs/cuda-compat.md):
 ``threadIdx.x`` and friends are intp (numba.cuda: int32; Numba promotes int32
 arithmetic to int64 anyway, so results agree); ``warpsize`` is the device's
 subgroup size (8 on lavapipe, 32 on NVIDIA, 32 or 64 on AMD), not 32; the
-``mask`` arguments of the ``*_sync`` functions are ignored (every active lane
-takes part, as with the full mask 0xffffffff).
+``mask`` arguments of the ``*_sync`` functions and of ``syncwarp`` are ignored (every
+active lane takes part, as with the full mask 0xffffffff); ``syncwarp`` raises on devices
+whose subgroups are narrower than a warp of 32.
 """
 
 from numba.core import types
@@ -228,6 +229,26 @@ def _shfl_xor_sync(mask, value, lane_mask):
     def impl(mask, value, lane_mask):
         got = _sg.shuffle_xor(value, lane_mask)
         return got if (_sg.lane() ^ lane_mask) < _sg.size() else value
+    return impl
+
+
+def syncwarp(mask=0xFFFFFFFF):
+    """Wait for the warp's active lanes (mask ignored): ``nv.subgroup.barrier()``."""
+    _kernel_only("syncwarp")
+
+
+@overload(syncwarp, target="vulkan")
+def _syncwarp(mask=0xFFFFFFFF):
+    # numba.cuda programs share data among the 32 lanes of a warp around syncwarp (masks
+    # such as 0xffff name lanes 0-15): a narrower subgroup would leave lanes of the warp
+    # unsynchronised, and the results silently wrong. Wider ones (AMD's 64) are safe:
+    # the active lanes all wait.
+    def impl(mask=0xFFFFFFFF):
+        if _sg.size() < 32:
+            raise RuntimeError("cuda.syncwarp synchronises a warp of 32 lanes, and this "
+                               "device's subgroups are narrower: use nv.subgroup.barrier() "
+                               "with nv.subgroup.size() lanes, or cuda.syncthreads()")
+        _sg.barrier()
     return impl
 
 

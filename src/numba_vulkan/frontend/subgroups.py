@@ -1,4 +1,5 @@
-"""``nv.subgroup.*``: subgroup ids, reductions, scans, votes, ballots, broadcasts, shuffles.
+"""``nv.subgroup.*``: subgroup ids, reductions, scans, votes, ballots, broadcasts, shuffles,
+and the subgroup barrier (a KIR ``barrier subgroup``: spirv/sync.cc).
 
 Each call is one KIR ``subgroup`` instruction (spirv/subgroup.cc); the kernel
 then needs the matching DeviceInfo class (subgroup_basic, _vote, _arithmetic,
@@ -42,6 +43,9 @@ def lower_subgroup(lowerer, fn, expr, sig, target):
             sig.return_type
     if name == "elect":
         return b.subgroup(S.elect, K.bool, [], 0), sig.return_type
+    if name == "barrier":
+        b.barrier(_core.BarrierKind.subgroup)
+        return None, sig.return_type
     v = lowerer.load_cast(expr.args[0], sig.args[0])
     k = b.kind(v)
     if k in (K.i8, K.u8, K.i16, K.u16):

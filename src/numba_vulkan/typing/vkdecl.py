@@ -300,6 +300,8 @@ class SubgroupTemplate(AbstractTemplate):
             return signature(types.intp) if not args else None
         if op == "elect":
             return signature(types.boolean) if not args else None
+        if op == "barrier":
+            return signature(types.none) if not args else None
         if len(args) == 1 and isinstance(args[0], scalar):
             (v,) = args
             if op in ("any", "all"):
