@@ -119,10 +119,10 @@ def test_a_pooled_buffer_changes_owner_behind_a_barrier(device):
     barrier, as any later write of one buffer does."""
     step.forall(N)(nv.to_device(np.zeros(N, np.int32)), nv.device_array(N, np.int32))
     device.trim(0)  # (destroying buffers forces a barrier: before _start)
-    keep = _start(device)  # noqa: F841
-    a = nv.to_device(np.arange(N, dtype=np.int32))
+    a = nv.to_device(np.arange(N, dtype=np.int32))  # (a device copy on GPUs: before _start)
     b = nv.device_array(N, np.int32)
     address = a._buffer.address
+    keep = _start(device)  # noqa: F841
     before = _barriers(device)
     step.forall(N)(a, b)  # reads a
     del a  # back to the pool, perhaps still read
