@@ -251,7 +251,8 @@ def test_the_vulkan_backend():
 @pytest.fixture(scope="module")
 def client(device):
     index = device.info.vulkan_index if device.info.vulkan_index >= 0 else device.info.index
-    with LocalVulkanCluster(devices=f"{index},{index}") as cluster, Client(cluster) as c:
+    with LocalVulkanCluster(devices=f"{index},{index}", pool_mb=96) as cluster, \
+            Client(cluster) as c:
         yield c
 
 
@@ -260,6 +261,13 @@ def test_cluster_has_one_worker_per_device(client):
     assert len(seen) == 2
     assert {w["visible"] for w in seen.values()} == {client.cluster.devices[0]}
     assert len({w["pid"] for w in seen.values()}) == 2
+    assert {w["pool_limit"] for w in seen.values()} == {96 << 20}  # pool_mb=
+
+
+@pytest.mark.parametrize("pool_mb", [-1, 1.5, "1024", True])
+def test_cluster_refuses_a_bad_pool_size(pool_mb):
+    with pytest.raises(ValueError, match="pool_mb must be a number of MiB"):
+        LocalVulkanCluster(devices="0", pool_mb=pool_mb)
 
 
 def test_pipeline_on_the_cluster_matches_numpy(client):

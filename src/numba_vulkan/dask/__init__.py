@@ -222,12 +222,14 @@ _register_serialization()
 
 def dask_setup(worker: Any = None) -> None:
     """distributed's preload hook (``--preload numba_vulkan.dask``; LocalVulkanCluster passes
-    it): take the worker's ``NUMBA_VULKAN_VISIBLE_DEVICES`` (set by the cluster after Python
-    started), open the device and compile the first kernel before the first task."""
+    it): take the worker's ``NUMBA_VULKAN_VISIBLE_DEVICES`` and ``NUMBA_VULKAN_POOL_MB`` (set
+    by the cluster after Python started: a forked worker's config was read before), open the
+    device and compile the first kernel before the first task."""
     import os
 
     from .. import config
 
+    config.POOL_MB = config._int("NUMBA_VULKAN_POOL_MB", config.POOL_MB, 0, 1 << 30)
     spec = os.environ.get("NUMBA_VULKAN_VISIBLE_DEVICES", "")
     if spec != config.VISIBLE_DEVICES:
         config.VISIBLE_DEVICES = spec

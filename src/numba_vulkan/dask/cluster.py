@@ -58,6 +58,12 @@ class LocalVulkanCluster(LocalCluster):
         task does not pay for it. The cluster compiles that kernel once per physical device,
         in this process (which opens the device), into the kernel disk cache
         (``NUMBA_VULKAN_CACHE``), and each worker loads it from there.
+    pool_mb : int, optional
+        Each worker's buffer pool, in MiB (``NUMBA_VULKAN_POOL_MB``; 1024 by default), as
+        dask-cuda's ``rmm_pool_size``. Chains of element-wise operations on large chunks
+        make a new chunk-sized result per operation: with a pool smaller than a few chunks
+        per worker thread, most are fresh device allocations, which cost about 50 ms per GiB
+        on NVIDIA's driver (docs/dask.md).
     start_method : {"forkserver", "spawn"}
         How worker processes start. "forkserver" (the default) forks them from a server
         process that imported distributed, dask.array, Numba and numba_vulkan once (and
@@ -74,7 +80,7 @@ class LocalVulkanCluster(LocalCluster):
     """
 
     def __init__(self, devices: str | Sequence[Any] | None = None, n_workers: int | None = None,
-                 threads_per_worker: int = 1, warm: bool = True,
+                 threads_per_worker: int = 1, warm: bool = True, pool_mb: int | None = None,
                  start_method: str = "forkserver", **kwargs: Any) -> None:
         self.devices = _entries(devices)
         if not self.devices:
@@ -85,6 +91,10 @@ class LocalVulkanCluster(LocalCluster):
             raise ValueError(f"{n_workers} workers for {len(self.devices)} devices "
                              f"({','.join(self.devices)}): one worker per device")  # fmt: skip
         self._warm = warm
+        if pool_mb is not None and (isinstance(pool_mb, bool) or not isinstance(pool_mb, int)
+                                    or pool_mb < 0):
+            raise ValueError(f"pool_mb must be a number of MiB (an int >= 0), not {pool_mb!r}")
+        self._pool_mb = pool_mb
         if start_method not in ("forkserver", "spawn"):
             raise ValueError(f"start_method must be 'forkserver' or 'spawn', not {start_method!r}")
         kwargs.setdefault("dashboard_address", None)
@@ -113,6 +123,8 @@ class LocalVulkanCluster(LocalCluster):
         env = dict(options.get("env") or {})
         env[ENV] = self.devices[name]
         env["NUMBA_VULKAN_DASK_WARM"] = "1" if self._warm else "0"
+        if self._pool_mb is not None:
+            env["NUMBA_VULKAN_POOL_MB"] = str(self._pool_mb)
         options["env"] = env
         return {name: spec}
 
@@ -182,9 +194,12 @@ def warm_up() -> Any:
 
 def worker_device() -> dict[str, Any]:
     """What the calling worker runs on: its ``NUMBA_VULKAN_VISIBLE_DEVICES``, the device's
-    name and logical index, and the process id (for tests and diagnostics)."""
+    name and logical index, its pool limit in bytes and the process id (for tests and
+    diagnostics)."""
     from ..runtime import get_device
 
-    info = get_device().info
+    device = get_device()
+    info = device.info
     return {"visible": os.environ.get(ENV, ""), "name": info.name,
-            "vulkan_index": info.vulkan_index, "logical": info.logical, "pid": os.getpid()}
+            "vulkan_index": info.vulkan_index, "logical": info.logical,
+            "pool_limit": device.pool_limit, "pid": os.getpid()}
