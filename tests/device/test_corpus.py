@@ -69,10 +69,11 @@ def test_port_changes_only_the_numba_cuda_imports():
 def test_kernel(entry, corpus_sources, device):
     record = run_corpus.run_entry(entry, ["numba_vulkan"], "small", False, {})
     result = record["backends"]["numba_vulkan"]
-    if entry.expect == "ok":
+    expect = entry.expected(device.info.subgroup_size)
+    if expect == "ok":
         assert result["status"] == "ok", result.get("reason")
     else:
-        words = entry.expect.split(":", 1)[1].strip()
+        words = expect.split(":", 1)[1].strip()
         assert result["status"] == "refused", (
             f"the manifest expects a refusal ({words}) but the kernel {result['status']}: "
             f"{result.get('reason', 'update manifest.py and docs/corpus.md')}")

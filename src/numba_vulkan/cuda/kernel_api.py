@@ -24,7 +24,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from .. import stubs as _s
-from ..errors import VulkanUnsupportedError
+from ..errors import VulkanSupportError, VulkanUnsupportedError
 
 _sg = _s.subgroup
 
@@ -245,7 +245,7 @@ def _syncwarp(mask=0xFFFFFFFF):
     # the active lanes all wait.
     def impl(mask=0xFFFFFFFF):
         if _sg.size() < 32:
-            raise RuntimeError("cuda.syncwarp synchronises a warp of 32 lanes, and this "
+            raise VulkanSupportError("cuda.syncwarp synchronises a warp of 32 lanes, and this "
                                "device's subgroups are narrower: use nv.subgroup.barrier() "
                                "with nv.subgroup.size() lanes, or cuda.syncthreads()")
         _sg.barrier()
