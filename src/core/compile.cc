@@ -54,6 +54,8 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     if (options.unroll_factor > 1) {
         unroll::UnrollOptions unroll_options;
         unroll_options.factor = options.unroll_factor;
+        unroll_options.static_headers.insert(options.static_loop_headers.begin(),
+                                             options.static_loop_headers.end());
         NVK_RETURN_IF_ERROR(unroll::UnrollCountedLoops(module, unroll_options).status());
         NVK_RETURN_IF_ERROR(kir::Verify(module));
     }

@@ -31,6 +31,9 @@ struct CompileOptions {
     // Copies per unrolled iteration of counted single-block loops
     // (unroll/unroll.h); 1 leaves loops alone. Never changes a result.
     int unroll_factor = 8;
+    // Header names of the range loops whose trip counts the front end knew: left to the
+    // driver (unroll/unroll.h, static_headers).
+    std::vector<std::string> static_loop_headers;
     // lavapipe: hide float constants +0.0 behind a hidden parameter, which its
     // code generator cannot fold wrongly (kir/float_zeros.h).
     bool hide_float_zeros = false;

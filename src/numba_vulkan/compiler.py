@@ -187,6 +187,7 @@ def _compile_kernel(
         loop_guard_key=guard.key if guard else 0,
         loop_guard_ballot=codegen_controls.subgroup_ballot,
         loop_guard_bounded=_bounded_loops(lowered, codegen_controls.guard_loops),
+        static_loops=list(lowered.counted_loops),
     )
     hidden, kernel_sites = list(lowered.hidden), tuple(lowered.sites)
     if core.guarded_loops:  # the guard counts in the status buffer (runtime/reports.py)

@@ -11,9 +11,18 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
+from numba_vulkan import config
 from numba_vulkan.runtime import disk
 
 from conftest import run_python
+
+
+@pytest.fixture(autouse=True)
+def _loops_as_written(monkeypatch):
+    """The model below counts the iterations of the loops as written: compiled without
+    unrolling (NUMBA_VULKAN_UNROLL=1), which runs a range loop's iterations 8 at a time
+    (test_unrolled_loops_are_right_or_cut)."""
+    monkeypatch.setattr(config, "UNROLL", 1)
 
 
 @nv.jit
@@ -164,6 +173,36 @@ def test_loops_the_compiler_makes(device, kernel):
     assert outcomes[0] == "right"
     if device.info.loop_iteration_limit is not None:
         assert outcomes[-1] == "cut"  # 200,000 elements: the issue's case
+
+
+@pytest.mark.parametrize("kernel", [_single, _stores, _sum], ids=lambda k: k.__name__)
+def test_unrolled_loops_are_right_or_cut(device, kernel, monkeypatch):
+    """Unrolled 8 times (the default), a range loop or a reduction runs an eighth of its
+    iterations as loop iterations: right far past the cap, and still counted: cut past 8
+    times the cap."""
+    monkeypatch.setattr(config, "UNROLL", 8)
+    unrolled = nv.jit(kernel.py_func)  # a new dispatcher: compiled with unrolling
+    limit = device.info.loop_iteration_limit
+    outcomes = []
+    for n in (1000, 200_000, 600_000):
+        if kernel is _sum:
+            x, out = np.ones(n), np.zeros(1)
+            launch, expected, got = lambda: unrolled.forall(1)(x, out), [float(n)], out.tolist
+        else:
+            out, want = np.zeros(2, np.int64), np.zeros(2, np.int64)
+            ORACLE[kernel](np.int64(n), want)
+            launch, expected, got = (lambda: unrolled.forall(1)(np.int64(n), out), want.tolist(),
+                                     out.tolist)  # fmt: skip
+        try:
+            launch()
+            assert got() == expected, f"n = {n}: a wrong answer without an error"
+            outcomes.append("right")
+        except nv.VulkanLoopLimitError:
+            assert limit is not None
+            outcomes.append("cut")
+    assert outcomes[:2] == ["right", "right"]  # 200,000 iterations as 25,000
+    if limit is not None:
+        assert outcomes[2] == "cut"  # 75,000 unrolled iterations: past the cap
 
 
 def test_error_reaches_synchronize_with_device_arrays(device):

@@ -77,6 +77,16 @@ def branchy(x, start, step, n, out):
     out[0] = acc
 
 
+def range_sum(x, start, step, n, out):
+    acc = np.float32(0.0)
+    count = 0
+    for i in range(start, n, step):
+        acc += x[i] * np.float32(1.0001)
+        count += 1
+    out[0] = acc
+    out[1] = count
+
+
 def _kernel(fn):
     """A kernel whose invocation 0 calls device function `fn` with the kernel's arguments."""
     params = ", ".join(fn.py_func.__code__.co_varnames[: fn.py_func.__code__.co_argcount])
@@ -117,6 +127,41 @@ def test_grid_stride_loops_are_unrolled():
     x = np.zeros(8, np.float32)
     kir = _compiled(strided_sum).inspect_kir(x, 0, 1, 8, np.zeros(3, np.float32), narrowed=True)
     assert ".unrolled" in kir
+
+
+@pytest.mark.parametrize("step", [1, 2, 7, -1, -3])
+def test_range_loops_in_order_for_every_trip_count(step):
+    """`for i in range(start, n, step)` with the step known only at run time: rotated into
+    one block and unrolled (unroll.h), the iterations in order for either sign."""
+    x = (np.random.default_rng(abs(step)).random(80) * 1000).astype(np.float32)
+    for start in (0, 1, 3, 40):
+        for trips in range(10):
+            n = start + trips * step if step <= 0 else start + (trips - 1) * step + 1 if trips \
+                else start
+            if not 0 <= min(start, n + 1) and max(start, n) < 80:
+                continue
+            got, want = _run(range_sum, np.float32, x, start, step, n)
+            assert got.tobytes() == want.tobytes(), (start, step, n, got, want)
+    kir = _compiled(range_sum).inspect_kir(x, 0, 1, 8, np.zeros(3, np.float32), narrowed=True)
+    assert ".unrolled" in kir
+
+
+def test_range_loops_with_known_trip_counts_are_left_to_the_driver():
+    """The kernel's own range loops whose trip counts are constants are not rotated (the
+    driver unrolls those itself; an inlined device function's are not told apart)."""
+
+    @nv.jit
+    def static_range(x, out):
+        acc = np.float32(0.0)
+        for i in range(6):
+            acc += x[i]
+        out[0] = acc
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    static_range[1, 1](x, out)
+    assert out[0] == 15
+    assert ".unrolled" not in static_range.inspect_kir(x, out, narrowed=True)
 
 
 def test_bound_next_to_int64_max():

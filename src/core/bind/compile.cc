@@ -91,8 +91,10 @@ void InitCompile(nb::module_& m) {
            unsigned hide_int_ranges, bool fused_fma, uint32_t divide_f32_test_ulps,
            bool divide_f32_exact_fma, unsigned soft_rounding,
            std::optional<std::string> loop_guard, uint32_t loop_guard_key, bool loop_guard_ballot,
-           std::vector<std::string> loop_guard_bounded) {
+           std::vector<std::string> loop_guard_bounded,
+           std::vector<std::string> static_loops) {
             CompileOptions options;
+            options.static_loop_headers = std::move(static_loops);
             if (soft_rounding > (kir::kSoftRoundingF32 | kir::kSoftRoundingF64))
                 throw nb::value_error("soft_rounding is a mask of 1 (float32) and 2 (float64)");
             options.soft_rounding = soft_rounding;
@@ -148,13 +150,16 @@ void InitCompile(nb::module_& m) {
         nb::arg("divide_f32_exact_fma") = false, nb::arg("soft_rounding") = 0,
         nb::arg("loop_guard") = nb::none(), nb::arg("loop_guard_key") = 0,
         nb::arg("loop_guard_ballot") = true, nb::arg("loop_guard_bounded") = std::vector<std::string>(),
+        nb::arg("static_loops") = std::vector<std::string>(),
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "
         "narrow_ints: compute 64-bit integer ops in 32 bits where a range analysis proves "
         "the results identical. max_local_size, max_groups: the device's limits per axis "
         "(3 entries each), which bound the ids for that analysis. unroll: copies per unrolled "
-        "iteration of counted single-block loops (1: none). hide_float_zeros: make float "
+        "iteration of counted single-block loops and of range loops (1: none); static_loops: the "
+        "header names of the range loops whose trip counts are compile-time constants, left "
+        "to the driver. hide_float_zeros: make float "
         "constants +0.0 a hidden parameter 'float.zero' set to 0 (lavapipe folds arithmetic "
         "on constant zeros wrongly; kir/float_zeros.h; not with fastmath). divide_f32_in_f64: "
         "float32 division computed in float64 and rounded once, for devices whose division "

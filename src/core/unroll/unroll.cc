@@ -133,13 +133,17 @@ class Resolver {
     std::vector<Expr> exprs_;
 };
 
-// What a loop block must have for the unrolling: `i < bound` with i += step.
+// What a loop block must have for the unrolling: a test that is `i < bound` while
+// step > 0, with i += step.
 struct Counted {
     BlockId back = kir::kNone;  // where the loop goes on: the block itself, or an empty latch
     ValueId var = kir::kNone;  // i
     kir::TypeId type = kir::kNone;
     int step = -1;
     int bound = -1;
+    int test = -1;            // the block's test
+    int tested = -1;          // what it compares with bound: i + step, or i
+    bool tests_start = false;  // i: the test reads i before the block advances it
 };
 
 // The block that takes the loop back to `b`: `b` itself, or a block holding only
@@ -158,46 +162,98 @@ BlockId BackEdge(const kir::Function& f, const Block& b, BlockId target) {
     return target;
 }
 
+bool IsZero(const Expr& e) {
+    return e.kind == Expr::Kind::kInst && e.inst->op == Op::kConst && e.inst->imm == 0;
+}
+
+// Expression k as lhs < rhs (a `lt`, or a `gt` with its operands swapped).
+bool LessThan(const Resolver& r, int k, int* lhs, int* rhs) {
+    const Expr& e = r.at(k);
+    if (e.kind != Expr::Kind::kInst) return false;
+    if (e.inst->op == Op::kLt) {
+        *lhs = e.kids[0], *rhs = e.kids[1];
+        return true;
+    }
+    if (e.inst->op == Op::kGt) {
+        *lhs = e.kids[1], *rhs = e.kids[0];
+        return true;
+    }
+    return false;
+}
+
+// The loop's test as lhs < rhs, where step > 0. A range loop whose step is known only
+// at run time tests (step > 0 and i < stop) or (step < 0 and i > stop) (frontend/
+// loops.py): `i < stop` where step > 0, which the guard requires; *sign_step is then that
+// step, which must be the loop's own.
+bool Test(const Resolver& r, int k, int* lhs, int* rhs, int* sign_step) {
+    if (LessThan(r, k, lhs, rhs)) return true;
+    const Expr& e = r.at(k);
+    if (e.kind != Expr::Kind::kInst || e.inst->op != Op::kOr) return false;
+    const Expr& up = r.at(e.kids[0]);
+    const Expr& down = r.at(e.kids[1]);
+    if (up.kind != Expr::Kind::kInst || up.inst->op != Op::kAnd || down.kind != Expr::Kind::kInst ||
+        down.inst->op != Op::kAnd)
+        return false;
+    const Expr& positive = r.at(up.kids[0]);  // step > 0
+    const Expr& negative = r.at(down.kids[0]);  // step < 0: false where step > 0
+    if (positive.kind != Expr::Kind::kInst || positive.inst->op != Op::kGt ||
+        !IsZero(r.at(positive.kids[1])) || negative.kind != Expr::Kind::kInst ||
+        negative.inst->op != Op::kLt || !IsZero(r.at(negative.kids[1])) ||
+        !r.Equal(positive.kids[0], negative.kids[0]))
+        return false;
+    *sign_step = positive.kids[0];
+    return LessThan(r, up.kids[1], lhs, rhs);
+}
+
+// The test is on i + step (Numba's rotated `while i < n: ...; i += s`) or on i itself
+// before the block advances it (a rotated range loop: RotateRangeLoops); either way i is
+// stored exactly once in the block, with i + step.
 bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
     const Inst& term = b.terminator();
     if (term.op != Op::kCondBr) return false;
     BlockId back = BackEdge(m.function, b, term.targets[0]);
     if (back == kir::kNone || term.targets[1] == b.id || term.targets[1] == back) return false;
     out->back = back;
-    const Expr& cond = r.at(r.Resolve(term.operands[0]));
-    if (cond.kind != Expr::Kind::kInst) return false;
-    int lhs, rhs;
-    if (cond.inst->op == Op::kLt) {
-        lhs = cond.kids[0], rhs = cond.kids[1];
-    } else if (cond.inst->op == Op::kGt) {
-        lhs = cond.kids[1], rhs = cond.kids[0];
+    int lhs, rhs, sign_step = -1;
+    if (!Test(r, r.Resolve(term.operands[0]), &lhs, &rhs, &sign_step)) return false;
+    // The variable and the value stored into it (i + step).
+    ValueId var = kir::kNone;
+    int next = -1;
+    if (r.at(lhs).kind == Expr::Kind::kStart) {
+        var = r.at(lhs).value;
+        for (const Inst& inst : b.insts)
+            if (inst.op == Op::kStore && inst.operands[0] == var) next = r.Resolve(inst.operands[1]);
     } else {
-        return false;
+        next = lhs;
     }
-    const Expr& next = r.at(lhs);  // i + step
-    if (next.kind != Expr::Kind::kInst || next.inst->op != Op::kAdd) return false;
-    kir::ScalarKind k = m.type(next.inst->type).scalar;
-    if (m.type(next.inst->type).kind != kir::Type::Kind::kScalar ||
+    if (next < 0) return false;
+    const Expr& add = r.at(next);
+    if (add.kind != Expr::Kind::kInst || add.inst->op != Op::kAdd) return false;
+    kir::ScalarKind k = m.type(add.inst->type).scalar;
+    if (m.type(add.inst->type).kind != kir::Type::Kind::kScalar ||
         (k != kir::ScalarKind::kI32 && k != kir::ScalarKind::kI64))
         return false;
     for (int side = 0; side < 2; ++side) {
-        const Expr& start = r.at(next.kids[side]);
-        if (start.kind != Expr::Kind::kStart) continue;
-        int step = next.kids[1 - side];
+        const Expr& start = r.at(add.kids[side]);
+        if (start.kind != Expr::Kind::kStart || (var != kir::kNone && start.value != var)) continue;
+        int step = add.kids[1 - side];
         if (!r.Invariant(step) || !r.Invariant(rhs)) return false;
-        // i is stored exactly once in the block, with i + step.
+        if (sign_step >= 0 && !r.Equal(sign_step, step)) return false;
         int stores = 0;
         bool same = false;
         for (const Inst& inst : b.insts) {
             if (inst.op != Op::kStore || inst.operands[0] != start.value) continue;
             ++stores;
-            same = r.Equal(r.Resolve(inst.operands[1]), lhs);
+            same = r.Equal(r.Resolve(inst.operands[1]), next);
         }
         if (stores != 1 || !same) return false;
         out->var = start.value;
-        out->type = next.inst->type;
+        out->type = add.inst->type;
         out->step = step;
         out->bound = rhs;
+        out->test = r.Resolve(term.operands[0]);
+        out->tested = lhs;
+        out->tests_start = var != kir::kNone;
         return true;
     }
     return false;
@@ -279,6 +335,9 @@ class Writer {
         return all(all(positive, small), all(above, all(window, room)));
     }
 
+    // Value(k) gives v from now on.
+    void Seed(int k, ValueId v) { memo_[k] = v; }
+
     void Jump(BlockId target) {
         Inst inst;
         inst.op = Op::kBr;
@@ -305,9 +364,10 @@ class Writer {
     std::map<int, ValueId> memo_;
 };
 
-// Appends a copy of `body` (without its terminator) to `out`, with new values.
-void CopyBody(kir::Function& f, const std::vector<Inst>& body, BlockId block,
-              std::vector<Inst>& out) {
+// Appends a copy of `body` (without its terminator) to `out`, with new values; returns
+// the new value of each of body's values.
+std::map<ValueId, ValueId> CopyBody(kir::Function& f, const std::vector<Inst>& body,
+                                    BlockId block, std::vector<Inst>& out) {
     std::map<ValueId, ValueId> renamed;
     for (size_t k = 0; k + 1 < body.size(); ++k) {
         Inst inst = body[k];
@@ -322,6 +382,7 @@ void CopyBody(kir::Function& f, const std::vector<Inst>& body, BlockId block,
         }
         out.push_back(std::move(inst));
     }
+    return renamed;
 }
 
 bool Eligible(const Block& b, const UnrollOptions& options) {
@@ -331,6 +392,82 @@ bool Eligible(const Block& b, const UnrollOptions& options) {
             IsCoopOp(inst.op))
             return false;
     return true;
+}
+
+// Edges into block `id` (a conditional branch with both targets there counts twice).
+int Predecessors(const kir::Function& f, BlockId id) {
+    int n = 0;
+    for (const Block& b : f.blocks)
+        for (BlockId s : b.Successors()) n += s == id;
+    return n;
+}
+
+// Whether a block only loads and stores local variables and computes pure values.
+bool OnlyLocals(const Block& b, const std::set<ValueId>& vars) {
+    for (size_t k = 0; k + 1 < b.insts.size(); ++k) {
+        const Inst& inst = b.insts[k];
+        if (inst.op == Op::kLoad || inst.op == Op::kStore) {
+            if (!vars.count(inst.operands[0])) return false;
+        } else if (!IsPure(inst.op)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Numba's `for i in range(...)`: a header H that tests the cursor and advances it
+// (frontend/loops.py), then a body block B that goes back to H (directly, or through
+// an empty latch under Python 3.12). Where B is straight-line code and the loop is
+// not one whose trip count the front end knew (the driver unrolls those itself), B
+// becomes B followed by a copy of H, going back to itself on the copy's test, and H
+// stays in front as the first iteration's test: one block, in the shape Match
+// unrolls. Done only where Match then accepts the block.
+int RotateRangeLoops(kir::Module& m, const std::set<ValueId>& vars,
+                     const UnrollOptions& options) {
+    kir::Function& f = m.function;
+    int rotated = 0;
+    for (size_t hi = 1; hi < f.blocks.size(); ++hi) {
+        const Block& h = f.blocks[hi];
+        const Inst& test = h.terminator();
+        if (test.op != Op::kCondBr || test.targets[0] == h.id || test.targets[1] == h.id ||
+            test.targets[0] == test.targets[1] || options.static_headers.count(h.name) ||
+            !OnlyLocals(h, vars))
+            continue;
+        Block* body = f.FindBlock(test.targets[0]);
+        if (body == nullptr || body->id == f.entry().id || Predecessors(f, body->id) != 1 ||
+            body->terminator().op != Op::kBr)
+            continue;
+        Block* latch = nullptr;  // Python 3.12's empty block between the body and H
+        if (body->terminator().targets[0] != h.id) {
+            latch = f.FindBlock(body->terminator().targets[0]);
+            if (latch == nullptr || latch->insts.size() != 1 || latch->insts[0].op != Op::kBr ||
+                latch->insts[0].targets[0] != h.id || Predecessors(f, latch->id) != 1)
+                continue;
+        }
+        // The rotated block, first with H's own values (unique in it) to ask Match.
+        Block view = *body;
+        view.insts.pop_back();
+        view.insts.insert(view.insts.end(), h.insts.begin(), h.insts.end() - 1);
+        Inst branch = test;
+        branch.targets[0] = latch ? latch->id : body->id;
+        view.insts.push_back(branch);
+        if (!Eligible(view, options)) continue;
+        if (latch) latch->insts[0].targets[0] = body->id;
+        Resolver r(f, view, vars);
+        Counted c;
+        if (!Match(m, view, r, &c)) {
+            if (latch) latch->insts[0].targets[0] = h.id;
+            continue;
+        }
+        std::vector<Inst> insts(body->insts.begin(), body->insts.end() - 1);
+        const std::vector<Inst> header = h.insts;  // h may move as `insts` is built: copied
+        std::map<ValueId, ValueId> renamed = CopyBody(f, header, body->id, insts);
+        branch.operands[0] = renamed.at(branch.operands[0]);
+        insts.push_back(branch);
+        f.FindBlock(test.targets[0])->insts = std::move(insts);
+        ++rotated;
+    }
+    return rotated;
 }
 
 }  // namespace
@@ -344,6 +481,7 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
     for (const Inst& inst : f.entry().insts)
         if (inst.op == Op::kVar) vars.insert(inst.result);
 
+    RotateRangeLoops(m, vars, options);
     int unrolled = 0;
     const size_t original = f.blocks.size();
     for (size_t bi = 1; bi < original; ++bi) {
@@ -372,7 +510,8 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         for (int k = 0; k < options.factor; ++k) CopyBody(f, body, unrolled_id, copies.insts);
         copies.Jump(latch_id);
         // The original block runs one iteration, then joins the copies at the latch,
-        // which tests i < bound as the original block's own test did.
+        // which tests as the block's own test did, on i as it is now (after the last
+        // iteration's advance: the tested i + step, or the tested i plus one step).
         {
             Block& one = f.blocks[bi];
             Inst jump;
@@ -383,8 +522,9 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         }
         Writer latch(m, r, latch_id, loc);
         ValueId i = latch.Add(Op::kLoad, c.type, {c.var});
-        ValueId bound = latch.Value(c.bound);
-        ValueId more = latch.Add(Op::kLt, m.GetScalar(kir::ScalarKind::kBool), {i, bound});
+        latch.Seed(c.tested, c.tests_start ? latch.Add(Op::kSub, c.type, {i, latch.Value(c.step)})
+                                           : i);
+        ValueId more = latch.Value(c.test);
         // An empty latch block stays the way back (its `br` now enters the new header).
         latch.Branch(more, c.back == loop ? head_id : c.back, exit);
 

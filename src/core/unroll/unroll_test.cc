@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "kir/interpret.h"
 #include "kir/parser.h"
@@ -171,6 +173,130 @@ TEST(Unroll, LeavesAloneLoopsWhoseBoundOrStepChangeOrThatSynchronise) {
     }
     kir::Module m = Parsed("");
     EXPECT_EQ(Unrolled(m, 1), 0);
+}
+
+// for j in range(start, n, step): acc = acc * 3 + j   (as frontend/loops.py lowers it:
+// a header that tests the cursor %0 against n by the step's sign and advances it, and
+// a body that reads the value in %23); then out[0] = acc, out[1] = the cursor. %TEST
+// is replaced by the test of a literal positive step.
+constexpr const char* kRange = R"(param out.addr : u64 @0
+param start : i64 @8
+param step : i64 @16
+param n : i64 @24
+func main {
+%b0 entry:
+  %0 = var : ptr<function, i64>
+  %1 = var : ptr<function, i64>
+  %2 = param 0 : u64
+  %3 = param 1 : i64
+  %4 = param 2 : i64
+  %5 = param 3 : i64
+  %22 = var : ptr<function, i64>
+  %23 = var : ptr<function, i64>
+  %24 = var : ptr<function, i64>
+  br %b1
+%b1 pre:
+  store %0, %3
+  %6 = const 0 : i64
+  store %1, %6
+  store %22, %5
+  store %24, %4
+  br %b2
+%b2 L10:
+  %7 = load %0 : i64
+  %8 = load %22 : i64
+  %9 = load %24 : i64
+  %30 = const 0 : i64
+  %31 = gt %9, %30 : bool
+  %32 = lt %7, %8 : bool
+  %33 = and %31, %32 : bool
+  %34 = lt %9, %30 : bool
+  %35 = gt %7, %8 : bool
+  %36 = and %34, %35 : bool
+  %37 = or %33, %36 : bool
+  %TEST
+  %38 = add %7, %9 : i64
+  store %0, %38
+  store %23, %7
+  condbr %37, %b4, %b3
+%b4 L12:
+  %10 = load %1 : i64
+  %11 = load %23 : i64
+  %12 = const 3 : i64
+  %13 = mul %10, %12 : i64
+  %14 = add %13, %11 : i64
+  store %1, %14
+  br %b2
+%b3 exit:
+  %16 = load %1 : i64
+  %17 = const 0 : i64
+  %18 = elemptr %2, %17 : ptr<global, i64>
+  store %18, %16
+  %19 = load %0 : i64
+  %20 = const 1 : i64
+  %21 = elemptr %2, %20 : ptr<global, i64>
+  store %21, %19
+  ret
+}
+)";
+
+kir::Module ParsedRange(bool literal_step, bool empty_latch = false) {
+    std::string text = kRange;
+    // A literal positive step: the header tests j < n alone.
+    text.replace(text.find("%TEST"), 5, literal_step ? "%39 = lt %7, %8 : bool" : "");
+    if (literal_step) text.replace(text.find("condbr %37"), 10, "condbr %39");
+    if (empty_latch) {
+        text.replace(text.find("  br %b2\n%b3"), 9, "  br %b5\n");
+        text.replace(text.rfind("}"), 1, "%b5 latch:\n  br %b2\n}");
+    }
+    auto m = kir::Parse(text);
+    EXPECT_TRUE(m.ok()) << m.status().message() << "\n" << text;
+    return std::move(m).value();
+}
+
+TEST(Unroll, RangeLoopsAreRotatedThenUnrolled) {
+    for (bool literal : {false, true})
+        for (bool latch : {false, true})
+            for (int factor : {2, 4, 8}) {
+                kir::Module before = ParsedRange(literal, latch);
+                kir::Module after = ParsedRange(literal, latch);
+                ASSERT_EQ(Unrolled(after, factor), 1) << kir::Print(after);
+                std::vector<int64_t> steps = {1, 2, 3, 7};
+                if (!literal) steps.insert(steps.end(), {0, -1, -3});  // the run-time sign
+                for (int64_t start : {-3, 0, 5})
+                    for (int64_t step : steps)
+                        for (int trips = 0; trips < 20; ++trips) {
+                            int64_t n = start + trips * step - (trips && step > 0 ? step - 1 : 0);
+                            Outcome a = Execute(before, start, step, n);
+                            Outcome b = Execute(after, start, step, n);
+                            ASSERT_TRUE(a.finished && b.finished);
+                            EXPECT_EQ(a.acc, b.acc) << literal << latch << factor << " " << start
+                                                    << " " << step << " " << n;
+                            EXPECT_EQ(a.i, b.i) << literal << latch << factor << " " << start
+                                                << " " << step << " " << n;
+                        }
+                // Next to the limits and either side of the guard's window and step cap.
+                for (auto [start, step, n] : std::vector<std::array<int64_t, 3>>{
+                         {kMax - 20, 4, kMax}, {kMax - 98, 7, kMax}, {kTop - 9, 1, kTop + 9},
+                         {kTop - 2, 3, kTop + 30}, {-kTwo31 - 5, 2, -kTwo31 + 20},
+                         {0, kCap - 1, 9 * kCap}, {0, kCap, 9 * kCap}}) {
+                    Outcome a = Execute(before, start, step, n), b = Execute(after, start, step, n);
+                    EXPECT_EQ(a.finished, b.finished);
+                    if (a.finished) {
+                        EXPECT_EQ(a.acc, b.acc) << start << " " << step << " " << n;
+                        EXPECT_EQ(a.i, b.i) << start << " " << step << " " << n;
+                    }
+                }
+            }
+}
+
+TEST(Unroll, LeavesAloneRangeLoopsWithKnownTripCounts) {
+    kir::Module m = ParsedRange(true);
+    UnrollOptions options;
+    options.static_headers = {"L10"};  // the front end knew its trip count
+    auto r = UnrollCountedLoops(m, options);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(*r, 0);
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ class LoweredKernel:
     sites: tuple = ()
     barrier_guards: tuple = ()  # divergence.check(): barriers each launch must judge
     static_loops: tuple = ((), None)
+    counted_loops: tuple = ()  # header names of the range loops with compile-time trip counts
 
 
 def lower_kernel(
@@ -158,6 +159,8 @@ def lower_kernel(
         sites=tuple(lowerer.sites),
         barrier_guards=barrier_guards,
         static_loops=static_loops(lowerer),
+        counted_loops=tuple(f"L{h}" for h, trips in lowerer.loop_trips.items()
+                            if trips is not None),
     )
 
 
