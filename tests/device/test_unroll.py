@@ -136,10 +136,10 @@ def test_range_loops_in_order_for_every_trip_count(step):
     x = (np.random.default_rng(abs(step)).random(80) * 1000).astype(np.float32)
     for start in (0, 1, 3, 40):
         for trips in range(10):
-            n = start + trips * step if step <= 0 else start + (trips - 1) * step + 1 if trips \
+            n = start + trips * step if step < 0 else start + (trips - 1) * step + 1 if trips \
                 else start
-            if not 0 <= min(start, n + 1) and max(start, n) < 80:
-                continue
+            if not all(0 <= i < x.size for i in range(start, n, step)):
+                continue  # the loop would read past x
             got, want = _run(range_sum, np.float32, x, start, step, n)
             assert got.tobytes() == want.tobytes(), (start, step, n, got, want)
     kir = _compiled(range_sum).inspect_kir(x, 0, 1, 8, np.zeros(3, np.float32), narrowed=True)

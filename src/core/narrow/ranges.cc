@@ -278,6 +278,26 @@ class Analysis {
             if (Tracked(from) && KindRange(from).Within(KindRange(to)))
                 Fact(b, d->operands[0], Meet(r, KindRange(from)), facts, depth + 1);
         }
+        // A sum or difference that cannot wrap is exact: the fact holds, shifted, for
+        // each operand (x - y < z tells that x < z + y: the latch of an unrolled range
+        // loop tests the cursor less a step, unroll/unroll.cc).
+        if (d && (d->op == Op::kAdd || d->op == Op::kSub) && depth < kMaxDepth && !r.empty()) {
+            ScalarKind k = KindOf(v);
+            ValueId x = d->operands[0], y = d->operands[1];
+            if (!IsInteger(k) || KindOf(x) != k || KindOf(y) != k) return;
+            Interval rx = R(b, vals_, x), ry = R(b, vals_, y);
+            if (rx.empty() || ry.empty()) return;
+            const bool add = d->op == Op::kAdd;
+            Interval exact = add ? Interval::Of(rx.lo + ry.lo, rx.hi + ry.hi)
+                                 : Interval::Of(rx.lo - ry.hi, rx.hi - ry.lo);
+            if (!Fits(exact, k)) return;  // it may wrap: nothing follows
+            Interval fx = add ? Interval::Of(r.lo - ry.hi, r.hi - ry.lo)   // x = v - y
+                              : Interval::Of(r.lo + ry.lo, r.hi + ry.hi);  // x = v + y
+            Interval fy = add ? Interval::Of(r.lo - rx.hi, r.hi - rx.lo)   // y = v - x
+                              : Interval::Of(rx.lo - r.hi, rx.hi - r.lo);  // y = x - v
+            Fact(b, x, Meet(Meet(fx, rx), KindRange(k)), facts, depth + 1);
+            Fact(b, y, Meet(Meet(fy, ry), KindRange(k)), facts, depth + 1);
+        }
     }
 
     // What `cond == truth` tells about the values of block b.

@@ -136,5 +136,47 @@ func main {
     EXPECT_TRUE(r.reached[2]);
 }
 
+// x - 1 < n on an edge bounds the variable x was read from there, where the
+// difference cannot wrap; nothing follows from a difference that can.
+TEST(Ranges, FactsGoThroughDifferencesThatCannotWrap) {
+    const char* text = R"(
+param n : u16 @0
+param x : %X @8
+func main {
+%b0 entry:
+  %0 = param 0 : u16
+  %1 = convert %0 : i64
+  %9 = param 1 : %X
+  %2 = convert %9 : i64
+  %10 = var : ptr<function, i64>
+  br %b3
+%b3 test:
+  store %10, %2
+  %11 = load %10 : i64
+  %3 = const 1 : i64
+  %4 = sub %11, %3 : i64
+  %5 = lt %4, %1 : bool
+  condbr %5, %b1, %b2
+%b1 below:
+  %12 = load %10 : i64
+  %13 = const 1 : i64
+  %6 = add %12, %13 : i64
+  ret
+%b2 other:
+  ret
+}
+)";
+    auto analyzed = [&](const char* x) {
+        std::string module = text;
+        for (size_t at; (at = module.find("%X")) != std::string::npos;) module.replace(at, 2, x);
+        return AnalyzeRanges(ParseOk(module), {});
+    };
+    // x from a u32: x - 1 cannot wrap, and x - 1 < n <= 65535 gives x <= 65535 on the
+    // edge, so x + 1 <= 65536 there (up to 2^32 without the fact).
+    EXPECT_EQ(analyzed("u32").values[6], I(1, 65536));
+    // x a whole i64: x - 1 wraps at INT64_MIN, so nothing follows (x + 1 may wrap too).
+    EXPECT_EQ(analyzed("i64").values[6], KindRange(kir::ScalarKind::kI64));
+}
+
 }  // namespace
 }  // namespace nvk::narrow::testing

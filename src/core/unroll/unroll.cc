@@ -143,7 +143,7 @@ struct Counted {
     int bound = -1;
     int test = -1;            // the block's test
     int tested = -1;          // what it compares with bound: i + step, or i
-    bool tests_start = false;  // i: the test reads i before the block advances it
+    bool tests_start = false;  // the test reads i before the block advances it
 };
 
 // The block that takes the loop back to `b`: `b` itself, or a block holding only
@@ -510,8 +510,9 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         for (int k = 0; k < options.factor; ++k) CopyBody(f, body, unrolled_id, copies.insts);
         copies.Jump(latch_id);
         // The original block runs one iteration, then joins the copies at the latch,
-        // which tests as the block's own test did, on i as it is now (after the last
-        // iteration's advance: the tested i + step, or the tested i plus one step).
+        // which tests as the block's own test did: on i + step, which i now is, or on
+        // the i before the last advance: i - step (which gives that i back even where
+        // the advance wrapped).
         {
             Block& one = f.blocks[bi];
             Inst jump;
