@@ -201,8 +201,14 @@ bool Test(const Resolver& r, int k, int* lhs, int* rhs, int* sign_step) {
         negative.inst->op != Op::kLt || !IsZero(r.at(negative.kids[1])) ||
         !r.Equal(positive.kids[0], negative.kids[0]))
         return false;
+    // The other sign's test must be the mirror of this one (i > stop): the latch
+    // evaluates the whole test again (with a negative step after the original body).
+    int down_lhs, down_rhs;
+    if (!LessThan(r, up.kids[1], lhs, rhs) || !LessThan(r, down.kids[1], &down_lhs, &down_rhs) ||
+        !r.Equal(down_lhs, *rhs) || !r.Equal(down_rhs, *lhs))
+        return false;
     *sign_step = positive.kids[0];
-    return LessThan(r, up.kids[1], lhs, rhs);
+    return true;
 }
 
 // The test is on i + step (Numba's rotated `while i < n: ...; i += s`) or on i itself
