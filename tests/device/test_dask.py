@@ -264,7 +264,7 @@ def test_cluster_has_one_worker_per_device(client):
     assert {w["pool_limit"] for w in seen.values()} == {96 << 20}  # pool_mb=
 
 
-@pytest.mark.parametrize("pool_mb", [-1, 1.5, "1024", True])
+@pytest.mark.parametrize("pool_mb", [-1, 1.5, "1024", True, 2**31])
 def test_cluster_refuses_a_bad_pool_size(pool_mb):
     with pytest.raises(ValueError, match="pool_mb must be a number of MiB"):
         LocalVulkanCluster(devices="0", pool_mb=pool_mb)

@@ -246,8 +246,9 @@ def _syncwarp(mask=0xFFFFFFFF):
     def impl(mask=0xFFFFFFFF):
         if _sg.size() < 32:
             raise VulkanSupportError("cuda.syncwarp synchronises a warp of 32 lanes, and this "
-                               "device's subgroups are narrower: use nv.subgroup.barrier() "
-                               "with nv.subgroup.size() lanes, or cuda.syncthreads()")
+                                     "device's subgroups are narrower: use "
+                                     "nv.subgroup.barrier() with nv.subgroup.size() lanes, "
+                                     "or cuda.syncthreads()")
         _sg.barrier()
     return impl
 
