@@ -427,11 +427,10 @@ bool OnlyLocals(const Block& b, const std::set<ValueId>& vars) {
 // not one whose trip count the front end knew (the driver unrolls those itself), B
 // becomes B followed by a copy of H, going back to itself on the copy's test, and H
 // stays in front as the first iteration's test: one block, in the shape Match
-// unrolls. Done only where Match then accepts the block.
-int RotateRangeLoops(kir::Module& m, const std::set<ValueId>& vars,
-                     const UnrollOptions& options) {
+// unrolls. Done only where Match then accepts the block (the unrolling matches it again).
+void RotateRangeLoops(kir::Module& m, const std::set<ValueId>& vars,
+                      const UnrollOptions& options) {
     kir::Function& f = m.function;
-    int rotated = 0;
     for (size_t hi = 1; hi < f.blocks.size(); ++hi) {
         const Block& h = f.blocks[hi];
         const Inst& test = h.terminator();
@@ -471,9 +470,7 @@ int RotateRangeLoops(kir::Module& m, const std::set<ValueId>& vars,
         branch.operands[0] = renamed.at(branch.operands[0]);
         insts.push_back(branch);
         f.FindBlock(test.targets[0])->insts = std::move(insts);
-        ++rotated;
     }
-    return rotated;
 }
 
 }  // namespace

@@ -111,6 +111,24 @@ Outcome Execute(const kir::Module& m, int64_t start, int64_t step, int64_t n) {
     return r;
 }
 
+// The loop before and after the pass, run from (start, step, n): the same memory, and
+// both finished or neither (`must_finish`: loops that end, which both must finish).
+void ExpectSameRun(const kir::Module& before, const kir::Module& after, int64_t start,
+                   int64_t step, int64_t n, bool must_finish, const std::string& what = "") {
+    Outcome a = Execute(before, start, step, n), b = Execute(after, start, step, n);
+    const std::string at = what + " " + std::to_string(start) + " " + std::to_string(step) +
+                           " " + std::to_string(n);
+    if (must_finish) {
+        EXPECT_TRUE(a.finished && b.finished) << at;
+    } else {
+        EXPECT_EQ(a.finished, b.finished) << at;
+    }
+    if (a.finished && b.finished) {
+        EXPECT_EQ(a.acc, b.acc) << at;
+        EXPECT_EQ(a.i, b.i) << at;
+    }
+}
+
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kTwo31 = int64_t{1} << 31;
@@ -128,10 +146,7 @@ TEST(Unroll, SameResultsForEveryTripCountAndFactor) {
             for (int64_t step : {1, 2, 3, 7})
                 for (int trips = 0; trips < 20; ++trips) {
                     int64_t n = start + trips * step - (trips ? step - 1 : 0);
-                    Outcome a = Execute(before, start, step, n), b = Execute(after, start, step, n);
-                    ASSERT_TRUE(a.finished && b.finished);
-                    EXPECT_EQ(a.acc, b.acc) << factor << " " << start << " " << step << " " << n;
-                    EXPECT_EQ(a.i, b.i) << factor << " " << start << " " << step << " " << n;
+                    ExpectSameRun(before, after, start, step, n, true, std::to_string(factor));
                 }
     }
 }
@@ -152,12 +167,7 @@ TEST(Unroll, NextToTheInt64Limits) {
                    Case{kTop - 9, 1, kTop + 9}, Case{kTop - 2, 3, kTop + 30},
                    Case{-kTwo31 - 5, 2, -kTwo31 + 20}, Case{0, kCap - 1, 9 * kCap},
                    Case{0, kCap, 9 * kCap}, Case{-7, kCap + 1, 5 * kCap}}) {
-        Outcome a = Execute(before, c.start, c.step, c.n), b = Execute(after, c.start, c.step, c.n);
-        EXPECT_EQ(a.finished, b.finished) << c.start << " " << c.step << " " << c.n;
-        if (a.finished) {
-            EXPECT_EQ(a.acc, b.acc) << c.start << " " << c.step << " " << c.n;
-            EXPECT_EQ(a.i, b.i) << c.start << " " << c.step << " " << c.n;
-        }
+        ExpectSameRun(before, after, c.start, c.step, c.n, false);
     }
 }
 
@@ -267,26 +277,16 @@ TEST(Unroll, RangeLoopsAreRotatedThenUnrolled) {
                     for (int64_t step : steps)
                         for (int trips = 0; trips < 20; ++trips) {
                             int64_t n = start + trips * step - (trips && step > 0 ? step - 1 : 0);
-                            Outcome a = Execute(before, start, step, n);
-                            Outcome b = Execute(after, start, step, n);
-                            ASSERT_TRUE(a.finished && b.finished);
-                            EXPECT_EQ(a.acc, b.acc) << literal << latch << factor << " " << start
-                                                    << " " << step << " " << n;
-                            EXPECT_EQ(a.i, b.i) << literal << latch << factor << " " << start
-                                                << " " << step << " " << n;
+                            ExpectSameRun(before, after, start, step, n, true,
+                                          std::to_string(literal) + std::to_string(latch) +
+                                              std::to_string(factor));
                         }
                 // Next to the limits and either side of the guard's window and step cap.
                 for (auto [start, step, n] : std::vector<std::array<int64_t, 3>>{
                          {kMax - 20, 4, kMax}, {kMax - 98, 7, kMax}, {kTop - 9, 1, kTop + 9},
                          {kTop - 2, 3, kTop + 30}, {-kTwo31 - 5, 2, -kTwo31 + 20},
-                         {0, kCap - 1, 9 * kCap}, {0, kCap, 9 * kCap}}) {
-                    Outcome a = Execute(before, start, step, n), b = Execute(after, start, step, n);
-                    EXPECT_EQ(a.finished, b.finished);
-                    if (a.finished) {
-                        EXPECT_EQ(a.acc, b.acc) << start << " " << step << " " << n;
-                        EXPECT_EQ(a.i, b.i) << start << " " << step << " " << n;
-                    }
-                }
+                         {0, kCap - 1, 9 * kCap}, {0, kCap, 9 * kCap}})
+                    ExpectSameRun(before, after, start, step, n, false);
             }
 }
 

@@ -175,7 +175,13 @@ void Device::Release(Buffer* buffer) {
 
 Buffer* Device::TakePooledLocked(std::vector<Buffer*>& list) {
     // An idle one, most recently released first (the warmest memory); else the last
-    // released, which the device orders after its earlier uses (top of this file).
+    // released, which the device orders after its earlier uses (top of this file). With
+    // one to choose from there is nothing to ask the timeline.
+    if (list.size() == 1) {
+        Buffer* only = list.back();
+        list.pop_back();
+        return only;
+    }
     const uint64_t done = std::max(completed_.load(), PollCompleted());
     auto idle = std::find_if(list.rbegin(), list.rend(), [&](const Buffer* b) {
         return b->last_use.load() <= done &&
