@@ -228,7 +228,8 @@ bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
     if (r.at(lhs).kind == Expr::Kind::kStart) {
         var = r.at(lhs).value;
         for (const Inst& inst : b.insts)
-            if (inst.op == Op::kStore && inst.operands[0] == var) next = r.Resolve(inst.operands[1]);
+            if (inst.op == Op::kStore && inst.operands[0] == var)
+                next = r.Resolve(inst.operands[1]);
     } else {
         next = lhs;
     }
