@@ -256,13 +256,15 @@ def trig_constants():
             rest -= w
         parts.append(rest)
         out.append(f"PIO2_CW_{width} = {tuple(conv(v) for v in parts)!r}")
-    # pi/2 in three float64 words of full precision, each the rest rounded, for the reduction
-    # with a fused Fma (trig.py: fma(-q, P0, x) is exact, q P1 an exact product by two ops)
-    rest, parts = mp.pi / 2, []
-    for _ in range(3):
-        parts.append(float(rest))
-        rest -= mp.mpf(parts[-1])
-    out.append(f"PIO2_FMA_F64 = {tuple(parts)!r}")
+    # pi/2 in three words of full precision, each the rest rounded, for the reduction with a
+    # fused Fma (trig.py: fma(-q, P0, x) is exact, q P1 an exact product by two ops)
+    for width in ("F64", "F32"):
+        conv = float if width == "F64" else f32
+        rest, parts = mp.pi / 2, []
+        for _ in range(3):
+            parts.append(conv(rest))
+            rest -= mp.mpf(parts[-1])
+        out.append(f"PIO2_FMA_{width} = {tuple(parts)!r}")
     out.append(f"ERX = {float(erx())!r}")
     out.append(f"ERFC_EDGES = {tuple(float(v) for v in ERFC_EDGES)!r}")
     for width, edges in ERF_L_EDGES.items():
@@ -305,12 +307,12 @@ def main():
                 {"F64": 7, "F32": 4}, lambda z: z),
         "COS": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 7, "F32": 4},
                 lambda z: z * z),
-        # the same, sin one degree less and cos two (the rounded coefficients' error is the
-        # same: far below an ulp; sin's degree 5 would be 0.17 ulp), for the float64 short
-        # path (trig._kernel), which evaluates both
+        # the same, one degree less (cos float64: two; the rounded coefficients' error is the
+        # same: far below an ulp; sin float64's degree 5 would be 0.17 ulp), for the short path
+        # of scalar calls (trig._kernel), which evaluates both
         "SIN_SHORT": (lambda z: odd_series(mp.sin, z), (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")),
-                      {"F64": 6}, lambda z: z),
-        "COS_SHORT": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 5},
+                      {"F64": 6, "F32": 3}, lambda z: z),
+        "COS_SHORT": (cos_c, (0, (mp.pi / 4) ** 2 * mp.mpf("1.001")), {"F64": 5, "F32": 3},
                       lambda z: z * z),
         # erf(x) = x + x P(x^2) on |x| < 0.84375; erf(1 + s) = ERX + B(s) on 0.5 <= |x| < 1.25
         "ERF_A": (erf_a, (0, mp.mpf("0.84375") ** 2 * mp.mpf("1.0001")), {"F64": 14, "F32": 7},

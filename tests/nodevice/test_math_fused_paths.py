@@ -47,21 +47,43 @@ def run_fused(name, x, loose=False):
         kir_host.lower = real
 
 
-def near_multiples_of_half_pi(count):
-    """The floats closest to q pi/2 (q < 2^15, exact integer arithmetic), the closest first,
-    and the hardest below 2^20 (|r| = 6.2e-19 at 45.55..., and its doublings)."""
+def near_multiples_of_half_pi(count, dtype=np.float64):
+    """The floats closest to q pi/2 (q < 2^15, float32: those below the short path's limit
+    512; exact integer arithmetic), the closest first, and for float64 the hardest below 2^20
+    (|r| = 6.2e-19 at 45.55..., and its doublings)."""
     scale = 300
     mpmath.mp.prec = 400
     half_pi = int(mpmath.floor(mpmath.pi / 2 * mpmath.mpf(2) ** scale))
+    prec = np.finfo(dtype).nmant + 1
     found = []
-    for q in range(1, 1 << 15):
+    for q in range(1, 1 << 15 if dtype == np.float64 else 326):
         exact = q * half_pi
-        shift = exact.bit_length() - 53
+        shift = exact.bit_length() - prec
         m = (exact + (1 << (shift - 1))) >> shift
         found.append((abs((m << shift) - exact), math.ldexp(m, shift - scale)))
     found.sort()
-    x = np.array([v for _, v in found[:count]] + [45.553093477052 * 2.0**j for j in range(14)])
-    return np.concatenate([x, np.nextafter(x, 0), np.nextafter(x, np.inf)])
+    x = [v for _, v in found[:count]]
+    if dtype == np.float64:
+        x += [45.553093477052 * 2.0**j for j in range(14)]
+    x = np.array(x, dtype)
+    return np.concatenate([x, np.nextafter(x, dtype(0)), np.nextafter(x, dtype(np.inf))])
+
+
+def trig_operands_float32():
+    """The float64 sample's shape for float32: the short path ends at 512."""
+    rng = np.random.default_rng(17)
+    f32 = np.float32
+    x = np.concatenate([
+        rng.uniform(-10, 10, 3000).astype(f32),
+        rng.uniform(-0.8, 0.8, 1000).astype(f32),
+        (np.exp2(rng.uniform(-40, 9, 2000)) * rng.choice([-1, 1], 2000)).astype(f32),
+        rng.uniform(-512, 512, 2000).astype(f32),
+        np.exp2(rng.uniform(9, 128, 200)).astype(f32),
+        near_multiples_of_half_pi(325, f32),
+        np.array([0.0, 1e-45, 1.1754944e-38, 2.0**-13, 2.0**-12, math.pi / 4, 512.0,
+                  np.nextafter(f32(512), f32(600)), 3.4028235e38], f32),
+    ])  # fmt: skip
+    return np.concatenate([x, -x])
 
 
 def trig_operands():
@@ -112,9 +134,15 @@ def ulps(name, x, y):
     return out
 
 
-@pytest.mark.parametrize("name", ["sin", "cos", "exp"])
+@pytest.mark.parametrize("name", ["sin", "cos", "exp", "sin float32", "cos float32"])
 def test_fused_short_paths_within_one_ulp(name):
-    x = exp_operands() if name == "exp" else trig_operands()
+    """float32 sin and cos take the same path: Fma words of pi/2 and polynomials a degree
+    shorter than the general form's."""
+    name, _, width = name.partition(" ")
+    if width:
+        x = trig_operands_float32()
+    else:
+        x = exp_operands() if name == "exp" else trig_operands()
     y = run_fused(name, x)
     err = ulps(name, x, y)
     worst = int(np.argmax(err))
@@ -137,10 +165,15 @@ def test_fused_exp_float32_within_one_ulp():
     assert err[worst] <= 1.0, f"{err[worst]:.3f} ulp at x = {x[worst]!r} (got {y[worst]!r})"
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", ["sin", "cos", "exp"])
-def test_fused_short_paths_special_values(name):
+def test_fused_short_paths_special_values(name, dtype):
+    """On a device that flushes float32 subnormals too: sin(x) = x for a subnormal x."""
     x = np.array([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 5e-324, -5e-324,
                   2.0**-30, -(2.0**-30), 1e300, -1e300])  # fmt: skip
+    if dtype == np.float32:
+        x = np.concatenate([x[:6], [1e-45, -1e-45, 1e-39, -1e-39, 2.0**-30, -(2.0**-30),
+                                    1e30, -1e30, 3e38]]).astype(dtype)  # fmt: skip
     y = run_fused(name, x)
     with np.errstate(all="ignore"):
         ref = getattr(np, name)(x)

@@ -18,8 +18,8 @@ r = r_hi + r_lo: even for the operands closest to a multiple of pi/2 (|r| ~
 
 |x| <= pi/4 skips the reduction (q = 0, r = x).
 
-A float64 scalar call (`branch`) takes _short: q from the bits of |x| 2/pi + 1.5 2^52, r
-by Cody and Waite (with a fused Fma three full words of pi/2, otherwise reduce_fast's), sin's
+A scalar call's sin or cos (`branch`) takes _short: q from the bits of |x| 2/pi + 1.5 2^(p-1),
+r by Cody and Waite (with a fused Fma three full words of pi/2, otherwise reduce_fast's), sin's
 and cos's polynomials both evaluated and the quadrant selecting the result (_kernel), the sign
 by an xor; beyond FAST_LIMIT (inf too) the full reduction in a block of its own.
 
@@ -34,7 +34,7 @@ x) give x itself for sin and tan, so the sign of zero is kept; cos(+-0) = 1.
 
 from ... import _core
 from ..arith import const
-from . import bits, coeffs, dd, rare
+from . import bits, coeffs, dd, denormals, rare
 
 K = _core.Kind
 Op = _core.Op
@@ -227,7 +227,7 @@ def _finish(b, x, v, finite, tiny_is_x):
 def sin(b, x, branch=False):
     """sin(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
     reduction for the others (the caller then uses only the result: see _reduce_branching)."""
-    if branch and b.kind(x) == K.f64:
+    if branch:
         return _short(b, x, False)
     k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)[0]
@@ -240,7 +240,7 @@ def sin(b, x, branch=False):
 def cos(b, x, branch=False):
     """cos(x); `branch`: reduce moderate operands by Cody and Waite, branching to the full
     reduction for the others (the caller then uses only the result: see _reduce_branching)."""
-    if branch and b.kind(x) == K.f64:
+    if branch:
         return _short(b, x, True)
     k, ik, x, finite, qi, rh, rl = _setup(b, x, branch)
     s = _sin_dw(b, rh, rl)[0]
@@ -256,12 +256,15 @@ def _reduce_short(b, ax):
     as reduce_fast gives it, qb an int whose two low bits are q mod 4 (the bits of
     t = ax 2/pi + 1.5 2^52, whose spacing is 1: t = 1.5 2^52 + q, no conversion).
 
-    With a fused Fma (float64; P0, P1, P2: pi/2 in full-precision words, coeffs.PIO2_FMA_F64):
-    r1 = ax - q P0 is one exact Fma (q > 0 only where ax >= 1/2, so the difference, below 1
-    and a multiple of 2^-53, is a float); s = r1 - fl(q P1) and its error e are exact by
-    Fast2Sum (r1 is a multiple of ulp(q P1) <= 2^-86, which suffices), so that r1 - s is exact
-    and one Fma gives (r1 - s) - q P1 = e - (q P1's rounding error), rounded once; minus q P2,
-    that is r_lo. Without a fused Fma, reduce_fast's shorter words and Knuth's sums.
+    With a fused Fma (P0, P1, P2: pi/2 in full-precision words, coeffs.PIO2_FMA_*; float32's
+    figures in brackets): r1 = ax - q P0 is one exact Fma (q > 0 only where ax >= 1/2, so the
+    difference, below 1 and a multiple of 2^-53 [2^-24], is a float); s = r1 - fl(q P1) and
+    its error e are exact by Fast2Sum (r1 is a multiple of ulp(q P1) <= 2^-86 [2^-39], which
+    suffices), so that r1 - s is exact and one Fma gives (r1 - s) - q P1 = e - (q P1's
+    rounding error), rounded once; minus q P2, that is r_lo. The three words hold pi/2 to
+    2^-159 [2^-72]: r is known to 2^-61 or better [q < 2^9], against |r| >= 2^-29 for the
+    float32 operands closest to a multiple of pi/2. Without a fused Fma, reduce_fast's shorter
+    words and Knuth's sums.
     """
     k = b.kind(ax)
     magic = const(b, k, 1.5 * 2.0 ** (bits.LAYOUT[k][3] - 1))
@@ -269,9 +272,9 @@ def _reduce_short(b, ax):
     t = dd.mul_add(b, ax, two_over_pi, magic)
     qb = bits.to_bits(b, t)
     q = _sub(b, t, magic)
-    if not (dd.fused(b) and k == K.f64):
+    if not dd.fused(b):
         return (qb,) + _cody_waite(b, ax, q)
-    p0, p1, p2 = (const(b, k, w) for w in coeffs.PIO2_FMA_F64)
+    p0, p1, p2 = (const(b, k, w) for w in getattr(coeffs, f"PIO2_FMA_{_W[k]}"))
     nq = _neg(b, q)
     r1 = dd.mul_add(b, nq, p0, ax)  # exact
     s = _sub(b, r1, _mul(b, q, p1))
@@ -281,9 +284,10 @@ def _reduce_short(b, ax):
 
 
 def _short(b, x, cosine):
-    """sin(x) or cos(x) of a scalar call (float64): |x| <= FAST_LIMIT (and NaN) by
-    _reduce_short and _kernel, the others (inf too) by the full reduction in a block of
-    their own (rare.branch). sin(|x|) with x's sign put back by an xor, so that -0 stays -0."""
+    """sin(x) or cos(x) of a scalar call: |x| <= FAST_LIMIT (and NaN) by _reduce_short and
+    _kernel, the others (inf too) by the full reduction in a block of their own (rare.branch).
+    sin(|x|) with x's sign put back by an xor, so that -0 stays -0; on a device that flushes
+    float32 subnormals, sin(x) = x below _TINY (as _finish)."""
     k = b.kind(x)
     ik = bits.int_kind(k)
     ax = bits.fabs_operand(b, x)
@@ -306,12 +310,15 @@ def _short(b, x, cosine):
     if not cosine:
         sign = b.binary(Op.xor, sign, bits.to_bits(b, x))
     sign = b.binary(Op.and_, sign, const(b, ik, bits.sign_mask(k)))
-    return bits.from_bits(b, k, b.binary(Op.xor, bits.to_bits(b, v), sign))
+    v = bits.from_bits(b, k, b.binary(Op.xor, bits.to_bits(b, v), sign))
+    if cosine or k != K.f32 or not denormals.flushes(b):
+        return v
+    return b.select(b.compare(Op.lt, bits.fabs(b, x), const(b, k, _TINY[k])), x, v)
 
 
 def _kernel(b, qb, rh, rl):
     """sin(r) (q even) or cos(r) (q odd) for r = rh + rl, |r| <= pi/4 (+ a little): both
-    polynomials (coeffs.SIN_SHORT_*, COS_SHORT_*; the same error as SIN_* and COS_*, one degree
+    polynomials (coeffs.SIN_SHORT_*, COS_SHORT_*; the same error as SIN_* and COS_*, a degree
     less) evaluated and the result selected (one select, where choosing the coefficients took
     one per coefficient and three for the terms around them), v = A + (M P(z) + corr):
     sin: A = rh, M = rh z, corr = rl (1 - z/2), as _sin_dw; cos: A = w, M = z^2, corr = we -
