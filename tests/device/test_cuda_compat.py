@@ -352,6 +352,80 @@ def test_ballot_and_votes(device):
         assert (out[lane0:lane0 + w, 3] == (1 << min(w, 32)) - 1).all()
 
 
+def _lane_masks(values, w, mask=0xFFFFFFFF):
+    """numba.cuda's match_any_sync per lane, for warps of w lanes (bits of lanes 0-31):
+    the lanes of the caller's warp and of `mask` whose value has the caller's bits."""
+    words = values.view(f"u{values.itemsize}")
+    out = []
+    for i, v in enumerate(words):
+        lane0 = i - i % w
+        out.append(sum(1 << k for k in range(min(w, 32))
+                       if words[lane0 + k] == v and mask >> k & 1))  # fmt: skip
+    return np.array(out, np.uint32).view(np.int32)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_match_any_and_all_sync(device, dtype):
+    """Floats compare as their words: NaN matches itself, -0 does not match 0."""
+    @cuda.jit
+    def match(values, lanes, everyone, pred, masked):
+        i = cuda.grid(1)
+        lanes[i] = cuda.match_any_sync(0xffffffff, values[i])
+        m, p = cuda.match_all_sync(0xffffffff, values[i])
+        everyone[i] = m
+        pred[i] = p
+        masked[i] = cuda.match_any_sync(0x55555555, values[i])
+
+    w = device.info.subgroup_size
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 3, 128).astype(dtype)
+    values[32:64] = 7  # a uniform stretch: every warp in it matches all
+    if values.dtype.kind == "f":
+        values[1], values[2], values[5], values[6] = np.nan, np.nan, -0.0, 0.0
+    out = [np.zeros(128, np.int32), np.zeros(128, np.int32), np.zeros(128, np.bool_),
+           np.zeros(128, np.int32)]  # fmt: skip
+    match[1, 128](values, *out)
+    lanes, everyone, pred, masked = out
+    np.testing.assert_array_equal(lanes, _lane_masks(values, w))
+    np.testing.assert_array_equal(masked, _lane_masks(values, w, 0x55555555))
+    full = np.uint32((1 << min(w, 32)) - 1).view(np.int32)
+    same = (lanes == full)
+    np.testing.assert_array_equal(pred, np.repeat(same.reshape(-1, w).all(1), w))
+    np.testing.assert_array_equal(everyone, np.where(pred, full, 0))
+    assert pred[32:64].all() and not pred[:w].all()
+
+
+def test_libdevice_bit_casts(device):
+    from numba_vulkan.cuda import libdevice
+
+    @cuda.jit
+    def casts(x, i32, i64, hi, lo, f32, f64, joined):
+        i = cuda.grid(1)
+        if i < x.size:
+            i32[i] = libdevice.float_as_int(np.float32(x[i]))
+            i64[i] = libdevice.double_as_longlong(x[i])
+            hi[i] = libdevice.double2hiint(x[i])
+            lo[i] = libdevice.double2loint(x[i])
+            f32[i] = libdevice.int_as_float(i32[i])
+            f64[i] = libdevice.longlong_as_double(i64[i])
+            joined[i] = libdevice.hiloint2double(hi[i], lo[i])
+
+    x = np.array([1.5, -0.0, np.nan, -3.25e300, 5e-324, np.inf, 1e-40, 2.0**-1074 * 3])
+    out = [np.zeros(x.size, t) for t in (np.int32, np.int64, np.int32, np.int32, np.float32,
+                                         np.float64, np.float64)]  # fmt: skip
+    casts[1, 32](x, *out)
+    with np.errstate(over="ignore"):
+        x32 = x.astype(np.float32)
+    words = x.view(np.int64)
+    np.testing.assert_array_equal(out[0], x32.view(np.int32))
+    np.testing.assert_array_equal(out[1], words)
+    np.testing.assert_array_equal(out[2], (words >> 32).astype(np.int32))
+    np.testing.assert_array_equal(out[3], (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    np.testing.assert_array_equal(out[4].view(np.int32), x32.view(np.int32))
+    np.testing.assert_array_equal(out[5].view(np.int64), words)
+    np.testing.assert_array_equal(out[6].view(np.int64), words)
+
+
 # ---------------------------------------------------------------- host API
 
 

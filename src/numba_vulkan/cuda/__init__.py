@@ -32,6 +32,8 @@ from .kernel_api import (  # noqa: F401
     gridsize,
     lanemask_lt,
     laneid,
+    match_all_sync,
+    match_any_sync,
     ldca,
     ldcg,
     ldcs,
@@ -412,8 +414,6 @@ _NO_GRID_SYNC = ("grid-wide synchronisation does not exist in Vulkan; split the 
 cg = _s.cg  # cg.this_grid().sync() is refused by the front end with this reason
 
 _REFUSED = {
-    "match_any_sync": "not mapped yet",
-    "match_all_sync": "not mapped yet",
     "nanosleep": "not available in Vulkan kernels",
     "cooperative_groups": _NO_GRID_SYNC,
 }

@@ -7,7 +7,10 @@ complement), as CUDA's ``__popc/__clz/__ffs/__brev`` and their 64-bit forms:
 * ``clz(x)``: the number of leading zero bits (the width for 0);
 * ``ffs(x)``: the 1-based position of the lowest set bit (0 for 0);
 * ``brev(x)``: the bits in reverse order (unsigned 32- and 64-bit, as numba.cuda);
-* ``x.bit_count()`` (Python's int method, which numba.cuda compiles as ``popc``).
+* ``x.bit_count()`` (Python's int method, which numba.cuda compiles as ``popc``);
+* ``as_bits(x)``, ``from_bits(i)``: a float's word as the signed integer of its
+  width and back (libdevice's ``float_as_int``, ``double_as_longlong`` and their inverses,
+  ``match_any_sync``'s comparison of floats).
 
 Each is an @intrinsic calling LLVM's ctpop / ctlz / cttz / bitreverse on the
 argument's own width, which the front end translates to KIR (llvm_ops.py):
@@ -113,3 +116,33 @@ def _brev(x):
 def _bit_count(x):
     """``x.bit_count()``: the set bits of x's own width, an int32 as numba.cuda's (popc)."""
     return lambda x: _popc(x)
+
+
+def _same_width(x, to):
+    """The LLVM bit cast of `x` to the Numba type `to` of its width, as an @intrinsic body."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(to))
+
+    return to(x), codegen
+
+
+_INT_OF = {32: types.int32, 64: types.int64}
+
+
+@intrinsic
+def as_bits(typingctx, x):
+    """The word of float32 / float64 `x` as an int32 / int64 (kernels only)."""
+    if isinstance(x, types.Float) and x.bitwidth in _INT_OF:
+        return _same_width(x, _INT_OF[x.bitwidth])
+    return None
+
+
+_FLOAT_OF = {32: types.float32, 64: types.float64}
+
+
+@intrinsic
+def from_bits(typingctx, i):
+    """The float32 / float64 whose word is 32- / 64-bit integer `i` (kernels only)."""
+    if isinstance(i, types.Integer) and i.bitwidth in _FLOAT_OF:
+        return _same_width(i, _FLOAT_OF[i.bitwidth])
+    return None

@@ -19,11 +19,13 @@ active lane takes part, as with the full mask 0xffffffff); ``syncwarp`` raises o
 whose subgroups are narrower than a warp of 32.
 """
 
+import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from .. import stubs as _s
+from . import bits as _bits
 from ..errors import VulkanSupportError, VulkanUnsupportedError
 
 _sg = _s.subgroup
@@ -193,6 +195,16 @@ def eq_sync(mask, value):
     _kernel_only("eq_sync")
 
 
+def match_any_sync(mask, value):
+    """An int32 with bit k set where lane k of `mask` holds the caller's value (bit for bit)."""
+    _kernel_only("match_any_sync")
+
+
+def match_all_sync(mask, value):
+    """(mask, True) where every lane of `mask` holds the caller's value, else (0, False)."""
+    _kernel_only("match_all_sync")
+
+
 def activemask():
     """A uint32 with bit k set where lane k is active (lanes 0-31)."""
     _kernel_only("activemask")
@@ -271,6 +283,49 @@ def _any_sync(mask, predicate):
 @overload(eq_sync, target="vulkan")
 def _eq_sync(mask, value):
     return lambda mask, value: _sg.all(_sg.broadcast_first(value) == value)
+
+
+def _match_word(value):
+    """The integer whose equality is match_*_sync's (numba.cuda's types: int32, int64, float32,
+    float64; floats compared as their words, so NaN matches itself and -0 does not match 0)."""
+    if isinstance(value, types.Float):
+        if value.bitwidth <= 32:
+            return lambda v: _bits.as_bits(np.float32(v))
+        return lambda v: _bits.as_bits(np.float64(v))
+    if isinstance(value, (types.Integer, types.Boolean)):
+        if getattr(value, "bitwidth", 1) <= 32:
+            return lambda v: np.int32(v)
+        return lambda v: np.int64(v)
+    raise TypingError(f"cuda.match_any_sync / match_all_sync take an integer or float value, "
+                      f"not {value}")
+
+
+@register_jitable
+def _matching_lanes(mask, word):
+    """The lanes (0-31) of the subgroup holding `word`, within `mask` and the active lanes: a
+    shuffle from every lane, in uniform control flow."""
+    found = 0
+    for j in range(min(_sg.size(), 32)):
+        if _sg.shuffle(word, j) == word:
+            found |= 1 << j
+    return found & mask & _sg.ballot(True)[0]
+
+
+@overload(match_any_sync, target="vulkan")
+def _match_any_sync(mask, value):
+    word = register_jitable(_match_word(value))
+    return lambda mask, value: np.int32(_matching_lanes(mask, word(value)))
+
+
+@overload(match_all_sync, target="vulkan")
+def _match_all_sync(mask, value):
+    word = register_jitable(_match_word(value))
+
+    def impl(mask, value):
+        lanes = mask & _sg.ballot(True)[0]
+        same = _matching_lanes(mask, word(value)) == lanes
+        return (np.int32(lanes) if same else np.int32(0)), same
+    return impl
 
 
 @overload(activemask, target="vulkan")

@@ -15,6 +15,8 @@ import numpy as np
 from numba.extending import overload
 
 from ..errors import VulkanUnsupportedError
+from .bits import as_bits as _as_bits
+from .bits import from_bits as _from_bits
 from ..typing.fma import fma as _fma
 
 _f32 = np.float32
@@ -124,6 +126,36 @@ def _frexp(x):
 @overload(frexpf, target="vulkan")
 def _frexpf(x):
     return lambda x: math.frexp(_f32(x))
+
+
+# Bit casts (__nv_float_as_int & co.): a float's word as an integer of its width and back.
+_bits_of = {
+    "float_as_int": lambda x: _as_bits(_f32(x)),
+    "int_as_float": lambda x: _from_bits(np.int32(x)),
+    "double_as_longlong": lambda x: _as_bits(_f64(x)),
+    "longlong_as_double": lambda x: _from_bits(np.int64(x)),
+    "double2hiint": lambda x: np.int32(_as_bits(_f64(x)) >> 32),
+    "double2loint": lambda x: np.int32(_as_bits(_f64(x)) & 0xFFFFFFFF),
+    "hiloint2double": lambda x, y: _from_bits((np.int64(x) << 32) | (np.int64(y) & 0xFFFFFFFF)),
+}
+
+
+def _register_exact(name, body):
+    """A stub `name` whose overload is `body` itself (its own conversions; its arguments are
+    named x and y, as the overload's)."""
+    def stub(*args):
+        _kernel_only(name)
+
+    stub.__name__ = stub.__qualname__ = name
+    if body.__code__.co_argcount == 1:
+        overload(stub, target="vulkan")(lambda x: body)
+    else:
+        overload(stub, target="vulkan")(lambda x, y: body)
+    globals()[name] = stub
+
+
+for _name, _fn in _bits_of.items():
+    _register_exact(_name, _fn)
 
 
 def sad(x, y, z):
