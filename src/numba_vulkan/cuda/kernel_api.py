@@ -25,8 +25,8 @@ from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 
 from .. import stubs as _s
-from . import bits as _bits
 from ..errors import VulkanSupportError, VulkanUnsupportedError
+from . import bits as _bits
 
 _sg = _s.subgroup
 

@@ -15,9 +15,9 @@ import numpy as np
 from numba.extending import overload
 
 from ..errors import VulkanUnsupportedError
+from ..typing.fma import fma as _fma
 from .bits import as_bits as _as_bits
 from .bits import from_bits as _from_bits
-from ..typing.fma import fma as _fma
 
 _f32 = np.float32
 _f64 = np.float64
