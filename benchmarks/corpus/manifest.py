@@ -478,7 +478,6 @@ KERNELS = [
            sizes={"small": 100, "full": 100},
            jit=_sig("void(complex128[:], complex128[:])"), rtol=0, fixed=True,
            note="one thread by its own code",
-           expect="refused: nv.local.array() of complex128 elements",
            case=lambda n, rng: _given(lambda a: Case([a, np.zeros(n, np.complex128)], (1, 1),
                                                {1: a}), 
                rng.random(n) + 1j * rng.random(n))),

@@ -15,7 +15,7 @@ import pytest
 from math_support import plain_arith_comparable
 
 import numba_vulkan as nv
-from numba_vulkan.errors import VulkanSupportError
+from numba_vulkan.errors import VulkanSupportError, VulkanUnsupportedError
 
 pytestmark = [
     pytest.mark.device,
@@ -235,6 +235,82 @@ def test_complex_reductions_and_iteration(dtype):
     for i in range(4):
         cpu_body(cpu, a, i)
     np.testing.assert_array_equal(dev, cpu)
+
+
+def _complex_scratch(out, a, i):
+    """Complex scratch arrays as numba.njit has them (np.zeros/ones/full): element and view
+    stores, negative indices, iteration, reductions, a 2-d array's row."""
+    t = np.zeros(4, a.dtype)
+    u = np.full((2, 3), 1 - 2j, a.dtype)
+    w = np.ones(3, a.dtype)
+    for j in range(4):
+        t[j] = a[i, j] * (j + 1j)
+    t[-1] += t[0].conjugate()
+    row = u[1]
+    row[2] = t[1] - w[0]
+    v = t[1:3]
+    v[1] = v[0] * 2
+    acc = 0j
+    for x in t:
+        acc = acc * 0.5 + x
+    out[i, 0] = acc
+    out[i, 1] = t.sum() + u.sum()
+    out[i, 2] = u[-1, -1] + u[0, 0] * w[2]
+    out[i, 3] = t.prod()
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_scratch_arrays_against_numba(dtype):
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((8, 4)) + 1j * rng.standard_normal((8, 4))).astype(dtype)
+    body = nv.jit(device=True)(_complex_scratch)
+
+    @nv.jit
+    def kernel(out, a):
+        i = nv.global_id(0)
+        if i < out.shape[0]:
+            body(out, a, i)
+
+    dev = np.zeros((8, 4), dtype)
+    kernel.forall(8)(dev, a)
+    cpu = np.zeros((8, 4), dtype)
+    cpu_body = numba.njit(_complex_scratch)
+    for i in range(8):
+        cpu_body(cpu, a, i)
+    np.testing.assert_array_equal(dev, cpu)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_local_and_shared_arrays(dtype):
+    """nv.local.array / nv.shared.array of complex elements (numba.cuda's culocalcomplex),
+    a shared tile read back transposed after a barrier."""
+    @nv.jit
+    def tiles(a, out):
+        tid = nv.local_id(0)
+        loc = nv.local.array(3, a.dtype)
+        tile = nv.shared.array((4, 8), a.dtype)
+        for j in range(3):
+            loc[j] = a[tid] * j
+        tile[tid // 8, tid % 8] = loc[2] - loc[1].conjugate()
+        nv.barrier()
+        out[tid] = tile[3 - tid // 8, 7 - tid % 8] + loc[-1]
+
+    a = (np.arange(32) + 1j * np.arange(32)[::-1]).astype(dtype)
+    out = np.zeros(32, dtype)
+    tiles[1, 32](a, out)
+    t = (a * 2 - np.conj(a)).reshape(4, 8)
+    np.testing.assert_array_equal(out, t[::-1, ::-1].reshape(32) + a * 2)
+
+
+def test_dynamic_shared_array_of_complex_is_refused():
+    @nv.jit
+    def dyn(out):
+        s = nv.shared.array(0, np.complex128)
+        s[0] = 1j
+        out[0] = s[0]
+
+    with pytest.raises(VulkanUnsupportedError, match=r"dynamic shared array .* of complex128"):
+        dyn[1, 1, None, 64](np.zeros(1, np.complex128))
 
 
 def test_star_arguments_are_not_dropped():

@@ -90,7 +90,12 @@ class LocalArray(ArrayArg):
         self.shared = shared
         self.dims = tuple(shape)
         self.dynamic = False  # dynamic arrays are sized before this (see _make)
-        self.compute = compute_kind(ty.dtype, mode, loc)
+        # A complex element is two floats, its real part first (as in device arrays,
+        # frontend/complexnum.py): the variable holds twice as many floats.
+        self.complex = isinstance(ty.dtype, types.Complex)
+        self.record = False
+        part = ty.dtype.underlying_float if self.complex else ty.dtype
+        self.compute = compute_kind(part, mode, loc)
         elem = self.compute
         if exact_kind(ty.dtype) == K.f16 or is_bfloat16(ty.dtype):
             elem = storage_kind(ty.dtype, mode, loc)  # float16, or bfloat16's 16-bit word
@@ -107,9 +112,10 @@ class LocalArray(ArrayArg):
             count = 0
         elif count <= 0:
             raise unsupported(f"{'shared' if shared else 'local'} arrays of shape {self.dims}", loc)
+        floats = count * 2 if self.complex else count
         if not shared:
-            _count_local_bytes(lowerer, count * _core.memory_bytes(self.storage), ty, loc)
-        self.var = b.array_var(shared, self.storage, count)
+            _count_local_bytes(lowerer, floats * _core.memory_bytes(self.storage), ty, loc)
+        self.var = b.array_var(shared, self.storage, floats)
         self.strides_elems = []
         stride = 1
         for d in reversed(self.dims):
@@ -130,6 +136,19 @@ class LocalArray(ArrayArg):
         return arith.const(self._b, self.index_kind, value)
 
     def element_ptr(self, b, indices, loc, kind=None):
+        return b.index_ptr(self.var, self.linear_index(b, indices, loc))
+
+    def _part_ptrs(self, b, indices, loc):
+        return self.parts_at(b, self.linear_index(b, indices, loc))
+
+    def parts_at(self, b, linear):
+        """Pointers to the real and imaginary floats of complex element `linear`."""
+        ik = self.index_kind
+        two = b.binary(Op.add, linear, linear)
+        return (b.index_ptr(self.var, two),
+                b.index_ptr(self.var, b.binary(Op.add, two, arith.const(b, ik, 1))))  # fmt: skip
+
+    def linear_index(self, b, indices, loc):
         if len(indices) != self.ndim:
             raise unsupported(
                 f"indexing a {self.ndim}-d array with {len(indices)} indices (array views)", loc
@@ -137,7 +156,7 @@ class LocalArray(ArrayArg):
         if self.dynamic:
             # Its length is only known at launch: negative indices cannot wrap.
             (idx,) = indices
-            return b.index_ptr(self.var, arith.convert(b, idx, self.index_kind))
+            return arith.convert(b, idx, self.index_kind)
         ik = self.index_kind
         linear = None
         for idx, extent, stride in zip(indices, self.dims, self.strides_elems):
@@ -148,9 +167,11 @@ class LocalArray(ArrayArg):
                 idx = b.select(negative, b.binary(Op.add, idx, arith.const(b, ik, extent)), idx)
             term = idx if stride == 1 else b.binary(Op.mul, idx, arith.const(b, ik, stride))
             linear = term if linear is None else b.binary(Op.add, linear, term)
-        return b.index_ptr(self.var, linear)
+        return linear
 
     def load(self, b, indices, loc):
+        if self.complex:
+            return tuple(b.load(p) for p in self._part_ptrs(b, indices, loc))
         value = b.load(self.element_ptr(b, indices, loc))
         if is_bfloat16(self.ty.dtype):
             return bfloat16.widen(b, value)
@@ -159,6 +180,11 @@ class LocalArray(ArrayArg):
         return arith.convert(b, value, self.compute)
 
     def store(self, b, indices, value, loc):
+        if self.complex:
+            for p, v in zip(self._part_ptrs(b, indices, loc), value):
+                b.store(p, arith.convert(b, v, self.storage))
+            self.written = True
+            return
         ptr = self.element_ptr(b, indices, loc)
         if is_bfloat16(self.ty.dtype):  # the value is a bfloat16 already (lower.py's cast)
             value = bfloat16.to_bits(b, value)
@@ -297,9 +323,9 @@ def _make(lowerer, expr, sig, target, shared):
         raise unsupported(f"{what} of shape {shape} (0 only as shared.array(0, dtype), the "
                           "dynamic shared array)", loc)
     shape_was_dynamic = shape == (0,) and shared
-    if shape_was_dynamic and is_bfloat16(ty.dtype):
-        raise unsupported("the dynamic shared array (shared.array(0, dtype)) of bfloat16 (give "
-                          "the shared array a constant shape)", loc)
+    if shape_was_dynamic and (is_bfloat16(ty.dtype) or isinstance(ty.dtype, types.Complex)):
+        raise unsupported(f"the dynamic shared array (shared.array(0, dtype)) of {ty.dtype} "
+                          "(give the shared array a constant shape)", loc)
     if shape_was_dynamic and getattr(lowerer, "dynamic_shared", None) is not None:
         return _alias(lowerer, lowerer.dynamic_shared, ty, loc)
     if shape == (0,) and shared:
@@ -402,9 +428,14 @@ def lower_numpy_constructor(lowerer, fn, expr, sig, target):
                              ty.dtype, loc)
     else:
         value = arith.const(b, arr.compute, 1 if name == "ones" else 0)
+        if arr.complex:
+            value = (value, arith.const(b, arr.compute, 0))
     i = b.load(i_ptr)
-    v = arith.convert(b, value, arr.value_kind)
-    b.store(b.index_ptr(arr.var, i), v)
+    if arr.complex:
+        for p, v in zip(arr.parts_at(b, i), value):
+            b.store(p, arith.convert(b, v, arr.storage))
+    else:
+        b.store(b.index_ptr(arr.var, i), arith.convert(b, value, arr.value_kind))
     b.store(i_ptr, b.binary(Op.add, i, arith.const(b, ik, 1)))
     b.br(header)
     b.set_block(done)

@@ -167,6 +167,8 @@ class View(ArrayArg):
             return arith.convert(b, value, root.compute)
         if not _is_local(root):
             return super().load(b, indices, loc)
+        if root.complex:
+            return tuple(b.load(p) for p in root.parts_at(b, self.linear_index(b, indices, loc)))
         value = b.load(self.element_ptr(b, indices, loc))
         if root.bits:  # a shared float array held as integers (local_arrays.py)
             value = b.bitcast(root.value_kind, value)
@@ -181,6 +183,11 @@ class View(ArrayArg):
             return None
         if not _is_local(root):
             return super().store(b, indices, value, loc)
+        if root.complex:
+            for p, v in zip(root.parts_at(b, self.linear_index(b, indices, loc)), value):
+                b.store(p, arith.convert(b, v, root.storage))
+            self.written = True
+            return None
         ptr = self.element_ptr(b, indices, loc)
         value = arith.convert(b, value, root.value_kind)
         if root.bits:

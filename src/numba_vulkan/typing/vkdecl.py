@@ -117,14 +117,14 @@ class ArrayConstructor(AbstractTemplate):
             raise TypingError(f"{self.key.__name__}(): the shape must be a constant int or a "
                               f"tuple of 1 to 3 ints, not {shape}")
         if elem is not None and not isinstance(elem, (types.Integer, types.Float, types.Boolean,
-                                                      BFloat16)):
+                                                      types.Complex, BFloat16)):
             # a dtype Numba knows (complex, a record; np.complex64 or x.dtype): ours to refuse
             from ..errors import VulkanUnsupportedError
 
             raise VulkanUnsupportedError(
                 f"nv.{self.key.__name__}() of {elem} elements is not supported in Vulkan "
-                "kernels (shared and local arrays hold bool, integer, float and bfloat16 "
-                "elements)")
+                "kernels (shared and local arrays hold bool, integer, float, complex and "
+                "bfloat16 elements)")
         if elem is None:
             raise TypingError(f"{self.key.__name__}(): unsupported dtype {dtype}")
         return signature(types.Array(elem, ndim, "C"), *args)
@@ -260,7 +260,8 @@ def _numpy_constructor_template(fn, names):
                     elem = types.intp if elem.signed else types.uint64
             else:
                 elem = types.float64
-            if elem is None or not isinstance(elem, (types.Integer, types.Float, types.Boolean)):
+            if elem is None or not isinstance(elem, (types.Integer, types.Float, types.Boolean,
+                                                     types.Complex)):  # fmt: skip
                 return None
             return signature(types.Array(elem, ndim, "C"), *folded)
 
