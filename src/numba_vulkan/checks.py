@@ -62,6 +62,10 @@ def as_int_tuple(value, what, min_len=1, max_len=3, minimum=0, maximum=None):
     Strings and bytes are refused although they are sequences: ``'88'`` is
     not the extent (8, 8).
     """
+    if type(value) is tuple and min_len <= len(value) <= max_len and all(
+            type(v) is int and (minimum is None or v >= minimum)
+            and (maximum is None or v <= maximum) for v in value):  # fmt: skip
+        return value  # the common case, already what the checks below would give
     if isinstance(value, (str, bytes, bytearray)) or value is None:
         raise TypeError(
             f"{what} must be an integer or a tuple of {min_len} to {max_len} integers, "

@@ -271,8 +271,18 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
     def _view_from(self, dummy, view):
         base = dummy.__array_interface__["data"][0]
         delta = view.__array_interface__["data"][0] - base
-        stored = (self._buffer, self._offset + delta, view.strides)
-        return DeviceArray(self.device, view.shape, self.dtype, _stored=stored)
+        return self._view(view.shape, self._offset + delta, view.strides)
+
+    def _view(self, shape, offset, strides):
+        """A view of this array's buffer: `shape`, byte `offset` and device `strides` from a
+        NumPy view of _dummy() (valid by construction: nothing is checked again)."""
+        view = DeviceArray.__new__(DeviceArray)
+        _core().DeviceArrayBase.__init__(view, self._device_core, self._buffer, offset,
+                                         tuple(shape), tuple(strides), self._code, self._itemsize)
+        view.device = self.device
+        view.dtype = self.dtype
+        view._stored_dtype = self._stored_dtype
+        return view
 
     def _element_offset(self, key):
         """Byte offset of one element if `key` indexes every axis with an int, else None."""

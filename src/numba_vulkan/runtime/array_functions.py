@@ -29,7 +29,7 @@ import operator
 
 import numpy as np
 
-from .. import checks
+from .. import _core, checks
 from .compiler_hook import jit
 
 #: Elements one invocation of a row reduction adds per pass.
@@ -178,23 +178,20 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         return result
     outer = math.prod(shape[:axis])
     inner = math.prod(shape[axis + 1:])
-    whole = shape[axis] * inner
-    flat = result.reshape(outer, whole)
+    flat = result.reshape(outer, shape[axis] * inner) if outer > 1 else None
+    k = result._itemsize
     start = 0
     for a in parts:
         width = a.shape[axis] * inner
         if width:
             if a.dtype != result_dtype:
                 a = a.astype(result_dtype)
-            src = _contiguous(a).reshape(outer, width)
-            dst = flat[:, start:start + width]
-            if outer == 1:  # one run of bytes: a buffer copy
-                from .. import _core
-
-                k = result._itemsize
-                _core.vk_copy(src._buffer, src._offset, result._buffer, start * k, width * k)
+            a = _contiguous(a)
+            if flat is None:  # one run of bytes each: a buffer copy
+                _core.vk_copy(a._buffer, a._offset, result._buffer, start * k, width * k)
             else:
-                _copy2_kernel().forall(src.size, device=device)(src, dst)
+                src = a.reshape(outer, width)
+                _copy2_kernel().forall(src.size, device=device)(src, flat[:, start:start + width])
         start += width
     return result
 
