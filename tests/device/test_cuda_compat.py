@@ -380,6 +380,7 @@ def test_match_any_and_all_sync(device, dtype):
     rng = np.random.default_rng(3)
     values = rng.integers(0, 3, 128).astype(dtype)
     values[32:64] = 7  # a uniform stretch: every warp in it matches all
+    values[64:96] = np.arange(32)  # every value distinct: one round per lane
     if values.dtype.kind == "f":
         values[1], values[2], values[5], values[6] = np.nan, np.nan, -0.0, 0.0
     out = [np.zeros(128, np.int32), np.zeros(128, np.int32), np.zeros(128, np.bool_),
