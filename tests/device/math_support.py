@@ -4,6 +4,8 @@ comparisons (bit for bit, or in ulp) against the CPU (numba.njit: CPython / NumP
 import functools
 import itertools
 import linecache
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -250,3 +252,44 @@ def max_ulp(out, x, ref_fn, dps=40):
             if err > worst:
                 worst, at = err, xi
     return worst, at
+
+
+def exact_fma(a, b, c, dtype):
+    """a * b + c rounded once to `dtype` (IEEE 754: ties to even, overflow to infinity, the
+    sign of a zero by the rules of addition)."""
+    a, b, c = (float(v) for v in (a, b, c))
+    if not (math.isfinite(a) and math.isfinite(b)):
+        with np.errstate(all="ignore"):  # an infinite or NaN product: exact as written
+            return dtype(dtype(a) * dtype(b) + dtype(c))
+    if not math.isfinite(c):
+        return dtype(c)
+    product = Fraction(a) * Fraction(b)
+    x = product + Fraction(c)
+    if x != 0:
+        return rounded(x, dtype)
+    both_negative = product == 0 and c == 0 and (math.copysign(1, a) != math.copysign(1, b)) \
+        and math.copysign(1, c) < 0  # fmt: skip
+    return dtype(-0.0 if both_negative else 0.0)
+
+
+def rounded(x, dtype):
+    """Non-zero Fraction x rounded to nearest (ties to even) in `dtype`, subnormals and
+    overflow included; a zero keeps x's sign."""
+    if dtype == np.float64:
+        try:
+            return np.float64(float(x))  # Python rounds a Fraction to float64 correctly
+        except OverflowError:
+            return np.float64(math.inf if x > 0 else -math.inf)
+    m = abs(x)
+    if m >= Fraction(2) ** 128 - Fraction(2) ** 103:  # halfway past float32's largest
+        v = np.float32(np.inf)
+    else:
+        e = m.numerator.bit_length() - m.denominator.bit_length()
+        e += 1 if Fraction(2) ** (e + 1) <= m else 0
+        e -= 1 if Fraction(2) ** e > m else 0
+        q = Fraction(2) ** (max(e, -126) - 23)
+        n = math.floor(m / q)
+        rem = m / q - n
+        n += 1 if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2) else 0
+        v = np.float32(float(n * q))
+    return -v if x < 0 else v

@@ -10,53 +10,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from math_support import exact_fma
 
 import numba_vulkan as nv
 from numba_vulkan import config, cuda
 from numba_vulkan.cuda import libdevice
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
-
-
-def _exact(a, b, c, dtype):
-    """a * b + c rounded once to `dtype` (IEEE 754: ties to even, overflow to infinity, the
-    sign of a zero by the rules of addition)."""
-    a, b, c = (float(v) for v in (a, b, c))
-    if not (math.isfinite(a) and math.isfinite(b)):
-        with np.errstate(all="ignore"):  # an infinite or NaN product: exact as written
-            return dtype(dtype(a) * dtype(b) + dtype(c))
-    if not math.isfinite(c):
-        return dtype(c)
-    product = Fraction(a) * Fraction(b)
-    x = product + Fraction(c)
-    if x != 0:
-        return _rounded(x, dtype)
-    both_negative = product == 0 and c == 0 and (math.copysign(1, a) != math.copysign(1, b)) \
-        and math.copysign(1, c) < 0  # fmt: skip
-    return dtype(-0.0 if both_negative else 0.0)
-
-
-def _rounded(x, dtype):
-    """Non-zero Fraction x rounded to nearest (ties to even) in `dtype`, subnormals and
-    overflow included; a zero keeps x's sign."""
-    if dtype == np.float64:
-        try:
-            return np.float64(float(x))  # Python rounds a Fraction to float64 correctly
-        except OverflowError:
-            return np.float64(math.inf if x > 0 else -math.inf)
-    m = abs(x)
-    if m >= Fraction(2) ** 128 - Fraction(2) ** 103:  # halfway past float32's largest
-        v = np.float32(np.inf)
-    else:
-        e = m.numerator.bit_length() - m.denominator.bit_length()
-        e += 1 if Fraction(2) ** (e + 1) <= m else 0
-        e -= 1 if Fraction(2) ** e > m else 0
-        q = Fraction(2) ** (max(e, -126) - 23)
-        n = math.floor(m / q)
-        rem = m / q - n
-        n += 1 if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2) else 0
-        v = np.float32(float(n * q))
-    return -v if x < 0 else v
 
 
 def _bits(a):
@@ -144,7 +104,7 @@ def _check(dtype, seed, kernel=_fma_kernel):
     a, b, c = _cases(dtype, seed=seed)
     out = np.zeros_like(a)
     kernel.forall(a.size)(out, a, b, c)
-    want = np.array([_exact(x, y, z, dtype) for x, y, z in zip(a, b, c)], dtype=dtype)
+    want = np.array([exact_fma(x, y, z, dtype) for x, y, z in zip(a, b, c)], dtype=dtype)
     bad = ~_same(out, want)
     assert not bad.any(), [(x.hex(), y.hex(), z.hex(), g, w) for x, y, z, g, w in zip(
         a[bad].tolist(), b[bad].tolist(), c[bad].tolist(), out[bad], want[bad])][:5]  # fmt: skip
@@ -202,7 +162,7 @@ def test_fma_hard_cases():
     a, b, c = (np.array(col, np.float64) for col in zip(*f64))
     out = np.zeros_like(a)
     _fma_kernel.forall(a.size)(out, a, b, c)
-    want = np.array([_exact(*r, np.float64) for r in zip(a, b, c)])
+    want = np.array([exact_fma(*r, np.float64) for r in zip(a, b, c)])
     assert _same(out, want).all(), list(zip(out[~_same(out, want)], want[~_same(out, want)]))
     assert out[0] == -(2.0**-60) and out[4] == 0 and np.signbit(out[4])
 

@@ -9,6 +9,7 @@ float32. A libdevice name not listed here raises an AttributeError naming it (th
 the module's ``__getattr__``), never a wrong function.
 """
 
+import builtins  # the module defines abs, min, max (libdevice names) of its own
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ from numba.extending import overload
 
 from ..errors import VulkanUnsupportedError
 from ..typing.fma import fma as _fma
+from .bits import _bitreverse, _clz, _ffs, _popc
 from .bits import as_bits as _as_bits
 from .bits import from_bits as _from_bits
 
@@ -128,7 +130,10 @@ def _frexpf(x):
     return lambda x: math.frexp(_f32(x))
 
 
-# Bit casts (__nv_float_as_int & co.): a float's word as an integer of its width and back.
+# The names computed exactly (bit casts, integer functions, classification, exact float
+# operations, conversions, the _rn forms), each an overload of its own body: numba-cuda's
+# argument and result types (int32 / int64 for the integer names; u* names read their int32
+# arguments' bits as unsigned and give the result's bits), NumPy's and CPython's results.
 _bits_of = {
     "float_as_int": lambda x: _as_bits(_f32(x)),
     "int_as_float": lambda x: _from_bits(np.int32(x)),
@@ -147,12 +152,198 @@ def _register_exact(name, body):
         _kernel_only(name)
 
     stub.__name__ = stub.__qualname__ = name
-    if body.__code__.co_argcount == 1:
+    nargs = body.__code__.co_argcount
+    if nargs == 1:
         overload(stub, target="vulkan")(lambda x: body)
-    else:
+    elif nargs == 2:
         overload(stub, target="vulkan")(lambda x, y: body)
+    else:
+        overload(stub, target="vulkan")(lambda x, y, z: body)
     globals()[name] = stub
 
+
+_i32, _i64, _u32, _u64 = np.int32, np.int64, np.uint32, np.uint64
+
+
+@_device
+def _round_half_away(x):
+    """C's round(): the nearest integer, halfway cases away from zero (x - trunc(x) is exact)."""
+    t = np.trunc(x)
+    return t + math.copysign(1.0, x) if builtins.abs(x - t) >= 0.5 else t
+
+
+@_device
+def _mul64hi_unsigned(x, y):
+    """The high 64 bits of the 128-bit product of uint64 x and y, from 32-bit halves."""
+    lo_mask = _u64(0xFFFFFFFF)
+    a_lo, a_hi = x & lo_mask, x >> _u64(32)
+    b_lo, b_hi = y & lo_mask, y >> _u64(32)
+    mid1, mid2 = a_hi * b_lo, a_lo * b_hi
+    carry = ((a_lo * b_lo) >> _u64(32)) + (mid1 & lo_mask) + (mid2 & lo_mask)
+    return a_hi * b_hi + (mid1 >> _u64(32)) + (mid2 >> _u64(32)) + (carry >> _u64(32))
+
+
+@_device
+def _byte_perm(x, y, s):
+    """__byte_perm: result byte i is byte (s >> 4i) & 7 of the 8 bytes y:x (x the low four)."""
+    pair = (_u64(_u32(y)) << _u64(32)) | _u64(_u32(x))
+    out = _u64(0)
+    for i in range(4):
+        pick = (_u64(_u32(s)) >> _u64(4 * i)) & _u64(7)
+        out |= ((pair >> (pick * _u64(8))) & _u64(0xFF)) << _u64(8 * i)
+    return _i32(out)
+
+
+@_device
+def _ilogb(x):
+    if x != x or x == 0:
+        return _i32(-2147483648)  # CUDA's FP_ILOGB0 and FP_ILOGBNAN
+    if math.isinf(x):
+        return _i32(2147483647)
+    return _i32(math.frexp(x)[1] - 1)
+
+
+@_device
+def _logb(x):
+    """The float64 x's exponent as a float (logb, of float64 or float32 values)."""
+    if x != x:
+        return x
+    if x == 0:
+        return -math.inf
+    if math.isinf(x):
+        return math.inf
+    return _f64(math.frexp(x)[1] - 1)
+
+
+def _saturating(rounding, to, lo, hi):
+    """A float -> integer conversion as PTX's cvt.rni/rzi/rmi/rpi: rounded, NaN to 0, values
+    beyond the integer type's range to its ends (`to` a NumPy integer type, taken as the
+    bits of the libdevice name's signed result)."""
+    signed = _i64 if lo < 0 else _u64
+    result = _i64 if to in (_i64, _u64) else _i32
+
+    def conv(x):
+        v = rounding(_f64(x))
+        if v != v:
+            return result(0)
+        if v <= lo:
+            return result(signed(lo))
+        if v >= hi:
+            return result(signed(hi))
+        return result(to(v))
+    return _device(conv)
+
+
+_ROUNDING = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}
+_INT_RANGE = {"int": (_i32, -(2**31), 2**31 - 1), "uint": (_u32, 0, 2**32 - 1),
+              "ll": (_i64, -(2**63), 2**63 - 1), "ull": (_u64, 0, 2**64 - 1)}
+for _src, _conv in (("double", _f64), ("float", _f32)):
+    for _dst, (_to, _lo, _hi) in _INT_RANGE.items():
+        for _mode, _rounding in _ROUNDING.items():
+            _f = _saturating(_rounding, _to, _lo, _hi)
+            _bits_of[f"{_src}2{_dst}_{_mode}"] = (lambda f, c: lambda x: f(c(x)))(_f, _conv)
+
+_bits_of.update({
+    # integers (numba-cuda's types: int32 / int64 arguments and results; the u* forms read
+    # and give the bits of unsigned values)
+    "abs": lambda x: _i32(builtins.abs(_i64(_i32(x)))),
+    "llabs": lambda x: _i64(builtins.abs(_i64(x))),
+    "min": lambda x, y: builtins.min(_i32(x), _i32(y)),
+    "max": lambda x, y: builtins.max(_i32(x), _i32(y)),
+    "umin": lambda x, y: _i32(builtins.min(_u32(x), _u32(y))),
+    "umax": lambda x, y: _i32(builtins.max(_u32(x), _u32(y))),
+    "llmin": lambda x, y: builtins.min(_i64(x), _i64(y)),
+    "llmax": lambda x, y: builtins.max(_i64(x), _i64(y)),
+    "ullmin": lambda x, y: _i64(builtins.min(_u64(x), _u64(y))),
+    "ullmax": lambda x, y: _i64(builtins.max(_u64(x), _u64(y))),
+    "hadd": lambda x, y: _i32((_i64(_i32(x)) + _i64(_i32(y))) >> 1),
+    "rhadd": lambda x, y: _i32((_i64(_i32(x)) + _i64(_i32(y)) + 1) >> 1),
+    "uhadd": lambda x, y: _i32((_u64(_u32(x)) + _u64(_u32(y))) >> _u64(1)),
+    "urhadd": lambda x, y: _i32((_u64(_u32(x)) + _u64(_u32(y)) + _u64(1)) >> _u64(1)),
+    "mulhi": lambda x, y: _i32((_i64(_i32(x)) * _i64(_i32(y))) >> 32),
+    "umulhi": lambda x, y: _i32((_u64(_u32(x)) * _u64(_u32(y))) >> _u64(32)),
+    "umul64hi": lambda x, y: _i64(_mul64hi_unsigned(_u64(x), _u64(y))),
+    # signed: the unsigned high word less y where x < 0 and x where y < 0 (mod 2^64)
+    "mul64hi": lambda x, y: _i64(_mul64hi_unsigned(_u64(x), _u64(y))
+                                 - (_u64(y) if _i64(x) < 0 else _u64(0))
+                                 - (_u64(x) if _i64(y) < 0 else _u64(0))),
+    "popc": lambda x: _popc(_u32(x)),
+    "popcll": lambda x: _popc(_u64(x)),
+    "clz": lambda x: _clz(_u32(x)),
+    "clzll": lambda x: _clz(_u64(x)),
+    "ffs": lambda x: _ffs(_u32(x)),
+    "ffsll": lambda x: _ffs(_u64(x)),
+    "brev": lambda x: _i32(_bitreverse(_u32(x))),
+    "brevll": lambda x: _i64(_bitreverse(_u64(x))),
+    "byte_perm": lambda x, y, z: _byte_perm(x, y, z),
+    # classification (int32 0 or 1)
+    "isnanf": lambda x: _i32(math.isnan(_f32(x))),
+    "isnand": lambda x: _i32(math.isnan(_f64(x))),
+    "isinff": lambda x: _i32(math.isinf(_f32(x))),
+    "isinfd": lambda x: _i32(math.isinf(_f64(x))),
+    "finitef": lambda x: _i32(math.isfinite(_f32(x))),
+    "isfinited": lambda x: _i32(math.isfinite(_f64(x))),
+    "signbitf": lambda x: _i32(np.signbit(_f32(x))),
+    "signbitd": lambda x: _i32(np.signbit(_f64(x))),
+    # exact operations
+    "fmod": lambda x, y: math.fmod(_f64(x), _f64(y)),
+    "fmodf": lambda x, y: math.fmod(_f32(x), _f32(y)),
+    "remainder": lambda x, y: math.remainder(_f64(x), _f64(y)),
+    "remainderf": lambda x, y: math.remainder(_f32(x), _f32(y)),
+    "modf": lambda x: math.modf(_f64(x)),
+    "modff": lambda x: math.modf(_f32(x)),
+    "ldexp": lambda x, y: math.ldexp(_f64(x), _i32(y)),
+    "ldexpf": lambda x, y: math.ldexp(_f32(x), _i32(y)),
+    "scalbn": lambda x, y: math.ldexp(_f64(x), _i32(y)),
+    "scalbnf": lambda x, y: math.ldexp(_f32(x), _i32(y)),
+    "ilogb": lambda x: _ilogb(_f64(x)),
+    "ilogbf": lambda x: _ilogb(_f64(_f32(x))),
+    "logb": lambda x: _logb(_f64(x)),
+    "logbf": lambda x: _f32(_logb(_f64(_f32(x)))),
+    "nearbyint": lambda x: np.rint(_f64(x)),
+    "nearbyintf": lambda x: np.rint(_f32(x)),
+    "round": lambda x: _round_half_away(_f64(x)),
+    "roundf": lambda x: _round_half_away(_f32(x)),
+    "llrint": lambda x: _i64(np.rint(_f64(x))),
+    "llrintf": lambda x: _i64(np.rint(_f32(x))),
+    "llround": lambda x: _i64(_round_half_away(_f64(x))),
+    "llroundf": lambda x: _i64(_round_half_away(_f32(x))),
+    "nextafter": lambda x, y: np.nextafter(_f64(x), _f64(y)),
+    "nextafterf": lambda x, y: np.nextafter(_f32(x), _f32(y)),
+    "saturatef": lambda x: _f32(builtins.min(builtins.max(_f32(x), _f32(0)), _f32(1))) if x == x else _f32(0),
+    "lgamma": lambda x: math.lgamma(_f64(x)),
+    "lgammaf": lambda x: math.lgamma(_f32(x)),
+    "tgamma": lambda x: math.gamma(_f64(x)),
+    "tgammaf": lambda x: math.gamma(_f32(x)),
+    # correctly rounded arithmetic and conversions (the _rn forms; each operation rounded once)
+    "dadd_rn": lambda x, y: _f64(x) + _f64(y),
+    "dmul_rn": lambda x, y: _f64(x) * _f64(y),
+    "ddiv_rn": lambda x, y: _f64(x) / _f64(y),
+    "drcp_rn": lambda x: 1.0 / _f64(x),
+    "dsqrt_rn": lambda x: math.sqrt(_f64(x)),
+    "fadd_rn": lambda x, y: _f32(x) + _f32(y),
+    "fsub_rn": lambda x, y: _f32(x) - _f32(y),
+    "fmul_rn": lambda x, y: _f32(x) * _f32(y),
+    "fdiv_rn": lambda x, y: _f32(x) / _f32(y),
+    "frcp_rn": lambda x: _f32(1) / _f32(x),
+    "fsqrt_rn": lambda x: math.sqrt(_f32(x)),
+    "fma_rn": lambda x, y, z: _fma(_f64(x), _f64(y), _f64(z)),
+    "fmaf_rn": lambda x, y, z: _fma(_f32(x), _f32(y), _f32(z)),
+    "double2float_rn": lambda x: _f32(_f64(x)),
+    "int2double_rn": lambda x: _f64(_i32(x)),
+    "int2float_rn": lambda x: _f32(_i32(x)),
+    "uint2double_rn": lambda x: _f64(_u32(x)),
+    "uint2float_rn": lambda x: _f32(_u32(x)),
+    "ll2double_rn": lambda x: _f64(_i64(x)),
+    "ll2float_rn": lambda x: _f32(_i64(x)),
+    "ull2double_rn": lambda x: _f64(_u64(x)),
+    "ull2float_rn": lambda x: _f32(_u64(x)),
+    # the fast float32 forms: the accurate ones (within CUDA's looser bounds)
+    "fast_fdividef": lambda x, y: _f32(x) / _f32(y),
+    "fdividef": lambda x, y: _f32(x) / _f32(y),
+    "fast_powf": lambda x, y: math.pow(_f32(x), _f32(y)),
+    "fast_sincosf": lambda x: (math.sin(_f32(x)), math.cos(_f32(x))),
+})
 
 for _name, _fn in _bits_of.items():
     _register_exact(_name, _fn)
