@@ -22,7 +22,8 @@ RULES = [
      r"Can't create ForAll with negative|gufunc accepts \d+ positional|"
      r"'The following target options are not supported|outputs given both|"
      r"unknown option\(s\) \['nonexistent'\]|nopython=False|nopython kwarg"),
-    ("lavapipe: subgroup size 8, not CUDA's warp of 32", r"!= 32 : CUDA semantics| laneid$"),
+    ("lavapipe: subgroup size 8, not CUDA's warp of 32",
+     r"!= 32 : CUDA semantics| laneid$|syncwarp synchronises a warp of 32 lanes"),
     ("differs: the error comes at the first launch (a signature does not compile eagerly)",
      r"TypingError not raised|^KeyError: \(Array\("),
     # numba.cuda refuses it too (a TypingError that the test matches against Numba's words)

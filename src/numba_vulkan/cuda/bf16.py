@@ -302,8 +302,9 @@ _define("bfloat162char_rz", 1, _to_int(np.int8, "rz"))
 _define("bfloat162uchar_rz", 1, _to_int(np.uint8, "rz"))
 
 # Bit reinterpretation.
-_define("bfloat16_as_ushort", 1, lambda a: as_bits(a))
-_define("bfloat16_as_short", 1, lambda a: np.int16(as_bits(a)))
+# Another number given for the bfloat16 is converted to it first (numba-cuda's typing does).
+_define("bfloat16_as_ushort", 1, lambda a: as_bits(bfloat16(a)), _is_number, "number")
+_define("bfloat16_as_short", 1, lambda a: np.int16(as_bits(bfloat16(a))), _is_number, "number")
 _define("ushort_as_bfloat16", 1, lambda a: from_bits(a), _is_int, "integer")
 _define("short_as_bfloat16", 1, lambda a: from_bits(a), _is_int, "integer")
 
