@@ -43,6 +43,10 @@ class CodegenControls(typing.NamedTuple):
     add): the math library then builds its exact products from it (launchers.fused_fma), and
     with divide_f32_in_f64 a float32 division is computed in float32 with Fma where its
     operands are in a safe range, in float64 only in a branch for the others.
+    sqrt_one_step: float32 sqrt where Fma rounds once ends after one correction step, without
+    its exact rounding decision: the device's self-test checked every float32 of the short
+    path's range and found the step correctly rounded with its InverseSqrt
+    (runtime/sqrt_probe.py; frontend/mathlib/roots.py).
     divide_f32_test_ulps, divide_f32_exact_fma: tests of that division on lavapipe (whose 1/b
     is exact and whose Fma rounds twice): the driver's reciprocal moved by up to that many
     ulps, as loose as a driver's may be, and each Fma of the sequence computed exactly in
@@ -74,6 +78,7 @@ class CodegenControls(typing.NamedTuple):
     subnormals: int = denormals.FLUSH  # no promise of subnormals: the flush-safe forms
     divide_f32_in_f64: bool = False
     fused_fma: bool = False  # no promise: Dekker's products
+    sqrt_one_step: bool = False
     divide_f32_test_ulps: int = 0
     divide_f32_exact_fma: bool = False
     hide_int_ranges: int = 0
@@ -148,6 +153,7 @@ def _compile_kernel(
         dynamic_shared_bytes=dynamic_shared_bytes,
         denormals=codegen_controls.subnormals,
         fused_fma=codegen_controls.fused_fma,
+        sqrt_one_step=codegen_controls.sqrt_one_step,
         loose_division=codegen_controls.loose_division,
         matrix_shapes=codegen_controls.matrix_shapes,
         subgroup_ballot=codegen_controls.subgroup_ballot,

@@ -575,7 +575,7 @@ class Dispatcher(Inspection):
 dispatcher_registry[target.Vulkan] = Dispatcher
 devfn.register_jit_class(Dispatcher)
 compiler_hook.set_jit(jit)
-compiler_hook.set_selftest_kernel(selftest_kernel.build)
+compiler_hook.set_selftest_kernel(selftest_kernel.build, selftest_kernel.build_sqrt_probe)
 
 
 # ---------------------------------------------------------------- helpers

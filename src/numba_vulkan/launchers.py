@@ -3,8 +3,8 @@
 values of its hidden parameters (kir/abi.h)."""
 
 from . import _core, compiler, config, hidden_args, packed_args
-from .runtime import selftest
 from .frontend.mathlib import denormals
+from .runtime import selftest
 
 #: Vulkan's guaranteed maxPushConstantsSize; kernels compiled without a device
 #: assume it, kernels for a device use that device's limit.
@@ -35,6 +35,7 @@ def codegen_controls(device):
         # Without float64 the driver's quotient stays (docs/math.md).
         divide_f32_in_f64="division_f32" in forms and bool(getattr(info, "float64", False)),
         fused_fma=fused_fma(info, config.FMA),
+        sqrt_one_step=sqrt_one_step(info, config.FMA),
         hide_int_ranges=hide_int_ranges(info, config.HIDE_INT_RANGES),
         loose_division=config.DRIVER_DIV == "loose",
         # lavapipe ends long loops early: each is counted, and a cut one raises (kir/loop_guard.h)
@@ -79,6 +80,14 @@ def fused_fma(info, setting=""):
         return False
     verdicts = dict(getattr(info, "selftest", ()))
     return not any(verdicts.get(p, "").startswith("not fused") for p in ("fma_f32", "fma_f64"))
+
+
+def sqrt_one_step(info, fma_setting=""):
+    """Whether float32 sqrt may end after one correction step on the device `info`: its Fma
+    rounds once and its self-test found the step correctly rounded on every float32 of the
+    short path's range with its InverseSqrt (runtime/sqrt_probe.py)."""
+    verdicts = dict(getattr(info, "selftest", ()))
+    return fused_fma(info, fma_setting) and verdicts.get("sqrt_f32_one_step") == "holds"
 
 
 #: Vendors whose Vulkan compilers take signed integer arithmetic as never overflowing,

@@ -24,7 +24,7 @@ from numba.core import types
 from . import _core, config, launchers
 from .frontend import arith
 from .frontend.arrays import ArrayArg
-from .frontend.mathlib import denormals, roots, rounding
+from .frontend.mathlib import bits, denormals, roots, rounding
 
 K = _core.Kind
 Op = _core.Op
@@ -132,3 +132,68 @@ def build(device, with_64):
         max_groups=list(controls.max_groups) or None,
     )
     return core, tuple(names)
+
+
+def build_sqrt_probe(device, per):
+    """The kernel of runtime/sqrt_probe.py for `device`, compiled with its controls: invocation
+    g takes the float32 whose bits are span[0] + g * per + k for k < per (those below
+    span[0] + span[1]) and compares roots.one_step32 (the correction step without the
+    rounding decision) with the correctly rounded root (the float64 library's, rounded to
+    float32: for sqrt, rounding 53 bits to 24 is as good as rounding once); where they differ
+    it adds 1 to found[0] and lowers found[1] to the float's bits. (the _core.CompiledKernel,
+    the names of its array arguments in order)."""
+    mode = device.mode
+    module = _core.KirModule("numba_vulkan_sqrt_probe")
+    b = _core.KirBuilder(module)
+    b.create_block("entry")
+    shim = pytypes.SimpleNamespace(b=b, module=module, mode=mode)
+    span = ArrayArg(shim, "span", types.Array(types.int32, 1, "C"), None)
+    found = ArrayArg(shim, "found", types.Array(types.int32, 1, "C"), None)
+    controls = launchers.codegen_controls(device)
+    lib = denormals.wrap(b, controls.subnormals, controls.fused_fma)
+    exact = denormals.wrap(b, controls.subnormals)  # Dekker's products: right on any device
+    ik = span.index_kind
+    c = lambda v: arith.const(b, K.i32, v)  # noqa: E731
+    g = arith.convert(b, b.builtin(_core.Builtin.global_id, 0), K.i32)
+    k_var = b.var(K.i32)
+    b.store(k_var, c(0))
+    head, body, step, done = (b.create_block(n) for n in ("head", "body", "step", "done"))
+    b.br(head)
+    b.set_block(head)
+    b.condbr(b.compare(Op.lt, b.load(k_var), c(per)), body, done)
+    b.set_block(body)
+    idx = b.binary(Op.add, b.binary(Op.mul, g, c(per)), b.load(k_var))
+    first, count = (span.load(b, [arith.const(b, ik, j)], None) for j in (0, 1))
+    inside = b.compare(Op.lt, idx, count)
+    word = b.binary(Op.add, first, b.select(inside, idx, c(0)))
+    x = b.bitcast(K.f32, word)
+    want = b.convert(K.f32, roots._sqrt_direct(exact, b.convert(K.f64, x)))
+    got = roots.one_step32(lib, x)
+    differ = bits.both(b, inside, b.compare(Op.ne, b.bitcast(K.i32, got), b.bitcast(K.i32, want)))
+    bad = b.create_block("bad")
+    b.condbr(differ, bad, step)
+    b.set_block(bad)
+    b.atomic(_core.AtomicOp.add, [found.element_ptr(b, [arith.const(b, ik, 0)], None), c(1)])
+    idx = b.binary(Op.add, b.binary(Op.mul, g, c(per)), b.load(k_var))
+    word = b.binary(Op.add, span.load(b, [arith.const(b, ik, 0)], None), idx)
+    b.atomic(_core.AtomicOp.min, [found.element_ptr(b, [arith.const(b, ik, 1)], None), word])
+    b.br(step)
+    b.set_block(step)
+    b.store(k_var, b.binary(Op.add, b.load(k_var), c(1)))
+    b.br(head)
+    b.set_block(done)
+    b.ret()
+    module.mark_written(found.arg_index)
+    core = _core.compile(
+        module,
+        max_push_bytes=launchers.max_push(device),
+        nan_preserve=list(controls.nan_preserve),
+        denorm_preserve=list(controls.denorm_preserve),
+        narrow_ints=mode.prove,
+        validate=bool(config.VALIDATE),
+        validate_emitted=config.VALIDATE >= 2,
+        fused_fma=controls.fused_fma,
+        max_local_size=list(controls.max_local_size) or None,
+        max_groups=list(controls.max_groups) or None,
+    )
+    return core, ("span", "found")

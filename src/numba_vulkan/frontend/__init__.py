@@ -71,7 +71,7 @@ class LoweredKernel:
 
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
-    fastmath=False, fused_fma=False, boundscheck=False, error_model="numpy",
+    fastmath=False, fused_fma=False, sqrt_one_step=False, boundscheck=False, error_model="numpy",
     loose_division=False, matrix_shapes=(), subgroup_ballot=False,
 ):
     """Translate the typed IR of a kernel into a KIR module.
@@ -129,6 +129,7 @@ def lower_kernel(
     lowerer.dynamic_shared_bytes = dynamic_shared_bytes
     lowerer.denormals = denormals
     lowerer.fused_fma = bool(fused_fma)
+    lowerer.sqrt_one_step = bool(sqrt_one_step)
     lowerer.loose_division = bool(loose_division)
     lowerer.matrix_shapes = tuple(matrix_shapes)
     lowerer.subgroup_ballot = bool(subgroup_ballot)

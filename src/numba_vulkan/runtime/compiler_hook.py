@@ -13,6 +13,7 @@ loaded), the calls below raise RuntimeError.
 
 _jit = None
 _selftest_kernel = None
+_sqrt_probe_kernel = None
 _array_ufunc = None
 _cast = None
 _matmul = None
@@ -37,10 +38,11 @@ def available():
     return _jit is not None
 
 
-def set_selftest_kernel(build):
-    """Register the builder of the driver self-test's kernel (numba_vulkan.selftest_kernel)."""
-    global _selftest_kernel
-    _selftest_kernel = build
+def set_selftest_kernel(build, build_sqrt_probe):
+    """Register the builders of the driver self-test's kernels (numba_vulkan.selftest_kernel:
+    the primitives' probe and runtime/sqrt_probe.py's)."""
+    global _selftest_kernel, _sqrt_probe_kernel
+    _selftest_kernel, _sqrt_probe_kernel = build, build_sqrt_probe
 
 
 def selftest_kernel(device, with_64):
@@ -48,6 +50,13 @@ def selftest_kernel(device, with_64):
     if _selftest_kernel is None:
         raise RuntimeError(_NOT_LOADED)
     return _selftest_kernel(device, with_64)
+
+
+def sqrt_probe_kernel(device, per):
+    """runtime/sqrt_probe.py's kernel for `device` (selftest_kernel.build_sqrt_probe)."""
+    if _sqrt_probe_kernel is None:
+        raise RuntimeError(_NOT_LOADED)
+    return _sqrt_probe_kernel(device, per)
 
 
 def set_array_kernels(array_ufunc, cast):

@@ -13,7 +13,7 @@ opened and kept per driver (runtime/disk.py).
 import numpy as np
 
 from .. import _core
-from . import compiler_hook, disk, selftest
+from . import compiler_hook, disk, selftest, sqrt_probe
 from .creation import to_device
 
 #: Iterations the probe asks for: past any limit a driver is known to have.
@@ -132,4 +132,5 @@ def run_selftest(device):
     if with_64:
         conv = [got[f"c{np.dtype(k).name}"] for k in selftest.CONVERSION_KINDS]
         verdicts.update(selftest.int_verdicts(host["a"], host["f"], got["out"], got["uout"], conv))
+    verdicts["sqrt_f32_one_step"] = sqrt_probe.verdict(device)
     return {p: verdicts.get(p, "not run") for p in selftest.PRIMITIVES}

@@ -45,7 +45,7 @@ from .. import config
 from ..errors import VulkanDriverFaultWarning
 
 #: Bump when a probe changes: cached verdicts of other versions are not trusted.
-VERSION = 3
+VERSION = 4
 
 #: The software forms, and the primitive whose fault calls for each.
 SOFT_FORMS = {
@@ -279,7 +279,7 @@ def int_verdicts(a, f, out, uout, conv):
 PRIMITIVES = ("rounding_f32", "rounding_f64", "float_zeros_f32", "float_zeros_f64", "division_f32",
               "division_f64", "contraction_f32", "contraction_f64", "sqrt_f32", "sqrt_f64",
               "fma_f32", "fma_f64", "int64_division", "int64_shifts", "int64_compares",
-              "float_to_int")  # fmt: skip
+              "float_to_int", "sqrt_f32_one_step")  # fmt: skip
 
 
 def faulty(verdicts):

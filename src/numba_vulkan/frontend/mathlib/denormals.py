@@ -85,13 +85,19 @@ def fmod(b, x, y, float64):
     return arith.fmod(b, x, y)
 
 
-def wrap(b, mode, fused_fma=False, loose_division=False, ieee32=False):
+def wrap(b, mode, fused_fma=False, loose_division=False, ieee32=False, sqrt_one_step=False):
     """The builder the library uses: `b` itself, or a LibBuilder carrying `fused_fma` (the
-    device's Fma rounds once: dd.py's exact products use it) and `loose_division` (tests), or
+    device's Fma rounds once: dd.py's exact products use it), `sqrt_one_step` (with it, float32
+    sqrt's one correction step is correctly rounded: roots.py) and `loose_division` (tests), or
     a FlushSafeBuilder (whose float32 + - * / are IEEE's, subnormals kept, with `ieee32`)."""
     if mode != PRESERVE:
-        return FlushSafeBuilder(b, mode == SIMULATE, fused_fma, loose_division, ieee32)
-    return LibBuilder(b, fused_fma, loose_division) if fused_fma or loose_division else b
+        lib = FlushSafeBuilder(b, mode == SIMULATE, fused_fma, loose_division, ieee32)
+    elif fused_fma or loose_division:
+        lib = LibBuilder(b, fused_fma, loose_division)
+    else:
+        return b
+    lib.sqrt_one_step = bool(sqrt_one_step and fused_fma)
+    return lib
 
 
 def for_lowerer(lo, b=None, ieee32=False):
@@ -102,7 +108,8 @@ def for_lowerer(lo, b=None, ieee32=False):
     mode = getattr(lo, "mode", None)
     ieee32 = ieee32 and not (mode is not None and mode.floats)
     return wrap(lo.b if b is None else b, getattr(lo, "denormals", PRESERVE),
-                getattr(lo, "fused_fma", False), getattr(lo, "loose_division", False), ieee32)
+                getattr(lo, "fused_fma", False), getattr(lo, "loose_division", False), ieee32,
+                getattr(lo, "sqrt_one_step", False))
 
 
 class LibBuilder:

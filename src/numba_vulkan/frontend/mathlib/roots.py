@@ -85,6 +85,21 @@ def _round_test(b, x, s):
     return b.select(up, s_up, b.select(down, s_dn, s))
 
 
+def _fused_residual(b, x, s):
+    """fma(-s, s, x): s is never subnormal, the device's negation folds."""
+    return b.math(M.fma, [denormals.neg_normal(b, s), s, x])
+
+
+def one_step32(b, x):
+    """Steps 1 and 2 of _sqrt_fused32: s = fma(fma(-s0, s0, x), y/2, s0), s0 = x y, y the
+    driver's InverseSqrt of float32 x within _DIRECT; faithful, and correctly rounded where the
+    device's self-test says so (runtime/sqrt_probe.py runs this very form)."""
+    y = _driver_rsqrt(b, x)
+    s0 = b.binary(Op.mul, x, y)
+    return b.math(M.fma, [_fused_residual(b, x, s0), b.binary(Op.mul, y, const(b, b.kind(x), 0.5)),
+                          s0])  # fmt: skip
+
+
 def _sqrt_fused32(b, x):
     """The correctly rounded float32 sqrt of x in [1, 4) or within _DIRECT, where the device's
     Fma rounds once (dd.fused), without a division:
@@ -105,21 +120,22 @@ def _sqrt_fused32(b, x):
        multiple of 2 g^2, staying above the smaller (below 2^24 g^2): the comparison holds.
        r and rc are normal or zero (multiples of g^2 >= 2^-108 within _DIRECT).
     The form before it started from the driver's Sqrt, with 1/(2 s0) to within 5 % from its
-    bits, and took two steps (docs/math.md)."""
+    bits, and took two steps (docs/math.md).
+
+    Where the device's self-test found step 2 correctly rounded for every float32 of the range
+    with its InverseSqrt (`b.sqrt_one_step`: runtime/sqrt_probe.py), step 3 is left out: the
+    proof above needs only that y is a few ulp off, the shortcut a property of the device's
+    InverseSqrt that only such an exhaustive check shows (as NVIDIA's own sqrt.rn relies on)."""
     k = b.kind(x)
     ik = bits.int_kind(k)
-    y = _driver_rsqrt(b, x)
-
-    def resid(s):  # fma(-s, s, x): s is never subnormal, the device's negation folds
-        return b.math(M.fma, [denormals.neg_normal(b, s), s, x])
-
-    s0 = b.binary(Op.mul, x, y)
-    s = b.math(M.fma, [resid(s0), b.binary(Op.mul, y, const(b, k, 0.5)), s0])
-    r = resid(s)
+    s = one_step32(b, x)
+    if getattr(b, "sqrt_one_step", False):
+        return s
+    r = _fused_residual(b, x, s)
     above = denormals.compare_normal(b, Op.gt, r, const(b, k, 0.0))
     c = bits.from_bits(b, k, b.binary(Op.add, bits.to_bits(b, s),
                                       b.select(above, const(b, ik, 1), const(b, ik, -1))))  # fmt: skip
-    rc = resid(c)
+    rc = _fused_residual(b, x, c)
     closer = denormals.compare_normal(b, Op.lt, b.math(M.abs, [rc]), b.math(M.abs, [r]))
     return b.select(closer, c, s)
 
