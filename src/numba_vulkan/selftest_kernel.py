@@ -119,19 +119,23 @@ def build(device, with_64):
     for arr in arrays.values():
         if arr.written:
             module.mark_written(arr.arg_index)
-    core = _core.compile(
+    return _compile(module, device, controls), tuple(names)
+
+
+def _compile(module, device, controls):
+    """A probe's KIR module compiled for `device` with `controls` (its CodegenControls)."""
+    return _core.compile(
         module,
         max_push_bytes=launchers.max_push(device),
         nan_preserve=list(controls.nan_preserve),
         denorm_preserve=list(controls.denorm_preserve),
-        narrow_ints=mode.prove,
+        narrow_ints=device.mode.prove,
         validate=bool(config.VALIDATE),
         validate_emitted=config.VALIDATE >= 2,
         fused_fma=controls.fused_fma,
         max_local_size=list(controls.max_local_size) or None,
         max_groups=list(controls.max_groups) or None,
     )
-    return core, tuple(names)
 
 
 def build_sqrt_probe(device, per):
@@ -184,16 +188,4 @@ def build_sqrt_probe(device, per):
     b.set_block(done)
     b.ret()
     module.mark_written(found.arg_index)
-    core = _core.compile(
-        module,
-        max_push_bytes=launchers.max_push(device),
-        nan_preserve=list(controls.nan_preserve),
-        denorm_preserve=list(controls.denorm_preserve),
-        narrow_ints=mode.prove,
-        validate=bool(config.VALIDATE),
-        validate_emitted=config.VALIDATE >= 2,
-        fused_fma=controls.fused_fma,
-        max_local_size=list(controls.max_local_size) or None,
-        max_groups=list(controls.max_groups) or None,
-    )
-    return core, ("span", "found")
+    return _compile(module, device, controls), ("span", "found")

@@ -216,11 +216,10 @@ def _complex_reductions(out, a, i):
     out[i, 5:].fill(r[0] * 1j)
 
 
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_complex_reductions_and_iteration(dtype):
-    rng = np.random.default_rng(2)
-    a = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(dtype)
-    body = nv.jit(device=True)(_complex_reductions)
+def _rows_against_numba(fn, a, columns):
+    """out[i] by `fn(out, a, i)` for every row i of `a`, in a kernel (fn a device function)
+    and in numba.njit: the same bits."""
+    body = nv.jit(device=True)(fn)
 
     @nv.jit
     def kernel(out, a):
@@ -228,13 +227,20 @@ def test_complex_reductions_and_iteration(dtype):
         if i < out.shape[0]:
             body(out, a, i)
 
-    dev = np.zeros((4, 7), dtype)
-    kernel.forall(4)(dev, a)
-    cpu = np.zeros((4, 7), dtype)
-    cpu_body = numba.njit(_complex_reductions)
-    for i in range(4):
+    dev = np.zeros((a.shape[0], columns), a.dtype)
+    kernel.forall(a.shape[0])(dev, a)
+    cpu = np.zeros_like(dev)
+    cpu_body = numba.njit(fn)
+    for i in range(a.shape[0]):
         cpu_body(cpu, a, i)
     np.testing.assert_array_equal(dev, cpu)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_reductions_and_iteration(dtype):
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((4, 5)) + 1j * rng.standard_normal((4, 5))).astype(dtype)
+    _rows_against_numba(_complex_reductions, a, 7)
 
 
 def _complex_scratch(out, a, i):
@@ -263,21 +269,7 @@ def _complex_scratch(out, a, i):
 def test_complex_scratch_arrays_against_numba(dtype):
     rng = np.random.default_rng(4)
     a = (rng.standard_normal((8, 4)) + 1j * rng.standard_normal((8, 4))).astype(dtype)
-    body = nv.jit(device=True)(_complex_scratch)
-
-    @nv.jit
-    def kernel(out, a):
-        i = nv.global_id(0)
-        if i < out.shape[0]:
-            body(out, a, i)
-
-    dev = np.zeros((8, 4), dtype)
-    kernel.forall(8)(dev, a)
-    cpu = np.zeros((8, 4), dtype)
-    cpu_body = numba.njit(_complex_scratch)
-    for i in range(8):
-        cpu_body(cpu, a, i)
-    np.testing.assert_array_equal(dev, cpu)
+    _rows_against_numba(_complex_scratch, a, 4)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
