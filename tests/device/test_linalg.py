@@ -512,7 +512,7 @@ def test_matmul_chooses_the_large_blocks_for_large_products_on_matrix_units():
         return SimpleNamespace(info=SimpleNamespace(matrix_shapes=shapes, max_shared_memory=shared))
 
     large, small = tiles.VARIANTS[tiles.LARGE], tiles.DEFAULT
-    side = 128 * 16  # 16 x 8 = 128 blocks of 128 x 256: too few
+    side = 128 * 16  # 8 x 16 = 128 blocks of 256 x 128: too few
     assert tiles.choose(side, side, device(False)) == small
     assert tiles.choose(2 * side, 2 * side, device(False)) == tiles.LARGE  # 512 blocks
     assert tiles.choose(2 * side, 2 * side, device(True)) == small

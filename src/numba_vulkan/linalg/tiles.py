@@ -173,11 +173,13 @@ VARIANTS = {v.name: v for v in (
     Variant("s256x128", 256, 128, 4, 2, bk=32, stages=1),  # 4 x 4 tiles; 29,184 B
 )}
 DEFAULT = "s128"
-#: matmul's kernel for large products on matrix units: 128 x 256 blocks (H100, 4096^3: 146.7
-#: TFLOP/s kernel alone against s128's 130.1, benchmarks/results/h100_2026-12-06_matrix.json),
+#: matmul's kernel for large products on matrix units: 256 x 128 blocks (H100, two passes,
+#: benchmarks/results/h100_2026-12-06_matrix_variants.json and history.json: 8192^3 201-202
+#: TFLOP/s whole call against s128x256's 155 and s128's 129; 4096^3 151-154 against 126-127
+#: and 106-108; docs/linalg.md),
 #: where they make at least LARGE_GROUPS workgroups (about two per multiprocessor of a large
 #: GPU; fewer leave some idle, where s128's blocks, half the size, occupy them).
-LARGE = "s128x256"
+LARGE = "s256x128"
 LARGE_GROUPS = 256
 
 
