@@ -145,7 +145,11 @@ def build_sqrt_probe(device, per):
     rounding decision) with the correctly rounded root (the float64 library's, rounded to
     float32: for sqrt, rounding 53 bits to 24 is as good as rounding once); where they differ
     it adds 1 to found[0] and lowers found[1] to the float's bits. (the _core.CompiledKernel,
-    the names of its array arguments in order)."""
+    the names of its array arguments in order), or None where the device's Fma may round twice
+    (the step needs it to round once: launchers.fused_fma)."""
+    controls = launchers.codegen_controls(device)
+    if not controls.fused_fma:
+        return None
     mode = device.mode
     module = _core.KirModule("numba_vulkan_sqrt_probe")
     b = _core.KirBuilder(module)
@@ -153,7 +157,6 @@ def build_sqrt_probe(device, per):
     shim = pytypes.SimpleNamespace(b=b, module=module, mode=mode)
     span = ArrayArg(shim, "span", types.Array(types.int32, 1, "C"), None)
     found = ArrayArg(shim, "found", types.Array(types.int32, 1, "C"), None)
-    controls = launchers.codegen_controls(device)
     lib = denormals.wrap(b, controls.subnormals, controls.fused_fma)
     exact = denormals.wrap(b, controls.subnormals)  # Dekker's products: right on any device
     ik = span.index_kind

@@ -53,7 +53,8 @@ def selftest_kernel(device, with_64):
 
 
 def sqrt_probe_kernel(device, per):
-    """runtime/sqrt_probe.py's kernel for `device` (selftest_kernel.build_sqrt_probe)."""
+    """runtime/sqrt_probe.py's kernel for `device`, or None where its Fma may round twice
+    (selftest_kernel.build_sqrt_probe)."""
     if _sqrt_probe_kernel is None:
         raise RuntimeError(_NOT_LOADED)
     return _sqrt_probe_kernel(device, per)

@@ -32,18 +32,17 @@ PER = 256
 def verdict(device, first=FIRST, last=LAST):
     """'holds', 'fails: N of M floats, the first x = ...' or 'not run: ...' for `device`
     over the float32 bit patterns first..last."""
-    from .. import _core, config
-    from ..launchers import fused_fma
+    from .. import _core
 
-    info = device.info
-    if not fused_fma(info, config.FMA):
-        return "not run: the device's Fma may round twice"
-    if not info.float64:
+    if not device.info.float64:
         return "not run: the device has no float64 (the reference)"
     if not compiler_hook.available():
         return "not run: the compiler is not loaded"
+    built = compiler_hook.sqrt_probe_kernel(device, PER)
+    if built is None:
+        return "not run: the device's Fma may round twice"
+    core, names = built
     count = last - first + 1
-    core, names = compiler_hook.sqrt_probe_kernel(device, PER)
     host = {"span": np.array([first, count], np.int32),
             "found": np.array([0, np.iinfo(np.int32).max], np.int32)}
     arrays = [to_device(host[n], device=device) for n in names]
