@@ -215,6 +215,12 @@ def _logb(x):
     return _f64(math.frexp(x)[1] - 1)
 
 
+@_device
+def _saturate(x):
+    """x clamped to [0, 1], NaN to 0 (__saturatef)."""
+    return builtins.min(builtins.max(x, _f32(0)), _f32(1)) if x == x else _f32(0)
+
+
 def _saturating(rounding, to, lo, hi):
     """A float -> integer conversion as PTX's cvt.rni/rzi/rmi/rpi: rounded, NaN to 0, values
     beyond the integer type's range to its ends (`to` a NumPy integer type, taken as the
@@ -310,7 +316,7 @@ _bits_of.update({
     "llroundf": lambda x: _i64(_round_half_away(_f32(x))),
     "nextafter": lambda x, y: np.nextafter(_f64(x), _f64(y)),
     "nextafterf": lambda x, y: np.nextafter(_f32(x), _f32(y)),
-    "saturatef": lambda x: _f32(builtins.min(builtins.max(_f32(x), _f32(0)), _f32(1))) if x == x else _f32(0),
+    "saturatef": lambda x: _saturate(_f32(x)),
     "lgamma": lambda x: math.lgamma(_f64(x)),
     "lgammaf": lambda x: math.lgamma(_f32(x)),
     "tgamma": lambda x: math.gamma(_f64(x)),
