@@ -169,7 +169,9 @@ def startup(workers, runs, fresh_cache=False):
 
 
 def _chain(v):
-    return np.sqrt(v * v + 1) * np.float32(0.5) - v
+    # float32 constants: in a kernel (numba.njit's typing) `v * v + 1` would be float64 math
+    # for a float32 v, where NumPy 2 and CuPy keep float32 arrays in float32
+    return np.sqrt(v * v + np.float32(1)) * np.float32(0.5) - v
 
 
 def gpu(gib, chunk_gib, repeats, dask_threads=4):
@@ -198,7 +200,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
             acc = np.float32(0)
             for i in range(g, x.size, partial.size):
                 v = x[i]
-                acc += math.sqrt(v * v + 1) * np.float32(0.5) - v
+                acc += math.sqrt(v * v + np.float32(1)) * np.float32(0.5) - v
             partial[g] = acc
 
     chain = nv.vectorize(["float32(float32)"])(_chain)
