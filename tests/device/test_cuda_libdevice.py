@@ -311,3 +311,32 @@ def test_fast_and_gamma_names_are_the_accurate_functions():
     for k in range(0, 12, 2):
         _check(out[:, k], out[:, k + 1], f"column {k}")
     np.testing.assert_allclose(out[:, 11], [math.gamma(v) for v in x.tolist()], rtol=1e-14)
+
+
+def test_libdevice_bit_casts(device):
+    @cuda.jit
+    def casts(x, i32, i64, hi, lo, f32, f64, joined):
+        i = cuda.grid(1)
+        if i < x.size:
+            i32[i] = libdevice.float_as_int(np.float32(x[i]))
+            i64[i] = libdevice.double_as_longlong(x[i])
+            hi[i] = libdevice.double2hiint(x[i])
+            lo[i] = libdevice.double2loint(x[i])
+            f32[i] = libdevice.int_as_float(i32[i])
+            f64[i] = libdevice.longlong_as_double(i64[i])
+            joined[i] = libdevice.hiloint2double(hi[i], lo[i])
+
+    x = np.array([1.5, -0.0, np.nan, -3.25e300, 5e-324, np.inf, 1e-40, 2.0**-1074 * 3])
+    out = [np.zeros(x.size, t) for t in (np.int32, np.int64, np.int32, np.int32, np.float32,
+                                         np.float64, np.float64)]  # fmt: skip
+    casts[1, 32](x, *out)
+    with np.errstate(over="ignore"):
+        x32 = x.astype(np.float32)
+    words = x.view(np.int64)
+    np.testing.assert_array_equal(out[0], x32.view(np.int32))
+    np.testing.assert_array_equal(out[1], words)
+    np.testing.assert_array_equal(out[2], (words >> 32).astype(np.int32))
+    np.testing.assert_array_equal(out[3], (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    np.testing.assert_array_equal(out[4].view(np.int32), x32.view(np.int32))
+    np.testing.assert_array_equal(out[5].view(np.int64), words)
+    np.testing.assert_array_equal(out[6].view(np.int64), words)
