@@ -38,10 +38,12 @@ _UNARY = {
     "floor": np.floor, "log": math.log, "log10": math.log10, "log1p": math.log1p,
     "log2": math.log2, "rint": np.rint, "sin": math.sin, "sinh": math.sinh,
     "sqrt": math.sqrt, "tan": math.tan, "tanh": math.tanh, "trunc": np.trunc,
+    "nearbyint": np.rint, "lgamma": math.lgamma, "tgamma": math.gamma, "modf": math.modf,
 }
 _BINARY = {
     "atan2": math.atan2, "copysign": math.copysign, "fmax": np.fmax, "fmin": np.fmin,
-    "hypot": math.hypot, "pow": math.pow, "fdim": None,
+    "hypot": math.hypot, "pow": math.pow, "fdim": None, "fmod": math.fmod,
+    "remainder": math.remainder, "nextafter": np.nextafter,
 }
 
 
@@ -169,7 +171,7 @@ _i32, _i64, _u32, _u64 = np.int32, np.int64, np.uint32, np.uint64
 def _round_half_away(x):
     """C's round(): the nearest integer, halfway cases away from zero (x - trunc(x) is exact)."""
     t = np.trunc(x)
-    return t + math.copysign(1.0, x) if builtins.abs(x - t) >= 0.5 else t
+    return t + np.copysign(_f32(1), x) if builtins.abs(x - t) >= 0.5 else t  # x's type
 
 
 @_device
@@ -292,12 +294,6 @@ _bits_of.update({
     "signbitf": lambda x: _i32(np.signbit(_f32(x))),
     "signbitd": lambda x: _i32(np.signbit(_f64(x))),
     # exact operations
-    "fmod": lambda x, y: math.fmod(_f64(x), _f64(y)),
-    "fmodf": lambda x, y: math.fmod(_f32(x), _f32(y)),
-    "remainder": lambda x, y: math.remainder(_f64(x), _f64(y)),
-    "remainderf": lambda x, y: math.remainder(_f32(x), _f32(y)),
-    "modf": lambda x: math.modf(_f64(x)),
-    "modff": lambda x: math.modf(_f32(x)),
     "ldexp": lambda x, y: math.ldexp(_f64(x), _i32(y)),
     "ldexpf": lambda x, y: math.ldexp(_f32(x), _i32(y)),
     "scalbn": lambda x, y: math.ldexp(_f64(x), _i32(y)),
@@ -306,21 +302,11 @@ _bits_of.update({
     "ilogbf": lambda x: _ilogb(_f64(_f32(x))),
     "logb": lambda x: _logb(_f64(x)),
     "logbf": lambda x: _f32(_logb(_f64(_f32(x)))),
-    "nearbyint": lambda x: np.rint(_f64(x)),
-    "nearbyintf": lambda x: np.rint(_f32(x)),
-    "round": lambda x: _round_half_away(_f64(x)),
-    "roundf": lambda x: _round_half_away(_f32(x)),
     "llrint": lambda x: _i64(np.rint(_f64(x))),
     "llrintf": lambda x: _i64(np.rint(_f32(x))),
     "llround": lambda x: _i64(_round_half_away(_f64(x))),
     "llroundf": lambda x: _i64(_round_half_away(_f32(x))),
-    "nextafter": lambda x, y: np.nextafter(_f64(x), _f64(y)),
-    "nextafterf": lambda x, y: np.nextafter(_f32(x), _f32(y)),
     "saturatef": lambda x: _saturate(_f32(x)),
-    "lgamma": lambda x: math.lgamma(_f64(x)),
-    "lgammaf": lambda x: math.lgamma(_f32(x)),
-    "tgamma": lambda x: math.gamma(_f64(x)),
-    "tgammaf": lambda x: math.gamma(_f32(x)),
     # correctly rounded arithmetic and conversions (the _rn forms; each operation rounded once)
     "dadd_rn": lambda x, y: _f64(x) + _f64(y),
     "dmul_rn": lambda x, y: _f64(x) * _f64(y),
@@ -353,6 +339,8 @@ _bits_of.update({
 
 for _name, _fn in _bits_of.items():
     _register_exact(_name, _fn)
+_register("round", 1, _round_half_away, _f64)
+_register("roundf", 1, _round_half_away, _f32)
 
 
 def sad(x, y, z):
