@@ -20,10 +20,8 @@
 namespace nvk::unroll {
 namespace {
 
-// i = start; acc = 0; while i < n: acc = acc * 3 + i; i += step
-// (the order of the iterations shows in acc); then out[0] = acc, out[1] = i.
-// %MOD is replaced to make loops the pass must leave alone.
-constexpr const char* kLoop = R"(param out.addr : u64 @0
+// The two loop forms' parameters, entry block and exit (which stores acc and the cursor).
+constexpr const char* kHead = R"(param out.addr : u64 @0
 param start : i64 @8
 param step : i64 @16
 param n : i64 @24
@@ -36,7 +34,24 @@ func main {
   %4 = param 2 : i64
   %5 = param 3 : i64
   %22 = var : ptr<function, i64>
-  br %b1
+)";
+constexpr const char* kExit = R"(%b3 exit:
+  %16 = load %1 : i64
+  %17 = const 0 : i64
+  %18 = elemptr %2, %17 : ptr<global, i64>
+  store %18, %16
+  %19 = load %0 : i64
+  %20 = const 1 : i64
+  %21 = elemptr %2, %20 : ptr<global, i64>
+  store %21, %19
+  ret
+}
+)";
+
+// i = start; acc = 0; while i < n: acc = acc * 3 + i; i += step
+// (the order of the iterations shows in acc); then out[0] = acc, out[1] = i.
+// %MOD is replaced to make loops the pass must leave alone.
+const std::string kLoop = std::string(kHead) + R"(  br %b1
 %b1 pre:
   store %0, %3
   %6 = const 0 : i64
@@ -58,18 +73,13 @@ func main {
   %23 = load %22 : i64
   %15 = lt %14, %23 : bool
   condbr %15, %b2, %b3
-%b3 exit:
-  %16 = load %1 : i64
-  %17 = const 0 : i64
-  %18 = elemptr %2, %17 : ptr<global, i64>
-  store %18, %16
-  %19 = load %0 : i64
-  %20 = const 1 : i64
-  %21 = elemptr %2, %20 : ptr<global, i64>
-  store %21, %19
-  ret
+)" + kExit;
+
+kir::Module ParsedText(const std::string& text) {
+    auto m = kir::Parse(text);
+    EXPECT_TRUE(m.ok()) << m.status().message() << "\n" << text;
+    return std::move(m).value();
 }
-)";
 
 kir::Module Parsed(const std::string& mod, bool empty_latch = false) {
     std::string text = kLoop;
@@ -78,9 +88,7 @@ kir::Module Parsed(const std::string& mod, bool empty_latch = false) {
         text.replace(text.find("condbr %15, %b2, %b3"), 20, "condbr %15, %b4, %b3");
         text.replace(text.rfind("}"), 1, "%b4 latch:\n  br %b2\n}");
     }
-    auto m = kir::Parse(text);
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    return std::move(m).value();
+    return ParsedText(text);
 }
 
 int Unrolled(kir::Module& m, int factor = 4) {
@@ -189,20 +197,7 @@ TEST(Unroll, LeavesAloneLoopsWhoseBoundOrStepChangeOrThatSynchronise) {
 // a header that tests the cursor %0 against n by the step's sign and advances it, and
 // a body that reads the value in %23); then out[0] = acc, out[1] = the cursor. %TEST
 // is replaced by the test of a literal positive step.
-constexpr const char* kRange = R"(param out.addr : u64 @0
-param start : i64 @8
-param step : i64 @16
-param n : i64 @24
-func main {
-%b0 entry:
-  %0 = var : ptr<function, i64>
-  %1 = var : ptr<function, i64>
-  %2 = param 0 : u64
-  %3 = param 1 : i64
-  %4 = param 2 : i64
-  %5 = param 3 : i64
-  %22 = var : ptr<function, i64>
-  %23 = var : ptr<function, i64>
+const std::string kRange = std::string(kHead) + R"(  %23 = var : ptr<function, i64>
   %24 = var : ptr<function, i64>
   br %b1
 %b1 pre:
@@ -237,18 +232,7 @@ func main {
   %14 = add %13, %11 : i64
   store %1, %14
   br %b2
-%b3 exit:
-  %16 = load %1 : i64
-  %17 = const 0 : i64
-  %18 = elemptr %2, %17 : ptr<global, i64>
-  store %18, %16
-  %19 = load %0 : i64
-  %20 = const 1 : i64
-  %21 = elemptr %2, %20 : ptr<global, i64>
-  store %21, %19
-  ret
-}
-)";
+)" + kExit;
 
 kir::Module ParsedRange(bool literal_step, bool empty_latch = false) {
     std::string text = kRange;
@@ -259,9 +243,7 @@ kir::Module ParsedRange(bool literal_step, bool empty_latch = false) {
         text.replace(text.find("  br %b2\n%b3"), 9, "  br %b5\n");
         text.replace(text.rfind("}"), 1, "%b5 latch:\n  br %b2\n}");
     }
-    auto m = kir::Parse(text);
-    EXPECT_TRUE(m.ok()) << m.status().message() << "\n" << text;
-    return std::move(m).value();
+    return ParsedText(text);
 }
 
 TEST(Unroll, RangeLoopsAreRotatedThenUnrolled) {
