@@ -1,7 +1,7 @@
 """The self-test's check of float32 sqrt's one correction step (runtime/sqrt_probe.py): it
 finds a step that is not correctly rounded (lavapipe's Fma rounds twice, so its step misses
 many floats) and passes a correct one; and its verdict alone lets kernels leave the rounding
-decision out (launchers.sqrt_one_step, roots._sqrt_fused32)."""
+decision out (launchers.sqrt_one_step, roots._sqrt_fused)."""
 
 import types
 

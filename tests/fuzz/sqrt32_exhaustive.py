@@ -1,5 +1,5 @@
 """Every float32 in [1, 4) through the fused float32 sqrt (frontend/mathlib/roots.py,
-_sqrt_fused32) simulated in NumPy, from a driver InverseSqrt that is correctly rounded or
+roots._sqrt_fused (float32)) simulated in NumPy, from a driver InverseSqrt that is correctly rounded or
 off by up to 64 ulp: the one correction step must leave s within one ulp of sqrt(x), and
 the rounding decision must then give NumPy's sqrt bit for bit. Scaling x by 4^j scales every
 step exactly, so [1, 4) covers the path's whole range (2^-60 to 2^60). About 30 s.
@@ -24,7 +24,7 @@ def fma(a, b, c):
 
 
 def sqrt_fused32(x, y):
-    """_sqrt_fused32's steps from y, the driver's 1/sqrt(x)."""
+    """roots._sqrt_fused (float32)'s steps from y, the driver's 1/sqrt(x)."""
     s0 = (x * y).astype(F32)
     s = fma(fma(-s0, s0, x), (y * F32(0.5)).astype(F32), s0)
     r = fma(-s, s, x)

@@ -5,8 +5,9 @@ by fused Fmas with pi/2 in three full words, sin's and cos's polynomials and a s
 sign by an xor) and exp (explog._exp_short: 2^k from the bits of the rounding constant, e^r
 ending in two Fmas; float32 too) within 1 ulp against mpmath, the operands closest to a multiple of pi/2 included, and the special
 values as C99 gives them (the rare blocks: huge operands, inf, NaN, over- and underflow); float32
-sqrt (bit for bit) and log, and erf in both widths (1 - 2^L beyond 0.84375), in the same form."""
+sqrt (bit for bit, float64 too) and log, and erf in both widths (1 - 2^L beyond 0.84375), in the same form."""
 
+import fractions
 import math
 
 import mpmath
@@ -201,15 +202,38 @@ def sqrt32_operands():
     return x
 
 
+def sqrt64_operands():
+    """float64: random mantissas over [1, 4) and the whole range, squares of 26-bit numbers and
+    their neighbours (exact roots), the floats nearest the squares of midpoints between
+    neighbouring floats of [1, 2) (roots within about 2^-106 of a midpoint) and their
+    neighbours, the short path's ends, the special values."""
+    rng = np.random.default_rng(13)
+    sq = (np.arange(1 << 25, (1 << 25) + 4000, dtype=np.float64) * 2.0**-25) ** 2
+    mid = [float(fractions.Fraction((2 * int(m) + 1) ** 2, 1 << 106))
+           for m in rng.integers(1 << 52, 1 << 53, 3000, dtype=np.int64)]  # fmt: skip
+    mid = np.array(mid + [4 * v for v in mid[:1000]])
+    ends = np.array([2.0**-60, 2.0**60, 1.0, 2.0, 4.0])
+    near = np.concatenate([sq, mid, ends])
+    return np.concatenate([
+        rng.integers(0x3FF0000000000000, 0x4010000000000000, 10000, dtype=np.int64).view(np.float64),
+        rng.integers(0, 0x7FF0000000000000, 10000, dtype=np.int64).view(np.float64),
+        near, np.nextafter(near, 0.0), np.nextafter(near, np.inf),
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -1.0, 1.7976931348623157e308],
+    ])  # fmt: skip
+
+
 @pytest.mark.parametrize("loose", [False, True])
-def test_fused_sqrt_float32_correctly_rounded(loose):
-    """float32 sqrt with a fused Fma (roots._sqrt_fused32: no division, the rounding decided by
-    two exact residuals) is NumPy's bit for bit, also from a driver's Sqrt 2 ulp off."""
-    x = sqrt32_operands()
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_sqrt_correctly_rounded(dtype, loose):
+    """sqrt with a fused Fma (roots._sqrt_fused: no division, the rounding decided by two exact
+    residuals; float64 after two steps from the float32 guess) is NumPy's bit for bit, also
+    from a driver's InverseSqrt 2 ulp off."""
+    x = sqrt32_operands() if dtype == np.float32 else sqrt64_operands()
     y = run_fused("sqrt", x, loose)
     with np.errstate(invalid="ignore"):
         ref = np.sqrt(x)
-    bad = (y.view(np.int32) != ref.view(np.int32)) & ~(np.isnan(y) & np.isnan(ref))
+    ints = np.int32 if dtype == np.float32 else np.int64
+    bad = (y.view(ints) != ref.view(ints)) & ~(np.isnan(y) & np.isnan(ref))
     assert not bad.any(), f"{bad.sum()} differ, e.g. x = {x[bad][:4]!r}: {y[bad][:4]!r}"
 
 

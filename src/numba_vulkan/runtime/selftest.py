@@ -45,7 +45,7 @@ from .. import config
 from ..errors import VulkanDriverFaultWarning
 
 #: Bump when a probe changes: cached verdicts of other versions are not trusted.
-VERSION = 4
+VERSION = 5
 
 #: The software forms, and the primitive whose fault calls for each.
 SOFT_FORMS = {

@@ -19,8 +19,8 @@ as float32), so sqrt is computed here:
    (x - s*s is a multiple of the midpoint granularity; see docs/math.md);
 5. the result s * 2**j, exact since j keeps it normal.
 
-Where the device's Fma rounds once, float32 takes _sqrt_fused32 instead of steps 2 to 4 (no
-division, a cheaper exact rounding decision).
+Where the device's Fma rounds once, _sqrt_fused replaces steps 2 to 4 (no division, a
+cheaper exact rounding decision).
 """
 
 from ... import _core
@@ -91,7 +91,7 @@ def _fused_residual(b, x, s):
 
 
 def one_step32(b, x):
-    """Steps 1 and 2 of _sqrt_fused32: s = fma(fma(-s0, s0, x), y/2, s0), s0 = x y, y the
+    """Steps 1 and 2 of _sqrt_fused (float32): s = fma(fma(-s0, s0, x), y/2, s0), s0 = x y, y the
     driver's InverseSqrt of float32 x within _DIRECT; faithful, and correctly rounded where the
     device's self-test says so (runtime/sqrt_probe.py runs this very form)."""
     y = _driver_rsqrt(b, x)
@@ -100,37 +100,56 @@ def one_step32(b, x):
                           s0])  # fmt: skip
 
 
-def _sqrt_fused32(b, x):
-    """The correctly rounded float32 sqrt of x in [1, 4) or within _DIRECT, where the device's
-    Fma rounds once (dd.fused), without a division:
+def _two_steps64(b, x):
+    """float64's s for _sqrt_fused's decision: from the float32 InverseSqrt y (relative error e
+    of about 2^-21, float32's rounding of x included), s0 = x y and h = y/2, two steps
+    s = fma(fma(-s, s, x), h, s), each taking the relative error d to about d e + d^2/2 before
+    its rounding: 2^-41, then 2^-62, so s is faithful."""
+    y = _first_guess(b, x)
+    h = b.binary(Op.mul, y, const(b, K.f64, 0.5))
+    s = b.binary(Op.mul, x, y)
+    for _ in range(2):
+        s = b.math(M.fma, [_fused_residual(b, x, s), h, s])
+    return s
 
-    1. y = the driver's InverseSqrt (Vulkan: 2 ulp), s0 = x y (relative error d of a few
-       2^-24) and h = y/2 (exact; relative error e of y's);
-    2. one step s = fma(fma(-s0, s0, x), h, s0): x - s0^2 = -x (2 d + d^2) exactly (Fma), times
-       h = (1 + e)/(2 sqrt(x)), so s = sqrt(x) (1 - d e - d^2/2 + ...) rounded once: a relative
-       error of about 2^-44 before that rounding for d, e of a few ulp (below 2^-25 up to
-       about 1000 ulp), so s is faithful (one of the two floats around sqrt(x));
-    3. the rounding decision, exact: r = fma(-s, s, x) (its sign says on which side of s
-       sqrt(x) lies) and rc = fma(-c, c, x) for c, s's neighbour on that side; c is the
-       correctly rounded root iff |rc| < |r|. With g = |c - s| (s and c multiples of g, x of
-       g^2), r + rc = 2 (x - s^2 - s g') - g^2 (g' = +-g) is an odd multiple of g^2: never 0,
-       and |r| - |rc| has the sign of sqrt(x)'s distance to the midpoint (x >= (s + g'/2)^2
-       iff x - s^2 - s g' >= g^2/4 iff >= g^2 iff > g^2/2). r and rc are exact (at most 25
-       bits, multiples of g^2 below 2^25 g^2) except the larger magnitude, which rounds to a
-       multiple of 2 g^2, staying above the smaller (below 2^24 g^2): the comparison holds.
-       r and rc are normal or zero (multiples of g^2 >= 2^-108 within _DIRECT).
+
+def _sqrt_fused(b, x):
+    """The correctly rounded sqrt of x in [1, 4) or within _DIRECT, where the device's Fma
+    rounds once (dd.fused), without a division:
+
+    1. y = the driver's float32 InverseSqrt (Vulkan: 2 ulp), s0 = x y (relative error d of a
+       few 2^-24) and h = y/2 (exact; relative error e of y's);
+    2. float32: one step s = fma(fma(-s0, s0, x), h, s0) (one_step32): x - s0^2 = -x (2 d + d^2)
+       exactly (Fma), times h = (1 + e)/(2 sqrt(x)), so s = sqrt(x) (1 - d e - d^2/2 + ...)
+       rounded once: a relative error of about 2^-44 before that rounding for d, e of a few
+       ulp (below 2^-25 up to about 1000 ulp), so s is faithful (one of the two floats around
+       sqrt(x)); float64: two such steps (_two_steps64);
+    3. the rounding decision, exact, for a p-bit format (24 or 53): r = fma(-s, s, x) (its sign
+       says on which side of s sqrt(x) lies) and rc = fma(-c, c, x) for c, s's neighbour on
+       that side; c is the correctly rounded root iff |rc| < |r|. With g = |c - s| (s and c
+       multiples of g, x of g^2), r + rc = 2 (x - s^2 - s g') - g^2 (g' = +-g) is an odd
+       multiple of g^2: never 0, and |r| - |rc| has the sign of sqrt(x)'s distance to the
+       midpoint (x >= (s + g'/2)^2 iff x - s^2 - s g' >= g^2/4 iff >= g^2 iff > g^2/2). r and
+       rc are exact (at most p + 1 bits, multiples of g^2 below 2^(p+1) g^2) except the
+       larger magnitude, which rounds to a multiple of 2 g^2, staying above the smaller
+       (below 2^p g^2): the comparison holds. r and rc are normal or zero (multiples of
+       g^2 >= 2^-108 (float32) or 2^-166 (float64) within _DIRECT).
     The form before it started from the driver's Sqrt, with 1/(2 s0) to within 5 % from its
     bits, and took two steps (docs/math.md).
 
-    Where the device's self-test found step 2 correctly rounded for every float32 of the range
-    with its InverseSqrt (`b.sqrt_one_step`: runtime/sqrt_probe.py), step 3 is left out: the
-    proof above needs only that y is a few ulp off, the shortcut a property of the device's
-    InverseSqrt that only such an exhaustive check shows (as NVIDIA's own sqrt.rn relies on)."""
+    Where the device's self-test found float32's step 2 correctly rounded for every float32
+    of the range with its InverseSqrt (`b.sqrt_one_step`: runtime/sqrt_probe.py), step 3 is
+    left out: the proof above needs only that y is a few ulp off, the shortcut a property of
+    the device's InverseSqrt that only such an exhaustive check shows (as NVIDIA's own
+    sqrt.rn relies on)."""
     k = b.kind(x)
     ik = bits.int_kind(k)
-    s = one_step32(b, x)
-    if getattr(b, "sqrt_one_step", False):
-        return s
+    if k == K.f32:
+        s = one_step32(b, x)
+        if getattr(b, "sqrt_one_step", False):
+            return s
+    else:
+        s = _two_steps64(b, x)
     r = _fused_residual(b, x, s)
     above = denormals.compare_normal(b, Op.gt, r, const(b, k, 0.0))
     c = bits.from_bits(b, k, b.binary(Op.add, bits.to_bits(b, s),
@@ -142,8 +161,8 @@ def _sqrt_fused32(b, x):
 
 def _sqrt_reduced(b, xs):
     """The correctly rounded sqrt of xs in [1, 4)."""
-    if b.kind(xs) == K.f32 and fused(b):
-        return _sqrt_fused32(b, xs)
+    if fused(b):
+        return _sqrt_fused(b, xs)
     y = _first_guess(b, xs)
     for _ in range(1 if b.kind(xs) == K.f32 else 2):
         y = _newton_rsqrt(b, xs, y)
@@ -163,8 +182,8 @@ def _sqrt_direct(b, x):
     Newton step, to about 2^-40) and s0 = x y (d, about as large); one step on the residual
     leaves a relative error of about d^2/2 + d e (float32: 2^-40; float64: 2^-78) plus its own
     rounding, within one ulp; then one exact rounding test."""
-    if b.kind(x) == K.f32 and fused(b):
-        return _sqrt_fused32(b, x)
+    if fused(b):
+        return _sqrt_fused(b, x)
     y = _first_guess(b, x)
     if b.kind(x) == K.f64:
         y = _newton_rsqrt(b, x, y)
