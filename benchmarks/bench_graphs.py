@@ -9,7 +9,9 @@ Figures per backend and way of launching (each the median over --repeats):
 - total_ms: from the first launch (or the replay) to the chain's completion seen by the
   host (synchronize);
 - for numba_vulkan's graph also the replay after a rebinding to another array (the
-  command buffer is recorded again), and the one-off capture and instantiation times.
+  command buffer is recorded again), and the one-off capture and instantiation times;
+- graph_independent (numba_vulkan, CuPy): a graph of as many launches on as many arrays,
+  no launch depending on another: what the dependent chain's ordering costs.
 
 Every run checks the array afterwards (each kernel adds 1).
 
@@ -114,6 +116,19 @@ def bench_vulkan(chain, repeats):
     for key in ("plain", "stream"):
         out[key]["correct"] = out["graph"]["correct"]
 
+    # The same number of launches on as many arrays: no hazard, so no barrier between them
+    # (what the chain's barriers cost, beside the dispatches themselves).
+    parts = [nv.to_device(np.zeros(N, np.int32)) for _ in range(chain)]
+    with nv.graph(s) as g:
+        for part in parts:
+            inc[1, N, s](part)
+    free = g.instantiate()
+    free.replay()
+    s.synchronize()
+    out["graph_independent"] = _measure(free.replay, s.synchronize, chain, repeats)
+    out["graph_independent"]["barriers"] = free.barriers
+    _checked(out["graph_independent"], np.stack([p.copy_to_host() for p in parts]), 1 + repeats)
+
     y = nv.to_device(np.zeros(N, np.int32))
     flip = [x, y]
 
@@ -185,7 +200,17 @@ def bench_cupy(chain, repeats):
         graph.launch(stream)
         stream.synchronize()
         out["graph"] = _measure(lambda: graph.launch(stream), stream.synchronize, chain, repeats)
-    _checked(out["graph"], cp.asnumpy(x), 1 + repeats * chain + chain + repeats * chain)
+        _checked(out["graph"], cp.asnumpy(x), 1 + repeats * chain + chain + repeats * chain)
+        parts = [cp.zeros(N, cp.int32) for _ in range(chain)]
+        stream.begin_capture()
+        for part in parts:
+            inc((1,), (N,), (part, n))
+        free = stream.end_capture()
+        free.launch(stream)
+        stream.synchronize()
+        out["graph_independent"] = _measure(lambda: free.launch(stream), stream.synchronize,
+                                            chain, repeats)  # fmt: skip
+        _checked(out["graph_independent"], cp.asnumpy(cp.stack(parts)), 1 + repeats)
     return out
 
 
