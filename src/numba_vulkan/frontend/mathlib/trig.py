@@ -89,17 +89,20 @@ def reduce(b, ax):
     assert jmax + NCHUNK <= len(chunks)
     shift = b.unary(Op.neg, _add(b, b.binary(Op.mul, j0, const(b, ik, prec)), const(b, ik, guard)))
     xs = bits.ldexp(b, ax, shift)
-    terms = []
-    for i in range(NCHUNK):
-        scale = 2.0 ** (guard - prec * (i + 1))
-        c = const(b, k, float(chunks[i]) * scale)
-        for j in range(1, jmax + 1):
-            cj = const(b, k, float(chunks[j + i]) * scale)
-            c = b.select(b.compare(Op.eq, j0, const(b, ik, j)), cj, c)
-        terms.extend(dd.two_prod(b, xs, c))
+    def terms():
+        """xs times each chunk of 2/pi, as exact (product, error) pairs, one chunk at a time
+        (a chunk's pair is made where it is summed: fewer values live at once)."""
+        for i in range(NCHUNK):
+            scale = 2.0 ** (guard - prec * (i + 1))
+            c = const(b, k, float(chunks[i]) * scale)
+            for j in range(1, jmax + 1):
+                cj = const(b, k, float(chunks[j + i]) * scale)
+                c = b.select(b.compare(Op.eq, j0, const(b, ik, j)), cj, c)
+            yield from dd.two_prod(b, xs, c)
+
     zero = const(b, k, 0.0)
     q, a0, a1, a2 = zero, zero, zero, zero
-    for t in terms:
+    for t in terms():
         # Integer parts by rint, fractions in [-1/2, 1/2]: t - rint(t) is exact.
         t = _mod4(b, t)
         n = bits.rint(b, t)
