@@ -45,24 +45,14 @@ def _driver_rsqrt(b, x):
     return denormals.loosen(b, b.math(M.inverse_sqrt, [x]))
 
 
-# float64's exponent bias less float32's, in float32's exponent field.
-_REBIAS = (1023 - 127) << 23
-
-
 def _first_guess(b, x):
-    """y0 ~ 1/sqrt(x) to float32's precision (the driver's InverseSqrt), x in [1, 4) or within
-    _DIRECT. float64 goes through float32 by the bits, not by conversions (a float64 conversion
-    issues at a quarter of the float64 Fma's rate on NVIDIA's GPUs): x's sign, exponent and
-    first 23 fraction bits are a float32 once the exponent is rebiased (x truncated, relative
-    error below 2^-23, the float32 normal), and y's bits shifted back are its float64 value."""
+    """y0 ~ 1/sqrt(x) to float32's precision (the driver's InverseSqrt; float64 through
+    float32), x in [1, 4) or within _DIRECT."""
     k = b.kind(x)
     if k == K.f32:
         return _driver_rsqrt(b, x)
-    top = b.binary(Op.shr, bits.to_bits(b, x), const(b, K.i64, 52 - 23))
-    x32 = bits.from_bits(b, K.f32, b.convert(K.i32, b.binary(Op.sub, top, const(b, K.i64, _REBIAS))))
-    y = b.convert(K.u64, b.bitcast(K.u32, _driver_rsqrt(b, x32)))
-    y = b.binary(Op.shl, b.binary(Op.add, y, const(b, K.u64, _REBIAS)), const(b, K.u64, 52 - 23))
-    return b.bitcast(K.f64, y)
+    y32 = _driver_rsqrt(b, denormals.convert_normal(b, K.f32, x))
+    return denormals.convert_normal(b, k, y32)
 
 
 def _newton_rsqrt(b, x, y):
@@ -112,7 +102,7 @@ def one_step32(b, x):
 
 def _two_steps64(b, x):
     """float64's s for _sqrt_fused's decision: from the float32 InverseSqrt y (relative error e
-    of about 2^-21, the truncation of x to float32 included), s0 = x y and h = y/2, two steps
+    of about 2^-21, float32's rounding of x included), s0 = x y and h = y/2, two steps
     s = fma(fma(-s, s, x), h, s), each taking the relative error d to about d e + d^2/2 before
     its rounding: 2^-41, then 2^-62, so s is faithful."""
     y = _first_guess(b, x)
