@@ -28,9 +28,10 @@ def _kernel(name):
     return ns["kern"]
 
 
-def run_fused(name, x, loose=False):
+def run_fused(name, x, loose=False, fastmath=False):
     """math.<name> of each x through the interpreter, compiled with NVIDIA's float controls
-    (`loose`: the driver's quotients and Sqrt moved by 2 ulp, NUMBA_VULKAN_DRIVER_DIV=loose)."""
+    (`loose`: the driver's quotients and Sqrt moved by 2 ulp, NUMBA_VULKAN_DRIVER_DIV=loose;
+    `fastmath`: the kernel compiled with fastmath=True)."""
     import kir_host
 
     kern = _kernel(name)
@@ -39,7 +40,7 @@ def run_fused(name, x, loose=False):
     typed = pipeline.type_kernel(kern, argtypes, pipeline.Options())
     lk = frontend.lower_kernel(typed.func_ir, typed.typemap, typed.calltypes, argtypes, EXACT,
                                "kern", fused_fma=True, denormals=denormals.FLUSH,
-                               loose_division=loose)  # fmt: skip
+                               loose_division=loose, fastmath=fastmath)  # fmt: skip
     real = kir_host.lower
     kir_host.lower = lambda fn, args, mode=EXACT: lk
     try:
@@ -148,6 +149,22 @@ def test_fused_short_paths_within_one_ulp(name):
     err = ulps(name, x, y)
     worst = int(np.argmax(err))
     assert err[worst] <= 1.0, f"{name}: {err[worst]:.3f} ulp at x = {x[worst]!r} (got {y[worst]!r})"
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_fastmath_float64_trig_within_two_ulp(name):
+    """fastmath's float64 sin and cos (trig.fast: r in one word, one polynomial) within
+    numba.cuda's documented 2 ulp, the operands nearest a multiple of pi/2 and those beyond the
+    short path included, and the special values as the accurate form gives them."""
+    x = trig_operands()
+    y = run_fused(name, x, fastmath=True)
+    err = ulps(name, x, y)
+    worst = int(np.argmax(err))
+    assert err[worst] <= 2.0, f"{name}: {err[worst]:.3f} ulp at x = {x[worst]!r} (got {y[worst]!r})"
+    special = np.array([0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -5e-324, 1e300])
+    y, ref = run_fused(name, special, fastmath=True), run_fused(name, special)
+    assert np.array_equal(y, ref, equal_nan=True)
+    assert np.array_equal(np.signbit(y), np.signbit(ref))
 
 
 def test_fused_exp_float32_within_one_ulp():

@@ -89,20 +89,17 @@ def reduce(b, ax):
     assert jmax + NCHUNK <= len(chunks)
     shift = b.unary(Op.neg, _add(b, b.binary(Op.mul, j0, const(b, ik, prec)), const(b, ik, guard)))
     xs = bits.ldexp(b, ax, shift)
-    def terms():
-        """xs times each chunk of 2/pi, as exact (product, error) pairs, one chunk at a time
-        (a chunk's pair is made where it is summed: fewer values live at once)."""
-        for i in range(NCHUNK):
-            scale = 2.0 ** (guard - prec * (i + 1))
-            c = const(b, k, float(chunks[i]) * scale)
-            for j in range(1, jmax + 1):
-                cj = const(b, k, float(chunks[j + i]) * scale)
-                c = b.select(b.compare(Op.eq, j0, const(b, ik, j)), cj, c)
-            yield from dd.two_prod(b, xs, c)
-
+    terms = []
+    for i in range(NCHUNK):
+        scale = 2.0 ** (guard - prec * (i + 1))
+        c = const(b, k, float(chunks[i]) * scale)
+        for j in range(1, jmax + 1):
+            cj = const(b, k, float(chunks[j + i]) * scale)
+            c = b.select(b.compare(Op.eq, j0, const(b, ik, j)), cj, c)
+        terms.extend(dd.two_prod(b, xs, c))
     zero = const(b, k, 0.0)
     q, a0, a1, a2 = zero, zero, zero, zero
-    for t in terms():
+    for t in terms:
         # Integer parts by rint, fractions in [-1/2, 1/2]: t - rint(t) is exact.
         t = _mod4(b, t)
         n = bits.rint(b, t)
@@ -317,6 +314,49 @@ def _short(b, x, cosine):
     if cosine or k != K.f32 or not denormals.flushes(b):
         return v
     return b.select(b.compare(Op.lt, bits.fabs(b, x), const(b, k, _TINY[k])), x, v)
+
+
+def fast(b, x, cosine, branch):
+    """fastmath's float64 sin(x) or cos(x), within numba.cuda's documented 2 ulp (measured:
+    docs/math.md), where the device's Fma rounds once and the call may branch; otherwise None
+    (the accurate form). Against _short: r in one word, by three Fmas (r1 = ax - q P0 is exact
+    as there; r1 - q P1 and that minus q P2 each rounded once, relative to r itself, so even
+    the operands nearest a multiple of pi/2 keep r to about an ulp), and one polynomial of
+    z = r^2 whose coefficients are chosen by the quadrant's parity, as libdevice does: sin
+    r + r z S(z), cos 1 + z (-1/2 + z C(z)), S and C the accurate path's, both v = fma(a, P, c).
+    15 float64 operations where _short takes 33, the selects going to the integer units."""
+    k = b.kind(x)
+    if k != K.f64 or not branch or not dd.fused(b):
+        return None
+    ik = bits.int_kind(k)
+    ax = bits.fabs_operand(b, x)
+    far = b.compare(Op.gt, ax, const(b, k, FAST_LIMIT[k]))
+    magic = const(b, k, 1.5 * 2.0**52)
+    t = dd.mul_add(b, ax, const(b, k, 1.0 / coeffs.PIO2_DW_HI_F64), magic)
+    nq = _neg(b, _sub(b, t, magic))
+    r = ax
+    for w in coeffs.PIO2_FMA_F64:
+        r = dd.mul_add(b, nq, const(b, k, w), r)
+
+    def full(xs, *_):
+        finite = bits.is_finite(b, xs)
+        q, h, _lo = reduce(b, b.select(finite, bits.fabs(b, xs), const(b, k, 0.0)))
+        return xs, b.convert(ik, q), b.select(finite, h, const(b, k, float("nan")))
+
+    x, qb, r = rare.branch(b, far, (x, bits.to_bits(b, t), r), full, "trig")
+    if cosine:  # cos(r + q pi/2) = sin(r + (q + 1) pi/2)
+        qb = b.binary(Op.add, qb, const(b, ik, 1))
+    odd = b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
+    z = _mul(b, r, r)
+    sin_c, cos_c = coeffs.SIN_SHORT_F64, (-0.5,) + coeffs.COS_SHORT_F64
+    p = dd.horner(b, [b.select(odd, const(b, k, c), const(b, k, s_))
+                      for s_, c in zip(sin_c, cos_c, strict=True)], z)  # fmt: skip
+    v = dd.mul_add(b, b.select(odd, z, _mul(b, r, z)), p, b.select(odd, const(b, k, 1.0), r))
+    sign = b.binary(Op.shl, qb, const(b, ik, bits.BITS[k] - 2))
+    if not cosine:
+        sign = b.binary(Op.xor, sign, bits.to_bits(b, x))
+    sign = b.binary(Op.and_, sign, const(b, ik, bits.sign_mask(k)))
+    return bits.from_bits(b, k, b.binary(Op.xor, bits.to_bits(b, v), sign))
 
 
 def _kernel(b, qb, rh, rl):
