@@ -97,6 +97,17 @@ def test_reductions_over_axes_match_numpy(name, axis, keepdims):
     np.testing.assert_allclose(values(got), want, rtol=2e-6)
 
 
+@pytest.mark.parametrize("name", ["sum", "max", "min", "prod"])
+def test_reduction_over_length_one_axes_is_a_new_array(name):
+    """Reducing axes of length 1 computes nothing, yet the result is a new array, as NumPy's:
+    writing the input afterwards leaves it alone (it was a view of the input)."""
+    host = np.array([[1.5], [2.5], [-3.0]], np.float32)
+    d = nv.to_device(host)
+    got = getattr(np, name)(d, axis=1, keepdims=True)
+    d[0, 0] = 7.0
+    np.testing.assert_array_equal(values(got), getattr(np, name)(host, axis=1, keepdims=True))
+
+
 def test_reduction_dtypes_nan_and_long_rows():
     ints = RNG.integers(-9, 9, (5, 70000)).astype(np.int32)  # rows past lavapipe's loop cap
     d = nv.to_device(ints)

@@ -407,6 +407,8 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
             values = values.astype(work)
     if values.dtype != out_dtype:
         values = values.astype(out_dtype)
+    if values._buffer.address == x._buffer.address:
+        values = values.copy()  # reduced axes of length 1, nothing computed: NumPy's is new too
     return values.reshape(shape)
 
 
