@@ -82,6 +82,13 @@ class ArrayArg:
         """Pointer to the element at `indices` (KIR integer values, one per dimension)."""
         return b.elemptr(self.storage, self.addr, self.linear_index(b, indices, loc))
 
+    def unit_stride_dim(self):
+        """The dimension whose stride is one element wherever its extent passes 1 (where it
+        is 1, its one index is 0), or None: the innermost of a contiguous array ('C': the
+        last, 'F': the first). Indexing it needs no multiply by the stride parameter (a
+        64-bit one, with 64-bit indices)."""
+        return {"C": self.ndim - 1, "F": 0}.get(self.ty.layout)
+
     def linear_index(self, b, indices, loc):
         """The element's index from the buffer address, in elements of the dtype."""
         if len(indices) != self.ndim:
@@ -90,13 +97,14 @@ class ArrayArg:
             )
         ik = self.index_kind
         linear = None
-        for idx, extent, stride in zip(indices, self.extents, self.strides):
+        unit = self.unit_stride_dim()
+        for k, (idx, extent, stride) in enumerate(zip(indices, self.extents, self.strides)):
             signed = is_signed(b.kind(idx))
             idx = arith.convert(b, idx, ik)
             if signed:
                 negative = b.compare(Op.lt, idx, arith.const(b, ik, 0))
                 idx = b.select(negative, b.binary(Op.add, idx, extent), idx)
-            term = b.binary(Op.mul, idx, stride)
+            term = idx if k == unit else b.binary(Op.mul, idx, stride)
             linear = term if linear is None else b.binary(Op.add, linear, term)
         return arith.const(b, ik, 0) if linear is None else linear  # a[()] of a 0-d array
 

@@ -66,6 +66,10 @@ class HiddenArray(ArrayArg):
                 module.add_hidden_param(f"{name}.{part}[{k}]", self.index_kind)
         return first
 
+    def unit_stride_dim(self):
+        """A constant array is uploaded C-contiguous whatever the global's layout."""
+        return self.ndim - 1 if self._const_shape is not None else super().unit_stride_dim()
+
     # ArrayArg.__init__ stores the parameters it reads; a hidden array reads them at each
     # use instead (the setters drop the values read where the array was declared).
     @property
