@@ -1,6 +1,6 @@
 """Every float32 in [1, 4) through the fused float32 sqrt (frontend/mathlib/roots.py,
-roots._sqrt_fused (float32)) simulated in NumPy, from a driver InverseSqrt that is correctly rounded or
-off by up to 64 ulp: the one correction step must leave s within one ulp of sqrt(x), and
+_sqrt_fused) simulated in NumPy, from a driver InverseSqrt that is correctly rounded or off by
+up to 64 ulp: the one correction step must leave s within one ulp of sqrt(x), and
 the rounding decision must then give NumPy's sqrt bit for bit. Scaling x by 4^j scales every
 step exactly, so [1, 4) covers the path's whole range (2^-60 to 2^60). About 30 s.
 

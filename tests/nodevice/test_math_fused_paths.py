@@ -4,8 +4,9 @@ rounds twice, so the device tests run the other form. sin and cos (trig._short: 
 by fused Fmas with pi/2 in three full words, sin's and cos's polynomials and a select, the
 sign by an xor) and exp (explog._exp_short: 2^k from the bits of the rounding constant, e^r
 ending in two Fmas; float32 too) within 1 ulp against mpmath, the operands closest to a multiple of pi/2 included, and the special
-values as C99 gives them (the rare blocks: huge operands, inf, NaN, over- and underflow); float32
-sqrt (bit for bit, float64 too) and log, and erf in both widths (1 - 2^L beyond 0.84375), in the same form."""
+values as C99 gives them (the rare blocks: huge operands, inf, NaN, over- and underflow); sqrt
+bit for bit in both widths, float32 log, erf in both widths (1 - 2^L beyond 0.84375), and
+fastmath's float64 sin and cos within 2 ulp, in the same form."""
 
 import fractions
 import math
@@ -232,7 +233,7 @@ def sqrt64_operands():
     ends = np.array([2.0**-60, 2.0**60, 1.0, 2.0, 4.0])
     near = np.concatenate([sq, mid, ends])
     return np.concatenate([
-        rng.integers(0x3FF0000000000000, 0x4010000000000000, 10000, dtype=np.int64).view(np.float64),
+        rng.integers(0x3FF0000000000000, 0x4010000000000000, 10000, np.int64).view(np.float64),
         rng.integers(0, 0x7FF0000000000000, 10000, dtype=np.int64).view(np.float64),
         near, np.nextafter(near, 0.0), np.nextafter(near, np.inf),
         [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -1.0, 1.7976931348623157e308],

@@ -323,10 +323,10 @@ def fast(b, x, cosine, branch):
     as there; r1 - q P1 and that minus q P2 each rounded once, relative to r itself, so even
     the operands nearest a multiple of pi/2 keep r to about an ulp), and without the second
     word's corrections: sin r + r z S(z), cos 1 + z (-1/2 + z C(z)) (z = r^2, S and C the
-    accurate path's), each ending in one Fma, and a select: 24 float64 operations outside the rare block where
-    _short takes 36. (One polynomial whose coefficients are selected by the quadrant's parity, as
-    libdevice's, takes 15, but the selects, two integer operations each, made it slower on
-    the H100: sin 371-376 against 468 x10^9 calls/s.)"""
+    accurate path's), each ending in one Fma, and a select: 24 float64 operations outside
+    the rare block where _short takes 36. (One polynomial whose coefficients are selected
+    by the quadrant's parity, as libdevice's, takes 15, but the selects, two integer
+    operations each, made it slower on the H100: sin 371-376 against 468 x10^9 calls/s.)"""
     k = b.kind(x)
     if k != K.f64 or not branch or not dd.fused(b):
         return None
