@@ -51,12 +51,14 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     decls = [d for d in lk.args if d.kind != "hidden"]
     for a, decl in zip(args, decls):
         if decl.kind == "array":
-            host = np.ascontiguousarray(a).astype(_storage_dtype(a.dtype, mode))
-            memory.append((base, host.tobytes()))
+            # Contiguous in the array's own order (an F-contiguous one stays F, as its type)
+            order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+            host = np.asarray(a, order=order).astype(_storage_dtype(a.dtype, mode), order=order)
+            memory.append((base, host.tobytes(order=order)))
             outs.append((a, host))
             params.append(base)
             params += [_param_bits(e, decl.index) for e in a.shape]
-            params += [_param_bits(s // a.itemsize, decl.index) for s in a.strides]
+            params += [_param_bits(s // host.itemsize, decl.index) for s in host.strides]
             base += max(host.nbytes, 8) + (1 << 16)
         elif decl.type == K.bool:
             params.append(1 if a else 0)
@@ -75,7 +77,8 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     )
     results = []
     for (a, host), raw in zip(outs, regions):
-        out = np.frombuffer(raw, dtype=host.dtype).reshape(a.shape)
+        order = "F" if host.flags.f_contiguous and not host.flags.c_contiguous else "C"
+        out = np.frombuffer(raw, dtype=host.dtype).reshape(a.shape, order=order)
         results.append(out.astype(a.dtype))
     return results
 

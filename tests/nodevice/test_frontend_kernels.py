@@ -239,3 +239,23 @@ def _inplace_and_tuple_index(a, b, k):
 @pytest.mark.parametrize("k", [0, 1, 2])
 def test_inplace_ops_and_dynamic_tuple_index(k):
     check(_inplace_and_tuple_index, np.arange(4.0), np.arange(9, dtype=np.int32).reshape(3, 3), k)
+
+
+def _c_and_f(c, f, out):
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            out[i, j] = c[i, j] * 100 + f[i, j] * 10 + c[i, -1] + f[-1, j]
+
+
+@pytest.mark.parametrize("mode", [EXACT, INDEX64], ids=["index32", "index64"])
+def test_c_and_f_arrays_index_their_own_layout(mode):
+    """2-d 'C' and 'F' arguments, negative indices included, in both index widths: with 64-bit
+    indices the innermost dimension (the last of 'C', the first of 'F') indexes without the
+    stride multiply (frontend/arrays.py unit_stride_dim)."""
+    c = np.arange(12, dtype=np.int64).reshape(3, 4)
+    f = np.asfortranarray(np.arange(12, dtype=np.int64).reshape(3, 4) * 3)
+    out = np.zeros((3, 4), np.int64)
+    (got_c, got_f, got) = run_kir(_c_and_f, (c, f, out), mode)
+    want = np.zeros_like(out)
+    numba.njit(_c_and_f)(c, f, want)
+    np.testing.assert_array_equal(got, want)

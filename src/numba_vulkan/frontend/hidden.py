@@ -68,7 +68,8 @@ class HiddenArray(ArrayArg):
 
     def unit_stride_dim(self):
         """A constant array is uploaded C-contiguous whatever the global's layout."""
-        return self.ndim - 1 if self._const_shape is not None else super().unit_stride_dim()
+        unit = super().unit_stride_dim()
+        return self.ndim - 1 if unit is not None and self._const_shape is not None else unit
 
     # ArrayArg.__init__ stores the parameters it reads; a hidden array reads them at each
     # use instead (the setters drop the values read where the array was declared).
