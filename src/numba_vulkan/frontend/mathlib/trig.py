@@ -293,24 +293,10 @@ def _short(b, x, cosine):
     ax = bits.fabs_operand(b, x)
     far = b.compare(Op.gt, ax, const(b, k, FAST_LIMIT[k]))
     qb, rh, rl = _reduce_short(b, ax)
-
-    def full(xs, *_):
-        a = bits.fabs(b, xs)
-        finite = bits.is_finite(b, xs)
-        q, h, lo = reduce(b, b.select(finite, a, const(b, k, 0.0)))
-        nan = const(b, k, float("nan"))
-        return xs, b.convert(ik, q), b.select(finite, h, nan), lo
-
-    x, qb, rh, rl = rare.branch(b, far, (x, qb, rh, rl), full, "trig")
+    x, qb, rh, rl = rare.branch(b, far, (x, qb, rh, rl), lambda xs, *_: _far(b, xs), "trig")
     if cosine:  # cos(r + q pi/2) = sin(r + (q + 1) pi/2)
         qb = b.binary(Op.add, qb, const(b, ik, 1))
-    v = _kernel(b, qb, rh, rl)
-    # the sign: bit 1 of the quadrant, xored with x's sign for sin (bit 63 either way)
-    sign = b.binary(Op.shl, qb, const(b, ik, bits.BITS[k] - 2))
-    if not cosine:
-        sign = b.binary(Op.xor, sign, bits.to_bits(b, x))
-    sign = b.binary(Op.and_, sign, const(b, ik, bits.sign_mask(k)))
-    v = bits.from_bits(b, k, b.binary(Op.xor, bits.to_bits(b, v), sign))
+    v = _signed(b, x, qb, _kernel(b, qb, rh, rl), cosine)
     if cosine or k != K.f32 or not denormals.flushes(b):
         return v
     return b.select(b.compare(Op.lt, bits.fabs(b, x), const(b, k, _TINY[k])), x, v)
@@ -340,19 +326,32 @@ def fast(b, x, cosine, branch):
     for w in coeffs.PIO2_FMA_F64:
         r = dd.mul_add(b, nq, const(b, k, w), r)
 
-    def full(xs, *_):
-        finite = bits.is_finite(b, xs)
-        q, h, _lo = reduce(b, b.select(finite, bits.fabs(b, xs), const(b, k, 0.0)))
-        return xs, b.convert(ik, q), b.select(finite, h, const(b, k, float("nan")))
-
-    x, qb, r = rare.branch(b, far, (x, bits.to_bits(b, t), r), full, "trig")
+    x, qb, r = rare.branch(b, far, (x, bits.to_bits(b, t), r), lambda xs, *_: _far(b, xs)[:3],
+                           "trig")  # fmt: skip
     if cosine:  # cos(r + q pi/2) = sin(r + (q + 1) pi/2)
         qb = b.binary(Op.add, qb, const(b, ik, 1))
     odd = b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
     z = _mul(b, r, r)
     vs = dd.mul_add(b, _mul(b, r, z), _horner(b, coeffs.SIN_SHORT_F64, z), r)
     vc = dd.mul_add(b, z, _horner(b, (-0.5,) + coeffs.COS_SHORT_F64, z), const(b, k, 1.0))
-    v = b.select(odd, vc, vs)
+    return _signed(b, x, qb, b.select(odd, vc, vs), cosine)
+
+
+def _far(b, xs):
+    """(xs, q's bits, r_hi, r_lo) of the full reduction, for the rare block of a scalar call
+    (the operands beyond FAST_LIMIT; inf and NaN give a NaN r)."""
+    k = b.kind(xs)
+    finite = bits.is_finite(b, xs)
+    q, h, lo = reduce(b, b.select(finite, bits.fabs(b, xs), const(b, k, 0.0)))
+    return xs, b.convert(bits.int_kind(k), q), b.select(finite, h, const(b, k, float("nan"))), lo
+
+
+def _signed(b, x, qb, v, cosine):
+    """v, sin(|r|) or cos(r) of the quadrant qb (the bits whose two lowest are q mod 4, q
+    already advanced by one for cos), with sin's or cos's sign: bit 1 of the quadrant,
+    xored with x's sign for sin (the sign bit either way), put on by an xor."""
+    k = b.kind(v)
+    ik = bits.int_kind(k)
     sign = b.binary(Op.shl, qb, const(b, ik, bits.BITS[k] - 2))
     if not cosine:
         sign = b.binary(Op.xor, sign, bits.to_bits(b, x))
