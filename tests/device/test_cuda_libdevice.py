@@ -53,6 +53,19 @@ def _check(got, want, name):
                          f"against {want[bad[0]]!r}"  # fmt: skip
 
 
+def _bit_oracles(xs, bits, suffix):
+    """abs, popc, clz, ffs and brev of `bits`-bit integers (libdevice's names: `suffix` after
+    the name, "ll" as a prefix of abs), from Python's integers."""
+    mask = (1 << bits) - 1
+    return {
+        f"{suffix}abs": [_wrap(abs(a), bits) for a in xs],
+        f"popc{suffix}": [bin(a & mask).count("1") for a in xs],
+        f"clz{suffix}": [bits - (a & mask).bit_length() for a in xs],
+        f"ffs{suffix}": [(a & -a & mask).bit_length() for a in xs],
+        f"brev{suffix}": [_wrap(int(f"{a & mask:0{bits}b}"[::-1], 2), bits) for a in xs],
+    }
+
+
 def test_int32_names():
     rng = np.random.default_rng(11)
     edge = np.array([0, 1, -1, 2, -2, I32.max, I32.min, I32.max - 1, I32.min + 1, 0x7F00FF00,
@@ -77,11 +90,7 @@ def test_int32_names():
         "urhadd": [_wrap((a + b + 1) >> 1, 32) for a, b in u],
         "mulhi": [(a * b) >> 32 for a, b in zip(xs, ys)],
         "umulhi": [_wrap((a * b) >> 32, 32) for a, b in u],
-        "abs": [_wrap(abs(a), 32) for a in xs],
-        "popc": [bin(a & M32).count("1") for a in xs],
-        "clz": [32 - (a & M32).bit_length() for a in xs],
-        "ffs": [(a & -a & M32).bit_length() for a in xs],
-        "brev": [_wrap(int(f"{a & M32:032b}"[::-1], 2), 32) for a in xs],
+        **_bit_oracles(xs, 32, ""),
         "byte_perm": [_wrap(sum(((((b & M32) << 32 | (a & M32)) >> (8 * ((s >> 4 * i) & 7)))
                                  & 0xFF) << 8 * i for i in range(4)), 32)
                       for a, b, s in zip(xs, ys, zs)],
@@ -109,11 +118,7 @@ def test_int64_names():
         "ullmax": [_wrap(max(a, b), 64) for a, b in u],
         "mul64hi": [_wrap((a * b) >> 64, 64) for a, b in zip(xs, ys)],
         "umul64hi": [_wrap((a * b) >> 64, 64) for a, b in u],
-        "llabs": [_wrap(abs(a), 64) for a in xs],
-        "popcll": [bin(a & M64).count("1") for a in xs],
-        "clzll": [64 - (a & M64).bit_length() for a in xs],
-        "ffsll": [(a & -a & M64).bit_length() for a in xs],
-        "brevll": [_wrap(int(f"{a & M64:064b}"[::-1], 2), 64) for a in xs],
+        **_bit_oracles(xs, 64, "ll"),
     }
     for name, values in want.items():
         _check(got[name], np.array(values, np.int64), name)

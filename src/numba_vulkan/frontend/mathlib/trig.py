@@ -251,6 +251,17 @@ def cos(b, x, branch=False):
     return _finish(b, x, v, finite, False)
 
 
+def _nearest_quarter(b, ax):
+    """(qb, q): q = rint(ax 2/pi) as a float and qb, an int whose two low bits are q mod 4
+    (the bits of t = ax 2/pi + 1.5 2^(p-1), whose spacing is 1: t = 1.5 2^(p-1) + q, no
+    conversion), for 0 <= ax <= FAST_LIMIT (NaN passes through)."""
+    k = b.kind(ax)
+    magic = const(b, k, 1.5 * 2.0 ** (bits.LAYOUT[k][3] - 1))
+    two_over_pi = const(b, k, 1.0 / getattr(coeffs, f"PIO2_DW_HI_{_W[k]}"))
+    t = dd.mul_add(b, ax, two_over_pi, magic)
+    return bits.to_bits(b, t), _sub(b, t, magic)
+
+
 def _reduce_short(b, ax):
     """(qb, r_hi, r_lo) for 0 <= ax <= FAST_LIMIT, NaN passing through as r_hi: r = r_hi + r_lo
     as reduce_fast gives it, qb an int whose two low bits are q mod 4 (the bits of
@@ -267,11 +278,7 @@ def _reduce_short(b, ax):
     words and Knuth's sums.
     """
     k = b.kind(ax)
-    magic = const(b, k, 1.5 * 2.0 ** (bits.LAYOUT[k][3] - 1))
-    two_over_pi = const(b, k, 1.0 / getattr(coeffs, f"PIO2_DW_HI_{_W[k]}"))
-    t = dd.mul_add(b, ax, two_over_pi, magic)
-    qb = bits.to_bits(b, t)
-    q = _sub(b, t, magic)
+    qb, q = _nearest_quarter(b, ax)
     if not dd.fused(b):
         return (qb,) + _cody_waite(b, ax, q)
     p0, p1, p2 = (const(b, k, w) for w in getattr(coeffs, f"PIO2_FMA_{_W[k]}"))
@@ -319,18 +326,15 @@ def fast(b, x, cosine, branch):
     ik = bits.int_kind(k)
     ax = bits.fabs_operand(b, x)
     far = b.compare(Op.gt, ax, const(b, k, FAST_LIMIT[k]))
-    magic = const(b, k, 1.5 * 2.0**52)
-    t = dd.mul_add(b, ax, const(b, k, 1.0 / coeffs.PIO2_DW_HI_F64), magic)
-    nq = _neg(b, _sub(b, t, magic))
+    qb, q = _nearest_quarter(b, ax)
+    nq = _neg(b, q)
     r = ax
     for w in coeffs.PIO2_FMA_F64:
         r = dd.mul_add(b, nq, const(b, k, w), r)
-
-    x, qb, r = rare.branch(b, far, (x, bits.to_bits(b, t), r), lambda xs, *_: _far(b, xs)[:3],
-                           "trig")  # fmt: skip
+    x, qb, r = rare.branch(b, far, (x, qb, r), lambda xs, *_: _far(b, xs)[:3], "trig")
     if cosine:  # cos(r + q pi/2) = sin(r + (q + 1) pi/2)
         qb = b.binary(Op.add, qb, const(b, ik, 1))
-    odd = b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
+    odd = _quadrant_odd(b, qb)
     z = _mul(b, r, r)
     vs = dd.mul_add(b, _mul(b, r, z), _horner(b, coeffs.SIN_SHORT_F64, z), r)
     vc = dd.mul_add(b, z, _horner(b, (-0.5,) + coeffs.COS_SHORT_F64, z), const(b, k, 1.0))
@@ -344,6 +348,12 @@ def _far(b, xs):
     finite = bits.is_finite(b, xs)
     q, h, lo = reduce(b, b.select(finite, bits.fabs(b, xs), const(b, k, 0.0)))
     return xs, b.convert(bits.int_kind(k), q), b.select(finite, h, const(b, k, float("nan"))), lo
+
+
+def _quadrant_odd(b, qb):
+    """Whether the quadrant whose bits are qb is odd (cos's polynomial, for sin)."""
+    ik = b.kind(qb)
+    return b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
 
 
 def _signed(b, x, qb, v, cosine):
@@ -368,8 +378,7 @@ def _kernel(b, qb, rh, rl):
     rh rl, where w + we = 1 - rh^2/2 (with a fused Fma from rh itself, to 2^-107; otherwise
     1 - z_hi/2 by Fast2Sum and -z_lo/2, as _cos_dw)."""
     k = b.kind(rh)
-    ik = bits.int_kind(k)
-    odd = b.compare(Op.ne, b.binary(Op.and_, qb, const(b, ik, 1)), const(b, ik, 0))
+    odd = _quadrant_odd(b, qb)
     one, mhalf = const(b, k, 1.0), const(b, k, -0.5)
     if dd.fused(b):
         # w = 1 - rh^2/2 rounded once from the exact square (mh = -rh/2 is exact); 1 - w is
