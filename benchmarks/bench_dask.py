@@ -25,7 +25,9 @@ Parts (``--parts``, comma-separated; the GPU part only where asked):
     fused kernel on each chunk, its partial sum per chunk); where cupy imports, Dask with
     CuPy chunks, the same expression and a ``cupy.fuse`` kernel per chunk. The goals on
     the H200, 32 GiB in 1 GiB chunks: within 1.3x of the fused kernel, and at least as
-    fast as CuPy's chunks.
+    fast as CuPy's chunks. ``floor``: the chunk form's graph with each task returning a
+    one-element array made before (Dask's own cost of the graph, no GPU work); ``_sync``:
+    the chunk form and the floor with Dask's synchronous scheduler.
 
     python3 benchmarks/bench_dask.py                                   # overhead, startup
     python3 benchmarks/bench_dask.py --parts gpu --gib 32 --chunk-gib 1 # the GPU machine
@@ -239,6 +241,17 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
         timed("dask_vulkan_vectorize", lambda: float(chain(dx).sum().compute()))
         timed("dask_vulkan_chunk_kernel", lambda: float(
             dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum().compute()))
+        # Dask's own cost of that graph: each chunk's task returns one element made before
+        # (no kernel, no allocation), the sum of those as before
+        zero = nv.to_device(np.zeros(1, np.float32))
+        timed("dask_vulkan_floor", lambda: float(
+            dx.map_blocks(lambda b: zero, chunks=(1,), dtype=np.float32).sum().compute()))
+    with dask.config.set(scheduler="sync"):  # the same graphs, run by the calling thread
+        timed("dask_vulkan_chunk_kernel_sync", lambda: float(
+            dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum().compute()))
+        timed("dask_vulkan_floor_sync", lambda: float(
+            dx.map_blocks(lambda b: zero, chunks=(1,), dtype=np.float32).sum().compute()))
+    with dask.config.set(scheduler="threads", num_workers=dask_threads):
         # The element-wise forms again with a pool that keeps the chunks' temporaries
         # (NUMBA_VULKAN_POOL_MB's default, 1 GiB, holds one 1 GiB chunk).
         limit, device.pool_limit = device.pool_limit, 16 * chunk * 4 * dask_threads
@@ -248,7 +261,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
         finally:
             device.pool_limit = limit
             device.trim(limit)
-    for name in ("ufuncs", "vectorize", "chunk_kernel"):
+    for name in ("ufuncs", "vectorize", "chunk_kernel", "chunk_kernel_sync", "floor", "floor_sync"):
         out[f"dask_vulkan_{name}_over_fused"] = out[f"dask_vulkan_{name}_s"] / out["fused_kernel_s"]
     dx = x = partial = None  # ours freed before CuPy allocates
     device.synchronize()
@@ -273,13 +286,25 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
         cupy.cuda.Device().synchronize()
         return value
 
-    with dask.config.set(scheduler="threads", num_workers=dask_threads):
-        timed("dask_cupy_ufuncs", lambda: synced(lambda: float(_chain(dcx).sum().compute())))
-        timed("dask_cupy_fused_chunks", lambda: synced(lambda: float(dcx.map_blocks(
-            lambda b: cupy_chunk_sum(b).reshape(1), chunks=(1,), dtype=np.float32).sum().compute())))
+    czero = cupy.zeros(1, cupy.float32)
+
+    def cupy_chunks(per_chunk):
+        graph = dcx.map_blocks(per_chunk, chunks=(1,), dtype=np.float32).sum()
+        return synced(lambda: float(graph.compute()))
+
+    for scheduler, suffix in (("threads", ""), ("sync", "_sync")):
+        with dask.config.set(scheduler=scheduler, num_workers=dask_threads):
+            if not suffix:
+                timed("dask_cupy_ufuncs",
+                      lambda: synced(lambda: float(_chain(dcx).sum().compute())))
+            timed("dask_cupy_fused_chunks" + suffix,
+                  lambda: cupy_chunks(lambda b: cupy_chunk_sum(b).reshape(1)))
+            timed("dask_cupy_floor" + suffix, lambda: cupy_chunks(lambda b: czero))
     out["ufuncs_vulkan_over_cupy"] = out["dask_vulkan_ufuncs_s"] / out["dask_cupy_ufuncs_s"]
     out["chunk_kernel_vulkan_over_cupy_fused"] = (out["dask_vulkan_chunk_kernel_s"]
                                                   / out["dask_cupy_fused_chunks_s"])
+    out["chunk_kernel_vulkan_over_cupy_fused_sync"] = (out["dask_vulkan_chunk_kernel_sync_s"]
+                                                       / out["dask_cupy_fused_chunks_sync_s"])
     return out
 
 

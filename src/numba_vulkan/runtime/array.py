@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from .. import bfloat16_host, checks
+from .. import _core, bfloat16_host, checks
 from . import array_functions, copies, device_list, streams
 from . import indexing as _indexing
 from . import pinned as _pinned
@@ -31,12 +31,6 @@ from .array_reductions import WholeArrayReductions
 from .device_info import DeviceLike, DeviceSpec, ShapeLike
 from .dlpack import DLPackExport
 from .operators import ArrayOperators
-
-
-def _core():
-    from .. import _core as core
-
-    return core
 
 
 def _raw(host):
@@ -59,7 +53,7 @@ def storage_dtype(dtype, info):
         if dtype.itemsize == 16 and not info.float64:
             raise TypeError(f"dtype {dtype} needs float64, which this device does not support")
         return dtype
-    core = _core()
+    core = _core
     kind = core.kind_of_dtype(dtype.kind, dtype.itemsize)
     if kind is None:
         raise TypeError(
@@ -109,7 +103,7 @@ def _unpickle(host):
     return DeviceArray(None, host.shape, host.dtype, order=host_order(host)).copy_to_device(host)
 
 
-class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().DeviceArrayBase):
+class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core.DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
@@ -163,7 +157,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         shape = checks.as_shape(shape)
         if _stored is None:
             nbytes = checks.nbytes_of(shape, stored.itemsize)
-            buffer = _core().vk_allocate(device._core, nbytes)
+            buffer = _core.vk_allocate(device._core, nbytes)
             # NumPy's strides: C or F order, all 0 for an empty array (a view keeps its
             # base's); computed, not taken from a host array of that size (which would
             # need its memory).
@@ -175,7 +169,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         else:
             buffer, offset, strides = _stored
         # What the launcher compares with a kernel's declared dtype.
-        code = _core().dtype_code(dtype.kind, dtype.itemsize, record_key(dtype))
+        code = _core.dtype_code(dtype.kind, dtype.itemsize, record_key(dtype))
         super().__init__(device._core, buffer, offset, shape, tuple(strides), code, stored.itemsize)
         self.device = device
         self.dtype = dtype
@@ -206,10 +200,13 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
     @property
     def is_contiguous(self) -> bool:
         """Whether the elements lie one after the other in C order (bool)."""
-        if self.size == 0:
-            return True
-        expected = _c_strides(self.shape, self._itemsize)
-        return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
+        known = self.__dict__.get("_c_contiguous")  # shape and strides never change
+        if known is None:
+            expected = _c_strides(self.shape, self._itemsize)
+            known = self.size == 0 or all(
+                n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
+            self._c_contiguous = known
+        return known
 
     def is_c_contiguous(self) -> bool:
         """numba.cuda's DeviceNDArray.is_c_contiguous(): ``is_contiguous``."""
@@ -277,7 +274,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         """A view of this array's buffer: `shape`, byte `offset` and device `strides` from a
         NumPy view of _dummy() (valid by construction: nothing is checked again)."""
         view = DeviceArray.__new__(DeviceArray)
-        _core().DeviceArrayBase.__init__(view, self._device_core, self._buffer, offset,
+        _core.DeviceArrayBase.__init__(view, self._device_core, self._buffer, offset,
                                          tuple(shape), tuple(strides), self._code, self._itemsize)
         view.device = self.device
         view.dtype = self.dtype
@@ -393,6 +390,15 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         shape = checks.as_int_tuple(shape, "shape", min_len=0, max_len=32, minimum=-1)
+        if self.size and self.is_contiguous:
+            # A C-contiguous array takes any shape of its size with C strides, as in NumPy
+            # (without building NumPy's view of a dummy array: reductions and Dask's chunks
+            # reshape on every call)
+            known = math.prod(n for n in shape if n != -1)
+            if shape.count(-1) == 1 and known and self.size % known == 0:
+                shape = tuple(self.size // known if n == -1 else n for n in shape)
+            if -1 not in shape and math.prod(shape) == self.size:
+                return self._view(shape, self._offset, _c_strides(shape, self._itemsize))
         dummy = self._dummy()
         try:
             view = np.reshape(dummy, shape, copy=False)
@@ -412,7 +418,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core().De
         out = DeviceArray(self.device, self.shape, self.dtype)
         if self.is_contiguous:
             nbytes = self.size * self._itemsize
-            _core().vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
+            _core.vk_copy(self._buffer, self._offset, out._buffer, 0, nbytes)
         else:  # on the device, ordered like any other work on these buffers
             copies.copy_view(self, out)
         return out

@@ -381,6 +381,13 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
         return fill(_new(x.device, shape, out_dtype), value)
     if x.dtype.kind == "c" and base in ("min", "max"):
         return NotImplemented
+    if n == 1:  # every reduced axis of length 1: the elements themselves, in a new array
+        values = _contiguous(x)
+        if values.dtype != out_dtype:
+            values = values.astype(out_dtype)
+        elif values is x:
+            values = x.copy()
+        return values.reshape(shape)
     # The working dtype: the result's, except bool min/max (in int32, then back to bool).
     work = out_dtype
     if op == "mean" and dtype is None and x.dtype.kind in "f" and x.dtype.itemsize < 4:
@@ -407,8 +414,6 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
             values = values.astype(work)
     if values.dtype != out_dtype:
         values = values.astype(out_dtype)
-    if values._buffer.address == x._buffer.address:
-        values = values.copy()  # reduced axes of length 1, nothing computed: NumPy's is new too
     return values.reshape(shape)
 
 
