@@ -183,6 +183,31 @@ def test_allocations_past_an_address_space_limit_raise_and_the_pool_gives_back()
     assert r.stdout.count("RAISED") == 3 and "OK 2 5" in r.stdout, r.stdout + r.stderr[-2000:]
 
 
+def test_arrays_held_by_reference_cycles_are_collected_before_out_of_memory():
+    """An allocation that finds the device out of memory runs Python's collector and tries
+    again: an array that only a reference cycle still holds (never collected here: the
+    collector is off) gives its memory back. Under an address-space limit, as above."""
+    code = (
+        "import gc, resource, numpy as np, numba_vulkan as nv\n"
+        "gc.disable()\n"
+        "nv.device_array(1, np.int64)\n"
+        "vm = [int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize')][0]\n"
+        "limit = vm + (1200 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+        "class Holder:\n"
+        "    pass\n"
+        "h = Holder()\n"
+        "h.me, h.array = h, nv.device_array(600 << 20, np.uint8)\n"
+        "h.array[-1] = 1\n"
+        "del h\n"  # garbage, held by its cycle
+        "b = nv.device_array(900 << 20, np.uint8)\n"  # fits once the cycle is collected
+        "b[-1] = 2\n"
+        "print('OK', int(b[-1]))\n"
+    )
+    r = run_python(code, timeout=120, MALLOC_ARENA_MAX="1")
+    assert r.returncode == 0 and "OK 2" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
 def test_a_copy_of_2_gib_or_more_is_whole():
     """One copy region of 2^31 bytes or more crashed lavapipe (Mesa 22.3) or copied nothing:
     a 2 GiB device array's copy came out all zeros (found through Dask, which copies the

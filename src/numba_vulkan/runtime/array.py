@@ -13,6 +13,7 @@ reshaped, and the result's strides and data-pointer offset give the view.
 
 from __future__ import annotations
 
+import gc
 import math
 import zlib
 from collections.abc import Sequence
@@ -62,6 +63,18 @@ def storage_dtype(dtype, info):
         )
     stored = core.storage_kind(kind, int64=bool(info.int64), float64=bool(info.float64))
     return dtype if stored == kind else np.dtype(core.dtype_name(stored))
+
+
+def _allocate(device, nbytes):
+    """A device buffer of `nbytes`. Where the device is out of memory (the device gave its
+    pooled buffers back and tried again already), arrays that only reference cycles still
+    hold are freed by Python's collector first, and the allocation tried once more, as
+    CuPy's pool does; a second MemoryError is the caller's."""
+    try:
+        return _core.vk_allocate(device._core, nbytes)
+    except MemoryError:
+        gc.collect()
+        return _core.vk_allocate(device._core, nbytes)
 
 
 def record_key(dtype):
@@ -157,7 +170,7 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core.Devi
         shape = checks.as_shape(shape)
         if _stored is None:
             nbytes = checks.nbytes_of(shape, stored.itemsize)
-            buffer = _core.vk_allocate(device._core, nbytes)
+            buffer = _allocate(device, nbytes)
             # NumPy's strides: C or F order, all 0 for an empty array (a view keeps its
             # base's); computed, not taken from a host array of that size (which would
             # need its memory).
