@@ -8,7 +8,8 @@ devices that lack them, 64-bit types (stored as their 32-bit counterparts).
 
 Views are computed with NumPy itself: a dummy array with the same shape and
 strides over one element of memory (never read) is indexed, transposed or
-reshaped, and the result's strides and data-pointer offset give the view.
+reshaped, and the result's strides and data-pointer offset give the view. A
+C-contiguous array's reshape computes C strides directly (NumPy's result for it).
 """
 
 from __future__ import annotations
@@ -54,15 +55,14 @@ def storage_dtype(dtype, info):
         if dtype.itemsize == 16 and not info.float64:
             raise TypeError(f"dtype {dtype} needs float64, which this device does not support")
         return dtype
-    core = _core
-    kind = core.kind_of_dtype(dtype.kind, dtype.itemsize)
+    kind = _core.kind_of_dtype(dtype.kind, dtype.itemsize)
     if kind is None:
         raise TypeError(
             f"dtype {dtype} is not supported by device arrays (booleans, integers, floats "
             "of at most 64 bits and complex64/complex128 are)"
         )
-    stored = core.storage_kind(kind, int64=bool(info.int64), float64=bool(info.float64))
-    return dtype if stored == kind else np.dtype(core.dtype_name(stored))
+    stored = _core.storage_kind(kind, int64=bool(info.int64), float64=bool(info.float64))
+    return dtype if stored == kind else np.dtype(_core.dtype_name(stored))
 
 
 def _allocate(device, nbytes):
@@ -285,10 +285,11 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core.Devi
 
     def _view(self, shape, offset, strides):
         """A view of this array's buffer: `shape`, byte `offset` and device `strides` from a
-        NumPy view of _dummy() (valid by construction: nothing is checked again)."""
+        NumPy view of _dummy() or a C-contiguous reshape (valid by construction: nothing is
+        checked again)."""
         view = DeviceArray.__new__(DeviceArray)
         _core.DeviceArrayBase.__init__(view, self._device_core, self._buffer, offset,
-                                         tuple(shape), tuple(strides), self._code, self._itemsize)
+                                       tuple(shape), tuple(strides), self._code, self._itemsize)
         view.device = self.device
         view.dtype = self.dtype
         view._stored_dtype = self._stored_dtype
