@@ -9,7 +9,8 @@ devices that lack them, 64-bit types (stored as their 32-bit counterparts).
 Views are computed with NumPy itself: a dummy array with the same shape and
 strides over one element of memory (never read) is indexed, transposed or
 reshaped, and the result's strides and data-pointer offset give the view. A
-C-contiguous array's reshape computes C strides directly (NumPy's result for it).
+C-contiguous array's reshape, and slices of step 1 over the leading axes, compute
+NumPy's result for them directly.
 """
 
 from __future__ import annotations
@@ -330,8 +331,31 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core.Devi
             host = np.empty((), self._stored_dtype)
             self._buffer.read(offset, _raw(host.reshape(1)))
             return host.astype(self.dtype)[()]
+        view = self._slices_view(key)
+        if view is not None:
+            return view
         dummy = self._dummy()
         return self._view_from(dummy, dummy[key])
+
+    def _slices_view(self, key):
+        """The view of `key` where it is slices of step 1 over the leading axes (Dask's
+        chunks are such views), computed directly: NumPy's offset and strides for it; None
+        for any other key, or one that leaves an axis empty (NumPy's view of the dummy
+        gives those)."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) > self.ndim:
+            return None
+        shape, offset = list(self.shape), self._offset
+        for axis, k in enumerate(key):
+            if type(k) is not slice or k.step not in (None, 1):
+                return None
+            start, stop, _ = k.indices(shape[axis])
+            if stop <= start:
+                return None
+            shape[axis] = stop - start
+            offset += start * self._dev_strides[axis]
+        return self._view(tuple(shape), offset, self._dev_strides)
 
     def __setitem__(self, key: Any, value: ArrayLike | DeviceArray) -> None:
         if _indexing.is_advanced(key):  # scattered on the device
