@@ -247,6 +247,28 @@ def test_empty_views_have_numpys_strides(device):
     assert fresh.copy_to_host().shape == (0, 5, 6)
 
 
+def test_slices_and_reshapes_are_numpys_views(device):
+    """Slices of step 1 over the leading axes and reshapes of C-contiguous arrays are
+    computed without NumPy's view of a dummy array (runtime/array.py): the same shape,
+    strides and elements as NumPy's views, on C, transposed and strided bases."""
+    import itertools
+
+    host = np.arange(120, dtype=np.float32).reshape(4, 5, 6)
+    d = rt.to_device(host)
+    bases = ((host, d), (host.T, d.T), (host[1:, ::2], d[1:, ::2]))
+    slices = (slice(None), slice(1, 3), slice(-3, None), slice(None, -1), slice(5, 1),
+              slice(-100, 2), slice(np.int64(1), np.int32(3), 1), slice(0, 4, 2))
+    for (h, v), n in itertools.product(bases, (1, 2, 3)):
+        for key in itertools.product(slices, repeat=n):
+            got, want = v[key], h[key]
+            assert got.shape == want.shape and got.strides == want.strides, key
+            np.testing.assert_array_equal(got.copy_to_host(), want)
+    for shape in ((120,), (2, -1, 6), (1, 120, 1), (-1,), (5, 4, 3, 2)):
+        got, want = d.reshape(shape), host.reshape(shape)
+        assert got.shape == want.shape and got.strides == want.strides, shape
+        np.testing.assert_array_equal(got.copy_to_host(), want)
+
+
 def test_large_copies_on_several_threads(device):
     """Copies of many MiB are split between host threads (vk/copy.cc): an odd length, whole
     and at an odd offset, arrives intact both ways."""
