@@ -26,6 +26,10 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
    measures of ``nv.linalg.matmul(a, b, units=True)`` with two bfloat16 operands (16x16x16
    bfloat16 x bfloat16 + float32 tiles; float32 result, as NumPy's), and cuBLAS on the
    same matrices (torch.matmul of bfloat16: bfloat16 result, float32 accumulation).
+6. int8 (``--int8 no`` leaves it out): ``nv.linalg[<choose's>] int8``, the same measures of
+   ``nv.linalg.matmul(a, b, dtype=np.int32, units=True)`` with the rows' integers as int8
+   (16x16x32 int8 x int8 + int32 tiles; NumPy's int32 loop, exact), and cuBLAS's integer
+   path on the same matrices (``torch._int_mm``: int32 result). TOPS, printed as TFLOP/s.
 
 Each result is checked: the data of rows 1-4 are small integers, so every product is
 exact and each backend must give NumPy's product (float16 results where it stays exact).
@@ -73,7 +77,8 @@ def ours(a, b, repeats):
 
 def library(name, operands="float16"):
     """The row of nv.linalg with product kernel `name` (linalg/tiles.py's VARIANTS) on tiles
-    of `operands` (float16 or bfloat16: the dtype of a and b)."""
+    of `operands` (float16, bfloat16 or int8: the dtype of a and b; int8 with
+    ``dtype=np.int32``, NumPy's int32 loop)."""
 
     def run(a, b, repeats):
         import numba_vulkan as nv
@@ -86,18 +91,20 @@ def library(name, operands="float16"):
         out = {}
         chosen = tiles.choose(n, n, device)  # what matmul(units=True) runs
         choose, tiles.choose = tiles.choose, lambda M, N, device: name
+        loop = {"dtype": np.int32} if operands == "int8" else {}
         try:
             t = synced_median_time(
-                lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True)),
+                lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True, **loop)),
                 nv.synchronize, repeats)
         finally:
             tiles.choose = choose
         # What the whole call read and wrote in place (tiles.run's test).
-        sa, sb, sc = tiles.padded_shapes(v, n, n, n)
+        sums = tiles.SUMS[operands]
+        sa, sb, sc = tiles.padded_shapes(v, n, n, n, operands)
         in_place = {"a": tiles.in_place(da, sa, (operands,)),
                     "b": tiles.in_place(db, sb, (operands,)),
-                    "c": tiles.in_place(out["c"], sc, ("float16", "float32"), "C")}
-        # The product kernel alone into float32, on the operands as the call passes them.
+                    "c": tiles.in_place(out["c"], sc, ("float16", sums), "C")}
+        # The product kernel alone into its sums' type, on the operands as the call passes them.
         pa, pb = da, db
         if not in_place["a"]:
             pa = nv.device_array(sa, a.dtype)
@@ -105,12 +112,12 @@ def library(name, operands="float16"):
         if not in_place["b"]:
             pb = nv.device_array(sb, b.dtype)
             tiles.pad.forall((sb[1], sb[0]))(db, pb)
-        pc = nv.device_array(sc, np.float32)
+        pc = nv.device_array(sc, sums)
         tk = synced_median_time(lambda: tiles.launch(v, pa, pb, pc, device), nv.synchronize,
                                 repeats)
         threads = v.threads(device.info.subgroup_size)
         sg = device.info.subgroup_size
-        kernel = tiles.kernel(v, threads, sg, out="float32", operands=operands)
+        kernel = tiles.kernel(v, threads, sg, out=sums, operands=operands)
         # The whole call's kernel of float16 stores float16 (its sums converted in the
         # kernel); bfloat16's stores float32 (NumPy's result), measured just above.
         kernel16 = tiles.kernel(v, threads, sg, out="float16")
@@ -128,9 +135,11 @@ def library(name, operands="float16"):
                 "kernel_result": pc.copy_to_host()[:n, :n],
                 "block": f"{v.bm}x{v.bn}", "subgroups": f"{v.sg_m}x{v.sg_n} of {v.tm}x{v.tn}",
                 "staging": v.staging if v.staging == "global" else
-                f"shared, bk {v.bk}, {v.stages} slab(s), {v.shared_bytes()} B",
+                f"shared, bk {v.bk}, {v.stages} slab(s), "
+                f"{v.shared_bytes(np.dtype(a.dtype).itemsize)} B",
                 "threads": threads, "in_place": in_place, **pipelines}
-        return t, out["c"].copy_to_host().astype(np.float32), info
+        c = out["c"].copy_to_host()
+        return t, c if operands == "int8" else c.astype(np.float32), info
 
     return run
 
@@ -145,6 +154,10 @@ def cublas(a, b, repeats):
 
     ta, tb = on_gpu(a), on_gpu(b)
     out = {}
+    if a.dtype == np.int8:  # int8 x int8 -> int32 (cuBLAS's integer path)
+        t = synced_median_time(lambda: out.__setitem__("c", torch._int_mm(ta, tb)),
+                               torch.cuda.synchronize, repeats)
+        return t, out["c"].cpu().numpy(), {"torch": torch.__version__, "op": "torch._int_mm"}
     t = synced_median_time(lambda: out.__setitem__("c", ta @ tb), torch.cuda.synchronize, repeats)
     return t, out["c"].float().cpu().numpy(), {"torch": torch.__version__}
 
@@ -183,6 +196,9 @@ def main(argv=None):
                         "by commas (default: every one of linalg/tiles.py's VARIANTS)")
     parser.add_argument("--bfloat16", choices=("yes", "no"), default="yes",
                         help="the bfloat16 rows: nv.linalg's default kernel and cuBLAS")
+    parser.add_argument("--int8", choices=("yes", "no"), default="yes",
+                        help="the int8 rows (int32 sums): nv.linalg's default kernel and "
+                             "cuBLAS (torch._int_mm)")
     args = parser.parse_args(argv)
     n = args.size
     rng = np.random.default_rng(0)
@@ -206,6 +222,11 @@ def main(argv=None):
         chosen = tiles.choose(n, n, nv.get_device())
         rows += [(f"nv.linalg[{chosen}] bfloat16", library(chosen, "bfloat16"), ab, bb),
                  ("cuBLAS (torch, bfloat16)", cublas, ab, bb)]
+    if args.int8 == "yes":  # the same small integers: the same exact product, in int32
+        a8, b8 = a.astype(np.int8), b.astype(np.int8)
+        chosen = tiles.choose(n, n, nv.get_device())
+        rows += [(f"nv.linalg[{chosen}] int8", library(chosen, "int8"), a8, b8),
+                 ("cuBLAS (torch, int8)", cublas, a8, b8)]
     for name, fn, x, y in rows:
         try:
             t, c, info = fn(x, y, args.repeats)
@@ -220,7 +241,7 @@ def main(argv=None):
                 check["kernel_error"] = error(kernel_c, exact64)
         else:
             exact = bool(np.array_equal(c, expected)) if np.abs(expected).max() < 2048 or \
-                c.dtype == np.float32 else None
+                c.dtype in (np.float32, np.int32) else None
             check = {"exact": exact}
             if kernel_c is not None:
                 check["kernel_exact"] = bool(np.array_equal(kernel_c, expected))

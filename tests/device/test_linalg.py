@@ -493,6 +493,42 @@ def test_units_bfloat16_against_numpy(small_default, monkeypatch):
     assert calls == []
 
 
+def test_units_int8_against_numpy(small_default, monkeypatch):
+    """Two int8 operands with ``dtype=np.int32`` on int8 x int8 + int32 tiles (16x16x32):
+    NumPy's int32 loop bit for bit over the whole int8 range, sides cut by the blocks, a
+    stack with a transposed operand broadcast along it, an out= of int64 and of int16
+    (wrapping as NumPy's cast), aligned operands read in place and the result stored in
+    place; without dtype= the int8 loop stays on its SIMT kernel; a variant whose slab is
+    narrower than the tiles' k is refused by name."""
+    i8, i32 = np.dtype(np.int8), np.dtype(np.int32)
+    assert plans.choose(i32, nv.get_device(), True, (i8, i8)).operands == "int8"
+    assert plans.choose(i8, nv.get_device(), True, (i8, i8)).family == "simt"
+    assert plans.choose(i32, nv.get_device(), True, (i8, np.dtype(np.uint8))).family == "simt"
+    v = small_default
+    rng = np.random.default_rng(17)
+    a, b = rng.integers(-128, 128, (70, 100), i8), rng.integers(-128, 128, (100, 50), i8)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), dtype=np.int32, units=True)
+    assert got.dtype == i32
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b, dtype=np.int32))
+    a, b = rng.integers(-128, 128, (3, 20, 40), i8), rng.integers(-128, 128, (10, 40), i8)
+    for dtype in (np.int64, np.int16):
+        out = nv.device_array((3, 20, 10), dtype)
+        nv.linalg.matmul(nv.to_device(a), nv.to_device(b).T, out=out, dtype=np.int32,
+                         units=True, casting="unsafe")
+        want = np.matmul(a, b.T, dtype=np.int32).astype(dtype)
+        np.testing.assert_array_equal(out.copy_to_host(), want)
+    calls = _count_copies(monkeypatch)
+    k = v.k_step_of("int8")
+    a, b = rng.integers(-128, 128, (2, v.bm, k), i8), rng.integers(-128, 128, (k, v.bn), i8)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), dtype=np.int32, units=True)
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b, dtype=np.int32))
+    assert calls == []
+    x = nv.device_array((1, 16, 32), np.int8)
+    with pytest.raises(ValueError, match="s128x256 steps k by 16; tiles of int8 multiply 32"):
+        tiles.run(x, x.transpose(0, 2, 1), nv.device_array((1, 16, 16), np.int32),
+                  nv.get_device(), variant="s128x256", operands="int8")
+
+
 def test_units_leave_other_loops_to_their_kernel():
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
     got = nv.linalg.matmul(nv.to_device(a), nv.to_device(a.T.copy()), units=True)

@@ -141,19 +141,33 @@ class Variant:
 
     @property
     def k_step(self) -> int:
-        """What k is rounded up to: one loop iteration's k."""
+        """What k is rounded up to: one loop iteration's k (16-bit operands)."""
         return T if self.staging == "global" else self.bk
+
+    def k_step_of(self, operands: str) -> int:
+        """One loop iteration's k for tiles of `operands`, or ValueError where the slab is
+        narrower than their multiply's k (int8: 32)."""
+        tk = _tile_k(operands)
+        if self.staging == "global":
+            return tk
+        if self.bk % tk:
+            raise ValueError(f"product variant {self.name} steps k by {self.bk}; tiles of "
+                             f"{operands} multiply {tk} of k at a time")
+        return self.bk
 
     def threads(self, subgroup_size: int) -> int:
         """Invocations per workgroup on a device with subgroups of `subgroup_size`."""
         own = self.subgroups * subgroup_size
         return own if self.staging == "global" else max(THREADS, own)
 
-    def shared_bytes(self) -> int:
+    def shared_bytes(self, itemsize: int = 2) -> int:
+        """Bytes of the shared slabs for operands of `itemsize` bytes (rows padded by
+        ``pad`` halves' bytes)."""
         if self.staging == "global":
             return 0
-        halves = self.stages * (self.bm * (self.bk + self.pad) + self.bk * (self.bn + self.pad))
-        return 2 * halves
+        pad = self.pad * 2 // itemsize
+        elements = self.stages * (self.bm * (self.bk + pad) + self.bk * (self.bn + pad))
+        return itemsize * elements
 
 
 #: The variants, by name. ``run`` takes one by name; DEFAULT is matmul's. Columns: name,
@@ -235,24 +249,33 @@ def _sum(*terms):
 
 
 #: The tiles' element types, and how the kernel source names them.
-OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16"}
+OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16", "int8": "np.int8"}
+#: The sums' type for each (the tiles' accumulators).
+SUMS = {"float16": "float32", "bfloat16": "float32", "int8": "int32"}
 
 
 def _tile_dtype(operands):
     """The NumPy dtype of tiles of `operands` (a name in OPERANDS), or ValueError."""
     if operands not in OPERANDS:
-        raise ValueError(f"products on tiles of {' or '.join(OPERANDS)}, not {operands}")
+        raise ValueError(f"products on tiles of {', '.join(OPERANDS)}, not {operands}")
     return np.dtype(bfloat16_host.scalar_type() if operands == "bfloat16" else operands)
+
+
+def _tile_k(operands):
+    """The k of one tile multiply: 16x16x16 for 16-bit operands, 16x16x32 for int8 (the
+    configurations drivers list)."""
+    return 2 * T if _tile_dtype(operands).itemsize == 1 else T
 
 
 def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
            b_major: str = "C", out: str = "float32", operands: str = "float16") -> str:
     """The Python source of the product kernel of variant `v` for workgroups of `threads`
     invocations in subgroups of `subgroup_size` (module docstring): ``c = a @ b`` for a
-    (Mp x Kp of dtype `operands`, float16 or bfloat16) of layout `a_major` ("C":
+    (Mp x Kp of dtype `operands`, float16, bfloat16 or int8) of layout `a_major` ("C":
     row-major, "F": column-major), b (Kp x Np, the same dtype) of layout `b_major` and
-    C-contiguous c (Mp x Np, of dtype `out`: "float32", or "float16" for the sums
-    converted in the kernel), Mp and Np multiples of the block, Kp of ``k_step``. The
+    C-contiguous c (Mp x Np, of dtype `out`: the sums' type, float32 or int32 (SUMS), or
+    "float16" for float32 sums converted in the kernel), Mp and Np multiples of the block,
+    Kp of ``k_step_of(operands)``. The
     layouts change only the staged copies (tile loads from device memory follow the
     array's layout by themselves).
 
@@ -260,10 +283,15 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     (Python's wrap-around), so each address is a sum the driver can fold."""
     if a_major not in ("C", "F") or b_major not in ("C", "F"):
         raise ValueError(f"operand layouts must be 'C' or 'F', not {a_major!r}, {b_major!r}")
-    if out not in ("float32", "float16"):
-        raise ValueError(f"the product kernel stores float32 or float16, not {out}")
     _tile_dtype(operands)
+    sums = SUMS[operands]
+    if out != sums and (out, operands) != ("float16", "float16"):
+        raise ValueError(f"the product kernel of {operands} tiles stores {sums}"
+                         f"{' or float16' if operands == 'float16' else ''}, not {out}")
     elem = OPERANDS[operands]
+    tk = _tile_k(operands)
+    v.k_step_of(operands)
+    pad = v.pad * 2 // _tile_dtype(operands).itemsize  # 16 bytes whatever the element
     tm, tn = v.tm, v.tn
     guard = threads // subgroup_size > v.subgroups  # more subgroups than regions
     lines = ["def _nv_tiles_product(a, b, c):"]
@@ -274,12 +302,12 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     add(f"    wr = (sg >> U({_log2(v.sg_n)})) * U({tm * T})")
     add(f"    wc = (sg & U({v.sg_n - 1})) * U({tn * T})")
     for i in range(tm):
-        add(f"    fa{i} = mx.fragment('a', {T}, {T}, {elem})")
-    add(f"    fb = mx.fragment('b', {T}, {T}, {elem})")
+        add(f"    fa{i} = mx.fragment('a', {T}, {tk}, {elem})")
+    add(f"    fb = mx.fragment('b', {tk}, {T}, {elem})")
     for i in range(tm):
         for j in range(tn):
-            add(f"    c{i}_{j} = mx.fragment('acc', {T}, {T}, np.float32)")
-            add(f"    mx.fill(c{i}_{j}, 0.0)")
+            add(f"    c{i}_{j} = mx.fragment('acc', {T}, {T}, np.{sums})")
+            add(f"    mx.fill(c{i}_{j}, 0)")
 
     def multiply(src_a, a_row, a_col, src_b, b_row, b_col, indent):
         """The TM x TN multiplies of one 16-wide k step; tile origins as lists of terms."""
@@ -293,15 +321,15 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     if v.staging == "global":
         # A barrier GPUs do not need, for lavapipe's loop cap (module docstring).
         add("    barrier()")
-        add(f"    for k in range(0, a.shape[1], {T}):")
+        add(f"    for k in range(0, a.shape[1], {tk}):")
         add("        ku = U(k)")
         lines += multiply("a", ["row0", "wr"], ["ku"], "b", ["ku"], ["col0", "wc"], 8)
     else:
         bk = v.bk
         ra = _copy_plan(v.bm, bk, threads, a_major)
         rb = _copy_plan(bk, v.bn, threads, b_major)
-        add(f"    sA = shared.array(({v.stages * v.bm}, {bk + v.pad}), {elem})")
-        add(f"    sB = shared.array(({v.stages * bk}, {v.bn + v.pad}), {elem})")
+        add(f"    sA = shared.array(({v.stages * v.bm}, {bk + pad}), {elem})")
+        add(f"    sB = shared.array(({v.stages * bk}, {v.bn + pad}), {elem})")
         add("    tid = U(local_id(0))")
         # Each invocation's first element of the A and B slabs (_copy_plan).
         lines += _first_element("ar", "ac", v.bm, bk, a_major)
@@ -331,7 +359,7 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
             if guard:
                 out.append(" " * indent + f"if sg < U({v.subgroups}):")
                 indent += 4
-            for kk in range(0, bk, T):
+            for kk in range(0, bk, tk):
                 out += multiply("sA", [*slab_a, "wr"], [kk], "sB", [*slab_b, kk], ["wc"],
                                 indent)
             return out
@@ -427,11 +455,11 @@ def _round_up(n, m):
     return -(-n // m) * m
 
 
-def padded_shapes(v: Variant, M, N, K):
-    """The shapes the kernel of `v` takes for an M x K by K x N product: a's, b's, c's
-    (k of at least one step: the loop multiplies its last slab after reading it)."""
+def padded_shapes(v: Variant, M, N, K, operands: str = "float16"):
+    """The shapes the kernel of `v` takes for an M x K by K x N product of `operands`: a's,
+    b's, c's (k of at least one step: the loop multiplies its last slab after reading it)."""
     Mp, Np = _round_up(M, v.bm), _round_up(N, v.bn)
-    Kp = _round_up(max(K, 1), v.k_step)
+    Kp = _round_up(max(K, 1), v.k_step_of(operands))
     return (Mp, Kp), (Kp, Np), (Mp, Np)
 
 
@@ -452,19 +480,20 @@ def in_place(x, shape, dtypes, layouts="CF"):
             and (_layout(x) or "-") in layouts and x._offset % ALIGN == 0)
 
 
-def check_shared_memory(v: Variant, device):
-    """ValueError where `device` has less shared memory than variant `v` needs."""
-    have = device.info.max_shared_memory
-    if have and v.shared_bytes() > have:
-        raise ValueError(f"product variant {v.name} needs {v.shared_bytes()} bytes of shared "
+def check_shared_memory(v: Variant, device, itemsize: int = 2):
+    """ValueError where `device` has less shared memory than variant `v` needs for operands
+    of `itemsize` bytes."""
+    have, need = device.info.max_shared_memory, v.shared_bytes(itemsize)
+    if have and need > have:
+        raise ValueError(f"product variant {v.name} needs {need} bytes of shared "
                          f"memory; {device.info.name} has {have}")
 
 
 def launch(v: Variant, a, b, c, device):
-    """The product kernel of `v`: c = a @ b for float16 (or bfloat16) a and b of one dtype,
-    C- or F-contiguous, and C-contiguous c, float16 or float32, of the shapes
-    ``padded_shapes`` gives."""
-    check_shared_memory(v, device)
+    """The product kernel of `v`: c = a @ b for float16 (bfloat16, int8) a and b of one
+    dtype, C- or F-contiguous, and C-contiguous c of their sums' type (or float16), of the
+    shapes ``padded_shapes`` gives."""
+    check_shared_memory(v, device, a.dtype.itemsize)
     sg = device.info.subgroup_size
     threads = v.threads(sg)
     Mp, Np = c.shape
@@ -474,7 +503,7 @@ def launch(v: Variant, a, b, c, device):
 
 def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views, on tiles of
-    `operands` (float16 or bfloat16), with the kernel VARIANTS[variant] (``choose``'s where
+    `operands` (float16, bfloat16 or int8), with the kernel VARIANTS[variant] (``choose``'s where
     None): operands read in place where the kernel can take them, else padded (converted
     to `operands`); the result stored in place where it can, else through a padded buffer
     (module docstring)."""
@@ -487,8 +516,8 @@ def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
         raise ValueError(f"no product variant {name!r}; there are {', '.join(VARIANTS)}")
     tile_dtype = _tile_dtype(operands)
     v = VARIANTS[name]
-    check_shared_memory(v, device)
-    sa, sb, sc = padded_shapes(v, M, N, K)
+    check_shared_memory(v, device, tile_dtype.itemsize)
+    sa, sb, sc = padded_shapes(v, M, N, K, operands)
     padded = {}
 
     def operand(which, X, i, shape):
@@ -504,7 +533,7 @@ def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
         return buf
 
     # The kernel converts to float16 only from float16 tiles (bfloat16 products are float32)
-    c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else np.float32
+    c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else SUMS[operands]
     stored = (np.dtype(c_dtype).name,)
     c = None
     for i in range(nb):
