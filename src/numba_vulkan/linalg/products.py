@@ -70,7 +70,9 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
         order and internal precision instead of NumPy's (float32 in k order, rounded once),
         as cuBLAS does. Two bfloat16 operands (NumPy's float32 loop) likewise on
         bfloat16 x bfloat16 + float32 tiles, the float32 result (or an `out` of another
-        dtype, rounded once from it) as NumPy's. Other loops ignore it.
+        dtype, rounded once from it) as NumPy's; two int8 operands with
+        ``dtype=np.int32`` on int8 x int8 + int32 tiles (16x16x32), NumPy's int32 result
+        bit for bit. Other loops ignore it.
 
     Returns
     -------
