@@ -494,7 +494,8 @@ def test_units_bfloat16_against_numpy(small_default, monkeypatch):
 
 
 def test_units_int8_against_numpy(small_default, monkeypatch):
-    """Two int8 operands with ``dtype=np.int32`` on int8 x int8 + int32 tiles (16x16x32):
+    """Two int8 operands with ``dtype=np.int32`` on int8 x int8 + int32 tiles (16x16x32)
+    (and two uint8 ones with ``dtype=np.uint32`` on uint8 tiles):
     NumPy's int32 loop bit for bit over the whole int8 range, sides cut by the blocks, a
     stack with a transposed operand broadcast along it, an out= of int64 and of int16
     (wrapping as NumPy's cast), aligned operands read in place and the result stored in
@@ -523,6 +524,12 @@ def test_units_int8_against_numpy(small_default, monkeypatch):
     got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), dtype=np.int32, units=True)
     np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b, dtype=np.int32))
     assert calls == []
+    u8 = np.dtype(np.uint8)
+    assert plans.choose(np.dtype(np.uint32), nv.get_device(), True, (u8, u8)).operands == "uint8"
+    a, b = rng.integers(0, 256, (40, 70), u8), rng.integers(0, 256, (70, 30), u8)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), dtype=np.uint32, units=True)
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b, dtype=np.uint32))
     x = nv.device_array((1, 16, 32), np.int8)
     with pytest.raises(ValueError, match="s128x256 steps k by 16; tiles of int8 multiply 32"):
         tiles.run(x, x.transpose(0, 2, 1), nv.device_array((1, 16, 16), np.int32),

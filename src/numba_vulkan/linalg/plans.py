@@ -64,7 +64,7 @@ class Plan:
     tiling: Tiling
     #: Fewer workgroups than this (with a long k) split k into chunks summed apart.
     min_groups: int
-    #: "tiles": the tiles' element type ("float16", "bfloat16" or "int8", tiles.OPERANDS).
+    #: "tiles": the tiles' element type (tiles.OPERANDS: float16, bfloat16, int8, uint8).
     operands: str = ""
 
 
@@ -72,8 +72,8 @@ def choose(loop: np.dtype, device, units: bool = False, operands=()) -> Plan:
     """The plan for the loop dtype `loop` (NumPy's, from ``np.matmul.resolve_dtypes``) on
     `device`; with `units`, a float16 loop on cooperative matrices (linalg/tiles.py), and
     the float32 loop NumPy gives two bfloat16 operands (the dtypes in `operands`) on
-    bfloat16 ones, and the int32 loop of two int8 operands (``dtype=np.int32``) on int8
-    ones summed in int32.
+    bfloat16 ones, and the int32 (uint32) loop of two int8 (uint8) operands
+    (``dtype=np.int32``) on 8-bit ones summed in that type.
 
     Raises
     ------
@@ -99,8 +99,9 @@ def choose(loop: np.dtype, device, units: bool = False, operands=()) -> Plan:
         return Plan("tiles", np.dtype(np.float32), tiling, 0, "float16")
     if units and loop == np.float32 and operands and all(map(bfloat16_host.is_dtype, operands)):
         return Plan("tiles", np.dtype(np.float32), tiling, 0, "bfloat16")
-    if units and loop == np.int32 and operands and all(d == np.int8 for d in operands):
-        return Plan("tiles", np.dtype(np.int32), tiling, 0, "int8")
+    for small, sums in (("int8", np.int32), ("uint8", np.uint32)):  # 8-bit tiles
+        if units and loop == sums and operands and all(d == small for d in operands):
+            return Plan("tiles", np.dtype(sums), tiling, 0, small)
     # Devices below the usual limits (Vulkan guarantees 128 invocations and 16 KiB): the
     # same tile with fewer, busier invocations, then shorter k steps.
     while tiling.wy > 1 and (tiling.threads > info.max_local_invocations

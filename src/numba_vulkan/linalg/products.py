@@ -72,7 +72,8 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
         bfloat16 x bfloat16 + float32 tiles, the float32 result (or an `out` of another
         dtype, rounded once from it) as NumPy's; two int8 operands with
         ``dtype=np.int32`` on int8 x int8 + int32 tiles (16x16x32), NumPy's int32 result
-        bit for bit. Other loops ignore it.
+        bit for bit (two uint8 ones with ``dtype=np.uint32`` likewise). Other loops
+        ignore it.
 
     Returns
     -------

@@ -4,7 +4,10 @@ float16 operands, float32 sums: the configuration 16x16x16 float16 x float16 + f
 that NVIDIA, AMD and Intel drivers list (and the emulation accepts); or the same with
 bfloat16 operands (``operands="bfloat16"``: 16x16x16 bfloat16 x bfloat16 + float32, which
 NVIDIA's Hopper driver lists), the kernels the same but for the tiles' and the shared
-slabs' element type. Below, "float16" stands for the operands' type.
+slabs' element type; or int8 (uint8) operands, int32 (uint32) sums (``operands="int8"``,
+16x16x32 tiles: each multiply takes 32 of k, so a slab must be a multiple of 32 wide;
+``SUMS`` names each operand type's sums, which the kernel stores as they are). Below,
+"float16" stands for the operands' type.
 
 Operands and result (``run``). The kernel reads and writes whole tiles only, so it takes
 A of Mp x Kp, B of Kp x Np and C of Mp x Np, Mp and Np multiples of the variant's block
@@ -249,9 +252,10 @@ def _sum(*terms):
 
 
 #: The tiles' element types, and how the kernel source names them.
-OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16", "int8": "np.int8"}
+OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16", "int8": "np.int8",
+            "uint8": "np.uint8"}
 #: The sums' type for each (the tiles' accumulators).
-SUMS = {"float16": "float32", "bfloat16": "float32", "int8": "int32"}
+SUMS = {"float16": "float32", "bfloat16": "float32", "int8": "int32", "uint8": "uint32"}
 
 
 def _tile_dtype(operands):
@@ -262,8 +266,8 @@ def _tile_dtype(operands):
 
 
 def _tile_k(operands):
-    """The k of one tile multiply: 16x16x16 for 16-bit operands, 16x16x32 for int8 (the
-    configurations drivers list)."""
+    """The k of one tile multiply: 16x16x16 for 16-bit operands, 16x16x32 for 8-bit ones
+    (the configurations drivers list)."""
     return 2 * T if _tile_dtype(operands).itemsize == 1 else T
 
 
@@ -271,7 +275,7 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
            b_major: str = "C", out: str = "float32", operands: str = "float16") -> str:
     """The Python source of the product kernel of variant `v` for workgroups of `threads`
     invocations in subgroups of `subgroup_size` (module docstring): ``c = a @ b`` for a
-    (Mp x Kp of dtype `operands`, float16, bfloat16 or int8) of layout `a_major` ("C":
+    (Mp x Kp of dtype `operands`, float16, bfloat16, int8 or uint8) of layout `a_major` ("C":
     row-major, "F": column-major), b (Kp x Np, the same dtype) of layout `b_major` and
     C-contiguous c (Mp x Np, of dtype `out`: the sums' type, float32 or int32 (SUMS), or
     "float16" for float32 sums converted in the kernel), Mp and Np multiples of the block,
@@ -490,7 +494,7 @@ def check_shared_memory(v: Variant, device, itemsize: int = 2):
 
 
 def launch(v: Variant, a, b, c, device):
-    """The product kernel of `v`: c = a @ b for float16 (bfloat16, int8) a and b of one
+    """The product kernel of `v`: c = a @ b for float16 (bfloat16, int8, uint8) a and b of one
     dtype, C- or F-contiguous, and C-contiguous c of their sums' type (or float16), of the
     shapes ``padded_shapes`` gives."""
     check_shared_memory(v, device, a.dtype.itemsize)
@@ -503,10 +507,10 @@ def launch(v: Variant, a, b, c, device):
 
 def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views, on tiles of
-    `operands` (float16, bfloat16 or int8), with the kernel VARIANTS[variant] (``choose``'s where
-    None): operands read in place where the kernel can take them, else padded (converted
-    to `operands`); the result stored in place where it can, else through a padded buffer
-    (module docstring)."""
+    `operands` (float16, bfloat16, int8 or uint8), with the kernel VARIANTS[variant]
+    (``choose``'s where None): operands read in place where the kernel can take them, else
+    padded (converted to `operands`); the result stored in place where it can, else
+    through a padded buffer (module docstring)."""
     from ..runtime.array import DeviceArray
 
     nb, M, K = A.shape
