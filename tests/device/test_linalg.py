@@ -536,6 +536,28 @@ def test_units_int8_against_numpy(small_default, monkeypatch):
                   nv.get_device(), variant="s128x256", operands="int8")
 
 
+@pytest.mark.parametrize("name", ["g64", tiles.LARGE, "s128k64"])
+def test_units_int8_on_other_variants(name, device, monkeypatch):
+    """The int8 kernels of variants other than the default (tiles from device memory with
+    k steps of 32, a large block's and a 64-wide slab's, as _small twins where they are
+    staged): NumPy's int32 loop over the int8 range, k of one step and of three, a
+    transposed operand read in place."""
+    v = tiles.VARIANTS[name]
+    if v.staging == "shared":
+        v = _small(v)
+        monkeypatch.setitem(tiles.VARIANTS, v.name, v)
+    rng = np.random.default_rng(len(name))
+    k = v.k_step_of("int8")
+    for m, kk, n in ((v.bm, k, v.bn), (v.bm + 5, 3 * k - 7, 2 * v.bn)):
+        a = rng.integers(-128, 128, (1, m, kk), np.int8)
+        bt = rng.integers(-128, 128, (1, n, kk), np.int8)
+        out = nv.device_array((1, m, n), np.int32)
+        tiles.run(nv.to_device(a), nv.to_device(bt).transpose(0, 2, 1), out, device,
+                  variant=v.name, operands="int8")
+        np.testing.assert_array_equal(out.copy_to_host(),
+                                      np.matmul(a, bt.transpose(0, 2, 1), dtype=np.int32))
+
+
 def test_units_leave_other_loops_to_their_kernel():
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
     got = nv.linalg.matmul(nv.to_device(a), nv.to_device(a.T.copy()), units=True)
