@@ -1,8 +1,9 @@
 """The benchmark figures of the documentation, drawn from benchmarks/results/history.json.
 
 Writes docs/_generated/bench_*.png (numba_vulkan beside numba.cuda, from the same run on
-the same GPU) for docs/benchmarks.md, and corpus_ratios.png (the latest GPU run of the
-corpus, benchmarks/corpus/plot_corpus.py) for docs/corpus.md. Run by scripts/docs.sh; needs
+the same GPU) for docs/benchmarks.md, corpus_ratios.png (the latest GPU run of the
+corpus, benchmarks/corpus/plot_corpus.py) for docs/corpus.md, and matrix_tflops.png (the
+latest kept GPU run of bench_matrix.py) for docs/matrix.md. Run by scripts/docs.sh; needs
 matplotlib.
 """
 
@@ -54,6 +55,28 @@ def _bars(path, title, unit, rows, better):
     plt.close(fig)
 
 
+def _matrix(path, run):
+    """bench_matrix.py's rows of one kept run: TFLOP/s of each whole call, ours beside
+    cuBLAS's and numba.cuda's."""
+    data = json.loads((RESULTS / run["file"]).read_text())
+    rows = [(name, row["tflops"]) for name, row in data["rows"].items() if "tflops" in row]
+    colour = {"cuBLAS": "#555555", "numba.cuda": COLOURS["numba.cuda"]}
+    fig, ax = plt.subplots(figsize=(7.5, 0.34 * len(rows) + 1.3))
+    for i, (name, value) in enumerate(rows):
+        ax.barh(i, value, 0.7, color=colour.get(name.split(" ")[0], COLOURS["numba_vulkan"]))
+        ax.text(value, i, f" {value:,.1f}", va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), [name for name, _ in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("TFLOP/s, whole call (higher is better; log scale)")
+    ax.set_title(f"Matrix products, {data['size']}³ ({run['device'].upper()}, "
+                 f"{run['date']} {run['time']}): numba_vulkan in red", fontsize=10)
+    ax.margins(x=0.12)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     # One H200 run of 2026-12-01: every row of bench_vs_cuda and bench_parallel, measured together.
@@ -97,6 +120,10 @@ def main():
     corpus = [run for run in history["runs"] if run.get("benchmark") == "run_corpus"
               and run.get("device") != "lavapipe" and run.get("file")]
     plot_corpus.main([str(RESULTS / corpus[-1]["file"]), "--out", str(OUT / "corpus_ratios.png")])
+    # Matrix products on tensor cores beside cuBLAS and numba.cuda (docs/matrix.md).
+    matrix = [run for run in history["runs"] if run.get("benchmark") == "bench_matrix"
+              and run.get("device") != "lavapipe" and run.get("file")]
+    _matrix(OUT / "matrix_tflops.png", matrix[-1])
     print(f"figures written to {OUT}")
     return 0
 
