@@ -40,6 +40,11 @@ def _param_bits(value, kind):
     return int(value) & ((1 << bits) - 1)
 
 
+def _order(a):
+    """"F" for an F-contiguous array that is not C-contiguous, else "C"."""
+    return "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+
+
 def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0, 0, 0)):
     """Lower `fn` for `args`, run it in the KIR interpreter; returns the arrays after the run."""
     argtypes = [numba.typeof(a) for a in args]
@@ -52,7 +57,7 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     for a, decl in zip(args, decls):
         if decl.kind == "array":
             # Contiguous in the array's own order (an F-contiguous one stays F, as its type)
-            order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+            order = _order(a)
             host = np.asarray(a, order=order).astype(_storage_dtype(a.dtype, mode), order=order)
             memory.append((base, host.tobytes(order=order)))
             outs.append((a, host))
@@ -77,8 +82,7 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     )
     results = []
     for (a, host), raw in zip(outs, regions):
-        order = "F" if host.flags.f_contiguous and not host.flags.c_contiguous else "C"
-        out = np.frombuffer(raw, dtype=host.dtype).reshape(a.shape, order=order)
+        out = np.frombuffer(raw, dtype=host.dtype).reshape(a.shape, order=_order(host))
         results.append(out.astype(a.dtype))
     return results
 

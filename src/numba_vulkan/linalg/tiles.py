@@ -145,7 +145,7 @@ class Variant:
     @property
     def k_step(self) -> int:
         """What k is rounded up to: one loop iteration's k (16-bit operands)."""
-        return T if self.staging == "global" else self.bk
+        return self.k_step_of("float16")
 
     def k_step_of(self, operands: str) -> int:
         """One loop iteration's k for tiles of `operands`, or ValueError where the slab is
@@ -163,12 +163,16 @@ class Variant:
         own = self.subgroups * subgroup_size
         return own if self.staging == "global" else max(THREADS, own)
 
+    def row_pad(self, itemsize: int) -> int:
+        """Elements added to each shared row for operands of `itemsize` bytes: ``pad``
+        halves' bytes (16 bytes by default), whatever the element."""
+        return self.pad * 2 // itemsize
+
     def shared_bytes(self, itemsize: int = 2) -> int:
-        """Bytes of the shared slabs for operands of `itemsize` bytes (rows padded by
-        ``pad`` halves' bytes)."""
+        """Bytes of the shared slabs for operands of `itemsize` bytes."""
         if self.staging == "global":
             return 0
-        pad = self.pad * 2 // itemsize
+        pad = self.row_pad(itemsize)
         elements = self.stages * (self.bm * (self.bk + pad) + self.bk * (self.bn + pad))
         return itemsize * elements
 
@@ -287,15 +291,15 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     (Python's wrap-around), so each address is a sum the driver can fold."""
     if a_major not in ("C", "F") or b_major not in ("C", "F"):
         raise ValueError(f"operand layouts must be 'C' or 'F', not {a_major!r}, {b_major!r}")
-    _tile_dtype(operands)
+    itemsize = _tile_dtype(operands).itemsize
     sums = SUMS[operands]
     if out != sums and (out, operands) != ("float16", "float16"):
         raise ValueError(f"the product kernel of {operands} tiles stores {sums}"
                          f"{' or float16' if operands == 'float16' else ''}, not {out}")
     elem = OPERANDS[operands]
     tk = _tile_k(operands)
-    v.k_step_of(operands)
-    pad = v.pad * 2 // _tile_dtype(operands).itemsize  # 16 bytes whatever the element
+    v.k_step_of(operands)  # refuses a slab narrower than the tiles' k
+    pad = v.row_pad(itemsize)
     tm, tn = v.tm, v.tn
     guard = threads // subgroup_size > v.subgroups  # more subgroups than regions
     lines = ["def _nv_tiles_product(a, b, c):"]

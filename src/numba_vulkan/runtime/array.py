@@ -1,4 +1,4 @@
-"""DeviceArray: arrays in device memory, their views and their copies.
+"""DeviceArray: arrays in device memory and their copies.
 
 A DeviceArray is a view (byte offset, shape, strides) of a pooled device
 buffer. The fields the launcher needs live in the C++ base class
@@ -6,11 +6,8 @@ buffer. The fields the launcher needs live in the C++ base class
 type, which differs from the host type for bool (stored as int32) and, on
 devices that lack them, 64-bit types (stored as their 32-bit counterparts).
 
-Views are computed with NumPy itself: a dummy array with the same shape and
-strides over one element of memory (never read) is indexed, transposed or
-reshaped, and the result's strides and data-pointer offset give the view. A
-C-contiguous array's reshape, and slices of step 1 over the leading axes, compute
-NumPy's result for them directly.
+Views and element access are runtime/array_views.py's (a mixin), the reductions
+runtime/array_reductions.py's, the operators runtime/operators.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from __future__ import annotations
 import gc
 import math
 import zlib
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,21 +23,13 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from .. import _core, bfloat16_host, checks
 from . import array_functions, copies, device_list, streams
-from . import indexing as _indexing
 from . import pinned as _pinned
 from . import reports as _reports
 from .array_reductions import WholeArrayReductions
+from .array_views import ArrayViews, _c_strides, _f_strides, _raw
 from .device_info import DeviceLike, DeviceSpec, ShapeLike
 from .dlpack import DLPackExport
 from .operators import ArrayOperators
-
-
-def _raw(host):
-    """`host` as the buffer transfers take it: records (structured dtypes) as their bytes,
-    bfloat16 as its 16-bit words."""
-    if bfloat16_host.is_dtype(host.dtype):
-        return host.view(np.uint16)
-    return host.view(np.uint8) if host.dtype.fields is not None else host
 
 
 def storage_dtype(dtype, info):
@@ -90,18 +78,6 @@ def record_key(dtype):
     return zlib.crc32(f"{dtype.descr!r}/{dtype.itemsize}".encode())
 
 
-def _c_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(int(n), 1)
-    return tuple(reversed(strides))
-
-
-def _f_strides(shape, itemsize):
-    return _c_strides(shape[::-1], itemsize)[::-1]
-
-
 def host_order(host):
     """'F' for a NumPy array that is F-contiguous but not C-contiguous (its device copy
     keeps that order, as numba.cuda's do), else 'C'."""
@@ -117,7 +93,8 @@ def _unpickle(host):
     return DeviceArray(None, host.shape, host.dtype, order=host_order(host)).copy_to_device(host)
 
 
-class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core.DeviceArrayBase):
+class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport,
+                  _core.DeviceArrayBase):
     """An array that lives on a Vulkan device.
 
     Kernels use device arrays in place, without the copies that NumPy arguments
@@ -274,182 +251,6 @@ class DeviceArray(ArrayOperators, WholeArrayReductions, DLPackExport, _core.Devi
 
     def __repr__(self) -> str:
         return f"<DeviceArray shape={self.shape} dtype={self.dtype} on {self.device.info.name!r}>"
-
-    # ---- views -------------------------------------------------------------------
-    def _dummy(self):
-        return as_strided(np.zeros(1, self._stored_dtype), self.shape, self._dev_strides)
-
-    def _view_from(self, dummy, view):
-        base = dummy.__array_interface__["data"][0]
-        delta = view.__array_interface__["data"][0] - base
-        return self._view(view.shape, self._offset + delta, view.strides)
-
-    def _view(self, shape, offset, strides):
-        """A view of this array's buffer: `shape`, byte `offset` and device `strides` from a
-        NumPy view of _dummy() or a C-contiguous reshape (valid by construction: nothing is
-        checked again)."""
-        view = DeviceArray.__new__(DeviceArray)
-        _core.DeviceArrayBase.__init__(view, self._device_core, self._buffer, offset,
-                                       tuple(shape), tuple(strides), self._code, self._itemsize)
-        view.device = self.device
-        view.dtype = self.dtype
-        view._stored_dtype = self._stored_dtype
-        return view
-
-    def _element_offset(self, key):
-        """Byte offset of one element if `key` indexes every axis with an int, else None."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        if len(key) != self.ndim or not all(
-            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key
-        ):
-            return None
-        offset = self._offset
-        for axis, (k, n, s) in enumerate(zip(key, self.shape, self._dev_strides)):
-            k = int(k)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
-            offset += (k + n if k < 0 else k) * s
-        return offset
-
-    def _check_key(self, key):
-        for k in key if isinstance(key, tuple) else (key,):
-            if isinstance(k, bool) or not (
-                k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
-            ):
-                raise IndexError(
-                    "device arrays support integers, slices, ..., None, integer arrays and "
-                    f"boolean masks as indices, not {type(k).__name__}"
-                )
-
-    def __getitem__(self, key: Any) -> Any:
-        if _indexing.is_advanced(key):  # index arrays, lists, masks: gathered on the device
-            return _indexing.getitem(self, key)
-        self._check_key(key)
-        offset = self._element_offset(key)
-        if offset is not None:
-            host = np.empty((), self._stored_dtype)
-            self._buffer.read(offset, _raw(host.reshape(1)))
-            return host.astype(self.dtype)[()]
-        view = self._slices_view(key)
-        if view is not None:
-            return view
-        dummy = self._dummy()
-        return self._view_from(dummy, dummy[key])
-
-    def _slices_view(self, key):
-        """The view of `key` where it is slices of step 1 over the leading axes (Dask's
-        chunks are such views), computed directly: NumPy's offset and strides for it; None
-        for any other key, or one that leaves an axis empty (NumPy's view of the dummy
-        gives those)."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        if len(key) > self.ndim:
-            return None
-        shape, offset = list(self.shape), self._offset
-        for axis, k in enumerate(key):
-            if type(k) is not slice or k.step not in (None, 1):
-                return None
-            start, stop, _ = k.indices(shape[axis])
-            if stop <= start:
-                return None
-            shape[axis] = stop - start
-            offset += start * self._dev_strides[axis]
-        return self._view(tuple(shape), offset, self._dev_strides)
-
-    def __setitem__(self, key: Any, value: ArrayLike | DeviceArray) -> None:
-        if _indexing.is_advanced(key):  # scattered on the device
-            return _indexing.setitem(self, key, value)
-        self._check_key(key)
-        offset = self._element_offset(key)
-        value = checks.assigned(value, self.dtype)
-        if offset is not None:
-            if value.size != 1:
-                raise ValueError(f"value must be one element, not an array of shape {value.shape}")
-            host = value.astype(self._stored_dtype).reshape(1)
-            self._buffer.write(offset, _raw(host))
-            return
-        view = self[key]
-        try:
-            values = np.broadcast_to(value, view.shape)
-        except ValueError:
-            raise ValueError(
-                f"value of shape {value.shape} cannot be broadcast to the view's shape {view.shape}"
-            ) from None
-        view.copy_to_device(values)
-
-    @property
-    def T(self) -> DeviceArray:
-        """The array with its axes reversed, as a view."""
-        return self.transpose()
-
-    def transpose(self, *axes: int | Sequence[int] | None) -> DeviceArray:
-        """Permute the axes, as a view.
-
-        Parameters
-        ----------
-        *axes : int or tuple of int
-            The new order of the axes; reversed by default.
-
-        Returns
-        -------
-        DeviceArray
-        """
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
-        if axes:
-            axes = checks.as_int_tuple(axes, "axes", min_len=0, max_len=32, minimum=None)
-        dummy = self._dummy()
-        try:
-            view = dummy.transpose(axes or None)
-        except ValueError as e:
-            raise ValueError(f"axes {axes!r} do not permute the {self.ndim} axes: {e}") from None
-        return self._view_from(dummy, view)
-
-    def reshape(self, *shape: int | Sequence[int]) -> DeviceArray:
-        """Give the array a new shape without copying.
-
-        Parameters
-        ----------
-        *shape : int or tuple of int
-            The new shape; one extent may be -1.
-
-        Returns
-        -------
-        DeviceArray
-            A view sharing the data.
-
-        Raises
-        ------
-        ValueError
-            If the element count differs or the strides do not allow the shape
-            without a copy (copy first).
-        """
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        shape = checks.as_int_tuple(shape, "shape", min_len=0, max_len=32, minimum=-1)
-        if self.size and self.is_contiguous:
-            # A C-contiguous array takes any shape of its size with C strides, as in NumPy
-            # (without building NumPy's view of a dummy array: reductions and Dask's chunks
-            # reshape on every call)
-            known = math.prod(n for n in shape if n != -1)
-            if shape.count(-1) == 1 and known and self.size % known == 0:
-                shape = tuple(self.size // known if n == -1 else n for n in shape)
-            if -1 not in shape and math.prod(shape) == self.size:
-                return self._view(shape, self._offset, _c_strides(shape, self._itemsize))
-        dummy = self._dummy()
-        try:
-            view = np.reshape(dummy, shape, copy=False)
-        except ValueError as e:
-            raise ValueError(f"cannot reshape {self.shape} to {shape} without copying: {e}")
-        return self._view_from(dummy, view)
-
-    def ravel(self) -> DeviceArray:
-        """The array as one dimension, a view where the layout allows it."""
-        try:
-            return self.reshape(-1)
-        except ValueError:
-            return self.copy().reshape(-1)
 
     def copy(self) -> DeviceArray:
         """A contiguous copy on the same device (DeviceArray)."""
