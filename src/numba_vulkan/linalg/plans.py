@@ -59,21 +59,27 @@ class Plan:
     """How to compute one product: the kernel family, the accumulation dtype and the
     family's parameters."""
 
-    family: str  # "simt": kernels.tiled; "tiles": tiles.run (cooperative matrices)
+    family: str  # "simt": kernels.tiled; "blocked": blocked.run; "tiles": tiles.run
     acc: np.dtype
     tiling: Tiling
     #: Fewer workgroups than this (with a long k) split k into chunks summed apart.
     min_groups: int
     #: "tiles": the tiles' element type (tiles.OPERANDS: float16, bfloat16, int8, uint8).
     operands: str = ""
+    #: Float products fused into their sums (matmul's ``contract``).
+    contract: bool = False
 
 
-def choose(loop: np.dtype, device, units: bool = False, operands=()) -> Plan:
+def choose(loop: np.dtype, device, units: bool = False, operands=(),
+           contract: bool = False) -> Plan:
     """The plan for the loop dtype `loop` (NumPy's, from ``np.matmul.resolve_dtypes``) on
     `device`; with `units`, a float16 loop on cooperative matrices (linalg/tiles.py), and
     the float32 loop NumPy gives two bfloat16 operands (the dtypes in `operands`) on
     bfloat16 ones, and the int32 (uint32) loop of two int8 (uint8) operands
-    (``dtype=np.int32``) on 8-bit ones summed in that type.
+    (``dtype=np.int32``) on 8-bit ones summed in that type. A float32 or float64 loop of
+    operands of its own dtype on a GPU: linalg/blocked.py's kernel (products.py falls back
+    to the SIMT kernel for products it does not suit). `contract`: float products fused
+    into their sums (SIMT and blocked kernels).
 
     Raises
     ------
@@ -110,4 +116,10 @@ def choose(loop: np.dtype, device, units: bool = False, operands=()) -> Plan:
     while tiling.bk > 1 and (np.dtype(acc).itemsize * tiling.bk * (tiling.bm + tiling.bn)
                              > info.max_shared_memory):
         tiling = dataclasses.replace(tiling, bk=tiling.bk // 2)
-    return Plan("simt", np.dtype(acc), tiling, 4 if info.kind == "cpu" else 256)
+    contract = contract and loop.name in ("float32", "float64")
+    family = "simt"
+    if (info.kind != "cpu" and loop.name in ("float32", "float64") and operands
+            and all(np.dtype(d) == loop for d in operands)):
+        family = "blocked"
+    return Plan(family, np.dtype(acc), tiling, 4 if info.kind == "cpu" else 256,
+                contract=contract)

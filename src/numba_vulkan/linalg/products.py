@@ -43,7 +43,8 @@ MIN_STEPS_PER_CHUNK = 32
 
 def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
            out: DeviceArray | np.ndarray | None = None, *, dtype: DTypeLike | None = None,
-           casting: str = "same_kind", units: bool = False) -> DeviceArray | np.ndarray:
+           casting: str = "same_kind", units: bool = False,
+           contract: bool = False) -> DeviceArray | np.ndarray:
     """The matrix product of `a` and `b` on the device, as ``np.matmul`` computes it.
 
     ``np.matmul(a, b)`` and ``a @ b`` come here when either operand is a device array.
@@ -74,6 +75,11 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
         ``dtype=np.int32`` on int8 x int8 + int32 tiles (16x16x32), NumPy's int32 result
         bit for bit (two uint8 ones with ``dtype=np.uint32`` likewise). Other loops
         ignore it.
+    contract : bool
+        Float32 and float64 loops with each product fused into its sum (one rounding
+        instead of two, as cuBLAS and OpenBLAS compute; the k order unchanged): on GPUs
+        that count a fused multiply-add as one instruction, up to twice the rate; results
+        differ from the default's in the last bits (docs/linalg.md). Other loops ignore it.
 
     Returns
     -------
@@ -103,7 +109,8 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
     if out is not None and not np.can_cast(loop[2], out.dtype, casting):
         raise TypeError(f"Cannot cast ufunc 'matmul' output from {loop[2]!r} to "
                         f"{out.dtype!r} with casting rule {casting!r}")  # fmt: skip
-    plan = plans.choose(loop[2], device, units=units, operands=(A.dtype, B.dtype))
+    plan = plans.choose(loop[2], device, units=units, operands=(A.dtype, B.dtype),
+                        contract=contract)
     a_vec, b_vec = A.ndim == 1, B.ndim == 1
     A2 = view(A, (1,) + A.shape, (0,) + A._dev_strides) if a_vec else A
     B2 = view(B, B.shape + (1,), B._dev_strides + (0,)) if b_vec else B
@@ -254,7 +261,7 @@ def _simt(A, B, C, loop, plan, device):
         b_load=_load(B.dtype, loop[1], plan.acc), out=_store(plan.acc, loop[2], C.dtype),
         tiling=t, a_rows_fast=M > 1 and K > 1 and abs(sa[1]) < abs(sa[2]),
         b_rows_fast=K > 1 and N > 1 and abs(sb[1]) < abs(sb[2]),
-        narrow=_narrow_option(device))
+        narrow=_narrow_option(device), contract=plan.contract)
     groups = (-(-N // t.bn), -(-M // t.bm), nb)
     splits = _splits(K, math.prod(groups), plan, device)
     if splits == 1:
@@ -273,6 +280,24 @@ def _simt(A, B, C, loop, plan, device):
     finish.forall((N, M, nb), device=device)(partial, C)
 
 
+def _blocked(A, B, C, loop, plan, device):
+    """C[b] = A[b] @ B[b] with linalg/blocked.py's kernel where the product suits it: a
+    result of the loop's dtype and enough blocks to occupy the device without splitting
+    k; the SIMT kernel otherwise."""
+    from . import blocked
+
+    M, N = C.shape[1:]
+    v = blocked.BLOCKINGS[blocked.DEFAULT]
+    t = plan.tiling
+    groups = -(-M // t.bm) * -(-N // t.bn) * C.shape[0]
+    if (C.dtype != plan.acc or -(-M // v.bm) * -(-N // v.bn) < blocked.MIN_GROUPS
+            or _splits(A.shape[2], groups, plan, device) > 1
+            or v.shared_bytes(C.dtype.itemsize) > device.info.max_shared_memory):
+        _simt(A, B, C, loop, plan, device)
+        return
+    blocked.run(A, B, C, device, contract=plan.contract)
+
+
 def _tiles(A, B, C, loop, plan, device):
     """C[b] = A[b] @ B[b] on cooperative matrices (linalg/tiles.py)."""
     from . import tiles
@@ -281,7 +306,7 @@ def _tiles(A, B, C, loop, plan, device):
 
 
 #: The runner of each kernel family plans.choose names.
-_RUNNERS = {"simt": _simt, "tiles": _tiles}
+_RUNNERS = {"simt": _simt, "blocked": _blocked, "tiles": _tiles}
 
 
 def _splits(K, groups, plan, device):

@@ -275,6 +275,87 @@ def _tile_k(operands):
     return 2 * T if _tile_dtype(operands).itemsize == 1 else T
 
 
+def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, pad, compute,
+                a_by_k=False):
+    """Source lines (inside the kernel's body) of the k loop over shared slabs: the
+    declarations of the slabs ``sA`` and ``sB`` (`stages` of each, rows padded by `pad`
+    elements of type source `elem`) and of each invocation's copy offsets, then the steps
+    (module docstring: the first slab copied, each step reading the next slab into
+    registers while ``compute(slab_a, slab_b, indent)``'s lines multiply the one in shared
+    memory, the last multiplied after the loop). A's slab is BM x BK (rows m), or, with
+    `a_by_k`, stored transposed as BK x BM (rows k); B's is BK x BN. ``slab_a`` and
+    ``slab_b`` are the terms of the first row of the slab to multiply. Operands: ``a``
+    (Mp x Kp) and ``b`` (Kp x Np) of layouts `a_major` and `b_major`, row0 and col0 the
+    workgroup's first row and column of the result."""
+    ra = _copy_plan(bm, bk, threads, a_major)
+    rb = _copy_plan(bk, bn, threads, b_major)
+    a_rows = bk if a_by_k else bm  # rows of one slab of A in shared memory
+    lines = [f"    sA = shared.array(({stages * a_rows}, {(bm if a_by_k else bk) + pad}), {elem})",
+             f"    sB = shared.array(({stages * bk}, {bn + pad}), {elem})",
+             "    tid = U(local_id(0))"]
+    add = lines.append
+    # Each invocation's first element of the A and B slabs (_copy_plan).
+    lines += _first_element("ar", "ac", bm, bk, a_major)
+    lines += _first_element("br", "bc", bk, bn, b_major)
+    add("    ga = row0 + ar")
+    add("    gb = col0 + bc")
+
+    def fetch(k0, indent):
+        """The slab at column (row) k0 of a (b) into registers."""
+        out = [f"xa{r} = a[{_sum('ga', dr)}, {_sum(*k0, 'ac', dc)}]"
+               for r, (dr, dc) in enumerate(ra)]
+        out += [f"xb{r} = b[{_sum(*k0, 'br', dr)}, {_sum('gb', dc)}]"
+                for r, (dr, dc) in enumerate(rb)]
+        return [" " * indent + x for x in out]
+
+    def put(slab_a, slab_b, indent):
+        """The registers into the shared slab whose first rows are slab_a, slab_b."""
+        if a_by_k:
+            out = [f"sA[{_sum(*slab_a, 'ac', dc)}, {_sum('ar', dr)}] = xa{r}"
+                   for r, (dr, dc) in enumerate(ra)]
+        else:
+            out = [f"sA[{_sum(*slab_a, 'ar', dr)}, {_sum('ac', dc)}] = xa{r}"
+                   for r, (dr, dc) in enumerate(ra)]
+        out += [f"sB[{_sum(*slab_b, 'br', dr)}, {_sum('bc', dc)}] = xb{r}"
+                for r, (dr, dc) in enumerate(rb)]
+        return [" " * indent + x for x in out]
+
+    # The first slab into shared memory; each step of the loop reads the next one
+    # ahead; the last one is multiplied after the loop (nothing left to read).
+    lines += fetch([], 4)
+    lines += put([], [], 4)
+    add("    barrier()")
+    if stages == 2:
+        add("    cur = U(0)")  # the slab multiplied next
+    add(f"    for k0 in range({bk}, a.shape[1], {bk}):")
+    add("        ku = U(k0)")
+    if stages == 1:
+        # Step: read the next slab into registers, multiply the one in shared
+        # memory, wait, write the next one, wait.
+        lines += fetch(["ku"], 8)
+        lines += compute([], [], 8)
+        add("        barrier()")
+        lines += put([], [], 8)
+        add("        barrier()")
+        lines += compute([], [], 4)
+    else:
+        # Step: read the next slab into registers, multiply slab `cur` in shared
+        # memory, write the next one into the other slab, wait.
+        add(f"        ca = cur * U({a_rows})")
+        add(f"        cb = cur * U({bk})")
+        add(f"        na = U({a_rows}) - ca")
+        add(f"        nb = U({bk}) - cb")
+        lines += fetch(["ku"], 8)
+        lines += compute(["ca"], ["cb"], 8)
+        lines += put(["na"], ["nb"], 8)
+        add("        cur = U(1) - cur")
+        add("        barrier()")
+        add(f"    ca = cur * U({a_rows})")
+        add(f"    cb = cur * U({bk})")
+        lines += compute(["ca"], ["cb"], 4)
+    return lines
+
+
 def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
            b_major: str = "C", out: str = "float32", operands: str = "float16") -> str:
     """The Python source of the product kernel of variant `v` for workgroups of `threads`
@@ -333,78 +414,19 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
         add("        ku = U(k)")
         lines += multiply("a", ["row0", "wr"], ["ku"], "b", ["ku"], ["col0", "wc"], 8)
     else:
-        bk = v.bk
-        ra = _copy_plan(v.bm, bk, threads, a_major)
-        rb = _copy_plan(bk, v.bn, threads, b_major)
-        add(f"    sA = shared.array(({v.stages * v.bm}, {bk + pad}), {elem})")
-        add(f"    sB = shared.array(({v.stages * bk}, {v.bn + pad}), {elem})")
-        add("    tid = U(local_id(0))")
-        # Each invocation's first element of the A and B slabs (_copy_plan).
-        lines += _first_element("ar", "ac", v.bm, bk, a_major)
-        lines += _first_element("br", "bc", bk, v.bn, b_major)
-        add("    ga = row0 + ar")
-        add("    gb = col0 + bc")
-
-        def fetch(k0, indent):
-            """The slab at column (row) k0 of a (b) into registers."""
-            out = [f"xa{r} = a[{_sum('ga', dr)}, {_sum(*k0, 'ac', dc)}]"
-                   for r, (dr, dc) in enumerate(ra)]
-            out += [f"xb{r} = b[{_sum(*k0, 'br', dr)}, {_sum('gb', dc)}]"
-                    for r, (dr, dc) in enumerate(rb)]
-            return [" " * indent + x for x in out]
-
-        def put(slab_a, slab_b, indent):
-            """The registers into the shared slab whose first rows are slab_a, slab_b."""
-            out = [f"sA[{_sum(*slab_a, 'ar', dr)}, {_sum('ac', dc)}] = xa{r}"
-                   for r, (dr, dc) in enumerate(ra)]
-            out += [f"sB[{_sum(*slab_b, 'br', dr)}, {_sum('bc', dc)}] = xb{r}"
-                    for r, (dr, dc) in enumerate(rb)]
-            return [" " * indent + x for x in out]
-
         def compute(slab_a, slab_b, indent):
             """The multiplies of the shared slab whose first rows are slab_a, slab_b."""
             out = []
             if guard:
                 out.append(" " * indent + f"if sg < U({v.subgroups}):")
                 indent += 4
-            for kk in range(0, bk, tk):
+            for kk in range(0, v.bk, tk):
                 out += multiply("sA", [*slab_a, "wr"], [kk], "sB", [*slab_b, kk], ["wc"],
                                 indent)
             return out
 
-        # The first slab into shared memory; each step of the loop reads the next one
-        # ahead; the last one is multiplied after the loop (nothing left to read).
-        lines += fetch([], 4)
-        lines += put([], [], 4)
-        add("    barrier()")
-        if v.stages == 2:
-            add("    cur = U(0)")  # the slab multiplied next
-        add(f"    for k0 in range({bk}, a.shape[1], {bk}):")
-        add("        ku = U(k0)")
-        if v.stages == 1:
-            # Step: read the next slab into registers, multiply the one in shared
-            # memory, wait, write the next one, wait.
-            lines += fetch(["ku"], 8)
-            lines += compute([], [], 8)
-            add("        barrier()")
-            lines += put([], [], 8)
-            add("        barrier()")
-            lines += compute([], [], 4)
-        else:
-            # Step: read the next slab into registers, multiply slab `cur` in shared
-            # memory, write the next one into the other slab, wait.
-            add(f"        ca = cur * U({v.bm})")
-            add(f"        cb = cur * U({bk})")
-            add(f"        na = U({v.bm}) - ca")
-            add(f"        nb = U({bk}) - cb")
-            lines += fetch(["ku"], 8)
-            lines += compute(["ca"], ["cb"], 8)
-            lines += put(["na"], ["nb"], 8)
-            add("        cur = U(1) - cur")
-            add("        barrier()")
-            add(f"    ca = cur * U({v.bm})")
-            add(f"    cb = cur * U({bk})")
-            lines += compute(["ca"], ["cb"], 4)
+        lines += staged_loop(v.bm, v.bn, v.bk, v.stages, threads, a_major, b_major, elem,
+                             pad, compute)
     store = []
     if out == "float16":
         store.append(f"h = mx.fragment('acc', {T}, {T}, np.float16)")
@@ -515,41 +537,53 @@ def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
     (``choose``'s where None): operands read in place where the kernel can take them, else
     padded (converted to `operands`); the result stored in place where it can, else
     through a padded buffer (module docstring)."""
-    from ..runtime.array import DeviceArray
-
-    nb, M, K = A.shape
-    N = B.shape[2]
+    M, N = C.shape[1:]
     name = choose(M, N, device) if variant is None else variant
     if name not in VARIANTS:
         raise ValueError(f"no product variant {name!r}; there are {', '.join(VARIANTS)}")
     tile_dtype = _tile_dtype(operands)
     v = VARIANTS[name]
     check_shared_memory(v, device, tile_dtype.itemsize)
-    sa, sb, sc = padded_shapes(v, M, N, K, operands)
+    # The kernel converts to float16 only from float16 tiles (bfloat16 products are float32)
+    c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else SUMS[operands]
+    padded_batches(A, B, C, device, padded_shapes(v, M, N, A.shape[2], operands), tile_dtype,
+                   c_dtype, lambda a, b, c: launch(v, a, b, c, device))
+
+
+def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
+    """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views by ``product(a, b,
+    c)``, a kernel that takes operands of dtype `dtype` and a C-contiguous result of dtype
+    `c_dtype`, of exactly `shapes` (a's, b's, c's: ``padded_shapes``): each operand read
+    in place where it is so (``in_place``), else padded into a buffer (made once per
+    operand; once in all for a batch broadcast with stride 0); each result written in
+    place where it can be, else into a padded buffer that ``unpad`` copies into C[b]."""
+    from ..runtime.array import DeviceArray
+
+    nb, M, _ = A.shape
+    N = B.shape[2]
+    sa, sb, sc = shapes
     padded = {}
 
     def operand(which, X, i, shape):
         x = X[i]
-        if in_place(x, shape, (operands,)):
+        if in_place(x, shape, (np.dtype(dtype).name,)):
             return x
         buf = padded.get(which)
         if buf is None:
-            buf = padded[which] = DeviceArray(device, shape, tile_dtype)
+            buf = padded[which] = DeviceArray(device, shape, dtype)
         elif X._dev_strides[0] == 0:  # broadcast along the batch: padded already
             return buf
         pad.forall((shape[1], shape[0]), device=device)(x, buf)
         return buf
 
-    # The kernel converts to float16 only from float16 tiles (bfloat16 products are float32)
-    c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else SUMS[operands]
     stored = (np.dtype(c_dtype).name,)
     c = None
     for i in range(nb):
         a, b = operand("a", A, i, sa), operand("b", B, i, sb)
         if in_place(C[i], sc, stored, "C"):
-            launch(v, a, b, C[i], device)
+            product(a, b, C[i])
             continue
         if c is None:
             c = DeviceArray(device, sc, c_dtype)
-        launch(v, a, b, c, device)
+        product(a, b, c)
         unpad.forall((N, M), device=device)(c, C[i])
