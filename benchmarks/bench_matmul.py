@@ -1,7 +1,9 @@
-"""Matrix product: ``nv.linalg.matmul`` (the tiled SIMT kernel) against NumPy on the host,
-examples/tiled_matmul.py's kernel (16x16 invocations, one result each) and, with
-``--tilings``, other tilings of the library's kernel; on a CUDA machine with ``--torch``
-also PyTorch's matmul (cuBLAS, TF32 off).
+"""Matrix product: ``nv.linalg.matmul`` (the device's kernel: the tiled SIMT kernel, or on
+GPUs linalg/blocked.py's for large products), with and without ``contract=True``, against
+NumPy on the host, examples/tiled_matmul.py's kernel (16x16 invocations, one result each)
+and, with ``--tilings``, other tilings of the SIMT kernel, with ``--blockings`` other
+kernels of blocked.py; on a CUDA machine with ``--torch`` also PyTorch's matmul (cuBLAS,
+TF32 off).
 
 Each figure checks its result against NumPy (within the float32/float64 bound of
 docs/linalg.md), runs once untimed, then times ``--repeats`` calls each followed by
@@ -10,6 +12,7 @@ docs/linalg.md), runs once untimed, then times ``--repeats`` calls each followed
     python3 benchmarks/bench_matmul.py                        # lavapipe: n = 512, float32
     python3 benchmarks/bench_matmul.py --n 4096 --dtypes float32,float64 --torch   # a GPU
     python3 benchmarks/bench_matmul.py --tilings "16,16,8,8,8,1 16,16,4,4,16,1 16,16,4,4,16,1,c"
+    python3 benchmarks/bench_matmul.py --n 4096 --blockings "b128 b128,c b64,c" --torch
 """
 
 import argparse
@@ -22,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import numba_vulkan as nv
-from numba_vulkan.linalg import kernels, plans
+from numba_vulkan.linalg import blocked, kernels, plans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from tiled_matmul import TPB, fast_matmul  # noqa: E402
@@ -71,6 +74,9 @@ def main(argv=None):
     parser.add_argument("--tilings", default="",
                         help="'wx,wy,tm,tn,bk,unroll[,c] ...' to compare (c: products fused "
                              "into the sums, fastmath={'contract'})")
+    parser.add_argument("--blockings", default="",
+                        help="'name[,c] ...': linalg/blocked.py's BLOCKINGS to compare (c: "
+                             "contracted)")
     parser.add_argument("--torch", action="store_true", help="also time torch.matmul (CUDA)")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
@@ -85,10 +91,15 @@ def main(argv=None):
         b = rng.standard_normal((n, n)).astype(dtype)
         da, db = nv.to_device(a), nv.to_device(b)
         dc = nv.device_array((n, n), dtype)
-        plan = plans.choose(np.dtype(dtype), device)
-        best, med = _time(lambda: nv.linalg.matmul(da, db, out=dc), args.repeats)
-        rows.append({**_figure(f"nv.linalg.matmul {plan.tiling}", n, best, med,
-                               _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
+        plan = plans.choose(np.dtype(dtype), device, operands=(a.dtype, b.dtype))
+        kernel = (f"blocked {blocked.DEFAULT}" if plan.family == "blocked"
+                  and (n // 128) ** 2 >= blocked.MIN_GROUPS else str(plan.tiling))
+        for contract in (False, True):
+            best, med = _time(lambda: nv.linalg.matmul(da, db, out=dc, contract=contract),
+                              args.repeats)
+            name = f"nv.linalg.matmul{' contract' if contract else ''} {kernel}"
+            rows.append({**_figure(name, n, best, med, _over_bound(dc.copy_to_host(), a, b)),
+                         "dtype": dtype})
         best, med = _time(lambda: a @ b, args.repeats)
         rows.append({**_figure("NumPy a @ b (host)", n, best, med), "dtype": dtype})
         if dtype == "float32" and n % TPB == 0:
@@ -107,6 +118,17 @@ def main(argv=None):
             a3, b3, c3 = da.reshape(1, n, n), db.reshape(1, n, n), dc.reshape(1, n, n)
             best, med = _time(lambda: k[groups, (wx, wy)](a3, b3, c3), args.repeats)
             rows.append({**_figure(f"tiling {spec}", n, best, med,
+                                   _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
+        for spec in args.blockings.split():
+            name, *c = spec.split(",")
+            one = (da.reshape(1, n, n), db.reshape(1, n, n), dc.reshape(1, n, n))
+            try:
+                best, med = _time(lambda: blocked.run(*one, device, name, c == ["c"]),
+                                  args.repeats)
+            except ValueError as e:  # more shared memory than the device has
+                print(f"  blocking {spec}: {e}")
+                continue
+            rows.append({**_figure(f"blocking {spec}", n, best, med,
                                    _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
         if args.torch:
             import torch

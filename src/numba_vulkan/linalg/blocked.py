@@ -91,7 +91,9 @@ BLOCKINGS = {b.name: b for b in (
 DEFAULT = "b128"
 #: matmul runs the kernel for products of at least this many of DEFAULT's blocks (fewer
 #: leave multiprocessors idle: the SIMT kernel's smaller tiles, or its split k, occupy them).
-MIN_GROUPS = 64
+#: H100, float32, whole calls (2026-12-06 15:10, docs/linalg.md): 1024^3 (64 blocks) 5.4
+#: TFLOP/s against the SIMT kernel's 5.7; 2048^3 (256 blocks) 17.0 against 12.4.
+MIN_GROUPS = 128
 
 
 def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C") -> str:
