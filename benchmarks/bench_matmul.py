@@ -16,6 +16,7 @@ docs/linalg.md), runs once untimed, then times ``--repeats`` calls each followed
 """
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -79,6 +80,9 @@ def main(argv=None):
     parser.add_argument("--blockings", default="",
                         help="'name[,c] ...': linalg/blocked.py's BLOCKINGS to compare (c: "
                              "contracted)")
+    parser.add_argument("--swizzle", type=int, default=1,
+                        help="beside each --blockings row, the same kernel with workgroups "
+                             "in bands of up to this many rows of blocks")
     parser.add_argument("--torch", action="store_true", help="also time torch.matmul (CUDA)")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
@@ -121,7 +125,15 @@ def main(argv=None):
             best, med = _time(lambda: k[groups, (wx, wy)](a3, b3, c3), args.repeats)
             rows.append({**_figure(f"tiling {spec}", n, best, med,
                                    _over_bound(dc.copy_to_host(), a, b)), "dtype": dtype})
-        for spec in args.blockings.split():
+        specs = args.blockings.split()
+        if args.swizzle > 1:  # each blocking, then its banded twin
+            for spec in list(specs):
+                name, *c = spec.split(",")
+                twin = dataclasses.replace(blocked.BLOCKINGS[name], swizzle=args.swizzle,
+                                           name=f"{name}w{args.swizzle}")
+                blocked.BLOCKINGS[twin.name] = twin
+                specs.insert(specs.index(spec) + 1, ",".join([twin.name, *c]))
+        for spec in specs:
             name, *c = spec.split(",")
             one = (da.reshape(1, n, n), db.reshape(1, n, n), dc.reshape(1, n, n))
             try:

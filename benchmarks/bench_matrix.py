@@ -16,9 +16,10 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
    the driver reports of its pipeline (``pipeline``: registers, spills as local memory,
    shared memory on NVIDIA; an error on drivers without
    VK_KHR_pipeline_executable_properties; ``pipeline_float16`` the same of the whole
-   call's kernel, which converts to float16 before storing, where it stored in place). A variant that needs more shared memory than
-   the device has is "not measured" with the reason. ``--variants g64,s128`` times only
-   those.
+   call's kernel, which converts to float16 before storing, where it stored in place). A
+   variant that needs more shared memory than the device has is "not measured" with the
+   reason. ``--variants g64,s128`` times only those; ``--swizzle 8`` adds, beside each
+   nv.linalg row, the same kernel with its workgroups in bands of up to 8 rows of blocks.
 3. cuBLAS: torch.matmul of the float16 matrices (tensor cores; float16 result).
 4. numba.cuda: the float32 16 x 16 shared-memory tiled kernel of its documentation (it has
    no way to reach tensor cores).
@@ -42,6 +43,7 @@ the largest magnitude, and the Frobenius norm of the difference over that of the
 """
 
 import argparse
+import dataclasses
 import datetime
 import json
 import platform
@@ -69,7 +71,8 @@ def ours(a, b, repeats):
     dc = nv.device_array((n, n), np.float32)
     local = 4 * nv.get_device().info.subgroup_size
     groups = ((n + BN - 1) // BN, (n + BM - 1) // BM)
-    t = synced_median_time(lambda: matmul_tiles[groups, (local, 1)](da, db, dc), nv.synchronize, repeats)
+    t = synced_median_time(lambda: matmul_tiles[groups, (local, 1)](da, db, dc), nv.synchronize,
+                           repeats)
     shapes = nv.matrix.shapes()
     return t, dc.copy_to_host(), {"device": nv.get_device().info.name,
                                   "units": not shapes[0].emulated}
@@ -182,8 +185,8 @@ def numba_cuda(a, b, repeats):
     da, db = cuda.to_device(a.astype(np.float32)), cuda.to_device(b.astype(np.float32))
     dc = cuda.device_array((n, n), np.float32)
     blocks = (n + TPB - 1) // TPB
-    t = synced_median_time(lambda: kernel[(blocks, blocks), (TPB, TPB)](da, db, dc), cuda.synchronize,
-              repeats)
+    t = synced_median_time(lambda: kernel[(blocks, blocks), (TPB, TPB)](da, db, dc),
+                           cuda.synchronize, repeats)
     return t, dc.copy_to_host(), {"numba_cuda": "float32, 16x16 shared tiles"}
 
 
@@ -199,6 +202,9 @@ def main(argv=None):
     parser.add_argument("--int8", choices=("yes", "no"), default="yes",
                         help="the int8 rows (int32 sums): nv.linalg's default kernel and "
                              "cuBLAS (torch._int_mm)")
+    parser.add_argument("--swizzle", type=int, default=1,
+                        help="beside each nv.linalg row, the same kernel with workgroups in "
+                             "bands of up to this many rows of blocks (tiles.Variant.swizzle)")
     args = parser.parse_args(argv)
     n = args.size
     rng = np.random.default_rng(0)
@@ -212,6 +218,17 @@ def main(argv=None):
     from numba_vulkan.linalg import tiles
 
     variants = args.variants.split(",") if args.variants else list(tiles.VARIANTS)
+
+    def twins(name):
+        """`name`, and its banded twin where --swizzle asks for one (registered in VARIANTS)."""
+        if args.swizzle == 1:
+            return [name]
+        twin = dataclasses.replace(tiles.VARIANTS[name], name=f"{name}w{args.swizzle}",
+                                   swizzle=args.swizzle)
+        tiles.VARIANTS[twin.name] = twin
+        return [name, twin.name]
+
+    variants = [t for v in variants for t in twins(v)]
     rows = [("nv.matrix", ours)]
     rows += [(f"nv.linalg[{v}]", library(v)) for v in variants]
     rows += [("cuBLAS (torch, float16)", cublas), ("numba.cuda (float32)", numba_cuda)]
@@ -220,19 +237,21 @@ def main(argv=None):
         ab, bb = (rng.uniform(-1, 1, (n, n)).astype(BF16) for _ in range(2))
         exact64 = ab.astype(np.float64) @ bb.astype(np.float64)
         chosen = tiles.choose(n, n, nv.get_device())
-        rows += [(f"nv.linalg[{chosen}] bfloat16", library(chosen, "bfloat16"), ab, bb),
-                 ("cuBLAS (torch, bfloat16)", cublas, ab, bb)]
+        rows += [(f"nv.linalg[{v}] bfloat16", library(v, "bfloat16"), ab, bb)
+                 for v in twins(chosen)]
+        rows += [("cuBLAS (torch, bfloat16)", cublas, ab, bb)]
     if args.int8 == "yes":  # the same small integers: the same exact product, in int32
         a8, b8 = a.astype(np.int8), b.astype(np.int8)
         chosen = tiles.choose(n, n, nv.get_device())
-        rows += [(f"nv.linalg[{chosen}] int8", library(chosen, "int8"), a8, b8),
-                 ("cuBLAS (torch, int8)", cublas, a8, b8)]
+        rows += [(f"nv.linalg[{v}] int8", library(v, "int8"), a8, b8) for v in twins(chosen)]
+        rows += [("cuBLAS (torch, int8)", cublas, a8, b8)]
     for name, fn, x, y in rows:
         try:
             t, c, info = fn(x, y, args.repeats)
         except Exception as e:  # noqa: BLE001 - a backend that cannot run says why
             results["rows"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
-            print(f"{name:28s} not measured: {type(e).__name__}: {str(e).strip().splitlines()[0][:200]}")
+            first = str(e).strip().splitlines()[0][:200]
+            print(f"{name:28s} not measured: {type(e).__name__}: {first}")
             continue
         kernel_c = info.pop("kernel_result", None)
         if x.dtype == BF16:  # random data: how far from the float64 product

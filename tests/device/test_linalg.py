@@ -596,9 +596,10 @@ def _loop_product(a, b):
 
 #: blocked.py's kernels with small blocks (the same generated code with other constants):
 #: runs of four with two runs per invocation on one side, one run or less on the other;
-#: one stage and two.
+#: one stage and two; workgroups in bands of up to 4 rows of blocks (tiles.block_origin).
 SMALL_BLOCKINGS = [blocked.Blocking("t32", bm=32, bn=32, tm=4, tn=4, bk=4),
-                   blocked.Blocking("t64x16", bm=64, bn=16, tm=8, tn=2, bk=4, stages=1)]
+                   blocked.Blocking("t64x16", bm=64, bn=16, tm=8, tn=2, bk=4, stages=1),
+                   blocked.Blocking("t32w4", bm=32, bn=32, tm=4, tn=4, bk=4, swizzle=4)]
 
 
 @pytest.mark.parametrize("v", SMALL_BLOCKINGS, ids=lambda v: v.name)
@@ -611,7 +612,8 @@ def test_blocked_is_numpys_loop_bit_for_bit(v, dtype, device, monkeypatch):
     monkeypatch.setitem(blocked.BLOCKINGS, v.name, v)
     rng = np.random.default_rng(7)
     cases = [(1, 37, 9, 50, False), (2, v.bm, 3 * v.bk, 2 * v.bn, False),
-             (1, 2 * v.bm, 2 * v.bk, v.bn, True), (3, 20, 5, 11, False)]
+             (1, 2 * v.bm, 2 * v.bk, v.bn, True), (3, 20, 5, 11, False),
+             (1, 4 * v.bm - 3, 7, 3 * v.bn, False)]  # 4 rows of blocks: a band of 4
     for nb, m, k, n, transposed in cases:
         a = rng.standard_normal((nb, m, k)).astype(dtype)
         b = rng.standard_normal((1 if nb == 3 else nb, k, n)).astype(dtype)
@@ -677,3 +679,22 @@ def test_matmul_on_the_blocked_kernel(contract, device, monkeypatch):
     assert ran == []
     np.testing.assert_array_equal(out.copy_to_host(), _loop_product(a, b).astype(np.float64))
     np.testing.assert_array_equal(small.copy_to_host(), _loop_product(a[:20], b[:, :20]))
+
+
+def test_units_workgroups_in_bands(device, monkeypatch):
+    """A matrix-unit kernel whose workgroups take bands of rows of blocks (``swizzle``,
+    tiles.block_origin): bands of 4, of 2 (6 rows of blocks) and of 1 (3 rows), exact;
+    the launch grid covers every block once."""
+    v = dataclasses.replace(_small(tiles.VARIANTS[tiles.DEFAULT]), name="banded", swizzle=4)
+    monkeypatch.setitem(tiles.VARIANTS, v.name, v)
+    assert [tiles.band(rows, 4) for rows in (4, 6, 3, 8)] == [4, 2, 1, 4]
+    assert tiles.grid(4 * v.bm, 3 * v.bn, v.bm, v.bn, 4) == (12, 1)
+    rng = np.random.default_rng(9)
+    for rows in (4, 6, 3):
+        m, k, n = rows * v.bm - 5, 2 * v.k_step, 3 * v.bn
+        a, b = _ints(rng, (1, m, k), 2), _ints(rng, (1, k, n), 2)
+        out = nv.device_array((1, m, n), np.float16)
+        tiles.run(nv.to_device(a), nv.to_device(b), out, device, variant=v.name)
+        np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b))
+    with pytest.raises(ValueError, match="3 is not a power of 2"):
+        dataclasses.replace(v, swizzle=3)

@@ -28,8 +28,9 @@ import dataclasses
 import numpy as np
 
 from ..stubs import barrier, group_id, local_id, shared
+from . import tiles
 from .kernels import generated
-from .tiles import _log2, _round_up, _sum, check_shared_memory, padded_batches, staged_loop
+from .tiles import _log2, _round_up, _sum
 
 #: The neighbouring rows (columns) of an invocation's runs.
 RUN = 4
@@ -49,8 +50,10 @@ class Blocking:
     bk: int = 8
     stages: int = 2
     pad: int = 4
+    swizzle: int = 1  # rows of blocks that consecutive workgroups take (tiles.band)
 
     def __post_init__(self):
+        _log2(self.swizzle)
         for side, t in ((self.bm, self.tm), (self.bn, self.tn)):
             if side % t or (t > RUN and t % RUN):
                 raise ValueError(f"blocking {self.name}: {side} does not divide into runs "
@@ -96,14 +99,15 @@ DEFAULT = "b128"
 MIN_GROUPS = 128
 
 
-def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C") -> str:
+def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
+           rows_per_band: int = 1) -> str:
     """The Python source of the kernel of `v`: ``c = a @ b`` for a (Mp x Kp) and b (Kp x
     Np) of dtype `acc` and layouts `a_major`, `b_major` ("C" or "F"), c C-contiguous of
-    `acc`, Mp and Np multiples of the block, Kp of BK."""
+    `acc`, Mp and Np multiples of the block, Kp of BK; launched over
+    ``tiles.grid(..., rows_per_band)``."""
     lines = ["def _nv_blocked_product(a, b, c):"]
     add = lines.append
-    add(f"    row0 = U(group_id(1)) * U({v.bm})")
-    add(f"    col0 = U(group_id(0)) * U({v.bn})")
+    lines += tiles.block_origin(v.bm, v.bn, rows_per_band)
     add("    t = U(local_id(0))")
     add(f"    ty = (t >> U({_log2(v.wx)})) * U({min(v.tm, RUN)})")
     add(f"    tx = (t & U({v.wx - 1})) * U({min(v.tn, RUN)})")
@@ -121,7 +125,7 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C") -> str
                     for i in range(v.tm) for j in range(v.tn)]
         return [" " * indent + x for x in out]
 
-    lines += staged_loop(v.bm, v.bn, v.bk, v.stages, v.threads, a_major, b_major, "ACC",
+    lines += tiles.staged_loop(v.bm, v.bn, v.bk, v.stages, v.threads, a_major, b_major, "ACC",
                          v.pad, compute, a_by_k=True)
     for i, r in enumerate(rows):
         add(f"    r = {_sum('row0', 'ty', r)}")
@@ -131,15 +135,15 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C") -> str
 
 
 def kernel(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
-           contract: bool = False):
-    """The jit kernel of ``source(v, acc, a_major, b_major)``, made once per arguments;
-    `contract`: compiled with ``fastmath={'contract'}``."""
-    key = ("blocked", v, acc, a_major, b_major, contract)
+           contract: bool = False, rows_per_band: int = 1):
+    """The jit kernel of ``source(v, acc, a_major, b_major, rows_per_band)``, made once per
+    arguments; `contract`: compiled with ``fastmath={'contract'}``."""
+    key = ("blocked", v, acc, a_major, b_major, contract, rows_per_band)
     namespace = {"U": np.uint32, "ACC": np.dtype(acc).type, "ZERO": np.dtype(acc).type(0),
                  "shared": shared, "barrier": barrier, "local_id": local_id,
                  "group_id": group_id}
     options = {"fastmath": {"contract"}} if contract else {}
-    return generated(key, lambda: source(v, acc, a_major, b_major), namespace,
+    return generated(key, lambda: source(v, acc, a_major, b_major, rows_per_band), namespace,
                      "_nv_blocked_product", f"<numba_vulkan blocked {v.name}>", **options)
 
 
@@ -152,11 +156,10 @@ def padded_shapes(v: Blocking, M, N, K):
 def launch(v: Blocking, a, b, c, device, contract=False):
     """The kernel of `v`: c = a @ b for a and b of c's dtype, C- or F-contiguous, and
     C-contiguous c, of the shapes ``padded_shapes`` gives."""
-    from .tiles import _layout
-
-    k = kernel(v, c.dtype.name, _layout(a), _layout(b), contract)
     Mp, Np = c.shape
-    k[(Np // v.bn, Mp // v.bm), (v.threads, 1), device](a, b, c)
+    r = tiles.band(Mp // v.bm, v.swizzle)
+    k = kernel(v, c.dtype.name, tiles._layout(a), tiles._layout(b), contract, r)
+    k[tiles.grid(Mp, Np, v.bm, v.bn, r), (v.threads, 1), device](a, b, c)
 
 
 def run(A, B, C, device, blocking: str = DEFAULT, contract: bool = False):
@@ -167,7 +170,8 @@ def run(A, B, C, device, blocking: str = DEFAULT, contract: bool = False):
         raise ValueError(f"no blocking {blocking!r}; there are {', '.join(BLOCKINGS)}")
     v = BLOCKINGS[blocking]
     dtype = C.dtype
-    check_shared_memory(v, device, dtype.itemsize)
-    padded_batches(A, B, C, device, padded_shapes(v, C.shape[1], C.shape[2], A.shape[2]),
-                   dtype, dtype, lambda a, b, c: launch(v, a, b, c, device, contract))
+    tiles.check_shared_memory(v, device, dtype.itemsize)
+    shapes = padded_shapes(v, C.shape[1], C.shape[2], A.shape[2])
+    tiles.padded_batches(A, B, C, device, shapes, dtype, dtype,
+                         lambda a, b, c: launch(v, a, b, c, device, contract))
 

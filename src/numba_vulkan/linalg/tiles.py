@@ -107,6 +107,12 @@ THREADS = 256
 T = 16
 
 
+def _log2(n):
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"{n} is not a power of 2")
+    return n.bit_length() - 1
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     """One product kernel: the block of C a workgroup computes, how its subgroups share it,
@@ -121,8 +127,10 @@ class Variant:
     bk: int = 16  # k per slab in shared memory (a multiple of 16); 16 for "global"
     stages: int = 1  # slabs in shared memory: 1 (two barriers per step) or 2 (one)
     pad: int = 8  # halves added to each shared row
+    swizzle: int = 1  # rows of blocks that consecutive workgroups take (``band``)
 
     def __post_init__(self):
+        _log2(self.swizzle)
         if self.staging not in ("global", "shared"):
             raise ValueError(f"variant {self.name}: staging must be 'global' or 'shared'")
         if self.bm % (T * self.sg_m) or self.bn % (T * self.sg_n) or self.bk % T:
@@ -239,12 +247,6 @@ def _first_element(r, c, rows, cols, major):
     return [f"    {r} = tid & U({rows - 1})", f"    {c} = tid >> U({_log2(rows)})"]
 
 
-def _log2(n):
-    if n <= 0 or n & (n - 1):
-        raise ValueError(f"{n} is not a power of 2")
-    return n.bit_length() - 1
-
-
 def _sum(*terms):
     """Source of the sum of `terms` (source text or ints): constants folded, zeros dropped,
     every constant written as ``U(c)`` so that the sum stays unsigned."""
@@ -273,6 +275,38 @@ def _tile_k(operands):
     """The k of one tile multiply: 16x16x16 for 16-bit operands, 16x16x32 for 8-bit ones
     (the configurations drivers list)."""
     return 2 * T if _tile_dtype(operands).itemsize == 1 else T
+
+
+def band(rows: int, swizzle: int) -> int:
+    """How many rows of blocks consecutive workgroups take, for `rows` rows of blocks and a
+    kernel's ``swizzle``: the largest power of two up to `swizzle` that divides `rows`."""
+    b = 1
+    while 2 * b <= swizzle and rows % (2 * b) == 0:
+        b *= 2
+    return b
+
+
+def block_origin(bm, bn, rows_per_band):
+    """Source lines setting ``row0`` and ``col0``, the first row and column of the
+    workgroup's BM x BN block of C. With one row per band, workgroup (x, y) takes block
+    (row y, column x): consecutive workgroups go along a row of blocks, all sharing one
+    slab of A and each reading its own of B. With `rows_per_band` = R > 1 (``grid``),
+    consecutive workgroups go down R rows, then to the next column: those that run at
+    once read R slabs of A and fewer of B, which a cache can keep. Shifts and masks only
+    (no division: a division in an address beside cooperative-matrix multiplies once
+    lost stores on NVIDIA)."""
+    if rows_per_band == 1:
+        return [f"    row0 = U(group_id(1)) * U({bm})", f"    col0 = U(group_id(0)) * U({bn})"]
+    r = rows_per_band
+    return ["    gx = U(group_id(0))",
+            f"    row0 = (U(group_id(1)) * U({r}) + (gx & U({r - 1}))) * U({bm})",
+            f"    col0 = (gx >> U({_log2(r)})) * U({bn})"]
+
+
+def grid(Mp, Np, bm, bn, rows_per_band):
+    """The workgroups of a launch over an Mp x Np result in BM x BN blocks, bands of
+    `rows_per_band` rows of blocks (``block_origin``)."""
+    return (Np // bn * rows_per_band, Mp // bm // rows_per_band)
 
 
 def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, pad, compute,
@@ -357,14 +391,15 @@ def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, pad, comput
 
 
 def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
-           b_major: str = "C", out: str = "float32", operands: str = "float16") -> str:
+           b_major: str = "C", out: str = "float32", operands: str = "float16",
+           rows_per_band: int = 1) -> str:
     """The Python source of the product kernel of variant `v` for workgroups of `threads`
     invocations in subgroups of `subgroup_size` (module docstring): ``c = a @ b`` for a
     (Mp x Kp of dtype `operands`, float16, bfloat16, int8 or uint8) of layout `a_major` ("C":
     row-major, "F": column-major), b (Kp x Np, the same dtype) of layout `b_major` and
     C-contiguous c (Mp x Np, of dtype `out`: the sums' type, float32 or int32 (SUMS), or
     "float16" for float32 sums converted in the kernel), Mp and Np multiples of the block,
-    Kp of ``k_step_of(operands)``. The
+    Kp of ``k_step_of(operands)``, launched over ``grid(..., rows_per_band)``. The
     layouts change only the staged copies (tile loads from device memory follow the
     array's layout by themselves).
 
@@ -385,8 +420,7 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     guard = threads // subgroup_size > v.subgroups  # more subgroups than regions
     lines = ["def _nv_tiles_product(a, b, c):"]
     add = lines.append
-    add(f"    row0 = U(group_id(1)) * U({v.bm})")
-    add(f"    col0 = U(group_id(0)) * U({v.bn})")
+    lines += block_origin(v.bm, v.bn, rows_per_band)
     add("    sg = U(subgroup.id())")
     add(f"    wr = (sg >> U({_log2(v.sg_n)})) * U({tm * T})")
     add(f"    wc = (sg & U({v.sg_n - 1})) * U({tn * T})")
@@ -446,19 +480,20 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
 
 
 def kernel(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
-           b_major: str = "C", out: str = "float32", operands: str = "float16"):
+           b_major: str = "C", out: str = "float32", operands: str = "float16",
+           rows_per_band: int = 1):
     """The jit kernel of ``source(v, threads, subgroup_size, a_major, b_major, out,
-    operands)``, made once per arguments (the tiles-from-device-memory variants have one
-    source for both layouts: the kernel is specialised on its arguments' layouts as any
-    kernel is)."""
+    operands, rows_per_band)``, made once per arguments (the tiles-from-device-memory
+    variants have one source for both layouts: the kernel is specialised on its
+    arguments' layouts as any kernel is)."""
     if v.staging == "global":
         a_major = b_major = "C"
-    key = ("tiles", v, threads, subgroup_size, a_major, b_major, out, operands)
+    key = ("tiles", v, threads, subgroup_size, a_major, b_major, out, operands, rows_per_band)
     namespace = {"U": np.uint32, "mx": mx, "shared": shared, "barrier": barrier,
                  "local_id": local_id, "group_id": group_id, "subgroup": subgroup,
                  "bfloat16": bfloat16_host.scalar_type()}
     return generated(key, lambda: source(v, threads, subgroup_size, a_major, b_major, out,
-                                         operands),
+                                         operands, rows_per_band),
                      namespace, "_nv_tiles_product", f"<numba_vulkan tiles {v.name}>")
 
 
@@ -527,8 +562,9 @@ def launch(v: Variant, a, b, c, device):
     sg = device.info.subgroup_size
     threads = v.threads(sg)
     Mp, Np = c.shape
-    k = kernel(v, threads, sg, _layout(a), _layout(b), c.dtype.name, a.dtype.name)
-    k[(Np // v.bn, Mp // v.bm), (threads, 1), device](a, b, c)
+    r = band(Mp // v.bm, v.swizzle)
+    k = kernel(v, threads, sg, _layout(a), _layout(b), c.dtype.name, a.dtype.name, r)
+    k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device](a, b, c)
 
 
 def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
