@@ -68,6 +68,11 @@ and B and the dtype of C (``kernel``):
   cannot be staged as uint32 words. A bfloat16 element moves as its 16-bit word too
   (shared bfloat16 arrays hold the words, frontend/local_arrays.py); in between it is the
   float32 a kernel holds a bfloat16 in, widened and cut back exactly.
+* Workgroup (x, y) computes block (row y, column x) of C: consecutive workgroups go along
+  a row of blocks. With ``swizzle`` = S > 1 they go down bands of ``band(rows, S)`` rows
+  of blocks instead, then to the next column (``block_origin``, ``grid``), so that the
+  workgroups running at once share fewer slabs of B. Off (1) in every variant until a GPU
+  run shows a gain (``bench_matrix.py --swizzle 8``).
 * Indices are uint32 values, so no access carries a test for a negative index (Python's
   wrap-around: a compare and a select per index), and shared addresses fold into a base
   and a constant. Within a step everything is written out (no loops); the k loop's
