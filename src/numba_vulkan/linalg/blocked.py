@@ -117,6 +117,8 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
             add(f"    c{i}_{j} = ZERO")
 
     def compute(slab_a, slab_b, indent):
+        """The slab's BK steps: each loads the invocation's TM values of A and TN of B
+        from one k row and updates its TM x TN sums."""
         out = []
         for kk in range(v.bk):
             out += [f"a{i} = sA[{_sum(*slab_a, kk)}, {_sum('ty', r)}]" for i, r in enumerate(rows)]
@@ -125,8 +127,8 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
                     for i in range(v.tm) for j in range(v.tn)]
         return [" " * indent + x for x in out]
 
-    lines += tiles.staged_loop(v.bm, v.bn, v.bk, v.stages, v.threads, a_major, b_major, "ACC",
-                         v.pad, compute, a_by_k=True)
+    lines += tiles.staged_loop(v.bm, v.bn, v.bk, v.stages, v.threads, a_major, b_major,
+                               "ACC", v.pad, compute, a_by_k=True)
     for i, r in enumerate(rows):
         add(f"    r = {_sum('row0', 'ty', r)}")
         for j, c in enumerate(cols):

@@ -282,17 +282,20 @@ def _simt(A, B, C, loop, plan, device):
 
 def _blocked(A, B, C, loop, plan, device):
     """C[b] = A[b] @ B[b] with linalg/blocked.py's kernel where the product suits it: a
-    result of the loop's dtype and enough blocks to occupy the device without splitting
-    k; the SIMT kernel otherwise."""
+    result of the loop's dtype, enough blocks to occupy the device without splitting k,
+    and a device with the kernel's invocations and shared memory; the SIMT kernel
+    otherwise."""
     from . import blocked
 
     M, N = C.shape[1:]
     v = blocked.BLOCKINGS[blocked.DEFAULT]
     t = plan.tiling
     groups = -(-M // t.bm) * -(-N // t.bn) * C.shape[0]
+    info = device.info
     if (C.dtype != plan.acc or -(-M // v.bm) * -(-N // v.bn) < blocked.MIN_GROUPS
             or _splits(A.shape[2], groups, plan, device) > 1
-            or v.shared_bytes(C.dtype.itemsize) > device.info.max_shared_memory):
+            or v.threads > info.max_local_invocations
+            or v.shared_bytes(C.dtype.itemsize) > info.max_shared_memory):
         _simt(A, B, C, loop, plan, device)
         return
     blocked.run(A, B, C, device, contract=plan.contract)
