@@ -680,6 +680,15 @@ def test_matmul_on_the_blocked_kernel(contract, device, monkeypatch):
     np.testing.assert_array_equal(out.copy_to_host(), _loop_product(a, b).astype(np.float64))
     np.testing.assert_array_equal(small.copy_to_host(), _loop_product(a[:20], b[:, :20]))
 
+    def no_room(*args, **kwargs):  # the padded copies do not fit: the SIMT kernel needs none
+        ran.append("no room")
+        raise MemoryError("out of device memory")
+
+    monkeypatch.setattr(blocked, "run", no_room)
+    got = matmul(nv.to_device(a), nv.to_device(b))
+    assert ran == ["no room"]
+    np.testing.assert_array_equal(got.copy_to_host(), _loop_product(a, b))
+
 
 def test_units_workgroups_in_bands(device, monkeypatch):
     """A matrix-unit kernel whose workgroups take bands of rows of blocks (``swizzle``,

@@ -298,7 +298,10 @@ def _blocked(A, B, C, loop, plan, device):
             or v.shared_bytes(C.dtype.itemsize) > info.max_shared_memory):
         _simt(A, B, C, loop, plan, device)
         return
-    blocked.run(A, B, C, device, contract=plan.contract)
+    try:
+        blocked.run(A, B, C, device, contract=plan.contract)
+    except MemoryError:  # no room for the padded copies: the SIMT kernel needs none
+        _simt(A, B, C, loop, plan, device)
 
 
 def _tiles(A, B, C, loop, plan, device):
