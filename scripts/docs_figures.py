@@ -68,7 +68,7 @@ def _matrix(path, run):
     ax.set_yticks(range(len(rows)), [name for name, _ in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("TFLOP/s, whole call (higher is better; log scale)")
+    ax.set_xlabel("TFLOP/s (int8 rows: TOPS), whole call (higher is better; log scale)")
     ax.set_title(f"Matrix products, {data['size']}³ ({run['device'].upper()}, "
                  f"{run['date']} {run['time']}): numba_vulkan in red", fontsize=10)
     ax.margins(x=0.12)
