@@ -707,3 +707,20 @@ def test_units_workgroups_in_bands(device, monkeypatch):
         np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b))
     with pytest.raises(ValueError, match="3 is not a power of 2"):
         dataclasses.replace(v, swizzle=3)
+
+
+def test_blocked_default_as_gpus_run_it(device):
+    """blocked.DEFAULT itself (the kernel matmul runs on GPUs; lavapipe builds it in about
+    2 s), contracted and not, on two blocks with a padded k: NumPy's loop bit for bit
+    without `contract`, within the bound with it."""
+    v = blocked.BLOCKINGS[blocked.DEFAULT]
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal((1, v.bm, 13)).astype(np.float32)
+    b = rng.standard_normal((1, 13, 2 * v.bn)).astype(np.float32)
+    for contract in (False, True):
+        out = nv.device_array((1, v.bm, 2 * v.bn), np.float32)
+        blocked.run(nv.to_device(a), nv.to_device(b), out, device, contract=contract)
+        if contract:
+            _check_float(out.copy_to_host(), a, b)
+        else:
+            np.testing.assert_array_equal(out.copy_to_host(), _loop_product(a, b))
