@@ -129,6 +129,8 @@ nb::dict Stats(const vk::PoolStats& s) {
     r["live_bytes"] = s.live_bytes;
     r["hits"] = s.hits;
     r["misses"] = s.misses;
+    r["retired_bytes"] = s.retired_bytes;
+    r["peak_bytes"] = s.peak_bytes;
     return r;
 }
 

@@ -109,6 +109,8 @@ struct PoolStats {
     uint64_t live_bytes = 0;      // buffers handed out and not yet released
     uint64_t hits = 0;            // allocations served from the pool
     uint64_t misses = 0;          // allocations that created a buffer
+    uint64_t retired_bytes = 0;   // released, not pooled, waiting for the device to be freed
+    uint64_t peak_bytes = 0;      // the most live + pooled + retired bytes held at once
 };
 
 class Kernel;
@@ -394,6 +396,7 @@ class Device {
     void ReleaseHostArg(Buffer* buffer); // the same for host-argument buffers
     void RetireBuffer(Buffer* buffer);   // destroys it now if idle, else once it is
     void RetireLocked(uint64_t value, std::function<void()> destroy);
+    void RetireArrayLocked(Buffer* buffer);  // RetireLocked, counted in retired_bytes
     void ReapLocked();                   // runs the retired destructions that are due
     Buffer* TakePooledLocked(std::vector<Buffer*>& list);  // removes one; list not empty
     util::Result<BufferRef> AllocateHost(uint64_t nbytes);  // host-visible, never pooled

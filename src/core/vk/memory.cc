@@ -179,7 +179,17 @@ void Device::Release(Buffer* buffer) {
         stats_.pooled_buffers += 1;
         return;
     }
-    RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
+    RetireArrayLocked(buffer);
+}
+
+void Device::RetireArrayLocked(Buffer* buffer) {
+    // An array's buffer leaves the pool's books: its bytes count as retired until the
+    // destruction runs (under the mutex: RetireLocked and ReapLocked hold it).
+    stats_.retired_bytes += buffer->size;
+    RetireLocked(buffer->last_use.load(), [this, buffer] {
+        stats_.retired_bytes -= buffer->size;
+        DestroyBuffer(buffer);
+    });
 }
 
 Buffer* Device::TakePooledLocked(std::vector<Buffer*>& list) {
@@ -231,6 +241,8 @@ util::Result<BufferRef> Device::Allocate(uint64_t nbytes) {
         Lock lock(mu_);
         stats_.misses += 1;
         stats_.live_bytes += size;
+        stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.live_bytes + stats_.pooled_bytes +
+                                                            stats_.retired_bytes);
     }
     return BufferRef(buffer, [](Buffer* b) { b->device->Release(b); });
 }
@@ -253,7 +265,7 @@ util::Status Device::Trim(uint64_t limit) {
                 list.pop_back();
                 stats_.pooled_bytes -= buffer->size;
                 stats_.pooled_buffers -= 1;
-                RetireLocked(buffer->last_use.load(), [this, buffer] { DestroyBuffer(buffer); });
+                RetireArrayLocked(buffer);
             }
         }
         for (const auto& r : retired_) wait_for = std::max(wait_for, r.value);

@@ -171,10 +171,42 @@ TEST(Kernel, DispatchWritesEveryElement) {
     }
 }
 
+TEST(Device, PoolCountsRetiredBuffersUntilTheDeviceIsPastThem) {
+    REQUIRE_DEVICE();
+    std::vector<uint32_t> words = Assemble(NVK_VK_TESTDATA "/double_index.spvasm");
+    auto kernel = Kernel::Create(*device, words.data(), words.size(), 16);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+    uint32_t local[3] = {64, 1, 1};
+    auto pipeline = (*kernel)->Pipeline(local);
+    ASSERT_TRUE(pipeline.ok());
+    ASSERT_TRUE(device->Synchronize().ok());
+    ASSERT_TRUE(device->Trim(0).ok());
+    const uint64_t limit = device->pool_limit();
+    device->set_pool_limit(0);  // every released buffer is retired, none pooled
+    const uint32_t n = 1 << 16;
+    {
+        auto buffer = device->Allocate(n * 4);
+        ASSERT_TRUE(buffer.ok());
+        EXPECT_GE(device->pool_stats().peak_bytes, device->pool_stats().live_bytes);
+        struct { uint64_t address; uint32_t n; uint32_t pad; } params{(*buffer)->address, n, 0};
+        Buffer* used = buffer->get();
+        uint32_t groups[3] = {n / 64, 1, 1};
+        ASSERT_TRUE(
+            device->RecordDispatch(**kernel, *pipeline, groups, &params, 16, false, &used, 1).ok());
+    }  // released while its launch is recorded, not yet submitted: retired, not destroyed
+    PoolStats held = device->pool_stats();
+    EXPECT_EQ(held.retired_bytes, uint64_t{n} * 4);
+    EXPECT_EQ(held.pooled_bytes, 0u);
+    EXPECT_GE(held.peak_bytes, held.retired_bytes);
+    ASSERT_TRUE(device->Synchronize().ok());  // past its last use: destroyed
+    EXPECT_EQ(device->pool_stats().retired_bytes, 0u);
+    device->set_pool_limit(limit);
+}
+
 // Makes the code of the Vulkan loader, its layers and the drivers (lavapipe,
 // NVIDIA) inaccessible in this process, so that a call into them crashes at once
-// (tests/device/_process_child.py does the same from Python; the first page of a file's first mapping keeps its ELF headers,
-// which the unwinder reads).
+// (tests/device/_process_child.py does the same from Python; the first page of a
+// file's first mapping keeps its ELF headers, which the unwinder reads).
 int TrapDriver() {
     std::ifstream maps("/proc/self/maps");
     const long page = sysconf(_SC_PAGESIZE);

@@ -215,8 +215,10 @@ class Device(KernelLaunches):
         dict
             ``pooled_bytes``, ``pooled_buffers`` (released buffers kept for
             reuse), ``live_bytes`` (buffers in use), ``hits`` (allocations
-            served from the pool) and ``misses`` (allocations that made a new
-            buffer).
+            served from the pool), ``misses`` (allocations that made a new
+            buffer), ``retired_bytes`` (released buffers the pool did not keep,
+            freed once the device is past their last use) and ``peak_bytes``
+            (the most live, pooled and retired bytes held at once).
         """
         return self._core.pool_stats()
 
