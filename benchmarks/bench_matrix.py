@@ -85,7 +85,7 @@ def library(name, operands="float16"):
 
     def run(a, b, repeats):
         import numba_vulkan as nv
-        from numba_vulkan.linalg import tiles
+        from numba_vulkan.linalg import staging, tiles
 
         device = nv.get_device()
         v = tiles.VARIANTS[name]
@@ -101,20 +101,20 @@ def library(name, operands="float16"):
                 nv.synchronize, repeats)
         finally:
             tiles.choose = choose
-        # What the whole call read and wrote in place (tiles.run's test).
+        # What the whole call read and wrote in place (staging.padded_batches' test).
         sums = tiles.SUMS[operands]
         sa, sb, sc = tiles.padded_shapes(v, n, n, n, operands)
-        in_place = {"a": tiles.in_place(da, sa, (operands,)),
-                    "b": tiles.in_place(db, sb, (operands,)),
-                    "c": tiles.in_place(out["c"], sc, ("float16", sums), "C")}
+        in_place = {"a": staging.in_place(da, sa, (operands,)),
+                    "b": staging.in_place(db, sb, (operands,)),
+                    "c": staging.in_place(out["c"], sc, ("float16", sums), "C")}
         # The product kernel alone into its sums' type, on the operands as the call passes them.
         pa, pb = da, db
         if not in_place["a"]:
             pa = nv.device_array(sa, a.dtype)
-            tiles.pad.forall((sa[1], sa[0]))(da, pa)
+            staging.pad.forall((sa[1], sa[0]))(da, pa)
         if not in_place["b"]:
             pb = nv.device_array(sb, b.dtype)
-            tiles.pad.forall((sb[1], sb[0]))(db, pb)
+            staging.pad.forall((sb[1], sb[0]))(db, pb)
         pc = nv.device_array(sc, sums)
         tk = synced_median_time(lambda: tiles.launch(v, pa, pb, pc, device), nv.synchronize,
                                 repeats)

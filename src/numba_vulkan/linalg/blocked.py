@@ -2,11 +2,11 @@
 (docs/linalg.md).
 
 kernels.py's tiled kernel takes operands of any strides and tests every copy against the
-matrices' edges; this one takes what tiles.py's kernels take, operands padded to whole
-blocks (``tiles.padded_batches``: read in place where they already are, C- or
+matrices' edges; this one takes what staging.py's kernels take, operands padded to whole
+blocks (``staging.padded_batches``: read in place where they already are, C- or
 F-contiguous, else copied with zeros around them), and so copies without tests, with
 uint32 indices, reading the next slab into registers while the current one is
-multiplied (``tiles.staged_loop``). The sums are the same: each result is
+multiplied (``staging.staged_loop``). The sums are the same: each result is
 ``c + a[i, k] * b[k, j]`` over k in increasing order from zero, each product and sum
 rounded (NumPy's loop; padded k adds ``+0.0`` products, which change no sum), or, with
 ``contract``, each product fused into its sum (one rounding, ``fastmath={'contract'}``:
@@ -28,9 +28,9 @@ import dataclasses
 import numpy as np
 
 from ..stubs import barrier, group_id, local_id, shared
-from . import tiles
+from . import staging
 from .kernels import generated
-from .tiles import _log2, _round_up, _sum
+from .staging import log2, round_up, sum_of
 
 #: The neighbouring rows (columns) of an invocation's runs.
 RUN = 4
@@ -50,16 +50,16 @@ class Blocking:
     bk: int = 8
     stages: int = 2
     pad: int = 4
-    swizzle: int = 1  # rows of blocks that consecutive workgroups take (tiles.band)
+    swizzle: int = 1  # rows of blocks that consecutive workgroups take (staging.band)
 
     def __post_init__(self):
-        _log2(self.swizzle)
+        log2(self.swizzle)
         for side, t in ((self.bm, self.tm), (self.bn, self.tn)):
             if side % t or (t > RUN and t % RUN):
                 raise ValueError(f"blocking {self.name}: {side} does not divide into runs "
                                  f"of {min(t, RUN)} per invocation")
-        _log2(self.wx)
-        _log2(self.wy)
+        log2(self.wx)
+        log2(self.wy)
 
     @property
     def wx(self) -> int:
@@ -104,12 +104,12 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
     """The Python source of the kernel of `v`: ``c = a @ b`` for a (Mp x Kp) and b (Kp x
     Np) of dtype `acc` and layouts `a_major`, `b_major` ("C" or "F"), c C-contiguous of
     `acc`, Mp and Np multiples of the block, Kp of BK; launched over
-    ``tiles.grid(..., rows_per_band)``."""
+    ``staging.grid(..., rows_per_band)``."""
     lines = ["def _nv_blocked_product(a, b, c):"]
     add = lines.append
-    lines += tiles.block_origin(v.bm, v.bn, rows_per_band)
+    lines += staging.block_origin(v.bm, v.bn, rows_per_band)
     add("    t = U(local_id(0))")
-    add(f"    ty = (t >> U({_log2(v.wx)})) * U({min(v.tm, RUN)})")
+    add(f"    ty = (t >> U({log2(v.wx)})) * U({min(v.tm, RUN)})")
     add(f"    tx = (t & U({v.wx - 1})) * U({min(v.tn, RUN)})")
     rows, cols = v.offsets(v.tm, v.wy), v.offsets(v.tn, v.wx)
     for i in range(v.tm):
@@ -121,18 +121,20 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
         from one k row and updates its TM x TN sums."""
         out = []
         for kk in range(v.bk):
-            out += [f"a{i} = sA[{_sum(*slab_a, kk)}, {_sum('ty', r)}]" for i, r in enumerate(rows)]
-            out += [f"b{j} = sB[{_sum(*slab_b, kk)}, {_sum('tx', c)}]" for j, c in enumerate(cols)]
+            out += [f"a{i} = sA[{sum_of(*slab_a, kk)}, {sum_of('ty', r)}]"
+                    for i, r in enumerate(rows)]
+            out += [f"b{j} = sB[{sum_of(*slab_b, kk)}, {sum_of('tx', c)}]"
+                    for j, c in enumerate(cols)]
             out += [f"c{i}_{j} = c{i}_{j} + a{i} * b{j}"
                     for i in range(v.tm) for j in range(v.tn)]
         return [" " * indent + x for x in out]
 
-    lines += tiles.staged_loop(v.bm, v.bn, v.bk, v.stages, v.threads, a_major, b_major,
+    lines += staging.staged_loop(v.bm, v.bn, v.bk, v.stages, v.threads, a_major, b_major,
                                "ACC", v.pad, compute, a_by_k=True)
     for i, r in enumerate(rows):
-        add(f"    r = {_sum('row0', 'ty', r)}")
+        add(f"    r = {sum_of('row0', 'ty', r)}")
         for j, c in enumerate(cols):
-            add(f"    c[r, {_sum('col0', 'tx', c)}] = c{i}_{j}")
+            add(f"    c[r, {sum_of('col0', 'tx', c)}] = c{i}_{j}")
     return "\n".join(lines) + "\n"
 
 
@@ -151,7 +153,7 @@ def kernel(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
 
 def padded_shapes(v: Blocking, M, N, K):
     """The shapes the kernel of `v` takes for an M x K by K x N product: a's, b's, c's."""
-    Mp, Np, Kp = _round_up(M, v.bm), _round_up(N, v.bn), _round_up(max(K, 1), v.bk)
+    Mp, Np, Kp = round_up(M, v.bm), round_up(N, v.bn), round_up(max(K, 1), v.bk)
     return (Mp, Kp), (Kp, Np), (Mp, Np)
 
 
@@ -159,21 +161,21 @@ def launch(v: Blocking, a, b, c, device, contract=False):
     """The kernel of `v`: c = a @ b for a and b of c's dtype, C- or F-contiguous, and
     C-contiguous c, of the shapes ``padded_shapes`` gives."""
     Mp, Np = c.shape
-    r = tiles.band(Mp // v.bm, v.swizzle)
-    k = kernel(v, c.dtype.name, tiles._layout(a), tiles._layout(b), contract, r)
-    k[tiles.grid(Mp, Np, v.bm, v.bn, r), (v.threads, 1), device](a, b, c)
+    r = staging.band(Mp // v.bm, v.swizzle)
+    k = kernel(v, c.dtype.name, staging.layout(a), staging.layout(b), contract, r)
+    k[staging.grid(Mp, Np, v.bm, v.bn, r), (v.threads, 1), device](a, b, c)
 
 
 def run(A, B, C, device, blocking: str = DEFAULT, contract: bool = False):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views of C's dtype
     (float32 or float64) with the kernel BLOCKINGS[blocking]; operands and result padded
-    where they are not in place (``tiles.padded_batches``)."""
+    where they are not in place (``staging.padded_batches``)."""
     if blocking not in BLOCKINGS:
         raise ValueError(f"no blocking {blocking!r}; there are {', '.join(BLOCKINGS)}")
     v = BLOCKINGS[blocking]
     dtype = C.dtype
-    tiles.check_shared_memory(v, device, dtype.itemsize)
+    staging.check_shared_memory(v, device, dtype.itemsize)
     shapes = padded_shapes(v, C.shape[1], C.shape[2], A.shape[2])
-    tiles.padded_batches(A, B, C, device, shapes, dtype, dtype,
+    staging.padded_batches(A, B, C, device, shapes, dtype, dtype,
                          lambda a, b, c: launch(v, a, b, c, device, contract))
 

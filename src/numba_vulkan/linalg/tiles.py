@@ -87,7 +87,7 @@ Shared memory (``Variant.shared_bytes``): ``s128``, ``s128x256`` and ``s256x128`
 KiB (lavapipe's limit); ``s128d`` and ``s128k64`` need 37,888 and 35,840 bytes, within
 NVIDIA's 48 KiB; ``run`` and ``launch`` refuse a variant the device has too little shared
 memory for (ValueError, ``check_shared_memory``). On lavapipe every kernel is emulated
-exactly; tests/device/test_linalg.py runs ``s128``, ``g64`` and ``g128`` as they are and
+exactly; tests/device/test_linalg_units.py runs ``s128``, ``g64`` and ``g128`` as they are and
 the other variants with blocks of one tile per subgroup (the same code with other
 constants: lavapipe's build time grows with the number of emulated tiles);
 benchmarks/bench_matrix.py checks every variant as it is on the GPU.
@@ -100,22 +100,27 @@ import dataclasses
 import numpy as np
 
 from .. import bfloat16_host
-from ..runtime.compiler_hook import jit
-from ..stubs import barrier, global_id, group_id, local_id, shared, subgroup
+from ..stubs import barrier, group_id, local_id, shared, subgroup
 from ..stubs import matrix as mx
 from .kernels import generated
+from .staging import (
+    band,
+    block_origin,
+    check_shared_memory,
+    grid,
+    layout,
+    log2,
+    padded_batches,
+    round_up,
+    staged_loop,
+    sum_of,
+)
 
 #: Invocations per workgroup of the staged variants (at least; more where SG_M x SG_N
 #: subgroups are wider): the copies of each slab are shared out among them.
 THREADS = 256
 #: The side of the tiles (16x16x16 multiplies).
 T = 16
-
-
-def _log2(n):
-    if n <= 0 or n & (n - 1):
-        raise ValueError(f"{n} is not a power of 2")
-    return n.bit_length() - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +140,7 @@ class Variant:
     swizzle: int = 1  # rows of blocks that consecutive workgroups take (``band``)
 
     def __post_init__(self):
-        _log2(self.swizzle)
+        log2(self.swizzle)
         if self.staging not in ("global", "shared"):
             raise ValueError(f"variant {self.name}: staging must be 'global' or 'shared'")
         if self.bm % (T * self.sg_m) or self.bn % (T * self.sg_n) or self.bk % T:
@@ -229,39 +234,6 @@ def choose(M: int, N: int, device) -> str:
     return DEFAULT
 
 
-def _copy_plan(rows, cols, threads, major="C"):
-    """The elements of a rows x cols slab one invocation copies, as (row, col) offsets from
-    its own first element, for an operand of layout `major`. "C": consecutive invocations
-    along a row (invocation tid's first element at row ``tid // cols``, column
-    ``tid % cols``; element ``tid + r * threads`` of the slab in row-major order for each
-    r); "F": along a column (row ``tid % rows``, column ``tid // rows``, the slab in
-    column-major order)."""
-    if major == "F":
-        return [(dr, dc) for dc, dr in _copy_plan(cols, rows, threads)]
-    if (rows * cols) % threads or (threads % cols and cols % threads):
-        raise ValueError(f"a {rows} x {cols} slab does not divide among {threads} invocations")
-    return [((r * threads) // cols, (r * threads) % cols) for r in range(rows * cols // threads)]
-
-
-def _first_element(r, c, rows, cols, major):
-    """Source lines setting `r`, `c` to the row and column of invocation ``tid``'s first
-    element of a rows x cols slab copied in `major` order ("C": along rows; "F": along
-    columns), as _copy_plan shares the slab out."""
-    if major == "C":
-        return [f"    {r} = tid >> U({_log2(cols)})", f"    {c} = tid & U({cols - 1})"]
-    return [f"    {r} = tid & U({rows - 1})", f"    {c} = tid >> U({_log2(rows)})"]
-
-
-def _sum(*terms):
-    """Source of the sum of `terms` (source text or ints): constants folded, zeros dropped,
-    every constant written as ``U(c)`` so that the sum stays unsigned."""
-    const = sum(t for t in terms if isinstance(t, int))
-    names = [t for t in terms if not isinstance(t, int)]
-    if const or not names:
-        names.append(f"U({const})")
-    return " + ".join(names)
-
-
 #: The tiles' element types, and how the kernel source names them.
 OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16", "int8": "np.int8",
             "uint8": "np.uint8"}
@@ -280,119 +252,6 @@ def _tile_k(operands):
     """The k of one tile multiply: 16x16x16 for 16-bit operands, 16x16x32 for 8-bit ones
     (the configurations drivers list)."""
     return 2 * T if _tile_dtype(operands).itemsize == 1 else T
-
-
-def band(rows: int, swizzle: int) -> int:
-    """How many rows of blocks consecutive workgroups take, for `rows` rows of blocks and a
-    kernel's ``swizzle``: the largest power of two up to `swizzle` that divides `rows`."""
-    b = 1
-    while 2 * b <= swizzle and rows % (2 * b) == 0:
-        b *= 2
-    return b
-
-
-def block_origin(bm, bn, rows_per_band):
-    """Source lines setting ``row0`` and ``col0``, the first row and column of the
-    workgroup's BM x BN block of C. With one row per band, workgroup (x, y) takes block
-    (row y, column x): consecutive workgroups go along a row of blocks, all sharing one
-    slab of A and each reading its own of B. With `rows_per_band` = R > 1 (``grid``),
-    consecutive workgroups go down R rows, then to the next column: those that run at
-    once read R slabs of A and fewer of B, which a cache can keep. Shifts and masks only
-    (no division: a division in an address beside cooperative-matrix multiplies once
-    lost stores on NVIDIA)."""
-    if rows_per_band == 1:
-        return [f"    row0 = U(group_id(1)) * U({bm})", f"    col0 = U(group_id(0)) * U({bn})"]
-    r = rows_per_band
-    return ["    gx = U(group_id(0))",
-            f"    row0 = (U(group_id(1)) * U({r}) + (gx & U({r - 1}))) * U({bm})",
-            f"    col0 = (gx >> U({_log2(r)})) * U({bn})"]
-
-
-def grid(Mp, Np, bm, bn, rows_per_band):
-    """The workgroups of a launch over an Mp x Np result in BM x BN blocks, bands of
-    `rows_per_band` rows of blocks (``block_origin``)."""
-    return (Np // bn * rows_per_band, Mp // bm // rows_per_band)
-
-
-def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, pad, compute,
-                a_by_k=False):
-    """Source lines (inside the kernel's body) of the k loop over shared slabs: the
-    declarations of the slabs ``sA`` and ``sB`` (`stages` of each, rows padded by `pad`
-    elements of type source `elem`) and of each invocation's copy offsets, then the steps
-    (module docstring: the first slab copied, each step reading the next slab into
-    registers while ``compute(slab_a, slab_b, indent)``'s lines multiply the one in shared
-    memory, the last multiplied after the loop). A's slab is BM x BK (rows m), or, with
-    `a_by_k`, stored transposed as BK x BM (rows k); B's is BK x BN. ``slab_a`` and
-    ``slab_b`` are the terms of the first row of the slab to multiply. Operands: ``a``
-    (Mp x Kp) and ``b`` (Kp x Np) of layouts `a_major` and `b_major`, row0 and col0 the
-    workgroup's first row and column of the result."""
-    ra = _copy_plan(bm, bk, threads, a_major)
-    rb = _copy_plan(bk, bn, threads, b_major)
-    a_rows = bk if a_by_k else bm  # rows of one slab of A in shared memory
-    lines = [f"    sA = shared.array(({stages * a_rows}, {(bm if a_by_k else bk) + pad}), {elem})",
-             f"    sB = shared.array(({stages * bk}, {bn + pad}), {elem})",
-             "    tid = U(local_id(0))"]
-    add = lines.append
-    # Each invocation's first element of the A and B slabs (_copy_plan).
-    lines += _first_element("ar", "ac", bm, bk, a_major)
-    lines += _first_element("br", "bc", bk, bn, b_major)
-    add("    ga = row0 + ar")
-    add("    gb = col0 + bc")
-
-    def fetch(k0, indent):
-        """The slab at column (row) k0 of a (b) into registers."""
-        out = [f"xa{r} = a[{_sum('ga', dr)}, {_sum(*k0, 'ac', dc)}]"
-               for r, (dr, dc) in enumerate(ra)]
-        out += [f"xb{r} = b[{_sum(*k0, 'br', dr)}, {_sum('gb', dc)}]"
-                for r, (dr, dc) in enumerate(rb)]
-        return [" " * indent + x for x in out]
-
-    def put(slab_a, slab_b, indent):
-        """The registers into the shared slab whose first rows are slab_a, slab_b."""
-        if a_by_k:
-            out = [f"sA[{_sum(*slab_a, 'ac', dc)}, {_sum('ar', dr)}] = xa{r}"
-                   for r, (dr, dc) in enumerate(ra)]
-        else:
-            out = [f"sA[{_sum(*slab_a, 'ar', dr)}, {_sum('ac', dc)}] = xa{r}"
-                   for r, (dr, dc) in enumerate(ra)]
-        out += [f"sB[{_sum(*slab_b, 'br', dr)}, {_sum('bc', dc)}] = xb{r}"
-                for r, (dr, dc) in enumerate(rb)]
-        return [" " * indent + x for x in out]
-
-    # The first slab into shared memory; each step of the loop reads the next one
-    # ahead; the last one is multiplied after the loop (nothing left to read).
-    lines += fetch([], 4)
-    lines += put([], [], 4)
-    add("    barrier()")
-    if stages == 2:
-        add("    cur = U(0)")  # the slab multiplied next
-    add(f"    for k0 in range({bk}, a.shape[1], {bk}):")
-    add("        ku = U(k0)")
-    if stages == 1:
-        # Step: read the next slab into registers, multiply the one in shared
-        # memory, wait, write the next one, wait.
-        lines += fetch(["ku"], 8)
-        lines += compute([], [], 8)
-        add("        barrier()")
-        lines += put([], [], 8)
-        add("        barrier()")
-        lines += compute([], [], 4)
-    else:
-        # Step: read the next slab into registers, multiply slab `cur` in shared
-        # memory, write the next one into the other slab, wait.
-        add(f"        ca = cur * U({a_rows})")
-        add(f"        cb = cur * U({bk})")
-        add(f"        na = U({a_rows}) - ca")
-        add(f"        nb = U({bk}) - cb")
-        lines += fetch(["ku"], 8)
-        lines += compute(["ca"], ["cb"], 8)
-        lines += put(["na"], ["nb"], 8)
-        add("        cur = U(1) - cur")
-        add("        barrier()")
-        add(f"    ca = cur * U({a_rows})")
-        add(f"    cb = cur * U({bk})")
-        lines += compute(["ca"], ["cb"], 4)
-    return lines
 
 
 def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
@@ -427,7 +286,7 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
     add = lines.append
     lines += block_origin(v.bm, v.bn, rows_per_band)
     add("    sg = U(subgroup.id())")
-    add(f"    wr = (sg >> U({_log2(v.sg_n)})) * U({tm * T})")
+    add(f"    wr = (sg >> U({log2(v.sg_n)})) * U({tm * T})")
     add(f"    wc = (sg & U({v.sg_n - 1})) * U({tn * T})")
     for i in range(tm):
         add(f"    fa{i} = mx.fragment('a', {T}, {tk}, {elem})")
@@ -439,10 +298,10 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
 
     def multiply(src_a, a_row, a_col, src_b, b_row, b_col, indent):
         """The TM x TN multiplies of one 16-wide k step; tile origins as lists of terms."""
-        out = [f"mx.load(fa{i}, {src_a}, {_sum(*a_row, i * T)}, {_sum(*a_col)})"
+        out = [f"mx.load(fa{i}, {src_a}, {sum_of(*a_row, i * T)}, {sum_of(*a_col)})"
                for i in range(tm)]
         for j in range(tn):
-            out.append(f"mx.load(fb, {src_b}, {_sum(*b_row)}, {_sum(*b_col, j * T)})")
+            out.append(f"mx.load(fb, {src_b}, {sum_of(*b_row)}, {sum_of(*b_col, j * T)})")
             out += [f"mx.mma(c{i}_{j}, fa{i}, fb)" for i in range(tm)]
         return [" " * indent + x for x in out]
 
@@ -471,7 +330,7 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
         store.append(f"h = mx.fragment('acc', {T}, {T}, np.float16)")
     for i in range(tm):
         for j in range(tn):
-            at = f"{_sum('row0', 'wr', i * T)}, {_sum('col0', 'wc', j * T)}"
+            at = f"{sum_of('row0', 'wr', i * T)}, {sum_of('col0', 'wc', j * T)}"
             if out == "float16":
                 store += [f"mx.convert(h, c{i}_{j})", f"mx.store(c, {at}, h)"]
             else:
@@ -502,61 +361,12 @@ def kernel(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
                      namespace, "_nv_tiles_product", f"<numba_vulkan tiles {v.name}>")
 
 
-@jit
-def pad(src, dst):
-    """dst[i, j] = src[i, j] inside src, 0 outside (dst's shape, one invocation each)."""
-    j, i = global_id(0), global_id(1)
-    if i < dst.shape[0] and j < dst.shape[1]:
-        if i < src.shape[0] and j < src.shape[1]:
-            dst[i, j] = src[i, j]
-        else:
-            dst[i, j] = 0
-
-
-@jit
-def unpad(src, dst):
-    """dst[i, j] = src[i, j] over dst's shape, converted to dst's dtype."""
-    j, i = global_id(0), global_id(1)
-    if i < dst.shape[0] and j < dst.shape[1]:
-        dst[i, j] = src[i, j]
-
-
-def _round_up(n, m):
-    return -(-n // m) * m
-
-
 def padded_shapes(v: Variant, M, N, K, operands: str = "float16"):
     """The shapes the kernel of `v` takes for an M x K by K x N product of `operands`: a's,
     b's, c's (k of at least one step: the loop multiplies its last slab after reading it)."""
-    Mp, Np = _round_up(M, v.bm), _round_up(N, v.bn)
-    Kp = _round_up(max(K, 1), v.k_step_of(operands))
+    Mp, Np = round_up(M, v.bm), round_up(N, v.bn)
+    Kp = round_up(max(K, 1), v.k_step_of(operands))
     return (Mp, Kp), (Kp, Np), (Mp, Np)
-
-
-#: The byte alignment of an array's start that the kernel reads or writes in place
-#: (Vulkan's for cooperative-matrix loads and stores).
-ALIGN = 16
-
-
-def _layout(x):
-    """"C" or "F" for a C- or F-contiguous array (as kernels type it), else None."""
-    return "C" if x.is_contiguous else "F" if x._f_only() else None
-
-
-def in_place(x, shape, dtypes, layouts="CF"):
-    """Whether the kernel can take the 2-d array `x` as it is: one of `dtypes`, exactly of
-    `shape`, of one of `layouts` and starting on ALIGN bytes."""
-    return (x.dtype.name in dtypes and tuple(x.shape) == tuple(shape)
-            and (_layout(x) or "-") in layouts and x._offset % ALIGN == 0)
-
-
-def check_shared_memory(v: Variant, device, itemsize: int = 2):
-    """ValueError where `device` has less shared memory than variant `v` needs for operands
-    of `itemsize` bytes."""
-    have, need = device.info.max_shared_memory, v.shared_bytes(itemsize)
-    if have and need > have:
-        raise ValueError(f"product variant {v.name} needs {need} bytes of shared "
-                         f"memory; {device.info.name} has {have}")
 
 
 def launch(v: Variant, a, b, c, device):
@@ -568,7 +378,7 @@ def launch(v: Variant, a, b, c, device):
     threads = v.threads(sg)
     Mp, Np = c.shape
     r = band(Mp // v.bm, v.swizzle)
-    k = kernel(v, threads, sg, _layout(a), _layout(b), c.dtype.name, a.dtype.name, r)
+    k = kernel(v, threads, sg, layout(a), layout(b), c.dtype.name, a.dtype.name, r)
     k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device](a, b, c)
 
 
@@ -589,42 +399,3 @@ def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
     c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else SUMS[operands]
     padded_batches(A, B, C, device, padded_shapes(v, M, N, A.shape[2], operands), tile_dtype,
                    c_dtype, lambda a, b, c: launch(v, a, b, c, device))
-
-
-def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
-    """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views by ``product(a, b,
-    c)``, a kernel that takes operands of dtype `dtype` and a C-contiguous result of dtype
-    `c_dtype`, of exactly `shapes` (a's, b's, c's: ``padded_shapes``): each operand read
-    in place where it is so (``in_place``), else padded into a buffer (made once per
-    operand; once in all for a batch broadcast with stride 0); each result written in
-    place where it can be, else into a padded buffer that ``unpad`` copies into C[b]."""
-    from ..runtime.array import DeviceArray
-
-    nb, M, _ = A.shape
-    N = B.shape[2]
-    sa, sb, sc = shapes
-    padded = {}
-
-    def operand(which, X, i, shape):
-        x = X[i]
-        if in_place(x, shape, (np.dtype(dtype).name,)):
-            return x
-        buf = padded.get(which)
-        if buf is None:
-            buf = padded[which] = DeviceArray(device, shape, dtype)
-        elif X._dev_strides[0] == 0:  # broadcast along the batch: padded already
-            return buf
-        pad.forall((shape[1], shape[0]), device=device)(x, buf)
-        return buf
-
-    stored = (np.dtype(c_dtype).name,)
-    c = None
-    for i in range(nb):
-        a, b = operand("a", A, i, sa), operand("b", B, i, sb)
-        if in_place(C[i], sc, stored, "C"):
-            product(a, b, C[i])
-            continue
-        if c is None:
-            c = DeviceArray(device, sc, c_dtype)
-        product(a, b, c)
-        unpad.forall((N, M), device=device)(c, C[i])
