@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build/tsan
 if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVK_BUILD_PYTHON=OFF \
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVK_BUILD_PYTHON=OFF -DCMAKE_UNITY_BUILD=ON \
         -DCMAKE_CXX_FLAGS="-fsanitize=thread -O1 -g" \
         -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
 fi

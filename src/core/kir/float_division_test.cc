@@ -8,7 +8,7 @@
 #include <random>
 
 #include "kir/interpret.h"
-#include "kir/parser.h"
+#include "kir/parse_test_util.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
 
@@ -34,12 +34,6 @@ func main {
   ret
 }
 )";
-
-Module ParseOk(const char* text) {
-    util::Result<Module> parsed = Parse(text);
-    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-    return *parsed;
-}
 
 // The f32 quotient is computed in f64 and converted back under its old id, so
 // that its uses (the mul) are unchanged; the f64 division and the rest stay.

@@ -5,18 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "kir/abi.h"
-#include "kir/parser.h"
+#include "kir/parse_test_util.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
 
 namespace nvk::kir {
 namespace {
-
-Module ParseOk(const char* text) {
-    util::Result<Module> m = Parse(text);
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    return m.ok() ? *m : Module();
-}
 
 // out[0] = 0.0 / x (f64), out[1] = float(False) * y (f32): both zeros become
 // the hidden parameter's bits; -0.0 becomes them with the sign bit or-ed in;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kir/interpret.h"
-#include "kir/parser.h"
+#include "kir/parse_test_util.h"
 #include "kir/printer.h"
 #include "kir/verifier.h"
 #include "structurize/structurize.h"
@@ -113,14 +113,8 @@ func main {
 constexpr uint64_t kOut = 0x1000, kStatus = 0x2000;
 constexpr uint32_t kKey = 0xC0FFEE;
 
-Module Parsed(const char* text) {
-    util::Result<Module> m = Parse(text);
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    return m.ok() ? *m : Module();
-}
-
 Module Guarded(bool ballot = true) {
-    Module m = Parsed(kLoops);
+    Module m = ParseOk(kLoops);
     LoopGuardOptions o;
     o.status_param = "status.addr";
     o.kernel_key = kKey;
@@ -161,7 +155,7 @@ Counts Interpret(const Module& m, int n1, int n2, int stop, int n3, size_t cap =
 }
 
 TEST(LoopGuard, KernelWithoutLoopsIsUnchanged) {
-    Module m = Parsed(R"(param out.addr : u64 @0
+    Module m = ParseOk(R"(param out.addr : u64 @0
 func main {
 %b0 entry:
   %0 = param 0 : u64
@@ -180,7 +174,7 @@ func main {
 
 TEST(LoopGuard, LoopsTheFrontEndBoundedAreLeftAsTheyAre) {
     // kLoops has three loops (headers a_head, b_head, c_head): named all, nothing changes.
-    Module m = Parsed(kLoops);
+    Module m = ParseOk(kLoops);
     const std::string before = Print(m);
     LoopGuardOptions o;
     o.status_param = "status.addr";
@@ -192,14 +186,14 @@ TEST(LoopGuard, LoopsTheFrontEndBoundedAreLeftAsTheyAre) {
     for (const std::vector<std::string>& names :
          {std::vector<std::string>{"a_head", "b_head"}, {"a_head", "b_head", "b_head"},
           {"a_head", "b_head", "a_body"}, {"a_head", "b_head", "c_head", "a_body"}}) {
-        Module n = Parsed(kLoops);
+        Module n = ParseOk(kLoops);
         o.bounded_headers = names;
         EXPECT_EQ(GuardLoops(n, o), 3u);
     }
 }
 
 TEST(LoopGuard, SameResultsAndBalancedCounts) {
-    const Module original = Parsed(kLoops);
+    const Module original = ParseOk(kLoops);
     for (bool ballot : {true, false}) {
         const Module guarded = Guarded(ballot);
         for (auto [n1, n2, stop, n3] : {std::tuple{0, 0, -1, 0}, {3, 4, -1, 5}, {3, 4, 7, 5},
@@ -221,7 +215,7 @@ TEST(LoopGuard, ACutLoopIsNotCountedFinished) {
     Module guarded = Guarded();
     ASSERT_TRUE(structurize::Structurize(guarded).ok());
     ASSERT_TRUE(Verify(guarded).ok()) << Print(guarded);
-    Module original = Parsed(kLoops);
+    Module original = ParseOk(kLoops);
     ASSERT_TRUE(structurize::Structurize(original).ok());
     // 3 x 4 inner iterations and 5 of the last loop: 3 * 4 + 3 + 5 = 20 back edges.
     const Counts full = Interpret(guarded, 3, 4, -1, 5, /*cap=*/21);

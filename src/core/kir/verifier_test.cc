@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "kir/builder.h"
-#include "kir/parser.h"
+#include "kir/parse_test_util.h"
 #include "kir/printer.h"
 
 namespace nvk::kir {
 namespace {
 
-Module MustParse(const std::string& text) {
-    util::Result<Module> m = Parse(text);
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    return m.ok() ? std::move(m).value() : Module{};
-}
-
 // The verifier's message for `text`, which must fail as kInternal.
 std::string VerifyError(const std::string& text) {
-    Module m = MustParse(text);
+    Module m = ParseOk(text);
     util::Status s = Verify(m);
     EXPECT_FALSE(s.ok()) << "expected a verifier failure for:\n" << text;
     EXPECT_EQ(s.code(), util::Code::kInternal);
@@ -25,7 +19,7 @@ std::string VerifyError(const std::string& text) {
 }
 
 void ExpectValid(const std::string& text) {
-    Module m = MustParse(text);
+    Module m = ParseOk(text);
     util::Status s = Verify(m);
     EXPECT_TRUE(s.ok()) << s.message();
 }
@@ -395,7 +389,7 @@ TEST(Verifier, StructuredExitRules) {
 
 TEST(Verifier, RoundTripOfStructuredSamples) {
     for (const char* text : {kIfElse, kLoop}) {
-        Module m = MustParse(text);
+        Module m = ParseOk(text);
         EXPECT_EQ(Print(m), text);
     }
 }

@@ -13,8 +13,6 @@ namespace {
 
 constexpr Int kInf = Int{1} << 100;  // beyond every kind; only inside refinements
 
-Int Pow2(int n) { return Int{1} << n; }
-
 Interval Corners(std::initializer_list<Int> xs) {
     return {std::min(xs), std::max(xs)};
 }

@@ -18,6 +18,8 @@ namespace nvk::narrow {
 
 using Int = __int128;
 
+inline Int Pow2(int n) { return Int{1} << n; }
+
 struct Interval {
     Int lo = 1, hi = 0;  // empty when lo > hi (an unreachable value)
 

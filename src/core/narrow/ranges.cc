@@ -17,8 +17,6 @@ constexpr int kMaxDepth = 8;    // how far a condition is traced back
 using State = std::vector<Interval>;  // by tracked-variable slot
 using Facts = std::unordered_map<ValueId, Interval>;
 
-Int Pow2(int n) { return Int{1} << n; }
-
 class Analysis {
   public:
     Analysis(const Module& m, const RangeOptions& o) : m_(m), f_(m.function), opt_(o) {}

@@ -30,6 +30,9 @@
 
 namespace nvk::spirv {
 
+// The memory operand of loads and stores that name their alignment.
+inline constexpr uint32_t kAligned = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
+
 class Emitter {
   public:
     Emitter(const kir::Module& module, const EmitOptions& options)

@@ -12,12 +12,6 @@
 
 namespace nvk::spirv {
 
-namespace {
-
-constexpr uint32_t kAligned = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
-
-}  // namespace
-
 bool Emitter::UsesTiles() const {
     for (const kir::Type& t : m_.types)
         if (t.kind == kir::Type::Kind::kCoopMatrix) return true;

@@ -30,7 +30,6 @@ namespace nvk::spirv {
 
 namespace {
 
-constexpr uint32_t kAligned = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
 constexpr uint32_t kVolatile = static_cast<uint32_t>(spv::MemoryAccessMask::Volatile);
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "spirv/zero_one.h"
 
-#define SPV_ENABLE_UTILITY_CODE  // spv::HasResultAndType
 #include <spirv/unified1/spirv.hpp11>
 
 #include <map>
@@ -13,7 +12,7 @@ namespace {
 
 using Words = std::vector<uint32_t>;
 
-struct Inst {
+struct InstAt {
     spv::Op op;
     uint32_t type;    // result type id, 0 where none
     uint32_t result;  // result id, 0 where none
@@ -46,7 +45,7 @@ class Rewriter {
             const auto op = static_cast<spv::Op>(in_[at] & 0xFFFF);
             bool has_result = false, has_type = false;
             spv::HasResultAndType(op, &has_result, &has_type);
-            Inst inst{op, 0, 0, at, count};
+            InstAt inst{op, 0, 0, at, count};
             if (has_result && count > (has_type ? 2u : 1u)) {
                 inst.type = has_type ? in_[at + 1] : 0;
                 inst.result = in_[at + (has_type ? 2 : 1)];
@@ -75,7 +74,7 @@ class Rewriter {
     // globals (constants, a bool type) are in new_globals_.
     size_t Plan() {
         for (size_t i = first_function_; i < insts_.size(); ++i) {
-            const Inst& inst = insts_[i];
+            const InstAt& inst = insts_[i];
             const bool is_and = inst.op == spv::Op::OpBitwiseAnd;
             if ((inst.op != spv::Op::OpIMul && !is_and) || !int_width_.count(inst.type)) continue;
             for (int side = 0; side < 2; ++side) {
@@ -99,17 +98,17 @@ class Rewriter {
                 out.insert(out.end(), it->second.begin(), it->second.end());
                 continue;
             }
-            const Inst& inst = insts_[i];
+            const InstAt& inst = insts_[i];
             out.insert(out.end(), in_.begin() + inst.at, in_.begin() + inst.at + inst.count);
         }
         return out;
     }
 
   private:
-    uint32_t Word(const Inst& inst, size_t k) const { return in_[inst.at + k]; }
+    uint32_t Word(const InstAt& inst, size_t k) const { return in_[inst.at + k]; }
 
     // The instruction that defines `id`, or null.
-    const Inst* Def(uint32_t id) const {
+    const InstAt* Def(uint32_t id) const {
         return id < def_.size() && def_[id] != kNone ? &insts_[def_[id]] : nullptr;
     }
 
@@ -120,8 +119,8 @@ class Rewriter {
     }
 
     // The integer instruction that defines `id`, past bitcasts between integers; or null.
-    const Inst* IntDefPastBitcasts(uint32_t id) const {
-        const Inst* d = Def(id);
+    const InstAt* IntDefPastBitcasts(uint32_t id) const {
+        const InstAt* d = Def(id);
         while (d && d->op == spv::Op::OpBitcast && Width(d->type)) d = Def(Word(*d, 3));
         return d && Width(d->type) ? d : nullptr;
     }
@@ -138,12 +137,12 @@ class Rewriter {
     std::optional<uint64_t> Value(uint32_t id) const {
         auto known = value_.find(id);
         if (known != value_.end()) return known->second;
-        const Inst* def = Def(id);
+        const InstAt* def = Def(id);
         const uint32_t width = def ? Width(def->type) : 0;
         if (!width) return {};
-        const Inst& d = *def;
+        const InstAt& d = *def;
         if (d.op == spv::Op::OpBitcast) {
-            const Inst* from = Def(Word(d, 3));
+            const InstAt* from = Def(Word(d, 3));
             if (from && Width(from->type) == width) return Value(Word(d, 3));
             return {};
         }
@@ -172,9 +171,9 @@ class Rewriter {
 
     // How the non-constant integer `id` is known to be 0 or 1, if it is.
     std::optional<Cond> ZeroOne(uint32_t id) const {
-        const Inst* def = Def(id);
+        const InstAt* def = Def(id);
         if (!def || def_[id] < first_function_ || !Width(def->type)) return {};  // in the function
-        const Inst& d = *def;
+        const InstAt& d = *def;
         const uint64_t ones = AllOnes(d.type);
         switch (d.op) {
             case spv::Op::OpBitcast:
@@ -207,7 +206,7 @@ class Rewriter {
             case spv::Op::OpShiftRightArithmetic: {
                 // (x << (w - 1)) >> (w - 1): the low bit of x as 0 or -1.
                 const uint64_t last = Width(d.type) - 1;
-                const Inst* shl = IntDefPastBitcasts(Word(d, 3));
+                const InstAt* shl = IntDefPastBitcasts(Word(d, 3));
                 if (!IsConstant(Word(d, 4), last) || !shl || shl->op != spv::Op::OpShiftLeftLogical ||
                     Width(shl->type) != last + 1 || !IsConstant(Word(*shl, 4), last) || IsConstant(Word(*shl, 3)))
                     return {};
@@ -240,7 +239,7 @@ class Rewriter {
     }
 
     // `inst` (y * v or y & v, v 0 or 1, or 0 or -1, by `cond`) as a select.
-    Words Select(const Inst& inst, Cond cond, uint32_t y, bool is_and) {
+    Words Select(const InstAt& inst, Cond cond, uint32_t y, bool is_and) {
         const uint32_t t = inst.type;
         Words words;
         uint32_t c = cond.id;
@@ -277,7 +276,7 @@ class Rewriter {
     }
 
     const Words& in_;
-    std::vector<Inst> insts_;
+    std::vector<InstAt> insts_;
     size_t first_function_ = 0;  // index of the first OpFunction, plus one
     uint32_t bound_ = 0;
     uint32_t bool_type_ = 0;

@@ -16,7 +16,7 @@ namespace {
 
 // A compute shader that stores the uint64 %r (`body` defines it) from %x and %y, two
 // uint64 values loaded from a buffer, %xi (int64 of %x) and %c (x < y).
-std::vector<uint32_t> Assemble(const std::string& body) {
+std::vector<uint32_t> AssembleProduct(const std::string& body) {
     return AssembleModule(R"(
                OpCapability Shader
                OpCapability Int64
@@ -70,9 +70,9 @@ std::vector<uint32_t> Assemble(const std::string& body) {
 }
 
 // SelectZeroOneProducts on `body`, the input and the output validated.
-PassRun Rewrite(const std::string& body) { return RunPass(SelectZeroOneProducts, Assemble(body)); }
+PassRun Rewrite(const std::string& body) { return RunPass(SelectZeroOneProducts, AssembleProduct(body)); }
 
-void ExpectUnchanged(const std::string& body) { ExpectPassLeavesAlone(SelectZeroOneProducts, Assemble(body)); }
+void ExpectProductUnchanged(const std::string& body) { ExpectPassLeavesAlone(SelectZeroOneProducts, AssembleProduct(body)); }
 
 TEST(ZeroOneTest, ProductWithLowBitBecomesSelectOnTheBit) {
     // Seed 1060: y * (1 & x), the bit taken on int64 and used as uint64. The module has no
@@ -165,18 +165,18 @@ CHECK: %r = OpSelect %ulong %c %[[p1]] %ulong_0
 }
 
 TEST(ZeroOneTest, WhatIsNotZeroOneIsLeftAlone) {
-    ExpectUnchanged("%r = OpIMul %ulong %x %y\n");                    // no 0/1 operand
-    ExpectUnchanged("%r = OpBitwiseAnd %ulong %x %ulong_1\n");         // the low bit itself
-    ExpectUnchanged("%r = OpIMul %ulong %ulong_1 %y\n");               // a constant 1
-    ExpectUnchanged(R"(
+    ExpectProductUnchanged("%r = OpIMul %ulong %x %y\n");                    // no 0/1 operand
+    ExpectProductUnchanged("%r = OpBitwiseAnd %ulong %x %ulong_1\n");         // the low bit itself
+    ExpectProductUnchanged("%r = OpIMul %ulong %ulong_1 %y\n");               // a constant 1
+    ExpectProductUnchanged(R"(
          %cz = OpSelect %ulong %c %ulong_1 %ulong_5
           %r = OpIMul %ulong %cz %y
 )");                                                                    // 0 or 5
-    ExpectUnchanged(R"(
+    ExpectProductUnchanged(R"(
          %cz = OpSelect %ulong %c %ulong_1 %ulong_0
           %r = OpBitwiseAnd %ulong %cz %ulong_5
 )");                                                                    // and with a constant
-    ExpectUnchanged(R"(
+    ExpectProductUnchanged(R"(
          %sh = OpShiftRightLogical %ulong %x %ulong_5
           %r = OpIMul %ulong %sh %y
 )");
