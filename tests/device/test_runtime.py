@@ -247,6 +247,31 @@ def test_empty_views_have_numpys_strides(device):
     assert fresh.copy_to_host().shape == (0, 5, 6)
 
 
+def test_dtype_views_are_numpys(device):
+    """DeviceArray.view(dtype): NumPy's shape, strides and bits for views of the same
+    itemsize and of another (the last axis scaled), of C, transposed and sliced bases, sharing
+    the memory (a write through the view is seen by the base); NumPy's ValueErrors, and ours
+    for a first element off the new alignment and for dtypes stored in another form."""
+    host = np.arange(48, dtype=np.float16).reshape(3, 16)
+    d = rt.to_device(host)
+    for key, dtype in ((np.s_[:], np.uint64), (np.s_[:], np.uint32), (np.s_[1:, 4:], np.uint64),
+                       (np.s_[::2], np.int8), (np.s_[:], np.int16)):
+        got, want = d[key].view(dtype), host[key].view(dtype)
+        assert (got.shape, got.strides, got.dtype) == (want.shape, want.strides, want.dtype)
+        np.testing.assert_array_equal(got.copy_to_host(), want)
+    t = d.T.view(np.uint16)  # the same itemsize: any strides
+    assert t.shape == (16, 3) and np.array_equal(t.copy_to_host(), host.T.view(np.uint16))
+    words = d.view(np.uint32)
+    words[0, 0] = np.uint32(0x3C003C00)  # two float16 ones
+    assert d.copy_to_host()[0, :2].tolist() == [1.0, 1.0]
+    for bad, match in ((lambda: d[:, 1:].view(np.uint64), "divisor"),
+                       (lambda: d.T.view(np.uint32), "contiguous"),
+                       (lambda: d.ravel()[1:9].view(np.uint64), "byte 2 of its buffer"),
+                       (lambda: d.view(np.bool_), "bool is stored as int32")):
+        with pytest.raises((ValueError, TypeError), match=match):
+            bad()
+
+
 def test_slices_and_reshapes_are_numpys_views(device):
     """Slices of step 1 over the leading axes and reshapes of C-contiguous arrays are
     computed without NumPy's view of a dummy array (runtime/array.py): the same shape,

@@ -216,6 +216,37 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
         c, f = self.is_contiguous, self.is_f_contiguous()
         return {"C_CONTIGUOUS": c, "F_CONTIGUOUS": f, "CONTIGUOUS": c, "FORTRAN": f and not c}
 
+    def view(self, dtype: DTypeLike) -> DeviceArray:
+        """The same memory seen as elements of `dtype`, as NumPy's ``ndarray.view(dtype)``
+        (and numba.cuda's ``DeviceNDArray.view``): no copy; of the same itemsize, the same
+        shape; of another, the last axis (contiguous) scaled by the ratio of the itemsizes.
+
+        Raises
+        ------
+        TypeError
+            Where either dtype is stored in another form on this device (bool as int32,
+            64-bit types on a device without them) or is a record: the view would see the
+            device's bytes, not the host's.
+        ValueError
+            NumPy's (a last axis that is not contiguous or whose bytes do not divide into
+            the new itemsize, a 0-d array), or a first element off the new itemsize's
+            alignment (the device reads aligned elements only).
+        """
+        dtype = checks.as_dtype(dtype)
+        stored = storage_dtype(dtype, self.device.info)
+        for d, s in ((self.dtype, self._stored_dtype), (dtype, stored)):
+            if d.itemsize != s.itemsize or d.fields is not None:
+                raise TypeError(f"a view of a device array of {self.dtype} as {dtype}: {d} is "
+                                f"stored as {s} on this device (views reinterpret bytes stored "
+                                "as they are on the host)")
+        host = as_strided(np.zeros(1, self.dtype), self.shape, self._dev_strides).view(dtype)
+        if self._offset % dtype.itemsize:
+            raise ValueError(f"a view as {dtype} of a device array whose first element is at "
+                             f"byte {self._offset} of its buffer, not a multiple of "
+                             f"{dtype.itemsize}")
+        return type(self)(self.device, host.shape, dtype,
+                          _stored=(self._buffer, self._offset, host.strides))
+
     def _f_only(self):
         """Whether the array is F-contiguous but not C-contiguous: its transpose is a
         C-contiguous array over the same memory, which copies go through."""
