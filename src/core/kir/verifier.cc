@@ -460,12 +460,18 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
                 return fail("tiles are loaded from and stored to global or workgroup memory");
             // bfloat16 tiles come from the 16-bit words bfloat16 arrays are stored as: the
             // pointee may differ from the element (SPV_KHR_cooperative_matrix), and the
-            // stride counts pointees, the same number for these two 16-bit types.
+            // stride counts pointees, the same number for these two 16-bit types. Tiles of
+            // 8- and 16-bit elements also load from u32 or u64 words they are packed in
+            // (the stride then counts words).
             if (!IsCoopMatrix(tile)) return fail("loads or stores a tile");
-            ScalarKind stored = m_.types[tile].scalar == ScalarKind::kBF16 ? ScalarKind::kU16
-                                                                           : m_.types[tile].scalar;
-            if (m_.types[pt->pointee].scalar != stored)
-                return fail("the pointer must point to the tile's element type (u16 for bf16)");
+            ScalarKind element = m_.types[tile].scalar;
+            ScalarKind stored = element == ScalarKind::kBF16 ? ScalarKind::kU16 : element;
+            ScalarKind pointee = m_.types[pt->pointee].scalar;
+            bool packed = load && (pointee == ScalarKind::kU32 || pointee == ScalarKind::kU64) &&
+                          MemoryBytes(stored) <= 2;
+            if (pointee != stored && !packed)
+                return fail("the pointer must point to the tile's element type (u16 for bf16), "
+                            "or for a load of 8- or 16-bit elements to u32 or u64 words");
             if (!Is(ops[load ? 1 : 2], ScalarKind::kU32)) return fail("the stride must be u32");
             if (inst.aux > static_cast<uint32_t>(MatrixLayout::kColumnMajor))
                 return fail("no such layout");

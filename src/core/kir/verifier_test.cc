@@ -261,6 +261,38 @@ TEST(Verifier, BFloat16IsOnlyMoved) {
                                   "bf16)"), std::string::npos) << half.message();
 }
 
+// Tiles of 8- and 16-bit elements load from u32 or u64 words they are packed in; stores,
+// wider elements and other words keep the element's type.
+TEST(Verifier, PackedTileLoads) {
+    auto kernel = [](ScalarKind element, ScalarKind pointee, bool load) {
+        Module m;
+        Builder b(m);
+        uint32_t p = m.AddParam("a", ScalarKind::kU64);
+        b.CreateBlock("entry");
+        TypeId u32 = b.Scalar(ScalarKind::kU32);
+        TypeId tile = m.GetCoopMatrix(element, 16, 16, MatrixUse::kA);
+        ValueId words = b.ElemPtr(b.Scalar(pointee), b.Param(p), b.ConstInt(u32, 0));
+        ValueId stride = b.ConstInt(u32, 4);
+        if (load) {
+            ValueId var = b.Var(tile);
+            b.Store(var, b.Coop(Op::kCoopLoad, tile, {words, stride}));
+        } else {
+            ValueId var = b.Var(tile);
+            b.Coop(Op::kCoopStore, kNone, {words, b.Load(var), stride});
+        }
+        b.Ret();
+        return Verify(m);
+    };
+    for (ScalarKind element : {ScalarKind::kF16, ScalarKind::kBF16, ScalarKind::kI8, ScalarKind::kU8})
+        for (ScalarKind word : {ScalarKind::kU32, ScalarKind::kU64})
+            EXPECT_TRUE(kernel(element, word, true).ok()) << kernel(element, word, true).message();
+    const char* refused = "or for a load of 8- or 16-bit elements to u32 or u64 words";
+    for (util::Status s : {kernel(ScalarKind::kF16, ScalarKind::kU32, false),
+                           kernel(ScalarKind::kF32, ScalarKind::kU64, true),
+                           kernel(ScalarKind::kF16, ScalarKind::kI32, true)})
+        EXPECT_NE(s.message().find(refused), std::string::npos) << s.message();
+}
+
 TEST(Verifier, StructuredRetInsideLoop) {
     // kLoop with its if.end returning instead of continuing: the loop is left
     // other than through its merge block.

@@ -138,6 +138,26 @@ def round_float(b, x):
     return b.bitcast(K.f32, b.binary(Op.or_, mag, sign))
 
 
+def widen(b, bits):
+    """The float32 equal to the float16 of 16-bit word `bits` (an unsigned value below 2^16:
+    a packed tile element, frontend/matrix.py), in integer arithmetic as ``round_float``:
+    normal halves rebias their exponent, subnormals are their mantissa times 2^-24 (exact),
+    infinities and NaNs keep their payload's leading bits."""
+    u = b.convert(K.u32, bits)
+    sign = b.binary(Op.shl, b.binary(Op.and_, u, _c(b, K.u32, 0x8000)), _c(b, K.u32, 16))
+    e = b.binary(Op.and_, b.binary(Op.shr, u, _c(b, K.u32, 10)), _c(b, K.u32, 0x1F))
+    m = b.binary(Op.and_, u, _c(b, K.u32, 0x3FF))
+    m13 = b.binary(Op.shl, m, _c(b, K.u32, 13))
+    normal = b.binary(Op.or_, b.binary(Op.shl, b.binary(Op.add, e, _c(b, K.u32, 127 - 15)),
+                                       _c(b, K.u32, 23)), m13)
+    special = b.binary(Op.or_, m13, _c(b, K.u32, _F32_INF))
+    tiny = b.bitcast(K.u32, b.binary(Op.mul, arith.convert(b, m, K.f32),
+                                     _c(b, K.f32, 2.0**-24)))
+    mag = b.select(b.compare(Op.eq, e, _c(b, K.u32, 0x1F)), special,
+                   b.select(b.compare(Op.eq, e, _c(b, K.u32, 0)), tiny, normal))
+    return b.bitcast(K.f32, b.binary(Op.or_, mag, sign))
+
+
 def from_int(b, v):
     """Integer (or bool) `v` rounded to the nearest float16, as a float32."""
     k = b.kind(v)

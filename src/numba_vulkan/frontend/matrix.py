@@ -30,8 +30,8 @@ from numba.core import types
 
 from .. import _core, config, errors, matrix_shapes, stubs
 from ..typing.bfloat16 import is_bfloat16
-from ..typing.matrix import Fragment
-from . import arith, bfloat16
+from ..typing.matrix import Fragment, packing
+from . import arith, bfloat16, float16
 from .errors import unsupported
 from .local_arrays import LocalArray
 from .types import compute_kind, exact_kind, is_signed
@@ -125,6 +125,12 @@ def lower_matrix(lowerer, fn, expr, sig, target):
     if name == "fragment":
         return Tile(lowerer, sig.return_type, loc), sig.return_type
     args = [lowerer.load_var(a.name) for a in expr.args]
+    if name == "load" and packing(sig.args[1].dtype, sig.args[0].dtype):
+        word = sig.args[1].dtype
+        stored = getattr(args[1], "storage", None)
+        if stored is not None and _core.memory_bytes(stored) * 8 != word.bitwidth:
+            raise unsupported(f"matrix.load() of {sig.args[0].dtype} tiles packed in {word} "
+                              f"words that this device stores as {stored}", loc)
     _lowering(lowerer, loc).__getattribute__(name)(sig, *args)
     return None, sig.return_type
 
@@ -240,15 +246,40 @@ class _Emulation:
 
     def load(self, sig, tile, arr, row, col):
         b, cols = self.b, tile.ty.cols
+        per = packing(sig.args[1].dtype, tile.ty.dtype)  # elements per word, 0 unpacked
         origin = (self.hold(row), self.hold(col))
 
         def body(i):
             base = b.binary(Op.mul, i, self.const(cols))
             for j in range(cols):
-                v = arr.load(b, self.element_indices(arr, origin, i, self.const(j)), self.loc)
+                at = self.const(j // per if per else j)
+                v = arr.load(b, self.element_indices(arr, origin, i, at), self.loc)
+                if per:
+                    v = self.unpack(v, j % per, tile)
                 b.store(tile.ptr(b, b.binary(Op.add, base, self.const(j))), v)
 
         self.loop(tile.ty.rows, body)
+
+    def unpack(self, word, q, tile):
+        """Element `q` (from the low bits) of the tile's 8- or 16-bit elements packed in
+        `word`, as the tile holds it: the same value a load of it from an array of the
+        tile's dtype gives."""
+        b, dtype = self.b, str(tile.ty.dtype)
+        k = b.kind(word)
+        width = 16 if dtype in ("float16", "bfloat16") else 8
+        bits = b.binary(Op.and_, b.binary(Op.shr, word, arith.const(b, k, q * width)),
+                        arith.const(b, k, (1 << width) - 1))
+        bits = b.convert(K.u32, bits)
+        if dtype == "float16":
+            value = float16.widen(b, bits)
+        elif dtype == "bfloat16":
+            value = bfloat16.widen(b, bits)
+        elif dtype == "int8":  # sign-extended
+            value = b.binary(Op.sub, b.convert(K.i32, b.binary(Op.xor, bits, self.const(0x80))),
+                             arith.const(b, K.i32, 0x80))
+        else:
+            value = bits
+        return arith.convert(b, value, tile.kind)
 
     def store(self, sig, arr, row, col, tile):
         b = self.b
@@ -355,9 +386,14 @@ class _Units:
     def _access(self, arr, row, col, tile, body):
         """body(ptr, stride_u32, layout) where tile element (0, 0) sits at arr[row, col]:
         row-major for a C-contiguous array (and shared arrays), column-major for an
-        F-contiguous one (views of other layouts make the kernel emulate: _on_units)."""
+        F-contiguous one (views of other layouts make the kernel emulate: _on_units). An
+        array of words the elements are packed in (``packing``) is read as it is: the load's
+        pointer is to a word and its stride counts words, the driver takes the tile's
+        elements from the words' bytes in order (SPV_KHR_cooperative_matrix)."""
         b = self.lo.b
         stored = K.u16 if tile.element == K.bf16 else tile.element  # bfloat16 arrays' words
+        if packing(arr.ty.dtype, tile.ty.dtype):
+            stored = exact_kind(arr.ty.dtype)
         if getattr(arr, "storage", stored) != stored:
             raise unsupported(f"matrix tiles of {tile.ty.dtype} in an array stored as "
                               f"{arr.storage}", self.loc)

@@ -87,12 +87,30 @@ def _need_fragment(fn, ty, what="a tile"):
     return ty
 
 
-def _need_matrix(fn, arr, frag):
+def packing(word, element):
+    """How many elements of a tile's dtype `element` one element of an array of dtype
+    `word` holds where ``matrix.load`` reads the tile from packed words: 8- and 16-bit
+    elements in uint32 or uint64 words (and the other way round 0: not packed)."""
+    bits = 16 if str(element) == "bfloat16" else getattr(element, "bitwidth", 0)
+    if word in (types.uint32, types.uint64) and bits in (8, 16):
+        return word.bitwidth // bits
+    return 0
+
+
+def _need_matrix(fn, arr, frag, packed=False):
     if not isinstance(arr, types.Array) or arr.ndim != 2:
         raise TypingError(f"nv.matrix.{fn}(): expected a 2-d array, got {arr}")
-    if arr.dtype != frag.dtype:
-        raise TypingError(f"nv.matrix.{fn}(): the array's dtype {arr.dtype} is not the tile's "
-                          f"{frag.dtype} (convert the tile first: matrix.convert)")
+    if arr.dtype == frag.dtype:
+        return
+    if packed and packing(arr.dtype, frag.dtype):
+        if arr.layout == "F":  # its words would run down the columns
+            raise TypingError(f"nv.matrix.load(): {frag.dtype} tiles packed in words come from "
+                              f"row-major arrays, not from an F-contiguous array of {arr.dtype}")
+        return
+    also = (" or uint32/uint64 words it is packed in" if fn == "load"
+            and packing(types.uint32, frag.dtype) else "")
+    raise TypingError(f"nv.matrix.{fn}(): the array's dtype {arr.dtype} is not the tile's "
+                      f"{frag.dtype}{also} (convert the tile first: matrix.convert)")
 
 
 def _need_index(fn, *tys):
@@ -114,7 +132,7 @@ def _load(self, args, kws):
     if kws or len(args) != 4:
         return None
     frag = _need_fragment("load", args[0])
-    _need_matrix("load", args[1], frag)
+    _need_matrix("load", args[1], frag, packed=True)
     _need_index("load", args[2], args[3])
     return signature(types.none, frag, args[1], *(types.unliteral(a) for a in args[2:]))
 
