@@ -28,6 +28,8 @@ def _small(v):
     slab width, copies, loop and its last step, stores) with other constants, and a
     pipeline that lavapipe builds in 1 to 3 s instead of 5 to 13 (an emulated tile is a
     private array of 256 elements: lavapipe's compile time grows with their number)."""
+    if v.word:  # a slab of copied words must have one per invocation at least
+        return dataclasses.replace(v, name=f"{v.name}-small", bm=64, bn=64)
     return dataclasses.replace(v, name=f"{v.name}-small", bm=v.sg_m * 16, bn=v.sg_n * 16)
 
 
@@ -322,3 +324,29 @@ def test_units_workgroups_in_bands(device, monkeypatch):
         np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b))
     with pytest.raises(ValueError, match="3 is not a power of 2"):
         dataclasses.replace(v, swizzle=3)
+
+
+@pytest.mark.parametrize("word", [4, 8])
+@pytest.mark.parametrize("operands", ["float16", "int8"])
+def test_units_slabs_copied_in_words(word, operands, device, monkeypatch):
+    """A variant whose row-major operands are copied a uint32 or uint64 word at a time into
+    shared words (``Variant.word``; the tiles load from the words, matrix.load's packed
+    form): exact against NumPy, with B row-major (packed) and transposed (its copy element
+    by element beside A's words). 64 x 64 blocks: the default's _small twin has fewer words
+    in a slab than the workgroup has invocations."""
+    v = dataclasses.replace(tiles.VARIANTS[tiles.DEFAULT], name=f"w{word}", bm=64, bn=64,
+                            word=word)
+    monkeypatch.setitem(tiles.VARIANTS, v.name, v)
+    dtype, out_dtype = (np.float16, np.float16) if operands == "float16" else (np.int8, np.int32)
+    rng = np.random.default_rng(word)
+    m, k, n = 2 * v.bm, 3 * v.k_step_of(operands), v.bn
+    for transposed in (False, True):
+        a = _ints(rng, (1, m, k), 2, dtype)
+        bt = _ints(rng, (1, n, k), 2, dtype)
+        b = bt.transpose(0, 2, 1) if transposed else np.ascontiguousarray(bt.transpose(0, 2, 1))
+        db = nv.to_device(bt).transpose(0, 2, 1) if transposed else nv.to_device(b)
+        out = nv.device_array((1, m, n), out_dtype)
+        tiles.run(nv.to_device(a), db, out, device, variant=v.name, operands=operands)
+        np.testing.assert_array_equal(out.copy_to_host(), np.matmul(a, b, dtype=out_dtype))
+    with pytest.raises(ValueError, match="words of 4 or 8 bytes, for staged slabs"):
+        dataclasses.replace(tiles.VARIANTS["g64"], word=8)

@@ -44,6 +44,11 @@ def first_element(r, c, rows, cols, major):
     return [f"    {r} = tid & U({rows - 1})", f"    {c} = tid >> U({log2(rows)})"]
 
 
+def _in_words(term, per):
+    """Source of element index `term` as an index of words of `per` elements."""
+    return term if per == 1 else f"({term} >> U({log2(per)}))"
+
+
 def sum_of(*terms):
     """Source of the sum of `terms` (source text or ints): constants folded, zeros dropped,
     every constant written as ``U(c)`` so that the sum stays unsigned."""
@@ -87,7 +92,7 @@ def grid(Mp, Np, bm, bn, rows_per_band):
 
 
 def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, row_pad, compute,
-                a_by_k=False):
+                a_by_k=False, packed=None):
     """Source lines (inside the kernel's body) of the k loop over shared slabs: the
     declarations of the slabs ``sA`` and ``sB`` (`stages` of each, rows padded by `row_pad`
     elements of type source `elem`) and of each invocation's copy offsets, then the steps
@@ -97,24 +102,35 @@ def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, row_pad, co
     `a_by_k`, stored transposed as BK x BM (rows k); B's is BK x BN. ``slab_a`` and
     ``slab_b`` are the terms of the first row of the slab to multiply. Operands: ``a``
     (Mp x Kp) and ``b`` (Kp x Np) of layouts `a_major` and `b_major`, row0 and col0 the
-    workgroup's first row and column of the result."""
-    ra = copy_plan(bm, bk, threads, a_major)
-    rb = copy_plan(bk, bn, threads, b_major)
+    workgroup's first row and column of the result.
+
+    `packed` = (word, per_a, per_b): an operand whose ``per_`` is above 1 is a view of
+    row-major words of source type `word` that hold ``per_`` elements each (tiles.py's
+    ``Variant.word``): its slab is copied a word at a time into shared words, the columns
+    of both counted in words (A's k, B's n); the loop's k still counts elements."""
+    word, per_a, per_b = packed or (elem, 1, 1)
+    if (per_a > 1 and (a_major != "C" or a_by_k)) or (per_b > 1 and b_major != "C"):
+        raise ValueError("only row-major operands copy packed words into row-major slabs")
+    ra = copy_plan(bm, bk // per_a, threads, a_major)
+    rb = copy_plan(bk, bn // per_b, threads, b_major)
     a_rows = bk if a_by_k else bm  # rows of one slab of A in shared memory
-    lines = [f"    sA = shared.array(({stages * a_rows}, {(bm if a_by_k else bk) + row_pad}), "
-             f"{elem})",
-             f"    sB = shared.array(({stages * bk}, {bn + row_pad}), {elem})",
+    a_cols = ((bm if a_by_k else bk) + row_pad) // per_a
+    lines = [f"    sA = shared.array(({stages * a_rows}, {a_cols}), "
+             f"{word if per_a > 1 else elem})",
+             f"    sB = shared.array(({stages * bk}, {(bn + row_pad) // per_b}), "
+             f"{word if per_b > 1 else elem})",
              "    tid = U(local_id(0))"]
     add = lines.append
     # Each invocation's first element of the A and B slabs (_copy_plan).
-    lines += first_element("ar", "ac", bm, bk, a_major)
-    lines += first_element("br", "bc", bk, bn, b_major)
+    lines += first_element("ar", "ac", bm, bk // per_a, a_major)
+    lines += first_element("br", "bc", bk, bn // per_b, b_major)
     add("    ga = row0 + ar")
-    add("    gb = col0 + bc")
+    add(f"    gb = {_in_words('col0', per_b)} + bc")
 
     def fetch(k0, indent):
         """The slab at column (row) k0 of a (b) into registers."""
-        out = [f"xa{r} = a[{sum_of('ga', dr)}, {sum_of(*k0, 'ac', dc)}]"
+        ka = [_in_words(k0[0], per_a)] if k0 else []
+        out = [f"xa{r} = a[{sum_of('ga', dr)}, {sum_of(*ka, 'ac', dc)}]"
                for r, (dr, dc) in enumerate(ra)]
         out += [f"xb{r} = b[{sum_of(*k0, 'br', dr)}, {sum_of('gb', dc)}]"
                 for r, (dr, dc) in enumerate(rb)]
@@ -139,7 +155,7 @@ def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, row_pad, co
     add("    barrier()")
     if stages == 2:
         add("    cur = U(0)")  # the slab multiplied next
-    add(f"    for k0 in range({bk}, a.shape[1], {bk}):")
+    add(f"    for k0 in range({bk}, {'a.shape[1]' if per_a == 1 else 'b.shape[0]'}, {bk}):")
     add("        ku = U(k0)")
     if stages == 1:
         # Step: read the next slab into registers, multiply the one in shared

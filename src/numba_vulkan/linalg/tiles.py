@@ -62,12 +62,15 @@ and B and the dtype of C (``kernel``):
   ``stages=1``: one slab, two barriers per step (every read of the slab done; the next
   one written); ``stages=2``: two slabs, the step multiplying one while it writes the
   other, one barrier per step.
-  Each element moves as one float16 (16-bit loads and stores): kernels have no wider
-  view of a float16 array (``a.view`` refuses float16 and other itemsizes, and views of
-  shared arrays), and ``mx.load`` takes only an array of the tile's dtype, so the slab
-  cannot be staged as uint32 words. A bfloat16 element moves as its 16-bit word too
-  (shared bfloat16 arrays hold the words, frontend/local_arrays.py); in between it is the
-  float32 a kernel holds a bfloat16 in, widened and cut back exactly.
+  Each element moves as one float16 (16-bit loads and stores), or, with ``word`` = W bytes,
+  a row-major operand moves W bytes at a time: ``launch`` passes it as a view of uint32 or
+  uint64 words (``DeviceArray.view``), the copies read and write whole words (shared
+  slabs of words, their rows padded by the same 16 bytes), and the tiles load from the
+  shared words as they are (``mx.load``'s packed form, docs/matrix.md). A column-major
+  operand is still copied element by element (its words would run down the columns). A
+  bfloat16 element moves as its 16-bit word (shared bfloat16 arrays hold the words,
+  frontend/local_arrays.py); in between it is the float32 a kernel holds a bfloat16 in,
+  widened and cut back exactly.
 * Workgroup (x, y) computes block (row y, column x) of C: consecutive workgroups go along
   a row of blocks. With ``swizzle`` = S > 1 they go down bands of ``band(rows, S)`` rows
   of blocks instead, then to the next column (``block_origin``, ``grid``), so that the
@@ -138,6 +141,7 @@ class Variant:
     stages: int = 1  # slabs in shared memory: 1 (two barriers per step) or 2 (one)
     pad: int = 8  # halves added to each shared row
     swizzle: int = 1  # rows of blocks that consecutive workgroups take (``band``)
+    word: int = 0  # bytes of the words row-major operands are copied in (0: elements)
 
     def __post_init__(self):
         log2(self.swizzle)
@@ -147,6 +151,13 @@ class Variant:
             raise ValueError(f"variant {self.name}: blocks must be whole tiles per subgroup")
         if self.stages not in (1, 2):
             raise ValueError(f"variant {self.name}: stages must be 1 or 2")
+        if self.word not in (0, 4, 8) or self.word and self.staging != "shared":
+            raise ValueError(f"variant {self.name}: words of 4 or 8 bytes, for staged slabs")
+
+    def per_word(self, itemsize: int, major: str) -> int:
+        """Elements of `itemsize` bytes per copied word for an operand of layout `major`
+        (1: copied element by element)."""
+        return self.word // itemsize if self.word and major == "C" else 1
 
     @property
     def tm(self) -> int:
@@ -210,6 +221,9 @@ VARIANTS = {v.name: v for v in (
     Variant("s128k64", 128, 128, 2, 4, bk=64, stages=1),  # 4 x 2 tiles; 35,840 B
     # 256 x 128 blocks of eight subgroups of 4 x 4 tiles (twice s128's accumulators).
     Variant("s256x128", 256, 128, 4, 2, bk=32, stages=1),  # 4 x 4 tiles; 29,184 B
+    # s256x128 with row-major operands copied in words of 4 and 8 bytes.
+    Variant("s256x128p4", 256, 128, 4, 2, bk=32, stages=1, word=4),
+    Variant("s256x128p8", 256, 128, 4, 2, bk=32, stages=1, word=8),
 )}
 DEFAULT = "s128"
 #: matmul's kernel for large products on matrix units: 256 x 128 blocks (H100, two passes,
@@ -296,12 +310,13 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
             add(f"    c{i}_{j} = mx.fragment('acc', {T}, {T}, np.{sums})")
             add(f"    mx.fill(c{i}_{j}, 0)")
 
-    def multiply(src_a, a_row, a_col, src_b, b_row, b_col, indent):
-        """The TM x TN multiplies of one 16-wide k step; tile origins as lists of terms."""
+    def multiply(src_a, a_row, a_col, src_b, b_row, b_col, indent, b_step=T):
+        """The TM x TN multiplies of one 16-wide k step; tile origins as lists of terms
+        (B's tiles `b_step` columns apart: T, or T / words' elements where B is packed)."""
         out = [f"mx.load(fa{i}, {src_a}, {sum_of(*a_row, i * T)}, {sum_of(*a_col)})"
                for i in range(tm)]
         for j in range(tn):
-            out.append(f"mx.load(fb, {src_b}, {sum_of(*b_row)}, {sum_of(*b_col, j * T)})")
+            out.append(f"mx.load(fb, {src_b}, {sum_of(*b_row)}, {sum_of(*b_col, j * b_step)})")
             out += [f"mx.mma(c{i}_{j}, fa{i}, fb)" for i in range(tm)]
         return [" " * indent + x for x in out]
 
@@ -312,6 +327,10 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
         add("        ku = U(k)")
         lines += multiply("a", ["row0", "wr"], ["ku"], "b", ["ku"], ["col0", "wc"], 8)
     else:
+        per_a, per_b = v.per_word(itemsize, a_major), v.per_word(itemsize, b_major)
+        if per_b > 1:
+            add(f"    wcb = wc >> U({log2(per_b)})")  # the subgroup's first word of B's rows
+
         def compute(slab_a, slab_b, indent):
             """The multiplies of the shared slab whose first rows are slab_a, slab_b."""
             out = []
@@ -319,12 +338,12 @@ def source(v: Variant, threads: int, subgroup_size: int, a_major: str = "C",
                 out.append(" " * indent + f"if sg < U({v.subgroups}):")
                 indent += 4
             for kk in range(0, v.bk, tk):
-                out += multiply("sA", [*slab_a, "wr"], [kk], "sB", [*slab_b, kk], ["wc"],
-                                indent)
+                out += multiply("sA", [*slab_a, "wr"], [kk // per_a], "sB", [*slab_b, kk],
+                                ["wcb" if per_b > 1 else "wc"], indent, T // per_b)
             return out
 
         lines += staged_loop(v.bm, v.bn, v.bk, v.stages, threads, a_major, b_major, elem,
-                             pad, compute)
+                             pad, compute, packed=(f"np.uint{8 * v.word}", per_a, per_b))
     store = []
     if out == "float16":
         store.append(f"h = mx.fragment('acc', {T}, {T}, np.float16)")
@@ -378,8 +397,11 @@ def launch(v: Variant, a, b, c, device):
     threads = v.threads(sg)
     Mp, Np = c.shape
     r = band(Mp // v.bm, v.swizzle)
-    k = kernel(v, threads, sg, layout(a), layout(b), c.dtype.name, a.dtype.name, r)
-    k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device](a, b, c)
+    a_major, b_major = layout(a), layout(b)
+    k = kernel(v, threads, sg, a_major, b_major, c.dtype.name, a.dtype.name, r)
+    words = [x.view(f"uint{8 * v.word}") if v.per_word(x.dtype.itemsize, major) > 1 else x
+             for x, major in ((a, a_major), (b, b_major))]
+    k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device](*words, c)
 
 
 def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
