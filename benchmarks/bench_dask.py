@@ -57,7 +57,7 @@ def overhead(tasks, chunk, repeats):
     import dask.array as da
 
     import numba_vulkan as nv
-    import numba_vulkan.dask
+    import numba_vulkan.dask as nvd
 
     @nv.jit
     def plus_one(a, out):
@@ -72,7 +72,7 @@ def overhead(tasks, chunk, repeats):
 
     host = np.arange(tasks * chunk, dtype=np.float32)
     on_host = da.from_array(host, chunks=chunk)
-    on_device = da.from_array(nv.to_device(host), chunks=chunk, asarray=False)
+    on_device = nvd.from_device_array(nv.to_device(host), chunks=chunk)
     device = nv.get_device()
     out = {"tasks": tasks, "chunk": chunk}
     for scheduler in ("sync", "threads"):
@@ -182,7 +182,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     import dask.array as da
 
     import numba_vulkan as nv
-    import numba_vulkan.dask  # noqa: F401  (registers the chunk type and the backend)
+    import numba_vulkan.dask as nvd  # also registers the chunk type and the backend
 
     n = int(gib * (1 << 30)) // 4
     chunk = int(chunk_gib * (1 << 30)) // 4
@@ -215,8 +215,8 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     x = nv.device_array(n, np.float32)
     fill.forall(n)(x)
     device.synchronize()
-    # name=False: Dask would otherwise pickle the array (a copy to the host) for its token
-    dx = da.from_array(x, chunks=chunk, asarray=False, name=False)
+    # Views of x: da.from_array would copy it on the device first (docs/dask.md)
+    dx = nvd.from_device_array(x, chunks=chunk)
     out = {"gib": gib, "chunk_gib": chunk_gib, "device": device.info.name,
            "dask_threads": dask_threads}
 
@@ -263,6 +263,9 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
             device.trim(limit)
     for name in ("ufuncs", "vectorize", "chunk_kernel", "chunk_kernel_sync", "floor", "floor_sync"):
         out[f"dask_vulkan_{name}_over_fused"] = out[f"dask_vulkan_{name}_s"] / out["fused_kernel_s"]
+    # The most device memory our arrays held at once (the array, the chunks' temporaries,
+    # released buffers waiting for the device, the pool's)
+    out["device_peak_gib"] = device.pool_stats()["peak_bytes"] / (1 << 30)
     dx = x = partial = None  # ours freed before CuPy allocates
     device.synchronize()
     try:

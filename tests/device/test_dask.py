@@ -66,7 +66,7 @@ def _row_sum(row, out):
 
 
 def device_dask(host=HOST, chunks=(40, 30)):
-    return da.from_array(nv.to_device(host), chunks=chunks, asarray=False)
+    return nvd.from_device_array(nv.to_device(host), chunks=chunks)
 
 
 def values(x):
@@ -332,6 +332,25 @@ def test_the_forkserver_preload_never_touches_vulkan():
     done = run_python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "True"
+
+
+def test_from_device_array_takes_views_where_from_array_copies(device):
+    """nvd.from_device_array: chunks that are views of the array (no new device memory; a
+    write to the array shows in the result), the same chunks and values as da.from_array,
+    which copies the array first; a host array is refused with the function to use."""
+    d = nv.to_device(HOST)
+    live = device.pool_stats()["live_bytes"]
+    x = nvd.from_device_array(d, chunks=(40, 30))
+    assert device.pool_stats()["live_bytes"] - live < d.nbytes  # the empty meta's bucket
+    copied = da.from_array(d, chunks=(40, 30), asarray=False, name=False)
+    assert device.pool_stats()["live_bytes"] >= live + d.nbytes
+    assert x.chunks == copied.chunks and x.name != nvd.from_device_array(d, 50).name
+    np.testing.assert_array_equal(values((x * 2).compute()), values((copied * 2).compute()))
+    d[0, 0] = -1.0
+    assert values(x[0, 0].compute()) == -1.0 and values(copied[0, 0].compute()) == HOST[0, 0]
+    assert nvd.from_device_array(d, name="mine").name == "mine"
+    with pytest.raises(TypeError, match="da.from_array takes host arrays"):
+        nvd.from_device_array(HOST)
 
 
 def test_device_meta():

@@ -43,6 +43,7 @@ __all__ = [
     "LocalVulkanCluster",
     "VulkanBackendEntrypoint",
     "device_meta",
+    "from_device_array",
     "to_vulkan_dispatch",
 ]
 
@@ -54,6 +55,32 @@ def device_meta(dtype: Any = np.float64, ndim: int = 0, device: Any = None) -> D
     """An empty device array (every extent 0) to give Dask as ``meta=``: it tells Dask the
     chunk type without data, so that Dask never computes a sample on the host."""
     return DeviceArray(device, (0,) * ndim, dtype)
+
+
+def from_device_array(x: DeviceArray, chunks: Any = "auto", name: str | None = None) -> da.Array:
+    """A Dask array whose chunks are views of device array `x`, without a copy.
+
+    ``da.from_array(x, ...)`` first copies the array it is given (``x.copy()``: a second
+    array of x's size on the device, for as long as the Dask array lives); here the chunks
+    are views of `x` itself, so `x` must not change while the Dask array is used. `chunks`
+    as Dask's (``normalize_chunks``: "auto", a size per axis, or the sizes of every chunk);
+    `name` the Dask key's name (a random one by default: nothing is hashed or copied to the
+    host). The chunk type is known from an empty device array (``device_meta``)."""
+    from itertools import product
+    from uuid import uuid4
+
+    from dask.array.core import normalize_chunks, slices_from_chunks
+    from dask.highlevelgraph import HighLevelGraph
+
+    if not isinstance(x, DeviceArray):
+        raise TypeError(f"from_device_array() takes a device array, not {type(x).__name__} "
+                        "(da.from_array takes host arrays)")
+    chunks = normalize_chunks(chunks, x.shape, dtype=x.dtype)
+    name = name or f"from-device-array-{uuid4().hex}"
+    keys = product([name], *(range(len(c)) for c in chunks))
+    graph = {key: x[s] for key, s in zip(keys, slices_from_chunks(chunks))}
+    return da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name, chunks,
+                    meta=device_meta(x.dtype, x.ndim, x.device))
 
 
 @to_vulkan_dispatch.register(np.ndarray)
