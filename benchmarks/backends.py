@@ -236,11 +236,17 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-def synced_median_time(run, sync, repeats):
+def synced_median_time(run, sync, repeats, warm_s=0.3):
     """median_time of ``run()`` then ``sync()`` (the device's work included), after one
-    untimed call (the first compiles)."""
+    untimed call (the first compiles) and untimed calls for `warm_s` seconds more: a GPU
+    that idled through a compilation starts at low clocks (H100, 2026-12-06: a float16
+    product timed right after its compile ran at 72 TFLOP/s, at 198 after others had run)."""
     run()
     sync()
+    start = time.perf_counter()
+    while time.perf_counter() - start < warm_s:
+        run()
+        sync()
     return median_time(lambda: (run(), sync()), repeats)
 
 

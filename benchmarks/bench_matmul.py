@@ -130,7 +130,7 @@ def main(argv=None):
             for spec in list(specs):
                 name, *c = spec.split(",")
                 twin = dataclasses.replace(blocked.BLOCKINGS[name], swizzle=args.swizzle,
-                                           name=f"{name}w{args.swizzle}")
+                                           name=f"{name}b{args.swizzle}")
                 blocked.BLOCKINGS[twin.name] = twin
                 specs.insert(specs.index(spec) + 1, ",".join([twin.name, *c]))
         for spec in specs:

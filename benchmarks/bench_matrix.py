@@ -223,7 +223,7 @@ def main(argv=None):
         """`name`, and its banded twin where --swizzle asks for one (registered in VARIANTS)."""
         if args.swizzle == 1:
             return [name]
-        twin = dataclasses.replace(tiles.VARIANTS[name], name=f"{name}w{args.swizzle}",
+        twin = dataclasses.replace(tiles.VARIANTS[name], name=f"{name}b{args.swizzle}",
                                    swizzle=args.swizzle)
         tiles.VARIANTS[twin.name] = twin
         return [name, twin.name]
