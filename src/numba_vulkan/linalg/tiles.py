@@ -230,7 +230,7 @@ DEFAULT = "s128"
 #: benchmarks/results/h100_2026-12-06_matrix_variants.json and history.json: 8192^3 201-202
 #: TFLOP/s whole call against s128x256's 155 and s128's 129; 4096^3 151-154 against 126-127
 #: and 106-108; docs/linalg.md), their row-major slabs copied in uint32 words (8192^3 in one
-#: run, h100_2026-12-06_matrix_packed.json: 234.7 TFLOP/s against 188.1 copying halves),
+#: run, history.json run "h100 2026-12-06 18:47": 234.7 TFLOP/s against 188.1 copying halves),
 #: where they make at least LARGE_GROUPS workgroups (about two per multiprocessor of a large
 #: GPU; fewer leave some idle, where s128's blocks, half the size, occupy them).
 LARGE = "s256x128p4"
