@@ -17,6 +17,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import pathlib
 import sys
 import time
@@ -57,6 +58,7 @@ def main(argv):
     tables = {f: importlib.import_module(f).DOC_KERNELS for f in FILES}
     collect = _Collect()
     started = time.perf_counter()
+    os.environ["NVK_DOC_FULL"] = "1"  # random_3d at the documentation's size
     pytest.main([str(tests / "device" / f"{f}.py") for f in FILES]
                 + ["-q", "-p", "no:cacheprovider", "-p", "no:warnings", "--rootdir", str(tests)]
                 + extra, plugins=[collect])
