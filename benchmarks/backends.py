@@ -236,18 +236,39 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
-def synced_median_time(run, sync, repeats, warm_s=0.3):
-    """median_time of ``run()`` then ``sync()`` (the device's work included), after one
-    untimed call (the first compiles) and untimed calls for `warm_s` seconds more: a GPU
-    that idled through a compilation starts at low clocks (H100, 2026-12-06: a float16
-    product timed right after its compile ran at 72 TFLOP/s, at 198 after others had run)."""
+def warm_up(run, sync, seconds=0.3):
+    """``run()`` then ``sync()`` once (the first call compiles), then again for `seconds`: a
+    GPU that idled through a compilation starts at low clocks, which would favour whatever
+    runs second (H200, 2026-11-30: a kernel 1.5 to 4 times slower in its first 0.2 s, a
+    histogram at 200 GB/s cold and 640 warm; H100, 2026-12-06: a float16 product timed right
+    after its compile at 72 TFLOP/s, 198 warm)."""
     run()
     sync()
-    start = time.perf_counter()
-    while time.perf_counter() - start < warm_s:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
         run()
         sync()
+
+
+def synced_median_time(run, sync, repeats, warm_s=0.3):
+    """median_time of ``run()`` then ``sync()`` (the device's work included), after
+    ``warm_up``."""
+    warm_up(run, sync, warm_s)
     return median_time(lambda: (run(), sync()), repeats)
+
+
+def launch_time(backend, run, repeats, inner, warm_s=0.3):
+    """Median seconds per ``run()`` over `repeats` batches of `inner` runs, each batch
+    ending in the backend's synchronisation, after ``warm_up``."""
+    warm_up(run, backend.synchronize, warm_s)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            run()
+        backend.synchronize()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
 
 
 def report(result, path=None, show=True):

@@ -29,7 +29,6 @@ import json
 import math
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +40,7 @@ from backends import (  # noqa: E402
     VulkanBackend,
     cpu_name,
     driver_version,
+    launch_time,
     versions,
 )
 
@@ -90,26 +90,6 @@ def device_array(backend, n, dtype):
     if backend.name == "numba.cuda":
         return backend.cuda.device_array(n, dtype)
     return backend.nv.device_array(n, dtype)
-
-
-def timed(backend, run, repeats, inner, warm_s=0.3):
-    """Median seconds per launch. `warm_s` of untimed launches first: an H200 that idled
-    through a compilation starts at low clocks (the same kernel ran 1.5 to 4 times slower in
-    its first 0.2 s there, 2026-11-30), which would favour whichever variant runs second."""
-    run()  # compile, warm up
-    backend.synchronize()
-    t_end = time.perf_counter() + warm_s
-    while time.perf_counter() < t_end:
-        run()
-        backend.synchronize()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            run()
-        backend.synchronize()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
 
 
 def _bs_reference(S, K, T, r, v):
@@ -202,7 +182,7 @@ def time_in_turn(runs, args, failed=None):
                 continue
             backend, launch = runs[name]
             try:
-                seconds[name].append(timed(backend, launch, args.repeats, args.inner))
+                seconds[name].append(launch_time(backend, launch, args.repeats, args.inner))
             except Exception as e:
                 if failed is None:
                     raise

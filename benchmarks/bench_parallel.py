@@ -27,9 +27,7 @@ back-to-back executions between synchronisations and reports the median. Default
 import argparse
 import datetime
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +39,7 @@ from backends import (  # noqa: E402
     VulkanBackend,
     cpu_name,
     driver_version,
+    launch_time,
     versions,
 )
 
@@ -149,23 +148,9 @@ def build(backend, source, name):
     return backend.jit(ns[name])
 
 
-def timed(backend, run, repeats, inner, warm_s=0.5):
-    run()  # compile
-    backend.synchronize()
-    # Half a second of untimed runs: an idle H200 runs at low clocks at first
-    # (the histogram measured 200 GB/s cold and 640 GB/s warm, either backend).
-    end = time.perf_counter() + warm_s
-    while time.perf_counter() < end:
-        run()
-        backend.synchronize()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            run()
-        backend.synchronize()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
+def timed(backend, run, repeats, inner):
+    """launch_time after half a second of untimed runs."""
+    return launch_time(backend, run, repeats, inner, warm_s=0.5)
 
 
 def device_array(backend, shape, dtype):

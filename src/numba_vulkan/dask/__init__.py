@@ -19,12 +19,15 @@ See docs/dask.md.
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Any
+from uuid import uuid4
 
 import dask.array as da
 import numpy as np
 from dask import config as _dask_config
 from dask.array.backends import ArrayBackendEntrypoint
+from dask.array.core import normalize_chunks, slices_from_chunks
 from dask.array.dispatch import (
     concatenate_lookup,
     empty_lookup,
@@ -34,6 +37,7 @@ from dask.array.dispatch import (
     tensordot_lookup,
     to_numpy_dispatch,
 )
+from dask.highlevelgraph import HighLevelGraph
 from dask.utils import Dispatch
 
 from ..runtime import DeviceArray, device_list
@@ -66,12 +70,6 @@ def from_device_array(x: DeviceArray, chunks: Any = "auto", name: str | None = N
     as Dask's (``normalize_chunks``: "auto", a size per axis, or the sizes of every chunk);
     `name` the Dask key's name (a random one by default: nothing is hashed or copied to the
     host). The chunk type is known from an empty device array (``device_meta``)."""
-    from itertools import product
-    from uuid import uuid4
-
-    from dask.array.core import normalize_chunks, slices_from_chunks
-    from dask.highlevelgraph import HighLevelGraph
-
     if not isinstance(x, DeviceArray):
         raise TypeError(f"from_device_array() takes a device array, not {type(x).__name__} "
                         "(da.from_array takes host arrays)")

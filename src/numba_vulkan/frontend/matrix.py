@@ -392,9 +392,8 @@ class _Units:
         elements from the words' bytes in order (SPV_KHR_cooperative_matrix)."""
         b = self.lo.b
         stored = K.u16 if tile.element == K.bf16 else tile.element  # bfloat16 arrays' words
-        if packing(arr.ty.dtype, tile.ty.dtype):
-            stored = exact_kind(arr.ty.dtype)
-        if getattr(arr, "storage", stored) != stored:
+        packed = packing(arr.ty.dtype, tile.ty.dtype)  # its words' storage: lower_matrix
+        if not packed and getattr(arr, "storage", stored) != stored:
             raise unsupported(f"matrix tiles of {tile.ty.dtype} in an array stored as "
                               f"{arr.storage}", self.loc)
         layout = "C" if isinstance(arr, LocalArray) else arr.ty.layout

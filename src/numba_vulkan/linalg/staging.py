@@ -155,7 +155,7 @@ def staged_loop(bm, bn, bk, stages, threads, a_major, b_major, elem, row_pad, co
     add("    barrier()")
     if stages == 2:
         add("    cur = U(0)")  # the slab multiplied next
-    add(f"    for k0 in range({bk}, {'a.shape[1]' if per_a == 1 else 'b.shape[0]'}, {bk}):")
+    add(f"    for k0 in range({bk}, b.shape[0], {bk}):")  # Kp: b's rows are never packed
     add("        ku = U(k0)")
     if stages == 1:
         # Step: read the next slab into registers, multiply the one in shared

@@ -239,7 +239,7 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
                 raise TypeError(f"a view of a device array of {self.dtype} as {dtype}: {d} is "
                                 f"stored as {s} on this device (views reinterpret bytes stored "
                                 "as they are on the host)")
-        host = as_strided(np.zeros(1, self.dtype), self.shape, self._dev_strides).view(dtype)
+        host = self._dummy().view(dtype)  # NumPy's shape and strides (stored as on the host)
         if self._offset % dtype.itemsize:
             raise ValueError(f"a view as {dtype} of a device array whose first element is at "
                              f"byte {self._offset} of its buffer, not a multiple of "
