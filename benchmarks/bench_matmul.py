@@ -6,8 +6,9 @@ kernels of blocked.py; on a CUDA machine with ``--torch`` also PyTorch's matmul 
 TF32 off).
 
 Each figure checks its result against NumPy (within the float32/float64 bound of
-docs/linalg.md), runs once untimed, then times ``--repeats`` calls each followed by
-``nv.synchronize()`` and reports the best and the median, with GFLOP/s = 2 n^3 / t.
+docs/linalg.md), runs untimed for 0.3 s (``backends.warm_up``), then times ``--repeats``
+calls each followed by ``nv.synchronize()`` and reports the best and the median, with
+GFLOP/s = 2 n^3 / t.
 
     python3 benchmarks/bench_matmul.py                        # lavapipe: n = 512, float32
     python3 benchmarks/bench_matmul.py --n 4096 --dtypes float32,float64 --torch   # a GPU
@@ -29,12 +30,13 @@ import numba_vulkan as nv
 from numba_vulkan.linalg import blocked, kernels, plans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from backends import warm_up  # noqa: E402
 from tiled_matmul import TPB, fast_matmul  # noqa: E402
 
 
 def _time(fn, repeats):
-    fn()
-    nv.synchronize()
+    warm_up(fn, nv.synchronize)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

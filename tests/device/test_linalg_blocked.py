@@ -27,10 +27,12 @@ def _loop_product(a, b):
 
 #: blocked.py's kernels with small blocks (the same generated code with other constants):
 #: runs of four with two runs per invocation on one side, one run or less on the other;
-#: one stage and two; workgroups in bands of up to 4 rows of blocks (staging.block_origin).
+#: one stage and two; workgroups in bands of up to 4 rows of blocks (staging.block_origin);
+#: an invocation's rows and columns apart (runs of one).
 SMALL_BLOCKINGS = [blocked.Blocking("t32", bm=32, bn=32, tm=4, tn=4, bk=4),
                    blocked.Blocking("t64x16", bm=64, bn=16, tm=8, tn=2, bk=4, stages=1),
-                   blocked.Blocking("t32w4", bm=32, bn=32, tm=4, tn=4, bk=4, swizzle=4)]
+                   blocked.Blocking("t32w4", bm=32, bn=32, tm=4, tn=4, bk=4, swizzle=4),
+                   blocked.Blocking("t32r1", bm=32, bn=32, tm=4, tn=4, bk=4, run=1)]
 
 
 @pytest.mark.parametrize("v", SMALL_BLOCKINGS, ids=lambda v: v.name)

@@ -15,9 +15,9 @@ what cuBLAS computes, in the same k order).
 A workgroup computes a BM x BN block of C with (BM / TM) x (BN / TN) invocations, each
 holding TM x TN sums in registers. Invocation (ty, tx) owns rows ``ty * 4 + i`` and
 ``ty * 4 + i + 4 * WY`` (i < 4) of the block and the like columns: runs of four
-neighbouring elements, so that its loads of a k row of the slabs are four consecutive
-words (which a driver may make one 16-byte load) and neighbouring invocations read
-neighbouring runs. A's slab is stored transposed in shared memory (k rows), so that
+neighbouring elements (``Blocking.run``), so that its loads of a k row of the slabs are
+four consecutive words (which a driver may make one 16-byte load) and neighbouring
+invocations read neighbouring runs. A's slab is stored transposed in shared memory (k rows), so that
 both operands' runs lie along a row.
 """
 
@@ -32,15 +32,12 @@ from . import staging
 from .kernels import generated
 from .staging import log2, round_up, sum_of
 
-#: The neighbouring rows (columns) of an invocation's runs.
-RUN = 4
-
-
 @dataclasses.dataclass(frozen=True)
 class Blocking:
     """One blocked kernel's shape: BM x BN results per workgroup, TM x TN per invocation,
     BK of k per shared slab, ``stages`` slabs (one: two barriers per step; two: one),
-    shared rows padded by ``pad`` elements."""
+    shared rows padded by ``pad`` elements, an invocation's rows (columns) in runs of
+    ``run`` neighbours."""
 
     name: str
     bm: int = 128
@@ -51,13 +48,14 @@ class Blocking:
     stages: int = 2
     pad: int = 4
     swizzle: int = 1  # rows of blocks that consecutive workgroups take (staging.band)
+    run: int = 4
 
     def __post_init__(self):
         log2(self.swizzle)
         for side, t in ((self.bm, self.tm), (self.bn, self.tn)):
-            if side % t or (t > RUN and t % RUN):
+            if side % t or (t > self.run and t % self.run):
                 raise ValueError(f"blocking {self.name}: {side} does not divide into runs "
-                                 f"of {min(t, RUN)} per invocation")
+                                 f"of {min(t, self.run)} per invocation")
         log2(self.wx)
         log2(self.wy)
 
@@ -78,8 +76,8 @@ class Blocking:
 
     def offsets(self, t: int, w: int) -> list[int]:
         """An invocation's offsets from its first row (column) for TM (TN) = `t` and WY
-        (WX) = `w`: runs of RUN neighbours, the runs ``RUN * w`` apart."""
-        run = min(t, RUN)
+        (WX) = `w`: runs of ``run`` neighbours, the runs ``run * w`` apart."""
+        run = min(t, self.run)
         return [i % run + (i // run) * run * w for i in range(t)]
 
 
@@ -90,6 +88,9 @@ BLOCKINGS = {b.name: b for b in (
     Blocking("b128k16", bk=16),  # 33,792 B of float32
     Blocking("b128x64", bn=64, tn=4),  # 16 x 16 invocations of 8 x 4
     Blocking("b64", bm=64, bn=64, tm=4, tn=4, bk=16),  # 16 x 16 invocations of 4 x 4
+    Blocking("b128x256", bn=256, tn=16),  # 16 x 16 invocations of 8 x 16; 25,088 B
+    Blocking("b256x128", bm=256, tm=16),  # 16 x 16 invocations of 16 x 8
+    Blocking("b128r1", run=1),  # an invocation's rows (columns) 16 apart
 )}
 DEFAULT = "b128"
 #: matmul runs the kernel for products of at least this many of DEFAULT's blocks (fewer
@@ -109,8 +110,8 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
     add = lines.append
     lines += staging.block_origin(v.bm, v.bn, rows_per_band)
     add("    t = U(local_id(0))")
-    add(f"    ty = (t >> U({log2(v.wx)})) * U({min(v.tm, RUN)})")
-    add(f"    tx = (t & U({v.wx - 1})) * U({min(v.tn, RUN)})")
+    add(f"    ty = (t >> U({log2(v.wx)})) * U({min(v.tm, v.run)})")
+    add(f"    tx = (t & U({v.wx - 1})) * U({min(v.tn, v.run)})")
     rows, cols = v.offsets(v.tm, v.wy), v.offsets(v.tn, v.wx)
     for i in range(v.tm):
         for j in range(v.tn):
