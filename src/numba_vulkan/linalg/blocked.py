@@ -91,6 +91,7 @@ BLOCKINGS = {b.name: b for b in (
     Blocking("b128x256", bn=256, tn=16),  # 16 x 16 invocations of 8 x 16; 25,088 B
     Blocking("b256x128", bm=256, tm=16),  # 16 x 16 invocations of 16 x 8
     Blocking("b128r1", run=1),  # an invocation's rows (columns) 16 apart
+    Blocking("b128t16", tn=16),  # 16 x 8 invocations of 8 x 16
 )}
 DEFAULT = "b128"
 #: matmul runs the kernel for products of at least this many of DEFAULT's blocks (fewer
