@@ -273,21 +273,32 @@ def test_dtype_views_are_numpys(device):
 
 
 def test_slices_and_reshapes_are_numpys_views(device):
-    """Slices of step 1 over the leading axes and reshapes of C-contiguous arrays are
-    computed without NumPy's view of a dummy array (runtime/array.py): the same shape,
-    strides and elements as NumPy's views, on C, transposed and strided bases."""
+    """Integers and slices of step 1 over the leading axes, and reshapes of C-contiguous
+    arrays, are computed without NumPy's view of a dummy array (runtime/array_views.py):
+    the same shape, strides and elements as NumPy's views, on C, transposed and strided
+    bases; an integer out of bounds raises NumPy's IndexError."""
     import itertools
 
     host = np.arange(120, dtype=np.float32).reshape(4, 5, 6)
     d = rt.to_device(host)
     bases = ((host, d), (host.T, d.T), (host[1:, ::2], d[1:, ::2]))
     slices = (slice(None), slice(1, 3), slice(-3, None), slice(None, -1), slice(5, 1),
-              slice(-100, 2), slice(np.int64(1), np.int32(3), 1), slice(0, 4, 2))
+              slice(-100, 2), slice(np.int64(1), np.int32(3), 1), slice(0, 4, 2), 0, -1,
+              np.int64(2))
     for (h, v), n in itertools.product(bases, (1, 2, 3)):
         for key in itertools.product(slices, repeat=n):
             got, want = v[key], h[key]
+            if not isinstance(got, rt.DeviceArray):  # an element
+                assert got == want and type(got) is type(want), key
+                continue
             assert got.shape == want.shape and got.strides == want.strides, key
             np.testing.assert_array_equal(got.copy_to_host(), want)
+    for key in (4, -5, (slice(None), 5), (0, slice(1, 2), -7)):
+        with pytest.raises(IndexError) as ours:
+            d[key]
+        with pytest.raises(IndexError) as numpys:
+            host[key]
+        assert str(ours.value) == str(numpys.value), key
     for shape in ((120,), (2, -1, 6), (1, 120, 1), (-1,), (5, 4, 3, 2)):
         got, want = d.reshape(shape), host.reshape(shape)
         assert got.shape == want.shape and got.strides == want.strides, shape

@@ -27,10 +27,12 @@ import dataclasses
 
 import numpy as np
 
+from ..checks import dtype_name
 from ..stubs import barrier, group_id, local_id, shared
 from . import staging
 from .kernels import generated
 from .staging import log2, round_up, sum_of
+
 
 @dataclasses.dataclass(frozen=True)
 class Blocking:
@@ -164,7 +166,7 @@ def launch(v: Blocking, a, b, c, device, contract=False):
     C-contiguous c, of the shapes ``padded_shapes`` gives."""
     Mp, Np = c.shape
     r = staging.band(Mp // v.bm, v.swizzle)
-    k = kernel(v, c.dtype.name, staging.layout(a), staging.layout(b), contract, r)
+    k = kernel(v, dtype_name(c.dtype), staging.layout(a), staging.layout(b), contract, r)
     k[staging.grid(Mp, Np, v.bm, v.bn, r), (v.threads, 1), device](a, b, c)
 
 

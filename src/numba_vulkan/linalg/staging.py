@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import dtype_name
 from ..runtime.compiler_hook import jit
 from ..stubs import global_id
 
@@ -220,7 +221,7 @@ def layout(x):
 def in_place(x, shape, dtypes, layouts="CF"):
     """Whether the kernel can take the 2-d array `x` as it is: one of `dtypes`, exactly of
     `shape`, of one of `layouts` and starting on ALIGN bytes."""
-    return (x.dtype.name in dtypes and tuple(x.shape) == tuple(shape)
+    return (dtype_name(x.dtype) in dtypes and tuple(x.shape) == tuple(shape)
             and (layout(x) or "-") in layouts and x._offset % ALIGN == 0)
 
 

@@ -103,6 +103,7 @@ import dataclasses
 import numpy as np
 
 from .. import bfloat16_host
+from ..checks import dtype_name
 from ..stubs import barrier, group_id, local_id, shared, subgroup
 from ..stubs import matrix as mx
 from .kernels import generated
@@ -399,7 +400,7 @@ def launch(v: Variant, a, b, c, device):
     Mp, Np = c.shape
     r = band(Mp // v.bm, v.swizzle)
     a_major, b_major = layout(a), layout(b)
-    k = kernel(v, threads, sg, a_major, b_major, c.dtype.name, a.dtype.name, r)
+    k = kernel(v, threads, sg, a_major, b_major, dtype_name(c.dtype), dtype_name(a.dtype), r)
     words = [x.view(f"uint{8 * v.word}") if v.per_word(x.dtype.itemsize, major) > 1 else x
              for x, major in ((a, a_major), (b, b_major))]
     k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device](*words, c)

@@ -3,9 +3,10 @@ and assignment, transpose, reshape, ravel.
 
 Views are computed with NumPy itself: a dummy array with the same shape and strides over
 one element of memory (never read) is indexed, transposed or reshaped, and the result's
-strides and data-pointer offset give the view. A C-contiguous array's reshape, and slices of
-step 1 over the leading axes, compute NumPy's result for them directly (reductions and Dask's
-chunks make such views on every call). Index arrays and masks go to runtime/indexing.py.
+strides and data-pointer offset give the view. A C-contiguous array's reshape, and integers
+and slices of step 1 over the leading axes, compute NumPy's result for them directly
+(reductions, Dask's chunks and the matrix product make such views on every call). Index
+arrays and masks go to runtime/indexing.py.
 """
 
 from __future__ import annotations
@@ -115,22 +116,39 @@ class ArrayViews:
         return self._view_from(dummy, dummy[key])
 
     def _slices_view(self, key):
-        """The view of `key` (a tuple) where it is slices of step 1 over the leading axes
-        (Dask's chunks are such views), computed directly: NumPy's offset and strides for it;
-        None for any other key, or one that leaves an axis empty (NumPy's view of the dummy
-        gives those)."""
+        """The view of `key` (a tuple) where it is integers and slices of step 1 over the
+        leading axes (Dask's chunks, a stack's matrices), computed directly: NumPy's offset,
+        shape and strides for it; None for any other key, or one that leaves an axis empty
+        (NumPy's view of the dummy gives those).
+
+        Raises
+        ------
+        IndexError
+            For an integer out of its axis's bounds, with NumPy's message.
+        """
         if len(key) > self.ndim:
             return None
-        shape, offset = list(self.shape), self._offset
+        shape, strides, offset = list(self.shape), list(self._dev_strides), self._offset
+        dropped = 0
         for axis, k in enumerate(key):
-            if type(k) is not slice or k.step not in (None, 1):
+            n, step = self.shape[axis], self._dev_strides[axis]
+            if type(k) is slice and k.step in (None, 1):
+                start, stop, _ = k.indices(n)
+                if stop <= start:
+                    return None
+                shape[axis - dropped] = stop - start
+            elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                start = int(k)
+                if not -n <= start < n:
+                    raise IndexError(f"index {start} is out of bounds for axis {axis} with "
+                                     f"size {n}")
+                start %= n
+                del shape[axis - dropped], strides[axis - dropped]
+                dropped += 1
+            else:
                 return None
-            start, stop, _ = k.indices(shape[axis])
-            if stop <= start:
-                return None
-            shape[axis] = stop - start
-            offset += start * self._dev_strides[axis]
-        return self._view(tuple(shape), offset, self._dev_strides)
+            offset += start * step
+        return self._view(tuple(shape), offset, tuple(strides))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if _indexing.is_advanced(key):  # scattered on the device

@@ -10,8 +10,8 @@ def view(array, shape, dev_strides, extra_offset=0):
         array._dev_strides
     ) == tuple(dev_strides):
         return array
-    stored = (array._buffer, array._offset + extra_offset, tuple(int(s) for s in dev_strides))
-    return type(array)(array.device, tuple(int(n) for n in shape), array.dtype, _stored=stored)
+    return array._view(tuple(int(n) for n in shape), array._offset + extra_offset,
+                       tuple(int(s) for s in dev_strides))
 
 
 def broadcast_to(array, shape):
