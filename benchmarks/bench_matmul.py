@@ -100,8 +100,9 @@ def main(argv=None):
         da, db = nv.to_device(a), nv.to_device(b)
         dc = nv.device_array((n, n), dtype)
         plan = plans.choose(np.dtype(dtype), device, operands=(a.dtype, b.dtype))
-        kernel = (f"blocked {blocked.DEFAULT}" if plan.family == "blocked"
-                  and (n // 128) ** 2 >= blocked.MIN_GROUPS else str(plan.tiling))
+        v = blocked.BLOCKINGS[blocked.DEFAULTS.get(dtype, "b128")]
+        kernel = (f"blocked {v.name}" if plan.family == "blocked"
+                  and (n // v.bm) * (n // v.bn) >= blocked.MIN_GROUPS else str(plan.tiling))
         for contract in (False, True):
             best, med = _time(lambda: nv.linalg.matmul(da, db, out=dc, contract=contract),
                               args.repeats)

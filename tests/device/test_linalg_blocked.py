@@ -27,12 +27,10 @@ def _loop_product(a, b):
 
 #: blocked.py's kernels with small blocks (the same generated code with other constants):
 #: runs of four with two runs per invocation on one side, one run or less on the other;
-#: one stage and two; workgroups in bands of up to 4 rows of blocks (staging.block_origin);
-#: an invocation's rows and columns apart (runs of one).
+#: one stage and two; workgroups in bands of up to 4 rows of blocks (staging.block_origin).
 SMALL_BLOCKINGS = [blocked.Blocking("t32", bm=32, bn=32, tm=4, tn=4, bk=4),
                    blocked.Blocking("t64x16", bm=64, bn=16, tm=8, tn=2, bk=4, stages=1),
-                   blocked.Blocking("t32w4", bm=32, bn=32, tm=4, tn=4, bk=4, swizzle=4),
-                   blocked.Blocking("t32r1", bm=32, bn=32, tm=4, tn=4, bk=4, run=1)]
+                   blocked.Blocking("t32w4", bm=32, bn=32, tm=4, tn=4, bk=4, swizzle=4)]
 
 
 @pytest.mark.parametrize("v", SMALL_BLOCKINGS, ids=lambda v: v.name)
@@ -84,7 +82,7 @@ def test_matmul_on_the_blocked_kernel(contract, device, monkeypatch):
     `contract` (products fused into their sums where the driver fuses) within the bound."""
     v = SMALL_BLOCKINGS[0]
     monkeypatch.setitem(blocked.BLOCKINGS, v.name, v)
-    monkeypatch.setattr(blocked, "DEFAULT", v.name)
+    monkeypatch.setitem(blocked.DEFAULTS, "float32", v.name)
     monkeypatch.setattr(blocked, "MIN_GROUPS", 4)
     choose = plans.choose
 
@@ -123,16 +121,24 @@ def test_matmul_on_the_blocked_kernel(contract, device, monkeypatch):
     np.testing.assert_array_equal(got.copy_to_host(), _loop_product(a, b))
 
 
-def test_blocked_default_as_gpus_run_it(device):
-    """blocked.DEFAULT itself (the kernel matmul runs on GPUs; lavapipe builds it in about
-    2 s), contracted and not, on two blocks with a padded k: NumPy's loop bit for bit
-    without `contract`, within the bound with it."""
-    v = blocked.BLOCKINGS[blocked.DEFAULT]
+@pytest.mark.parametrize("dtype", sorted(blocked.DEFAULTS))
+def test_blocked_default_as_gpus_run_it(dtype, device):
+    """blocked.DEFAULTS' kernel of each dtype itself (the kernel matmul runs on GPUs;
+    lavapipe builds each in about 2 s), contracted and not, on two blocks with a padded k:
+    NumPy's loop bit for bit without `contract`, within the bound with it. Where the
+    device has less shared memory than the kernel needs (lavapipe's 32 KiB against b128's
+    33 KiB of float64 slabs), its refusal, which matmul answers with the SIMT kernel."""
+    v = blocked.BLOCKINGS[blocked.DEFAULTS[dtype]]
     rng = np.random.default_rng(21)
-    a = rng.standard_normal((1, v.bm, 13)).astype(np.float32)
-    b = rng.standard_normal((1, 13, 2 * v.bn)).astype(np.float32)
+    a = rng.standard_normal((1, v.bm, 13)).astype(dtype)
+    b = rng.standard_normal((1, 13, 2 * v.bn)).astype(dtype)
+    if v.shared_bytes(np.dtype(dtype).itemsize) > device.info.max_shared_memory:
+        with pytest.raises(ValueError, match=f"{v.name} needs .* bytes of shared memory"):
+            blocked.run(nv.to_device(a), nv.to_device(b), nv.device_array((1, v.bm, 2 * v.bn),
+                        dtype), device)
+        return
     for contract in (False, True):
-        out = nv.device_array((1, v.bm, 2 * v.bn), np.float32)
+        out = nv.device_array((1, v.bm, 2 * v.bn), dtype)
         blocked.run(nv.to_device(a), nv.to_device(b), out, device, contract=contract)
         if contract:
             _check_float(out.copy_to_host(), a, b)

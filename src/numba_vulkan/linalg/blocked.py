@@ -15,10 +15,11 @@ what cuBLAS computes, in the same k order).
 A workgroup computes a BM x BN block of C with (BM / TM) x (BN / TN) invocations, each
 holding TM x TN sums in registers. Invocation (ty, tx) owns rows ``ty * 4 + i`` and
 ``ty * 4 + i + 4 * WY`` (i < 4) of the block and the like columns: runs of four
-neighbouring elements (``Blocking.run``), so that its loads of a k row of the slabs are
-four consecutive words (which a driver may make one 16-byte load) and neighbouring
-invocations read neighbouring runs. A's slab is stored transposed in shared memory (k rows), so that
-both operands' runs lie along a row.
+neighbouring elements, so that its loads of a k row of the slabs are four consecutive
+words (which a driver may make one 16-byte load) and neighbouring invocations read
+neighbouring runs (on an H200, 2026-12-06, rows 16 apart instead ran 10 % slower). A's
+slab is stored transposed in shared memory (k rows), so that both operands' runs lie
+along a row.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ from . import staging
 from .kernels import generated
 from .staging import log2, round_up, sum_of
 
+#: The neighbouring rows (columns) of an invocation's runs.
+RUN = 4
+
 
 @dataclasses.dataclass(frozen=True)
 class Blocking:
     """One blocked kernel's shape: BM x BN results per workgroup, TM x TN per invocation,
     BK of k per shared slab, ``stages`` slabs (one: two barriers per step; two: one),
-    shared rows padded by ``pad`` elements, an invocation's rows (columns) in runs of
-    ``run`` neighbours."""
+    shared rows padded by ``pad`` elements."""
 
     name: str
     bm: int = 128
@@ -50,14 +53,13 @@ class Blocking:
     stages: int = 2
     pad: int = 4
     swizzle: int = 1  # rows of blocks that consecutive workgroups take (staging.band)
-    run: int = 4
 
     def __post_init__(self):
         log2(self.swizzle)
         for side, t in ((self.bm, self.tm), (self.bn, self.tn)):
-            if side % t or (t > self.run and t % self.run):
+            if side % t or (t > RUN and t % RUN):
                 raise ValueError(f"blocking {self.name}: {side} does not divide into runs "
-                                 f"of {min(t, self.run)} per invocation")
+                                 f"of {min(t, RUN)} per invocation")
         log2(self.wx)
         log2(self.wy)
 
@@ -78,12 +80,12 @@ class Blocking:
 
     def offsets(self, t: int, w: int) -> list[int]:
         """An invocation's offsets from its first row (column) for TM (TN) = `t` and WY
-        (WX) = `w`: runs of ``run`` neighbours, the runs ``run * w`` apart."""
-        run = min(t, self.run)
+        (WX) = `w`: runs of RUN neighbours, the runs ``RUN * w`` apart."""
+        run = min(t, RUN)
         return [i % run + (i // run) * run * w for i in range(t)]
 
 
-#: The blockings, by name; DEFAULT is matmul's.
+#: The blockings, by name; DEFAULTS are matmul's.
 BLOCKINGS = {b.name: b for b in (
     Blocking("b128"),  # 16 x 16 invocations of 8 x 8; 16,896 B of float32
     Blocking("b128s1", stages=1),
@@ -91,13 +93,16 @@ BLOCKINGS = {b.name: b for b in (
     Blocking("b128x64", bn=64, tn=4),  # 16 x 16 invocations of 8 x 4
     Blocking("b64", bm=64, bn=64, tm=4, tn=4, bk=16),  # 16 x 16 invocations of 4 x 4
     Blocking("b128x256", bn=256, tn=16),  # 16 x 16 invocations of 8 x 16; 25,088 B
-    Blocking("b256x128", bm=256, tm=16),  # 16 x 16 invocations of 16 x 8
-    Blocking("b128r1", run=1),  # an invocation's rows (columns) 16 apart
+    Blocking("b256x128", bm=256, tm=16),  # 16 x 16 invocations of 16 x 8; 25,088 B
     Blocking("b128t16", tn=16),  # 16 x 8 invocations of 8 x 16
 )}
-DEFAULT = "b128"
-#: matmul runs the kernel for products of at least this many of DEFAULT's blocks (fewer
-#: leave multiprocessors idle: the SIMT kernel's smaller tiles, or its split k, occupy them).
+#: matmul's blocking per dtype. float32: 256 x 128 blocks (8192^3 contracted, TFLOP/s
+#: against b128's, 2026-12-06: H100 20:25 UTC 41.7 and 41.7 against 41.0 and 41.0, cuBLAS
+#: 51.6; H200 20:16 UTC 40.7 against 40.4, cuBLAS 50.7; docs/linalg.md). float64: 128 x 128 (16 x 8
+#: float64 sums would take all of an invocation's registers).
+DEFAULTS = {"float32": "b256x128", "float64": "b128"}
+#: matmul runs the kernel for products of at least this many of its blocks (fewer leave
+#: multiprocessors idle: the SIMT kernel's smaller tiles, or its split k, occupy them).
 #: H100, float32, whole calls (2026-12-06 15:10, docs/linalg.md): 1024^3 (64 blocks) 5.4
 #: TFLOP/s against the SIMT kernel's 5.7; 2048^3 (256 blocks) 17.0 against 12.4.
 MIN_GROUPS = 128
@@ -113,8 +118,8 @@ def source(v: Blocking, acc: str, a_major: str = "C", b_major: str = "C",
     add = lines.append
     lines += staging.block_origin(v.bm, v.bn, rows_per_band)
     add("    t = U(local_id(0))")
-    add(f"    ty = (t >> U({log2(v.wx)})) * U({min(v.tm, v.run)})")
-    add(f"    tx = (t & U({v.wx - 1})) * U({min(v.tn, v.run)})")
+    add(f"    ty = (t >> U({log2(v.wx)})) * U({min(v.tm, RUN)})")
+    add(f"    tx = (t & U({v.wx - 1})) * U({min(v.tn, RUN)})")
     rows, cols = v.offsets(v.tm, v.wy), v.offsets(v.tn, v.wx)
     for i in range(v.tm):
         for j in range(v.tn):
@@ -170,10 +175,13 @@ def launch(v: Blocking, a, b, c, device, contract=False):
     k[staging.grid(Mp, Np, v.bm, v.bn, r), (v.threads, 1), device](a, b, c)
 
 
-def run(A, B, C, device, blocking: str = DEFAULT, contract: bool = False):
+def run(A, B, C, device, blocking: str | None = None, contract: bool = False):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views of C's dtype
-    (float32 or float64) with the kernel BLOCKINGS[blocking]; operands and result padded
-    where they are not in place (``staging.padded_batches``)."""
+    (float32 or float64) with the kernel BLOCKINGS[blocking] (DEFAULTS' for C's dtype
+    where None); operands and result padded where they are not in place
+    (``staging.padded_batches``)."""
+    if blocking is None:
+        blocking = DEFAULTS[dtype_name(C.dtype)]
     if blocking not in BLOCKINGS:
         raise ValueError(f"no blocking {blocking!r}; there are {', '.join(BLOCKINGS)}")
     v = BLOCKINGS[blocking]

@@ -28,6 +28,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from ..checks import dtype_name
 from ..errors import VulkanUnsupportedError
 from ..runtime.array import DeviceArray
 from ..runtime.creation import to_device
@@ -288,11 +289,14 @@ def _blocked(A, B, C, loop, plan, device):
     from . import blocked
 
     M, N = C.shape[1:]
-    v = blocked.BLOCKINGS[blocked.DEFAULT]
+    if C.dtype != plan.acc:
+        _simt(A, B, C, loop, plan, device)
+        return
+    v = blocked.BLOCKINGS[blocked.DEFAULTS[dtype_name(C.dtype)]]
     t = plan.tiling
     groups = -(-M // t.bm) * -(-N // t.bn) * C.shape[0]
     info = device.info
-    if (C.dtype != plan.acc or -(-M // v.bm) * -(-N // v.bn) < blocked.MIN_GROUPS
+    if (-(-M // v.bm) * -(-N // v.bn) < blocked.MIN_GROUPS
             or _splits(A.shape[2], groups, plan, device) > 1
             or v.threads > info.max_local_invocations
             or v.shared_bytes(C.dtype.itemsize) > info.max_shared_memory):
