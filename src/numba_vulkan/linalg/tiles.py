@@ -228,7 +228,7 @@ VARIANTS = {v.name: v for v in (
 )}
 DEFAULT = "s128"
 #: matmul's kernel for large products on matrix units: 256 x 128 blocks (H100, two passes,
-#: benchmarks/results/h100_2026-12-06_matrix_variants.json and history.json: 8192^3 201-202
+#: history.json runs "h100 2026-12-06 07:57 matrix variants ...": 8192^3 201-202
 #: TFLOP/s whole call against s128x256's 155 and s128's 129; 4096^3 151-154 against 126-127
 #: and 106-108; docs/linalg.md), their row-major slabs copied in uint32 words (8192^3 in one
 #: run, history.json run "h100 2026-12-06 18:47": 234.7 TFLOP/s against 188.1 copying halves),
