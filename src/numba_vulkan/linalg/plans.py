@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 
 from .. import bfloat16_host
+from ..checks import dtype_name
 from ..errors import VulkanSupportError, VulkanUnsupportedError
 from .kernels import Tiling
 
@@ -89,7 +90,8 @@ def choose(loop: np.dtype, device, units: bool = False, operands=(),
         For float64 or 64-bit integers on a device without them.
     """
     loop = np.dtype(loop)
-    acc = ACCUMULATION.get(loop.name)
+    name = dtype_name(loop)
+    acc = ACCUMULATION.get(name)
     if acc is None:
         raise VulkanUnsupportedError(
             f"matmul of {loop} is not available on device arrays (supported: bool, integers, "
@@ -116,9 +118,9 @@ def choose(loop: np.dtype, device, units: bool = False, operands=(),
     while tiling.bk > 1 and (np.dtype(acc).itemsize * tiling.bk * (tiling.bm + tiling.bn)
                              > info.max_shared_memory):
         tiling = dataclasses.replace(tiling, bk=tiling.bk // 2)
-    contract = contract and loop.name in ("float32", "float64")
+    contract = contract and name in ("float32", "float64")
     family = "simt"
-    if (info.kind != "cpu" and loop.name in ("float32", "float64") and operands
+    if (info.kind != "cpu" and name in ("float32", "float64") and operands
             and all(np.dtype(d) == loop for d in operands)):
         family = "blocked"
     return Plan(family, np.dtype(acc), tiling, 4 if info.kind == "cpu" else 256,

@@ -250,7 +250,7 @@ def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
 
     def operand(which, X, i, shape):
         x = X[i]
-        if in_place(x, shape, (np.dtype(dtype).name,)):
+        if in_place(x, shape, (dtype_name(np.dtype(dtype)),)):
             return x
         buf = padded.get(which)
         if buf is None:
@@ -260,7 +260,7 @@ def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
         pad.forall((shape[1], shape[0]), device=device)(x, buf)
         return buf
 
-    stored = (np.dtype(c_dtype).name,)
+    stored = (dtype_name(np.dtype(c_dtype)),)
     c = None
     for i in range(nb):
         a, b = operand("a", A, i, sa), operand("b", B, i, sb)
