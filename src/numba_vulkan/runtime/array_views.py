@@ -109,13 +109,13 @@ class ArrayViews:
             host = np.empty((), self._stored_dtype)
             self._buffer.read(offset, _raw(host.reshape(1)))
             return host.astype(self.dtype)[()]
-        view = self._slices_view(key)
+        view = self._leading_view(key)
         if view is not None:
             return view
         dummy = self._dummy()
         return self._view_from(dummy, dummy[key])
 
-    def _slices_view(self, key):
+    def _leading_view(self, key):
         """The view of `key` (a tuple) where it is integers and slices of step 1 over the
         leading axes (Dask's chunks, a stack's matrices), computed directly: NumPy's offset,
         shape and strides for it; None for any other key, or one that leaves an axis empty
