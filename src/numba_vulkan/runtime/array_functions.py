@@ -358,6 +358,11 @@ def result_dtype(op, dtype, given=None):
     return dtype
 
 
+def _shaped(values, shape):
+    """`values`, an array this module made, in `shape` (a view only where that differs)."""
+    return values if values.shape == shape else values.reshape(shape)
+
+
 def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
     """`op` ("sum", "prod", "min", "max", "mean") of DeviceArray `x` over `axis`, as a new
     DeviceArray of NumPy's result shape and dtype (computed on the device)."""
@@ -387,7 +392,7 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
             values = values.astype(out_dtype)
         elif values is x:
             values = x.copy()
-        return values.reshape(shape)
+        return _shaped(values, shape)
     # The working dtype: the result's, except bool min/max (in int32, then back to bool).
     work = out_dtype
     if op == "mean" and dtype is None and x.dtype.kind in "f" and x.dtype.itemsize < 4:
@@ -414,7 +419,7 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
             values = values.astype(work)
     if values.dtype != out_dtype:
         values = values.astype(out_dtype)
-    return values.reshape(shape)
+    return _shaped(values, shape)
 
 
 def _reduction(op):
