@@ -3,6 +3,13 @@ reductions np.nansum, np.nanprod, np.nanmin, np.nanmax, np.nanmean, np.var, np.s
 np.count_nonzero (frontend/reductions.py), against CPU numba.njit: integers bit for bit,
 floats bit for bit where the operations and their order are Numba's (all of these)."""
 
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numba
 import numpy as np
 import pytest
@@ -181,3 +188,33 @@ def test_reductions_with_arguments_are_refused():
 
     with pytest.raises(nv.VulkanUnsupportedError, match="count_nonzero"):
         counted[1, 1](np.ones((2, 2)), np.zeros(1, np.int64))
+
+
+def test_whole_array_library_as_a_process_first_kernel():
+    """np.var, np.nanmin, np.count_nonzero and a.std() in the first kernel a process
+    compiles: their typing comes with numba.np.arraymath, which the kernel's typing loads
+    (typing/target.py's ARRAY_FUNCTIONS; with only np.sum and the like listed there, these
+    were refused as not supported unless numba.njit had compiled something first)."""
+    src = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parents[1])
+    code = textwrap.dedent("""
+        import numpy as np
+        import numba_vulkan as nv
+
+        @nv.jit
+        def k(x, out):
+            out[0] = np.var(x)
+            out[1] = np.nanmin(x)
+            out[2] = np.count_nonzero(x)
+            out[3] = x[:2].std()
+
+        out = np.zeros(4)
+        k[1, 1](np.array([1.0, 3.0, np.nan, 0.0]), out)
+        print(out.tobytes().hex())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    x = np.array([1.0, 3.0, np.nan, 0.0])
+    want = np.array([np.var(x), np.nanmin(x), np.count_nonzero(x), x[:2].std()])
+    got = np.frombuffer(bytes.fromhex(done.stdout.split()[-1]), np.float64)
+    np.testing.assert_array_equal(got, want)

@@ -27,10 +27,10 @@ known only at run time (RunTimeAxis); dtype= is refused.
 
 import operator
 
-import numpy as np
 from numba.core import types
 
 from .. import _core
+from ..typing.target import ARRAY_FUNCTIONS, ARRAY_METHODS
 from . import arith, bfloat16, float16, status
 from .array_exprs import ArrayExpr
 from .arrays import ArrayArg
@@ -44,14 +44,8 @@ from .whole_reductions import WHOLE_ONLY, whole_only
 Op = _core.Op
 K = _core.Kind
 
-METHODS = ("sum", "prod", "mean", "min", "max", "argmin", "argmax", "any", "all", "fill",
-           "var", "std")  # fmt: skip
-FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min", np.max: "max",
-             np.amin: "min", np.amax: "max", np.argmin: "argmin", np.argmax: "argmax",
-             np.any: "any", np.all: "all", np.dot: "dot", np.nansum: "nansum",
-             np.nanprod: "nanprod", np.nanmin: "nanmin", np.nanmax: "nanmax",
-             np.nanmean: "nanmean", np.var: "var", np.std: "std",
-             np.count_nonzero: "count_nonzero"}  # fmt: skip
+METHODS = ARRAY_METHODS
+FUNCTIONS = ARRAY_FUNCTIONS
 
 
 def _array_operand(lo, var, loc, what):

@@ -36,23 +36,24 @@ target_registry["vulkan"] = Vulkan
 TARGET_NAME = "vulkan"
 
 
-_ARRAY_LIBRARY_METHODS = frozenset(
-    {"sum", "prod", "mean", "min", "max", "argmin", "argmax", "any", "all", "fill"}
-)
+#: The array library kernels have (frontend/reductions.py lowers it), by method name and by
+#: function; Numba's typing of it comes with numba.np.arraymath (``_load_array_library``).
+ARRAY_METHODS = ("sum", "prod", "mean", "min", "max", "argmin", "argmax", "any", "all", "fill",
+                 "var", "std")  # fmt: skip
+ARRAY_FUNCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min",
+                   np.max: "max", np.amin: "min", np.amax: "max", np.argmin: "argmin",
+                   np.argmax: "argmax", np.any: "any", np.all: "all", np.dot: "dot",
+                   np.nansum: "nansum", np.nanprod: "nanprod", np.nanmin: "nanmin",
+                   np.nanmax: "nanmax", np.nanmean: "nanmean", np.var: "var", np.std: "std",
+                   np.count_nonzero: "count_nonzero"}  # fmt: skip
 
 
 def _is_array_library_function(val):
-    """np.sum, np.dot... (those frontend/reductions.py lowers)."""
+    """np.sum, np.dot, np.var... (ARRAY_FUNCTIONS)."""
     try:
-        return val in _ARRAY_LIBRARY_FUNCTIONS
+        return val in ARRAY_FUNCTIONS
     except TypeError:  # unhashable
         return False
-
-
-_ARRAY_LIBRARY_FUNCTIONS = frozenset(
-    {np.sum, np.prod, np.mean, np.min, np.max, np.amin, np.amax, np.argmin, np.argmax, np.any,
-     np.all, np.dot}
-)
 
 
 _AXIS_REDUCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min",
@@ -251,7 +252,7 @@ class VulkanTypingContext(NumbaTypingContext):
         return sig
 
     def resolve_getattr(self, typ, attr):
-        if isinstance(typ, types.Array) and attr in _ARRAY_LIBRARY_METHODS:
+        if isinstance(typ, types.Array) and attr in ARRAY_METHODS:
             self._load_array_library()
         if isinstance(typ, types.Module) and _is_library_value(typ.pymod):
             # np.float32, math.pi...: Numba looks through every attribute template of
