@@ -190,31 +190,32 @@ def test_reductions_with_arguments_are_refused():
         counted[1, 1](np.ones((2, 2)), np.zeros(1, np.int64))
 
 
-def test_whole_array_library_as_a_process_first_kernel():
-    """np.var, np.nanmin, np.count_nonzero and a.std() in the first kernel a process
-    compiles: their typing comes with numba.np.arraymath, which the kernel's typing loads
-    (typing/target.py's ARRAY_FUNCTIONS; with only np.sum and the like listed there, these
-    were refused as not supported unless numba.njit had compiled something first)."""
+@pytest.mark.parametrize("lines, want", [
+    (("np.var(x)", "np.nanmin(x)", "np.count_nonzero(x)", "x[:2].std()"),
+     lambda x: [np.var(x), np.nanmin(x), np.count_nonzero(x), x[:2].std()]),
+    (("np.round(x[0] * 2.6)", "np.round(x[1] * 0.5)"),
+     lambda x: [np.round(x[0] * 2.6), np.round(x[1] * 0.5)]),
+], ids=["reductions", "round"])
+def test_numpy_functions_in_a_process_first_kernel(lines, want):
+    """np.var, np.nanmin, np.count_nonzero and a.std(), and np.round, in the first kernel a
+    process compiles: their typing comes with numba.np.arraymath, which the kernel's typing
+    loads (typing/target.py: for ARRAY_FUNCTIONS, and for any NumPy function it finds no
+    type for; with only np.sum and the like listed, these were refused as not supported
+    unless numba.njit had compiled something first)."""
     src = str(Path(importlib.util.find_spec("numba_vulkan").origin).resolve().parents[1])
-    code = textwrap.dedent("""
+    body = "".join(f"\n    out[{i}] = {line}" for i, line in enumerate(lines))
+    code = textwrap.dedent(f"""
         import numpy as np
         import numba_vulkan as nv
 
-        @nv.jit
-        def k(x, out):
-            out[0] = np.var(x)
-            out[1] = np.nanmin(x)
-            out[2] = np.count_nonzero(x)
-            out[3] = x[:2].std()
+        def k(x, out):{{body}}
 
-        out = np.zeros(4)
-        k[1, 1](np.array([1.0, 3.0, np.nan, 0.0]), out)
+        out = np.zeros({len(lines)})
+        nv.jit(k)[1, 1](np.array([1.0, 3.0, np.nan, 0.0]), out)
         print(out.tobytes().hex())
-    """)
+    """).replace("{body}", body)
     done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src),
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    x = np.array([1.0, 3.0, np.nan, 0.0])
-    want = np.array([np.var(x), np.nanmin(x), np.count_nonzero(x), x[:2].std()])
     got = np.frombuffer(bytes.fromhex(done.stdout.split()[-1]), np.float64)
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, want(np.array([1.0, 3.0, np.nan, 0.0])))

@@ -128,6 +128,12 @@ _MEMO_CALLEES = (types.Function, types.NumberClass)
 _FROZEN_MODULES = frozenset({"numpy", "math", "cmath", "operator", "builtins"})
 
 
+def _is_numpy_function(val):
+    """Whether `val` is one of NumPy's functions (not a class or a module)."""
+    module = getattr(val, "__module__", None) or ""
+    return callable(val) and not isinstance(val, type) and module.partition(".")[0] == "numpy"
+
+
 def _is_library_value(val):
     """Whether `val` is a library module, builtin function, ufunc or NumPy/builtin class:
     a value whose Numba type depends only on the registered templates."""
@@ -285,6 +291,15 @@ class VulkanTypingContext(NumbaTypingContext):
         brain = bfloat16.value_type(val)  # ml_dtypes.bfloat16 and its values: Numba has none
         if brain is not None:
             return brain
+        try:
+            return super().resolve_value_type(val)
+        except ValueError:
+            # np.round, np.clip...: Numba's @overloads of NumPy functions are registered by
+            # numba.np.arraymath, which only the array library loads: without it a kernel
+            # compiled first in its process would find them missing.
+            if getattr(self, "_array_library", False) or not _is_numpy_function(val):
+                raise
+        self._load_array_library()
         return super().resolve_value_type(val)
 
     def unify_pairs(self, first, second):
