@@ -44,9 +44,6 @@ from .whole_reductions import WHOLE_ONLY, whole_only
 Op = _core.Op
 K = _core.Kind
 
-METHODS = ARRAY_METHODS
-FUNCTIONS = ARRAY_FUNCTIONS
-
 
 def _array_operand(lo, var, loc, what):
     value = lo.statics.get(var.name)
@@ -64,12 +61,12 @@ def lower_array_call(lo, expr, fn, fn_ty, sig):
         name = key.split(".")[-1] if isinstance(key, str) else None
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str):
             name = key[1]
-        if name not in METHODS:
+        if name not in ARRAY_METHODS:
             return None
         arr, args = fn.receiver[0], list(expr.args)
     else:
         try:
-            name = FUNCTIONS.get(fn)
+            name = ARRAY_FUNCTIONS.get(fn)
         except TypeError:
             return None
         if name is None or not expr.args:

@@ -56,10 +56,8 @@ def _is_array_library_function(val):
         return False
 
 
-_AXIS_REDUCTIONS = {np.sum: "sum", np.prod: "prod", np.mean: "mean", np.min: "min",
-                    np.max: "max", np.amin: "min", np.amax: "max", np.argmin: "argmin",
-                    np.argmax: "argmax", np.any: "any", np.all: "all"}  # fmt: skip
-_AXIS_NAMES = frozenset(_AXIS_REDUCTIONS.values())
+_AXIS_NAMES = frozenset(("sum", "prod", "mean", "min", "max", "argmin", "argmax", "any", "all"))
+_AXIS_REDUCTIONS = {f: name for f, name in ARRAY_FUNCTIONS.items() if name in _AXIS_NAMES}
 
 
 def _axis_reduction_signature(func, args, kws):
