@@ -64,6 +64,9 @@ class CodegenControls(typing.NamedTuple):
     subgroup_ballot: the device has subgroup ballots (basic and ballot operations): the loop
     guard counts finished invocations per subgroup with a ballot (else one atomic each), and
     ``syncthreads_count/and/or`` add one count per subgroup (frontend/sync.py).
+    subgroup_partitioned: the device groups lanes by value in one instruction
+    (VK_NV_shader_subgroup_partitioned): ``subgroup.partition`` is that instruction, else a
+    loop of broadcasts and ballots (frontend/subgroups.py).
     matrix_shapes: the device's cooperative-matrix configurations (matrix_shapes.py); empty
     where it has none, and kernels emulate them (frontend/matrix.py).
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
@@ -85,6 +88,7 @@ class CodegenControls(typing.NamedTuple):
     loose_division: bool = False
     guard_loops: int = 0
     subgroup_ballot: bool = False
+    subgroup_partitioned: bool = False
     max_local_size: tuple = ()
     max_groups: tuple = ()
     matrix_shapes: tuple = ()
@@ -157,6 +161,7 @@ def _compile_kernel(
         loose_division=codegen_controls.loose_division,
         matrix_shapes=codegen_controls.matrix_shapes,
         subgroup_ballot=codegen_controls.subgroup_ballot,
+        subgroup_partitioned=codegen_controls.subgroup_partitioned,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

@@ -236,6 +236,10 @@ _SUBGROUP_DOCS = {
     "elect": "True in exactly one active invocation (the lowest lane).",
     "ballot": "The lanes where p is true, as a tuple of 4 uint32 bit masks.",
     "ballot_count": "How many active invocations have p true.",
+    "partition": "The active lanes whose v has the same bits as this lane's, as a tuple of 4 "
+                 "uint32 bit masks (cuda.match_any_sync): one instruction where the device "
+                 "has subgroup_partitioned, a round of broadcast and ballot per distinct "
+                 "value elsewhere.",
     "broadcast": "broadcast(v, lane): v of `lane` (the same lane in every invocation).",
     "broadcast_first": "v of the lowest active lane.",
     "shuffle": "shuffle(v, lane): v of `lane` (cuda.shfl_sync).",

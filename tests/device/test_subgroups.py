@@ -182,3 +182,74 @@ def test_barrier_among_the_active_lanes(width):
     np.testing.assert_array_equal(_lanes(out, width)[:, 0], sums)
     (text,) = subgroup_tree_sum.inspect_asm().values()
     assert "OpControlBarrier %uint_3 %uint_3" in text  # Subgroup scope, not Workgroup (2)
+
+
+@nv.jit
+def partitions(a, out):
+    """subgroup.partition of a's values, in every lane and among the lanes whose index is not
+    a multiple of 3 (the others inactive)."""
+    g = nv.global_id(0)
+    lanes = nv.subgroup.partition(a[g])
+    for w in range(4):
+        out[0, w, g] = lanes[w]
+    if nv.subgroup.lane() % 3 != 0:
+        lanes = nv.subgroup.partition(a[g])
+        for w in range(4):
+            out[1, w, g] = lanes[w]
+
+
+def _partition_oracle(a, width, active):
+    """Per lane, the four ballot words of the active lanes of its subgroup whose value has
+    its bits (0 for an inactive lane)."""
+    bits = a.view(f"u{a.itemsize}") if a.dtype != np.bool_ else a.astype(np.uint8)
+    out = np.zeros((4, a.size), np.uint32)
+    for g in range(a.size):
+        if not active[g % width]:
+            continue
+        first = g - g % width
+        for j in range(width):
+            if active[j] and bits[first + j] == bits[g]:
+                out[j // 32, g] |= np.uint32(1 << (j % 32))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32,
+                                   np.float64, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_partition_groups_lanes_by_bits(dtype, width):
+    """Floats compare as their words: NaN matches NaN of the same bits, -0 does not match 0.
+    Values are drawn from three so that lanes share them (a round per distinct value)."""
+    rng = np.random.default_rng(5)
+    if np.dtype(dtype).kind == "f":
+        pool = np.array([np.nan, -0.0, 0.0, 1.5, -1.5], dtype)
+    elif dtype is np.bool_:
+        pool = np.array([False, True])
+    else:
+        pool = np.array([0, 7, 1 << 40 if np.dtype(dtype).itemsize == 8 else 9], dtype)
+    a = pool[rng.integers(0, pool.size, N)]
+    out = np.zeros((2, 4, N), np.uint32)
+    partitions[1, N](a, out)
+    np.testing.assert_array_equal(out[0], _partition_oracle(a, width, np.ones(width, bool)))
+    some = np.arange(width) % 3 != 0
+    np.testing.assert_array_equal(out[1], _partition_oracle(a, width, some))
+
+
+def test_partition_is_one_instruction_where_the_device_has_it(monkeypatch):
+    """On a device with VK_NV_shader_subgroup_partitioned the loop becomes
+    OpGroupNonUniformPartitionNV (the form SPIRV-Tools validates here; the H200 runs it)."""
+    from numba_vulkan import launchers
+
+    controls = launchers.codegen_controls
+    monkeypatch.setattr(launchers, "codegen_controls",
+                        lambda device: controls(device)._replace(subgroup_partitioned=True))
+
+    @nv.jit
+    def match(a, out):
+        g = nv.global_id(0)
+        out[g] = nv.subgroup.partition(a[g])[0]
+
+    compiled = match.compile((numba.float64[::1], numba.uint32[::1]))
+    assert "subgroup_partitioned" in compiled.capabilities
+    text = compiled.disassemble()
+    assert "OpGroupNonUniformPartitionNV" in text and "OpLoopMerge" not in text
+    with pytest.raises(nv.VulkanSupportError, match="subgroup_partitioned"):
+        nv.get_device().check_support(compiled)

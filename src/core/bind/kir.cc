@@ -155,6 +155,7 @@ void InitKir(nb::module_& m) {
         .value("elect", kir::SubgroupOp::kElect)
         .value("ballot", kir::SubgroupOp::kBallot)
         .value("ballot_count", kir::SubgroupOp::kBallotCount)
+        .value("partition", kir::SubgroupOp::kPartition)
         .value("broadcast", kir::SubgroupOp::kBroadcast)
         .value("broadcast_first", kir::SubgroupOp::kBroadcastFirst)
         .value("shuffle", kir::SubgroupOp::kShuffle)

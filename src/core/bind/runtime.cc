@@ -108,6 +108,7 @@ nb::dict InfoDict(const vk::PhysicalDeviceInfo& d) {
     r["subgroup_ballot"] = d.subgroup_ballot;
     r["subgroup_shuffle"] = d.subgroup_shuffle;
     r["subgroup_shuffle_relative"] = d.subgroup_shuffle_relative;
+    r["subgroup_partitioned"] = d.subgroup_partitioned;
     r["vulkan_memory_model"] = d.vulkan_memory_model;
     r["bfloat16_type"] = d.bfloat16_type;
     r["bfloat16_matrix"] = d.bfloat16_matrix;

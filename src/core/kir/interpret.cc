@@ -287,6 +287,7 @@ class Machine {
             case kir::SubgroupOp::kLane: case kir::SubgroupOp::kId: *r = 0; break;
             case kir::SubgroupOp::kElect: *r = 1; break;
             case kir::SubgroupOp::kBallotCount: *r = Get(inst.operands[0]) & 1; break;
+            case kir::SubgroupOp::kPartition: *r = inst.aux == 0 ? 1 : 0; break;  // itself
             case kir::SubgroupOp::kSum: case kir::SubgroupOp::kBroadcastFirst:
                 *r = Get(inst.operands[0]);
                 break;

@@ -283,6 +283,7 @@ const char* SubgroupOpName(SubgroupOp s) {
         case SubgroupOp::kElect: return "elect";
         case SubgroupOp::kBallot: return "ballot";
         case SubgroupOp::kBallotCount: return "ballot_count";
+        case SubgroupOp::kPartition: return "partition";
         case SubgroupOp::kBroadcast: return "broadcast";
         case SubgroupOp::kBroadcastFirst: return "broadcast_first";
         case SubgroupOp::kShuffle: return "shuffle";

@@ -218,7 +218,11 @@ enum class SubgroupOp : uint8_t {
     kBroadcastFirst,            // (v) -> v of the lowest active lane
     kShuffle, kShuffleXor,      // (v, lane / mask: u32) -> v of that lane
     kShuffleUp, kShuffleDown,   // (v, delta: u32) -> v of lane - delta / lane + delta
+    kPartition,                 // (v) -> u32: word `aux` (0..3) of the lanes whose v has this
+                                // lane's bits (SPV_NV_shader_subgroup_partitioned; the
+                                // emulation of devices without it is the front end's)
 };
+constexpr SubgroupOp kLastSubgroupOp = SubgroupOp::kPartition;
 
 struct Loc {  // a source position, for error messages
     uint32_t file = kNone;  // index into Module::files

@@ -450,7 +450,7 @@ util::Status Parser::InstLine() {
             size_t col = pos_;
             NVK_ASSIGN_OR_RETURN(std::string_view name, ExpectWord("a subgroup op"));
             bool found = false;
-            for (int k = 0; k <= static_cast<int>(SubgroupOp::kShuffleDown) && !found; ++k)
+            for (int k = 0; k <= static_cast<int>(kLastSubgroupOp) && !found; ++k)
                 if (name == SubgroupOpName(static_cast<SubgroupOp>(k))) inst.imm = k, found = true;
             if (!found) {
                 pos_ = col;

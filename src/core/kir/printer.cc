@@ -173,7 +173,7 @@ std::string PrintInst(const Module& m, const Inst& inst) {
             break;
         case Op::kSubgroup:
             s += " ";
-            s += inst.imm <= static_cast<uint64_t>(SubgroupOp::kShuffleDown)
+            s += inst.imm <= static_cast<uint64_t>(kLastSubgroupOp)
                      ? SubgroupOpName(static_cast<SubgroupOp>(inst.imm))
                      : "?" + std::to_string(inst.imm);
             s += " " + std::to_string(inst.aux);

@@ -511,12 +511,14 @@ util::Status Verifier::CheckTypes(uint32_t bp, uint32_t i) {
             return result_is(pt->pointee);
         }
         case Op::kSubgroup: {
-            if (inst.imm > static_cast<uint64_t>(SubgroupOp::kShuffleDown))
+            if (inst.imm > static_cast<uint64_t>(kLastSubgroupOp))
                 return fail("no such subgroup op");
             auto s = static_cast<SubgroupOp>(inst.imm);
             size_t n = 1;
             if (s <= SubgroupOp::kCount || s == SubgroupOp::kElect) n = 0;
-            if (s == SubgroupOp::kBroadcast || s >= SubgroupOp::kShuffle) n = 2;
+            if (s == SubgroupOp::kBroadcast ||
+                (s >= SubgroupOp::kShuffle && s <= SubgroupOp::kShuffleDown))
+                n = 2;
             NVK_RETURN_IF_ERROR(arity(n));
             if (!IsScalar(inst.type)) return fail("a subgroup op gives a scalar");
             if (n == 2 && !Is(ops[1], ScalarKind::kU32)) return fail("the lane must be u32");

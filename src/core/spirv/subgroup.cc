@@ -84,6 +84,13 @@ util::Status Emitter::EmitSubgroup(const kir::Inst& inst) {
             }
             return util::Status::Ok();
         }
+        case SubgroupOp::kPartition: {
+            b_.AddCapability(Capability::GroupNonUniformPartitionedNV);
+            b_.AddExtension("SPV_NV_shader_subgroup_partitioned");
+            Id lanes = Append(Op::OpGroupNonUniformPartitionNV, b_.TypeVector(u32, 4), {v});
+            Bind(inst, Append(Op::OpCompositeExtract, u32, {lanes, inst.aux & 3}));
+            return util::Status::Ok();
+        }
         case SubgroupOp::kBroadcast:
             b_.AddCapability(Capability::GroupNonUniformBallot);
             Bind(inst, Append(Op::OpGroupNonUniformBroadcast, type, {scope, v, lane}));

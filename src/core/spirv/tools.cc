@@ -121,6 +121,9 @@ std::vector<std::string> CapabilityNames(const std::vector<uint32_t>& words) {
                 case spv::Capability::GroupNonUniformShuffleRelative:
                     add("subgroup_shuffle_relative");
                     break;
+                case spv::Capability::GroupNonUniformPartitionedNV:
+                    add("subgroup_partitioned");
+                    break;
                 case spv::Capability::AtomicFloat32AddEXT: add("float32_atomic_add"); break;
                 case spv::Capability::AtomicFloat64AddEXT: add("float64_atomic_add"); break;
                 case spv::Capability::BFloat16TypeKHR: add("bfloat16_type"); break;

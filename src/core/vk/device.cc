@@ -163,6 +163,7 @@ util::Status Device::Init(Instance& instance) {
         bf16_on.pNext = enabled.pNext;
         enabled.pNext = &bf16_on;
     }
+    if (info_.subgroup_partitioned) extensions.push_back(kSubgroupPartitionedExtension);
     // MoltenVK and other portability drivers require this extension to be enabled.
     if (HasExtension(ifns, info_.handle, "VK_KHR_portability_subset")) {
         extensions.push_back("VK_KHR_portability_subset");

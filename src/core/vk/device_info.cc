@@ -41,6 +41,9 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
         if (std::strcmp(e.extensionName, kShaderBFloat16Extension) == 0) {
             info.has_bfloat16_ext = true;
         }
+        if (std::strcmp(e.extensionName, kSubgroupPartitionedExtension) == 0) {
+            info.has_subgroup_partitioned_ext = true;
+        }
     }
     if (info.has_cooperative_matrix_ext && fns.get_cooperative_matrix_properties) {
         uint32_t n = 0;
@@ -134,6 +137,9 @@ PhysicalDeviceInfo QueryDeviceInfo(const InstanceFns& fns, VkPhysicalDevice hand
         info.subgroup_ballot = ops & VK_SUBGROUP_FEATURE_BALLOT_BIT;
         info.subgroup_shuffle = ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
         info.subgroup_shuffle_relative = ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+        // Lanes grouped by value in one instruction (numba.cuda's match_any_sync).
+        info.subgroup_partitioned = info.has_subgroup_partitioned_ext &&
+                                    (ops & VK_SUBGROUP_FEATURE_PARTITIONED_BIT_NV);
     }
 
     fns.vkGetPhysicalDeviceQueueFamilyProperties(handle, &count, nullptr);

@@ -15,6 +15,9 @@ namespace nvk::vk {
 // because the Vulkan headers this builds with predate it: its name and its features
 // structure, members in the specification's order.
 inline constexpr const char* kShaderBFloat16Extension = "VK_KHR_shader_bfloat16";
+// VK_NV_shader_subgroup_partitioned (no features structure: the extension and the
+// subgroup operations' PARTITIONED bit say it all).
+inline constexpr const char* kSubgroupPartitionedExtension = "VK_NV_shader_subgroup_partitioned";
 struct ShaderBFloat16Features {
     uint32_t sType = 1000141000;  // VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
     void* pNext = nullptr;
@@ -67,6 +70,8 @@ struct PhysicalDeviceInfo {
     uint32_t subgroup_size = 1;
     bool subgroup_basic = false, subgroup_vote = false, subgroup_arithmetic = false;
     bool subgroup_ballot = false, subgroup_shuffle = false, subgroup_shuffle_relative = false;
+    bool has_subgroup_partitioned_ext = false;
+    bool subgroup_partitioned = false;  // the extension, for compute shaders (device.cc enables it)
 
     uint64_t device_local_bytes = 0;  // the largest device-local heap
 };

@@ -81,8 +81,6 @@ def _ffs_count(builder, x):
 
 
 _popc = _int32_of(lambda builder, x: builder.ctpop(x))
-#: the position of the lowest set bit of a non-zero integer (an int32)
-lowest_bit = _int32_of(lambda builder, x: builder.cttz(x, _I1_FALSE))
 _clz = _int32_of(lambda builder, x: builder.ctlz(x, _I1_FALSE))
 _ffs = _int32_of(_ffs_count)
 

@@ -302,19 +302,9 @@ def _match_word(value):
 
 @register_jitable
 def _matching_lanes(mask, word):
-    """The lanes (0-31) of the subgroup holding `word`, within `mask` and the active lanes:
-    one round per distinct value (its lowest lane's value shuffled to all, the lanes equal to
-    it balloted), in uniform control flow (the lanes left are the same in every lane)."""
-    lanes = mask & _sg.ballot(True)[0]
-    found = 0
-    left = lanes
-    while left != 0:
-        value = _sg.shuffle(word, _bits.lowest_bit(left))
-        same = _sg.ballot(word == value)[0] & lanes
-        if word == value:
-            found = same
-        left &= ~same
-    return found
+    """The lanes (0-31) of the subgroup holding `word`, within `mask` and the active lanes
+    (``nv.subgroup.partition``: one instruction where the device has it)."""
+    return mask & _sg.ballot(True)[0] & _sg.partition(word)[0]
 
 
 @overload(match_any_sync, target="vulkan")

@@ -72,7 +72,7 @@ class LoweredKernel:
 def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
     fastmath=False, fused_fma=False, sqrt_one_step=False, boundscheck=False, error_model="numpy",
-    loose_division=False, matrix_shapes=(), subgroup_ballot=False,
+    loose_division=False, matrix_shapes=(), subgroup_ballot=False, subgroup_partitioned=False,
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -103,6 +103,9 @@ def lower_kernel(
     subgroup_ballot : bool
         The device has subgroup ballots: ``syncthreads_count`` adds per subgroup
         (frontend/sync.py).
+    subgroup_partitioned : bool
+        The device has OpGroupNonUniformPartitionNV: ``subgroup.partition`` is one
+        instruction (frontend/subgroups.py).
     loose_division : bool
         Tests: the math library's driver divisions (dd.driver_div) moved by about as much as
         Vulkan allows (compiler.CodegenControls.loose_division).
@@ -133,6 +136,7 @@ def lower_kernel(
     lowerer.loose_division = bool(loose_division)
     lowerer.matrix_shapes = tuple(matrix_shapes)
     lowerer.subgroup_ballot = bool(subgroup_ballot)
+    lowerer.subgroup_partitioned = bool(subgroup_partitioned)
     lowerer.fastmath = bool(fastmath)
     lowerer.boundscheck = bool(boundscheck)
     lowerer.error_model = error_model

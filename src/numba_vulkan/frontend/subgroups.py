@@ -13,11 +13,14 @@ integer ones are exact (wrapping) for every size.
 
 from .. import _core, stubs
 from . import arith, float16
+from .arith import const
 from .errors import unsupported
 from .types import compute_kind
 
 S = _core.SubgroupOp
 K = _core.Kind
+M = _core.MathFn
+Op = _core.Op
 
 _IDS = {"size": S.size, "lane": S.lane, "id": S.id, "count": S.count}
 _ARITH = {"sum": S.sum, "prod": S.prod, "min": S.min, "max": S.max}
@@ -59,6 +62,8 @@ def lower_subgroup(lowerer, fn, expr, sig, target):
         if name == "ballot_count":
             return b.subgroup(S.ballot_count, K.u32, [p], 0), sig.return_type
         return tuple(b.subgroup(S.ballot, K.u32, [p], w) for w in range(4)), sig.return_type
+    if name == "partition":
+        return partition(lowerer, v), sig.return_type
     if name == "broadcast_first":
         return b.subgroup(S.broadcast_first, k, [v], 0), sig.return_type
     if name in _TWO:
@@ -69,3 +74,55 @@ def lower_subgroup(lowerer, fn, expr, sig, target):
         r = b.subgroup(_ARITH[base], k, [v], _SCANS[scan])
         return float16.rounded(b, r, sig.return_type), sig.return_type  # float16: rounded once
     raise unsupported(f"subgroup.{name}", loc)
+
+
+_BITS_OF = {K.f32: K.i32, K.f64: K.i64}
+
+
+def partition(lowerer, v):
+    """``subgroup.partition(v)``: the four ballot words of the active lanes whose `v` has this
+    lane's bits (floats compared as their words, bools as 0 and 1). One
+    OpGroupNonUniformPartitionNV where the device has it (``lowerer.subgroup_partitioned``);
+    elsewhere a loop, uniform over the active lanes, of one round per distinct value: the
+    lowest lane left broadcasts its value, the lanes holding the same bits ballot and leave."""
+    b = lowerer.b
+    k = b.kind(v)
+    if k == K.bool:
+        v = arith.convert(b, v, K.u32)
+    elif k in _BITS_OF:
+        v = b.bitcast(_BITS_OF[k], v)
+    if lowerer.subgroup_partitioned:
+        return tuple(b.subgroup(S.partition, K.u32, [v], w) for w in range(4))
+    u32 = K.u32
+    c = lambda n: const(b, u32, n)  # noqa: E731 - in each block: no value crosses blocks
+    # The value and the words travel between blocks in variables.
+    mine_var = b.var(b.kind(v))
+    b.store(mine_var, v)
+    left, found = [b.var(u32) for _ in range(4)], [b.var(u32) for _ in range(4)]
+    for w in range(4):
+        b.store(left[w], b.subgroup(S.ballot, u32, [const(b, K.bool, True)], w))
+        b.store(found[w], c(0))
+    tag = f"partition{b.current_block}"
+    header, body, done = (b.create_block(f"{tag}.{part}") for part in ("header", "body", "done"))
+    b.br(header)
+    b.set_block(header)
+    words = [b.load(p) for p in left]
+    some = words[0]
+    for word in words[1:]:
+        some = b.binary(Op.or_, some, word)
+    b.condbr(b.compare(Op.ne, some, c(0)), body, done)
+    b.set_block(body)
+    words = [b.load(p) for p in left]
+    lane = c(0)  # the lowest lane left: 32 w + its bit in the first word w that has one
+    for w in reversed(range(4)):
+        first = b.binary(Op.add, c(32 * w), b.math(M.find_ilsb, [words[w]]))
+        lane = b.select(b.compare(Op.ne, words[w], c(0)), first, lane)
+    mine = b.load(mine_var)
+    same = b.compare(Op.eq, mine, b.subgroup(S.broadcast, b.kind(mine), [mine, lane], 0))
+    for w in range(4):
+        lanes = b.subgroup(S.ballot, u32, [same], w)
+        b.store(found[w], b.select(same, lanes, b.load(found[w])))
+        b.store(left[w], b.binary(Op.and_, words[w], b.binary(Op.xor, lanes, c(0xFFFFFFFF))))
+    b.br(header)
+    b.set_block(done)
+    return tuple(b.load(p) for p in found)

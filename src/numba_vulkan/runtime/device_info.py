@@ -65,6 +65,10 @@ class DeviceInfo:
     subgroup_basic, subgroup_vote, subgroup_arithmetic, subgroup_ballot, \
 subgroup_shuffle, subgroup_shuffle_relative : bool
         Which classes of subgroup operations compute shaders may use.
+    subgroup_partitioned : bool
+        The device groups a subgroup's lanes by value in one instruction
+        (VK_NV_shader_subgroup_partitioned); ``cuda.match_any_sync`` and ``match_all_sync``
+        use it there, and a loop of shuffles and ballots elsewhere.
     matrix_shapes : tuple of MatrixShape
         The cooperative-matrix configurations the device lists (VK_KHR_cooperative_matrix,
         subgroup scope); empty where it has none (kernels then emulate them:
@@ -127,6 +131,7 @@ subgroup_shuffle, subgroup_shuffle_relative : bool
     subgroup_ballot: bool = False
     subgroup_shuffle: bool = False
     subgroup_shuffle_relative: bool = False
+    subgroup_partitioned: bool = False
     matrix_shapes: tuple = ()
     bfloat16_type: bool = False
     bfloat16_matrix: bool = False

@@ -307,7 +307,7 @@ class SubgroupTemplate(AbstractTemplate):
             (v,) = args
             if op in ("any", "all"):
                 return signature(types.boolean, v)
-            if op == "ballot":
+            if op in ("ballot", "partition"):
                 return signature(types.UniTuple(types.uint32, 4), v)
             if op == "ballot_count":
                 return signature(types.uint32, v)
