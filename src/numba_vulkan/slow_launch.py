@@ -7,6 +7,7 @@ convert scalars and tuples, and give clear errors for arguments the kernel canno
 import inspect
 
 import numpy as np
+from numba.core import types
 
 from . import arguments, config, packed_args
 from .errors import InternalCompilerError
@@ -33,6 +34,19 @@ def check_arg_count(dispatcher, args):
         ) from None
 
 
+def _int64_beyond_32_bits(dispatcher, device, args, argtypes):
+    """Whether an int64 scalar argument lies outside int32: the 32-bit-index specialisation
+    passes int64 scalars in 32-bit slots (frontend/lower.py), so such a launch takes the
+    64-bit one. Not where the kernel computes int64 in 32 bits (narrow='ints'): there the
+    value raises OverflowError, whatever the specialisation."""
+    for arg, ty in zip(args, argtypes):
+        ty = types.unliteral(ty)
+        if (isinstance(ty, types.Integer) and ty.bitwidth == 64 and ty.signed
+                and not -(1 << 31) <= int(arg) < (1 << 31)):
+            return not dispatcher._mode(device).ints
+    return False
+
+
 def run(dispatcher, launch, args):
     """Type the arguments, specialise, copy NumPy arrays and launch (see the module doc)."""
     from . import runtime
@@ -51,7 +65,8 @@ def run(dispatcher, launch, args):
             )
         argtypes.append(arguments.typeof_argument(arg, position))
     wide = any(arguments.needs_64bit_indices(a) for a in _leaves(args) if hasattr(a, "strides"))
-    wide = wide or launch.needs_64bit_ids()
+    wide = wide or launch.needs_64bit_ids() or _int64_beyond_32_bits(dispatcher, device, args,
+                                                                      argtypes)
     spec = dispatcher._specialise(tuple(argtypes), device, wide, launch.shared_bytes)
     if spec.compiled.barrier_guards:
         dispatcher._check_barriers(spec.compiled, launch, device)

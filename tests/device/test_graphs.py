@@ -462,3 +462,33 @@ def test_cuda_graph_builder_and_stream_capture(device):
     np.testing.assert_array_equal(d.copy_to_host(), np.full(N, 5.0))
     with pytest.raises(VulkanGraphError, match="begin_capture"):
         cuda.end_capture(s2)
+
+
+@nv.jit
+def _add_int(x, n):
+    i = nv.global_id(0)
+    if i < x.size:
+        x[i] += n
+
+
+def test_rebinding_an_int64_scalar_beyond_the_captured_slot(device):
+    """int64 scalars that fit int32 travel in 32 bits (docs/narrowing.md): a graph captured
+    with such a value refuses one beyond int32 with the reason; captured with a value beyond
+    int32, it takes any int64."""
+    x = nv.to_device(np.zeros(N, np.int64))
+    s = nv.stream()
+    with nv.graph(s) as g:
+        n = g.scalar(np.int64(5))
+        _add_int[_groups()[0], 64, s](x, n)
+    exe = g.instantiate()
+    exe.rebind(n, -(2**31)).replay()
+    with pytest.raises(VulkanGraphError, match="does not fit the captured kernel's 32-bit"):
+        exe.rebind(n, 2**31)
+    with nv.graph(s) as g:
+        big = g.scalar(np.int64(2**40))
+        _add_int[_groups()[0], 64, s](x, big)
+    exe = g.instantiate()
+    exe.replay()
+    exe.rebind(big, 7).replay()
+    s.synchronize()
+    np.testing.assert_array_equal(x.copy_to_host(), np.full(N, -(2**31) + 2**40 + 7, np.int64))

@@ -69,6 +69,41 @@ def test_loop_bounded_by_int64_scalar():
     assert_same(*both(loop_int64_bound_kernel, out, np.int32(40), np.int32(2**31 - 1)))
 
 
+def count_to_kernel(out, start, limit):
+    i = nv.global_id(0)
+    if i < out.size:
+        k = start
+        while k < limit:  # Mandelbrot's loop: k counts in 32 bits where limit travels so
+            k += 1
+        out[i] = k * 3 + i
+
+
+@pytest.mark.parametrize("start, limit", [
+    (0, 40), (2**31 - 5, 2**31 - 1), (-(2**31), -(2**31) + 3),  # int32 slots
+    (2**31 - 3, 2**31 + 2), (-(2**31) - 2, -(2**31) + 1), (2**40, 2**40 + 3), (5, -(2**33)),
+])
+def test_int64_scalars_beyond_int32_take_the_64_bit_specialisation(start, limit):
+    """Python ints (int64) travel in 32-bit slots in the 32-bit-index specialisation; a value
+    beyond int32 takes the 64-bit one: every result as numba.njit's."""
+    assert_same(*both(count_to_kernel, np.zeros(5, np.int64), start, limit))
+
+
+def test_int64_scalar_slots_are_32_bit_where_values_fit():
+    kernel = nv.jit(count_to_kernel)
+    out = np.zeros(4, np.int64)
+    kernel[1, 4](out, 0, 9)
+    kir = kernel.inspect_kir(out, 0, 9, narrowed=True)
+    assert "param start : i32" in kir and "param limit : i32" in kir
+    assert "var : ptr<function, i32>" in kir and "ptr<function, i64>" not in kir  # k: 32 bits
+    kernel[1, 4](out, 2**31 - 2, 2**31)
+    wide = [key for key in kernel._specialisations if key[2].index64]
+    assert len(wide) == 1 and len(kernel._specialisations) == 2
+    np.testing.assert_array_equal(out, 2**31 * 3 + np.arange(4))
+    kernel[1, 4](out, 1, 9)  # back to small values: 32-bit slots again, no new specialisation
+    np.testing.assert_array_equal(out, 27 + np.arange(4))
+    assert len(kernel._specialisations) == 2
+
+
 def id_vs_negative_kernel(out, t):
     i = nv.global_id(0)
     if i < out.size:

@@ -102,6 +102,14 @@ void Rebind(PyGraphExec& exec, nb::handle key, nb::handle value) {
         for (const auto& [block, spec] : param.patches) {
             std::vector<uint8_t> scratch(spec.offset + 8, 0);
             if (!WriteScalar(spec, value.ptr(), scratch.data())) {
+                if (value.type().is(param.key.type()) && spec.nbytes == 4) {
+                    ThrowGraphError(
+                        std::string(nb::str(value).c_str()) +
+                        " does not fit the captured kernel's 32-bit parameter: a capture "
+                        "whose int64 scalars fit int32 takes the kernel that passes them in "
+                        "32 bits (as narrow='ints' does); capture with a value beyond int32 "
+                        "for the 64-bit one");
+                }
                 ThrowGraphError("a scalar parameter of a graph takes a value of the type it "
                                 "captured (" +
                                 std::string(nb::type_name(param.key.type()).c_str()) +

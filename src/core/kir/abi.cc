@@ -77,12 +77,15 @@ const char* DtypeName(ScalarKind k) {
     return "?";
 }
 
-uint32_t AddScalarArg(Module& m, std::string name, ScalarKind type, ScalarKind compute) {
+uint32_t AddScalarArg(Module& m, std::string name, ScalarKind type, ScalarKind compute,
+                      bool slot32) {
     ArgDecl a;
     a.kind = ArgKind::kScalar;
     a.type = type;
     a.compute = compute;
     a.slot = SlotKind(compute);
+    if (slot32 && a.slot == ScalarKind::kI64) a.slot = ScalarKind::kI32;
+    if (slot32 && a.slot == ScalarKind::kU64) a.slot = ScalarKind::kU32;
     a.param = m.AddParam(name, a.slot);
     a.offset = m.params[a.param].offset;
     a.name = std::move(name);

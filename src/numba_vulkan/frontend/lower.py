@@ -210,11 +210,17 @@ class Lowerer:
             elif isinstance(ty, types.Record):  # a record scalar: a 1-element array (records.py)
                 self.params.append(ArrayArg(self, name, types.Array(ty, 1, "C"), loc))
             elif is_scalar_type(ty):
-                # Its slot (kind, offset) follows from these kinds: kir/abi.h.
-                index = self.module.add_scalar_arg(
-                    name, exact_kind(ty), compute_kind(ty, self.mode, loc)
-                )
-                self.params.append((self.b.param(index), ty))
+                # Its slot (kind, offset) follows from these kinds: kir/abi.h. An int64 travels
+                # in 32 bits in the 32-bit-index specialisation (the dispatcher takes the
+                # 64-bit one for values beyond int32): the narrowing pass then knows its
+                # range, so a loop `while n < limit` can count in 32 bits (docs/narrowing.md).
+                compute = compute_kind(ty, self.mode, loc)
+                slot32 = compute == _core.Kind.i64 and not self.mode.index64
+                index = self.module.add_scalar_arg(name, exact_kind(ty), compute, slot32)
+                value = self.b.param(index)
+                if slot32:
+                    value = arith.convert(self.b, value, compute)
+                self.params.append((value, ty))
             elif _array_tuple(ty):  # a tuple of arrays: each item an array argument
                 arrays = tuple(ArrayArg(self, f"{name}[{k}]", t, loc)
                                for k, t in enumerate(ty.types))  # fmt: skip
