@@ -1,10 +1,10 @@
 """``nv.subgroup.*``: subgroup ids, reductions, scans, votes, ballots, broadcasts, shuffles,
 and the subgroup barrier (a KIR ``barrier subgroup``: spirv/sync.cc).
 
-Each call is one KIR ``subgroup`` instruction (spirv/subgroup.cc); the kernel
-then needs the matching DeviceInfo class (subgroup_basic, _vote, _arithmetic,
-_ballot, _shuffle, _shuffle_relative), which ``Device.check_support`` checks
-before the first launch. Values are computed in their compute kind; 8- and
+Each call is one KIR ``subgroup`` instruction (spirv/subgroup.cc), except ``partition``
+where the device lacks it (a loop of them, below); the kernel then needs the matching
+DeviceInfo class (subgroup_basic, _vote, _arithmetic, _ballot, _shuffle, _shuffle_relative,
+_partitioned), which ``Device.check_support`` checks before the first launch. Values are computed in their compute kind; 8- and
 16-bit integers are refused (SPIR-V needs an extension for them in subgroup
 operations). Float reductions add in the hardware's order, which depends on
 the subgroup size (float16 values in float32, the result rounded once to float16);
@@ -102,8 +102,7 @@ def partition(lowerer, v):
     for w in range(4):
         b.store(left[w], b.subgroup(S.ballot, u32, [const(b, K.bool, True)], w))
         b.store(found[w], c(0))
-    tag = f"partition{b.current_block}"
-    header, body, done = (b.create_block(f"{tag}.{part}") for part in ("header", "body", "done"))
+    header, body, done = arith._loop_blocks(b, "partition")
     b.br(header)
     b.set_block(header)
     words = [b.load(p) for p in left]
