@@ -215,8 +215,8 @@ void InitKir(nb::module_& m) {
              },
              nb::arg("name"), nb::arg("type"), nb::arg("compute"), nb::arg("slot32") = false,
              "Declare a scalar argument of kind `type` (numba.typeof's) computed as `compute`; "
-             "its slot's kind and offset follow kir/abi.h (`slot32`: a 64-bit integer in a "
-             "32-bit slot). Returns its parameter's index.")
+             "its slot's kind and offset follow kir/abi.h (`slot32`: an int64 in an int32 "
+             "slot). Returns its parameter's index.")
         .def("add_array_arg",
              [](kir::Module& mod, std::string name, const std::string& dtype_kind,
                 uint32_t itemsize, ScalarKind compute, ScalarKind storage, uint32_t ndim,

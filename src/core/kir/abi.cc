@@ -85,7 +85,6 @@ uint32_t AddScalarArg(Module& m, std::string name, ScalarKind type, ScalarKind c
     a.compute = compute;
     a.slot = SlotKind(compute);
     if (slot32 && a.slot == ScalarKind::kI64) a.slot = ScalarKind::kI32;
-    if (slot32 && a.slot == ScalarKind::kU64) a.slot = ScalarKind::kU32;
     a.param = m.AddParam(name, a.slot);
     a.offset = m.params[a.param].offset;
     a.name = std::move(name);

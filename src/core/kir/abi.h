@@ -57,9 +57,9 @@ std::optional<ScalarKind> KindOfDtype(char kind, uint32_t itemsize);
 const char* DtypeName(ScalarKind k);
 
 // Declare a scalar argument of type `type` computed as `compute`; returns its
-// parameter's index. With `slot32`, a 64-bit integer travels in a 32-bit slot of its
-// signedness (the kernel widens it): the launcher takes only values that slot holds, and
-// the dispatcher gives others to the kernel's 64-bit-index specialisation.
+// parameter's index. With `slot32`, an int64 travels in an int32 slot (the kernel
+// widens it): the launcher takes only values that slot holds, and the dispatcher gives
+// others to the kernel's 64-bit-index specialisation.
 uint32_t AddScalarArg(Module& m, std::string name, ScalarKind type, ScalarKind compute,
                       bool slot32 = false);
 
