@@ -14,10 +14,21 @@ from numba.core import types
 from numba.core.typing.templates import Signature
 
 from . import arguments
+from .errors import VulkanLoaderError, VulkanSupportError
 from .launch import _resolve_device
 from .runtime import device_list
 from .runtime.device_info import DeviceSpec, Dim3Like
 from .typing import pipeline
+
+
+def _launch_device():
+    """The device a launch now would compile for (its limits bound ids, its verdicts choose
+    forms), so that inspection shows the code that runs; None where there is none (the code
+    then assumes nothing of a device)."""
+    try:
+        return device_list.get_device()
+    except (VulkanSupportError, VulkanLoaderError):
+        return None
 
 
 class Inspection:
@@ -46,7 +57,8 @@ class Inspection:
     def _lookup(self, args_or_types):
         if not args_or_types:
             return list(self._compiled.values())
-        return [self.compile(self._argtypes(self._signature_given(args_or_types)))]
+        argtypes = self._argtypes(self._signature_given(args_or_types))
+        return [self.compile(argtypes, device=_launch_device())]
 
     def inspect_kir(self, *args_or_types: Any, narrowed: bool = False) -> str | dict[Any, str]:
         """The KIR the front end built, as text.
@@ -55,8 +67,9 @@ class Inspection:
         ----------
         *args_or_types
             Arguments (typed as a launch would) or Numba types of one
-            specialisation, which is compiled if needed. Without them, the KIR
-            of every specialisation compiled so far, by argument types.
+            specialisation, which is compiled if needed, as a launch on the current
+            device would compile it. Without them, the KIR of every specialisation
+            compiled so far, by argument types.
         narrowed : bool
             The KIR after loop unrolling and integer narrowing instead (64-bit integer ops
             computed in 32 bits where a range analysis proves it exact; see

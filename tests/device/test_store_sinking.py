@@ -6,7 +6,6 @@ single store where the pass applies, and for both stores where a read stands bet
 
 import re
 
-import numba
 import numpy as np
 import pytest
 
@@ -19,10 +18,8 @@ T = 16
 
 
 def _shared_stores(kernel, *args):
-    """OpStores into Workgroup memory in the SPIR-V the launch with `args` ran (compiled for
-    the device: its limits bound the local ids, as the pass's index values assume)."""
-    argtypes = tuple(numba.typeof(a) for a in args)
-    text = kernel.compile(argtypes, device=nv.get_device()).disassemble()
+    """OpStores into Workgroup memory in the kernel's SPIR-V (as compiled for the device)."""
+    text = kernel.inspect_spirv(*args)
     workgroup = set(re.findall(r"(%\S+) = OpAccessChain %_ptr_Workgroup_\S+", text))
     stores = re.findall(r"OpStore (%\S+) ", text)
     return sum(1 for s in stores if s in workgroup)
