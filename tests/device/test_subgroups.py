@@ -213,8 +213,9 @@ def _partition_oracle(a, width, active):
     return out
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float32,
-                                   np.float64, np.bool_], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.float16,
+                                   np.float32, np.float64, np.bool_],
+                         ids=lambda d: np.dtype(d).name)
 def test_partition_groups_lanes_by_bits(dtype, width):
     """Floats compare as their words: NaN matches NaN of the same bits, -0 does not match 0.
     Values are drawn from three so that lanes share them (a round per distinct value)."""

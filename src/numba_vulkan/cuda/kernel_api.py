@@ -302,9 +302,9 @@ def _match_word(value):
 
 @register_jitable
 def _matching_lanes(mask, word):
-    """The lanes (0-31) of the subgroup holding `word`, within `mask` and the active lanes
-    (``nv.subgroup.partition``: one instruction where the device has it)."""
-    return mask & _sg.ballot(True)[0] & _sg.partition(word)[0]
+    """The lanes (0-31) of the subgroup holding `word`, within `mask` (``nv.subgroup.partition``
+    gives active lanes only; one instruction where the device has it)."""
+    return mask & _sg.partition(word)[0]
 
 
 @overload(match_any_sync, target="vulkan")
