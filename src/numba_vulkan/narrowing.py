@@ -23,6 +23,8 @@ converts the data on the host (``runtime.array.storage_dtype``).
 
 from dataclasses import dataclass
 
+from numba.core import types
+
 
 @dataclass(frozen=True)
 class Mode:
@@ -92,3 +94,13 @@ class Mode:
         if narrow == "floats":
             return cls(ints=not i64, floats=True, **storage)
         raise ValueError(f"narrow must be None, True, False, 'ints' or 'floats', not {narrow!r}")
+
+
+def int64_in_32_bit_slot(ty, mode):
+    """Whether a scalar argument of Numba type `ty` travels in an int32 slot in a kernel
+    compiled in `mode`: an int64 the kernel computes in 64 bits, in the 32-bit-index
+    specialisation (the front end widens it; the dispatcher gives a launch whose value does
+    not fit to the 64-bit-index specialisation, docs/narrowing.md)."""
+    ty = types.unliteral(ty)
+    return (isinstance(ty, types.Integer) and ty.signed and ty.bitwidth == 64
+            and not mode.ints and not mode.index64)

@@ -7,9 +7,8 @@ convert scalars and tuples, and give clear errors for arguments the kernel canno
 import inspect
 
 import numpy as np
-from numba.core import types
 
-from . import arguments, config, packed_args
+from . import arguments, config, narrowing, packed_args
 from .errors import InternalCompilerError
 from .launch import _device_name
 from .runtime.array import host_order
@@ -35,16 +34,15 @@ def check_arg_count(dispatcher, args):
 
 
 def _int64_beyond_32_bits(dispatcher, device, args, argtypes):
-    """Whether an int64 scalar argument lies outside int32: the 32-bit-index specialisation
-    passes int64 scalars in 32-bit slots (frontend/lower.py), so such a launch takes the
-    64-bit one. Not where the kernel computes int64 in 32 bits (narrow='ints'): there the
-    value raises OverflowError, whatever the specialisation."""
-    for arg, ty in zip(args, argtypes):
-        ty = types.unliteral(ty)
-        if (isinstance(ty, types.Integer) and ty.bitwidth == 64 and ty.signed
-                and not -(1 << 31) <= int(arg) < (1 << 31)):
-            return not dispatcher._mode(device).ints
-    return False
+    """Whether a scalar argument the 32-bit-index specialisation passes in an int32 slot
+    (narrowing.int64_in_32_bit_slot) lies outside int32: such a launch takes the 64-bit one.
+    (Under narrow='ints' no int64 has such a slot: there the value raises OverflowError.)"""
+    big = [ty for arg, ty in zip(args, argtypes)
+           if isinstance(arg, (int, np.integer)) and not -(1 << 31) <= int(arg) < (1 << 31)]
+    if not big:  # the usual launch: no mode to look up
+        return False
+    mode = dispatcher._mode(device)
+    return any(narrowing.int64_in_32_bit_slot(ty, mode) for ty in big)
 
 
 def run(dispatcher, launch, args):

@@ -28,7 +28,7 @@ import enum
 import numpy as np
 from numba.core import ir, types
 
-from .. import _core, bfloat16_host
+from .. import _core, bfloat16_host, narrowing
 from ..typing.bfloat16 import is_bfloat16
 from ..typing.matrix import Fragment
 from . import arith, bfloat16, float16
@@ -215,7 +215,7 @@ class Lowerer:
                 # 64-bit one for values beyond int32): the narrowing pass then knows its
                 # range, so a loop `while n < limit` can count in 32 bits (docs/narrowing.md).
                 compute = compute_kind(ty, self.mode, loc)
-                slot32 = compute == _core.Kind.i64 and not self.mode.index64
+                slot32 = narrowing.int64_in_32_bit_slot(ty, self.mode)
                 index = self.module.add_scalar_arg(name, exact_kind(ty), compute, slot32)
                 value = self.b.param(index)
                 if slot32:
