@@ -43,7 +43,10 @@ def _busy(stream):
     stream.synchronize()  # caught up: the next launch goes out at once
     # Long enough on a GPU too (an H100 ran 2^15 invocations before the next 200 launches
     # were issued, and each then went out at once to an idle device)
-    n, rounds = (1 << 15 if stream.device.info.kind == "cpu" else 1 << 22), 3000
+    # On lavapipe 2^17 invocations (about 30 ms): 2^15 gave about 9 ms once the int64
+    # `rounds` travelled in 32 bits (a 32-bit loop counter), and a loaded CI machine then
+    # issued the 200 launches after the device had gone idle
+    n, rounds = (1 << 17 if stream.device.info.kind == "cpu" else 1 << 22), 3000
     big = nv.device_array(n, np.int64)
     slow_fill.forall(n, stream=stream)(big, rounds)
     return big
