@@ -90,8 +90,8 @@ enum class Op : uint16_t {
     kVar,      // result: pointer<function, T>; no initial value
 
     // Memory.
-    kLoad,     // (ptr) -> pointee; aux: kVolatileAccess or 0
-    kStore,    // (ptr, value) -> no result; aux: kVolatileAccess or 0
+    kLoad,     // (ptr) -> pointee
+    kStore,    // (ptr, value) -> no result
     kElemPtr,  // (base: u64 address, index: integer) -> pointer<global, T> to element `index`
                // of an array of T starting at `base`; T = the result's pointee
 
@@ -245,10 +245,6 @@ enum class MatrixLayout : uint8_t { kRowMajor, kColumnMajor };
 // kCoopMulAdd aux: which operands hold signed integers (SPIR-V's CooperativeMatrixOperands).
 inline constexpr uint32_t kMatrixSignedA = 1, kMatrixSignedB = 2, kMatrixSignedC = 4,
                           kMatrixSignedResult = 8;
-
-// kLoad/kStore aux: the access stays a memory access (SPIR-V's Volatile), never folded
-// into a register by an optimiser (kir/loop_guard.h needs it of a local variable).
-inline constexpr uint32_t kVolatileAccess = 1;
 
 // kCoopFill ... kCoopLength.
 inline bool IsCoopOp(Op op) { return op >= Op::kCoopFill && op <= Op::kCoopLength; }

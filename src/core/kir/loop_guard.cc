@@ -139,12 +139,6 @@ size_t GuardLoops(Module& m, const LoopGuardOptions& options) {
     b.Br(done);
     b.SetBlock(done);
     b.Ret();
-    // The balance's loads and stores are marked volatile (the optimiser promotes them to
-    // phis regardless: the header's note).
-    for (Block& block : f.blocks)
-        for (Inst& inst : block.insts)
-            if ((inst.op == Op::kLoad || inst.op == Op::kStore) && inst.operands[0] == balance)
-                inst.aux = kVolatileAccess;
     return loops.size();
 }
 

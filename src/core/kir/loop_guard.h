@@ -25,13 +25,13 @@
 // back edge to the loop's merge block skips it). It is 0 at the exit of every
 // invocation that ran the kernel as written; a cut loop leaves it above 0, and
 // an invocation whose later work the driver drops never adds itself: either way
-// `finished` falls short. Its loads and stores are marked volatile
-// (kVolatileAccess), but SPIRV-Tools' SSA rewrite (spirv/tools.cc) promotes the
-// variable to phis all the same: the final module carries the balance in
+// `finished` falls short. The balance is a function variable, which SPIRV-Tools'
+// SSA rewrite (spirv/tools.cc) turns into phis: the final module carries it in
 // registers, the form tests/device/test_loop_limit.py checks (its kernel shapes,
-// cut on lavapipe with AVX-512, AVX2 and 128-bit vectors, all raise). (A flag
-// written only by cut invocations is not enough: in some shapes the code after
-// the cut loop sits inside that loop's construct and never runs.)
+// cut on lavapipe with AVX-512, AVX2 and 128-bit vectors, all raise). Marking its
+// accesses Volatile changed no final module: the rewrite promotes them regardless.
+// (A flag written only by cut invocations is not enough: in some shapes the code
+// after the cut loop sits inside that loop's construct and never runs.)
 //
 // A kernel needs no guard where no invocation can reach the cap: the front end names
 // the loops whose trip counts it knows at compile time and whose iterations add up to at

@@ -28,12 +28,6 @@
 
 namespace nvk::spirv {
 
-namespace {
-
-constexpr uint32_t kVolatile = static_cast<uint32_t>(spv::MemoryAccessMask::Volatile);
-
-}  // namespace
-
 void Emitter::DeclareParamBlock() {
     std::vector<Id> members;
     bool small8 = false, small16 = false;
@@ -207,10 +201,7 @@ util::Status Emitter::EmitLoad(const kir::Inst& inst) {
         return util::Status::Ok();
     }
     if (!IsGlobal(ptr_type)) {
-        if (inst.aux == kir::kVolatileAccess)
-            Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr, kVolatile}));
-        else
-            Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr}));
+        Bind(inst, Append(spv::Op::OpLoad, ScalarType(k), {ptr}));
         return util::Status::Ok();
     }
     RequestStorageWidth(k);
@@ -228,10 +219,7 @@ util::Status Emitter::EmitStore(const kir::Inst& inst) {
     const kir::Type& ptr_type = KirType(inst.operands[0]);
     kir::ScalarKind k = m_.type(ptr_type.pointee).scalar;
     if (!IsGlobal(ptr_type)) {
-        if (inst.aux == kir::kVolatileAccess)
-            code().Add(spv::Op::OpStore, {ptr, value, kVolatile});
-        else
-            code().Add(spv::Op::OpStore, {ptr, value});
+        code().Add(spv::Op::OpStore, {ptr, value});
         return util::Status::Ok();
     }
     RequestStorageWidth(k);
