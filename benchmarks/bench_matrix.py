@@ -12,7 +12,11 @@ Figures, TFLOP/s = 2 n^3 / t (median of --repeats timed launches, synchronised):
    ``in_place`` says which of a, b and the result the kernel read or wrote as they are,
    without a padding copy: all three where the size is a multiple of the block), and the
    product kernel alone into a float32 buffer (``kernel_tflops``, checked exactly; the
-   operands as the whole call passes them, padded once where it pads them), with what
+   operands as the whole call passes them, padded once where it pads them); the whole
+   call into a result made beforehand (``out_tflops``: no allocation in the call), of
+   float16 operands also into a float32 one (``out_float32_tflops``: float16 x float16 ->
+   float32 through the library), and the float16-storing kernel alone
+   (``float16_kernel_tflops``, where the call stores in place); with what
    the driver reports of its pipeline (``pipeline``: registers, spills as local memory,
    shared memory on NVIDIA; an error on drivers without
    VK_KHR_pipeline_executable_properties; ``pipeline_float16`` the same of the whole
@@ -99,6 +103,15 @@ def library(name, operands="float16"):
             t = synced_median_time(
                 lambda: out.__setitem__("c", nv.linalg.matmul(da, db, units=True, **loop)),
                 nv.synchronize, repeats)
+            # The same call into a result made beforehand (no allocation in the call), and,
+            # of float16 operands, into a float32 one (float16 x float16 -> float32, the
+            # kernel's sums stored as they are).
+            calls = {"out": nv.device_array(out["c"].shape, out["c"].dtype)}
+            if operands == "float16":
+                calls["out_float32"] = nv.device_array(out["c"].shape, np.float32)
+            calls = {f"{key}_tflops": round(2.0 * n ** 3 / synced_median_time(
+                lambda r=r: nv.linalg.matmul(da, db, out=r, units=True, **loop),
+                nv.synchronize, repeats) / 1e12, 2) for key, r in calls.items()}
         finally:
             tiles.choose = choose
         # What the whole call read and wrote in place (staging.padded_batches' test).
@@ -118,6 +131,10 @@ def library(name, operands="float16"):
         pc = nv.device_array(sc, sums)
         tk = synced_median_time(lambda: tiles.launch(v, pa, pb, pc, device), nv.synchronize,
                                 repeats)
+        if operands == "float16" and in_place["c"]:  # the whole call's kernel alone
+            c16 = nv.device_array(sc, np.float16)
+            calls["float16_kernel_tflops"] = round(2.0 * n ** 3 / synced_median_time(
+                lambda: tiles.launch(v, pa, pb, c16, device), nv.synchronize, repeats) / 1e12, 2)
         threads = v.threads(device.info.subgroup_size)
         sg = device.info.subgroup_size
         kernel = tiles.kernel(v, threads, sg, out=sums, operands=operands)
@@ -140,7 +157,7 @@ def library(name, operands="float16"):
                 "staging": v.staging if v.staging == "global" else
                 f"shared, bk {v.bk}, {v.stages} slab(s), "
                 f"{v.shared_bytes(np.dtype(a.dtype).itemsize)} B",
-                "threads": threads, "in_place": in_place, **pipelines}
+                "threads": threads, "in_place": in_place, **calls, **pipelines}
         c = out["c"].copy_to_host()
         return t, c if operands == "int8" else c.astype(np.float32), info
 

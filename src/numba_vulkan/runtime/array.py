@@ -239,13 +239,20 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
                 raise TypeError(f"a view of a device array of {self.dtype} as {dtype}: {d} is "
                                 f"stored as {s} on this device (views reinterpret bytes stored "
                                 "as they are on the host)")
-        host = self._dummy().view(dtype)  # NumPy's shape and strides (stored as on the host)
-        if self._offset % dtype.itemsize:
+        old, new = self._itemsize, dtype.itemsize
+        shape, strides = self.shape, self._dev_strides
+        if old == new:
+            pass
+        elif shape and strides[-1] == old and shape[-1] * old % new == 0:  # NumPy's rule
+            shape = shape[:-1] + (shape[-1] * old // new,)
+            strides = strides[:-1] + (new,)
+        else:  # NumPy's shape and strides, or its error (stored as on the host)
+            host = self._dummy().view(dtype)
+            shape, strides = host.shape, host.strides
+        if self._offset % new:
             raise ValueError(f"a view as {dtype} of a device array whose first element is at "
-                             f"byte {self._offset} of its buffer, not a multiple of "
-                             f"{dtype.itemsize}")
-        return type(self)(self.device, host.shape, dtype,
-                          _stored=(self._buffer, self._offset, host.strides))
+                             f"byte {self._offset} of its buffer, not a multiple of {new}")
+        return type(self)(self.device, shape, dtype, _stored=(self._buffer, self._offset, strides))
 
     def _f_only(self):
         """Whether the array is F-contiguous but not C-contiguous: its transpose is a
