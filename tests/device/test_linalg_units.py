@@ -259,6 +259,41 @@ def test_units_int8_against_numpy(small_default, monkeypatch):
                   nv.get_device(), variant="s128x256", operands="int8")
 
 
+def test_units_long_k_in_chunks_under_the_loop_cap(device):
+    """A k longer than a device that ends loops (lavapipe) lets one launch take: the
+    product in chunks of ``tiles.k_per_launch`` (each chunk's float32 or int32 sums in a
+    scratch array, added in order and stored once), as NumPy computes it: float16 (its
+    float16 result and an out= of float32), bfloat16 into an out= of bfloat16, int8 with
+    dtype=np.int32 over the whole int8 range. And the count behind the chunks is not low:
+    twice a chunk in one launch of the kernel still finishes."""
+    name = tiles.choose(40, 24, device)
+    K = 1000
+    chunk = tiles.k_per_launch(name, K, "float16", device)
+    if device.info.loop_iteration_limit:
+        assert chunk < K / 2, "the test must split k"
+        a, b = (nv.device_array(s, np.float16) for s in ((1, 128, 2 * chunk), (1, 2 * chunk, 128)))
+        tiles.run(a, b, nv.device_array((1, 128, 128), np.float16), device, name)
+        nv.synchronize()  # raises VulkanLoopLimitError where the loops were cut
+    rng = np.random.default_rng(41)
+    f32 = np.float32
+    a, b = _ints(rng, (40, K), 1), _ints(rng, (K, 24), 1)
+    da, db = nv.to_device(a), nv.to_device(b)
+    np.testing.assert_array_equal(nv.linalg.matmul(da, db, units=True).copy_to_host(),
+                                  np.matmul(a, b))
+    out = nv.device_array((40, 24), f32)
+    nv.linalg.matmul(da, db, out=out, units=True)
+    np.testing.assert_array_equal(out.copy_to_host(), a.astype(f32) @ b.astype(f32))
+    bf16 = np.dtype(nv.bfloat16)
+    a, b = _ints(rng, (40, K), 2, bf16), _ints(rng, (K, 24), 2, bf16)
+    out = nv.device_array((40, 24), bf16)
+    nv.linalg.matmul(nv.to_device(a), nv.to_device(b), out=out, units=True)
+    want = (a.astype(f32) @ b.astype(f32)).astype(bf16)
+    np.testing.assert_array_equal(out.copy_to_host().view(np.uint16), want.view(np.uint16))
+    a, b = rng.integers(-128, 128, (40, K), np.int8), rng.integers(-128, 128, (K, 24), np.int8)
+    got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), dtype=np.int32, units=True)
+    np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b, dtype=np.int32))
+
+
 @pytest.mark.parametrize("name", ["g64", tiles.LARGE, "s128k64"])
 def test_units_int8_on_other_variants(name, device, monkeypatch):
     """The int8 kernels of variants other than the default (tiles from device memory with

@@ -268,16 +268,27 @@ def _simt(A, B, C, loop, plan, device):
     if splits == 1:
         kernels.tiled(variant)[groups, (t.wx, t.wy), device](A, B, C)
         return
-    chunk = -(-K // splits)
-    splits = -(-K // chunk)
-    partial = DeviceArray(device, (splits * nb, M, N), plan.acc)
     tiled = kernels.tiled(dataclasses.replace(variant, out="{}"))
+    _in_chunks(A, B, C, -(-K // splits), plan.acc.name, variant.any_of, variant.out,
+               variant.narrow, lambda a, b, c: tiled[groups, (t.wx, t.wy), device](a, b, c),
+               device)
+
+
+def _in_chunks(A, B, C, chunk, acc, any_of, out, narrow, product, device):
+    """C[b] = A[b] @ B[b] with k cut into chunks of `chunk`: ``product(a, b, c)`` writes
+    each chunk's sums (of dtype `acc`) into a scratch array, and the finish kernel adds
+    them in chunk order, storing ``out`` of the sum (kernels.finish_source) into C."""
+    nb, M, K = A.shape
+    N = B.shape[2]
+    sa, sb = A._dev_strides, B._dev_strides
+    splits = -(-K // chunk)
+    partial = DeviceArray(device, (splits * nb, M, N), acc)
     for s in range(splits):
         k0, k1 = s * chunk, min(K, (s + 1) * chunk)
         a = view(A, (nb, M, k1 - k0), sa, k0 * sa[2])
         b = view(B, (nb, k1 - k0, N), sb, k0 * sb[1])
-        tiled[groups, (t.wx, t.wy), device](a, b, partial[s * nb:(s + 1) * nb])
-    finish = kernels.finish(plan.acc.name, variant.any_of, variant.out, variant.narrow)
+        product(a, b, partial[s * nb:(s + 1) * nb])
+    finish = kernels.finish(acc, any_of, out, narrow)
     finish.forall((N, M, nb), device=device)(partial, C)
 
 
@@ -312,7 +323,18 @@ def _tiles(A, B, C, loop, plan, device):
     """C[b] = A[b] @ B[b] on cooperative matrices (linalg/tiles.py)."""
     from . import tiles
 
-    tiles.run(A, B, C, device, operands=plan.operands)
+    name = tiles.choose(*C.shape[1:], device)
+    K = A.shape[2]
+    chunk = tiles.k_per_launch(name, K, plan.operands, device)
+    if chunk == K:
+        tiles.run(A, B, C, device, name, plan.operands)
+        return
+    # A device that caps loops (lavapipe): the chunks' sums as the units keep them, each
+    # stored once into C's dtype when added.
+    sums = tiles.SUMS[plan.operands]
+    out = "{}" if C.dtype == np.dtype(sums) else _cast(C.dtype)
+    _in_chunks(A, B, C, chunk, sums, False, out, _narrow_option(device),
+               lambda a, b, c: tiles.run(a, b, c, device, name, plan.operands), device)
 
 
 #: The runner of each kernel family plans.choose names.

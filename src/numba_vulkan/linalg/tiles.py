@@ -250,6 +250,31 @@ def choose(M: int, N: int, device) -> str:
     return DEFAULT
 
 
+def k_per_launch(name: str, K: int, operands: str, device) -> int:
+    """The most of k one launch of variant `name`'s kernel takes on `device`: K, or on a
+    device that ends loops after a number of iterations (lavapipe), a multiple of the
+    variant's k step small enough that an invocation stays within half of that number.
+
+    The count assumes the emulated tiles (frontend/matrix.py; devices with a loop cap have
+    no matrix units): per tile multiply of 16 x 16 x tk, a loop over the 256 accumulator
+    elements (k unrolled) and one over the rows of each tile loaded; per k step, the
+    loop's own iteration; once, the fill of the accumulators and their conversion and
+    store (a loop over this invocation's share). The slab copies are unrolled. On
+    lavapipe (subgroups of 8) it is the exact count: 128 x 128 products with ``s128``
+    stop at k = 448, as this gives."""
+    limit = device.info.loop_iteration_limit
+    if not limit:
+        return K
+    v = VARIANTS[name]
+    tk = _tile_k(operands)
+    tiles = v.tm * v.tn
+    multiply = tiles * T * T + v.tm * T + v.tn * tk
+    step = 1 + v.k_step_of(operands) // tk * multiply
+    once = 2 * tiles * T * T + tiles * -(-T * T // device.info.subgroup_size)
+    steps = max(1, (limit // 2 - once) // step)
+    return min(K, steps * v.k_step_of(operands))
+
+
 #: The tiles' element types, and how the kernel source names them.
 OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16", "int8": "np.int8",
             "uint8": "np.uint8"}
