@@ -26,7 +26,7 @@ from . import array_functions, copies, device_list, streams
 from . import pinned as _pinned
 from . import reports as _reports
 from .array_reductions import WholeArrayReductions
-from .array_views import ArrayViews, _c_strides, _f_strides, _raw
+from .array_views import ArrayViews, _c_strides, _dense, _f_strides, _raw
 from .device_info import DeviceLike, DeviceSpec, ShapeLike
 from .dlpack import DLPackExport
 from .operators import ArrayOperators
@@ -193,10 +193,7 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
         """Whether the elements lie one after the other in C order (bool)."""
         known = self.__dict__.get("_c_contiguous")  # shape and strides never change
         if known is None:
-            expected = _c_strides(self.shape, self._itemsize)
-            known = self.size == 0 or all(
-                n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
-            self._c_contiguous = known
+            known = self._c_contiguous = _dense(self.shape, self._dev_strides, self._itemsize)
         return known
 
     def is_c_contiguous(self) -> bool:
@@ -205,10 +202,7 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
 
     def is_f_contiguous(self) -> bool:
         """Whether the elements lie one after the other in Fortran order."""
-        if self.size == 0:
-            return True
-        expected = _f_strides(self.shape, self._itemsize)
-        return all(n <= 1 or s == e for n, s, e in zip(self.shape, self._dev_strides, expected))
+        return _dense(self.shape[::-1], self._dev_strides[::-1], self._itemsize)
 
     @property
     def flags(self) -> dict[str, bool]:

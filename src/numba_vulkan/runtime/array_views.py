@@ -42,6 +42,20 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
+def _dense(shape, strides, itemsize):
+    """Whether elements of `shape` at `strides` (bytes) lie one after the other, the last
+    axis fastest: NumPy's C-contiguity (an axis of one element takes any stride; an empty
+    array is contiguous)."""
+    if 0 in shape:
+        return True
+    step = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
 def _f_strides(shape, itemsize):
     return _c_strides(shape[::-1], itemsize)[::-1]
 
