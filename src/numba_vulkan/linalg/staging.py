@@ -253,12 +253,11 @@ def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
     N = B.shape[2]
     sa, sb, sc = shapes
     padded = {}
-
-    tiles = (dtype_name(np.dtype(dtype)),)
+    taken = (dtype_name(np.dtype(dtype)),)
 
     def operand(which, X, i, shape):
         x = matrix(X, i)
-        if in_place(x, shape, tiles):
+        if in_place(x, shape, taken):
             return x
         buf = padded.get(which)
         if buf is None:

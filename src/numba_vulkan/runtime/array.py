@@ -235,12 +235,10 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
                                 "as they are on the host)")
         old, new = self._itemsize, dtype.itemsize
         shape, strides = self.shape, self._dev_strides
-        if old == new:
-            pass
-        elif shape and strides[-1] == old and shape[-1] * old % new == 0:  # NumPy's rule
-            shape = shape[:-1] + (shape[-1] * old // new,)
+        if old != new and shape and strides[-1] == old and shape[-1] * old % new == 0:
+            shape = shape[:-1] + (shape[-1] * old // new,)  # NumPy's rule, computed
             strides = strides[:-1] + (new,)
-        else:  # NumPy's shape and strides, or its error (stored as on the host)
+        elif old != new:  # NumPy's shape and strides, or its error (stored as on the host)
             host = self._dummy().view(dtype)
             shape, strides = host.shape, host.strides
         if self._offset % new:
