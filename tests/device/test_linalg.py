@@ -221,15 +221,32 @@ def test_in_place_matmul_reads_before_writing():
 
 
 def test_long_k_is_split():
-    """A long k with few workgroups is split into chunks (partials summed in order by a
-    second kernel), also past lavapipe's loop cap per invocation: no VulkanLoopLimitError,
-    integers exact, floats within the bound."""
+    """A long k is split into chunks (partials summed in order by a second kernel), also
+    past lavapipe's loop cap per invocation: no VulkanLoopLimitError, integers exact,
+    floats within the bound; for few outputs (vectors, 6 elements: the thin kernel) and
+    for a block of 400 (the tiled kernel, k split to occupy more workgroups)."""
     for n in (20_000, 100_000):
         x, y = _random((n,), "int64"), _random((n,), "int64")
         got = nv.to_device(x) @ nv.to_device(y)
         assert got.copy_to_host() == x @ y
-    a, b = _random((3, 30_000), "float32"), _random((30_000, 2), "float32")
-    _check(nv.to_device(a) @ nv.to_device(b), a, b)
+    for shape in ((3, 30_000, 2), (20, 3_000, 20)):
+        for dtype in ("float32", "int32"):
+            a, b = _random(shape[:2], dtype), _random(shape[1:], dtype)
+            _check(nv.to_device(a) @ nv.to_device(b), a, b)
+
+
+@pytest.mark.parametrize("dtype", ["bool", *INT_DTYPES, "float16", "float32", "float64"])
+def test_few_outputs_against_numpy(dtype):
+    """Products of few outputs take the thin kernel (an invocation per output and chunk
+    of k): a row times a matrix, a matrix times a column, a 3 x 2 result with k in chunks
+    (3,000: float16's integer-valued data, exact in any order), a stack of them; every
+    dtype's loop as NumPy's."""
+    for sa, sb in (((70,), (70, 40)), ((50, 70), (70, 1)), ((3, 3_000), (3_000, 2)),
+                   ((4, 2, 90), (4, 90, 3))):
+        a, b = _random(sa, dtype), _random(sb, dtype)
+        if dtype == "float16":
+            a, b = (rng.integers(-3, 4, s).astype(dtype) for s in (sa, sb))
+        _check(nv.to_device(a) @ nv.to_device(b), a, b)
 
 
 def test_errors_name_the_shapes():
@@ -262,14 +279,16 @@ def test_errors_name_the_shapes():
 
 def test_kernels_compile_once_per_specialisation():
     """Calls of new shapes (and new views of one layout) reuse the compiled kernels: no
-    new variant, no new specialisation."""
+    new variant, no new specialisation (of the tiled kernel, and of the thin one for
+    products of few outputs)."""
     def counts():
         return {key: len(k.specialisations) for key, k in kernels._kernels.items()}
 
-    a, b = _random((20, 30), "float32"), _random((30, 10), "float32")
-    (nv.to_device(a) @ nv.to_device(b)).copy_to_host()
+    for shape in ((20, 30, 10), (40, 30, 50)):  # thin (200 outputs), tiled
+        a, b = _random(shape[:2], "float32"), _random(shape[1:], "float32")
+        (nv.to_device(a) @ nv.to_device(b)).copy_to_host()
     before = counts()
-    for m, k, n in [(5, 7, 3), (64, 64, 64), (33, 1, 90)]:
+    for m, k, n in [(5, 7, 3), (64, 64, 64), (33, 1, 90), (1, 50, 7), (300, 20, 1)]:
         x, y = nv.to_device(_random((m, k), "float32")), nv.to_device(_random((k, n), "float32"))
         _check(x @ y, x.copy_to_host(), y.copy_to_host())
     assert counts() == before

@@ -223,6 +223,41 @@ def tiled(v: Variant):
                      f"<numba_vulkan matmul {v.acc}>", narrow=v.narrow, **options)
 
 
+def thin_source(v: Variant) -> str:
+    """The kernel for products of few outputs (a vector operand, a handful of elements):
+    one invocation per output element and chunk of `chunk` k values, summing its chunk
+    in k order into P[q * nb + b, i, j] (q the chunk) with the tiled kernel's step, for
+    the finish kernel to add in chunk order. No tile is left mostly empty."""
+    step = "ACC(s | (x & y))" if v.any_of else "ACC(s + ACC(x * y))"
+    return (
+        "def _nv_matmul_thin(A, B, P, chunk):\n"
+        "    j = global_id(0)\n"
+        "    i = global_id(1)\n"
+        "    z = global_id(2)\n"
+        "    nb = A.shape[0]\n"
+        "    if j < P.shape[2] and i < P.shape[1] and z < P.shape[0]:\n"
+        "        q = z // nb\n"
+        "        b = z - q * nb\n"
+        "        s = ZERO\n"
+        "        for k in range(q * chunk, min(q * chunk + chunk, A.shape[2])):\n"
+        f"            x = ACC({v.a_load.format('A[b, i, k]')})\n"
+        f"            y = ACC({v.b_load.format('B[b, k, j]')})\n"
+        f"            s = {step}\n"
+        "        P[z, i, j] = s\n"
+    )
+
+
+def thin(v: Variant):
+    """The jit kernel of ``thin_source(v)``, generated once per variant (its tiling and
+    layouts play no part)."""
+    acc = np.dtype(v.acc).type
+    options = {"fastmath": {"contract"}} if v.contract else {}
+    key = ("thin", dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False))
+    return generated(key, lambda: thin_source(v),
+                     {"ACC": acc, "ZERO": acc(0), "global_id": global_id}, "_nv_matmul_thin",
+                     f"<numba_vulkan matmul thin {v.acc}>", narrow=v.narrow, **options)
+
+
 def finish_source(acc: str, any_of: bool, out: str) -> str:
     """The kernel summing split-k partials over the chunks, in order, into C[b, i, j]:
     P holds chunk q's partials of batch b at P[q * nb + b] (kernels take at most 3-d

@@ -11,7 +11,8 @@ The steps, each on views (no data moves; no host copy of device arrays):
    (a transposed or sliced view keeps its strides), the broadcast batch axes with
    stride 0, the batch axes merged where every operand allows it, and one launch per
    index of the axes that do not merge.
-3. One launch of the tiled kernel per such batch, writing C directly; or, where k is
+3. One launch of the tiled kernel per such batch (of the thin kernel, an invocation per
+   output, for few outputs), writing C directly; or, where k is
    long for the number of workgroups (or longer than lavapipe's loop cap allows one
    invocation), the k range split into chunks whose partial products go to a scratch
    array in the accumulation type, summed in chunk order by a second kernel. An operand
@@ -40,6 +41,14 @@ from . import kernels, plans
 #: A chunk of a split k range is at least this many k steps of the tile (so that the
 #: extra traffic of the partials stays small against the products).
 MIN_STEPS_PER_CHUNK = 32
+#: Products of at most this many outputs (or of a row or a column of them) take the thin
+#: kernel (``_thin``): the tiled one would fill a workgroup's block with one of them.
+THIN_OUTPUTS = 256
+#: The thin kernel's k chunks: at least THIN_CHUNK long (as the tiled kernel's: a k of at
+#: most that is not split, so float16 results stay NumPy's bit for bit), longer where
+#: THIN_INVOCATIONS invocations in all would take less.
+THIN_CHUNK = MIN_STEPS_PER_CHUNK * 32
+THIN_INVOCATIONS = 1 << 16
 
 
 def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
@@ -263,6 +272,9 @@ def _simt(A, B, C, loop, plan, device):
         tiling=t, a_rows_fast=M > 1 and K > 1 and abs(sa[1]) < abs(sa[2]),
         b_rows_fast=K > 1 and N > 1 and abs(sb[1]) < abs(sb[2]),
         narrow=_narrow_option(device), contract=plan.contract)
+    if _is_thin(nb, M, N):
+        _thin(A, B, C, variant, device)
+        return
     groups = (-(-N // t.bn), -(-M // t.bm), nb)
     splits = _splits(K, math.prod(groups), plan, device)
     if splits == 1:
@@ -272,6 +284,32 @@ def _simt(A, B, C, loop, plan, device):
     _in_chunks(A, B, C, -(-K // splits), plan.acc.name, variant.any_of, variant.out,
                variant.narrow, lambda a, b, c: tiled[groups, (t.wx, t.wy), device](a, b, c),
                device)
+
+
+def _is_thin(nb, M, N):
+    """Whether a product of nb M x N results takes the thin kernel (THIN_OUTPUTS)."""
+    return M == 1 or N == 1 or nb * M * N <= THIN_OUTPUTS
+
+
+def _thin(A, B, C, variant, device):
+    """C[b] = A[b] @ B[b] for few outputs (a row or a column of them, or THIN_OUTPUTS at
+    most) with ``kernels.thin``: an invocation per output and chunk of k, the chunks added
+    in order by the finish kernel; chunks of THIN_CHUNK at least (longer where
+    THIN_INVOCATIONS invocations would take less), within a loop cap (lavapipe's) for
+    both kernels."""
+    nb, M, K = A.shape
+    N = B.shape[2]
+    outputs = nb * M * N
+    chunk = max(THIN_CHUNK, -(-K // max(1, THIN_INVOCATIONS // outputs)))
+    limit = device.info.loop_iteration_limit
+    if limit:
+        chunk = max(min(chunk, limit // 2), -(-K // (limit // 2)))
+    chunk = min(chunk, max(K, 1))
+    splits = -(-K // chunk) if K else 1
+    partial = DeviceArray(device, (splits * nb, M, N), variant.acc)
+    kernels.thin(variant).forall((N, M, splits * nb), device=device)(A, B, partial, chunk)
+    finish = kernels.finish(variant.acc, variant.any_of, variant.out, variant.narrow)
+    finish.forall((N, M, nb), device=device)(partial, C)
 
 
 def _in_chunks(A, B, C, chunk, acc, any_of, out, narrow, product, device):
@@ -307,7 +345,7 @@ def _blocked(A, B, C, loop, plan, device):
     t = plan.tiling
     groups = -(-M // t.bm) * -(-N // t.bn) * C.shape[0]
     info = device.info
-    if (-(-M // v.bm) * -(-N // v.bn) < blocked.MIN_GROUPS
+    if (-(-M // v.bm) * -(-N // v.bn) < blocked.MIN_GROUPS or _is_thin(C.shape[0], M, N)
             or _splits(A.shape[2], groups, plan, device) > 1
             or v.threads > info.max_local_invocations
             or v.shared_bytes(C.dtype.itemsize) > info.max_shared_memory):
