@@ -43,10 +43,11 @@ def _busy(stream):
     stream.synchronize()  # caught up: the next launch goes out at once
     # Long enough on a GPU too (an H100 ran 2^15 invocations before the next 200 launches
     # were issued, and each then went out at once to an idle device)
-    # On lavapipe 2^17 invocations (about 30 ms): 2^15 gave about 9 ms once the int64
+    # On lavapipe 2^19 invocations (about 120 ms): 2^15 gave about 9 ms once the int64
     # `rounds` travelled in 32 bits (a 32-bit loop counter), and a loaded CI machine then
-    # issued the 200 launches after the device had gone idle
-    n, rounds = (1 << 17 if stream.device.info.kind == "cpu" else 1 << 22), 3000
+    # issued the 200 launches after the device had gone idle; 2^17 (30 ms) did too on a
+    # 2-core machine running a benchmark beside the tests (200 launches at 150 us each)
+    n, rounds = (1 << 19 if stream.device.info.kind == "cpu" else 1 << 22), 3000
     big = nv.device_array(n, np.int64)
     slow_fill.forall(n, stream=stream)(big, rounds)
     return big

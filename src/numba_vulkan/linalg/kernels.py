@@ -225,17 +225,21 @@ def tiled(v: Variant):
 
 def thin_source(v: Variant) -> str:
     """The kernel for products of few outputs (a vector operand, a handful of elements):
-    one invocation per output element and chunk of `chunk` k values, summing its chunk
+    one invocation per output element and chunk of `chunk` k values (a 1-d grid, so that
+    no workgroup is left mostly empty by a short axis), summing its chunk
     in k order into P[q * nb + b, i, j] (q the chunk) with the tiled kernel's step, for
     the finish kernel to add in chunk order. No tile is left mostly empty."""
     step = "ACC(s | (x & y))" if v.any_of else "ACC(s + ACC(x * y))"
     return (
         "def _nv_matmul_thin(A, B, P, chunk):\n"
-        "    j = global_id(0)\n"
-        "    i = global_id(1)\n"
-        "    z = global_id(2)\n"
+        "    t = global_id(0)\n"
+        "    N = P.shape[2]\n"
+        "    M = P.shape[1]\n"
         "    nb = A.shape[0]\n"
-        "    if j < P.shape[2] and i < P.shape[1] and z < P.shape[0]:\n"
+        "    if t < N * M * P.shape[0]:\n"
+        "        j = t % N\n"
+        "        i = t // N % M\n"
+        "        z = t // N // M\n"
         "        q = z // nb\n"
         "        b = z - q * nb\n"
         "        s = ZERO\n"

@@ -307,7 +307,7 @@ def _thin(A, B, C, variant, device):
     chunk = min(chunk, max(K, 1))
     splits = -(-K // chunk) if K else 1
     partial = DeviceArray(device, (splits * nb, M, N), variant.acc)
-    kernels.thin(variant).forall((N, M, splits * nb), device=device)(A, B, partial, chunk)
+    kernels.thin(variant).forall(splits * outputs, device=device)(A, B, partial, chunk)
     finish = kernels.finish(variant.acc, variant.any_of, variant.out, variant.narrow)
     finish.forall((N, M, nb), device=device)(partial, C)
 
