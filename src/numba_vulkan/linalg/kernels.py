@@ -225,10 +225,11 @@ def tiled(v: Variant):
 
 def thin_source(v: Variant) -> str:
     """The kernel for products of few outputs (a vector operand, a handful of elements):
-    one invocation per output element and chunk of `chunk` k values (a 1-d grid, so that
-    no workgroup is left mostly empty by a short axis), summing its chunk
-    in k order into P[q * nb + b, i, j] (q the chunk) with the tiled kernel's step, for
-    the finish kernel to add in chunk order. No tile is left mostly empty."""
+    one invocation per output element and chunk of `chunk` k values, on a 1-d grid (so
+    that no short axis leaves workgroups mostly idle), summing its chunk in k order with
+    the tiled kernel's step into P[q * nb + b, i, j] (q the chunk), for the finish kernel
+    to add in chunk order; P is C itself where there is one chunk and C holds the sums'
+    type."""
     step = "ACC(s | (x & y))" if v.any_of else "ACC(s + ACC(x * y))"
     return (
         "def _nv_matmul_thin(A, B, P, chunk):\n"

@@ -306,8 +306,12 @@ def _thin(A, B, C, variant, device):
         chunk = max(min(chunk, limit // 2), -(-K // (limit // 2)))
     chunk = min(chunk, max(K, 1))
     splits = -(-K // chunk) if K else 1
+    thin = kernels.thin(variant).forall(splits * outputs, device=device)
+    if splits == 1 and variant.out == "{}":  # C holds the sums as they are
+        thin(A, B, C, chunk)
+        return
     partial = DeviceArray(device, (splits * nb, M, N), variant.acc)
-    kernels.thin(variant).forall(splits * outputs, device=device)(A, B, partial, chunk)
+    thin(A, B, partial, chunk)
     finish = kernels.finish(variant.acc, variant.any_of, variant.out, variant.narrow)
     finish.forall((N, M, nb), device=device)(partial, C)
 
