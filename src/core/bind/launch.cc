@@ -17,21 +17,6 @@ namespace nvk::bind {
 
 namespace {
 
-// Whether `a` is C- ('C') or F- ('F') contiguous (extents of 1 take any stride; an
-// empty array is both), as DeviceArray.is_contiguous and is_f_contiguous say.
-bool HasLayout(const DeviceArrayBase& a, char layout) {
-    for (int k = 0; k < a.ndim; ++k) {
-        if (a.shape[k] == 0) return true;
-    }
-    int64_t step = static_cast<int64_t>(a.itemsize);
-    for (int k = 0; k < a.ndim; ++k) {
-        int d = layout == 'C' ? a.ndim - 1 - k : k;
-        if (a.shape[d] != 1 && a.strides[d] != step) return false;
-        step *= a.shape[d];
-    }
-    return true;
-}
-
 bool FitsInt32Indices(const DeviceArrayBase& a) {
     return bind::FitsInt32Indices(a.ndim, a.shape.data(), a.strides.data(), a.itemsize);
 }
@@ -122,7 +107,7 @@ int Launcher::Launch(nb::handle groups, nb::handle local, nb::handle args, bool 
             if (a->device != device_ || a->code != spec.code || a->ndim != spec.ndim) {
                 return 0;
             }
-            if (spec.layout && !HasLayout(*a, spec.layout)) return 0;
+            if (spec.layout && !a->HasLayout(spec.layout)) return 0;
             // 32-bit indices reach at most 2^31 - 1 elements from element 0: a
             // larger array needs the kernel's 64-bit-index specialisation.
             if (spec.index_bytes == 4 && !FitsInt32Indices(*a)) return 0;

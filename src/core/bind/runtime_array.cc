@@ -139,6 +139,8 @@ void InitRuntimeArrays(nb::module_& m) {
         .def_prop_ro("_offset", [](DeviceArrayBase& a) { return a.offset; })
         .def_prop_ro("_code", [](DeviceArrayBase& a) { return a.code; })
         .def_prop_ro("_itemsize", [](DeviceArrayBase& a) { return a.itemsize; })
+        .def("_has_layout", [](DeviceArrayBase& a, char layout) { return a.HasLayout(layout); },
+             nb::arg("layout"), "Whether the array is C- ('C') or F- ('F') contiguous.")
         .def_prop_ro("_dev_strides",
                      [](DeviceArrayBase& a) {
                          nb::list l;

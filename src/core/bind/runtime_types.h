@@ -69,6 +69,22 @@ struct DeviceArrayBase {
 
     // The device address of element 0 (what a kernel's array parameter holds).
     uint64_t address() const { return buffer->address + offset; }
+
+    // Whether the elements lie one after the other, the last axis fastest ('C') or the
+    // first ('F'): extents of 1 take any stride, an empty array is both. The launcher
+    // matches layouts with it; DeviceArray.is_contiguous and is_f_contiguous ask it.
+    bool HasLayout(char layout) const {
+        for (int k = 0; k < ndim; ++k) {
+            if (shape[k] == 0) return true;
+        }
+        int64_t step = static_cast<int64_t>(itemsize);
+        for (int k = 0; k < ndim; ++k) {
+            int d = layout == 'C' ? ndim - 1 - k : k;
+            if (shape[d] != 1 && strides[d] != step) return false;
+            step *= shape[d];
+        }
+        return true;
+    }
 };
 
 // The element-type code the launcher compares: the dtype's kind character,

@@ -234,12 +234,6 @@ def check_shared_memory(v, device, itemsize: int = 2):
                          f"memory; {device.info.name} has {have}")
 
 
-def matrix(X, i):
-    """Matrix `i` of the stack `X` (``X[i]`` for an int in range, made directly)."""
-    strides = X._dev_strides
-    return X._view(X.shape[1:], X._offset + i * strides[0], strides[1:])
-
-
 def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
     """C[b] = A[b] @ B[b] for (nb, M, K), (nb, K, N) and (nb, M, N) views by ``product(a, b,
     c)``, a kernel that takes operands of dtype `dtype` and a C-contiguous result of dtype
@@ -256,7 +250,7 @@ def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
     taken = (dtype_name(np.dtype(dtype)),)
 
     def operand(which, X, i, shape):
-        x = matrix(X, i)
+        x = X[i]
         if in_place(x, shape, taken):
             return x
         buf = padded.get(which)
@@ -270,7 +264,7 @@ def padded_batches(A, B, C, device, shapes, dtype, c_dtype, product):
     stored = (dtype_name(np.dtype(c_dtype)),)
     c = None
     for i in range(nb):
-        a, b, ci = operand("a", A, i, sa), operand("b", B, i, sb), matrix(C, i)
+        a, b, ci = operand("a", A, i, sa), operand("b", B, i, sb), C[i]
         if in_place(ci, sc, stored, "C"):
             product(a, b, ci)
             continue

@@ -26,7 +26,7 @@ from . import array_functions, copies, device_list, streams
 from . import pinned as _pinned
 from . import reports as _reports
 from .array_reductions import WholeArrayReductions
-from .array_views import ArrayViews, _c_strides, _dense, _f_strides, _raw
+from .array_views import ArrayViews, _c_strides, _f_strides, _raw
 from .device_info import DeviceLike, DeviceSpec, ShapeLike
 from .dlpack import DLPackExport
 from .operators import ArrayOperators
@@ -191,10 +191,7 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
     @property
     def is_contiguous(self) -> bool:
         """Whether the elements lie one after the other in C order (bool)."""
-        known = self.__dict__.get("_c_contiguous")  # shape and strides never change
-        if known is None:
-            known = self._c_contiguous = _dense(self.shape, self._dev_strides, self._itemsize)
-        return known
+        return self._has_layout("C")
 
     def is_c_contiguous(self) -> bool:
         """numba.cuda's DeviceNDArray.is_c_contiguous(): ``is_contiguous``."""
@@ -202,7 +199,7 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
 
     def is_f_contiguous(self) -> bool:
         """Whether the elements lie one after the other in Fortran order."""
-        return _dense(self.shape[::-1], self._dev_strides[::-1], self._itemsize)
+        return self._has_layout("F")
 
     @property
     def flags(self) -> dict[str, bool]:

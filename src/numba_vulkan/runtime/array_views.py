@@ -42,20 +42,6 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _dense(shape, strides, itemsize):
-    """Whether elements of `shape` at `strides` (bytes) lie one after the other, the last
-    axis fastest: NumPy's C-contiguity (an axis of one element takes any stride; an empty
-    array is contiguous)."""
-    if 0 in shape:
-        return True
-    step = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != step:
-            return False
-        step *= n
-    return True
-
-
 def _f_strides(shape, itemsize):
     return _c_strides(shape[::-1], itemsize)[::-1]
 
@@ -115,6 +101,11 @@ class ArrayViews:
         return key
 
     def __getitem__(self, key: Any) -> Any:
+        shape = self.shape
+        if type(key) is int and len(shape) > 1 and -shape[0] <= key < shape[0]:
+            strides = self._dev_strides  # a stack's matrix, a chunk's row: made directly
+            return self._view(shape[1:], self._offset + key % shape[0] * strides[0],
+                              strides[1:])
         if _indexing.is_advanced(key):  # index arrays, lists, masks: gathered on the device
             return _indexing.getitem(self, key)
         key = self._basic_key(key)
