@@ -16,7 +16,7 @@ from _linalg_bounds import _check_float
 
 import numba_vulkan as nv
 from numba_vulkan.errors import VulkanUnsupportedError
-from numba_vulkan.linalg import kernels, matmul
+from numba_vulkan.linalg import kernels, matmul, products
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -220,11 +220,14 @@ def test_in_place_matmul_reads_before_writing():
     np.testing.assert_array_equal(d.copy_to_host(), want)
 
 
-def test_long_k_is_split():
-    """A long k is split into chunks (partials summed in order by a second kernel), also
-    past lavapipe's loop cap per invocation: no VulkanLoopLimitError, integers exact,
-    floats within the bound; for few outputs (vectors, 6 elements: the thin kernel) and
-    for a block of 400 (the tiled kernel, k split to occupy more workgroups)."""
+@pytest.mark.parametrize("along_k", [False, True], ids=["thin", "dots"])
+def test_long_k_is_split(along_k, monkeypatch):
+    """A long k is split into chunks (partials summed by a second kernel), also past
+    lavapipe's loop cap per invocation: no VulkanLoopLimitError, integers exact, floats
+    within the bound; for few outputs (vectors, 6 elements: the thin kernel or the dots
+    kernel, forced here, whose 98 chunks of a dot product of 100,000 a tree adds) and for
+    a block of 400 (the tiled kernel, k split to occupy more workgroups)."""
+    monkeypatch.setattr(products, "_along_k", lambda *args: along_k)
     for n in (20_000, 100_000):
         x, y = _random((n,), "int64"), _random((n,), "int64")
         got = nv.to_device(x) @ nv.to_device(y)
@@ -235,18 +238,26 @@ def test_long_k_is_split():
             _check(nv.to_device(a) @ nv.to_device(b), a, b)
 
 
+@pytest.mark.parametrize("along_k", [False, True], ids=["thin", "dots"])
 @pytest.mark.parametrize("dtype", ["bool", *INT_DTYPES, "float16", "float32", "float64"])
-def test_few_outputs_against_numpy(dtype):
+def test_few_outputs_against_numpy(dtype, along_k, monkeypatch):
     """Products of few outputs take the thin kernel (an invocation per output and chunk
-    of k): a row times a matrix, a matrix times a column, a 3 x 2 result with k in chunks
-    (3,000: float16's integer-valued data, exact in any order), a stack of them; every
-    dtype's loop as NumPy's."""
+    of k) or, on GPUs, the dots kernel (a workgroup per output and chunk, a tree adding
+    its invocations' sums), each forced here: a row times a matrix, a matrix times a
+    column, a 3 x 2 result with k in chunks (3,000: float16's integer-valued data, exact
+    in any order), a stack of them, a transposed matrix times a column, a k shorter than
+    the dots kernel's workgroup; every dtype's loop as NumPy's."""
+    monkeypatch.setattr(products, "_along_k", lambda *args: along_k)
     for sa, sb in (((70,), (70, 40)), ((50, 70), (70, 1)), ((3, 3_000), (3_000, 2)),
-                   ((4, 2, 90), (4, 90, 3))):
+                   ((4, 2, 90), (4, 90, 3)), ((5,), (5, 3))):
         a, b = _random(sa, dtype), _random(sb, dtype)
         if dtype == "float16":
             a, b = (rng.integers(-3, 4, s).astype(dtype) for s in (sa, sb))
         _check(nv.to_device(a) @ nv.to_device(b), a, b)
+    at, b = _random((300, 40), dtype), _random((300, 1), dtype)
+    if dtype == "float16":
+        at, b = (rng.integers(-3, 4, x.shape).astype(dtype) for x in (at, b))
+    _check(nv.to_device(at).T @ nv.to_device(b), at.T, b)
 
 
 def test_errors_name_the_shapes():

@@ -263,6 +263,98 @@ def thin(v: Variant):
                      f"<numba_vulkan matmul thin {v.acc}>", narrow=v.narrow, **options)
 
 
+#: Invocations of a ``dots`` workgroup (a power of two; Vulkan guarantees 128).
+DOTS_WIDTH = 64
+#: ``dots``' grid is 2-d, DOTS_ROW workgroups a row, for more than the 65,535 workgroups
+#: Vulkan guarantees along one axis.
+DOTS_ROW = 1 << 15
+
+
+def _tree_lines(header, z_bound, sums, add, store):
+    """A kernel of a workgroup (DOTS_WIDTH invocations) per output: ``header`` (its
+    signature), the output's indices from the workgroup's number z, ``sums`` (lines adding
+    this invocation's share into s, run where z is below `z_bound`), then a tree in shared
+    memory adding the invocations' sums with `add`, always in the same order, and
+    ``store`` of the total (tree[0]) by invocation 0."""
+    lines = [
+        header,
+        "    l = local_id(0)",
+        f"    z = group_id(1) * {DOTS_ROW} + group_id(0)",
+        "    j = z % N",
+        "    i = z // N % M",
+        "    w = z // N // M",
+        "    s = ZERO",
+        f"    if z < {z_bound}:",
+        *("        " + line for line in sums),
+        "    tree = shared.array(WIDTH, ACC)",
+        "    tree[l] = s",
+        "    barrier()",
+    ]
+    h = DOTS_WIDTH // 2
+    while h:
+        lines += [f"    if l < {h}:", f"        tree[l] = ACC(tree[l] {add} tree[l + {h}])",
+                  "    barrier()"]
+        h //= 2
+    lines += [f"    if l == 0 and z < {z_bound}:", f"        {store}"]
+    return "\n".join(lines) + "\n"
+
+
+def _tree_kernel(key, source, acc, entry, filename, narrow, **options):
+    """The jit kernel of a ``_tree_lines`` source, generated once per `key`."""
+    acc = np.dtype(acc).type
+    namespace = {"ACC": acc, "ZERO": acc(0), "WIDTH": DOTS_WIDTH, "shared": shared,
+                 "barrier": barrier, "local_id": local_id, "group_id": group_id}
+    return generated(key, source, namespace, entry, filename, narrow=narrow, **options)
+
+
+def dots_source(v: Variant) -> str:
+    """The kernel for few outputs whose k runs along an operand's memory (a matrix times a
+    vector, a dot product): a workgroup of DOTS_WIDTH invocations per output element and
+    chunk of `chunk` k values, invocation l summing k = l, l + DOTS_WIDTH, ... of the
+    chunk (neighbouring invocations read neighbouring elements), the tree adding the
+    DOTS_WIDTH sums into P[q * nb + b, i, j] as ``thin`` does (P is C where there is one
+    chunk and C holds the sums' type). Not in k order: float16 loops, which are NumPy's
+    bit for bit in k order, take ``thin``."""
+    step = "ACC(s | (x & y))" if v.any_of else "ACC(s + ACC(x * y))"
+    sums = ["q = w // nb", "b = w - q * nb",
+            "for k in range(q * chunk + l, min(q * chunk + chunk, A.shape[2]), WIDTH):",
+            f"    x = ACC({v.a_load.format('A[b, i, k]')})",
+            f"    y = ACC({v.b_load.format('B[b, k, j]')})",
+            f"    s = {step}"]
+    header = ("def _nv_matmul_dots(A, B, P, chunk):\n    N = P.shape[2]\n    M = P.shape[1]\n"
+              "    nb = A.shape[0]")
+    return _tree_lines(header, "P.shape[0] * M * N", sums, "|" if v.any_of else "+",
+                       "P[w, i, j] = tree[0]")
+
+
+def dots(v: Variant):
+    """The jit kernel of ``dots_source(v)``, generated once per variant (its tiling and
+    layouts play no part)."""
+    options = {"fastmath": {"contract"}} if v.contract else {}
+    key = ("dots", dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False))
+    return _tree_kernel(key, lambda: dots_source(v), v.acc, "_nv_matmul_dots",
+                        f"<numba_vulkan matmul dots {v.acc}>", v.narrow, **options)
+
+
+def finish_tree_source(acc: str, any_of: bool, out: str) -> str:
+    """``finish_source``'s sums with a workgroup per output, its invocations taking every
+    DOTS_WIDTH-th chunk and the tree adding their sums (not in chunk order): for many
+    chunks, which one invocation per output would add one after the other."""
+    add = "|" if any_of else "+"
+    sums = ["for q in range(l, P.shape[0] // nb, WIDTH):",
+            f"    s = ACC(s {add} P[q * nb + w, i, j])"]
+    header = ("def _nv_matmul_finish_tree(P, C):\n    N = C.shape[2]\n    M = C.shape[1]\n"
+              "    nb = C.shape[0]")
+    return _tree_lines(header, "nb * M * N", sums, add, f"C[w, i, j] = {out.format('tree[0]')}")
+
+
+def finish_tree(acc: str, any_of: bool, out: str, narrow):
+    """The jit kernel of ``finish_tree_source``, generated once per arguments."""
+    return _tree_kernel(("finish_tree", acc, any_of, out, narrow),
+                        lambda: finish_tree_source(acc, any_of, out), acc,
+                        "_nv_matmul_finish_tree", f"<numba_vulkan matmul finish {acc}>", narrow)
+
+
 def finish_source(acc: str, any_of: bool, out: str) -> str:
     """The kernel summing split-k partials over the chunks, in order, into C[b, i, j]:
     P holds chunk q's partials of batch b at P[q * nb + b] (kernels take at most 3-d
