@@ -3,7 +3,10 @@ GPUs linalg/blocked.py's for large products), with and without ``contract=True``
 NumPy on the host, examples/tiled_matmul.py's kernel (16x16 invocations, one result each)
 and, with ``--tilings``, other tilings of the SIMT kernel, with ``--blockings`` other
 kernels of blocked.py; on a CUDA machine with ``--torch`` also PyTorch's matmul (cuBLAS,
-TF32 off).
+TF32 off). With ``--few``, products of few outputs instead (linalg's thin and dots
+kernels, docs/linalg.md): a dot product of two n^2-vectors, an n x n matrix times a vector
+(and its transpose times one), a vector times an n x n matrix, a 4 x n^2/8 by n^2/8 x 4
+product; each a new result per call, figures in ms and GB/s of operands read.
 
 Each figure checks its result against NumPy (within the float32/float64 bound of
 docs/linalg.md), runs untimed for 0.3 s (``backends.warm_up``), then times ``--repeats``
@@ -14,6 +17,7 @@ GFLOP/s = 2 n^3 / t.
     python3 benchmarks/bench_matmul.py --n 4096 --dtypes float32,float64 --torch   # a GPU
     python3 benchmarks/bench_matmul.py --tilings "16,16,8,8,8,1 16,16,4,4,16,1 16,16,4,4,16,1,c"
     python3 benchmarks/bench_matmul.py --n 4096 --blockings "b128 b128,c b64,c" --torch
+    python3 benchmarks/bench_matmul.py --few --n 8192 --dtypes float32,float64 --torch
 """
 
 import argparse
@@ -71,6 +75,49 @@ def _over_bound(got, a, b):
     return float(np.max(np.abs(got.astype(wide) - exact) - bound))
 
 
+def _few(n, dtypes, repeats, torch_too, rng):
+    """The --few figures: products of few outputs, each checked within the bound."""
+    shapes = {"dot n^2": ((n * n,), (n * n,)), "matrix @ vector": ((n, n), (n,)),
+              "matrix.T @ vector": ((n, n), (n,)), "vector @ matrix": ((n,), (n, n)),
+              "4 x n^2/8 x 4": ((4, n * n // 8), (n * n // 8, 4))}
+    rows = []
+    for dtype in dtypes:
+        print(dtype)
+        for name, (sa, sb) in shapes.items():
+            a, b = (rng.standard_normal(s).astype(dtype) for s in (sa, sb))
+            da, db = nv.to_device(a), nv.to_device(b)
+            if ".T" in name:
+                a, da = a.T, da.T
+            got = nv.linalg.matmul(da, db).copy_to_host()
+            err = _over_bound(np.atleast_2d(got).reshape(a.shape[0] if a.ndim > 1 else 1, -1),
+                              np.atleast_2d(a), b.reshape(b.shape[0], -1))
+            figures = [("nv.linalg.matmul", lambda: nv.linalg.matmul(da, db), err),
+                       ("NumPy (host)", lambda: a @ b, None)]
+            if torch_too:
+                import torch
+
+                tb = torch.from_numpy(b).cuda()
+                ta = (torch.from_numpy(np.ascontiguousarray(a.T)).cuda().T if ".T" in name
+                      else torch.from_numpy(a).cuda())
+
+                def run(ta=ta, tb=tb):
+                    torch.matmul(ta, tb)
+                    torch.cuda.synchronize()
+
+                figures.append(("torch.matmul (cuBLAS)", run, None))
+            for backend, fn, e in figures:
+                best, med = _time(fn, repeats)
+                row = {"figure": f"{name}: {backend}", "n": n, "dtype": dtype,
+                       "best_ms": best * 1e3, "median_ms": med * 1e3,
+                       "gbytes_per_s_best": (a.nbytes + b.nbytes) / best / 1e9}
+                if e is not None:
+                    row["max_error_over_bound"] = e
+                print(f"  {row['figure']:<42} best {best * 1e3:8.3f} ms  median "
+                      f"{med * 1e3:8.3f} ms  {row['gbytes_per_s_best']:8.1f} GB/s")
+                rows.append(row)
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=512)
@@ -86,6 +133,8 @@ def main(argv=None):
                         help="beside each --blockings row, the same kernel with workgroups "
                              "in bands of up to this many rows of blocks")
     parser.add_argument("--torch", action="store_true", help="also time torch.matmul (CUDA)")
+    parser.add_argument("--few", action="store_true",
+                        help="products of few outputs (vectors) instead of n x n matrices")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
     n = args.n
@@ -93,7 +142,9 @@ def main(argv=None):
     print(f"{device.info.name}, n = {n}")
     rows = []
     rng = np.random.default_rng(0)
-    for dtype in args.dtypes.split(","):
+    if args.few:
+        rows = _few(n, args.dtypes.split(","), args.repeats, args.torch, rng)
+    for dtype in args.dtypes.split(",") if not args.few else ():
         print(dtype)
         a = rng.standard_normal((n, n)).astype(dtype)
         b = rng.standard_normal((n, n)).astype(dtype)
