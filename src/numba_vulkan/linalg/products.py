@@ -49,9 +49,9 @@ THIN_OUTPUTS = 256
 #: THIN_INVOCATIONS invocations in all would take less.
 THIN_CHUNK = MIN_STEPS_PER_CHUNK * 32
 THIN_INVOCATIONS = 1 << 16
-#: On GPUs the thin kernel's sums that need not stay in k order (all but float16's) take
-#: THIN_GPU_SPREAD times the invocations, in chunks as many times shorter: a vector times
-#: an 8192 x 8192 float32 matrix 0.29 -> 0.24 ms on an H100 (on lavapipe 2.6 -> 5.3 ms).
+#: On GPUs sums that need not stay in k order (all but float16's) take THIN_GPU_SPREAD
+#: times the invocations, in chunks as many times shorter: a vector times an 8192 x 8192
+#: float32 matrix 0.29 -> 0.24 ms on an H100 (on lavapipe 2.6 -> 5.3 ms: not there).
 THIN_GPU_SPREAD = 4
 #: The shortest k that ``kernels.dots`` takes (4 steps of its workgroup).
 DOTS_MIN_K = 256
@@ -310,7 +310,7 @@ def _thin(A, B, C, variant, in_k_order, device):
     outputs = nb * M * N
     across = not _along_k(M, N, K, variant, in_k_order, device)
     lanes = 1 if across else kernels.DOTS_WIDTH  # invocations per output and chunk
-    spread = 1 if not across or in_k_order or device.info.kind == "cpu" else THIN_GPU_SPREAD
+    spread = 1 if in_k_order or device.info.kind == "cpu" else THIN_GPU_SPREAD
     invocations, least = THIN_INVOCATIONS * spread, THIN_CHUNK // spread
     chunk = max(least, -(-K // -(-invocations // (outputs * lanes))))
     limit = device.info.loop_iteration_limit
