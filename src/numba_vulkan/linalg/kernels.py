@@ -193,6 +193,8 @@ def _scalar_types(source):
 
 
 _kernels: dict = {}
+#: ("thin" or "dots", variant) -> the kernel in _kernels it shares with other variants
+_by_variant: dict = {}
 _lock = forksafe.lock()
 
 
@@ -255,12 +257,15 @@ def thin_source(v: Variant) -> str:
 def thin(v: Variant):
     """The jit kernel of ``thin_source(v)``, generated once per variant (its tiling and
     layouts play no part)."""
-    acc = np.dtype(v.acc).type
-    options = {"fastmath": {"contract"}} if v.contract else {}
-    key = ("thin", dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False))
-    return generated(key, lambda: thin_source(v),
-                     {"ACC": acc, "ZERO": acc(0), "global_id": global_id}, "_nv_matmul_thin",
-                     f"<numba_vulkan matmul thin {v.acc}>", narrow=v.narrow, **options)
+    k = _by_variant.get(("thin", v))
+    if k is None:
+        acc = np.dtype(v.acc).type
+        options = {"fastmath": {"contract"}} if v.contract else {}
+        k = _by_variant["thin", v] = generated(
+            ("thin", _untiled(v)), lambda: thin_source(v),
+            {"ACC": acc, "ZERO": acc(0), "global_id": global_id}, "_nv_matmul_thin",
+            f"<numba_vulkan matmul thin {v.acc}>", narrow=v.narrow, **options)
+    return k
 
 
 #: Invocations of a ``dots`` workgroup (a power of two; Vulkan guarantees 128).
@@ -330,10 +335,18 @@ def dots_source(v: Variant) -> str:
 def dots(v: Variant):
     """The jit kernel of ``dots_source(v)``, generated once per variant (its tiling and
     layouts play no part)."""
-    options = {"fastmath": {"contract"}} if v.contract else {}
-    key = ("dots", dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False))
-    return _tree_kernel(key, lambda: dots_source(v), v.acc, "_nv_matmul_dots",
-                        f"<numba_vulkan matmul dots {v.acc}>", v.narrow, **options)
+    k = _by_variant.get(("dots", v))
+    if k is None:
+        options = {"fastmath": {"contract"}} if v.contract else {}
+        k = _by_variant["dots", v] = _tree_kernel(
+            ("dots", _untiled(v)), lambda: dots_source(v), v.acc, "_nv_matmul_dots",
+            f"<numba_vulkan matmul dots {v.acc}>", v.narrow, **options)
+    return k
+
+
+def _untiled(v: Variant) -> Variant:
+    """`v` without what the thin and dots kernels do not depend on (tiling, layouts)."""
+    return dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False)
 
 
 def finish_tree_source(acc: str, any_of: bool, out: str) -> str:

@@ -71,6 +71,10 @@ class Plan:
     contract: bool = False
 
 
+#: choose's plans by its arguments (a plan depends on nothing else)
+_chosen: dict = {}
+
+
 def choose(loop: np.dtype, device, units: bool = False, operands=(),
            contract: bool = False) -> Plan:
     """The plan for the loop dtype `loop` (NumPy's, from ``np.matmul.resolve_dtypes``) on
@@ -89,7 +93,14 @@ def choose(loop: np.dtype, device, units: bool = False, operands=(),
     VulkanSupportError
         For float64 or 64-bit integers on a device without them.
     """
-    loop = np.dtype(loop)
+    key = (loop, device, units, tuple(operands), contract)
+    plan = _chosen.get(key)
+    if plan is None:
+        plan = _chosen[key] = _choose(np.dtype(loop), device, units, operands, contract)
+    return plan
+
+
+def _choose(loop, device, units, operands, contract):
     name = dtype_name(loop)
     acc = ACCUMULATION.get(name)
     if acc is None:

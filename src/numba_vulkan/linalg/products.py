@@ -23,6 +23,7 @@ The steps, each on views (no data moves; no host copy of device arrays):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 
@@ -169,6 +170,21 @@ def _operand(x, name):
 
 def _loop_dtypes(da, db, dtype, casting):
     """NumPy's loop dtypes (a's, b's, the result's) for operands of dtypes da and db."""
+    key = (da, db, dtype, casting) if dtype is None or isinstance(dtype, (np.dtype, type)) \
+        else None
+    loop = _loops.get(key)
+    if loop is None:
+        loop = _resolve_loop(da, db, dtype, casting)
+        if key is not None:
+            _loops[key] = loop
+    return loop
+
+
+#: _loop_dtypes' answers (dtypes given as dtypes or types)
+_loops: dict = {}
+
+
+def _resolve_loop(da, db, dtype, casting):
     try:
         if dtype is None:
             loop = np.matmul.resolve_dtypes((da, db, None))
@@ -191,6 +207,10 @@ def _loop_dtypes(da, db, dtype, casting):
 
 
 def _broadcast_batch(a_shape, b_shape, a_batch, b_batch):
+    if a_batch == b_batch or not b_batch:
+        return tuple(a_batch)
+    if not a_batch:
+        return tuple(b_batch)
     try:
         return tuple(np.broadcast_shapes(a_batch, b_batch))
     except ValueError:
@@ -203,7 +223,7 @@ def _check_out(out, shape, batch, ncore):
     """`out`'s batch axes (the operands' batch must broadcast to them), or ValueError."""
     out_batch = out.shape[: out.ndim - ncore]
     ok = out.ndim >= ncore and out.shape[out.ndim - ncore:] == shape[len(batch):]
-    if ok:
+    if ok and batch != out_batch:
         try:
             ok = tuple(np.broadcast_shapes(batch, out_batch)) == out_batch
         except ValueError:
@@ -254,8 +274,15 @@ def _launch_all(A, B, C, loop, plan, device):
     """Launch the product of (batch..., M, K) and (batch..., K, N) views into the
     (batch..., M, N) view C: one batch axis per launch, the others merged or looped."""
     nb = C.ndim - 2
-    merged, strides = operands.merge_axes(C.shape[:nb], [x._dev_strides[:nb] for x in (A, B, C)])
     run = _RUNNERS[plan.family]
+    if nb == 1:  # one batch axis: the views as they are
+        run(A, B, C, loop, plan, device)
+        return
+    if nb == 0:  # a batch axis of one
+        run(*(view(x, (1,) + x.shape, (0,) + x._dev_strides) for x in (A, B, C)), loop, plan,
+            device)
+        return
+    merged, strides = operands.merge_axes(C.shape[:nb], [x._dev_strides[:nb] for x in (A, B, C)])
     for index in itertools.product(*(range(n) for n in merged[:-1])):
         views = []
         for x, st in zip((A, B, C), strides):
@@ -272,12 +299,9 @@ def _simt(A, B, C, loop, plan, device):
     nb, M, K = A.shape
     N = B.shape[2]
     sa, sb = A._dev_strides, B._dev_strides
-    variant = kernels.Variant(
-        acc=plan.acc.name, any_of=loop[2].kind == "b", a_load=_load(A.dtype, loop[0], plan.acc),
-        b_load=_load(B.dtype, loop[1], plan.acc), out=_store(plan.acc, loop[2], C.dtype),
-        tiling=t, a_rows_fast=M > 1 and K > 1 and abs(sa[1]) < abs(sa[2]),
-        b_rows_fast=K > 1 and N > 1 and abs(sb[1]) < abs(sb[2]),
-        narrow=_narrow_option(device), contract=plan.contract)
+    variant = _variant(A.dtype, B.dtype, C.dtype, loop, plan,
+                       M > 1 and K > 1 and abs(sa[1]) < abs(sa[2]),
+                       K > 1 and N > 1 and abs(sb[1]) < abs(sb[2]), _narrow_option(device))
     if _is_thin(nb, M, N):
         _thin(A, B, C, variant, loop[2] == np.float16, device)
         return
@@ -290,6 +314,16 @@ def _simt(A, B, C, loop, plan, device):
     _in_chunks(A, B, C, -(-K // splits), plan.acc.name, variant.any_of, variant.out,
                variant.narrow, lambda a, b, c: tiled[groups, (t.wx, t.wy), device](a, b, c),
                device)
+
+
+@functools.lru_cache(maxsize=1024)
+def _variant(da, db, dc, loop, plan, a_rows_fast, b_rows_fast, narrow):
+    """The SIMT kernels' variant for operands of dtypes da, db into dc."""
+    return kernels.Variant(
+        acc=plan.acc.name, any_of=loop[2].kind == "b", a_load=_load(da, loop[0], plan.acc),
+        b_load=_load(db, loop[1], plan.acc), out=_store(plan.acc, loop[2], dc),
+        tiling=plan.tiling, a_rows_fast=a_rows_fast, b_rows_fast=b_rows_fast, narrow=narrow,
+        contract=plan.contract)
 
 
 def _is_thin(nb, M, N):

@@ -6,12 +6,10 @@ the device's: bytes of the *stored* element type (``DeviceArray._dev_strides``).
 def view(array, shape, dev_strides, extra_offset=0):
     """A view of `array`'s buffer with the given shape and stored-byte strides (`array`
     itself where that is what it already is: views cost a DeviceArray each)."""
-    if not extra_offset and tuple(array.shape) == tuple(shape) and tuple(
-        array._dev_strides
-    ) == tuple(dev_strides):
+    shape, dev_strides = tuple(map(int, shape)), tuple(map(int, dev_strides))
+    if not extra_offset and array._dev_strides == dev_strides and array.shape == shape:
         return array
-    return array._view(tuple(int(n) for n in shape), array._offset + extra_offset,
-                       tuple(int(s) for s in dev_strides))
+    return array._view(shape, array._offset + extra_offset, dev_strides)
 
 
 def broadcast_to(array, shape):

@@ -247,8 +247,18 @@ def _narrow_option(device):
     twice as fast on lavapipe) where that mode narrows nothing on `device`; else
     False, so that a device without int64/float64 refuses the kernels rather than
     accumulate in 32 bits (and NUMBA_VULKAN_NARROW=1 does not narrow them)."""
-    mode = Mode.for_device(device.info, None)
-    return None if not (mode.ints or mode.floats) else False
+    from .. import config
+
+    key = (device, config.NARROW)
+    option = _narrow_options.get(key, ())
+    if option == ():
+        mode = Mode.for_device(device.info, None)
+        option = _narrow_options[key] = None if not (mode.ints or mode.floats) else False
+    return option
+
+
+#: _narrow_option's answers by device and NUMBA_VULKAN_NARROW (all it depends on)
+_narrow_options: dict = {}
 
 
 def _accumulator(op, dtype):
