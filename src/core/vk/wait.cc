@@ -4,9 +4,13 @@
 // vkGetSemaphoreCounterValue: most kernels finish within that, and a sleeping
 // wait would add the driver's wake-up latency (on the H200: 18 us for submit +
 // spin-wait, 48 us for a plain blocking wait; reading a sum of 2^28 floats took
-// 380 us with 100 us of spinning, 306 us with 2 ms). NUMBA_VULKAN_SPIN_US
-// changes the budget. numba.cuda's default spins without limit while the
-// machine has a core per context; this spins for 2 ms at most. Then it calls
+// 380 us with 100 us of spinning, 306 us with 2 ms), and a thread that slept
+// through a wait runs its next calls slowly (the core clocked down: on an H100
+// the launch of an 8192^3 matrix product, 4.3 ms of work, took 56 us of host
+// time after a wait that spun 2 ms and slept, 11.6 us after one that spun
+// throughout). NUMBA_VULKAN_SPIN_US changes the budget. numba.cuda's default
+// spins without limit while the machine has a core per context; this spins for
+// 20 ms at most, so that Ctrl-C still ends a wait within about 30 ms. Then it calls
 // vkWaitSemaphores in slices of kSliceNs; between slices it
 //   - runs the wait check (SetWaitCheck: the bindings run Python's signal
 //     handlers there, so Ctrl-C ends a wait within about one slice),
@@ -32,7 +36,7 @@ constexpr uint64_t kSliceNs = 10'000'000;  // 10 ms: Ctrl-C is seen well within 
 // Spin budget before sleeping. Short enough that neither Ctrl-C nor the timeout
 // notices it; on a CPU device (lavapipe) the spinning thread competes with the
 // device's own worker threads, so it spins only briefly there.
-constexpr uint64_t kSpinNs = 2'000'000;
+constexpr uint64_t kSpinNs = 20'000'000;
 constexpr uint64_t kCpuSpinNs = 5'000;
 // A launch waiting for a free batch slot (or a stream's): the queue ahead of it keeps
 // the device busy, so waking late costs nothing; asynchronous launches on the H200
