@@ -1,5 +1,7 @@
-"""The matmul kernels: a tiled SIMT kernel generated per variant, and the sum of split-K
-partials.
+"""The matmul kernels: a tiled SIMT kernel generated per variant, two for products of few
+outputs (``thin``: an invocation per output; ``dots``: a workgroup per output, its
+invocations' sums added by a tree in shared memory), and the sums of split-K partials
+(``finish`` in chunk order, ``finish_tree`` by a workgroup's tree).
 
 The tiled kernel (``tiled``) computes one (BM x BN) tile of C per workgroup of WX x WY
 invocations; each invocation holds TM x TN results in registers, at rows

@@ -337,8 +337,9 @@ def _thin(A, B, C, variant, in_k_order, device):
     neighbouring outputs lie next to each other in memory or the sums must stay in k
     order (`in_k_order`), else with ``kernels.dots`` (a workgroup per output and chunk,
     its invocations reading along k). The chunks are THIN_CHUNK long at least (longer
-    where THIN_INVOCATIONS invocations in all would take less), within a loop cap
-    (lavapipe's) for both kernels, and added in order by the finish kernel."""
+    where THIN_INVOCATIONS invocations in all would take less; on GPUs THIN_GPU_SPREAD
+    times shorter and more), within a loop cap (lavapipe's) for every kernel, and added by
+    the finish kernel: in order after ``thin``, by a workgroup's tree after ``dots``."""
     nb, M, K = A.shape
     N = B.shape[2]
     outputs = nb * M * N
@@ -361,7 +362,7 @@ def _thin(A, B, C, variant, in_k_order, device):
     if P is not C and across:
         finish = kernels.finish(variant.acc, variant.any_of, variant.out, variant.narrow)
         finish.forall((N, M, nb), device=device)(P, C)
-    elif P is not C:  # as many chunks as 1,024: a workgroup adds each output's
+    elif P is not C:  # chunks by the thousand (a dot product): a workgroup adds each output's
         finish = kernels.finish_tree(variant.acc, variant.any_of, variant.out, variant.narrow)
         finish[_tree_groups(outputs), (lanes, 1), device](P, C)
 
