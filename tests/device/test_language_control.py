@@ -169,6 +169,73 @@ def test_for_range_positive_negative_and_variable_steps():
     check(k_ranges, py_ranges)
 
 
+@nv.jit
+def k_range_near_the_ends(bounds, out):
+    i = nv.global_id(0)
+    if i < bounds.shape[0]:
+        count = 0
+        last = 0
+        for k in range(bounds[i, 0], bounds[i, 1], bounds[i, 2]):
+            count += 1
+            last = k
+            if count == 5:
+                break
+        out[i, 0] = count
+        out[i, 1] = last
+
+
+@nv.jit
+def k_range_literal_step_near_the_end(starts, out):
+    i = nv.global_id(0)
+    if i < starts.shape[0]:
+        count = 0
+        for k in range(starts[i], 9223372036854775807, 3):
+            count += 1
+            if count == 5:
+                break
+        out[i] = count
+
+
+def test_range_steps_that_would_wrap_past_the_int64_ends():
+    """A cursor within a step of int64's end stops there instead of wrapping round
+    (range(0, 2**63 - 1, 2**62) is 0, 2**62; the wrapped cursor -2**63 once passed the
+    test again): numba.njit's counts, and CPython's where njit's own stop - start wraps
+    (docs/kernels.md)."""
+    import numba
+
+    big, small = 2**63 - 1, -2**63
+    cases = [(0, big, 2**62), (0, big, 2**62 + 5), (5, big, big), (big - 5, big, 4),
+             (-5, small, -(2**62)), (small + 7, small, -3), (0, 10, 3), (10, 0, -3),
+             (-5, 5, 2**62), (5, -5, -(2**62)), (small, big, big), (big - 1, small, small + 1)]
+    bounds = np.array(cases, np.int64)
+    out = np.zeros((len(cases), 2), np.int64)
+    k_range_near_the_ends.forall(len(cases))(bounds, out)
+    cpu = np.zeros_like(out)
+    numba.njit(_range_rows)(bounds, cpu)  # the kernel's loop, row by row
+    for (start, stop, step), got, njit in zip(cases, out, cpu):
+        r = range(start, stop, step)[:5]
+        python = [len(r), r[-1] if len(r) else 0]
+        fits = -(2**63) <= stop - start < 2**63  # njit's difference does not wrap
+        assert list(got) == (list(njit) if fits else python), (start, stop, step, got, njit)
+    starts = np.array([big - 1, big - 3, big - 4, big - 7, 0], np.int64)
+    counts = np.zeros(5, np.int64)
+    k_range_literal_step_near_the_end.forall(5)(starts, counts)
+    assert list(counts) == [len(range(s, big, 3)[:5]) for s in starts]
+
+
+def _range_rows(bounds, out):
+    for i in range(bounds.shape[0]):
+        count = 0
+        last = 0
+        for k in range(bounds[i, 0], bounds[i, 1], bounds[i, 2]):
+            count += 1
+            last = k
+            if count == 5:
+                break
+        out[i, 0] = count
+        out[i, 1] = last
+
+
 def py_break_continue(x):
     s = 0
     for k in range(50):

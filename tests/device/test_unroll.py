@@ -227,3 +227,30 @@ def test_unroll_1_disables(monkeypatch):
     k = nv.jit(_kernel(nv.jit(device=True)(strided_sum)))  # a new dispatcher: compiled afresh
     x = np.ones(8, np.float32)
     assert ".unrolled" not in k.inspect_kir(x, 0, 1, 8, np.zeros(3, np.float32), narrowed=True)
+
+
+@nv.jit
+def _grid_stride_count(x, out, stride, shift):
+    for i in range(nv.global_id(0) + shift, x.shape[0], stride):
+        nv.atomic.add(out, i, 1)
+
+
+def test_grid_stride_range_loops_with_steps_near_the_int64_end():
+    """A grid-stride range loop (unrolled where its guard allows) with steps from 1 to
+    2^63 - 1: each element is visited as often as CPython's ranges visit it. A cursor
+    that wraps past int64's end while still valid stops at the bound; one that wraps
+    once invalid (here after a step of 2^62 + 3) must still end the loop at the unrolled
+    loop's latch, which tests cursor - step (it once ran another iteration there and wrote
+    past the array)."""
+    n = 5000
+    x = nv.to_device(np.zeros(n, np.int64))
+    for shift in (0, n - 1024):
+        for stride in (1, 3, 7, 1000, 1024, 2**31 - 1, 2**31, 2**40, 2**62 + 3, I64_MAX):
+            out = nv.to_device(np.zeros(n, np.int64))
+            _grid_stride_count[4, 256](x, out, stride, shift)
+            want = np.zeros(n, np.int64)
+            for start in range(shift, shift + 1024):
+                want[start:n:stride] += 1
+            np.testing.assert_array_equal(out.copy_to_host(), want, err_msg=f"{stride=} {shift=}")
+    kir = _grid_stride_count.inspect_kir(x, out, 3, 0, narrowed=True)
+    assert ".unrolled" in kir

@@ -144,6 +144,10 @@ struct Counted {
     int test = -1;            // the block's test
     int tested = -1;          // what it compares with bound: i + step, or i
     bool tests_start = false;  // the test reads i before the block advances it
+    // The range loop's `select(wrapped, stop, i + step)` stored into i, and its i + step:
+    // the unrolled copies (which run only where i + step stays below bound) store the sum.
+    ValueId select = kir::kNone;
+    ValueId sum = kir::kNone;
 };
 
 // The block that takes the loop back to `b`: `b` itself, or a block holding only
@@ -211,9 +215,39 @@ bool Test(const Resolver& r, int k, int* lhs, int* rhs, int* sign_step) {
     return true;
 }
 
+// Whether `cond` is the range loop's wrap test (frontend/loops.py): `test and wrapped`,
+// the loop's own test and, on `add` (i + step), `add < i` or, for a step known only at
+// run time, (step > 0 and add < i) or (step < 0 and add > i); false wherever step > 0 and
+// i + step does not wrap.
+bool WrapTest(const Resolver& r, int cond, int test, int add, int i) {
+    const Expr& both = r.at(cond);
+    if (both.kind != Expr::Kind::kInst || both.inst->op != Op::kAnd || !r.Equal(both.kids[0], test))
+        return false;
+    cond = both.kids[1];
+    int lhs, rhs;
+    if (LessThan(r, cond, &lhs, &rhs)) return r.Equal(lhs, add) && r.Equal(rhs, i);
+    const Expr& e = r.at(cond);
+    if (e.kind != Expr::Kind::kInst || e.inst->op != Op::kOr) return false;
+    const Expr& up = r.at(e.kids[0]);
+    const Expr& down = r.at(e.kids[1]);
+    if (up.kind != Expr::Kind::kInst || up.inst->op != Op::kAnd || down.kind != Expr::Kind::kInst ||
+        down.inst->op != Op::kAnd)
+        return false;
+    const Expr& negative = r.at(down.kids[0]);  // step < 0: false where step > 0
+    const Expr& sum = r.at(add);
+    if (sum.kind != Expr::Kind::kInst || sum.inst->op != Op::kAdd) return false;
+    int step = r.Equal(sum.kids[0], i) ? sum.kids[1] : sum.kids[0];
+    return negative.kind == Expr::Kind::kInst && negative.inst->op == Op::kLt &&
+           IsZero(r.at(negative.kids[1])) && r.Equal(negative.kids[0], step) &&
+           LessThan(r, up.kids[1], &lhs, &rhs) && r.Equal(lhs, add) && r.Equal(rhs, i);
+}
+
 // The test is on i + step (Numba's rotated `while i < n: ...; i += s`) or on i itself
 // before the block advances it (a rotated range loop: RotateRangeLoops); either way i is
-// stored exactly once in the block, with i + step.
+// stored exactly once in the block, with i + step, or with `bound` where i is valid and
+// i + step wraps (the range loop's `select(valid and wrapped, stop, i + step)`, which the
+// unrolled copies, run only where i + step stays below bound, compute as i + step; the
+// latch's i - step then still tests as i did).
 bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
     const Inst& term = b.terminator();
     if (term.op != Op::kCondBr) return false;
@@ -234,7 +268,13 @@ bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
         next = lhs;
     }
     if (next < 0) return false;
-    const Expr& add = r.at(next);
+    int sum = next;
+    const Expr& stored = r.at(next);
+    if (var != kir::kNone && stored.kind == Expr::Kind::kInst && stored.inst->op == Op::kSelect &&
+        r.Equal(stored.kids[1], rhs) &&
+        WrapTest(r, stored.kids[0], r.Resolve(term.operands[0]), stored.kids[2], lhs))
+        sum = stored.kids[2];
+    const Expr& add = r.at(sum);
     if (add.kind != Expr::Kind::kInst || add.inst->op != Op::kAdd) return false;
     kir::ScalarKind k = m.type(add.inst->type).scalar;
     if (m.type(add.inst->type).kind != kir::Type::Kind::kScalar ||
@@ -254,6 +294,14 @@ bool Match(const kir::Module& m, const Block& b, Resolver& r, Counted* out) {
             same = r.Equal(r.Resolve(inst.operands[1]), next);
         }
         if (stores != 1 || !same) return false;
+        if (sum != next) {
+            for (const Inst& inst : b.insts)
+                if (inst.op == Op::kStore && inst.operands[0] == start.value)
+                    out->select = inst.operands[1];
+            for (const Inst& inst : b.insts)
+                if (inst.result == out->select && inst.op == Op::kSelect) out->sum = inst.operands[2];
+            if (out->sum == kir::kNone) out->select = kir::kNone;  // not in the block: keep it
+        }
         out->var = start.value;
         out->type = add.inst->type;
         out->step = step;
@@ -372,12 +420,19 @@ class Writer {
 };
 
 // Appends a copy of `body` (without its terminator) to `out`, with new values; returns
-// the new value of each of body's values.
+// the new value of each of body's values. Given `select` and `sum`, the copy of `select`
+// is `sum`'s (the wrap test of a range loop's cursor, false in the unrolled copies).
 std::map<ValueId, ValueId> CopyBody(kir::Function& f, const std::vector<Inst>& body,
-                                    BlockId block, std::vector<Inst>& out) {
+                                    BlockId block, std::vector<Inst>& out,
+                                    ValueId select = kir::kNone, ValueId sum = kir::kNone) {
     std::map<ValueId, ValueId> renamed;
     for (size_t k = 0; k + 1 < body.size(); ++k) {
         Inst inst = body[k];
+        if (select != kir::kNone && inst.result == select) {
+            auto it = renamed.find(sum);
+            renamed[select] = it != renamed.end() ? it->second : sum;
+            continue;
+        }
         for (ValueId& operand : inst.operands) {
             auto it = renamed.find(operand);
             if (it != renamed.end()) operand = it->second;
@@ -511,7 +566,8 @@ util::Result<int> UnrollCountedLoops(kir::Module& m, const UnrollOptions& option
         Writer head(m, r, head_id, loc);
         head.Branch(head.Guard(c, options.factor), unrolled_id, loop);
         Writer copies(m, r, unrolled_id, loc);
-        for (int k = 0; k < options.factor; ++k) CopyBody(f, body, unrolled_id, copies.insts);
+        for (int k = 0; k < options.factor; ++k)
+            CopyBody(f, body, unrolled_id, copies.insts, c.select, c.sum);
         copies.Jump(latch_id);
         // The original block runs one iteration, then joins the copies at the latch,
         // which tests as the block's own test did: on i + step, which i now is, or on

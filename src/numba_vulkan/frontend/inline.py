@@ -161,7 +161,7 @@ def _fold_args(lowerer, expr, sig, name):
 #: Lowerer's), read and written through to it: builder, module, parameters, flags...
 PER_FUNCTION = frozenset({
     "root", "func_ir", "typemap", "calltypes", "argtypes", "typed", "args", "name",
-    "slots", "values", "statics", "step_sign", "kir_blocks", "loc", "result", "static_result",
+    "slots", "values", "statics", "literal_step", "kir_blocks", "loc", "result", "static_result",
     "exit", "const_args",
 })  # fmt: skip
 
@@ -195,7 +195,7 @@ class InlineLowerer(Lowerer):
             "slots": {},
             "values": {},
             "statics": {},
-            "step_sign": {},
+            "literal_step": {},
             "kir_blocks": {},
             "loc": parent.loc,
             "result": None,

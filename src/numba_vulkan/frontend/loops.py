@@ -7,7 +7,10 @@ is a small tree of KIR variables: a range is (start, stop, step), an iterator
 is (cursor, stop, step), and iternext's pair is (value, valid). iternext
 tests the cursor against stop (cur < stop for a positive step, cur > stop for
 a negative one, and never valid for a zero step), yields the cursor and
-advances it by step. When the step is a literal, only its sign's test is built.
+advances it by step, to stop where the step would wrap it past its type's end (Python's
+range never overflows; numba.njit's, which counts its iterations from a wrapped
+``stop - start``, agrees while that difference fits). When the step is a literal, only
+its sign's test is built, and a step of 1 or -1 needs no wrap test.
 When start, stop and step are all compile-time ints, the kernel's own loop over the
 range records its trip count (Lowerer.loop_trips, by its header's label): a kernel
 whose loops all have such counts, few enough in all, needs no loop guard
@@ -34,16 +37,15 @@ def lower_range(lowerer, expr, sig, target):
     b = lowerer.b
     k = compute_kind(sig.return_type.dtype, lowerer.mode, expr.loc)
     args = [arith.convert(b, lowerer.load_cast(a, t), k) for a, t in zip(expr.args, sig.args)]
-    step_sign = 1
+    literal = 1
     if len(args) == 1:
         start, stop, step = arith.const(b, k, 0), args[0], arith.const(b, k, 1)
     elif len(args) == 2:
         (start, stop), step = args, arith.const(b, k, 1)
     else:
         start, stop, step = args
-        value = lowerer.static_int(expr.args[2])
-        step_sign = None if value is None else (value > 0) - (value < 0)
-    lowerer.step_sign[target] = step_sign
+        literal = lowerer.static_int(expr.args[2])
+    lowerer.literal_step[target] = literal
     if lowerer.root is lowerer:  # the kernel's own loops (not an inlined callee's)
         values = [lowerer.static_int(a) for a in expr.args]
         zero_step = len(values) == 3 and values[2] == 0  # range() raises: never static
@@ -54,7 +56,7 @@ def lower_range(lowerer, expr, sig, target):
 
 def lower_getiter(lowerer, expr, target):
     start, stop, step = lowerer.load_var(expr.value.name)
-    lowerer.step_sign[target] = lowerer.step_sign.get(expr.value.name)
+    lowerer.literal_step[target] = lowerer.literal_step.get(expr.value.name)
     if lowerer.root is lowerer:
         lowerer.range_trips[target] = lowerer.range_trips.get(expr.value.name)
     return (start, stop, step)
@@ -77,7 +79,9 @@ def lower_iternext(lowerer, expr):
     cur, stop, step = lowerer.load_var(name)
     k = b.kind(cur)
     made_from = _made_from(lowerer, expr.value)
-    sign = lowerer.step_sign.get(name, lowerer.step_sign.get(made_from))
+    literal = lowerer.literal_step.get(name, lowerer.literal_step.get(made_from))
+    sign = None if literal is None else (literal > 0) - (literal < 0)
+    zero = arith.const(b, k, 0) if sign is None else None
     if sign == 1:
         valid = b.compare(Op.lt, cur, stop)
     elif sign == -1:
@@ -85,11 +89,29 @@ def lower_iternext(lowerer, expr):
     elif sign == 0:
         valid = arith.const(b, _core.Kind.bool, False)
     else:
-        zero = arith.const(b, k, 0)
         up = arith.logical_and(b, b.compare(Op.gt, step, zero), b.compare(Op.lt, cur, stop))
         down = arith.logical_and(b, b.compare(Op.lt, step, zero), b.compare(Op.gt, cur, stop))
         valid = arith.logical_or(b, up, down)
-    b.store(cursor_ptr, b.binary(Op.add, cur, step))
+    following = b.binary(Op.add, cur, step)
+    if literal not in (1, -1, 0):
+        # A cursor within a step of its type's end wraps past it (range(0, 2**63 - 1,
+        # 2**62): 0, 2**62, then -2**63 < stop): the cursor stops at `stop` instead, where
+        # the next test fails. (A step of 1 or -1 cannot pass stop, a value of the type.)
+        # Only a valid cursor stops so: an invalid one ends the loop anyway, and keeping
+        # its wrapped sum lets cursor - step give it back (the unrolled loop's latch,
+        # unroll.h, tests that).
+        if sign == 1:
+            wrapped = b.compare(Op.lt, following, cur)
+        elif sign == -1:
+            wrapped = b.compare(Op.gt, following, cur)
+        else:
+            wrapped = arith.logical_or(
+                b, arith.logical_and(b, b.compare(Op.gt, step, zero),
+                                     b.compare(Op.lt, following, cur)),
+                arith.logical_and(b, b.compare(Op.lt, step, zero),
+                                  b.compare(Op.gt, following, cur)))
+        following = b.select(arith.logical_and(b, valid, wrapped), stop, following)
+    b.store(cursor_ptr, following)
     if lowerer.root is lowerer:  # iternext is in the loop's header
         lowerer.loop_trips[lowerer.label] = lowerer.range_trips.get(made_from)
     return (cur, valid)

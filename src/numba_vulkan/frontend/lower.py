@@ -132,7 +132,7 @@ class Lowerer:
         self.slots = {}  # Numba variable -> tree of KIR variable pointers
         self.values = {}  # Numba variable -> (tree of KIR values, the block defining them)
         self.statics = {}  # Numba variable -> compile-time object (ArrayArg, function, module...)
-        self.step_sign = {}  # range / iterator variable -> sign of a literal step, or None
+        self.literal_step = {}  # range / iterator variable -> its step if a literal, else None
         # The kernel's own range loops (frontend/loops.py): range / iterator variable ->
         # its compile-time trip count or None; header label -> the same.
         self.range_trips = {}
