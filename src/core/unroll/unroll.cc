@@ -217,8 +217,8 @@ bool Test(const Resolver& r, int k, int* lhs, int* rhs, int* sign_step) {
 
 // Whether `cond` is the range loop's wrap test (frontend/loops.py): `test and wrapped`,
 // the loop's own test and, on `add` (i + step), `add < i` or, for a step known only at
-// run time, (step > 0 and add < i) or (step < 0 and add > i); false wherever step > 0 and
-// i + step does not wrap.
+// run time, `(add < i) != (step < 0)`; false wherever step > 0 and i + step does not
+// wrap.
 bool WrapTest(const Resolver& r, int cond, int test, int add, int i) {
     const Expr& both = r.at(cond);
     if (both.kind != Expr::Kind::kInst || both.inst->op != Op::kAnd || !r.Equal(both.kids[0], test))
@@ -227,19 +227,14 @@ bool WrapTest(const Resolver& r, int cond, int test, int add, int i) {
     int lhs, rhs;
     if (LessThan(r, cond, &lhs, &rhs)) return r.Equal(lhs, add) && r.Equal(rhs, i);
     const Expr& e = r.at(cond);
-    if (e.kind != Expr::Kind::kInst || e.inst->op != Op::kOr) return false;
-    const Expr& up = r.at(e.kids[0]);
-    const Expr& down = r.at(e.kids[1]);
-    if (up.kind != Expr::Kind::kInst || up.inst->op != Op::kAnd || down.kind != Expr::Kind::kInst ||
-        down.inst->op != Op::kAnd)
-        return false;
-    const Expr& negative = r.at(down.kids[0]);  // step < 0: false where step > 0
+    if (e.kind != Expr::Kind::kInst || e.inst->op != Op::kNe) return false;
     const Expr& sum = r.at(add);
     if (sum.kind != Expr::Kind::kInst || sum.inst->op != Op::kAdd) return false;
     int step = r.Equal(sum.kids[0], i) ? sum.kids[1] : sum.kids[0];
+    const Expr& negative = r.at(e.kids[1]);  // step < 0: false where step > 0
     return negative.kind == Expr::Kind::kInst && negative.inst->op == Op::kLt &&
            IsZero(r.at(negative.kids[1])) && r.Equal(negative.kids[0], step) &&
-           LessThan(r, up.kids[1], &lhs, &rhs) && r.Equal(lhs, add) && r.Equal(rhs, i);
+           LessThan(r, e.kids[0], &lhs, &rhs) && r.Equal(lhs, add) && r.Equal(rhs, i);
 }
 
 // The test is on i + step (Numba's rotated `while i < n: ...; i += s`) or on i itself

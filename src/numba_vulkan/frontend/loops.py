@@ -105,11 +105,9 @@ def lower_iternext(lowerer, expr):
         elif sign == -1:
             wrapped = b.compare(Op.gt, following, cur)
         else:
-            wrapped = arith.logical_or(
-                b, arith.logical_and(b, b.compare(Op.gt, step, zero),
-                                     b.compare(Op.lt, following, cur)),
-                arith.logical_and(b, b.compare(Op.lt, step, zero),
-                                  b.compare(Op.gt, following, cur)))
+            # following < cur for a step > 0, following > cur (not <: it differs) for < 0
+            wrapped = b.compare(Op.ne, b.compare(Op.lt, following, cur),
+                                b.compare(Op.lt, step, zero))
         following = b.select(arith.logical_and(b, valid, wrapped), stop, following)
     b.store(cursor_ptr, following)
     if lowerer.root is lowerer:  # iternext is in the loop's header
