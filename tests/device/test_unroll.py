@@ -254,3 +254,61 @@ def test_grid_stride_range_loops_with_steps_near_the_int64_end():
             np.testing.assert_array_equal(out.copy_to_host(), want, err_msg=f"{stride=} {shift=}")
     kir = _grid_stride_count.inspect_kir(x, out, 3, 0, narrowed=True)
     assert ".unrolled" in kir
+
+
+@numba.njit
+def _first_five(start, stop, step):
+    """How many of range(start, stop, step)'s first five values a loop sees, and the
+    last of them (kernels call it; so does the CPU, as the reference)."""
+    count = 0
+    last = 0
+    for k in range(start, stop, step):
+        count += 1
+        last = k
+        if count == 5:
+            break
+    return count, last
+
+
+@nv.jit
+def _first_fives(bounds, out):
+    i = nv.global_id(0)
+    if i < bounds.shape[0]:
+        count, last = _first_five(bounds[i, 0], bounds[i, 1], bounds[i, 2])
+        out[i, 0] = count
+        out[i, 1] = last
+
+
+@nv.jit
+def _first_fives_by_three(starts, out):
+    i = nv.global_id(0)
+    if i < starts.shape[0]:
+        count = 0
+        for k in range(starts[i], 9223372036854775807, 3):
+            count += 1
+            if count == 5:
+                break
+        out[i] = count
+
+
+def test_range_steps_that_would_wrap_past_the_int64_ends():
+    """A cursor within a step of int64's end stops there instead of wrapping round
+    (range(0, 2**63 - 1, 2**62) is 0, 2**62; the wrapped cursor -2**63 once passed the
+    test again): numba.njit's values, and CPython's where njit's own stop - start wraps
+    (docs/kernels.md); a run-time step and a literal one."""
+    big, small = I64_MAX, -(2**63)
+    cases = [(0, big, 2**62), (0, big, 2**62 + 5), (5, big, big), (big - 5, big, 4),
+             (-5, small, -(2**62)), (small + 7, small, -3), (0, 10, 3), (10, 0, -3),
+             (-5, 5, 2**62), (5, -5, -(2**62)), (small, big, big), (big - 1, small, small + 1)]
+    out = np.zeros((len(cases), 2), np.int64)
+    _first_fives.forall(len(cases))(np.array(cases, np.int64), out)
+    for (start, stop, step), got in zip(cases, out):
+        r = range(start, stop, step)[:5]
+        python = (len(r), r[-1] if len(r) else 0)
+        fits = small <= stop - start <= big  # njit's difference does not wrap
+        want = _first_five(start, stop, step) if fits else python
+        assert tuple(got) == tuple(want), (start, stop, step, got, want)
+    starts = np.array([I64_MAX - 1, I64_MAX - 3, I64_MAX - 4, I64_MAX - 7, 0], np.int64)
+    counts = np.zeros(5, np.int64)
+    _first_fives_by_three.forall(5)(starts, counts)
+    assert list(counts) == [len(range(s, I64_MAX, 3)[:5]) for s in starts]
