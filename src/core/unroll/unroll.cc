@@ -144,8 +144,8 @@ struct Counted {
     int test = -1;            // the block's test
     int tested = -1;          // what it compares with bound: i + step, or i
     bool tests_start = false;  // the test reads i before the block advances it
-    // The range loop's `select(wrapped, stop, i + step)` stored into i, and its i + step:
-    // the unrolled copies (which run only where i + step stays below bound) store the sum.
+    // The range loop's `select(valid and wrapped, stop, i + step)` stored into i, and its
+    // i + step: the unrolled copies (which run only where no i + step wraps) store the sum.
     ValueId select = kir::kNone;
     ValueId sum = kir::kNone;
 };
