@@ -259,15 +259,11 @@ def thin_source(v: Variant) -> str:
 def thin(v: Variant):
     """The jit kernel of ``thin_source(v)``, generated once per variant (its tiling and
     layouts play no part)."""
-    k = _by_variant.get(("thin", v))
-    if k is None:
-        acc = np.dtype(v.acc).type
-        options = {"fastmath": {"contract"}} if v.contract else {}
-        k = _by_variant["thin", v] = generated(
-            ("thin", _untiled(v)), lambda: thin_source(v),
-            {"ACC": acc, "ZERO": acc(0), "global_id": global_id}, "_nv_matmul_thin",
-            f"<numba_vulkan matmul thin {v.acc}>", narrow=v.narrow, **options)
-    return k
+    acc = np.dtype(v.acc).type
+    options = {"fastmath": {"contract"}} if v.contract else {}
+    return _untiled_kernel("thin", v, lambda key: generated(
+        key, lambda: thin_source(v), {"ACC": acc, "ZERO": acc(0), "global_id": global_id},
+        "_nv_matmul_thin", f"<numba_vulkan matmul thin {v.acc}>", narrow=v.narrow, **options))
 
 
 #: Invocations of a ``dots`` workgroup (a power of two; Vulkan guarantees 128).
@@ -337,18 +333,21 @@ def dots_source(v: Variant) -> str:
 def dots(v: Variant):
     """The jit kernel of ``dots_source(v)``, generated once per variant (its tiling and
     layouts play no part)."""
-    k = _by_variant.get(("dots", v))
+    options = {"fastmath": {"contract"}} if v.contract else {}
+    return _untiled_kernel("dots", v, lambda key: _tree_kernel(
+        key, lambda: dots_source(v), v.acc, "_nv_matmul_dots",
+        f"<numba_vulkan matmul dots {v.acc}>", v.narrow, **options))
+
+
+def _untiled_kernel(kind: str, v: Variant, make):
+    """The `kind` kernel of `v`, which does not depend on v's tiling and layouts:
+    ``make(key)`` generates it once under the key without them; `v` itself finds it again
+    (no dataclasses.replace on matmul's path)."""
+    k = _by_variant.get((kind, v))
     if k is None:
-        options = {"fastmath": {"contract"}} if v.contract else {}
-        k = _by_variant["dots", v] = _tree_kernel(
-            ("dots", _untiled(v)), lambda: dots_source(v), v.acc, "_nv_matmul_dots",
-            f"<numba_vulkan matmul dots {v.acc}>", v.narrow, **options)
+        key = (kind, dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False))
+        k = _by_variant[kind, v] = make(key)
     return k
-
-
-def _untiled(v: Variant) -> Variant:
-    """`v` without what the thin and dots kernels do not depend on (tiling, layouts)."""
-    return dataclasses.replace(v, tiling=None, a_rows_fast=False, b_rows_fast=False)
 
 
 def finish_tree_source(acc: str, any_of: bool, out: str) -> str:

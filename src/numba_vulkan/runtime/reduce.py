@@ -51,7 +51,7 @@ import textwrap
 
 import numpy as np
 
-from .. import _core, bfloat16_host
+from .. import _core, bfloat16_host, config
 from ..narrowing import Mode
 from ..stubs import barrier, global_id, group_id, local_id, shared
 from .compiler_hook import jit
@@ -247,8 +247,6 @@ def _narrow_option(device):
     twice as fast on lavapipe) where that mode narrows nothing on `device`; else
     False, so that a device without int64/float64 refuses the kernels rather than
     accumulate in 32 bits (and NUMBA_VULKAN_NARROW=1 does not narrow them)."""
-    from .. import config
-
     key = (device, config.NARROW)
     option = _narrow_options.get(key, ())
     if option == ():
