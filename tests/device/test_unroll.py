@@ -261,7 +261,7 @@ def _first_five(start, stop, step):
     """How many of range(start, stop, step)'s first five values a loop sees, and the
     last of them (kernels call it; so does the CPU, as the reference)."""
     count = 0
-    last = 0
+    last = start - start  # start's type (0 alone would make a uint64 loop's last a float)
     for k in range(start, stop, step):
         count += 1
         last = k
@@ -308,6 +308,12 @@ def test_range_steps_that_would_wrap_past_the_int64_ends():
         fits = small <= stop - start <= big  # njit's difference does not wrap
         want = _first_five(start, stop, step) if fits else python
         assert tuple(got) == tuple(want), (start, stop, step, got, want)
+    unsigned = np.array([(2**64 - 5, 2**64 - 1, 3), (2**64 - 9, 2**64 - 2, 4),
+                         (2**63, 2**64 - 1, 2**62 + 1)], np.uint64)  # wraps past 2**64 - 1
+    got = np.zeros((len(unsigned), 2), np.uint64)
+    _first_fives.forall(len(unsigned))(unsigned, got)
+    for (start, stop, step), row in zip(unsigned, got):
+        assert tuple(row) == tuple(_first_five(start, stop, step)), (start, stop, step, row)
     starts = np.array([I64_MAX - 1, I64_MAX - 3, I64_MAX - 4, I64_MAX - 7, 0], np.int64)
     counts = np.zeros(5, np.int64)
     _first_fives_by_three.forall(5)(starts, counts)
