@@ -2,6 +2,7 @@
 
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "kir/dominators.h"
 
@@ -223,6 +224,7 @@ class Analysis {
                         else if (RefineLeft(inst.op, a, c).empty()) r = Interval::Point(0);
                         else if (RefineLeft(InvertCompare(inst.op), a, c).empty())
                             r = Interval::Point(1);
+                        else r = AgainstSum(b, out, inst);
                     }
                     break;
                 case Op::kConvert: case Op::kBitcast:
@@ -259,6 +261,35 @@ class Analysis {
             out[inst.result] = r;
         }
         return st;
+    }
+
+    // x + y (or x - y) compared with x, either way round, where the sum cannot
+    // wrap: y's sign decides it when the ranges alone do not. This is the range
+    // loop's wrap test (frontend/loops.py: cursor + step < cursor), decided once
+    // the cursor and the step are bounded. [0, 1] where not decided.
+    Interval AgainstSum(const Block& b, const std::vector<Interval>& out,
+                        const Inst& cmp) const {
+        for (int side = 0; side < 2; ++side) {
+            ValueId s = cmp.operands[side], t = cmp.operands[1 - side];
+            const Inst* d = s < def_.size() ? def_[s] : nullptr;
+            if (!d || (d->op != Op::kAdd && d->op != Op::kSub)) continue;
+            const bool add = d->op == Op::kAdd;
+            ValueId x = d->operands[0], y = d->operands[1];
+            if (add && y == t) std::swap(x, y);
+            ScalarKind k = KindOf(s);
+            if (x != t || !IsInteger(k) || KindOf(y) != k) continue;
+            Interval rx = R(b, out, x), ry = R(b, out, y);
+            if (rx.empty() || ry.empty()) continue;
+            Interval exact = add ? Interval::Of(rx.lo + ry.lo, rx.hi + ry.hi)
+                                 : Interval::Of(rx.lo - ry.hi, rx.hi - ry.lo);
+            if (!Fits(exact, k)) continue;  // it may wrap
+            // s = x + e exactly (e = y, or -y): s op x  <=>  e op 0
+            Interval e = add ? ry : Interval::Of(-ry.hi, -ry.lo), zero = Interval::Point(0);
+            Op op = side == 0 ? cmp.op : SwapCompare(cmp.op);
+            if (RefineLeft(op, e, zero).empty()) return Interval::Point(0);
+            if (RefineLeft(InvertCompare(op), e, zero).empty()) return Interval::Point(1);
+        }
+        return {0, 1};
     }
 
     const Inst* DefIn(const Block& b, ValueId v) const {

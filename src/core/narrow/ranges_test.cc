@@ -178,5 +178,48 @@ func main {
     EXPECT_EQ(analyzed("i64").values[6], KindRange(kir::ScalarKind::kI64));
 }
 
+// x + y against x: y's sign decides it where the sum cannot wrap (the range loop's
+// wrap test, frontend/loops.py); a sum that can wrap leaves it open.
+TEST(Ranges, SumAgainstItsTermDecidedBySign) {
+    const char* text = R"(
+param y : u16 @0
+param x : %X @8
+func main {
+%b0 entry:
+  %0 = param 0 : u16
+  %1 = convert %0 : i64
+  %9 = param 1 : %X
+  %2 = convert %9 : i64
+  %3 = add %2, %1 : i64
+  %4 = lt %3, %2 : bool
+  %5 = gt %2, %3 : bool
+  %6 = ge %3, %2 : bool
+  %7 = add %1, %2 : i64
+  %8 = lt %7, %2 : bool
+  %10 = sub %2, %1 : i64
+  %11 = gt %10, %2 : bool
+  %12 = le %10, %2 : bool
+  %13 = eq %3, %2 : bool
+  ret
+}
+)";
+    auto analyzed = [&](const char* x) {
+        std::string module = text;
+        for (size_t at; (at = module.find("%X")) != std::string::npos;) module.replace(at, 2, x);
+        return AnalyzeRanges(ParseOk(module), {});
+    };
+    Ranges r = analyzed("u32");  // x + y < 2^33: no wrap
+    EXPECT_EQ(r.values[4], I(0, 0));   // x + y < x
+    EXPECT_EQ(r.values[5], I(0, 0));   // x > x + y
+    EXPECT_EQ(r.values[6], I(1, 1));   // x + y >= x
+    EXPECT_EQ(r.values[8], I(0, 0));   // y + x < x
+    EXPECT_EQ(r.values[11], I(0, 0));  // x - y > x
+    EXPECT_EQ(r.values[12], I(1, 1));  // x - y <= x
+    EXPECT_EQ(r.values[13], I(0, 1));  // x + y == x: y may be 0
+    Ranges w = analyzed("i64");  // x + y may wrap past INT64_MAX
+    EXPECT_EQ(w.values[4], I(0, 1));
+    EXPECT_EQ(w.values[11], I(0, 1));
+}
+
 }  // namespace
 }  // namespace nvk::narrow::testing
