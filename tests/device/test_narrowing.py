@@ -194,3 +194,23 @@ def test_matmul_inner_loop_is_32_bit_and_exact():
     np.testing.assert_array_equal(c, a @ b)  # small integers: every sum is exact
     narrowed = matmul.inspect_kir(a, b, c, narrowed=True)
     assert " : i64" not in narrowed and "ptr<function, i64>" not in narrowed
+
+
+def test_grid_stride_loop_keeps_no_wrap_test():
+    """A grid-stride range loop over a 32-bit extent: the cursor cannot come near int64's end,
+    so the range loop's wrap test (`i + step < i`, frontend/loops.py) is decided false and its
+    select goes; the loop still visits every element once."""
+
+    @nv.jit
+    def scale(a, out):
+        step = nv.num_groups(0) * nv.local_size(0)
+        for i in range(nv.global_id(0), a.size, step):
+            out[i] = a[i] * 3 + i
+
+    a = np.arange(1000, dtype=np.int64)
+    out = np.zeros_like(a)
+    scale[4, 32](a, out)  # 128 invocations, about 8 elements each
+    np.testing.assert_array_equal(out, a * 3 + np.arange(1000))
+    narrowed = scale.inspect_kir(a, out, narrowed=True)
+    assert not [line for line in narrowed.splitlines() if "select" in line and ": i64" in line]
+    assert "select" in scale.inspect_kir(a, out)  # the front end's form has it
