@@ -78,6 +78,23 @@ def record_key(dtype):
     return zlib.crc32(f"{dtype.descr!r}/{dtype.itemsize}".encode())
 
 
+_STORED_AND_CODE = {}
+
+
+def _stored_and_code(dtype, info):
+    """(storage_dtype, the code the launcher compares with a kernel's declared dtype) of
+    arrays of `dtype` on the device `info`; remembered for all but records (every new array
+    asks; a record's code digests its layout, which dtype equality does not all compare)."""
+    key = (dtype, info.int64, info.float64)
+    facts = _STORED_AND_CODE.get(key)
+    if facts is None:
+        stored = storage_dtype(dtype, info)
+        facts = stored, _core.dtype_code(dtype.kind, dtype.itemsize, record_key(dtype))
+        if dtype.fields is None:
+            _STORED_AND_CODE[key] = facts
+    return facts
+
+
 def host_order(host):
     """'F' for a NumPy array that is F-contiguous but not C-contiguous (its device copy
     keeps that order, as numba.cuda's do), else 'C'."""
@@ -144,7 +161,7 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
                  order: str = "C") -> None:
         device = device_list.get_device(device)
         dtype = checks.as_dtype(dtype)
-        stored = storage_dtype(dtype, device.info)
+        stored, code = _stored_and_code(dtype, device.info)
         shape = checks.as_shape(shape)
         if _stored is None:
             nbytes = checks.nbytes_of(shape, stored.itemsize)
@@ -159,8 +176,6 @@ class DeviceArray(ArrayViews, ArrayOperators, WholeArrayReductions, DLPackExport
             strides = (0,) * len(shape) if 0 in shape else contiguous(shape, stored.itemsize)
         else:
             buffer, offset, strides = _stored
-        # What the launcher compares with a kernel's declared dtype.
-        code = _core.dtype_code(dtype.kind, dtype.itemsize, record_key(dtype))
         super().__init__(device._core, buffer, offset, shape, tuple(strides), code, stored.itemsize)
         self.device = device
         self.dtype = dtype

@@ -366,8 +366,6 @@ def _shaped(values, shape):
 def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
     """`op` ("sum", "prod", "min", "max", "mean") of DeviceArray `x` over `axis`, as a new
     DeviceArray of NumPy's result shape and dtype (computed on the device)."""
-    from .reduce import _narrow_option
-
     axes = _axes(axis, x.ndim)
     kept = tuple(a for a in range(x.ndim) if a not in axes)
     rows = math.prod(x.shape[a] for a in kept)
@@ -405,6 +403,8 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
         values = values.astype(work)
     values = values.reshape(-1)
     device = x.device
+    from .reduce import _narrow_option
+
     kernel = _row_kernel(base, _narrow_option(device))
     while n > 1:
         parts = -(-n // ROW_CHUNK)
