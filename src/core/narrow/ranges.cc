@@ -263,6 +263,12 @@ class Analysis {
         return st;
     }
 
+    // The mathematical range of x + y (add) or x - y, before any wrap.
+    static Interval Exact(bool add, const Interval& x, const Interval& y) {
+        return add ? Interval::Of(x.lo + y.lo, x.hi + y.hi)
+                   : Interval::Of(x.lo - y.hi, x.hi - y.lo);
+    }
+
     // x + y (or x - y) compared with x, either way round, where the sum cannot
     // wrap: y's sign decides it when the ranges alone do not. This is the range
     // loop's wrap test (frontend/loops.py: cursor + step < cursor), decided once
@@ -279,10 +285,7 @@ class Analysis {
             ScalarKind k = KindOf(s);
             if (x != t || !IsInteger(k) || KindOf(y) != k) continue;
             Interval rx = R(b, out, x), ry = R(b, out, y);
-            if (rx.empty() || ry.empty()) continue;
-            Interval exact = add ? Interval::Of(rx.lo + ry.lo, rx.hi + ry.hi)
-                                 : Interval::Of(rx.lo - ry.hi, rx.hi - ry.lo);
-            if (!Fits(exact, k)) continue;  // it may wrap
+            if (rx.empty() || ry.empty() || !Fits(Exact(add, rx, ry), k)) continue;  // may wrap
             // s = x + e exactly (e = y, or -y): s op x  <=>  e op 0
             Interval e = add ? ry : Interval::Of(-ry.hi, -ry.lo), zero = Interval::Point(0);
             Op op = side == 0 ? cmp.op : SwapCompare(cmp.op);
@@ -317,9 +320,7 @@ class Analysis {
             Interval rx = R(b, vals_, x), ry = R(b, vals_, y);
             if (rx.empty() || ry.empty()) return;
             const bool add = d->op == Op::kAdd;
-            Interval exact = add ? Interval::Of(rx.lo + ry.lo, rx.hi + ry.hi)
-                                 : Interval::Of(rx.lo - ry.hi, rx.hi - ry.lo);
-            if (!Fits(exact, k)) return;  // it may wrap: nothing follows
+            if (!Fits(Exact(add, rx, ry), k)) return;  // it may wrap: nothing follows
             Interval fx = add ? Interval::Of(r.lo - ry.hi, r.hi - ry.lo)   // x = v - y
                               : Interval::Of(r.lo + ry.lo, r.hi + ry.hi);  // x = v + y
             Interval fy = add ? Interval::Of(r.lo - rx.hi, r.hi - rx.lo)   // y = v - x
