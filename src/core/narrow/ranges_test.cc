@@ -136,6 +136,12 @@ func main {
     EXPECT_TRUE(r.reached[2]);
 }
 
+// The ranges of `text` with its %X (a parameter's kind) replaced by `x`.
+Ranges AnalyzedAs(std::string text, const char* x) {
+    for (size_t at; (at = text.find("%X")) != std::string::npos;) text.replace(at, 2, x);
+    return AnalyzeRanges(ParseOk(text), {});
+}
+
 // x - 1 < n on an edge bounds the variable x was read from there, where the
 // difference cannot wrap; nothing follows from a difference that can.
 TEST(Ranges, FactsGoThroughDifferencesThatCannotWrap) {
@@ -166,11 +172,7 @@ func main {
   ret
 }
 )";
-    auto analyzed = [&](const char* x) {
-        std::string module = text;
-        for (size_t at; (at = module.find("%X")) != std::string::npos;) module.replace(at, 2, x);
-        return AnalyzeRanges(ParseOk(module), {});
-    };
+    auto analyzed = [&](const char* x) { return AnalyzedAs(text, x); };
     // x from a u32: x - 1 cannot wrap, and x - 1 < n <= 65535 gives x <= 65535 on the
     // edge, so x + 1 <= 65536 there (up to 2^32 without the fact).
     EXPECT_EQ(analyzed("u32").values[6], I(1, 65536));
@@ -203,11 +205,7 @@ func main {
   ret
 }
 )";
-    auto analyzed = [&](const char* x) {
-        std::string module = text;
-        for (size_t at; (at = module.find("%X")) != std::string::npos;) module.replace(at, 2, x);
-        return AnalyzeRanges(ParseOk(module), {});
-    };
+    auto analyzed = [&](const char* x) { return AnalyzedAs(text, x); };
     Ranges r = analyzed("u32");  // x + y < 2^33: no wrap
     EXPECT_EQ(r.values[4], I(0, 0));   // x + y < x
     EXPECT_EQ(r.values[5], I(0, 0));   // x > x + y
