@@ -47,15 +47,41 @@ def _rotl(x, k):
 
 
 @numba.njit
-def _next(states, index):
-    index = int64(index)
-    s0 = uint64(states[index]["s0"])
-    s1 = uint64(states[index]["s1"])
+def _step(s0, s1):
+    """One xoroshiro128+ step of the state (s0, s1): (its output, the next s0, s1)."""
+    s0 = uint64(s0)
+    s1 = uint64(s1)
     result = s0 + s1
     s1 ^= s0
-    states[index]["s0"] = _rotl(s0, 55) ^ s1 ^ (s1 << uint64(14))
-    states[index]["s1"] = _rotl(s1, 36)
+    return result, _rotl(s0, 55) ^ s1 ^ (s1 << uint64(14)), _rotl(s1, 36)
+
+
+@numba.njit
+def _next(states, index):
+    index = int64(index)
+    result, s0, s1 = _step(states[index]["s0"], states[index]["s1"])
+    states[index]["s0"] = s0
+    states[index]["s1"] = s1
     return result
+
+
+@numba.njit
+def _next_two(states, index):
+    """The next two outputs of generator `index`, its state read and written once (a
+    kernel reads back what it stored only through memory: Box-Muller's two draws would
+    take that round trip between them)."""
+    index = int64(index)
+    first, s0, s1 = _step(states[index]["s0"], states[index]["s1"])
+    second, s0, s1 = _step(s0, s1)
+    states[index]["s0"] = s0
+    states[index]["s1"] = s1
+    return first, second
+
+
+@numba.njit
+def _unit64(x):
+    """The float64 uniform in [0, 1) of output x: its top 53 bits."""
+    return float64(x >> uint64(11)) * float64(1.0 / 9007199254740992.0)
 
 
 # ---------------------------------------------------------------- device functions
@@ -70,8 +96,7 @@ def xoroshiro128p_next(states, index):
 @jit(device=True)
 def xoroshiro128p_uniform_float64(states, index):
     """A float64 uniform in [0, 1): the top 53 bits of the next number."""
-    x = xoroshiro128p_next(states, index)
-    return float64(x >> uint64(11)) * float64(1.0 / 9007199254740992.0)
+    return _unit64(xoroshiro128p_next(states, index))
 
 
 @jit(device=True)
@@ -85,8 +110,9 @@ def xoroshiro128p_uniform_float32(states, index):
 def xoroshiro128p_normal_float64(states, index):
     """A standard normal float64: Box-Muller on two *float32* uniforms, as numba.cuda
     computes it (so log(u1) is a float32 log; then float64 from -2 log(u1) and 2 pi u2 on)."""
-    u1 = xoroshiro128p_uniform_float32(states, index)
-    u2 = xoroshiro128p_uniform_float32(states, index)
+    x1, x2 = _next_two(states, index)
+    u1 = float32(_unit64(x1))
+    u2 = float32(_unit64(x2))
     return math.sqrt(-float64(2.0) * math.log(u1)) * math.cos(_TWO_PI_64 * u2)
 
 
@@ -94,8 +120,9 @@ def xoroshiro128p_normal_float64(states, index):
 def xoroshiro128p_normal_float32(states, index):
     """A standard normal float32: Box-Muller on two float32 uniforms, all in float32
     (2 pi rounded to float32 first), as numba.cuda computes it."""
-    u1 = xoroshiro128p_uniform_float32(states, index)
-    u2 = xoroshiro128p_uniform_float32(states, index)
+    x1, x2 = _next_two(states, index)
+    u1 = float32(_unit64(x1))
+    u2 = float32(_unit64(x2))
     return math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(_TWO_PI_32 * u2)
 
 
