@@ -66,22 +66,23 @@ def _next(states, index):
 
 
 @numba.njit
-def _next_two(states, index):
-    """The next two outputs of generator `index`, its state read and written once (a
-    kernel reads back what it stored only through memory: Box-Muller's two draws would
-    take that round trip between them)."""
+def _unit64(x):
+    """The float64 uniform in [0, 1) of output x: its top 53 bits."""
+    return float64(x >> uint64(11)) * float64(1.0 / 9007199254740992.0)
+
+
+@numba.njit
+def _two_uniforms32(states, index):
+    """The next two float32 uniforms of generator `index` (as two calls of
+    xoroshiro128p_uniform_float32 draw them), its state read and written once: a kernel
+    reads back what it stored only through memory, and Box-Muller's second draw would
+    take that round trip."""
     index = int64(index)
     first, s0, s1 = _step(states[index]["s0"], states[index]["s1"])
     second, s0, s1 = _step(s0, s1)
     states[index]["s0"] = s0
     states[index]["s1"] = s1
-    return first, second
-
-
-@numba.njit
-def _unit64(x):
-    """The float64 uniform in [0, 1) of output x: its top 53 bits."""
-    return float64(x >> uint64(11)) * float64(1.0 / 9007199254740992.0)
+    return float32(_unit64(first)), float32(_unit64(second))
 
 
 # ---------------------------------------------------------------- device functions
@@ -110,9 +111,7 @@ def xoroshiro128p_uniform_float32(states, index):
 def xoroshiro128p_normal_float64(states, index):
     """A standard normal float64: Box-Muller on two *float32* uniforms, as numba.cuda
     computes it (so log(u1) is a float32 log; then float64 from -2 log(u1) and 2 pi u2 on)."""
-    x1, x2 = _next_two(states, index)
-    u1 = float32(_unit64(x1))
-    u2 = float32(_unit64(x2))
+    u1, u2 = _two_uniforms32(states, index)
     return math.sqrt(-float64(2.0) * math.log(u1)) * math.cos(_TWO_PI_64 * u2)
 
 
@@ -120,9 +119,7 @@ def xoroshiro128p_normal_float64(states, index):
 def xoroshiro128p_normal_float32(states, index):
     """A standard normal float32: Box-Muller on two float32 uniforms, all in float32
     (2 pi rounded to float32 first), as numba.cuda computes it."""
-    x1, x2 = _next_two(states, index)
-    u1 = float32(_unit64(x1))
-    u2 = float32(_unit64(x2))
+    u1, u2 = _two_uniforms32(states, index)
     return math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(_TWO_PI_32 * u2)
 
 
