@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import _core, checks
 from .compiler_hook import jit
+from .reduce import _narrow_option
 
 #: Elements one invocation of a row reduction adds per pass.
 ROW_CHUNK = 256
@@ -403,8 +404,6 @@ def reduce_axes(x, op, axis=None, dtype=None, keepdims=False):
         values = values.astype(work)
     values = values.reshape(-1)
     device = x.device
-    from .reduce import _narrow_option
-
     kernel = _row_kernel(base, _narrow_option(device))
     while n > 1:
         parts = -(-n // ROW_CHUNK)
