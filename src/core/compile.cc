@@ -14,6 +14,7 @@
 #include "kir/verifier.h"
 #include "narrow/narrow.h"
 #include "spirv/emit.h"
+#include "spirv/loop_promotion.h"
 #include "spirv/store_sinking.h"
 #include "spirv/tools.h"
 #include "spirv/zero_one.h"
@@ -133,6 +134,12 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
             NVK_RETURN_IF_ERROR(spirv::Validate(emitted));  // the emitter's fault, then
         }
         NVK_ASSIGN_OR_RETURN(out.words, std::move(optimized));
+        // 5a. Elements a loop loads and stores at one address kept in registers while it
+        //     runs (spirv/loop_promotion.h).
+        if (options.promote_loop_elements &&
+            (out.promoted_elements = spirv::PromoteLoopElements(&out.words)) > 0) {
+            NVK_ASSIGN_OR_RETURN(out.words, spirv::PromoteVariables(out.words));
+        }
         // 5b. One store per shared element where selections overwrite it (the tiled
         //     kernels' zero-then-load; spirv/store_sinking.h).
         spirv::SinkStores(&out.words);

@@ -28,6 +28,9 @@ struct CompileOptions {
     // results identical (narrow/narrow.h). Independent of `optimize`: it
     // never changes a result, only speed; tests turn it off to compare.
     bool narrow_ints = true;
+    // Elements a loop loads and stores at one address kept in registers while it runs
+    // (spirv/loop_promotion.h). Never changes a result, only speed.
+    bool promote_loop_elements = true;
     // Copies per unrolled iteration of counted single-block loops
     // (unroll/unroll.h); 1 leaves loops alone. Never changes a result.
     int unroll_factor = 8;
@@ -87,6 +90,7 @@ struct CompiledKernel {
     // the launcher and the Python argument checks work from.
     std::vector<kir::ArgDecl> args;
     std::string kir;                // the KIR the front end built, printed
+    uint32_t promoted_elements = 0;  // elements spirv/loop_promotion.h kept in registers
     uint32_t guarded_loops = 0;     // loops kir/loop_guard.h counted (0: none, or not asked)
     std::string kir_narrowed;       // the KIR after integer narrowing and, on lavapipe, hiding float zeros
 };

@@ -97,6 +97,8 @@ class CompiledKernel:
         self.writes = tuple(any(a.written for a in group) for group in self.by_position)
         self.mode = mode
         self.guarded_loops = int(getattr(core, "guarded_loops", 0))
+        # elements loops keep in registers (spirv/loop_promotion.h)
+        self.promoted_elements = int(getattr(core, "promoted_elements", 0))
         self.hidden = list(hidden)
         # Barriers under id comparisons: each launch checks them (frontend/divergence.py).
         self.barrier_guards = tuple(barrier_guards)

@@ -69,6 +69,9 @@ class CodegenControls(typing.NamedTuple):
     loop of broadcasts and ballots (frontend/subgroups.py).
     matrix_shapes: the device's cooperative-matrix configurations (matrix_shapes.py); empty
     where it has none, and kernels emulate them (frontend/matrix.py).
+    promote_loop_elements: elements a loop loads and stores at one address kept in registers
+    while it runs (spirv/loop_promotion.h; config.PROMOTE, NUMBA_VULKAN_PROMOTE=0 turns it
+    off to compare).
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
     the ids the narrowing pass reasons about (local ids are never negative, so Numba's
     negative-index wrap of ``s[local_id(1), j]`` goes); empty: not known.
@@ -89,6 +92,7 @@ class CodegenControls(typing.NamedTuple):
     guard_loops: int = 0
     subgroup_ballot: bool = False
     subgroup_partitioned: bool = False
+    promote_loop_elements: bool = True
     max_local_size: tuple = ()
     max_groups: tuple = ()
     matrix_shapes: tuple = ()
@@ -199,6 +203,7 @@ def _compile_kernel(
         loop_guard_ballot=codegen_controls.subgroup_ballot,
         loop_guard_bounded=_bounded_loops(lowered, codegen_controls.guard_loops),
         static_loops=list(lowered.counted_loops),
+        promote_loop_elements=codegen_controls.promote_loop_elements,
     )
     hidden, kernel_sites = list(lowered.hidden), tuple(lowered.sites)
     if core.guarded_loops:  # the guard counts in the status buffer (runtime/reports.py)

@@ -103,6 +103,9 @@ NARROW = _int("NUMBA_VULKAN_NARROW", 0, 0, 1)  # narrow everything
 # grid-stride reductions and histograms fastest on the H200). See
 # docs/compiler.md: never changes a result, only lets a GPU overlap the loads.
 UNROLL = _int("NUMBA_VULKAN_UNROLL", 8, 1, 8)
+# 0: loops keep no element of device memory in registers (spirv/loop_promotion.h; never
+# changes a result).
+PROMOTE = _int("NUMBA_VULKAN_PROMOTE", 1, 0, 1)
 PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16, 64, 1 << 28)
 # Numba's variable: 1 turns index checks on for every kernel, 0 off, unset (None)
 # leaves it to each kernel's boundscheck option.

@@ -42,6 +42,7 @@ def codegen_controls(device):
         guard_loops=info.loop_iteration_limit or 0,
         subgroup_ballot=info.subgroup_basic and info.subgroup_ballot,
         subgroup_partitioned=bool(getattr(info, "subgroup_partitioned", False)),
+        promote_loop_elements=bool(config.PROMOTE),
         max_local_size=tuple(int(n) for n in info.max_local_size),
         max_groups=tuple(int(n) for n in info.max_groups),
         matrix_shapes=tuple(getattr(info, "matrix_shapes", ())),

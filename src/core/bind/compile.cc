@@ -70,6 +70,8 @@ void InitCompile(nb::module_& m) {
         .def_ro("dynamic_shared_itemsize", &CompiledKernel::dynamic_shared_itemsize)
         .def_ro("args", &CompiledKernel::args,
                 "The arguments and hidden parameters (_core.ArgDecl), in declaration order.")
+        .def_ro("promoted_elements", &CompiledKernel::promoted_elements,
+                "Elements loops keep in registers while they run (spirv/loop_promotion.h).")
         .def_ro("guarded_loops", &CompiledKernel::guarded_loops,
                 "Loops counted for a driver's loop cap (compile's loop_guard; kir/loop_guard.h).")
         .def_ro("kir", &CompiledKernel::kir)
@@ -92,8 +94,9 @@ void InitCompile(nb::module_& m) {
            bool divide_f32_exact_fma, unsigned soft_rounding,
            std::optional<std::string> loop_guard, uint32_t loop_guard_key, bool loop_guard_ballot,
            std::vector<std::string> loop_guard_bounded,
-           std::vector<std::string> static_loops) {
+           std::vector<std::string> static_loops, bool promote_loop_elements) {
             CompileOptions options;
+            options.promote_loop_elements = promote_loop_elements;
             options.static_loop_headers = std::move(static_loops);
             if (soft_rounding > (kir::kSoftRoundingF32 | kir::kSoftRoundingF64))
                 throw nb::value_error("soft_rounding is a mask of 1 (float32) and 2 (float64)");
@@ -150,7 +153,7 @@ void InitCompile(nb::module_& m) {
         nb::arg("divide_f32_exact_fma") = false, nb::arg("soft_rounding") = 0,
         nb::arg("loop_guard") = nb::none(), nb::arg("loop_guard_key") = 0,
         nb::arg("loop_guard_ballot") = true, nb::arg("loop_guard_bounded") = std::vector<std::string>(),
-        nb::arg("static_loops") = std::vector<std::string>(),
+        nb::arg("static_loops") = std::vector<std::string>(), nb::arg("promote_loop_elements") = true,
         "Compile a KIR module (CFG form) to a validated SPIR-V CompiledKernel. nan_preserve: "
         "the float widths for which the device keeps signed zeros, infinities and NaNs; "
         "denorm_preserve: those for which it keeps subnormals. "

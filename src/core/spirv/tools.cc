@@ -22,6 +22,19 @@ spvtools::MessageConsumer Collect(std::string& out) {
     };
 }
 
+util::Result<std::vector<uint32_t>> RunOptimizer(spvtools::Optimizer& optimizer,
+                                                const std::string& messages,
+                                                const std::vector<uint32_t>& words) {
+    spvtools::OptimizerOptions run_options;
+    run_options.set_run_validator(false);  // the caller validates the result
+    std::vector<uint32_t> out;
+    if (!optimizer.Run(words.data(), words.size(), &out, run_options)) {
+        return util::CodegenError("SPIR-V optimisation failed:\n" + messages +
+                                  "--- input disassembly ---\n" + Disassemble(words));
+    }
+    return out;
+}
+
 }  // namespace
 
 util::Status Validate(const std::vector<uint32_t>& words) {
@@ -67,14 +80,20 @@ util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words)
         .RegisterPass(spvtools::CreateAggressiveDCEPass())
         .RegisterPass(spvtools::CreateBlockMergePass())
         .RegisterPass(spvtools::CreateRedundancyEliminationPass());
-    spvtools::OptimizerOptions run_options;
-    run_options.set_run_validator(false);  // the caller validates the result
-    std::vector<uint32_t> out;
-    if (!optimizer.Run(words.data(), words.size(), &out, run_options)) {
-        return util::CodegenError("SPIR-V optimisation failed:\n" + messages +
-                                  "--- input disassembly ---\n" + Disassemble(words));
-    }
-    return out;
+    return RunOptimizer(optimizer, messages, words);
+}
+
+util::Result<std::vector<uint32_t>> PromoteVariables(const std::vector<uint32_t>& words) {
+    spvtools::Optimizer optimizer(kTargetEnv);
+    std::string messages;
+    optimizer.SetMessageConsumer(Collect(messages));
+    optimizer.RegisterPass(spvtools::CreateLocalSingleBlockLoadStoreElimPass())
+        .RegisterPass(spvtools::CreateSSARewritePass())
+        .RegisterPass(spvtools::CreateSimplificationPass())
+        .RegisterPass(spvtools::CreateDeadBranchElimPass())
+        .RegisterPass(spvtools::CreateAggressiveDCEPass())
+        .RegisterPass(spvtools::CreateBlockMergePass());
+    return RunOptimizer(optimizer, messages, words);
 }
 
 std::string Disassemble(const std::vector<uint32_t>& words) {

@@ -20,6 +20,10 @@ util::Status Validate(const std::vector<uint32_t>& words);
 // optimiser is kCodegen with its messages, never a warning.
 util::Result<std::vector<uint32_t>> Optimize(const std::vector<uint32_t>& words);
 
+// The function variables of an optimised module that a words pass added (PromoteLoopElements)
+// made SSA values, and what that leaves simplified and dead code removed.
+util::Result<std::vector<uint32_t>> PromoteVariables(const std::vector<uint32_t>& words);
+
 // Text with friendly names (%main, %uint, block names) and indentation; on a
 // malformed binary, a line that says why.
 std::string Disassemble(const std::vector<uint32_t>& words);
