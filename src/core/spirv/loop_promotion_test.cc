@@ -80,12 +80,6 @@ std::vector<uint32_t> Assemble(const std::string& body) {
 )");
 }
 
-size_t Count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 PassRun Promote(const std::string& body) {
     PassRun run = RunPass(PromoteLoopElements, Assemble(body));
     // What the compiler does next: the variables become SSA values.

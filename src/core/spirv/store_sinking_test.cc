@@ -67,12 +67,6 @@ std::vector<uint32_t> Assemble(const std::string& body) {
 )");
 }
 
-size_t Count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 // SinkStores on `body`, both the input and the output validated.
 PassRun Sink(const std::string& body) { return RunPass(SinkStores, Assemble(body)); }
 

@@ -1,6 +1,6 @@
 // The tests of the passes that rewrite an optimised module's words (SinkStores,
-// SelectZeroOneProducts): a hand-written module assembled, the pass run on it, the input
-// and the output validated.
+// SelectZeroOneProducts, PromoteLoopElements): a hand-written module assembled, the pass run
+// on it, the input and the output validated.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -41,6 +41,13 @@ inline PassRun RunPass(WordsPass pass, const std::vector<uint32_t>& in) {
     util::Status status = Validate(out);
     EXPECT_TRUE(status.ok()) << status.message();
     return run;
+}
+
+// How many times `what` occurs in `text`.
+inline size_t Count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
 }
 
 // `in` is valid and `pass` leaves it as it is.
