@@ -202,6 +202,28 @@ TEST(LoopPromotion, AnElementTheLoopOnlyLoadsIsLeftAlone) {
 )");
 }
 
+TEST(LoopPromotion, MoreComparisonsThanAccessesSavedLeaveTheLoopAlone) {
+    // One element (a load and a store saved) against three stores it must be compared with.
+    ExpectUnchanged(R"(
+         %ps = OpConvertUToPtr %g_u64 %state
+          %s = OpLoad %ulong %ps Aligned 8
+         %s1 = OpIAdd %ulong %s %ulong_1
+               OpStore %ps %s1 Aligned 8
+         %iw = OpUConvert %ulong %i
+         %io = OpIMul %ulong %iw %ulong_4
+         %ao = OpIAdd %ulong %out %io
+         %po = OpConvertUToPtr %g_f32 %ao
+               OpStore %po %float_1 Aligned 4
+         %b1 = OpIAdd %ulong %ao %ulong_4
+         %p1 = OpConvertUToPtr %g_f32 %b1
+               OpStore %p1 %float_1 Aligned 4
+         %b2 = OpIAdd %ulong %b1 %ulong_4
+         %p2 = OpConvertUToPtr %g_f32 %b2
+               OpStore %p2 %float_1 Aligned 4
+               OpBranch %latch
+)");
+}
+
 TEST(LoopPromotion, GarbageComesBackUnchanged) {
     std::vector<uint32_t> words = {1, 2, 3};
     EXPECT_EQ(PromoteLoopElements(&words), 0u);
