@@ -18,7 +18,7 @@ namespace {
 
 // A kernel over two device addresses, %state and %out (push constants), with a loop of
 // %n iterations (i in %i) whose body is `body` (it branches to %latch).
-std::vector<uint32_t> Assemble(const std::string& body) {
+std::vector<uint32_t> AssembleLoop(const std::string& body) {
     return AssembleModule(R"(
                OpCapability Shader
                OpCapability Int64
@@ -81,9 +81,9 @@ std::vector<uint32_t> Assemble(const std::string& body) {
 }
 
 PassRun Promote(const std::string& body) {
-    PassRun run = RunPass(PromoteLoopElements, Assemble(body));
+    PassRun run = RunPass(PromoteLoopElements, AssembleLoop(body));
     // What the compiler does next: the variables become SSA values.
-    std::vector<uint32_t> words = Assemble(body);
+    std::vector<uint32_t> words = AssembleLoop(body);
     PromoteLoopElements(&words);
     util::Result<std::vector<uint32_t>> promoted = PromoteVariables(words);
     EXPECT_TRUE(promoted.ok());
@@ -95,8 +95,8 @@ PassRun Promote(const std::string& body) {
     return run;
 }
 
-void ExpectUnchanged(const std::string& body) {
-    ExpectPassLeavesAlone(PromoteLoopElements, Assemble(body));
+void ExpectLoopUnchanged(const std::string& body) {
+    ExpectPassLeavesAlone(PromoteLoopElements, AssembleLoop(body));
 }
 
 // The loop's own test (i < n) is one OpULessThan; a comparison of an access with an element
@@ -165,7 +165,7 @@ TEST(LoopPromotion, AStoreIntoTheElementIsComparedAtRunTime) {
 }
 
 TEST(LoopPromotion, ABarrierInTheLoopLeavesItAlone) {
-    ExpectUnchanged(R"(
+    ExpectLoopUnchanged(R"(
          %ps = OpConvertUToPtr %g_u64 %state
           %s = OpLoad %ulong %ps Aligned 8
          %s1 = OpIAdd %ulong %s %ulong_1
@@ -177,7 +177,7 @@ TEST(LoopPromotion, ABarrierInTheLoopLeavesItAlone) {
 
 TEST(LoopPromotion, AnAddressThatChangesEachIterationIsLeftAlone) {
     // out[i] += 1: a new element every iteration.
-    ExpectUnchanged(R"(
+    ExpectLoopUnchanged(R"(
          %iw = OpUConvert %ulong %i
          %io = OpIMul %ulong %iw %ulong_4
          %ao = OpIAdd %ulong %out %io
@@ -190,7 +190,7 @@ TEST(LoopPromotion, AnAddressThatChangesEachIterationIsLeftAlone) {
 }
 
 TEST(LoopPromotion, AnElementTheLoopOnlyLoadsIsLeftAlone) {
-    ExpectUnchanged(R"(
+    ExpectLoopUnchanged(R"(
          %ps = OpConvertUToPtr %g_u64 %state
           %s = OpLoad %ulong %ps Aligned 8
          %iw = OpUConvert %ulong %i
@@ -204,7 +204,7 @@ TEST(LoopPromotion, AnElementTheLoopOnlyLoadsIsLeftAlone) {
 
 TEST(LoopPromotion, MoreComparisonsThanAccessesSavedLeaveTheLoopAlone) {
     // One element (a load and a store saved) against three stores it must be compared with.
-    ExpectUnchanged(R"(
+    ExpectLoopUnchanged(R"(
          %ps = OpConvertUToPtr %g_u64 %state
           %s = OpLoad %ulong %ps Aligned 8
          %s1 = OpIAdd %ulong %s %ulong_1
