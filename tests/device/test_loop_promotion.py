@@ -138,6 +138,28 @@ def test_a_state_kept_across_inner_loops(overlap):
     assert promoted(nested, *views(nv.to_device(buffer))) == 1
 
 
+def accumulate_products(c, a, b):
+    for i in range(4):
+        for j in range(4):
+            for k in range(6):
+                c[i, j] += a[i, k] * b[k, j]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_products_accumulated_in_place(overlap):
+    # c[i, j] kept across the k loop; where a is c's own memory, the loads of a must see
+    # the sums stored so far
+    buffer = np.arange(64, dtype=np.float64) % 7 - 3
+
+    def views(b):
+        a = b[0:24] if overlap else b[16:40]
+        return b[0:16].reshape(4, 4), a.reshape(4, 6), b[40:64].reshape(6, 4)
+
+    dev, cpu = run_both(accumulate_products, buffer, views)
+    np.testing.assert_array_equal(dev, cpu)
+    assert promoted(accumulate_products, *views(nv.to_device(buffer))) == 1
+
+
 PAIR = np.dtype([("x", np.int64), ("y", np.int64)])
 
 
