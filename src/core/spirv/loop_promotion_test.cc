@@ -52,6 +52,7 @@ std::vector<uint32_t> AssembleLoop(const std::string& body) {
     %ulong_1 = OpConstant %ulong 1
     %ulong_4 = OpConstant %ulong 4
     %ulong_8 = OpConstant %ulong 8
+   %ulong_32 = OpConstant %ulong 32
     %float_1 = OpConstant %float 1
        %main = OpFunction %void None %fn
       %entry = OpLabel
@@ -137,6 +138,26 @@ TEST(LoopPromotion, NeighbouringElementsNeedNoComparison) {
          %ps = OpConvertUToPtr %g_u64 %state
           %s = OpLoad %ulong %ps Aligned 8
          %a8 = OpIAdd %ulong %state %ulong_8
+         %pt = OpConvertUToPtr %g_u64 %a8
+          %t = OpLoad %ulong %pt Aligned 8
+         %s1 = OpIAdd %ulong %s %t
+               OpStore %ps %s1 Aligned 8
+               OpStore %pt %s Aligned 8
+               OpBranch %latch
+)");
+    EXPECT_EQ(run.count, 2u) << run.text;
+    EXPECT_EQ(Count(run.text, "OpULessThan"), kLoopTests) << run.text;
+}
+
+TEST(LoopPromotion, AnOffsetComputedFromConstantsCountsAsOne) {
+    // The front end's sign extension of a constant offset, (8 << 32) >> 32, which the
+    // optimiser leaves as shifts: still state[1], beside state[0].
+    const PassRun run = Promote(R"(
+         %ps = OpConvertUToPtr %g_u64 %state
+          %s = OpLoad %ulong %ps Aligned 8
+         %up = OpShiftLeftLogical %ulong %ulong_8 %ulong_32
+         %dn = OpShiftRightArithmetic %ulong %up %ulong_32
+         %a8 = OpIAdd %ulong %state %dn
          %pt = OpConvertUToPtr %g_u64 %a8
           %t = OpLoad %ulong %pt Aligned 8
          %s1 = OpIAdd %ulong %s %t
