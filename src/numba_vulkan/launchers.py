@@ -22,7 +22,7 @@ def codegen_controls(device):
     """What the code for `device` must allow for (compiler.CodegenControls); without a device,
     nothing is promised."""
     if device is None:
-        return compiler.CodegenControls()
+        return compiler.CodegenControls(promote_loop_elements=bool(config.PROMOTE))
     info = device.info
     denorm = tuple(getattr(info, "denorm_preserve", ()))
     forms = soft_forms(info)
