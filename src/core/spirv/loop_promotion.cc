@@ -8,23 +8,13 @@
 #include <utility>
 
 #include "spirv/function_blocks.h"
+#include "spirv/value_facts.h"
 
 namespace nvk::spirv {
 namespace {
 
 constexpr uint32_t kAlignedOperand = static_cast<uint32_t>(spv::MemoryAccessMask::Aligned);
 constexpr size_t kMaxGroups = 8;
-constexpr int kMaxKeyDepth = 16;
-
-// An address as a sum: the SSA values added (sorted) and a constant.
-struct AddressKey {
-    std::vector<uint32_t> terms;
-    uint64_t offset = 0;
-    bool operator<(const AddressKey& o) const {
-        return terms != o.terms ? terms < o.terms : offset < o.offset;
-    }
-    bool operator==(const AddressKey& o) const { return terms == o.terms && offset == o.offset; }
-};
 
 // A load or store through a pointer made from a device address (OpConvertUToPtr).
 struct Access {
@@ -54,27 +44,6 @@ struct Loop {
     std::vector<size_t> groups;
 };
 
-// Ops that compute a value from their operands alone: an address made of them is the same
-// in every iteration of a loop where the operands are.
-bool IsPure(spv::Op op) {
-    switch (op) {
-        case spv::Op::OpIAdd: case spv::Op::OpISub: case spv::Op::OpIMul:
-        case spv::Op::OpBitcast: case spv::Op::OpUConvert: case spv::Op::OpSConvert:
-        case spv::Op::OpShiftLeftLogical: case spv::Op::OpShiftRightLogical:
-        case spv::Op::OpShiftRightArithmetic: case spv::Op::OpBitwiseAnd:
-        case spv::Op::OpBitwiseOr: case spv::Op::OpBitwiseXor: case spv::Op::OpSelect:
-        case spv::Op::OpSLessThan: case spv::Op::OpULessThan: case spv::Op::OpSGreaterThan:
-        case spv::Op::OpUGreaterThan: case spv::Op::OpIEqual: case spv::Op::OpINotEqual:
-        case spv::Op::OpSNegate: case spv::Op::OpNot: case spv::Op::OpLogicalAnd:
-        case spv::Op::OpLogicalOr: case spv::Op::OpLogicalNot: case spv::Op::OpUDiv:
-        case spv::Op::OpSDiv: case spv::Op::OpUMod: case spv::Op::OpSRem:
-        case spv::Op::OpCompositeExtract:
-            return true;
-        default:
-            return false;
-    }
-}
-
 // Instructions that reach memory other than by a plain OpLoad or OpStore, or order other
 // invocations' accesses, or leave the function: a loop with one is left alone.
 bool Opaque(spv::Op op) {
@@ -89,27 +58,13 @@ bool Opaque(spv::Op op) {
     }
 }
 
-// Storage classes whose memory a device address may reach.
-bool MayBeDeviceMemory(uint32_t storage_class) {
-    switch (static_cast<spv::StorageClass>(storage_class)) {
-        case spv::StorageClass::Function:
-        case spv::StorageClass::Private:
-        case spv::StorageClass::Workgroup:
-        case spv::StorageClass::Input:
-        case spv::StorageClass::Output:
-        case spv::StorageClass::PushConstant:
-            return false;
-        default:
-            return true;
-    }
-}
-
 class Promoter {
   public:
-    explicit Promoter(FunctionBlocks f) : f_(std::move(f)) {}
+    explicit Promoter(FunctionBlocks f) : f_(std::move(f)), values_(f_) {}
 
     size_t Run(Words* out) {
-        ReadHead();
+        u64_ = values_.u64();
+        bool_ = values_.bool_type();
         if (!u64_) return 0;
         ReadFunction();
         FindLoops();
@@ -121,146 +76,11 @@ class Promoter {
     }
 
   private:
-    struct Def {
-        size_t block;  // SIZE_MAX: outside the function
-        const Inst* inst;
-    };
-
     // ---- reading
-
-    uint32_t Bytes(uint32_t type) const {
-        auto s = scalar_bytes_.find(type);
-        if (s != scalar_bytes_.end()) return s->second;
-        auto v = vectors_.find(type);
-        if (v != vectors_.end()) return v->second.second * Bytes(v->second.first);
-        return 0;
-    }
-
-    void ReadHead() {
-        for (const Inst& i : f_.head) {
-            const Words& w = i.words;
-            switch (i.op) {
-                case spv::Op::OpTypeInt:
-                    scalar_bytes_[w[1]] = w[2] / 8;
-                    if (w[2] == 64 && w[3] == 0) u64_ = w[1];
-                    break;
-                case spv::Op::OpTypeFloat: scalar_bytes_[w[1]] = w[2] / 8; break;
-                case spv::Op::OpTypeVector: vectors_[w[1]] = {w[2], w[3]}; break;
-                case spv::Op::OpTypeBool: bool_ = w[1]; break;
-                case spv::Op::OpTypePointer: pointers_[w[1]] = {w[2], w[3]}; break;
-                case spv::Op::OpConstant:
-                    if (w.size() == 4) constants_[w[2]] = w[3];
-                    if (w.size() == 5) constants_[w[2]] = w[3] | (uint64_t{w[4]} << 32);
-                    break;
-                default:
-                    break;
-            }
-            Record(i, SIZE_MAX);
-        }
-    }
-
-    void Record(const Inst& i, size_t block) {
-        bool has_result = false, has_type = false;
-        spv::HasResultAndType(i.op, &has_result, &has_type);
-        if (!has_result || i.words.size() < (has_type ? 3u : 2u)) return;
-        const uint32_t result = i.words[has_type ? 2 : 1];
-        defs_[result] = Def{block, &i};
-        if (has_type) types_[result] = i.words[1];
-    }
-
-    uint32_t TypeOf(uint32_t id) const {
-        auto t = types_.find(id);
-        return t == types_.end() ? 0 : t->second;
-    }
-
-    // The value of an integer computed from constants alone (the front end's sign
-    // extensions of constant offsets come as shifts the optimiser leaves), as its bits.
-    std::optional<uint64_t> Constant(uint32_t id, int depth = 0) const {
-        auto d = defs_.find(id);
-        if (d == defs_.end() || depth >= kMaxKeyDepth) return {};
-        const Inst& i = *d->second.inst;
-        auto width = scalar_bytes_.find(i.words[1]);
-        if (i.words.size() < 4 || width == scalar_bytes_.end()) return {};
-        const uint32_t bits = width->second * 8;
-        if (bits != 32 && bits != 64) return {};
-        const uint64_t mask = bits == 64 ? ~uint64_t{0} : 0xFFFFFFFFu;
-        if (i.op == spv::Op::OpConstant) return constants_.at(id) & mask;
-        std::optional<uint64_t> a = Constant(i.words[3], depth + 1);
-        if (!a) return {};
-        auto in_bits = scalar_bytes_.find(TypeOf(i.words[3]));
-        const uint32_t from = in_bits == scalar_bytes_.end() ? 0 : in_bits->second * 8;
-        switch (i.op) {
-            case spv::Op::OpBitcast:
-                return from == bits ? std::optional<uint64_t>(*a) : std::nullopt;
-            case spv::Op::OpUConvert: return *a & mask;
-            case spv::Op::OpSConvert:
-                if (from != 32 || bits != 64) return {};
-                return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(*a)));
-            default: break;
-        }
-        if (i.words.size() < 5) return {};
-        std::optional<uint64_t> b = Constant(i.words[4], depth + 1);
-        if (!b) return {};
-        const auto sign = [&](uint64_t v) {
-            return bits == 64 ? static_cast<int64_t>(v) : static_cast<int64_t>(static_cast<int32_t>(v));
-        };
-        switch (i.op) {
-            case spv::Op::OpIAdd: return (*a + *b) & mask;
-            case spv::Op::OpISub: return (*a - *b) & mask;
-            case spv::Op::OpIMul: return (*a * *b) & mask;
-            case spv::Op::OpShiftLeftLogical:
-                return *b < bits ? std::optional<uint64_t>((*a << *b) & mask) : std::nullopt;
-            case spv::Op::OpShiftRightLogical:
-                return *b < bits ? std::optional<uint64_t>(*a >> *b) : std::nullopt;
-            case spv::Op::OpShiftRightArithmetic:
-                return *b < bits ? std::optional<uint64_t>(static_cast<uint64_t>(sign(*a) >> *b) & mask)
-                                 : std::nullopt;
-            default: return {};
-        }
-    }
-
-    AddressKey Key(uint32_t id, int depth = 0) const {
-        AddressKey key;
-        auto d = defs_.find(id);
-        if (d != defs_.end() && depth < kMaxKeyDepth) {
-            const Inst& i = *d->second.inst;
-            if (i.words[1] == u64_) {
-                if (std::optional<uint64_t> c = Constant(id)) {
-                    key.offset = *c;
-                    return key;
-                }
-            }
-            if (i.op == spv::Op::OpIAdd && i.words[1] == u64_) {
-                AddressKey a = Key(i.words[3], depth + 1), b = Key(i.words[4], depth + 1);
-                key.terms = std::move(a.terms);
-                key.terms.insert(key.terms.end(), b.terms.begin(), b.terms.end());
-                std::sort(key.terms.begin(), key.terms.end());
-                key.offset = a.offset + b.offset;
-                return key;
-            }
-        }
-        key.terms = {id};
-        return key;
-    }
-
-    // The u64 address a device pointer was made from, or 0.
-    uint32_t AddressOf(uint32_t pointer) const {
-        auto d = defs_.find(pointer);
-        if (d == defs_.end() || d->second.inst->op != spv::Op::OpConvertUToPtr) return 0;
-        return d->second.inst->words[3];
-    }
-
-    bool PointsToDeviceMemory(uint32_t pointer) const {
-        auto p = pointers_.find(TypeOf(pointer));
-        return p == pointers_.end() || MayBeDeviceMemory(p->second.first);
-    }
 
     // The accesses through device addresses; the blocks with anything a loop cannot keep an
     // element across (Opaque, or an access of device memory of unknown address).
     void ReadFunction() {
-        for (size_t b = 0; b < f_.blocks.size(); ++b) {
-            for (const Inst& i : f_.blocks[b].insts) Record(i, b);
-        }
         for (size_t b = 0; b < f_.blocks.size(); ++b) {
             const std::vector<Inst>& insts = f_.blocks[b].insts;
             for (size_t k = 0; k < insts.size(); ++k) {
@@ -269,17 +89,17 @@ class Promoter {
                 if (i.op != spv::Op::OpLoad && i.op != spv::Op::OpStore) continue;
                 const bool store = i.op == spv::Op::OpStore;
                 const uint32_t pointer = store ? i.words[1] : i.words[3];
-                const uint32_t address = AddressOf(pointer);
-                const uint32_t type = store ? TypeOf(i.words[2]) : i.words[1];
-                const uint32_t bytes = Bytes(type);
+                const uint32_t address = values_.AddressOf(pointer);
+                const uint32_t type = store ? values_.TypeOf(i.words[2]) : i.words[1];
+                const uint32_t bytes = values_.Bytes(type);
                 if (!address || !bytes) {
-                    if (PointsToDeviceMemory(pointer)) opaque_.insert(b);
+                    if (values_.PointsToDeviceMemory(pointer)) opaque_.insert(b);
                     continue;
                 }
                 Access a;
                 a.block = b, a.inst = k, a.store = store, a.type = type, a.bytes = bytes;
                 a.address = address;
-                a.key = Key(address);
+                a.key = values_.Key(address);
                 const size_t operands = store ? 3 : 4;  // words before the memory operands
                 a.plain = i.words.size() == operands ||
                           (i.words.size() == operands + 2 && i.words[operands] == kAlignedOperand);
@@ -321,31 +141,6 @@ class Promoter {
         });
     }
 
-    bool Invariant(uint32_t id, const std::set<size_t>& loop, int depth = 0) const {
-        auto d = defs_.find(id);
-        if (d == defs_.end() || d->second.block == SIZE_MAX || !loop.count(d->second.block))
-            return true;
-        const Inst& i = *d->second.inst;
-        if (depth >= kMaxKeyDepth || !IsPure(i.op)) return false;
-        bool has_result = false, has_type = false;
-        spv::HasResultAndType(i.op, &has_result, &has_type);
-        const size_t first = (has_type ? 2 : 1) + 1;
-        size_t last = i.words.size();
-        if (i.op == spv::Op::OpCompositeExtract) last = first + 1;  // the literals are no ids
-        for (size_t k = first; k < last; ++k) {
-            if (!Invariant(i.words[k], loop, depth + 1)) return false;
-        }
-        return true;
-    }
-
-    // Whether accesses at keys a and b (of a_bytes and b_bytes) never overlap: the same
-    // sum with constants at least a size apart (modulo 2^64, as addresses wrap).
-    static bool Apart(const AddressKey& a, uint32_t a_bytes, const AddressKey& b, uint32_t b_bytes) {
-        if (a.terms != b.terms) return false;
-        const uint64_t gap = b.offset - a.offset;
-        return gap >= a_bytes && -gap >= b_bytes;
-    }
-
     // The elements loop l can keep in registers, if it can keep any: the loop holds nothing
     // opaque, its merge block is entered, only from the loop, and is no loop header; no
     // enclosing loop keeps elements already.
@@ -368,7 +163,7 @@ class Promoter {
             const Access& a = accesses_[i];
             if (!a.plain || !loop.blocks.count(a.block)) continue;
             bool invariant = true;
-            for (uint32_t t : a.key.terms) invariant = invariant && Invariant(t, loop.blocks);
+            for (uint32_t t : a.key.terms) invariant = invariant && values_.Invariant(t, loop.blocks);
             if (!invariant) continue;
             auto& list = found[{a.key, a.type}];
             if (list.empty()) order.push_back({a.key, a.type});
@@ -660,13 +455,8 @@ class Promoter {
     }
 
     FunctionBlocks f_;
+    ValueFacts values_;  // of f_ as parsed: read before the rewriting changes it
     uint32_t u64_ = 0, bool_ = 0;
-    std::unordered_map<uint32_t, uint32_t> scalar_bytes_;
-    std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> vectors_;   // component, count
-    std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> pointers_;  // class, pointee
-    std::unordered_map<uint32_t, uint64_t> constants_;
-    std::unordered_map<uint32_t, Def> defs_;
-    std::unordered_map<uint32_t, uint32_t> types_;
     std::vector<Access> accesses_;
     std::map<std::pair<size_t, size_t>, size_t> at_;  // (block, inst) -> access
     std::set<size_t> opaque_;                          // blocks a loop cannot keep elements across

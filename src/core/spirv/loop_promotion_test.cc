@@ -132,12 +132,14 @@ TEST(LoopPromotion, AStateUpdatedInALoopLivesInRegisters) {
     EXPECT_EQ(Count(text, "OpSelectionMerge"), 3u) << text;
 }
 
-TEST(LoopPromotion, NeighbouringElementsNeedNoComparison) {
-    // state[0] and state[1] (8 bytes further): two elements, each store beside the other.
+// state[0] and state[1], the second at state + `offset` (8, defined by `lines`): two
+// elements, each store beside the other, with no comparison at run time.
+void ExpectNeighboursApart(const std::string& lines, const std::string& offset) {
     const PassRun run = Promote(R"(
          %ps = OpConvertUToPtr %g_u64 %state
           %s = OpLoad %ulong %ps Aligned 8
-         %a8 = OpIAdd %ulong %state %ulong_8
+)" + lines + R"(
+         %a8 = OpIAdd %ulong %state )" + offset + R"(
          %pt = OpConvertUToPtr %g_u64 %a8
           %t = OpLoad %ulong %pt Aligned 8
          %s1 = OpIAdd %ulong %s %t
@@ -149,24 +151,17 @@ TEST(LoopPromotion, NeighbouringElementsNeedNoComparison) {
     EXPECT_EQ(Count(run.text, "OpULessThan"), kLoopTests) << run.text;
 }
 
+TEST(LoopPromotion, NeighbouringElementsNeedNoComparison) {
+    ExpectNeighboursApart("", "%ulong_8");
+}
+
 TEST(LoopPromotion, AnOffsetComputedFromConstantsCountsAsOne) {
     // The front end's sign extension of a constant offset, (8 << 32) >> 32, which the
-    // optimiser leaves as shifts: still state[1], beside state[0].
-    const PassRun run = Promote(R"(
-         %ps = OpConvertUToPtr %g_u64 %state
-          %s = OpLoad %ulong %ps Aligned 8
+    // optimiser leaves as shifts: still state[1].
+    ExpectNeighboursApart(R"(
          %up = OpShiftLeftLogical %ulong %ulong_8 %ulong_32
-         %dn = OpShiftRightArithmetic %ulong %up %ulong_32
-         %a8 = OpIAdd %ulong %state %dn
-         %pt = OpConvertUToPtr %g_u64 %a8
-          %t = OpLoad %ulong %pt Aligned 8
-         %s1 = OpIAdd %ulong %s %t
-               OpStore %ps %s1 Aligned 8
-               OpStore %pt %s Aligned 8
-               OpBranch %latch
-)");
-    EXPECT_EQ(run.count, 2u) << run.text;
-    EXPECT_EQ(Count(run.text, "OpULessThan"), kLoopTests) << run.text;
+        %off = OpShiftRightArithmetic %ulong %up %ulong_32)",
+                          "%off");
 }
 
 TEST(LoopPromotion, AStoreIntoTheElementIsComparedAtRunTime) {
