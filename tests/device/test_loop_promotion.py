@@ -220,3 +220,30 @@ def test_the_pass_runs_and_off_computes_the_same(monkeypatch):
     plain = spirv_of(counter, *device_views)
     assert promoted.count("OpSelectionMerge") > plain.count("OpSelectionMerge")
     np.testing.assert_array_equal(with_pass, without)
+
+
+def two_paths(states, out, t, mode):
+    # As inlined draws leave a generator's state: its address computed again in each arm
+    for i in range(8):
+        if mode == 1:
+            x = states[t, 0]
+            x ^= x << np.uint64(13)
+            x ^= x >> np.uint64(7)
+            states[t, 0] = x
+            out[i] = x
+        else:
+            y = states[t, 0]
+            y ^= y << np.uint64(5)
+            y ^= y >> np.uint64(3)
+            states[t, 0] = y + states[t, 1]
+            out[i] = y
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+@pytest.mark.parametrize("overlap", [False, True])
+def test_an_element_reached_from_both_arms_of_a_branch(mode, overlap):
+    buffer = np.arange(1, 60, dtype=np.uint64)
+    views = lambda b: (b[0:8].reshape(4, 2), b[0:40] if overlap else b[8:48], 2, mode)  # noqa: E731
+    dev, cpu = run_both(two_paths, buffer, views)
+    np.testing.assert_array_equal(dev, cpu)
+    assert promoted(two_paths, *views(nv.to_device(buffer))) == 1

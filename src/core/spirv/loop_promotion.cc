@@ -162,9 +162,9 @@ class Promoter {
         for (size_t i = 0; i < accesses_.size(); ++i) {
             const Access& a = accesses_[i];
             if (!a.plain || !loop.blocks.count(a.block)) continue;
-            bool invariant = true;
-            for (uint32_t t : a.key.terms) invariant = invariant && values_.Invariant(t, loop.blocks);
-            if (!invariant) continue;
+            // The address itself, not its key's terms: a term's number may be a value
+            // computed outside the loop from a value the loop changes.
+            if (!values_.Invariant(a.address, loop.blocks)) continue;
             auto& list = found[{a.key, a.type}];
             if (list.empty()) order.push_back({a.key, a.type});
             list.push_back(i);

@@ -240,6 +240,103 @@ TEST(LoopPromotion, MoreComparisonsThanAccessesSavedLeaveTheLoopAlone) {
 )");
 }
 
+TEST(LoopPromotion, AnAddressComputedInTwoBranchesIsOneElement) {
+    // state[n] loaded and stored in both arms of a selection, its address computed in each
+    // (as inlined calls leave it): one element, no comparison at run time.
+    const PassRun run = Promote(R"(
+        %bit = OpBitwiseAnd %uint %i %uint_1
+        %odd = OpINotEqual %bool %bit %uint_0
+               OpSelectionMerge %join None
+               OpBranchConditional %odd %then %else
+       %then = OpLabel
+        %nwa = OpUConvert %ulong %n
+        %xa = OpIMul %ulong %nwa %ulong_8
+        %aa = OpIAdd %ulong %state %xa
+        %pa = OpConvertUToPtr %g_u64 %aa
+        %sa = OpLoad %ulong %pa Aligned 8
+       %sa1 = OpIAdd %ulong %sa %ulong_1
+               OpStore %pa %sa1 Aligned 8
+               OpBranch %join
+       %else = OpLabel
+        %nwb = OpUConvert %ulong %n
+         %xb = OpIMul %ulong %ulong_8 %nwb
+         %ab = OpIAdd %ulong %xb %state
+         %pb = OpConvertUToPtr %g_u64 %ab
+         %sb = OpLoad %ulong %pb Aligned 8
+        %sb1 = OpIAdd %ulong %sb %ulong_4
+               OpStore %pb %sb1 Aligned 8
+               OpBranch %join
+       %join = OpLabel
+               OpBranch %latch
+)");
+    EXPECT_EQ(run.count, 1u) << run.text;
+    EXPECT_EQ(Count(run.text, "OpULessThan"), kLoopTests) << run.text;
+    EXPECT_EQ(Count(run.text, "Aligned 8"), 3u) << run.text;  // two loads on a miss, one write back
+}
+
+TEST(LoopPromotion, AnAddressLikeOneOutsideTheLoopStillChangesWithIt) {
+    // The exit block comes before the body here (blocks follow dominance, not nesting) and
+    // computes i * 8 as the body does: the body's address state + i * 8 has the same terms
+    // as one made outside the loop, yet i changes every iteration.
+    ExpectPassLeavesAlone(PromoteLoopElements, AssembleModule(R"(
+               OpCapability Shader
+               OpCapability Int64
+               OpCapability PhysicalStorageBufferAddresses
+               OpMemoryModel PhysicalStorageBuffer64 GLSL450
+               OpEntryPoint GLCompute %main "main" %params
+               OpExecutionMode %main LocalSize 1 1 1
+               OpMemberDecorate %Params 0 Offset 0
+               OpMemberDecorate %Params 1 Offset 8
+               OpDecorate %Params Block
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %bool = OpTypeBool
+       %uint = OpTypeInt 32 0
+      %ulong = OpTypeInt 64 0
+     %Params = OpTypeStruct %ulong %uint
+   %p_params = OpTypePointer PushConstant %Params
+    %p_ulong = OpTypePointer PushConstant %ulong
+     %p_uint = OpTypePointer PushConstant %uint
+      %g_u64 = OpTypePointer PhysicalStorageBuffer %ulong
+     %params = OpVariable %p_params PushConstant
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+    %ulong_1 = OpConstant %ulong 1
+    %ulong_8 = OpConstant %ulong 8
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %a0 = OpAccessChain %p_ulong %params %uint_0
+      %state = OpLoad %ulong %a0
+         %a1 = OpAccessChain %p_uint %params %uint_1
+          %n = OpLoad %uint %a1
+               OpBranch %header
+     %header = OpLabel
+          %i = OpPhi %uint %uint_0 %entry %next %latch
+         %iw = OpUConvert %ulong %i
+       %more = OpULessThan %bool %i %n
+               OpLoopMerge %exit %latch None
+               OpBranchConditional %more %body %exit
+       %exit = OpLabel
+         %xe = OpIMul %ulong %iw %ulong_8
+         %ae = OpIAdd %ulong %state %xe
+         %pe = OpConvertUToPtr %g_u64 %ae
+               OpStore %pe %ulong_1 Aligned 8
+               OpReturn
+       %body = OpLabel
+         %xb = OpIMul %ulong %iw %ulong_8
+         %ab = OpIAdd %ulong %state %xb
+         %pb = OpConvertUToPtr %g_u64 %ab
+          %s = OpLoad %ulong %pb Aligned 8
+         %s1 = OpIAdd %ulong %s %ulong_1
+               OpStore %pb %s1 Aligned 8
+               OpBranch %latch
+      %latch = OpLabel
+       %next = OpIAdd %uint %i %uint_1
+               OpBranch %header
+               OpFunctionEnd
+)"));
+}
+
 TEST(LoopPromotion, GarbageComesBackUnchanged) {
     std::vector<uint32_t> words = {1, 2, 3};
     EXPECT_EQ(PromoteLoopElements(&words), 0u);

@@ -1,6 +1,7 @@
 #include "spirv/value_facts.h"
 
 #include <algorithm>
+#include <map>
 
 namespace nvk::spirv {
 namespace {
@@ -26,6 +27,24 @@ bool IsPure(spv::Op op) {
         default:
             return false;
     }
+}
+
+// Pure ops whose two operands may be swapped without changing the value.
+bool Commutes(spv::Op op) {
+    switch (op) {
+        case spv::Op::OpIAdd: case spv::Op::OpIMul: case spv::Op::OpBitwiseAnd:
+        case spv::Op::OpBitwiseOr: case spv::Op::OpBitwiseXor: case spv::Op::OpIEqual:
+        case spv::Op::OpINotEqual: case spv::Op::OpLogicalAnd: case spv::Op::OpLogicalOr:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Divisions by zero have undefined results, which need not agree between two of them.
+bool MayBeUndefined(spv::Op op) {
+    return op == spv::Op::OpUDiv || op == spv::Op::OpSDiv || op == spv::Op::OpUMod ||
+           op == spv::Op::OpSRem;
 }
 
 }  // namespace
@@ -75,6 +94,28 @@ ValueFacts::ValueFacts(const FunctionBlocks& f) {
     for (size_t b = 0; b < f.blocks.size(); ++b) {
         for (const Inst& i : f.blocks[b].insts) Record(i, b);
     }
+    // Value numbers: blocks come in an order where a definition precedes its uses outside
+    // phis, so every operand of a pure instruction has its number when the instruction does.
+    std::map<std::vector<uint32_t>, uint32_t> computed;  // op, type, operands' numbers -> id
+    for (const Block& block : f.blocks) {
+        for (const Inst& i : block.insts) {
+            if (!IsPure(i.op) || MayBeUndefined(i.op) || i.words.size() < 4) continue;
+            std::vector<uint32_t> what{static_cast<uint32_t>(i.op), i.words[1]};
+            for (size_t k = 3; k < i.words.size(); ++k) {
+                // OpCompositeExtract's indices are literals, not ids
+                const bool literal = i.op == spv::Op::OpCompositeExtract && k > 3;
+                what.push_back(literal ? i.words[k] : Number(i.words[k]));
+            }
+            if (Commutes(i.op) && what.size() == 4 && what[2] > what[3]) std::swap(what[2], what[3]);
+            const uint32_t first = computed.emplace(std::move(what), i.words[2]).first->second;
+            if (first != i.words[2]) numbers_[i.words[2]] = first;
+        }
+    }
+}
+
+uint32_t ValueFacts::Number(uint32_t id) const {
+    auto n = numbers_.find(id);
+    return n == numbers_.end() ? id : n->second;
 }
 
 void ValueFacts::Record(const Inst& i, size_t block) {
@@ -165,7 +206,7 @@ AddressKey ValueFacts::Key(uint32_t id, int depth) const {
             return key;
         }
     }
-    key.terms = {id};
+    key.terms = {Number(id)};
     return key;
 }
 

@@ -46,7 +46,10 @@ class ValueFacts {
     uint32_t TypeOf(uint32_t id) const;
     // The value of an integer computed from constants alone, as its bits.
     std::optional<uint64_t> Constant(uint32_t id, int depth = 0) const;
-    // A u64 value as a sum of values and a constant, through additions.
+    // The first value computed by the same pure operation from operands of the same
+    // numbers as `id` (`id` itself where none was): two values of one number are equal.
+    uint32_t Number(uint32_t id) const;
+    // A u64 value as a sum of values (their numbers) and a constant, through additions.
     AddressKey Key(uint32_t id, int depth = 0) const;
     // The u64 address a device pointer was made from (OpConvertUToPtr), or 0.
     uint32_t AddressOf(uint32_t pointer) const;
@@ -71,6 +74,7 @@ class ValueFacts {
     std::unordered_map<uint32_t, uint64_t> constants_;
     std::unordered_map<uint32_t, Def> defs_;
     std::unordered_map<uint32_t, uint32_t> types_;
+    std::unordered_map<uint32_t, uint32_t> numbers_;  // ids whose number is another's
 };
 
 }  // namespace nvk::spirv
