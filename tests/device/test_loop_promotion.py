@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
-from numba_vulkan import config
+from numba_vulkan import config, cuda, launchers
+from numba_vulkan.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -247,3 +248,35 @@ def test_an_element_reached_from_both_arms_of_a_branch(mode, overlap):
     dev, cpu = run_both(two_paths, buffer, views)
     np.testing.assert_array_equal(dev, cpu)
     assert promoted(two_paths, *views(nv.to_device(buffer))) == 1
+
+
+@pytest.mark.parametrize("hidden_ranges", [0, launchers.HIDE_ON_RANGE_ASSUMING_VENDORS])
+def test_the_published_3d_random_kernel_keeps_its_state(monkeypatch, hidden_ranges):
+    # numba-cuda's random_3d example (benchmarks/corpus): a generator's state in registers
+    # across the grid-stride loops, also where NVIDIA's hidden ranges make the state's index
+    # arithmetic 40 operations deep; the draws as with the pass off, bit for bit.
+    monkeypatch.setattr(config, "HIDE_INT_RANGES", hidden_ranges)
+
+    def random_3d(arr, rng_states):
+        startx, starty, startz = cuda.grid(3)
+        stridex, stridey, stridez = cuda.gridsize(3)
+        tid = startz * stridey * stridex + starty * stridex + startx
+        for i in range(startz, arr.shape[0], stridez):
+            for j in range(starty, arr.shape[1], stridey):
+                for k in range(startx, arr.shape[2], stridex):
+                    arr[i, j, k] = xoroshiro128p_uniform_float32(rng_states, tid)
+
+    def draws(promote):
+        monkeypatch.setattr(config, "PROMOTE", promote)
+        kernel = cuda.jit(random_3d)
+        arr = cuda.device_array((12, 10, 8), np.float32)
+        states = create_xoroshiro128p_states(4**3, seed=7)
+        kernel[(2, 2, 2), (2, 2, 2)](arr, states)
+        (compiled,) = kernel.specialisations.values()
+        return arr.copy_to_host(), states.copy_to_host(), compiled.promoted_elements
+
+    arr, states, elements = draws(1)
+    plain_arr, plain_states, none = draws(0)
+    assert (elements, none) == (2, 0)
+    np.testing.assert_array_equal(arr, plain_arr)
+    np.testing.assert_array_equal(states, plain_states)

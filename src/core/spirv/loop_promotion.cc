@@ -158,13 +158,14 @@ class Promoter {
         }
         // Groups of plain accesses at invariant addresses, in block order.
         std::map<std::pair<AddressKey, uint32_t>, std::vector<size_t>> found;
+        std::unordered_map<uint32_t, bool> invariant;  // of this loop's values
         std::vector<std::pair<AddressKey, uint32_t>> order;
         for (size_t i = 0; i < accesses_.size(); ++i) {
             const Access& a = accesses_[i];
             if (!a.plain || !loop.blocks.count(a.block)) continue;
             // The address itself, not its key's terms: a term's number may be a value
             // computed outside the loop from a value the loop changes.
-            if (!values_.Invariant(a.address, loop.blocks)) continue;
+            if (!values_.Invariant(a.address, loop.blocks, &invariant)) continue;
             auto& list = found[{a.key, a.type}];
             if (list.empty()) order.push_back({a.key, a.type});
             list.push_back(i);

@@ -337,6 +337,25 @@ TEST(LoopPromotion, AnAddressLikeOneOutsideTheLoopStillChangesWithIt) {
 )"));
 }
 
+TEST(LoopPromotion, AnAddressDeepInPureArithmeticIsStillInvariant) {
+    // The state's index through 40 pure operations inside the loop (NVIDIA's hidden ranges
+    // make index arithmetic that deep): still the same element every iteration.
+    std::string chain = "          %c0 = OpUConvert %ulong %n\n";
+    for (int k = 1; k <= 40; ++k) {
+        chain += "          %c" + std::to_string(k) + " = OpBitwiseOr %ulong %c" +
+                 std::to_string(k - 1) + " %ulong_32\n";
+    }
+    const PassRun run = Promote(chain + R"(
+         %at = OpIAdd %ulong %state %c40
+         %ps = OpConvertUToPtr %g_u64 %at
+          %s = OpLoad %ulong %ps Aligned 8
+         %s1 = OpIAdd %ulong %s %ulong_1
+               OpStore %ps %s1 Aligned 8
+               OpBranch %latch
+)");
+    EXPECT_EQ(run.count, 1u) << run.text;
+}
+
 TEST(LoopPromotion, GarbageComesBackUnchanged) {
     std::vector<uint32_t> words = {1, 2, 3};
     EXPECT_EQ(PromoteLoopElements(&words), 0u);

@@ -7,6 +7,9 @@ namespace nvk::spirv {
 namespace {
 
 constexpr int kMaxDepth = 16;
+// Index arithmetic reaches 40 pure operations deep where NVIDIA's ranges are hidden
+// (kir/int_ranges.h); each value is decided once, so the bound is only the stack's.
+constexpr int kMaxInvariantDepth = 1024;
 
 // Ops that compute a value from their operands alone: an address made of them is the same
 // in every iteration of a loop where the operands are.
@@ -222,21 +225,24 @@ bool ValueFacts::PointsToDeviceMemory(uint32_t pointer) const {
     return p == pointers_.end() || MayBeDeviceMemory(p->second.first);
 }
 
-bool ValueFacts::Invariant(uint32_t id, const std::set<size_t>& loop, int depth) const {
+bool ValueFacts::Invariant(uint32_t id, const std::set<size_t>& loop,
+                           std::unordered_map<uint32_t, bool>* known, int depth) const {
     auto d = defs_.find(id);
     if (d == defs_.end() || d->second.block == SIZE_MAX || !loop.count(d->second.block))
         return true;
+    if (auto k = known->find(id); k != known->end()) return k->second;
     const Inst& i = *d->second.inst;
-    if (depth >= kMaxDepth || !IsPure(i.op)) return false;
+    bool invariant = depth < kMaxInvariantDepth && IsPure(i.op);
     bool has_result = false, has_type = false;
     spv::HasResultAndType(i.op, &has_result, &has_type);
     const size_t first = (has_type ? 2 : 1) + 1;
     size_t last = i.words.size();
     if (i.op == spv::Op::OpCompositeExtract) last = first + 1;  // the literals are no ids
-    for (size_t k = first; k < last; ++k) {
-        if (!Invariant(i.words[k], loop, depth + 1)) return false;
+    for (size_t k = first; invariant && k < last; ++k) {
+        invariant = Invariant(i.words[k], loop, known, depth + 1);
     }
-    return true;
+    (*known)[id] = invariant;
+    return invariant;
 }
 
 }  // namespace nvk::spirv

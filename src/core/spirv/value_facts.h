@@ -56,8 +56,10 @@ class ValueFacts {
     // Whether a pointer may reach device memory (by its storage class; unknown: yes).
     bool PointsToDeviceMemory(uint32_t pointer) const;
     // Whether a value is the same in every iteration of the loop made of blocks `loop`:
-    // defined outside it, or computed there by pure operations from such values.
-    bool Invariant(uint32_t id, const std::set<size_t>& loop, int depth = 0) const;
+    // defined outside it, or computed there by pure operations from such values. `known`
+    // keeps the answers for values of that loop between calls.
+    bool Invariant(uint32_t id, const std::set<size_t>& loop,
+                   std::unordered_map<uint32_t, bool>* known, int depth = 0) const;
 
   private:
     struct Def {
