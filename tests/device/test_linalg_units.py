@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
-from numba_vulkan.linalg import plans, staging, tiles
+from numba_vulkan.linalg import direct, plans, staging, tiles
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -88,6 +88,37 @@ def test_units_aligned_operands_are_not_copied(monkeypatch):
     got = nv.linalg.matmul(nv.to_device(a), nv.to_device(b), units=True)
     np.testing.assert_array_equal(got.copy_to_host(), np.matmul(a, b))
     assert calls == []
+
+
+def test_units_repeated_products_go_straight_to_the_launch(monkeypatch):
+    """A product of a signature seen before (shapes, strides, dtypes, the call's options)
+    that the kernel takes as it is launches without planning again (linalg/direct.py):
+    each call still computes its own operands into its own result (a new one, or out=),
+    and an out= that is an operand is still read from a copy."""
+    monkeypatch.setattr(direct, "_launches", {})
+    planned = []
+    real_choose = plans.choose
+    monkeypatch.setattr(plans, "choose", lambda *a, **k: planned.append(1) or real_choose(*a, **k))
+    v = tiles.VARIANTS[tiles.DEFAULT]
+    n = v.bm  # square: an operand can be the result too
+    rng = np.random.default_rng(3)
+    a, b, c = (_ints(rng, (n, n)) for _ in range(3))
+    da, db, dc = (nv.to_device(x) for x in (a, b, c))
+    first = nv.linalg.matmul(da, db, units=True)
+    assert len(planned) == 1  # planned once, the launch kept
+    second = nv.linalg.matmul(db, dc, units=True)
+    assert len(planned) == 1 and second is not first
+    out = nv.device_array((n, n), np.float16)
+    assert nv.linalg.matmul(dc, da, out=out, units=True) is out
+    np.testing.assert_array_equal(first.copy_to_host(), np.matmul(a, b))
+    np.testing.assert_array_equal(second.copy_to_host(), np.matmul(b, c))
+    np.testing.assert_array_equal(out.copy_to_host(), np.matmul(c, a))
+    nv.linalg.matmul(dc, da, out=out, units=True)
+    assert len(planned) == 2  # out= is another signature, planned once
+    nv.linalg.matmul(da, db, out=da, units=True)  # a @= b: the whole way, a read from a copy
+    assert len(planned) == 3
+    np.testing.assert_array_equal(da.copy_to_host(), np.matmul(a, b))
+    assert list(direct._launches.values()).count(None) == 0 and len(direct._launches) == 2
 
 
 def test_units_batched_views_and_out(small_default, monkeypatch):

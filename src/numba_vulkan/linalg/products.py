@@ -37,7 +37,7 @@ from ..runtime.creation import to_device
 from ..runtime.layout import broadcast_to, view
 from ..runtime.reduce import _narrow_option
 from ..ufunc import operands
-from . import kernels, plans
+from . import direct, kernels, plans
 
 #: A chunk of a split k range is at least this many k steps of the tile (so that the
 #: extra traffic of the partials stays small against the products).
@@ -116,6 +116,10 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
     VulkanUnsupportedError
         For complex and other dtypes no kernel computes.
     """
+    if units:  # a signature seen before: straight to the tile kernel's launch
+        done = direct.product(a, b, out, dtype, casting, contract, _loop_dtypes)
+        if done is not None:
+            return done
     values = [_operand(a, "a"), _operand(b, "b")]
     if out is not None and not isinstance(out, (DeviceArray, np.ndarray)):
         raise TypeError(f"matmul: out must be a device array or a NumPy array, not "

@@ -112,6 +112,7 @@ from .staging import (
     block_origin,
     check_shared_memory,
     grid,
+    in_place,
     layout,
     log2,
     padded_batches,
@@ -282,6 +283,14 @@ OPERANDS = {"float16": "np.float16", "bfloat16": "bfloat16", "int8": "np.int8",
 SUMS = {"float16": "float32", "bfloat16": "float32", "int8": "int32", "uint8": "uint32"}
 
 
+def _stored(dtype, operands):
+    """The dtype the kernel stores for a result of `dtype`: float16 from float16 tiles where
+    the result is float16 (the kernel converts its sums), else the sums' type (bfloat16
+    products are float32)."""
+    return np.dtype(np.float16 if dtype == np.float16 and operands == "float16"
+                    else SUMS[operands])
+
+
 def _tile_dtype(operands):
     """The NumPy dtype of tiles of `operands` (a name in OPERANDS), or ValueError."""
     if operands not in OPERANDS:
@@ -415,10 +424,9 @@ def padded_shapes(v: Variant, M, N, K, operands: str = "float16"):
     return (Mp, Kp), (Kp, Np), (Mp, Np)
 
 
-def launch(v: Variant, a, b, c, device):
-    """The product kernel of `v`: c = a @ b for float16 (bfloat16, int8, uint8) a and b of one
-    dtype, C- or F-contiguous, and C-contiguous c of their sums' type (or float16), of the
-    shapes ``padded_shapes`` gives."""
+def launcher(v: Variant, a, b, c, device):
+    """``launch`` of v's product kernel made for arrays like a, b and c (shapes, strides,
+    dtypes): a function of a, b and c that launches it."""
     check_shared_memory(v, device, a.dtype.itemsize)
     sg = device.info.subgroup_size
     threads = v.threads(sg)
@@ -426,9 +434,40 @@ def launch(v: Variant, a, b, c, device):
     r = band(Mp // v.bm, v.swizzle)
     a_major, b_major = layout(a), layout(b)
     k = kernel(v, threads, sg, a_major, b_major, dtype_name(c.dtype), dtype_name(a.dtype), r)
-    words = [x.view(f"uint{8 * v.word}") if v.per_word(x.dtype.itemsize, major) > 1 else x
-             for x, major in ((a, a_major), (b, b_major))]
-    k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device](*words, c)
+    config = k[grid(Mp, Np, v.bm, v.bn, r), (threads, 1), device]
+    # 8- and 16-bit operands go as the words their slabs are copied in
+    wa, wb = (f"uint{8 * v.word}" if v.per_word(x.dtype.itemsize, major) > 1 else None
+              for x, major in ((a, a_major), (b, b_major)))
+
+    def start(a, b, c):
+        config(a if wa is None else a.view(wa), b if wb is None else b.view(wb), c)
+
+    return start
+
+
+def launch(v: Variant, a, b, c, device):
+    """The product kernel of `v`: c = a @ b for float16 (bfloat16, int8, uint8) a and b of one
+    dtype, C- or F-contiguous, and C-contiguous c of their sums' type (or float16), of the
+    shapes ``padded_shapes`` gives."""
+    launcher(v, a, b, c, device)(a, b, c)
+
+
+def direct(A, B, C, device, operands: str = "float16"):
+    """``launcher``'s answer for the product of 2-d A and B into C that ``run`` makes in one
+    launch on the arrays as they are (no operand padded, no chunks of k, C written in
+    place), else None."""
+    M, N = C.shape
+    K = A.shape[1]
+    name = choose(M, N, device)
+    if k_per_launch(name, K, operands, device) != K:
+        return None
+    v = VARIANTS[name]
+    sa, sb, sc = padded_shapes(v, M, N, K, operands)
+    taken = (dtype_name(_tile_dtype(operands)),)
+    if not (in_place(A, sa, taken) and in_place(B, sb, taken)
+            and in_place(C, sc, (dtype_name(_stored(C.dtype, operands)),), "C")):
+        return None
+    return launcher(v, A, B, C, device)
 
 
 def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
@@ -444,7 +483,6 @@ def run(A, B, C, device, variant: str | None = None, operands: str = "float16"):
     tile_dtype = _tile_dtype(operands)
     v = VARIANTS[name]
     check_shared_memory(v, device, tile_dtype.itemsize)
-    # The kernel converts to float16 only from float16 tiles (bfloat16 products are float32)
-    c_dtype = np.float16 if C.dtype == np.float16 and operands == "float16" else SUMS[operands]
+    c_dtype = _stored(C.dtype, operands)
     padded_batches(A, B, C, device, padded_shapes(v, M, N, A.shape[2], operands), tile_dtype,
                    c_dtype, lambda a, b, c: launch(v, a, b, c, device))
