@@ -16,10 +16,9 @@
 namespace nvk::spirv {
 namespace {
 
-// A kernel over two device addresses, %state and %out (push constants), with a loop of
-// %n iterations (i in %i) whose body is `body` (it branches to %latch).
-std::vector<uint32_t> AssembleLoop(const std::string& body) {
-    return AssembleModule(R"(
+// A kernel over two device addresses, %state and %out, and a count %n (push constants),
+// up to the branch from its entry block to the block %header.
+const std::string kPrologue = R"(
                OpCapability Shader
                OpCapability Int64
                OpCapability PhysicalStorageBufferAddresses
@@ -63,6 +62,12 @@ std::vector<uint32_t> AssembleLoop(const std::string& body) {
          %a2 = OpAccessChain %p_uint %params %uint_2
           %n = OpLoad %uint %a2
                OpBranch %header
+)";
+
+// That kernel with a loop of %n iterations (i in %i) whose body is `body` (it branches to
+// %latch).
+std::vector<uint32_t> AssembleLoop(const std::string& body) {
+    return AssembleModule(kPrologue + R"(
      %header = OpLabel
           %i = OpPhi %uint %uint_0 %entry %next %latch
                OpLoopMerge %exit %latch None
@@ -278,38 +283,7 @@ TEST(LoopPromotion, AnAddressLikeOneOutsideTheLoopStillChangesWithIt) {
     // The exit block comes before the body here (blocks follow dominance, not nesting) and
     // computes i * 8 as the body does: the body's address state + i * 8 has the same terms
     // as one made outside the loop, yet i changes every iteration.
-    ExpectPassLeavesAlone(PromoteLoopElements, AssembleModule(R"(
-               OpCapability Shader
-               OpCapability Int64
-               OpCapability PhysicalStorageBufferAddresses
-               OpMemoryModel PhysicalStorageBuffer64 GLSL450
-               OpEntryPoint GLCompute %main "main" %params
-               OpExecutionMode %main LocalSize 1 1 1
-               OpMemberDecorate %Params 0 Offset 0
-               OpMemberDecorate %Params 1 Offset 8
-               OpDecorate %Params Block
-       %void = OpTypeVoid
-         %fn = OpTypeFunction %void
-       %bool = OpTypeBool
-       %uint = OpTypeInt 32 0
-      %ulong = OpTypeInt 64 0
-     %Params = OpTypeStruct %ulong %uint
-   %p_params = OpTypePointer PushConstant %Params
-    %p_ulong = OpTypePointer PushConstant %ulong
-     %p_uint = OpTypePointer PushConstant %uint
-      %g_u64 = OpTypePointer PhysicalStorageBuffer %ulong
-     %params = OpVariable %p_params PushConstant
-     %uint_0 = OpConstant %uint 0
-     %uint_1 = OpConstant %uint 1
-    %ulong_1 = OpConstant %ulong 1
-    %ulong_8 = OpConstant %ulong 8
-       %main = OpFunction %void None %fn
-      %entry = OpLabel
-         %a0 = OpAccessChain %p_ulong %params %uint_0
-      %state = OpLoad %ulong %a0
-         %a1 = OpAccessChain %p_uint %params %uint_1
-          %n = OpLoad %uint %a1
-               OpBranch %header
+    ExpectPassLeavesAlone(PromoteLoopElements, AssembleModule(kPrologue + R"(
      %header = OpLabel
           %i = OpPhi %uint %uint_0 %entry %next %latch
          %iw = OpUConvert %ulong %i
