@@ -109,7 +109,8 @@ ValueFacts::ValueFacts(const FunctionBlocks& f) {
                 const bool literal = i.op == spv::Op::OpCompositeExtract && k > 3;
                 what.push_back(literal ? i.words[k] : Number(i.words[k]));
             }
-            if (Commutes(i.op) && what.size() == 4 && what[2] > what[3]) std::swap(what[2], what[3]);
+            if (Commutes(i.op) && what.size() == 4 && what[2] > what[3])
+                std::swap(what[2], what[3]);
             const uint32_t first = computed.emplace(std::move(what), i.words[2]).first->second;
             if (first != i.words[2]) numbers_[i.words[2]] = first;
         }
