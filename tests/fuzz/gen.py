@@ -29,6 +29,7 @@ so CPython never raises ZeroDivisionError.
 
 import linecache
 import random
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -289,6 +290,17 @@ def sources(body):
     return "\n".join(py) + "\n", "\n".join(kern) + "\n"
 
 
+def in_memory(kernel_src):
+    """The kernel with a, b and c kept in device memory, row i of an int64 array `st` (a
+    third argument), in place of its locals: its loops then load and store array elements
+    at one address each (spirv/loop_promotion.h keeps them in registers)."""
+    lines = kernel_src.splitlines()
+    assert lines[0] == "def fuzz_kernel(inp, out):"
+    names = {v: f"st[i, {k}]" for k, v in enumerate(VARS)}
+    body = [re.sub(r"\b[abc]\b", lambda m: names[m.group(0)], line) for line in lines[1:]]
+    return "\n".join(["def fuzz_kernel(inp, out, st):", *body]) + "\n"
+
+
 def inputs(seed, n=64):
     """Input values for a seed: edge values then random ones in [-1000, 1000]."""
     rng = np.random.default_rng(seed + 1_000_003)
@@ -309,26 +321,29 @@ def run_python(program, xs):
     return np.array([f(int(x)) for x in xs], dtype=np.int64)
 
 
-def run_device(program, xs):
+def run_device(program, xs, memory=False):
     import numba_vulkan as nv
 
-    f = _load(program.kernel_src, "fuzz_kernel", {"nv": nv})
-    kernel = nv.jit(f)
+    source = in_memory(program.kernel_src) if memory else program.kernel_src
+    kernel = nv.jit(_load(source, "fuzz_kernel", {"nv": nv}))
     out = np.full((xs.size, 3), -77777, np.int32)
-    kernel.forall(xs.size)(xs, out)
+    state = (np.zeros((xs.size, 3), np.int64),) if memory else ()
+    kernel.forall(xs.size)(xs, out, *state)
     return out.astype(np.int64)
 
 
-def check(seed, n=64):
-    """None if device and CPython agree on every input; otherwise a report."""
+def check(seed, n=64, memory=False):
+    """None if device and CPython agree on every input; otherwise a report. `memory`: the
+    kernel keeps its variables in device memory (``in_memory``)."""
     program = generate(seed)
     xs = inputs(seed, n)
     want = run_python(program, xs)
     assert np.abs(want).max() < 2**31, "generator bug: values out of int32 range"
     try:
-        got = run_device(program, xs)
+        got = run_device(program, xs, memory)
     except Exception as e:  # noqa: BLE001 - a compile or launch failure is a finding too
-        return f"seed {seed}: {type(e).__name__}: {e}\n{program.kernel_src}"
+        source = in_memory(program.kernel_src) if memory else program.kernel_src
+        return f"seed {seed}: {type(e).__name__}: {e}\n{source}"
     bad = np.flatnonzero((got != want).any(axis=1))
     if bad.size == 0:
         return None
@@ -336,3 +351,8 @@ def check(seed, n=64):
         f"  x={int(xs[j])}: device {tuple(got[j])} cpython {tuple(want[j])}" for j in bad[:8]
     )
     return f"seed {seed}: {bad.size} of {xs.size} inputs differ\n{rows}\n{program.python_src}"
+
+
+def check_in_memory(seed, n=64):
+    """``check`` of the kernel that keeps its variables in device memory."""
+    return check(seed, n, memory=True)

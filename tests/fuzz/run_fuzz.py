@@ -3,6 +3,7 @@
     python3 tests/fuzz/run_fuzz.py --seeds 0:500        # device vs CPython
     python3 tests/fuzz/run_fuzz.py --seeds 7 --show     # print one program
     python3 tests/fuzz/run_fuzz.py --seeds 0:2000 --python-only   # generator only
+    python3 tests/fuzz/run_fuzz.py --seeds 0:500 --memory   # variables in device memory
 
 Seeds run in a worker process, so a seed that hangs the compiler or crashes
 the process is reported (with its program) as a failure after --timeout
@@ -42,6 +43,10 @@ def _worker(tasks, results, check, describe, n):
 
 def describe_program(seed):
     return gen.generate(seed).kernel_src
+
+
+def describe_in_memory(seed):
+    return gen.in_memory(gen.generate(seed).kernel_src)
 
 
 class Worker:
@@ -151,6 +156,8 @@ def main(argv=None):
     )
     parser.add_argument("--stop-after", type=int, default=0, help="stop after this many failures")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--memory", action="store_true",
+                        help="the kernels keep their variables in device memory (gen.in_memory)")
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
@@ -159,13 +166,16 @@ def main(argv=None):
         for seed in seeds:
             program = gen.generate(seed)
             if args.show:
-                print(f"# seed {seed}\n{program.python_src}\n{program.kernel_src}")
+                kernel = gen.in_memory(program.kernel_src) if args.memory else program.kernel_src
+                print(f"# seed {seed}\n{program.python_src}\n{kernel}")
             if args.python_only:
                 gen.run_python(program, gen.inputs(seed, args.n))
         if args.python_only:
             return 0
+    check, describe = ((gen.check_in_memory, describe_in_memory) if args.memory
+                       else (gen.check, describe_program))
     failures = run_seeds(
-        seeds, lambda: Worker(args.n), args.timeout, args.stop_after, args.jobs
+        seeds, lambda: Worker(args.n, check, describe), args.timeout, args.stop_after, args.jobs
     )
     elapsed = time.perf_counter() - start
     print(
