@@ -44,6 +44,14 @@ def promoted(func, *args):
     return compiled.promoted_elements
 
 
+def expect_as_njit(func, buffer, make_views, elements):
+    """``run_both``'s buffers equal bit for bit, and the kernel keeping `elements` elements
+    in registers (compiled for the device views)."""
+    dev, cpu = run_both(func, buffer, make_views)
+    np.testing.assert_array_equal(dev, cpu)
+    assert promoted(func, *make_views(nv.to_device(buffer))) == elements
+
+
 def counter(state, out):
     for k in range(out.size):
         s = state[0]
@@ -57,9 +65,7 @@ def test_state_updated_in_a_loop(overlap):
     # reach the next load of the state
     buffer = np.arange(1, 41, dtype=np.uint64)
     views = lambda b: (b[0:1], b[0:32] if overlap else b[8:40])  # noqa: E731
-    dev, cpu = run_both(counter, buffer, views)
-    np.testing.assert_array_equal(dev, cpu)
-    assert promoted(counter, *views(nv.to_device(buffer))) == 1
+    expect_as_njit(counter, buffer, views, 1)
 
 
 def half_overwritten(state, halves):
@@ -134,9 +140,7 @@ def test_a_state_kept_across_inner_loops(overlap):
     # innermost loop's iterations; the store to out[0] overwrites it where they overlap.
     buffer = np.arange(1, 62, dtype=np.uint64)
     views = lambda b: (b[0:1], b[0:60] if overlap else b[1:61])  # noqa: E731
-    dev, cpu = run_both(nested, buffer, views)
-    np.testing.assert_array_equal(dev, cpu)
-    assert promoted(nested, *views(nv.to_device(buffer))) == 1
+    expect_as_njit(nested, buffer, views, 1)
 
 
 def accumulate_products(c, a, b):
@@ -156,9 +160,7 @@ def test_products_accumulated_in_place(overlap):
         a = b[0:24] if overlap else b[16:40]
         return b[0:16].reshape(4, 4), a.reshape(4, 6), b[40:64].reshape(6, 4)
 
-    dev, cpu = run_both(accumulate_products, buffer, views)
-    np.testing.assert_array_equal(dev, cpu)
-    assert promoted(accumulate_products, *views(nv.to_device(buffer))) == 1
+    expect_as_njit(accumulate_products, buffer, views, 1)
 
 
 PAIR = np.dtype([("x", np.int64), ("y", np.int64)])
@@ -245,9 +247,7 @@ def two_paths(states, out, t, mode):
 def test_an_element_reached_from_both_arms_of_a_branch(mode, overlap):
     buffer = np.arange(1, 60, dtype=np.uint64)
     views = lambda b: (b[0:8].reshape(4, 2), b[0:40] if overlap else b[8:48], 2, mode)  # noqa: E731
-    dev, cpu = run_both(two_paths, buffer, views)
-    np.testing.assert_array_equal(dev, cpu)
-    assert promoted(two_paths, *views(nv.to_device(buffer))) == 1
+    expect_as_njit(two_paths, buffer, views, 1)
 
 
 @pytest.mark.parametrize("hidden_ranges", [0, launchers.HIDE_ON_RANGE_ASSUMING_VENDORS])
