@@ -72,6 +72,10 @@ class CodegenControls(typing.NamedTuple):
     promote_loop_elements: elements a loop loads and stores at one address kept in registers
     while it runs (spirv/loop_promotion.h; config.PROMOTE, NUMBA_VULKAN_PROMOTE=0 turns it
     off to compare).
+    group_loop: the kernel's workgroups along x run as a loop over at most about 2^20
+    invocations' worth of workgroups, each taking the user's groups in turn (frontend/grid.py,
+    "The group loop"; config.GROUP_LOOP); kernels with barriers, shared memory or
+    cooperative matrices are left as they are.
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
     the ids the narrowing pass reasons about (local ids are never negative, so Numba's
     negative-index wrap of ``s[local_id(1), j]`` goes); empty: not known.
@@ -93,6 +97,7 @@ class CodegenControls(typing.NamedTuple):
     subgroup_ballot: bool = False
     subgroup_partitioned: bool = False
     promote_loop_elements: bool = True
+    group_loop: bool = False
     max_local_size: tuple = ()
     max_groups: tuple = ()
     matrix_shapes: tuple = ()
@@ -166,6 +171,7 @@ def _compile_kernel(
         matrix_shapes=codegen_controls.matrix_shapes,
         subgroup_ballot=codegen_controls.subgroup_ballot,
         subgroup_partitioned=codegen_controls.subgroup_partitioned,
+        group_loop=codegen_controls.group_loop,
         fastmath=options.fastmath if options.fast_builtins is None else options.fast_builtins,
         boundscheck=options.boundscheck,
         error_model=options.error_model,

@@ -106,6 +106,10 @@ UNROLL = _int("NUMBA_VULKAN_UNROLL", 8, 1, 8)
 # 0: loops keep no element of device memory in registers (spirv/loop_promotion.h; never
 # changes a result).
 PROMOTE = _int("NUMBA_VULKAN_PROMOTE", 1, 0, 1)
+# 1: a kernel's workgroups along x run in a loop over fewer workgroups (frontend/grid.py,
+# "The group loop") on devices without a loop cap; 2: also where there is one (tests);
+# 0 (the default until it is measured on GPUs): never. Never changes a result.
+GROUP_LOOP = _int("NUMBA_VULKAN_GROUP_LOOP", 0, 0, 2)
 PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16, 64, 1 << 28)
 # Numba's variable: 1 turns index checks on for every kernel, 0 off, unset (None)
 # leaves it to each kernel's boundscheck option.

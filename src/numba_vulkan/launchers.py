@@ -43,6 +43,8 @@ def codegen_controls(device):
         subgroup_ballot=info.subgroup_basic and info.subgroup_ballot,
         subgroup_partitioned=bool(getattr(info, "subgroup_partitioned", False)),
         promote_loop_elements=bool(config.PROMOTE),
+        group_loop=config.GROUP_LOOP == 2 or (config.GROUP_LOOP == 1
+                                               and not info.loop_iteration_limit),
         max_local_size=tuple(int(n) for n in info.max_local_size),
         max_groups=tuple(int(n) for n in info.max_groups),
         matrix_shapes=tuple(getattr(info, "matrix_shapes", ())),

@@ -223,17 +223,29 @@ util::Result<Launcher::GridPieces> Launcher::CopyPieces(const uint32_t g[3], uin
     return pieces;
 }
 
-// Calls emit(groups) for each piece of the grid `g`, with the grid parameters of
-// that piece written into `block`; returns the last emit's result. The grid is one
+// A kernel with the group loop gets at most kGroupLoopGroups workgroups along x, each
+// looping over the grid's (grid.stride); on an H100, 1,056 to 8,448 workgroups of 256 ran a
+// grid-stride loop as fast as numba.cuda's one element per thread (docs/corpus.md).
+constexpr uint32_t kGroupLoopGroups = 4096;
+
+// Calls emit(groups) for each piece of the grid `user` (the launch's; fewer
+// workgroups along x for a group loop), with the grid parameters of that piece written
+// into `block`; returns the last emit's result. The grid is one
 // piece, or several where it exceeds the device's max_groups along some axis: each
 // piece gets the index of its first workgroup in the whole grid (grid.base) and the
 // whole grid's counts (grid.groups), which the kernel adds to WorkgroupId / reads
 // for num_groups (frontend/grid.py).
 template <typename Emit>
-util::Result<uint64_t> Launcher::SplitGrid(const uint32_t g[3], uint8_t* block, Emit&& emit) {
+util::Result<uint64_t> Launcher::SplitGrid(const uint32_t user[3], uint8_t* block,
+                                           Emit&& emit) {
     const auto& max = device_->info().max_groups;
     if (grid_.has_groups) {
-        for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], g[a]);
+        for (int a = 0; a < 3; ++a) Put<uint32_t>(block, grid_.groups[a], user[a]);
+    }
+    uint32_t g[3] = {user[0], user[1], user[2]};  // the grid dispatched
+    if (grid_.has_stride) {
+        g[0] = std::min(g[0], kGroupLoopGroups);
+        Put<uint32_t>(block, grid_.stride, g[0]);
     }
     if (g[0] <= max[0] && g[1] <= max[1] && g[2] <= max[2]) {
         if (grid_.has_base) {

@@ -100,6 +100,11 @@ void Launcher::AddHidden(const kir::ArgDecl& a, nb::dict values, Check& check) {
             grid_.index_bytes = kir::MemoryBytes(a.index);
             return;
         }
+        if (axis == 0 && a.name == "grid.stride.x") {
+            grid_.has_stride = true;
+            grid_.stride = a.offset;
+            return;
+        }
         if (a.name == std::string("grid.groups.") + kAxes[axis]) {
             grid_.has_groups = grid_.reads_ids = true;
             grid_.groups[axis] = a.offset;

@@ -78,6 +78,10 @@ class Launcher {
         bool has_base = false, has_groups = false, reads_ids = false;
         uint32_t base[3] = {}, groups[3] = {};
         uint32_t index_bytes = 4;
+        // The kernel runs its workgroups along x as a loop (frontend/grid.py): the
+        // dispatch has at most kGroupLoopGroups of them, their count written at `stride`.
+        bool has_stride = false;
+        uint32_t stride = 0;
     };
     // A hidden parameter with a fixed value (or a buffer's or device array's
     // address) given when the launcher is made; the buffer is also marked as used

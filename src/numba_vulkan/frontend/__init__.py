@@ -73,6 +73,7 @@ def lower_kernel(
     func_ir, typemap, calltypes, argtypes, mode, name, dynamic_shared_bytes=0, denormals=0,
     fastmath=False, fused_fma=False, sqrt_one_step=False, boundscheck=False, error_model="numpy",
     loose_division=False, matrix_shapes=(), subgroup_ballot=False, subgroup_partitioned=False,
+    group_loop=False,
 ):
     """Translate the typed IR of a kernel into a KIR module.
 
@@ -112,6 +113,9 @@ def lower_kernel(
     fastmath : bool
         The kernel's fastmath option: math calls use the driver's built-ins where they exist
         (mathlib/fast.py).
+    group_loop : bool
+        Run the workgroups along x as a loop over fewer (frontend/grid.py, "The group
+        loop"), unless the kernel has barriers, shared memory or cooperative matrices.
     boundscheck : bool
         Check array indices (IndexError; frontend/exceptions.py).
     error_model : {"numpy", "python"}
@@ -128,20 +132,17 @@ def lower_kernel(
     """
     # barriers under id-dependent branches: judged at each launch (divergence.py)
     barrier_guards = divergence.check(func_ir)
-    lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
-    lowerer.dynamic_shared_bytes = dynamic_shared_bytes
-    lowerer.denormals = denormals
-    lowerer.fused_fma = bool(fused_fma)
-    lowerer.sqrt_one_step = bool(sqrt_one_step)
-    lowerer.loose_division = bool(loose_division)
-    lowerer.matrix_shapes = tuple(matrix_shapes)
-    lowerer.subgroup_ballot = bool(subgroup_ballot)
-    lowerer.subgroup_partitioned = bool(subgroup_partitioned)
-    lowerer.fastmath = bool(fastmath)
-    lowerer.boundscheck = bool(boundscheck)
-    lowerer.error_model = error_model
-    lowerer.run()
-    status.finish(lowerer)  # the shared raise block, if some statement raises
+    # The Lowerer's settings (each its attribute of that name)
+    options = dict(
+        dynamic_shared_bytes=dynamic_shared_bytes, denormals=denormals,
+        fused_fma=bool(fused_fma), sqrt_one_step=bool(sqrt_one_step),
+        loose_division=bool(loose_division), matrix_shapes=tuple(matrix_shapes),
+        subgroup_ballot=bool(subgroup_ballot), subgroup_partitioned=bool(subgroup_partitioned),
+        fastmath=bool(fastmath), boundscheck=bool(boundscheck), error_model=error_model,
+    )
+    lowerer = _lower(func_ir, typemap, calltypes, argtypes, mode, name, group_loop, **options)
+    if group_loop and grid.needs_whole_groups(lowerer):
+        lowerer = _lower(func_ir, typemap, calltypes, argtypes, mode, name, False, **options)
     for p in lowerer.params:
         for arr in _arrays(p):
             if arr.written:
@@ -167,6 +168,17 @@ def lower_kernel(
         counted_loops=tuple(f"L{h}" for h, trips in lowerer.loop_trips.items()
                             if trips is not None),
     )
+
+
+def _lower(func_ir, typemap, calltypes, argtypes, mode, name, group_loop, **options):
+    """The Lowerer of the kernel with `options` (lower_kernel's), run."""
+    lowerer = Lowerer(func_ir, typemap, calltypes, argtypes, mode, name)
+    lowerer.group_loop = bool(group_loop)
+    for key, value in options.items():
+        setattr(lowerer, key, value)
+    lowerer.run()
+    status.finish(lowerer)  # the shared raise block, if some statement raises
+    return lowerer
 
 
 def static_loops(lowerer):

@@ -25,6 +25,21 @@ intp, which tells the narrowing pass that they fit 32 bits. Group ids and
 group counts are masked to GROUP_BITS_32 bits (a no-op at run time), which
 tells it more: `i * TILE` in a loop `for i in range(num_groups)` fits 32 bits,
 as it does in numba.cuda's tiled matmul.
+
+The group loop (CodegenControls.group_loop). NVIDIA's Vulkan driver keeps fewer
+workgroups resident than CUDA keeps blocks, and a kernel of one element per
+invocation in workgroups of 128 or 256 then waits on memory (docs/corpus.md,
+"Small workgroups on NVIDIA's Vulkan driver"). So a kernel can run its
+workgroups along x as a loop: the launcher dispatches at most about 2^20
+invocations' worth of them and writes that count as a third hidden parameter,
+
+    grid.stride.x        the workgroups along x of this dispatch
+
+and each workgroup takes the user's workgroups WorkgroupId.x + j * stride for
+j = 0, 1, ... while they are below groups.x; the kernel's returns go on to the
+next j. Each turn is one whole user workgroup, with the user's local ids, so
+subgroup operations see the subgroups they would; kernels with barriers, shared
+memory or cooperative matrices are lowered without the loop (needs_whole_groups).
 """
 
 from .. import _core
@@ -36,31 +51,83 @@ B = _core.Builtin
 
 BASE = "grid.base"
 GROUPS = "grid.groups"
+STRIDE = "grid.stride"
 
 
-def _params(lowerer, name):
-    """The three u32 parameters `name`.{x,y,z}, declared on first use."""
+def _params(lowerer, name, axes="xyz"):
+    """The u32 parameters `name`.{x,y,z} (or those of `axes`), declared on first use."""
     indices = lowerer.grid_params.get(name)
     if indices is None:
         # Hidden parameters (kir/abi.h): the launcher writes them by these names, and
         # learns the width of the ids from `index`.
         index = K.i64 if lowerer.mode.index64 else K.i32
         indices = [
-            lowerer.module.add_hidden_param(f"{name}.{axis}", K.u32, index) for axis in "xyz"
+            lowerer.module.add_hidden_param(f"{name}.{axis}", K.u32, index) for axis in axes
         ]
         lowerer.grid_params[name] = indices
     return indices
 
 
+def begin_group_loop(lowerer, first):
+    """Open the group loop (module doc) before block `first`, the kernel's first: the
+    loop's counter starts at 0, its header enters `first` while the workgroup it names is
+    in the grid, its latch (lowerer.group_latch, where end_invocation goes) counts on,
+    and its exit returns."""
+    b = lowerer.b
+    count = b.var(K.u32)
+    b.store(count, arith.const(b, K.u32, 0))
+    header = b.create_block("groups.header")
+    latch = b.create_block("groups.latch")
+    done = b.create_block("groups.done")
+    lowerer.group_count, lowerer.group_latch = count, latch
+    b.br(header)
+    b.set_block(header)
+    work = _work(lowerer)
+    group = _group(lowerer, 0, work)
+    groups = arith.convert(b, b.param(_params(lowerer, GROUPS)[0]), work)
+    b.condbr(b.compare(Op.lt, group, groups), first, done)
+    b.set_block(latch)
+    b.store(count, b.binary(Op.add, b.load(count), arith.const(b, K.u32, 1)))
+    b.br(header)
+    b.set_block(done)
+    b.ret()
+
+
+def needs_whole_groups(lowerer):
+    """Whether the kernel lowered by `lowerer` needs each workgroup to be one of the
+    dispatch's (barriers, shared memory, cooperative matrices): no group loop then."""
+    if lowerer.shared_memory:
+        return True
+    module = lowerer.module
+    return any(op == "barrier" or op.startswith("coop")
+               for i in range(module.num_blocks) for op in module.block_ops(i))
+
+
+def _work(lowerer):
+    return K.u64 if lowerer.mode.index64 else K.i32
+
+
+def _group(lowerer, axis, work):
+    """The user's workgroup along `axis` in the whole grid, as `work`."""
+    b = lowerer.b
+    base = arith.convert(b, b.param(_params(lowerer, BASE)[axis]), work)
+    group = b.binary(Op.add, arith.convert(b, b.builtin(B.group_id, axis), work), base)
+    root = lowerer.root
+    if axis == 0 and root.group_count is not None:
+        turn = arith.convert(b, b.load(root.group_count), work)
+        stride = arith.convert(b, b.param(_params(root, STRIDE, "x")[0]), work)
+        group = b.binary(Op.add, group, b.binary(Op.mul, turn, stride))
+    return group
+
+
 def lower(lowerer, builtin, axis, kind):
     """The value of `builtin` (group_id, global_id or num_groups) along `axis`, as `kind`."""
     b = lowerer.b
-    work = K.u64 if lowerer.mode.index64 else K.i32
+    work = _work(lowerer)
     if builtin == B.num_groups:
         groups = arith.convert(b, b.param(_params(lowerer, GROUPS)[axis]), work)
         return arith.convert(b, _known_below(b, groups, work, _core.GROUP_BITS_32), kind)
-    base = arith.convert(b, b.param(_params(lowerer, BASE)[axis]), work)
-    group = b.binary(Op.add, arith.convert(b, b.builtin(B.group_id, axis), work), base)
+    group = _group(lowerer, axis, work)
     if builtin == B.group_id:
         return arith.convert(b, _known_below(b, group, work, _core.GROUP_BITS_32), kind)
     size = arith.convert(b, b.builtin(B.local_size, axis), work)

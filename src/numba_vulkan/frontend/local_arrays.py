@@ -338,6 +338,8 @@ def _make(lowerer, expr, sig, target, shared):
                 "at launch (launch it as kernel[groups, local_size, stream, shared_bytes])", loc
             )
         shape = (nbytes // itemsize,)
+    if shared:
+        lowerer.root.shared_memory = True
     bits = shared and id(expr) in atomic_bits_arrays(lowerer)
     arr = LocalArray(lowerer, ty, shape, shared, bits=bits, loc=loc)
     if shape_was_dynamic:

@@ -31,7 +31,7 @@ from numba.core import ir, types
 from .. import _core, bfloat16_host, narrowing
 from ..typing.bfloat16 import is_bfloat16
 from ..typing.matrix import Fragment
-from . import arith, bfloat16, float16
+from . import arith, bfloat16, float16, grid
 from .array_exprs import written_in_place
 from .arrays import ArrayArg, index_values, static_index_values
 from .errors import internal, unsupported
@@ -155,6 +155,11 @@ class Lowerer:
         self.sites = []  # RaiseSite and PrintSite of the kernel (numba_vulkan/sites.py)
         self.status_param = None  # the hidden status.addr parameter, once declared
         self.prints = False
+        # The group loop (frontend/grid.py): its counter (a KIR variable) and latch block
+        self.group_loop = False
+        self.group_count = None
+        self.group_latch = None
+        self.shared_memory = False  # a shared array was made (grid.needs_whole_groups)
 
     # ------------------------------------------------------------ driver
 
@@ -167,7 +172,10 @@ class Lowerer:
         order = sorted(self.reachable(first))
         kir_blocks = {label: b.create_block(f"L{label}") for label in order}
         self.kir_blocks = kir_blocks
-        b.br(kir_blocks[first])
+        if self.group_loop:
+            grid.begin_group_loop(self, kir_blocks[first])
+        else:
+            b.br(kir_blocks[first])
         for label in order:
             b.set_block(kir_blocks[label])
             self.label = label
@@ -176,6 +184,15 @@ class Lowerer:
                 self.lower_stmt(stmt)
             if not b.is_terminated(kir_blocks[label]):
                 raise internal(f"block {label} has no terminator", self.loc)
+
+    def end_invocation(self):
+        """The kernel's invocation ends here: it returns, or in a group loop goes on to its
+        next workgroup (grid.py)."""
+        root = self.root
+        if root.group_latch is None:
+            self.b.ret()
+        else:
+            self.b.br(root.group_latch)
 
     def reachable(self, first):
         seen, stack = set(), [first]
@@ -423,7 +440,7 @@ class Lowerer:
             ty = self.typemap.get(stmt.value.name)
             if not isinstance(ty, (types.NoneType, types.Omitted)) and ty is not None:
                 raise unsupported("returning a value from a kernel", loc)
-            b.ret()
+            self.end_invocation()
         elif isinstance(stmt, ir.Del):
             pass
         elif _is_unroll_unreachable(stmt):

@@ -148,7 +148,7 @@ def finish(lowerer):
             store_word(root, sites.EXC_VALUES + i, w)
     b.br(done)
     b.set_block(done)
-    b.ret()
+    root.end_invocation()
 
 
 def check(lowerer, bad, site, values=()):

@@ -1,0 +1,152 @@
+"""The group loop (frontend/grid.py): a kernel's workgroups along x run as a loop over at
+most 4,096 dispatched workgroups, each taking the launch's workgroups in turn.
+
+It must never change a result: every id a kernel reads (``group_id``, ``global_id``,
+``num_groups``, ``cuda.blockIdx``, ``cuda.grid``), an early return, an exception, a subgroup
+operation and a launch on a stream give what they give without it. lavapipe has a loop cap,
+where the loop is off by default; these tests turn it on there (NUMBA_VULKAN_GROUP_LOOP=2's
+setting) with grids of more than 4,096 workgroups, so that every dispatched workgroup loops.
+"""
+
+import numpy as np
+import pytest
+
+import numba_vulkan as nv
+from numba_vulkan import config, cuda
+
+pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
+
+LOCAL = 32
+GROUPS = 3 * 4096 + 7  # three turns for most dispatched workgroups, a fourth for seven
+N = GROUPS * LOCAL - 5  # the last workgroup partly outside the array
+
+
+@pytest.fixture(autouse=True)
+def group_loop(monkeypatch):
+    monkeypatch.setattr(config, "GROUP_LOOP", 2)
+
+
+def looped(kernel, *args):
+    """Whether `kernel`, compiled for `args`, runs its workgroups as a loop."""
+    return "groups.header" in kernel.inspect_kir(*args)
+
+
+def test_ids_and_counts():
+    @nv.jit
+    def ids(out):
+        i = nv.global_id(0)
+        if i < out.shape[0]:
+            out[i, 0] = nv.group_id(0)
+            out[i, 1] = nv.local_id(0)
+            out[i, 2] = nv.num_groups(0)
+            out[i, 3] = i
+
+    out = nv.device_array((N, 4), np.int64)
+    ids[GROUPS, LOCAL](out)
+    i = np.arange(N)
+    want = np.stack([i // LOCAL, i % LOCAL, np.full(N, GROUPS), i], axis=1)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    assert looped(ids, out)
+
+
+def test_cuda_layer_early_return_and_two_dimensions():
+    @cuda.jit
+    def grid2(out):
+        x, y = cuda.grid(2)
+        if x >= out.shape[1] or y >= out.shape[0]:
+            return
+        out[y, x] = cuda.blockIdx.x * 100000 + cuda.threadIdx.x * 1000 + y * 10 + cuda.gridDim.y
+
+    rows = 3
+    out = cuda.device_array((rows, N), np.int64)
+    grid2[(GROUPS, rows), (LOCAL, 1)](out)
+    x = np.arange(N)[None, :]
+    y = np.arange(rows)[:, None]
+    want = (x // LOCAL) * 100000 + (x % LOCAL) * 1000 + y * 10 + rows
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    assert looped(grid2, out)
+
+
+def test_an_exception_leaves_the_other_workgroups_running():
+    bad = N - 3 * LOCAL  # in a late turn of its dispatched workgroup
+
+    @nv.jit
+    def check(out, bad):
+        i = nv.global_id(0)
+        if i == bad:
+            raise ValueError("bad element")
+        if i < out.size:
+            out[i] = i + 1
+
+    out = nv.to_device(np.zeros(N, np.int64))
+    with pytest.raises(ValueError, match="bad element"):
+        check[GROUPS, LOCAL](out, bad)
+        nv.synchronize()
+    got = out.copy_to_host()
+    want = np.arange(N) + 1
+    want[bad] = 0
+    np.testing.assert_array_equal(got, want)
+    assert looped(check, out, bad)
+
+
+def test_subgroups_are_the_launch_s():
+    size = nv.get_device().info.subgroup_size
+
+    @nv.jit
+    def sums(x, out):
+        i = nv.global_id(0)
+        out[i] = nv.subgroup.sum(x[i])  # every invocation in range: whole subgroups
+
+    n = GROUPS * LOCAL
+    x = np.random.default_rng(3).integers(-1000, 1000, n).astype(np.int64)
+    out = nv.device_array(n, np.int64)
+    sums[GROUPS, LOCAL](nv.to_device(x), out)
+    want = np.repeat(x.reshape(-1, size).sum(axis=1), size)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    assert looped(sums, nv.to_device(x), out)
+
+
+def test_on_a_stream():
+    @nv.jit
+    def add(a, out):
+        i = nv.global_id(0)
+        if i < a.size:
+            out[i] = a[i] * 3
+
+    a = np.arange(N, dtype=np.int32)
+    out = nv.device_array(N, np.int32)
+    stream = nv.stream()
+    add[GROUPS, LOCAL, stream](nv.to_device(a), out)
+    stream.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), a * 3)
+
+
+def test_barriers_and_shared_memory_keep_whole_workgroups():
+    @nv.jit
+    def reverse(a, out):
+        s = nv.shared.array(LOCAL, np.int32)
+        t = nv.local_id(0)
+        i = nv.global_id(0)
+        s[t] = a[i]
+        nv.barrier()
+        out[i] = s[LOCAL - 1 - t]
+
+    n = GROUPS * LOCAL
+    a = np.arange(n, dtype=np.int32)
+    out = nv.device_array(n, np.int32)
+    reverse[GROUPS, LOCAL](nv.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), a.reshape(-1, LOCAL)[:, ::-1].ravel())
+    assert not looped(reverse, nv.to_device(a), out)
+
+
+def test_off_by_default_on_a_device_with_a_loop_cap(monkeypatch):
+    monkeypatch.setattr(config, "GROUP_LOOP", 1)
+
+    @nv.jit
+    def one(out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = 1
+
+    out = nv.device_array(64, np.int32)
+    assert looped(one, out) == (not nv.get_device().info.loop_iteration_limit)
