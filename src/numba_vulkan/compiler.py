@@ -72,8 +72,8 @@ class CodegenControls(typing.NamedTuple):
     promote_loop_elements: elements a loop loads and stores at one address kept in registers
     while it runs (spirv/loop_promotion.h; config.PROMOTE, NUMBA_VULKAN_PROMOTE=0 turns it
     off to compare).
-    group_loop: the kernel's workgroups along x run as a loop over at most about 2^20
-    invocations' worth of workgroups, each taking the user's groups in turn (frontend/grid.py,
+    group_loop: the kernel's workgroups along x run as a loop over at most 4,096 dispatched
+    workgroups, each taking the launch's in turn (frontend/grid.py,
     "The group loop"; config.GROUP_LOOP); kernels with barriers, shared memory or
     cooperative matrices are left as they are.
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound

@@ -30,8 +30,8 @@ The group loop (CodegenControls.group_loop). NVIDIA's Vulkan driver keeps fewer
 workgroups resident than CUDA keeps blocks, and a kernel of one element per
 invocation in workgroups of 128 or 256 then waits on memory (docs/corpus.md,
 "Small workgroups on NVIDIA's Vulkan driver"). So a kernel can run its
-workgroups along x as a loop: the launcher dispatches at most about 2^20
-invocations' worth of them and writes that count as a third hidden parameter,
+workgroups along x as a loop: the launcher dispatches at most 4,096 of them
+(kGroupLoopGroups, bind/launch.cc) and writes that count as a third hidden parameter,
 
     grid.stride.x        the workgroups along x of this dispatch
 
