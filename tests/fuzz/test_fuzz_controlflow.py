@@ -133,6 +133,22 @@ def test_fuzz_in_memory_keeps_elements_in_registers(device):
     assert kept == 5
 
 
+#: Seeds run with the group loop forced (frontend/grid.py) over 270,000 inputs: 4,219
+#: workgroups of forall's 64, so some dispatched workgroups take a second turn after their
+#: kernels' returns, breaks and loops.
+GROUP_LOOP_SEEDS = (0, 1, 2, 3, 4, 5)
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("memory", [False, True])
+def test_fuzz_seeds_with_the_group_loop(device, monkeypatch, memory):
+    from numba_vulkan import config
+
+    monkeypatch.setattr(config, "GROUP_LOOP", 2)
+    for seed in GROUP_LOOP_SEEDS:
+        assert gen.check(seed, 270_000, memory) is None
+
+
 # Seeds whose kernels computed wrong results, found on 2026-12-01 (tests/fuzz/reduce.py shrinks
 # them; benchmarks/results/h200_2026-12-01_controlflow_fuzz.txt has the reduced programs).
 # A seed listed in KNOWN_WRONG is expected to fail on that driver and to pass elsewhere (strict
