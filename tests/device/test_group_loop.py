@@ -3,11 +3,13 @@ most 4,096 dispatched workgroups, each taking the launch's workgroups in turn.
 
 It must never change a result: every id a kernel reads (``group_id``, ``global_id``,
 ``num_groups``, ``cuda.blockIdx``, ``cuda.grid``), an early return, an exception, a subgroup
-operation and a launch on a stream give what they give without it. lavapipe has a loop cap,
+operation, a device function (against numba.njit), NumPy arguments, a launch on a stream
+and a captured graph give what they give without it. lavapipe has a loop cap,
 where the loop is off by default; these tests turn it on there (NUMBA_VULKAN_GROUP_LOOP=2's
 setting) with grids of more than 4,096 workgroups, so that every dispatched workgroup loops.
 """
 
+import numba
 import numpy as np
 import pytest
 
@@ -104,6 +106,72 @@ def test_subgroups_are_the_launch_s():
     want = np.repeat(x.reshape(-1, size).sum(axis=1), size)
     np.testing.assert_array_equal(out.copy_to_host(), want)
     assert looped(sums, nv.to_device(x), out)
+
+
+def collatz_steps(x):
+    """Steps of the Collatz sequence from x, at most 40: loops, branches and an early
+    return, integer results to compare bit for bit."""
+    if x <= 0:
+        return -x
+    steps = 0
+    while x != 1:
+        if steps == 40:
+            return 1000 + x % 7
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        steps += 1
+    return steps
+
+
+def test_a_device_function_matches_numba_njit():
+    steps = nv.jit(device=True)(collatz_steps)
+
+    @nv.jit
+    def apply(xs, out):
+        i = nv.global_id(0)
+        if i >= xs.size:
+            return
+        out[i] = steps(xs[i])
+
+    xs = np.random.default_rng(7).integers(-50, 10**6, N).astype(np.int64)
+    out = nv.device_array(N, np.int64)
+    apply[GROUPS, LOCAL](nv.to_device(xs), out)
+    np.testing.assert_array_equal(out.copy_to_host(), collatz_on_cpu(xs))
+    assert looped(apply, nv.to_device(xs), out)
+
+
+collatz_steps_njit = numba.njit(collatz_steps)
+
+
+@numba.njit
+def collatz_on_cpu(xs):
+    out = np.empty_like(xs)
+    for i in range(xs.size):
+        out[i] = collatz_steps_njit(xs[i])
+    return out
+
+
+def test_numpy_arguments_and_a_captured_graph():
+    @nv.jit
+    def add(a, out):
+        i = nv.global_id(0)
+        if i < a.size:
+            out[i] += a[i]
+
+    a = np.arange(N, dtype=np.int32)
+    out = np.zeros(N, np.int32)
+    add[GROUPS, LOCAL](a, out)  # NumPy arguments: copied in and back around the launch
+    np.testing.assert_array_equal(out, a)
+    d_a, d_out = nv.to_device(a), nv.device_array(N, np.int32)
+    d_out[:] = 0
+    s = nv.stream()
+    with nv.graph(s) as g:
+        add[GROUPS, LOCAL, s](d_a, d_out)
+    exe = g.instantiate()
+    for _ in range(3):
+        exe.replay()
+    s.synchronize()
+    np.testing.assert_array_equal(d_out.copy_to_host(), 3 * a)
+    assert looped(add, d_a, d_out)
 
 
 def test_on_a_stream():
