@@ -108,7 +108,8 @@ UNROLL = _int("NUMBA_VULKAN_UNROLL", 8, 1, 8)
 PROMOTE = _int("NUMBA_VULKAN_PROMOTE", 1, 0, 1)
 # 1: a kernel's workgroups along x run in a loop over fewer workgroups (frontend/grid.py,
 # "The group loop") on devices without a loop cap; 2: also where there is one (tests);
-# 0 (the default until it is measured on GPUs): never. Never changes a result.
+# 0 (the default: on an H100 it sped some kernels up and slowed others, docs/corpus.md):
+# never. Never changes a result.
 GROUP_LOOP = _int("NUMBA_VULKAN_GROUP_LOOP", 0, 0, 2)
 PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16, 64, 1 << 28)
 # Numba's variable: 1 turns index checks on for every kernel, 0 off, unset (None)
