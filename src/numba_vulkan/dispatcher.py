@@ -39,27 +39,27 @@ from . import (
     hidden_args,
     launchers,
     narrowing,
+    selftest_kernel,
     slow_launch,
 )
-from . import selftest_kernel
 from .codegen import CompiledKernel
-from .inspection import Inspection
-from .runtime import compiler_hook, device_info, reports
-from .runtime.device_info import DeviceSpec, Dim3Like
-from .runtime.streams import Stream
-from .typing import devfn, pipeline, target
 from .errors import (
     VulkanPerformanceWarning,
     VulkanPrecisionWarning,
 )
+from .inspection import Inspection
 from .launch import (
     LaunchConfig,
     _dim3,
-    fast_key,
     _resolve_device,
     _stream_class,
     _stream_or_device,
+    fast_key,
 )
+from .runtime import compiler_hook, device_info, reports
+from .runtime.device_info import DeviceSpec, Dim3Like
+from .runtime.streams import Stream
+from .typing import devfn, pipeline, target
 
 _JIT_OPTIONS = {
     "fastmath": False,
@@ -245,11 +245,23 @@ class Dispatcher(Inspection):
         self._warned_uncachable = False
         # Disk cache counters by argument types, as numba's dispatcher.stats.
         self.stats = CacheStats({}, {})
+        self._pickled = None  # the function's pickle, once compiled (__reduce__)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickled (cloudpickle; Dask's ``distributed`` sends kernels so) as the Python
-        function and the options: the receiving process compiles on its first launch."""
-        return Dispatcher, (self.py_func, self.options)
+        """Pickled (cloudpickle; Dask's ``distributed`` sends kernels so) as the pickle of the
+        Python function and the options: the receiving process compiles on its first launch.
+
+        Dask also pickles every function it tokenises, with the kernels it calls: a graph of
+        ``map_blocks(f)`` pickles this kernel at each build. So once the kernel has compiled
+        (the values of its globals are then constants of its code), the first pickle made is
+        kept for later ones, with the values the globals had then; before, each pickle is made
+        afresh."""
+        data = self._pickled
+        if data is None:
+            data = _pickle_function(self.py_func)
+            if self._compiled:
+                self._pickled = data
+        return _unpickle_dispatcher, (data, self.options)
 
     # ------------------------------------------------------------ launch forms
 
@@ -401,7 +413,8 @@ class Dispatcher(Inspection):
             mode = self._mode(device)
         elif not isinstance(mode, narrowing.Mode):
             raise TypeError(f"mode must be a numba_vulkan.narrowing.Mode, not {mode!r}")
-        return self._compile(argtypes, mode, launchers.codegen_controls(device), launchers.max_push(device))
+        return self._compile(argtypes, mode, launchers.codegen_controls(device),
+                             launchers.max_push(device))
 
     def _mode(self, device):
         narrow = self.options["narrow"]
@@ -499,8 +512,8 @@ class Dispatcher(Inspection):
             # A forked child gets its VulkanForkError now, not after compiling, and never
             # waits for Numba's or our lock (a parent's thread may have held one at the fork).
             device._core.check_usable()
-            compiled = self._compile(argtypes, mode, launchers.codegen_controls(device), launchers.max_push(device),
-                                     shared_bytes)
+            compiled = self._compile(argtypes, mode, launchers.codegen_controls(device),
+                                     launchers.max_push(device), shared_bytes)
             device.check_support(compiled)
             self._warn_if_float64_slow(compiled, device)
             with self._lock:  # threads may specialise at once; one launcher per key
@@ -586,6 +599,24 @@ class _HostInfo:
 
     float64 = True
     int64 = True
+
+
+def _pickle_function(func):
+    """`func` pickled on its own: by value where cloudpickle is installed (a function of a
+    script or a notebook, as Dask's ``distributed`` needs), else by reference."""
+    try:
+        import cloudpickle
+    except ImportError:
+        import pickle
+
+        return pickle.dumps(func)
+    return cloudpickle.dumps(func)
+
+
+def _unpickle_dispatcher(data, options):
+    import pickle
+
+    return Dispatcher(pickle.loads(data), options)
 
 
 def _uses_float64(compiled):

@@ -168,6 +168,54 @@ def test_device_arrays_pickle_and_serialize_through_host_bytes():
     np.testing.assert_array_equal(values(again), HOST[::2])
 
 
+SCALE = 2
+
+
+def test_a_kernel_pickles_with_the_globals_it_compiled_with():
+    """Dask pickles (cloudpickle) every function it tokenises with the kernels it calls: a
+    kernel pickles its function with the values its globals have; once compiled, the first
+    pickle is kept (later Dask graphs no longer pickle the function), and with it those
+    values, as the compiled kernel keeps the values of its compile."""
+    import pickle
+
+    import cloudpickle
+
+    global SCALE
+
+    def make():  # a local function: cloudpickle takes it by value, with SCALE's value
+        @nv.jit
+        def scale(a):
+            i = nv.global_id(0)
+            if i < a.size:
+                a[i] *= SCALE
+
+        return scale
+
+    def run(kernel):
+        d = nv.to_device(np.arange(5, dtype=np.int64))
+        kernel.forall(5)(d)
+        return d.copy_to_host()
+
+    kernel = make()
+    SCALE = 3
+    try:
+        fresh = pickle.loads(cloudpickle.dumps(kernel))
+        assert type(fresh) is type(kernel) and fresh is not kernel
+        np.testing.assert_array_equal(run(fresh), np.arange(5) * 3)  # SCALE when pickled
+        np.testing.assert_array_equal(run(kernel), np.arange(5) * 3)  # compiles: SCALE 3
+        compiled = cloudpickle.dumps(kernel)
+        SCALE = 4
+        again = pickle.loads(cloudpickle.dumps(kernel))
+        assert again.options == kernel.options
+        np.testing.assert_array_equal(run(again), np.arange(5) * 3)  # as the compiled kernel
+        np.testing.assert_array_equal(run(kernel), np.arange(5) * 3)
+        np.testing.assert_array_equal(run(pickle.loads(compiled)), np.arange(5) * 3)
+        np.testing.assert_array_equal(run(pickle.loads(cloudpickle.dumps(make()))),
+                                      np.arange(5) * 4)  # a new kernel: SCALE now
+    finally:
+        SCALE = 2
+
+
 # ---- Dask on one device (the threaded scheduler) ---------------------------------------
 
 
