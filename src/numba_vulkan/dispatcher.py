@@ -255,13 +255,16 @@ class Dispatcher(Inspection):
         ``map_blocks(f)`` pickles this kernel at each build. So once the kernel has compiled
         (the values of its globals are then constants of its code), the first pickle made is
         kept for later ones, with the values the globals had then; before, each pickle is made
-        afresh."""
+        afresh. The class and what changes launches go along: a kernel of a numba.cuda
+        signature converts its scalar arguments to the signature's types (cuda/signatures.py),
+        and one of ``debug=True`` waits at each launch."""
         data = self._pickled
         if data is None:
             data = _pickle_function(self.py_func)
             if self._compiled:
                 self._pickled = data
-        return _unpickle_dispatcher, (data, self.options)
+        state = {k: self.__dict__[k] for k in _PICKLED_STATE if k in self.__dict__}
+        return _unpickle_dispatcher, (data, self.options, type(self)), state
 
     # ------------------------------------------------------------ launch forms
 
@@ -613,10 +616,16 @@ def _pickle_function(func):
     return cloudpickle.dumps(func)
 
 
-def _unpickle_dispatcher(data, options):
+# What a pickled kernel keeps besides its function and options (__reduce__).
+_PICKLED_STATE = ("sync_launches", "scalar_dtypes")
+
+
+def _unpickle_dispatcher(data, options, cls):
     import pickle
 
-    return Dispatcher(pickle.loads(data), options)
+    kernel = Dispatcher(pickle.loads(data), options)
+    kernel.__class__ = cls  # a subclass differs in its launch forms only (TypedDispatcher)
+    return kernel
 
 
 def _uses_float64(compiled):

@@ -216,6 +216,35 @@ def test_a_kernel_pickles_with_the_globals_it_compiled_with():
         SCALE = 2
 
 
+def test_a_cuda_kernel_pickles_with_its_signature_and_debug():
+    """A numba.cuda kernel of a signature converts its scalars to the signature's types, and
+    one of debug=True waits at each launch: a pickled copy does the same."""
+    import pickle
+
+    import cloudpickle
+
+    from numba_vulkan import cuda
+
+    def make():
+        @cuda.jit("void(float64[:], float32)", debug=True, opt=False)
+        def times3(a, x):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] = x * 3
+
+        return times3
+
+    kernel = make()
+    copy = pickle.loads(cloudpickle.dumps(kernel))
+    assert type(copy) is type(kernel) and copy.sync_launches
+    want = np.float64(np.float32(0.1)) * 3  # x converted to float32, not 0.1 * 3
+    assert want != 0.1 * 3
+    for k in (kernel, copy):
+        d = nv.device_array(4, np.float64)
+        k[1, 4](d, 0.1)
+        np.testing.assert_array_equal(d.copy_to_host(), np.full(4, want))
+
+
 # ---- Dask on one device (the threaded scheduler) ---------------------------------------
 
 
