@@ -70,6 +70,7 @@ _JIT_OPTIONS = {
     "device": False,
     "inline": "never",
     "debug": False,
+    "group_loop": None,
 }
 
 DEFAULT_LOCAL_SIZE = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
@@ -128,6 +129,12 @@ def jit(func: Callable[..., Any] | Signatures | None = None,
     debug : bool
         ``True`` is refused with VulkanUnsupportedError (no debug information;
         boundscheck and error_model="python" give the checks).
+    group_loop : None or bool
+        ``True``: the kernel's workgroups along x run as a loop over fewer dispatched
+        ones, on every device; ``False``: never; ``None`` (the default):
+        ``NUMBA_VULKAN_GROUP_LOOP`` decides. Never changes a result; a kernel with
+        barriers, shared memory or cooperative matrices runs without it (docs/corpus.md,
+        "Small workgroups on NVIDIA's Vulkan driver", says which kernels it speeds up).
 
     Returns
     -------
@@ -153,6 +160,9 @@ def jit(func: Callable[..., Any] | Signatures | None = None,
         raise ValueError(f"jit option inline must be 'never' or 'always', not {merged['inline']!r}")
     if merged["error_model"] not in ("numpy", "python"):
         raise ValueError(f"error_model must be 'numpy' or 'python', not {merged['error_model']!r}")
+    if merged["group_loop"] is not None and not isinstance(merged["group_loop"], (bool, np.bool_)):
+        raise TypeError(
+            f"jit option group_loop must be None, True or False, not {merged['group_loop']!r}")
     if merged["narrow"] not in (None, True, False, "ints", "floats"):
         raise ValueError(
             f"narrow must be None, True, False, 'ints' or 'floats', not {merged['narrow']!r}"
@@ -428,6 +438,9 @@ class Dispatcher(Inspection):
     def _compile(self, argtypes, mode, codegen_controls=compiler.CodegenControls(),
                  max_push_bytes=launchers.MIN_PUSH_BYTES,
                  shared_bytes=0):
+        loop = self.options["group_loop"]
+        if loop is not None and codegen_controls.group_loop != loop:
+            codegen_controls = codegen_controls._replace(group_loop=bool(loop))
         key = (argtypes, mode, codegen_controls, max_push_bytes, shared_bytes)
         compiled = self._compiled.get(key)
         if compiled is None:

@@ -218,3 +218,33 @@ def test_off_by_default_on_a_device_with_a_loop_cap(monkeypatch):
 
     out = nv.device_array(64, np.int32)
     assert looped(one, out) == (not nv.get_device().info.loop_iteration_limit)
+
+
+def test_the_kernel_option_overrides_the_environment(monkeypatch):
+    """group_loop=True loops a kernel where NUMBA_VULKAN_GROUP_LOOP is 0 (here on lavapipe,
+    which has a loop cap), group_loop=False keeps one from looping where it is 2; a value
+    other than None, True or False is refused."""
+    monkeypatch.setattr(config, "GROUP_LOOP", 0)
+
+    def plus_id(a, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] + cuda.blockIdx.x
+
+    a = np.arange(N, dtype=np.int64)
+    want = a + np.arange(N) // LOCAL
+    on = cuda.jit(group_loop=True)(plus_id)
+    out = nv.device_array(N, np.int64)
+    on[GROUPS, LOCAL](nv.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    assert looped(on, nv.to_device(a), out)
+
+    monkeypatch.setattr(config, "GROUP_LOOP", 2)
+    off = nv.jit(group_loop=False)(plus_id)
+    off[GROUPS, LOCAL](nv.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    assert not looped(off, nv.to_device(a), out)
+    assert looped(nv.jit(plus_id), nv.to_device(a), out)  # None: the environment's 2
+
+    with pytest.raises(TypeError, match="group_loop must be None, True or False"):
+        nv.jit(group_loop="yes")
