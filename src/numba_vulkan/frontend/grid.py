@@ -82,7 +82,10 @@ def begin_group_loop(lowerer, first):
     lowerer.group_count, lowerer.group_latch = count, latch
     b.br(header)
     b.set_block(header)
-    work = _work(lowerer)
+    # Unsigned: the turn after the last may name a workgroup past 2^31 - 1 where the grid
+    # ends near it (32-bit ids: at most 2^31 - 1 workgroups, plus stride), which a signed
+    # int32 would wrap to a negative id below groups.x: a turn outside the grid.
+    work = K.u64 if lowerer.mode.index64 else K.u32
     group = _group(lowerer, 0, work)
     groups = arith.convert(b, b.param(_params(lowerer, GROUPS)[0]), work)
     b.condbr(b.compare(Op.lt, group, groups), first, done)
