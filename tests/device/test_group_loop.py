@@ -187,6 +187,13 @@ def test_on_a_stream():
     add[GROUPS, LOCAL, stream](nv.to_device(a), out)
     stream.synchronize()
     np.testing.assert_array_equal(out.copy_to_host(), a * 3)
+    # Past the device's workgroups along x (lavapipe: 65,535): the dispatch is still one
+    # piece of at most 4,096, and each id is the launch's.
+    many = min(nv.get_device().info.max_groups[0], 1 << 20) + 6
+    out = nv.device_array(many * 2, np.int32)
+    add[many, 2, stream](nv.to_device(np.arange(many * 2, dtype=np.int32)), out)
+    stream.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(many * 2) * 3)
 
 
 def test_barriers_and_shared_memory_keep_whole_workgroups():

@@ -175,6 +175,12 @@ util::Result<uint64_t> Launcher::LaunchWithNumpy(NumpyArgs& numpy, VkPipeline pi
     return value;
 }
 
+// A kernel with the group loop gets at most kGroupLoopGroups workgroups along x, each
+// looping over the grid's (grid.stride). On an H100, 1,056, 4,096 and 8,448 gave kernels
+// that only store the same gain, and the kernels it slows less the more there were
+// (docs/corpus.md, "Small workgroups on NVIDIA's Vulkan driver").
+constexpr uint32_t kGroupLoopGroups = 4096;
+
 // The grid `g` into the device's open batch (Device::RecordDispatch, whose `hold` and
 // `host_reads` these are); returns the timeline value of its last piece.
 util::Result<uint64_t> Launcher::RecordGrid(VkPipeline pipeline, const uint32_t g[3],
@@ -194,7 +200,8 @@ util::Result<uint64_t> Launcher::EnqueueGrid(vk::StreamState& stream, VkPipeline
                                              vk::Buffer* const* used, size_t n_used,
                                              const bool* writes) {
     const auto& max = device_->info().max_groups;
-    if (g[0] <= max[0] && g[1] <= max[1] && g[2] <= max[2]) {
+    const uint32_t x = grid_.has_stride ? std::min(g[0], kGroupLoopGroups) : g[0];  // dispatched
+    if (x <= max[0] && g[1] <= max[1] && g[2] <= max[2]) {
         // One piece: StreamDispatch takes its block before it returns, no copy needed.
         return SplitGrid(g, block, [&](const uint32_t* piece) {
             vk::DispatchPiece one{{piece[0], piece[1], piece[2]}, block};
@@ -222,11 +229,6 @@ util::Result<Launcher::GridPieces> Launcher::CopyPieces(const uint32_t g[3], uin
     }
     return pieces;
 }
-
-// A kernel with the group loop gets at most kGroupLoopGroups workgroups along x, each
-// looping over the grid's (grid.stride); on an H100, 1,056 to 8,448 workgroups of 256 ran a
-// grid-stride loop as fast as numba.cuda's one element per thread (docs/corpus.md).
-constexpr uint32_t kGroupLoopGroups = 4096;
 
 // Calls emit(groups) for each piece of the grid `user` (the launch's; fewer
 // workgroups along x for a group loop), with the grid parameters of that piece written
