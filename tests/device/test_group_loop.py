@@ -256,19 +256,3 @@ def test_the_kernel_option_overrides_the_environment(monkeypatch):
     with pytest.raises(TypeError, match="group_loop must be None, True or False"):
         nv.jit(group_loop="yes")
 
-
-def test_the_turn_test_is_unsigned():
-    """Each turn tests its workgroup against the grid's count unsigned: with 32-bit ids a
-    grid may have 2^31 - 1 workgroups along x, and the turn after the last may name one past
-    2^31 - 1, which an int32 would wrap below the count (a turn outside the grid, writing
-    where no invocation should). Such a grid takes hours on lavapipe, so the code is read."""
-
-    @nv.jit(group_loop=True)
-    def one(out):
-        i = nv.global_id(0)
-        if i < out.size:
-            out[i] = 1
-
-    kir = one.inspect_kir(nv.device_array(64, np.int32))
-    header = kir[kir.index("groups.header:"):kir.index("groups.latch:")]
-    assert " lt " in header and ": i32" not in header and ": u32" in header, header

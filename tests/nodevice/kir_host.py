@@ -17,10 +17,11 @@ NARROW = narrowing.Mode(ints=True, floats=True)
 INDEX64 = narrowing.Mode(index64=True)
 
 
-def lower(fn, argtypes, mode=EXACT):
+def lower(fn, argtypes, mode=EXACT, group_loop=False):
     typed = pipeline.type_kernel(fn, tuple(argtypes), pipeline.Options())
     return frontend.lower_kernel(
-        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, fn.__name__
+        typed.func_ir, typed.typemap, typed.calltypes, tuple(argtypes), mode, fn.__name__,
+        group_loop=group_loop,
     )
 
 
@@ -45,10 +46,12 @@ def _order(a):
     return "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
 
 
-def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0, 0, 0)):
-    """Lower `fn` for `args`, run it in the KIR interpreter; returns the arrays after the run."""
+def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0, 0, 0),
+            group_loop=False, grid_stride=1):
+    """Lower `fn` for `args`, run it in the KIR interpreter; returns the arrays after the run.
+    With `group_loop`, the dispatch has `grid_stride` workgroups along x (frontend/grid.py)."""
     argtypes = [numba.typeof(a) for a in args]
-    lk = lower(fn, argtypes, mode)
+    lk = lower(fn, argtypes, mode, group_loop)
     lk.module.verify()
     params, memory, outs = [], [], []
     base = 1 << 20
@@ -69,7 +72,7 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
             params.append(1 if a else 0)
         else:
             params.append(_param_bits(a, decl.slot))
-    builtins, params = _grid(lk.module, list(builtins), params, grid_base)
+    builtins, params = _grid(lk.module, list(builtins), params, grid_base, grid_stride)
     finished, _, regions = _core.interpret(lk.module, params, builtins, memory, max_steps)
     assert finished, "the kernel did not finish (endless loop?)"
     # The integer narrowing pass (docs/narrowing.md) must not change any result:
@@ -87,13 +90,13 @@ def run_kir(fn, args, mode=EXACT, builtins=(), max_steps=2_000_000, grid_base=(0
     return results
 
 
-def _grid(module, builtins, params, base=(0, 0, 0)):
+def _grid(module, builtins, params, base=(0, 0, 0), stride=1):
     """The builtins and hidden grid parameters (frontend/grid.py) of one invocation.
 
     The kernel computes global_id from group_id, local_size and local_id: a
     given global_id g becomes group g of one invocation. The grid is one
     dispatch whose first workgroup is `base` (a piece of a split grid), of the
-    given num_groups (1 by default).
+    given num_groups (1 by default), of `stride` workgroups along x (a group loop's).
     """
     B = _core.Builtin
     given = {(b, axis): v for b, axis, v in builtins}
@@ -107,10 +110,12 @@ def _grid(module, builtins, params, base=(0, 0, 0)):
             given.setdefault((b, axis), default)
     params = list(params)
     for index in range(len(params), module.num_params):
-        name = module.param_name(index)  # grid.base.x ... grid.groups.z
+        name = module.param_name(index)  # grid.base.x ... grid.groups.z, grid.stride.x
         axis = "xyz".index(name[-1])
         if name.startswith("grid.base"):
             params.append(base[axis])
+        elif name.startswith("grid.stride"):
+            params.append(stride)
         else:
             params.append(given.get((B.num_groups, axis), 1))
     return [(b, axis, v) for (b, axis), v in given.items()], params

@@ -3,11 +3,10 @@ the KIR interpreter: ids past 2^32 with 64-bit indices, wrapping like GlobalInvo
 32-bit ones."""
 
 import numpy as np
+from kir_host import INDEX64, INTS, lower, run_kir
 
 import numba_vulkan as nv
 from numba_vulkan import _core
-
-from kir_host import EXACT, INDEX64, INTS, lower, run_kir
 
 B = _core.Builtin
 
@@ -56,3 +55,36 @@ def test_grid_parameters_only_where_used():
     lk = lower(_ids, [numba.typeof(np.zeros(1, np.int64))], INDEX64)
     base, groups, index_bytes = lk.grid
     assert len(base) == 3 and len(groups) == 3 and index_bytes == 8
+
+
+def _turns(out):
+    """Counts the turns of a group loop this invocation runs (out[0]) and the smallest global
+    id it saw (out[1])."""
+    i = nv.global_id(0)
+    out[0] += 1
+    if i < out[1]:
+        out[1] = i
+
+
+def test_the_group_loop_takes_its_workgroups_in_turn():
+    """Dispatched workgroup 1 of 4 in a grid of 10 takes workgroups 1, 5 and 9."""
+    builtins = [(B.group_id, 0, 1), (B.local_size, 0, 2), (B.local_id, 0, 1),
+                (B.num_groups, 0, 10)]  # fmt: skip
+    for mode in (INTS, INDEX64):
+        (got,) = run_kir(_turns, (np.array([0, 2**30], np.int64),), mode, builtins,
+                         group_loop=True, grid_stride=4)  # fmt: skip
+        assert list(got) == [3, 1 * 2 + 1]
+
+
+def test_the_group_loop_never_wraps_past_the_grid():
+    """The launcher keeps a 32-bit grid below 2^26 workgroups per axis, where the loop's sums
+    cannot wrap; its test of each turn's workgroup against the grid is unsigned all the same,
+    so that raising that limit cannot run turns outside the grid. Here the interpreter runs a
+    dispatch the launcher would not make: 2^31 - 1 workgroups and a stride of 2^30 + 8, so
+    the turn after workgroup 2^30 + 4's names 2^31 + 12, negative as an int32 (a signed test
+    would go on turning until it wrapped onto 2^31 - 1, here without end)."""
+    builtins = [(B.group_id, 0, 2**30 + 4), (B.local_size, 0, 1), (B.local_id, 0, 0),
+                (B.num_groups, 0, 2**31 - 1)]  # fmt: skip
+    (got,) = run_kir(_turns, (np.array([0, 2**30], np.int64),), INTS, builtins,
+                     max_steps=20_000, group_loop=True, grid_stride=2**30 + 8)  # fmt: skip
+    assert got[0] == 1

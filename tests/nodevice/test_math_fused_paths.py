@@ -43,7 +43,7 @@ def run_fused(name, x, loose=False, fastmath=False):
                                "kern", fused_fma=True, denormals=denormals.FLUSH,
                                loose_division=loose, fastmath=fastmath)  # fmt: skip
     real = kir_host.lower
-    kir_host.lower = lambda fn, args, mode=EXACT: lk
+    kir_host.lower = lambda fn, args, mode=EXACT, group_loop=False: lk
     try:
         return run_kir(kern, (x, out), max_steps=10**9)[1]
     finally:

@@ -82,9 +82,10 @@ def begin_group_loop(lowerer, first):
     lowerer.group_count, lowerer.group_latch = count, latch
     b.br(header)
     b.set_block(header)
-    # Unsigned: the turn after the last may name a workgroup past 2^31 - 1 where the grid
-    # ends near it (32-bit ids: at most 2^31 - 1 workgroups, plus stride), which a signed
-    # int32 would wrap to a negative id below groups.x: a turn outside the grid.
+    # Unsigned: the launcher keeps 32-bit grids below 2^GROUP_BITS_32 workgroups per axis,
+    # where the sum cannot wrap, but were that raised, the turn after the last could name a
+    # workgroup past 2^31 - 1, which an int32 would wrap below groups.x (a turn outside the
+    # grid; tests/nodevice/test_frontend_grid.py runs such a dispatch).
     work = K.u64 if lowerer.mode.index64 else K.u32
     group = _group(lowerer, 0, work)
     groups = arith.convert(b, b.param(_params(lowerer, GROUPS)[0]), work)
