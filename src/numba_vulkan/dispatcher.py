@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, overload
@@ -268,12 +269,21 @@ class Dispatcher(Inspection):
         afresh. The class and what changes launches go along: a kernel of a numba.cuda
         signature converts its scalar arguments to the signature's types (cuda/signatures.py),
         and one of ``debug=True`` waits at each launch."""
+        state = {k: self.__dict__[k] for k in _PICKLED_STATE if k in self.__dict__}
+        active = _pickling.__dict__.setdefault("kernels", set())
+        if id(self) in active:
+            # The function refers to its own kernel (a recursive device function): here,
+            # inside its own pickle, it is in that pickle already.
+            return _unpickle_from_function, (self.py_func, self.options, type(self)), state
         data = self._pickled
         if data is None:
-            data = _pickle_function(self.py_func)
+            active.add(id(self))
+            try:
+                data = _pickle_function(self.py_func)
+            finally:
+                active.discard(id(self))
             if self._compiled:
                 self._pickled = data
-        state = {k: self.__dict__[k] for k in _PICKLED_STATE if k in self.__dict__}
         return _unpickle_dispatcher, (data, self.options, type(self)), state
 
     # ------------------------------------------------------------ launch forms
@@ -633,10 +643,18 @@ def _pickle_function(func):
 _PICKLED_STATE = ("sync_launches", "scalar_dtypes")
 
 
+# The kernels whose functions this thread is pickling (__reduce__).
+_pickling = threading.local()
+
+
 def _unpickle_dispatcher(data, options, cls):
     import pickle
 
-    kernel = Dispatcher(pickle.loads(data), options)
+    return _unpickle_from_function(pickle.loads(data), options, cls)
+
+
+def _unpickle_from_function(func, options, cls):
+    kernel = Dispatcher(func, options)
     kernel.__class__ = cls  # a subclass differs in its launch forms only (TypedDispatcher)
     return kernel
 

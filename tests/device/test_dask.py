@@ -216,6 +216,29 @@ def test_a_kernel_pickles_with_the_globals_it_compiled_with():
         SCALE = 2
 
 
+def test_a_function_that_refers_to_its_own_kernel_pickles():
+    """A recursive device function names its own kernel: its pickle, made inside the
+    kernel's, takes the kernel from there rather than pickling it again without end."""
+    import pickle
+
+    import cloudpickle
+
+    def make():
+        @nv.jit
+        def fact(n):
+            if n <= 1:
+                return 1
+            return n * fact(n - 1)
+
+        return fact
+
+    fact = make()
+    copy = pickle.loads(cloudpickle.dumps(fact))
+    assert type(copy) is type(fact) and copy.options == fact.options
+    inner = copy.py_func.__closure__[0].cell_contents
+    assert type(inner) is type(fact) and inner.py_func is copy.py_func
+
+
 def test_a_cuda_kernel_pickles_with_its_signature_and_debug():
     """A numba.cuda kernel of a signature converts its scalars to the signature's types, and
     one of debug=True waits at each launch: a pickled copy does the same."""
