@@ -448,7 +448,7 @@ class Dispatcher(Inspection):
     def _compile(self, argtypes, mode, codegen_controls=compiler.CodegenControls(),
                  max_push_bytes=launchers.MIN_PUSH_BYTES,
                  shared_bytes=0):
-        loop = self.options["group_loop"]
+        loop = self.options.get("group_loop")
         if loop is not None and codegen_controls.group_loop != loop:
             codegen_controls = codegen_controls._replace(group_loop=bool(loop))
         key = (argtypes, mode, codegen_controls, max_push_bytes, shared_bytes)
