@@ -196,6 +196,9 @@ def cpu_name():
 
 
 def versions():
+    """The versions of Python and the packages compared, and under "environment" the
+    variables set that change what numba_vulkan compiles or runs (NUMBA_VULKAN_*, NVK_*,
+    NUMBA_BOUNDSCHECK): a figure of NUMBA_VULKAN_GROUP_LOOP=1 says so in its record."""
     from importlib import metadata
 
     out = {"python": platform.python_version(), "numpy": np.__version__}
@@ -211,6 +214,10 @@ def versions():
             out["numba_vulkan"] = numba_vulkan.__version__ + " (source tree)"
         except Exception:  # noqa: S110, BLE001
             pass
+    out["environment"] = {
+        k: v for k, v in sorted(os.environ.items())
+        if k.startswith(("NUMBA_VULKAN_", "NVK_")) or k == "NUMBA_BOUNDSCHECK"
+    }
     return out
 
 
@@ -218,7 +225,8 @@ def versions():
 
 
 def each_backend(classes):
-    """An instance of each backend class that can run here; for the others, a line saying why not."""
+    """An instance of each backend class that can run here; for the others, a line saying
+    why not."""
     for cls in classes:
         try:
             yield cls()
