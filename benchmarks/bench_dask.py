@@ -27,7 +27,10 @@ Parts (``--parts``, comma-separated; the GPU part only where asked):
     the H200, 32 GiB in 1 GiB chunks: within 1.3x of the fused kernel, and at least as
     fast as CuPy's chunks. ``floor``: the chunk form's graph with each task returning a
     one-element array made before (Dask's own cost of the graph, no GPU work); ``_sync``:
-    the chunk form and the floor with Dask's synchronous scheduler.
+    the chunk form and the floor with Dask's synchronous scheduler. ``_timeline_ms``: for
+    the chunk form with each scheduler, the medians over five evaluations of when the graph
+    was built, the first chunk's task began, the last one ended and the result came, in ms
+    from the start (the first launch waits for Dask's steps before it: docs/dask.md).
 
     python3 benchmarks/bench_dask.py                                   # overhead, startup
     python3 benchmarks/bench_dask.py --parts gpu --gib 32 --chunk-gib 1 # the GPU machine
@@ -207,10 +210,31 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
 
     chain = nv.vectorize(["float32(float32)"])(_chain)
 
+    stamps = []  # (start, end) of each chunk_sum call, for the timelines
+
     def chunk_sum(block):
+        start = time.perf_counter()
         partial = nv.device_array(min(threads, block.size), np.float32)
         fused.forall(partial.size)(block, partial)
-        return partial.sum(keepdims=True)
+        result = partial.sum(keepdims=True)
+        stamps.append((start, time.perf_counter()))
+        return result
+
+    def timeline(name):
+        """Medians of five evaluations of the chunk form, in ms from its start."""
+        rows = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            graph = dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum()
+            built = time.perf_counter()
+            stamps.clear()  # Dask called chunk_sum on its meta while building
+            float(graph.compute())
+            end = time.perf_counter()
+            rows.append((built - t0, min(s for s, _ in stamps) - t0,
+                         max(e for _, e in stamps) - t0, end - t0))
+        keys = ("graph_built", "first_chunk_task", "last_chunk_task_end", "result")
+        out[name + "_timeline_ms"] = {
+            k: round(statistics.median(r[i] for r in rows) * 1e3, 3) for i, k in enumerate(keys)}
 
     x = nv.device_array(n, np.float32)
     fill.forall(n)(x)
@@ -241,6 +265,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
         timed("dask_vulkan_vectorize", lambda: float(chain(dx).sum().compute()))
         timed("dask_vulkan_chunk_kernel", lambda: float(
             dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum().compute()))
+        timeline("dask_vulkan_chunk_kernel")
         # Dask's own cost of that graph: each chunk's task returns one element made before
         # (no kernel, no allocation), the sum of those as before
         zero = nv.to_device(np.zeros(1, np.float32))
@@ -249,6 +274,7 @@ def gpu(gib, chunk_gib, repeats, dask_threads=4):
     with dask.config.set(scheduler="sync"):  # the same graphs, run by the calling thread
         timed("dask_vulkan_chunk_kernel_sync", lambda: float(
             dx.map_blocks(chunk_sum, chunks=(1,), dtype=np.float32).sum().compute()))
+        timeline("dask_vulkan_chunk_kernel_sync")
         timed("dask_vulkan_floor_sync", lambda: float(
             dx.map_blocks(lambda b: zero, chunks=(1,), dtype=np.float32).sum().compute()))
     with dask.config.set(scheduler="threads", num_workers=dask_threads):
