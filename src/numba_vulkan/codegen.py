@@ -116,6 +116,14 @@ class CompiledKernel:
         self._spirv = None
 
     @property
+    def group_loop(self):
+        """Whether the kernel runs its workgroups along x as a loop (frontend/grid.py): it
+        declares the loop's hidden parameter, which the launcher writes."""
+        from .frontend.grid import STRIDE
+
+        return any(a.kind == "hidden" and a.name == STRIDE + ".x" for a in self.args)
+
+    @property
     def uses_matrix_units(self):
         """Whether the kernel's tiles are the device's cooperative matrices (it declares
         SPIR-V's CooperativeMatrixKHR capability): their loads and stores depend on the

@@ -134,8 +134,9 @@ def jit(func: Callable[..., Any] | Signatures | None = None,
         ``True``: the kernel's workgroups along x run as a loop over fewer dispatched
         ones, on every device; ``False``: never; ``None`` (the default):
         ``NUMBA_VULKAN_GROUP_LOOP`` decides. Never changes a result; a kernel with
-        barriers, shared memory or cooperative matrices runs without it (docs/corpus.md,
-        "Small workgroups on NVIDIA's Vulkan driver", says which kernels it speeds up).
+        barriers, shared memory or cooperative matrices runs without it (with a
+        VulkanPerformanceWarning where ``True`` asked for it; docs/corpus.md, "Small
+        workgroups on NVIDIA's Vulkan driver", says which kernels it speeds up).
 
     Returns
     -------
@@ -542,6 +543,7 @@ class Dispatcher(Inspection):
                                      launchers.max_push(device), shared_bytes)
             device.check_support(compiled)
             self._warn_if_float64_slow(compiled, device)
+            self._warn_if_no_group_loop(compiled)
             with self._lock:  # threads may specialise at once; one launcher per key
                 spec = self._specialisations.get(key)
                 if spec is None:
@@ -576,6 +578,22 @@ class Dispatcher(Inspection):
                                       launch.local_size, device.info.subgroup_size)
         if why is not None:
             raise VulkanUnsupportedError(f"kernel {self.__name__!r}: {why}")
+
+    def _warn_if_no_group_loop(self, compiled):
+        """VulkanPerformanceWarning, once per kernel, where group_loop=True was asked for a
+        kernel that keeps whole workgroups (barriers, shared memory, cooperative matrices)."""
+        if not self.options.get("group_loop") or compiled.group_loop:
+            return
+        if self.__dict__.get("_warned_group_loop"):
+            return
+        self._warned_group_loop = True
+        warnings.warn(
+            f"kernel {self.__name__!r}: group_loop=True has no effect on it: a kernel with "
+            "barriers, shared memory or cooperative matrices runs each workgroup as its own "
+            "(docs/corpus.md, \"Small workgroups on NVIDIA's Vulkan driver\")",
+            VulkanPerformanceWarning,
+            stacklevel=4,
+        )
 
     def _warn_if_float64_slow(self, compiled, device):
         """VulkanPerformanceWarning, once per kernel, for float64 arithmetic on a GPU

@@ -9,6 +9,8 @@ where the loop is off by default; these tests turn it on there (NUMBA_VULKAN_GRO
 setting) with grids of more than 4,096 workgroups, so that every dispatched workgroup loops.
 """
 
+import warnings
+
 import numba
 import numpy as np
 import pytest
@@ -213,6 +215,15 @@ def test_barriers_and_shared_memory_keep_whole_workgroups():
     np.testing.assert_array_equal(out.copy_to_host(), a.reshape(-1, LOCAL)[:, ::-1].ravel())
     assert not looped(reverse, nv.to_device(a), out)
 
+    # Asked for by the kernel, the loop it cannot have is named in a warning, once.
+    asked = nv.jit(group_loop=True)(reverse.py_func)
+    with pytest.warns(nv.VulkanPerformanceWarning, match="group_loop=True has no effect"):
+        asked[GROUPS, LOCAL](nv.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), a.reshape(-1, LOCAL)[:, ::-1].ravel())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        asked[2, LOCAL](nv.to_device(a[:2 * LOCAL]), out)
+
 
 def test_off_by_default_on_a_device_with_a_loop_cap(monkeypatch):
     monkeypatch.setattr(config, "GROUP_LOOP", 1)
@@ -242,7 +253,9 @@ def test_the_kernel_option_overrides_the_environment(monkeypatch):
     want = a + np.arange(N) // LOCAL
     on = cuda.jit(group_loop=True)(plus_id)
     out = nv.device_array(N, np.int64)
-    on[GROUPS, LOCAL](nv.to_device(a), out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # looped as asked: no warning
+        on[GROUPS, LOCAL](nv.to_device(a), out)
     np.testing.assert_array_equal(out.copy_to_host(), want)
     assert looped(on, nv.to_device(a), out)
 
