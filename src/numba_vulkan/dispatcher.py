@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, overload
@@ -38,6 +37,7 @@ from . import (
     config,
     forksafe,
     hidden_args,
+    kernel_pickle,
     launchers,
     narrowing,
     selftest_kernel,
@@ -253,39 +253,16 @@ class Dispatcher(Inspection):
         self._configs = {}  # kernel[...] configuration -> LaunchConfig (reused: cheap launches)
         self._lock = forksafe.lock(reentrant=True)
         self.slow_path_count = 0  # launches that took the slow path (a debugging aid for tests)
-        self._warned_precision = False
-        self._warned_uncachable = False
+        self._warned = set()  # what this kernel has warned of (_warn_once)
         # Disk cache counters by argument types, as numba's dispatcher.stats.
         self.stats = CacheStats({}, {})
-        self._pickled = None  # the function's pickle, once compiled (__reduce__)
+        self._pickled = None  # the function's pickle, once compiled (kernel_pickle.py)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickled (cloudpickle; Dask's ``distributed`` sends kernels so) as the pickle of the
-        Python function and the options: the receiving process compiles on its first launch.
-
-        Dask also pickles every function it tokenises, with the kernels it calls: a graph of
-        ``map_blocks(f)`` pickles this kernel at each build. So once the kernel has compiled
-        (the values of its globals are then constants of its code), the first pickle made is
-        kept for later ones, with the values the globals had then; before, each pickle is made
-        afresh. The class and what changes launches go along: a kernel of a numba.cuda
-        signature converts its scalar arguments to the signature's types (cuda/signatures.py),
-        and one of ``debug=True`` waits at each launch."""
-        state = {k: self.__dict__[k] for k in _PICKLED_STATE if k in self.__dict__}
-        active = _pickling.__dict__.setdefault("kernels", set())
-        if id(self) in active:
-            # The function refers to its own kernel (a recursive device function): here,
-            # inside its own pickle, it is in that pickle already.
-            return _unpickle_from_function, (self.py_func, self.options, type(self)), state
-        data = self._pickled
-        if data is None:
-            active.add(id(self))
-            try:
-                data = _pickle_function(self.py_func)
-            finally:
-                active.discard(id(self))
-            if self._compiled:
-                self._pickled = data
-        return _unpickle_dispatcher, (data, self.options, type(self)), state
+        """Pickled as its function, options, class and launch state (kernel_pickle.py):
+        Dask's ``distributed`` sends kernels so; the receiving process compiles on its first
+        launch."""
+        return kernel_pickle.reduce(self)
 
     # ------------------------------------------------------------ launch forms
 
@@ -492,26 +469,28 @@ class Dispatcher(Inspection):
                                     (codegen_controls, max_push_bytes, shared_bytes,
                                      config.UNROLL))  # fmt: skip
         except cache.Uncachable as e:
-            if not self._warned_uncachable:
-                self._warned_uncachable = True
-                warnings.warn(f"kernel {self.__name__!r} is not cached: it refers to {e}",
-                              VulkanPerformanceWarning, stacklevel=5)  # fmt: skip
+            self._warn_once("uncachable", VulkanPerformanceWarning,
+                            f"kernel {self.__name__!r} is not cached: it refers to {e}", 5)
             return None
+
+    def _warn_once(self, what, category, message, stacklevel):
+        """`message` as a `category` warning the first time this kernel warns of `what`
+        (`stacklevel`: the caller's, as it would pass it to warnings.warn)."""
+        if what not in self._warned:
+            self._warned.add(what)
+            warnings.warn(message, category, stacklevel=stacklevel + 1)
 
     def _warn_if_float64_narrowed(self, compiled):
         """VulkanPrecisionWarning, once per kernel, when the default mode computes float64
         values in float32 (a device without float64); an explicit ``narrow`` asks for it."""
         if not compiled.mode.floats or self.options["narrow"] is not None or config.NARROW:
             return
-        if self._warned_precision or not _uses_float64(compiled):
+        if "precision" in self._warned or not _uses_float64(compiled):
             return
-        self._warned_precision = True
-        warnings.warn(
+        self._warn_once(
+            "precision", VulkanPrecisionWarning,
             f"kernel {self.__name__!r} computes its float64 values in float32: the device "
-            "lacks float64 (pass narrow='floats' to say that this is intended)",
-            VulkanPrecisionWarning,
-            stacklevel=4,
-        )
+            "lacks float64 (pass narrow='floats' to say that this is intended)", 4)
 
     def _compile_options(self):
         boundscheck = bool(self.options["boundscheck"])
@@ -584,32 +563,24 @@ class Dispatcher(Inspection):
         kernel that keeps whole workgroups (barriers, shared memory, cooperative matrices)."""
         if not self.options.get("group_loop") or compiled.group_loop:
             return
-        if self.__dict__.get("_warned_group_loop"):
-            return
-        self._warned_group_loop = True
-        warnings.warn(
+        self._warn_once(
+            "group_loop", VulkanPerformanceWarning,
             f"kernel {self.__name__!r}: group_loop=True has no effect on it: a kernel with "
             "barriers, shared memory or cooperative matrices runs each workgroup as its own "
-            "(docs/corpus.md, \"Small workgroups on NVIDIA's Vulkan driver\")",
-            VulkanPerformanceWarning,
-            stacklevel=4,
-        )
+            "(docs/corpus.md, \"Small workgroups on NVIDIA's Vulkan driver\")", 4)
 
     def _warn_if_float64_slow(self, compiled, device):
         """VulkanPerformanceWarning, once per kernel, for float64 arithmetic on a GPU
         that runs it far slower than float32 (runtime/device_info.py's float64_is_slow)."""
-        if compiled.mode.floats or self.__dict__.get("_warned_float64_slow"):
+        if compiled.mode.floats or "float64_slow" in self._warned:
             return
         if not device_info.float64_is_slow(device.info) or not _uses_float64(compiled):
             return
-        self._warned_float64_slow = True
-        warnings.warn(
+        self._warn_once(
+            "float64_slow", VulkanPerformanceWarning,
             f"kernel {self.__name__!r} computes in float64, which {device.info.name} runs much "
             "slower than float32; if float32 is enough, use float32 arrays and write float "
-            "literals as np.float32(...) (a bare 1.0 is a float64), or pass narrow='floats'",
-            VulkanPerformanceWarning,
-            stacklevel=4,
-        )
+            "literals as np.float32(...) (a bare 1.0 is a float64), or pass narrow='floats'", 4)
 
     @property
     def specialisations(self) -> dict[tuple[Any, Any], CompiledKernel]:
@@ -643,38 +614,6 @@ class _HostInfo:
 
     float64 = True
     int64 = True
-
-
-def _pickle_function(func):
-    """`func` pickled on its own: by value where cloudpickle is installed (a function of a
-    script or a notebook, as Dask's ``distributed`` needs), else by reference."""
-    try:
-        import cloudpickle
-    except ImportError:
-        import pickle
-
-        return pickle.dumps(func)
-    return cloudpickle.dumps(func)
-
-
-# What a pickled kernel keeps besides its function and options (__reduce__).
-_PICKLED_STATE = ("sync_launches", "scalar_dtypes")
-
-
-# The kernels whose functions this thread is pickling (__reduce__).
-_pickling = threading.local()
-
-
-def _unpickle_dispatcher(data, options, cls):
-    import pickle
-
-    return _unpickle_from_function(pickle.loads(data), options, cls)
-
-
-def _unpickle_from_function(func, options, cls):
-    kernel = Dispatcher(func, options)
-    kernel.__class__ = cls  # a subclass differs in its launch forms only (TypedDispatcher)
-    return kernel
 
 
 def _uses_float64(compiled):
