@@ -55,8 +55,4 @@ def _from_pickle(data, options, cls):
 
 
 def _from_function(func, options, cls):
-    from .dispatcher import Dispatcher
-
-    kernel = Dispatcher(func, options)
-    kernel.__class__ = cls  # a subclass differs in its launch forms only (TypedDispatcher)
-    return kernel
+    return cls(func, options)  # Dispatcher, or a subclass of its constructor (TypedDispatcher)
