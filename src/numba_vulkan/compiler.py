@@ -74,8 +74,9 @@ class CodegenControls(typing.NamedTuple):
     off to compare).
     group_loop: the kernel's workgroups along x run as a loop over at most 4,096 dispatched
     workgroups, each taking the launch's in turn (frontend/grid.py,
-    "The group loop"; config.GROUP_LOOP); kernels with barriers, shared memory or
-    cooperative matrices are left as they are.
+    "The group loop"; launchers.group_loop, config.GROUP_LOOP); kernels with barriers,
+    shared memory or cooperative matrices are left as they are. frontend.grid.LIGHT
+    (NVIDIA's default): light kernels only.
     max_local_size, max_groups: the device's limits per axis (``DeviceInfo``), which bound
     the ids the narrowing pass reasons about (local ids are never negative, so Numba's
     negative-index wrap of ``s[local_id(1), j]`` goes); empty: not known.
@@ -97,7 +98,7 @@ class CodegenControls(typing.NamedTuple):
     subgroup_ballot: bool = False
     subgroup_partitioned: bool = False
     promote_loop_elements: bool = True
-    group_loop: bool = False
+    group_loop: bool | str = False  # or frontend.grid.LIGHT
     max_local_size: tuple = ()
     max_groups: tuple = ()
     matrix_shapes: tuple = ()

@@ -106,11 +106,12 @@ UNROLL = _int("NUMBA_VULKAN_UNROLL", 8, 1, 8)
 # 0: loops keep no element of device memory in registers (spirv/loop_promotion.h; never
 # changes a result).
 PROMOTE = _int("NUMBA_VULKAN_PROMOTE", 1, 0, 1)
-# 1: a kernel's workgroups along x run in a loop over fewer workgroups (frontend/grid.py,
-# "The group loop") on devices without a loop cap; 2: also where there is one (tests);
-# 0 (the default: on an H100 it sped some kernels up and slowed others, docs/corpus.md):
-# never. Never changes a result.
-GROUP_LOOP = _int("NUMBA_VULKAN_GROUP_LOOP", 0, 0, 2)
+# The group loop (frontend/grid.py): a kernel's workgroups along x run in a loop over fewer
+# workgroups. Unset: on NVIDIA for light kernels only (launchers.group_loop: on an H100 it
+# sped those up 1.1-1.7x and slowed kernels moving more memory, docs/corpus.md); 1: every
+# kernel that can take it, on devices without a loop cap; 2: also where there is one (tests);
+# 0: never. Never changes a result.
+GROUP_LOOP = _int("NUMBA_VULKAN_GROUP_LOOP", None, 0, 2)
 PRINT_WORDS = _int("NUMBA_VULKAN_PRINT_WORDS", 1 << 16, 64, 1 << 28)
 # Numba's variable: 1 turns index checks on for every kernel, 0 off, unset (None)
 # leaves it to each kernel's boundscheck option.

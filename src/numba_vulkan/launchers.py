@@ -3,6 +3,7 @@
 values of its hidden parameters (kir/abi.h)."""
 
 from . import _core, compiler, config, hidden_args, packed_args
+from .frontend import grid
 from .frontend.mathlib import denormals
 from .runtime import selftest
 
@@ -43,8 +44,7 @@ def codegen_controls(device):
         subgroup_ballot=info.subgroup_basic and info.subgroup_ballot,
         subgroup_partitioned=bool(getattr(info, "subgroup_partitioned", False)),
         promote_loop_elements=bool(config.PROMOTE),
-        group_loop=config.GROUP_LOOP == 2 or (config.GROUP_LOOP == 1
-                                               and not info.loop_iteration_limit),
+        group_loop=group_loop(info, config.GROUP_LOOP),
         max_local_size=tuple(int(n) for n in info.max_local_size),
         max_groups=tuple(int(n) for n in info.max_groups),
         matrix_shapes=tuple(getattr(info, "matrix_shapes", ())),
@@ -94,9 +94,11 @@ def sqrt_one_step(info, fma_setting=""):
     return fused_fma(info, fma_setting) and verdicts.get("sqrt_f32_one_step") == "holds"
 
 
+NVIDIA = 0x10DE  # the PCI vendor id DeviceInfo.vendor_id gives NVIDIA's devices
+
 #: Vendors whose Vulkan compilers take signed integer arithmetic as never overflowing,
 #: against SPIR-V's wrapping semantics: NVIDIA (typed fuzzer, H200, driver 580).
-RANGE_ASSUMING_VENDORS = (0x10DE,)
+RANGE_ASSUMING_VENDORS = (NVIDIA,)
 
 #: kir/int_ranges.h's kHideNvidia (23): signed negations, abs and widenings (7), and the
 #: constants of 64-bit ordered comparisons with arithmetic (16).
@@ -111,6 +113,18 @@ def hide_int_ranges(info, setting=None):
         return setting
     nvidia = getattr(info, "vendor_id", 0) in RANGE_ASSUMING_VENDORS
     return HIDE_ON_RANGE_ASSUMING_VENDORS if nvidia else 0
+
+
+def group_loop(info, setting=None):
+    """CodegenControls.group_loop for the device `info`: the group loop (frontend/grid.py)
+    for light kernels on NVIDIA's drivers, whose workgroups of 128 or 256 invocations keep
+    such kernels waiting (docs/corpus.md), nowhere else; config.GROUP_LOOP
+    (NUMBA_VULKAN_GROUP_LOOP) overrides it: 1 every kernel that can take it on a device
+    without a loop cap, 2 also with one (tests), 0 none."""
+    if setting is None:
+        nvidia = getattr(info, "vendor_id", 0) == NVIDIA
+        return grid.LIGHT if nvidia and not info.loop_iteration_limit else False
+    return setting == 2 or (setting == 1 and not info.loop_iteration_limit)
 
 
 def folds_float_zeros(info):

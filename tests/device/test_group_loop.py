@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import numba_vulkan as nv
-from numba_vulkan import config, cuda
+from numba_vulkan import config, cuda, launchers
+from numba_vulkan.frontend import grid
 
 pytestmark = [pytest.mark.device, pytest.mark.usefixtures("device")]
 
@@ -269,3 +270,84 @@ def test_the_kernel_option_overrides_the_environment(monkeypatch):
     with pytest.raises(TypeError, match="group_loop must be None, True or False"):
         nv.jit(group_loop="yes")
 
+
+
+def test_the_device_default_loops_light_kernels_only(monkeypatch):
+    """The default on NVIDIA (launchers.group_loop gives grid.LIGHT; here forced on
+    lavapipe): the loop for kernels whose invocations move at most 8 bytes of global memory
+    in no loop and no atomic, with their results as without it; not for 12 bytes, 16, a
+    loop, an atomic or a barrier."""
+    monkeypatch.setattr(launchers, "group_loop", lambda info, setting=None: grid.LIGHT)
+
+    @cuda.jit
+    def load_store(a, out):  # 4 + 4 bytes
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] + cuda.blockIdx.x
+
+    @cuda.jit
+    def store(out):  # 4
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = i
+
+    @cuda.jit
+    def two_loads(a, b, out):  # 12
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] + b[i]
+
+    @cuda.jit
+    def wide(a, out):  # 8 + 8
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] + 1
+
+    @cuda.jit
+    def counted(out):  # 4, in a loop
+        i = cuda.grid(1)
+        if i < out.size:
+            for j in range(3):
+                out[i] = j
+
+    @cuda.jit
+    def atomic(out):  # an atomic
+        cuda.atomic.add(out, 0, 1)
+
+    @cuda.jit
+    def barrier(out):  # 4, and a barrier
+        i = cuda.grid(1)
+        cuda.syncthreads()
+        if i < out.size:
+            out[i] = i
+
+    a = np.arange(N, dtype=np.int32)
+    d_a, out = nv.to_device(a), nv.device_array(N, np.int32)
+    load_store[GROUPS, LOCAL](d_a, out)
+    np.testing.assert_array_equal(out.copy_to_host(), a + np.arange(N) // LOCAL)
+    assert looped(load_store, d_a, out)
+    store[GROUPS, LOCAL](out)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+    assert looped(store, out)
+    assert not looped(two_loads, d_a, d_a, out)
+    wide_a = nv.to_device(a.astype(np.int64))
+    assert not looped(wide, wide_a, nv.device_array(N, np.int64))
+    assert not looped(counted, out)
+    assert not looped(atomic, out)
+    assert not looped(barrier, out)
+
+
+def test_the_default_by_device_and_setting():
+    """launchers.group_loop: NVIDIA's default is grid.LIGHT, other vendors' and loop-capped
+    devices' none; NUMBA_VULKAN_GROUP_LOOP 0, 1 and 2 override it."""
+
+    class Info:
+        def __init__(self, vendor_id, loop_iteration_limit=0):
+            self.vendor_id, self.loop_iteration_limit = vendor_id, loop_iteration_limit
+
+    nvidia, amd, capped = Info(0x10DE), Info(0x1002), Info(0x10005, 65535)
+    assert launchers.group_loop(nvidia) == grid.LIGHT
+    assert launchers.group_loop(amd) is False
+    assert launchers.group_loop(capped) is False
+    assert [launchers.group_loop(nvidia, s) for s in (0, 1, 2)] == [False, True, True]
+    assert [launchers.group_loop(capped, s) for s in (0, 1, 2)] == [False, False, True]

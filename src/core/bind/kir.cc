@@ -28,6 +28,7 @@
 #include "kir/interpret.h"
 #include "kir/kir.h"
 #include "kir/printer.h"
+#include "kir/traffic.h"
 #include "kir/verifier.h"
 
 namespace nb = nanobind;
@@ -262,6 +263,14 @@ void InitKir(nb::module_& m) {
                 return ops;
             },
             "Names of the ops of the block at position `index` (for tests).")
+        .def(
+            "traffic",
+            [](const kir::Module& mod) {
+                const kir::Traffic t = kir::InvocationTraffic(mod);
+                return std::make_tuple(t.global_bytes, t.atomics, t.loops);
+            },
+            "(global bytes, atomics, loops) of one invocation's code (kir/traffic.h): the "
+            "element sizes of its global loads and stores, each op once.")
         .def("print", [](const kir::Module& mod) { return kir::Print(mod); })
         .def("__str__", [](const kir::Module& mod) { return kir::Print(mod); })
         .def("verify", [](const kir::Module& mod) { ThrowIfError(kir::Verify(mod)); });

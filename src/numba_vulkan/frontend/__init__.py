@@ -113,9 +113,10 @@ def lower_kernel(
     fastmath : bool
         The kernel's fastmath option: math calls use the driver's built-ins where they exist
         (mathlib/fast.py).
-    group_loop : bool
+    group_loop : bool or grid.LIGHT
         Run the workgroups along x as a loop over fewer (frontend/grid.py, "The group
-        loop"), unless the kernel has barriers, shared memory or cooperative matrices.
+        loop"), unless the kernel has barriers, shared memory or cooperative matrices;
+        grid.LIGHT: only if the kernel is light (grid.is_light).
     boundscheck : bool
         Check array indices (IndexError; frontend/exceptions.py).
     error_model : {"numpy", "python"}
@@ -140,8 +141,12 @@ def lower_kernel(
         subgroup_ballot=bool(subgroup_ballot), subgroup_partitioned=bool(subgroup_partitioned),
         fastmath=bool(fastmath), boundscheck=bool(boundscheck), error_model=error_model,
     )
-    lowerer = _lower(func_ir, typemap, calltypes, argtypes, mode, name, group_loop, **options)
-    if group_loop and grid.needs_whole_groups(lowerer):
+    light = group_loop == grid.LIGHT  # the loop only if the kernel is light (grid.py)
+    lowerer = _lower(func_ir, typemap, calltypes, argtypes, mode, name,
+                     bool(group_loop) and not light, **options)
+    if light and grid.is_light(lowerer):
+        lowerer = _lower(func_ir, typemap, calltypes, argtypes, mode, name, True, **options)
+    elif group_loop and not light and grid.needs_whole_groups(lowerer):
         lowerer = _lower(func_ir, typemap, calltypes, argtypes, mode, name, False, **options)
     for p in lowerer.params:
         for arr in _arrays(p):
