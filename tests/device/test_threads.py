@@ -214,6 +214,61 @@ def test_launches_race_synchronize(device):
     assert not errors, errors
 
 
+def test_launches_keep_the_gil_unless_they_wait(device):
+    """A launch that returns at once keeps the GIL (handing it to another thread and back
+    cost Dask's threaded scheduler more than the launches: bind/gil.h); one that waits for
+    room in the queue hands it over while it waits. A thread counting in Python sees both:
+    its count stands still across a launch on an idle device and moves across one that
+    waits."""
+
+    @nv.jit
+    def slow(out, n):
+        i = nv.global_id(0)
+        if i < out.size:
+            acc = 0
+            for k in range(n):
+                acc += k ^ i
+            out[i] = acc
+
+    out = rt.device_array(1024, np.int64)
+    slow.forall(out.size)(out, 1)  # compiled
+    nv.synchronize()
+    count = [0]
+    stop = threading.Event()
+
+    def counter():
+        while not stop.is_set():
+            count[0] += 1
+
+    # Python hands the GIL over by force only past the switch interval: 20 ms, longer than
+    # a launch's wait here, so that only a wait that lets go of it lets the count move
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.02)
+    thread = threading.Thread(target=counter)
+    thread.start()
+    try:
+        while count[0] == 0:
+            time.sleep(0.001)
+        nv.synchronize()
+        before = count[0]
+        slow.forall(out.size)(out, 1)  # the device idle: submitted at once
+        kept = count[0] - before
+        moved = []
+        # More launches than the batches in flight hold: later ones wait for a slot
+        for _ in range((rt.Device.MAX_IN_FLIGHT + 2) * rt.Device.MAX_BATCH):
+            before = count[0]
+            start = time.perf_counter()
+            slow.forall(out.size)(out, 3000)
+            moved.append((time.perf_counter() - start, count[0] - before))
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    nv.synchronize()
+    assert kept == 0
+    waited = [c for seconds, c in moved if seconds > 0.002]
+    assert waited and all(c > 0 for c in waited), moved
+
 if __name__ == "__main__":
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     for r in range(rounds):

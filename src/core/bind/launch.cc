@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bind/errors.h"
+#include "bind/gil.h"
 #include "bind/launcher.h"
 #include "bind/numpy_args.h"
 
@@ -137,10 +138,10 @@ int Launcher::Launch(nb::handle groups, nb::handle local, nb::handle args, bool 
         nb::gil_scoped_release release;  // the launch waits (and may wait for a slot)
         value = LaunchWithNumpy(*numpy, *pipeline, g, block, used, n_used, writes);
     } else if (stream != nullptr) {
-        nb::gil_scoped_release release;  // the launch may wait for a slot
+        GilReleasedWhileWaiting gil;  // released only if it waits for a slot
         value = EnqueueGrid(stream->state(), *pipeline, g, block, used, n_used, writes);
     } else {
-        nb::gil_scoped_release release;  // the launch may wait for a slot
+        GilReleasedWhileWaiting gil;  // released only if it waits for a slot
         value = RecordGrid(*pipeline, g, block, used, n_used, writes, hold,
                            /*host_reads=*/false);
     }

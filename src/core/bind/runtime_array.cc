@@ -2,6 +2,7 @@
 #include <nanobind/ndarray.h>
 
 #include "bind/errors.h"
+#include "bind/gil.h"
 #include "bind/runtime_types.h"
 
 namespace nvk::bind {
@@ -75,7 +76,7 @@ void InitRuntimeArrays(nb::module_& m) {
           [](vk::Device& device, uint64_t nbytes) {
               util::Result<vk::BufferRef> r = util::Status::Ok();
               {
-                  nb::gil_scoped_release release;  // reusing a pooled buffer may wait
+                  GilReleasedWhileWaiting gil;  // released only if it waits
                   r = device.Allocate(nbytes == 0 ? 1 : nbytes);
               }
               return PyBuffer{Unwrap(std::move(r))};
@@ -100,7 +101,7 @@ void InitRuntimeArrays(nb::module_& m) {
               }
               util::Status s;
               {
-                  nb::gil_scoped_release release;  // may wait for a batch slot
+                  GilReleasedWhileWaiting gil;  // released only if it waits for a slot
                   s = src.ref->device->Copy(*src.ref, src_offset, *dst.ref, dst_offset, nbytes)
                           .status();
               }

@@ -1,6 +1,7 @@
 // Waiting for the timeline: interruptible, bounded, and aware of device loss.
 //
-// A wait never holds a device lock. It first spins for at most kSpinNs on
+// A wait never holds a device lock, and leaves the thread's WaitHook (the bindings: the
+// GIL) for its duration. It first spins for at most kSpinNs on
 // vkGetSemaphoreCounterValue: most kernels finish within that, and a sleeping
 // wait would add the driver's wake-up latency (on the H200: 18 us for submit +
 // spin-wait, 48 us for a plain blocking wait; reading a sum of 2^28 floats took
@@ -63,9 +64,32 @@ inline void CpuRelax() {
 #endif
 }
 std::atomic<WaitCheck> g_wait_check{nullptr};
+thread_local WaitHook* t_wait_hook = nullptr;
+
+// The calling thread's hook, left for the lifetime of this object.
+class SteppedAside {
+  public:
+    SteppedAside() : hook_(t_wait_hook) {
+        if (hook_) hook_->Leave();
+    }
+    ~SteppedAside() {
+        if (hook_) hook_->Enter();
+    }
+    SteppedAside(const SteppedAside&) = delete;
+    SteppedAside& operator=(const SteppedAside&) = delete;
+
+  private:
+    WaitHook* hook_;
+};
 }  // namespace
 
 void SetWaitCheck(WaitCheck check) { g_wait_check.store(check); }
+
+WaitHook* SetThreadWaitHook(WaitHook* hook) {
+    WaitHook* previous = t_wait_hook;
+    t_wait_hook = hook;
+    return previous;
+}
 
 void Device::set_timeout(double seconds) {
     timeout_ns_.store(seconds > 0 ? static_cast<uint64_t>(seconds * 1e9) : 0);
@@ -119,6 +143,7 @@ uint64_t Device::Poll(VkSemaphore semaphore, std::atomic<uint64_t>& completed) {
 util::Status Device::WaitSemaphore(VkSemaphore semaphore, std::atomic<uint64_t>& completed,
                                    uint64_t value, bool for_slot) {
     if (value <= completed.load()) return util::Status::Ok();
+    const SteppedAside aside;  // callers hold no device lock here
     const auto start = std::chrono::steady_clock::now();
     const uint64_t timeout_ns = timeout_ns_.load();
     const auto spin_end = start + std::chrono::nanoseconds(SpinNs(info_.kind == "cpu", for_slot));
