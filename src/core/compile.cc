@@ -77,9 +77,11 @@ util::Result<CompiledKernel> Compile(kir::Module module, const CompileOptions& o
     if (options.soft_rounding != 0) {
         if (kir::SoftRounding(module, options.soft_rounding) > 0) NVK_RETURN_IF_ERROR(kir::Verify(module));
     }
-    // 2b. Float32 division correctly rounded where the driver's may not be.
-    //     Where Fma rounds once, in float32 and float64 only for rare operands: this
-    //     adds blocks (kir/float_division.h).
+    // 2b. Divisions by constant powers of two are multiplications (exact; float_division.h),
+    //     then float32 division correctly rounded where the driver's may not be. Where
+    //     Fma rounds once, in float32 and float64 only for rare operands: this adds
+    //     blocks (kir/float_division.h).
+    if (kir::DivideByPowersOfTwo(module) > 0) NVK_RETURN_IF_ERROR(kir::Verify(module));
     if (options.divide_f32_in_f64 && !options.fastmath) {
         kir::Float32DivisionOptions division;
         division.fused_fma = options.fused_fma;

@@ -14,7 +14,8 @@ import numba
 import numpy as np
 import pytest
 from div32_cases import hard_pairs, in_safe_range
-from math_support import _kernel, assert_same_bits, plain_arith_comparable
+from math_support import (_kernel, assert_all_same_bits, assert_same_bits, operands,
+                          plain_arith_comparable)
 
 import numba_vulkan as nv
 from numba_vulkan import launchers
@@ -239,3 +240,33 @@ def test_barrier_after_a_division(monkeypatch, variant, pairs):
     xr = np.roll(x.reshape(-1, 64), -1, axis=1).ravel()
     yr = np.roll(y.reshape(-1, 64), -1, axis=1).ravel()
     check(out, xr, yr, ref)
+
+
+#: Divisions by constants: powers of two of magnitude >= 1 (multiplications by the exact
+#: reciprocal, kir/float_division.h's DivideByPowersOfTwo) and others that stay divisions
+#: (3, 0.5, 2^127 in float32, whose reciprocal is subnormal)
+BY_CONSTANTS = ["x / np.float32(2)", "x / np.float32(-4)", "x / np.float32(2.0 ** 126)",
+                "x / 2", "x / -1.0", "x / 1024.0", "x / np.float32(3)", "x / np.float32(0.5)",
+                "x / np.float32(2.0 ** 127)", "x / 2.0 ** 1022"]
+
+
+@pytest.mark.parametrize("variant", [None, *VARIANTS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_division_by_constant_powers_of_two(monkeypatch, variant, dtype):
+    """x / c for a constant c = +-2^k, k >= 0, is a multiplication by 1/c: numba.njit's
+    quotients bit for bit (zeros, infinities, NaN, subnormals, the extremes), with the
+    device's own division or the forced float32 sequences; other constants stay divisions."""
+    if variant is not None:
+        force(monkeypatch, variant)
+    x = operands(dtype, 4000, seed=3)
+    assert_all_same_bits(BY_CONSTANTS, x, plain_arith=True)
+
+    @nv.jit
+    def halves(x, out):
+        i = nv.global_id(0)
+        if i < out.size:
+            out[i] = x[i] / 2 + x[i] / 3.0
+
+    text = halves.inspect_kir(nv.to_device(x.astype(np.float64)),
+                              nv.device_array(x.size, np.float64), narrowed=True)
+    assert "const 0.5 : f64" in text and text.count(" = div ") == 1, text

@@ -1,7 +1,9 @@
 // DivideFloat32InFloat64 and DivideFloat32 (float_division.h).
 #include "kir/float_division.h"
 
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -221,6 +223,110 @@ void LegalizeCrossBlockUses(Module& m, std::vector<Inst>* vars) {
 }
 
 }  // namespace
+
+namespace {
+
+// The value of `v` as a double where it is a constant, or a conversion of one, of a float or
+// integer kind (integers as converted exactly); nullopt otherwise.
+std::optional<double> ConstantValue(const Module& m,
+                                    const std::unordered_map<ValueId, const Inst*>& defs,
+                                    ValueId v) {
+    auto it = defs.find(v);
+    if (it == defs.end()) return std::nullopt;
+    const Inst& inst = *it->second;
+    const Type& t = m.type(inst.type);
+    if (t.kind != Type::Kind::kScalar) return std::nullopt;
+    if (inst.op == Op::kConvert) {  // kept only where the conversion is exact
+        std::optional<double> from = ConstantValue(m, defs, inst.operands.at(0));
+        if (!from) return std::nullopt;
+        if (t.scalar == K::kF64) return from;
+        if (t.scalar == K::kF32) {
+            return static_cast<double>(static_cast<float>(*from)) == *from ? from : std::nullopt;
+        }
+        if (!IsInteger(t.scalar) || std::trunc(*from) != *from) return std::nullopt;
+        const int bits = BitWidth(t.scalar);
+        const double lo = IsSigned(t.scalar) ? -std::ldexp(1.0, bits - 1) : 0.0;
+        const double hi = std::ldexp(1.0, IsSigned(t.scalar) ? bits - 1 : bits);
+        return *from >= lo && *from < hi ? from : std::nullopt;
+    }
+    if (inst.op != Op::kConst) return std::nullopt;
+    switch (t.scalar) {
+        case K::kF32: {
+            float f;
+            const uint32_t bits = static_cast<uint32_t>(inst.imm);
+            std::memcpy(&f, &bits, 4);
+            return f;
+        }
+        case K::kF64: {
+            double d;
+            std::memcpy(&d, &inst.imm, 8);
+            return d;
+        }
+        case K::kI8: case K::kI16: case K::kI32: case K::kI64:
+            return static_cast<double>(static_cast<int64_t>(inst.imm));
+        case K::kU8: case K::kU16: case K::kU32: case K::kU64:
+            return static_cast<double>(inst.imm);
+        default: return std::nullopt;
+    }
+}
+
+// 1 / c where c is +-2^k with k >= 0 and both are normal numbers of `k` (f32 or f64).
+std::optional<double> ExactReciprocal(double c, K kind) {
+    if (kind != K::kF32 && kind != K::kF64) return std::nullopt;
+    int exponent = 0;
+    const double mantissa = std::frexp(c, &exponent);  // c = mantissa * 2^exponent
+    if (!std::isfinite(c) || std::fabs(mantissa) != 0.5 || exponent < 1) return std::nullopt;
+    const int k = exponent - 1;  // |c| = 2^k
+    const int max_exponent = kind == K::kF32 ? 127 : 1023;  // 2^-k normal down to 2^-126 / -1022
+    if (k > max_exponent - 1) return std::nullopt;
+    return std::ldexp(mantissa > 0 ? 1.0 : -1.0, -k);
+}
+
+}  // namespace
+
+size_t DivideByPowersOfTwo(Module& m) {
+    std::unordered_map<ValueId, const Inst*> defs;
+    for (const Block& b : m.function.blocks) {
+        for (const Inst& inst : b.insts) {
+            if (inst.result != kNone && (inst.op == Op::kConst || inst.op == Op::kConvert)) {
+                defs[inst.result] = &inst;
+            }
+        }
+    }
+    // Decide first, then rewrite: adding instructions moves those `defs` points to.
+    std::vector<std::pair<ValueId, double>> rewrites;  // the division's result, 1 / c
+    for (const Block& b : m.function.blocks) {
+        for (const Inst& inst : b.insts) {
+            if (inst.op != Op::kDiv || m.type(inst.type).kind != Type::Kind::kScalar) continue;
+            const K kind = m.type(inst.type).scalar;
+            if (!IsFloat(kind)) continue;
+            std::optional<double> c = ConstantValue(m, defs, inst.operands.at(1));
+            std::optional<double> r = c ? ExactReciprocal(*c, kind) : std::nullopt;
+            if (r) rewrites.emplace_back(inst.result, *r);
+        }
+    }
+    if (rewrites.empty()) return 0;
+    std::unordered_map<ValueId, double> reciprocal(rewrites.begin(), rewrites.end());
+    for (Block& b : m.function.blocks) {
+        std::vector<Inst> out;
+        out.reserve(b.insts.size());
+        for (Inst inst : b.insts) {
+            auto it = inst.op == Op::kDiv ? reciprocal.find(inst.result) : reciprocal.end();
+            if (it != reciprocal.end()) {
+                Writer w{m, b.id, inst.loc, &out};
+                const K kind = m.type(inst.type).scalar;
+                const ValueId r = kind == K::kF32 ? w.F32(static_cast<float>(it->second))
+                                                  : w.F64(it->second);
+                inst.op = Op::kMul;  // under the division's id: its uses are unchanged
+                inst.aux = 0;
+                inst.operands = {inst.operands.at(0), r};
+            }
+            out.push_back(std::move(inst));
+        }
+        b.insts = std::move(out);
+    }
+    return rewrites.size();
+}
 
 size_t DivideFloat32InFloat64(Module& m) {
     size_t rewritten = 0;

@@ -72,6 +72,15 @@
 // Newton steps on the exact remainder) or need only a few good bits (a first
 // reciprocal, a correction term far below an ulp of the result). Rewriting
 // them would pay for a float64 division (a long sequence on NVIDIA) twice.
+//
+// DivideByPowersOfTwo, first (compile runs it on every device, fastmath or not): a float
+// division by a constant +-2^k, k >= 0 (1, 2, 4, -0.5 is not one: |c| >= 1), whose
+// reciprocal is a normal number, becomes a multiplication by that reciprocal. Both
+// operations round the same real number x * 2^-k once, so the results are the same, signed
+// zeros, infinities and NaNs included; a device that flushes subnormals flushes the
+// product where it flushes the quotient (|c| >= 1: a subnormal x gives a subnormal or zero
+// quotient either way). `(a + b) / 2` then costs one multiply instead of the correctly
+// rounded division below (or the driver's). LLVM makes the same change for numba.njit.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +89,9 @@
 #include "util/status.h"
 
 namespace nvk::kir {
+
+// Returns how many divisions it rewrote.
+size_t DivideByPowersOfTwo(Module& m);
 
 // Returns how many divisions it rewrote.
 size_t DivideFloat32InFloat64(Module& m);

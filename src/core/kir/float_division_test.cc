@@ -296,5 +296,59 @@ func main {
     EXPECT_EQ(Print(m), kOthers);
 }
 
+// Divisions by constant powers of two of magnitude >= 1 with a normal reciprocal become
+// multiplications by it, under the division's id; the others stay divisions: 3, 0.5, 2^127
+// (an f32 reciprocal that is subnormal) and an i64 2^40 converted to i32 (wraps to 0).
+TEST(DivideByPowersOfTwo, RewritesExactReciprocalsOnly) {
+    constexpr const char* kConsts = R"(param out.addr : u64 @0
+param x : f32 @8
+param y : f64 @16
+func main {
+%b0 entry:
+  %0 = param 0 : u64
+  %1 = param 1 : f32
+  %2 = param 2 : f64
+  %3 = const 2.0 : f32
+  %4 = div %1, %3 : f32
+  %5 = const -4 : i64
+  %6 = convert %5 : f64
+  %7 = div %2, %6 : f64
+  %8 = const 3.0 : f32
+  %9 = div %4, %8 : f32
+  %10 = const 0.5 : f64
+  %11 = div %7, %10 : f64
+  %12 = const 1.7014118346046923e+38 : f32
+  %13 = div %9, %12 : f32
+  %14 = const 1099511627776 : i64
+  %15 = convert %14 : i32
+  %16 = convert %15 : f64
+  %17 = div %11, %16 : f64
+  %18 = const 1.0 : f64
+  %19 = div %17, %18 : f64
+  %20 = convert %19 : f32
+  %21 = add %13, %20 : f32
+  %22 = const 0 : i32
+  %23 = elemptr %0, %22 : ptr<global, f32>
+  store %23, %21
+  ret
+}
+)";
+    Module m = ParseOk(kConsts);
+    EXPECT_EQ(DivideByPowersOfTwo(m), 3u);
+    ASSERT_TRUE(Verify(m).ok()) << Verify(m).message();
+    const std::string text = Print(m);
+    EXPECT_NE(text.find("%4 = mul %1, %24 : f32"), std::string::npos) << text;
+    EXPECT_NE(text.find("%7 = mul %2, %25 : f64"), std::string::npos) << text;
+    EXPECT_NE(text.find("%19 = mul %17, %26 : f64"), std::string::npos) << text;
+    EXPECT_NE(text.find("%24 = const 0.5 : f32"), std::string::npos) << text;
+    EXPECT_NE(text.find("%25 = const -0.25 : f64"), std::string::npos) << text;
+    EXPECT_NE(text.find("%26 = const 1.0 : f64"), std::string::npos) << text;
+    for (const char* kept : {"%9 = div %4, %8", "%11 = div %7, %10", "%13 = div %9, %12",
+                             "%17 = div %11, %16"}) {
+        EXPECT_NE(text.find(kept), std::string::npos) << kept << "\n" << text;
+    }
+    EXPECT_EQ(DivideByPowersOfTwo(m), 0u);
+}
+
 }  // namespace
 }  // namespace nvk::kir
