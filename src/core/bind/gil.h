@@ -12,8 +12,10 @@ namespace nvk::bind {
 // Releasing it around every such call made each one a hand-over between threads: on an
 // H100, Dask's threaded scheduler with four threads ran a 32-chunk pipeline on our chunks in
 // 41.1 ms with the GIL released around launches, allocations and copies, 35.2 with it kept
-// (medians of seven pairs of runs, each pair faster kept; docs/dask.md). Waiting calls
-// (synchronize, reads and writes of host memory) release it for their whole length instead.
+// throughout them, waits included (medians of seven pairs of runs, each pair faster kept;
+// docs/dask.md). Keeping it through a wait would stall every other Python thread for the
+// device's time, so this form lets go of it there. Waiting calls (synchronize, reads and
+// writes of host memory) release it for their whole length instead.
 class GilReleasedWhileWaiting final : public vk::WaitHook {
   public:
     GilReleasedWhileWaiting() : previous_(vk::SetThreadWaitHook(this)) {}
