@@ -14,8 +14,13 @@ import numba
 import numpy as np
 import pytest
 from div32_cases import hard_pairs, in_safe_range
-from math_support import (_kernel, assert_all_same_bits, assert_same_bits, operands,
-                          plain_arith_comparable)
+from math_support import (
+    _kernel,
+    assert_all_same_bits,
+    assert_same_bits,
+    operands,
+    plain_arith_comparable,
+)
 
 import numba_vulkan as nv
 from numba_vulkan import launchers
