@@ -217,9 +217,12 @@ def test_launches_race_synchronize(device):
 def test_launches_keep_the_gil_unless_they_wait(device):
     """A launch that returns at once keeps the GIL (handing it to another thread and back
     cost Dask's threaded scheduler more than the launches: bind/gil.h); one that waits for
-    room in the queue hands it over while it waits. A thread counting in Python sees both:
-    its count stands still across a launch on an idle device and moves across one that
-    waits."""
+    the device hands it over while it waits (here the device makes each launch wait for its
+    kernel, as NUMBA_VULKAN_SYNC=1 does; a wait for room in the queue takes the same path,
+    Device::WaitSemaphore). A thread counting in Python sees both: its count stands still
+    across a launch on an idle device and moves across one that waits. Python takes the GIL
+    from a thread by force only past the switch interval, 0.5 s here, longer than the kernel
+    takes, so only a wait that lets go of it lets the count move."""
 
     @nv.jit
     def slow(out, n):
@@ -230,9 +233,10 @@ def test_launches_keep_the_gil_unless_they_wait(device):
                 acc += k ^ i
             out[i] = acc
 
-    out = rt.device_array(1024, np.int64)
+    out = rt.device_array(1 << 14, np.int64)
     slow.forall(out.size)(out, 1)  # compiled
     nv.synchronize()
+    core = rt.get_device()._core
     count = [0]
     stop = threading.Event()
 
@@ -240,10 +244,8 @@ def test_launches_keep_the_gil_unless_they_wait(device):
         while not stop.is_set():
             count[0] += 1
 
-    # Python hands the GIL over by force only past the switch interval: 20 ms, longer than
-    # a launch's wait here, so that only a wait that lets go of it lets the count move
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.02)
+    sys.setswitchinterval(0.5)
     thread = threading.Thread(target=counter)
     thread.start()
     try:
@@ -251,23 +253,24 @@ def test_launches_keep_the_gil_unless_they_wait(device):
             time.sleep(0.001)
         nv.synchronize()
         before = count[0]
-        slow.forall(out.size)(out, 1)  # the device idle: submitted at once
+        slow.forall(out.size)(out, 1)  # the device idle: submitted at once, no wait
         kept = count[0] - before
-        moved = []
-        # More launches than the batches in flight hold: later ones wait for a slot
-        for _ in range((rt.Device.MAX_IN_FLIGHT + 2) * rt.Device.MAX_BATCH):
+        core.sync_launches = True
+        try:
             before = count[0]
-            start = time.perf_counter()
-            slow.forall(out.size)(out, 3000)
-            moved.append((time.perf_counter() - start, count[0] - before))
+            slow.forall(out.size)(out, 4000)  # waits for its kernel (tens of ms)
+            moved = count[0] - before
+        finally:
+            core.sync_launches = False
     finally:
         stop.set()
         thread.join()
         sys.setswitchinterval(interval)
     nv.synchronize()
     assert kept == 0
-    waited = [c for seconds, c in moved if seconds > 0.002]
-    assert waited and all(c > 0 for c in waited), moved
+    assert moved > 0
+    np.testing.assert_array_equal(out.copy_to_host()[:3],
+                                  [sum(k ^ i for k in range(4000)) for i in range(3)])
 
 if __name__ == "__main__":
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
