@@ -285,25 +285,26 @@ std::optional<double> ExactReciprocal(double c, K kind) {
 }  // namespace
 
 size_t DivideByPowersOfTwo(Module& m) {
+    // One walk: the constants and conversions a divisor may be, and the float divisions
+    // (most kernels have none, and leave here)
     std::unordered_map<ValueId, const Inst*> defs;
+    std::vector<const Inst*> divisions;
     for (const Block& b : m.function.blocks) {
         for (const Inst& inst : b.insts) {
-            if (inst.result != kNone && (inst.op == Op::kConst || inst.op == Op::kConvert)) {
+            if (inst.op == Op::kConst || inst.op == Op::kConvert) {
                 defs[inst.result] = &inst;
+            } else if (inst.op == Op::kDiv && m.type(inst.type).kind == Type::Kind::kScalar &&
+                       IsFloat(m.type(inst.type).scalar)) {
+                divisions.push_back(&inst);
             }
         }
     }
-    // Decide first, then rewrite: adding instructions moves those `defs` points to.
+    // Decide first, then rewrite: adding instructions moves what these point to.
     std::vector<std::pair<ValueId, double>> rewrites;  // the division's result, 1 / c
-    for (const Block& b : m.function.blocks) {
-        for (const Inst& inst : b.insts) {
-            if (inst.op != Op::kDiv || m.type(inst.type).kind != Type::Kind::kScalar) continue;
-            const K kind = m.type(inst.type).scalar;
-            if (!IsFloat(kind)) continue;
-            std::optional<double> c = ConstantValue(m, defs, inst.operands.at(1));
-            std::optional<double> r = c ? ExactReciprocal(*c, kind) : std::nullopt;
-            if (r) rewrites.emplace_back(inst.result, *r);
-        }
+    for (const Inst* inst : divisions) {
+        std::optional<double> c = ConstantValue(m, defs, inst->operands.at(1));
+        std::optional<double> r = c ? ExactReciprocal(*c, m.type(inst->type).scalar) : std::nullopt;
+        if (r) rewrites.emplace_back(inst->result, *r);
     }
     if (rewrites.empty()) return 0;
     std::unordered_map<ValueId, double> reciprocal(rewrites.begin(), rewrites.end());
